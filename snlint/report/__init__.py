@@ -1,0 +1,58 @@
+"""Output formats (DESIGN "Output contract"): concise, full, json, json-lines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from snlint.findings import Finding
+from snlint.report.json import render_json, render_json_lines, render_rows
+from snlint.report.text import (
+    fix_applies,
+    render_concise,
+    render_full,
+    render_statistics,
+    statistics,
+    summary,
+)
+
+FORMATS = ("concise", "full", "json", "json-lines")
+TEXT_FORMATS = frozenset({"concise", "full"})
+
+__all__ = ["FORMATS", "TEXT_FORMATS", "fix_applies", "render", "render_stats", "statistics",
+           "summary"]
+
+
+def render(findings: Iterable[Finding], fmt: str, sources: Mapping[str, str], *,
+           color: bool = False, show_fixes: bool = False, unsafe_fixes: bool = False) -> str:
+    """The findings in format `fmt`, without a trailing newline ("" when there are none
+    in concise, full and json-lines; "[]" in json).
+
+    `sources` maps a display path to its text (for the source lines `full` shows).
+    `color` styles the text formats with ANSI codes. `[*]` marks a finding whose fix
+    applies under the current settings: a safe fix, or an unsafe one with `unsafe_fixes`.
+    `show_fixes` adds each fix and its diff under the finding in `concise`, and shows
+    the diff of an unsafe fix that `unsafe_fixes` has not enabled in `full`.
+    """
+    findings = list(findings)
+    if fmt == "concise":
+        return render_concise(findings, color=color, show_fixes=show_fixes,
+                              unsafe_fixes=unsafe_fixes)
+    if fmt == "full":
+        return render_full(findings, sources, color=color, show_fixes=show_fixes,
+                           unsafe_fixes=unsafe_fixes)
+    if fmt == "json":
+        return render_json(findings)
+    if fmt == "json-lines":
+        return render_json_lines(findings)
+    raise ValueError(f"unknown output format {fmt!r} (expected one of {', '.join(FORMATS)})")
+
+
+def render_stats(findings: Iterable[Finding], fmt: str, *, unsafe_fixes: bool = False) -> str:
+    """`--statistics`: counts per code, most frequent first; a table, or JSON records
+    `{"code", "name", "count", "fixable"}` for the json formats."""
+    rows = statistics(findings, unsafe_fixes)
+    if fmt in TEXT_FORMATS:
+        return render_statistics(rows)
+    if fmt in ("json", "json-lines"):
+        return render_rows(rows, fmt)
+    raise ValueError(f"unknown output format {fmt!r} (expected one of {', '.join(FORMATS)})")
