@@ -1,0 +1,390 @@
+"""`[tool.snlint]` and the CLI options that override it (DESIGN "CLI and configuration").
+
+Selection follows DESIGN "Selection" with ruff's simple rule: a code is enabled when it is
+selected (by `select`, or the default set when `select` is None, or `extend-select`) and
+no `ignore` or matching `per-file-ignores` entry names it. Selectors are `ALL`, a code
+(`SN301`) or a prefix (`SN3`, `SN30`). SN9xx diagnostics are on whatever the selection
+and follow `ignore` / `per-file-ignores` like rules.
+
+Globs (`per-file-ignores` keys, `exclude`) are matched against the path relative to the
+project root with forward slashes, as fnmatch does (`*` and `?` also match `/`), plus
+`**/` for "any folders, or none"; a glob that matches a folder covers the files below it.
+A pattern without a slash also matches a file or folder name alone at any depth
+(`__init__.py`, `tests`), as ruff and gitignore do; a leading `/` anchors it at the root.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
+
+_SELECTOR = re.compile(r"^(?:ALL|SN\d{0,3})$")
+_CLASS_REF = re.compile(r"^[^:]+\.py:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+
+
+class ConfigError(Exception):
+    """Bad configuration or a bad option value; the CLI exits with code 2."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# ---------------------------------------------------------------------------- globs
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """The compiled regex of an fnmatch-like glob with `**`, matched against a whole
+    root-relative path with forward slashes."""
+    pattern = pattern.replace("\\", "/")
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    pattern = pattern.strip("/")
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif ch == "*":
+            while i < n and pattern[i] == "*":
+                i += 1
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+            i += 1
+        elif ch == "[":
+            end = pattern.find("]", i + 2 if pattern.startswith("[!", i) else i + 1)
+            if end < 0:
+                out.append(re.escape(ch))
+                i += 1
+            else:
+                body = pattern[i + 1:end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end + 1
+        else:
+            out.append(re.escape(ch))
+            i += 1
+    return re.compile("".join(out), re.S)
+
+
+@dataclass(frozen=True)
+class Glob:
+    """One user glob. `matches_file` is the per-file-ignores test, `matches_entry` the
+    test for one file or folder met during discovery."""
+
+    pattern: str
+    regex: re.Pattern[str] = field(repr=False, compare=False)
+    basename_only: bool = field(repr=False, compare=False)
+
+    @classmethod
+    def compile(cls, pattern: str) -> "Glob":
+        return _compile_glob(pattern)
+
+    def matches_entry(self, relpath: str | None, name: str) -> bool:
+        """A file or folder at `relpath` (root-relative; None when outside the root)."""
+        if relpath is not None and self.regex.fullmatch(relpath):
+            return True
+        return self.basename_only and bool(self.regex.fullmatch(name))
+
+    def matches_file(self, relpath: str) -> bool:
+        """The file or a folder above it: by root-relative path (`examples/` covers
+        `examples/dcgan.py`), or by name alone for a slashless pattern (`__init__.py`,
+        `tests` covers `pkg/tests/t.py`), as `exclude` treats the folders it walks."""
+        if self.regex.fullmatch(relpath):
+            return True
+        parts = relpath.split("/")
+        if self.basename_only and any(self.regex.fullmatch(part) for part in parts):
+            return True
+        return any(self.regex.fullmatch("/".join(parts[:k])) for k in range(1, len(parts)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile_glob(pattern: str) -> Glob:
+    # "/tests" is anchored at the root; "tests" and "tests/" match at any depth.
+    anchored = "/" in pattern.replace("\\", "/").rstrip("/")
+    try:
+        regex = glob_regex(pattern)
+    except re.error as e:
+        raise ConfigError(f"invalid glob {pattern!r}: {e}") from None
+    return Glob(pattern, regex, not anchored)
+
+
+# ---------------------------------------------------------------------------- selection
+
+def selector_matches(code: str, selectors: Iterable[str]) -> bool:
+    """Whether `code` is named by any selector (`ALL`, a code, or a prefix of one)."""
+    return any(s == "ALL" or code.startswith(s) for s in selectors)
+
+
+def _opt_in() -> frozenset[str]:
+    # Imported here, not at module level: config sits on the bottom floor and must not
+    # pull in the checks package (whose modules import config).
+    from snlint.checks.catalogue import OPT_IN
+    return OPT_IN
+
+
+def _validate_selectors(codes: Any, where: str) -> list[str]:
+    codes = _string_list(codes, where)
+    for code in codes:
+        if not _SELECTOR.match(code):
+            raise ConfigError(f"invalid rule code {code!r} in {where} (expected ALL, "
+                              "or SN followed by up to three digits, e.g. SN3, SN301)")
+    return codes
+
+
+def _string_list(value: Any, where: str) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) \
+            or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings, got {value!r}")
+    return list(value)
+
+
+@dataclass
+class Config:
+    root: Path
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    extend_exclude: list[str] = field(default_factory=list)
+    discriminators: list[str] = field(default_factory=list)  # "path.py:Class"
+    not_discriminators: list[str] = field(default_factory=list)
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    norm_replacement: str = "groupnorm"
+    graph: bool | None = None  # None: on when torch is importable
+    graph_timeout: float = 20.0
+    models: dict[str, dict] = field(default_factory=dict)
+    force_exclude: bool = False
+    _relative: dict[tuple[Path, str], str] = field(default_factory=dict, init=False,
+                                                    repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.root = Path(os.path.abspath(self.root))
+        if self.select is not None:
+            self.select = _validate_selectors(self.select, "select")
+        self.extend_select = _validate_selectors(self.extend_select, "extend-select")
+        self.ignore = _validate_selectors(self.ignore, "ignore")
+        if not isinstance(self.per_file_ignores, Mapping):
+            raise ConfigError(f"per-file-ignores must be a table of glob = [codes], "
+                              f"got {self.per_file_ignores!r}")
+        self.per_file_ignores = {
+            str(pattern): _validate_selectors(codes, f"per-file-ignores {pattern!r}")
+            for pattern, codes in self.per_file_ignores.items()}
+        self.exclude = _string_list(self.exclude, "exclude")
+        self.extend_exclude = _string_list(self.extend_exclude, "extend-exclude")
+        for pattern in (*self.per_file_ignores, *self.exclude, *self.extend_exclude):
+            Glob.compile(pattern)  # a bad glob is a ConfigError now, not mid-run
+        for name in ("discriminators", "not_discriminators"):
+            where = name.replace("_", "-")
+            refs = _string_list(getattr(self, name), where)
+            for ref in refs:
+                if not _CLASS_REF.match(ref):
+                    raise ConfigError(f"invalid class reference {ref!r} in {where} "
+                                      "(expected \"path/relative/to/root.py:ClassName\")")
+            setattr(self, name, refs)
+
+    # -- selection
+
+    def is_selected(self, code: str) -> bool:
+        """Selected by select / the default set / extend-select (ignores not applied)."""
+        if code.startswith("SN9"):
+            return True
+        if self.select is None:
+            chosen = code not in _opt_in()
+        else:
+            chosen = selector_matches(code, self.select)
+        return chosen or selector_matches(code, self.extend_select)
+
+    def is_enabled(self, code: str, path: str) -> bool:
+        """Whether findings of `code` are reported for the file with display path `path`."""
+        if not self.is_selected(code) or selector_matches(code, self.ignore):
+            return False
+        if not self.per_file_ignores:
+            return True
+        relpath = self.relative_path(path)
+        return not any(selector_matches(code, codes) and Glob.compile(pattern).matches_file(relpath)
+                       for pattern, codes in self.per_file_ignores.items())
+
+    def relative_path(self, path: str) -> str:
+        """`path` (a display path: relative to the working directory, or absolute) relative
+        to the root with forward slashes; the cleaned display path when it is not under
+        the root."""
+        key = (self.root, path)
+        cached = self._relative.get(key)
+        if cached is None:
+            cached = self._relative[key] = _relative_to(self.root, path)
+        return cached
+
+
+def _relative_to(root: Path, path: str) -> str:
+    absolute = Path(os.path.abspath(path))
+    candidates = [(absolute, root)]
+    try:
+        candidates.append((absolute.resolve(), root.resolve()))
+    except (OSError, RuntimeError):
+        pass
+    for a, r in candidates:
+        try:
+            return a.relative_to(r).as_posix()
+        except ValueError:
+            continue
+    cleaned = PurePosixPath(os.path.normpath(path).replace(os.sep, "/")).as_posix()
+    return cleaned
+
+
+# ---------------------------------------------------------------------------- root & loading
+
+def find_root(paths: list[str]) -> Path:
+    """The nearest folder at or above the first path that holds a pyproject.toml or a
+    .git, else the working directory."""
+    start = Path(os.path.abspath(paths[0] if paths else "."))
+    if not start.is_dir():
+        start = start.parent
+    for folder in (start, *start.parents):
+        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
+            return folder
+    return Path.cwd()
+
+
+# toml key -> Config field
+_KEYS = {
+    "select": "select",
+    "extend-select": "extend_select",
+    "ignore": "ignore",
+    "per-file-ignores": "per_file_ignores",
+    "exclude": "exclude",
+    "extend-exclude": "extend_exclude",
+    "discriminators": "discriminators",
+    "not-discriminators": "not_discriminators",
+    "max-file-size": "max_file_size",
+    "norm-replacement": "norm_replacement",
+    "graph": "graph",
+    "graph-timeout": "graph_timeout",
+    "models": "models",
+    "force-exclude": "force_exclude",
+}
+_FIELDS = frozenset(f.name for f in fields(Config) if f.init) - {"root"}
+
+
+def load_config(root: Path, **cli_overrides: Any) -> Config:
+    """The configuration of the project at `root`: `[tool.snlint]` of
+    root/pyproject.toml (when there is one), then the CLI overrides that are not None.
+
+    As in ruff, a CLI `select` starts the selection afresh (the file's select,
+    extend-select and ignore are dropped); otherwise CLI `extend_select`, `ignore` and
+    `extend_exclude` add to the file's. Every other CLI value replaces the file's.
+    CLI selector lists may be lists of strings or comma-separated strings.
+    """
+    root = Path(os.path.abspath(root))
+    values = _read_pyproject(root / "pyproject.toml")
+
+    unknown = sorted(set(cli_overrides) - _FIELDS)
+    if unknown:
+        raise TypeError(f"load_config() got unexpected override(s): {', '.join(unknown)}")
+    cli = {k: v for k, v in cli_overrides.items() if v is not None}
+    for name in ("select", "extend_select", "ignore"):
+        if name in cli:
+            cli[name] = _split_codes(cli[name], name.replace("_", "-"))
+
+    if "select" in cli:
+        values["select"] = cli.pop("select")
+        values["extend_select"] = cli.pop("extend_select", [])
+        values["ignore"] = cli.pop("ignore", [])
+    for name in ("extend_select", "ignore", "extend_exclude"):
+        if name in cli:
+            values[name] = list(values.get(name, [])) + list(cli.pop(name))
+    values.update(cli)
+    return Config(root=root, **values)
+
+
+def _split_codes(value: Any, where: str) -> list[str]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
+        raise ConfigError(f"--{where} must be rule codes, got {value!r}")
+    return [code for item in items for code in re.split(r"[,\s]+", item.strip()) if code]
+
+
+def _read_pyproject(path: Path) -> dict[str, Any]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    table = doc.get("tool", {}).get("snlint", {}) if isinstance(doc.get("tool"), dict) else {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.snlint] must be a table")
+    values = {}
+    for key, value in table.items():
+        if key not in _KEYS:
+            raise ConfigError(f"{path}: unknown key {key!r} in [tool.snlint]{_hint(key)}")
+        values[_KEYS[key]] = _check_value(key, value, path)
+    return values
+
+
+def _hint(key: str) -> str:
+    hint = ""
+    kebab = key.replace("_", "-")
+    if kebab in _KEYS:
+        hint = f" (did you mean {kebab!r}?)"
+    else:
+        close = difflib.get_close_matches(key, list(_KEYS), n=1)
+        if close:
+            hint = f" (did you mean {close[0]!r}?)"
+    return hint
+
+
+def _check_value(key: str, value: Any, path: Path) -> Any:
+    where = f"{path}: [tool.snlint] {key}"
+    if key in ("select", "extend-select", "ignore", "exclude", "extend-exclude",
+               "discriminators", "not-discriminators"):
+        return _string_list(value, where)
+    if key == "per-file-ignores":
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a table of glob = [codes]")
+        return {glob: _string_list(codes, f"{where} {glob!r}") for glob, codes in value.items()}
+    if key in ("graph", "force-exclude"):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, got {value!r}")
+        return value
+    if key == "max-file-size":
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{where} must be a positive number of bytes, got {value!r}")
+        return value
+    if key == "graph-timeout":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ConfigError(f"{where} must be a positive number of seconds, got {value!r}")
+        return float(value)
+    if key == "norm-replacement":
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{where} must be a string, got {value!r}")
+        return value
+    if key == "models":
+        if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+            raise ConfigError(f"{where} must be a table of tables "
+                              "([tool.snlint.models.\"path.py:Class\"])")
+        return value
+    raise AssertionError(key)  # pragma: no cover - _KEYS and this function agree

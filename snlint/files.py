@@ -1,0 +1,287 @@
+"""Which files a run lints, and reading one of them as Python would.
+
+Discovery (ruff's conventions): paths named on the command line are linted as given
+(`.py`, `.pyi`, `.ipynb`; other explicit files are skipped silently; a path that does
+not exist is kept, so reading it reports SN903), unless `force_exclude` is set and an
+exclude pattern covers them. Folders are walked recursively for the same suffixes,
+skipping hidden folders, virtual environments (a `pyvenv.cfg`), the default excludes,
+the configured `exclude` / `extend-exclude` globs (relative to the root) and whatever
+the `.gitignore` files at the root and below ignore (each relative to its own folder,
+deeper files winning, as git does).
+
+Reading (`read_source`): the text is decoded as Python decodes source (BOM, PEP 263
+cookie, else UTF-8) straight from the bytes, so newlines are kept as they are. Anything
+that is not healthy text becomes an SN902 / SN903 diagnostic that names the reason.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from snlint.config import Config, Glob
+from snlint.findings import Finding, Span, diagnostic
+
+SOURCE_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIX = ".ipynb"
+SUFFIXES = (*SOURCE_SUFFIXES, NOTEBOOK_SUFFIX)
+
+# Folder (and file) names skipped anywhere under a walked folder; `exclude` and
+# `extend-exclude` add to these.
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", "__pycache__", "__pypackages__",
+    "build", "dist", "_build", "buck-out", "node_modules", ".tox", ".nox", ".eggs",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "site-packages",
+)
+
+BINARY_PROBE = 8 * 1024  # a NUL byte in this many leading bytes marks a binary file
+
+
+# ---------------------------------------------------------------------------- discovery
+
+def discover(paths: list[str], config: Config) -> list[tuple[str, Path]]:
+    """(display path, absolute path) of every file to lint under `paths` (default `.`),
+    sorted by display path, each file once (the first way it was named wins)."""
+    walker = _Walker(config)
+    found: dict[str, tuple[str, Path]] = {}
+
+    def add(display: str, absolute: Path) -> None:
+        found.setdefault(os.path.realpath(absolute), (display, absolute))
+
+    for arg in paths or ["."]:
+        display = _clean(arg)
+        absolute = Path(os.path.abspath(arg))
+        if config.force_exclude and walker.excluded_with_parents(absolute):
+            continue
+        if absolute.is_dir():
+            for rel, file in walker.walk(absolute):
+                add(_join(display, rel), file)
+        elif not os.path.lexists(absolute) or absolute.suffix in SUFFIXES:
+            add(display, absolute)
+    return sorted(found.values(), key=lambda item: (item[0].split("/"), item[0]))
+
+
+def _clean(arg: str) -> str:
+    """A command-line path as the display form: `./x.py` -> `x.py`, `examples/` ->
+    `examples`, forward slashes."""
+    return os.path.normpath(arg).replace(os.sep, "/")
+
+
+def _join(display: str, rel: str) -> str:
+    return rel if display == "." else f"{display.rstrip('/')}/{rel}"
+
+
+@dataclass
+class _Walker:
+    config: Config
+    root: Path = field(init=False)
+    globs: list[Glob] = field(init=False)
+    _ignores: dict[Path, pathspec.GitIgnoreSpec | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.root = Path(os.path.abspath(self.config.root))
+        patterns = [*DEFAULT_EXCLUDE, *self.config.exclude, *self.config.extend_exclude]
+        self.globs = [Glob.compile(p) for p in patterns]
+
+    def walk(self, top: Path):
+        """(path relative to `top` with forward slashes, absolute path) of the files to
+        lint under the folder `top`."""
+        boundary = self._gitignore_boundary(top)
+        # os.walk does not follow symlinked folders, so a link loop cannot trap it.
+        for folder, dirnames, filenames in os.walk(top):
+            base = Path(folder)
+            kept = []
+            for name in sorted(dirnames):
+                path = base / name
+                if name.startswith(".") or self.excluded(path, name) \
+                        or self.gitignored(path, boundary, is_dir=True) \
+                        or (path / "pyvenv.cfg").exists():
+                    continue
+                kept.append(name)
+            dirnames[:] = kept
+            for name in sorted(filenames):
+                path = base / name
+                if path.suffix not in SUFFIXES or self.excluded(path, name) \
+                        or self.gitignored(path, boundary, is_dir=False):
+                    continue
+                yield path.relative_to(top).as_posix(), path
+
+    # -- exclude globs
+
+    def _relative(self, path: Path) -> str | None:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def excluded(self, path: Path, name: str) -> bool:
+        rel = self._relative(path)
+        return any(glob.matches_entry(rel, name) for glob in self.globs)
+
+    def excluded_with_parents(self, path: Path) -> bool:
+        """`path` or a folder above it (up to the root) is excluded (force-exclude)."""
+        rel = self._relative(path)
+        if rel is None:
+            return self.excluded(path, path.name)
+        parts = [] if rel == "." else rel.split("/")
+        return any(self.excluded(self.root.joinpath(*parts[:k]), parts[k - 1])
+                   for k in range(1, len(parts) + 1))
+
+    # -- .gitignore
+
+    def _spec(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
+        if folder not in self._ignores:
+            spec = None
+            try:
+                lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                lines = None
+            if lines is not None:
+                spec = _gitignore_spec(lines.splitlines())
+            self._ignores[folder] = spec
+        return self._ignores[folder]
+
+    def _gitignore_boundary(self, top: Path) -> Path:
+        """The highest folder whose .gitignore applies under `top`: the git work tree
+        holding it, else the root when `top` is under it, else `top`."""
+        for folder in (top, *top.parents):
+            if (folder / ".git").exists():
+                return folder
+        return self.root if top == self.root or self.root in top.parents else top
+
+    def gitignored(self, path: Path, boundary: Path, *, is_dir: bool) -> bool:
+        """Whether the .gitignore files from `boundary` down to `path`'s folder ignore
+        it (the deepest file that has a say wins, as in git)."""
+        folders = [f for f in reversed(path.parents) if f == boundary or boundary in f.parents]
+        ignored = False
+        for folder in folders:
+            spec = self._spec(folder)
+            if spec is None:
+                continue
+            rel = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
+            verdict = spec.check_file(rel).include
+            if verdict is not None:
+                ignored = verdict
+        return ignored
+
+
+def _gitignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    """The spec of a .gitignore; lines git would not understand are dropped, as git
+    drops them."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except Exception:  # pathspec raises its own errors and re.error for bad lines
+        pass
+    good = []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except Exception:
+            continue
+        good.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(good)
+
+
+# ---------------------------------------------------------------------------- reading
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # display path
+    abspath: Path
+    text: str  # decoded, newlines as in the file
+    encoding: str  # as tokenize.detect_encoding names it ("utf-8-sig" when there is a BOM)
+    raw: bytes = field(repr=False)
+    newline: str = "\n"  # the first line ending: "\n", "\r\n" or "\r"
+
+
+def read_source(display: str, abspath: Path, max_size: int) -> SourceFile | Finding:
+    """The file decoded as Python decodes it, or an SN902 / SN903 diagnostic."""
+    try:
+        info = os.stat(abspath)
+    except OSError as e:
+        return diagnostic("SN903", display, f"cannot read file: {_reason(e)}")
+    if stat.S_ISDIR(info.st_mode):
+        return diagnostic("SN903", display, "cannot read file: is a directory")
+    if not stat.S_ISREG(info.st_mode):
+        return diagnostic("SN903", display, "cannot read file: not a regular file")
+    if info.st_size > max_size:
+        return diagnostic("SN903", display,
+                          f"file is {info.st_size} bytes, larger than max-file-size ({max_size})")
+    try:
+        with open(abspath, "rb") as handle:
+            raw = handle.read(max_size + 1)
+    except OSError as e:
+        return diagnostic("SN903", display, f"cannot read file: {_reason(e)}")
+    if len(raw) > max_size:  # it grew since stat
+        return diagnostic("SN903", display,
+                          f"file grew past max-file-size ({max_size}) while being read")
+
+    nul = raw.find(b"\0", 0, BINARY_PROBE)
+    if nul >= 0:
+        return diagnostic("SN902", display, "binary file", _span_at(raw, nul, "latin-1"))
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as e:
+        return _encoding_problem(display, raw, e)
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as e:
+        return diagnostic("SN902", display,
+                          f"cannot decode as {encoding}: {e.reason} at byte offset {e.start}",
+                          _span_at(raw, e.start, encoding))
+    except LookupError:
+        return diagnostic("SN902", display,
+                          f"cannot decode: {encoding!r} is not a text encoding")
+    return SourceFile(display, abspath, text, encoding, raw, detect_newline(text))
+
+
+def detect_newline(text: str) -> str:
+    """The first line ending of `text`; "\\n" when it has none."""
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            return "\n"
+        if ch == "\r":
+            return "\r\n" if text.startswith("\n", i + 1) else "\r"
+    return "\n"
+
+
+def _reason(e: OSError) -> str:
+    return e.strerror or str(e) or type(e).__name__
+
+
+def _encoding_problem(display: str, raw: bytes, e: SyntaxError) -> Finding:
+    """tokenize.detect_encoding refused the first two lines."""
+    msg = str(e.msg if e.msg is not None else e)
+    if msg.startswith("unknown encoding"):
+        name = msg.rpartition(":")[2].strip()
+        return diagnostic("SN902", display, f"unknown encoding {name!r} in the coding declaration")
+    if msg.startswith("encoding problem"):
+        return diagnostic("SN902", display,
+                          "the UTF-8 byte order mark contradicts the coding declaration")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return diagnostic("SN902", display,
+                          f"cannot decode as utf-8: {err.reason} at byte offset {err.start}",
+                          _span_at(raw, err.start, "utf-8"))
+    return diagnostic("SN902", display, f"cannot decode: {msg}")
+
+
+def _span_at(raw: bytes, offset: int, encoding: str) -> Span:
+    """The line and character column of byte `offset` (for pointing at a bad byte)."""
+    line_start = max(raw.rfind(b"\n", 0, offset), raw.rfind(b"\r", 0, offset)) + 1
+    line = raw.count(b"\n", 0, offset) + 1
+    if b"\n" not in raw[:offset]:
+        line = raw.count(b"\r", 0, offset) + 1
+    try:
+        column = len(raw[line_start:offset].decode(encoding, errors="replace")) + 1
+    except LookupError:
+        column = offset - line_start + 1
+    return Span(line, column, line, column + 1)

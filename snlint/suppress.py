@@ -1,0 +1,117 @@
+"""Suppression comments (DESIGN "CLI and configuration"):
+
+- `# noqa` on a line suppresses every finding reported on that line;
+- `# noqa: SN201, SN3` (commas or spaces; `noqa` in any case) suppresses those codes and
+  prefixes there; codes of other tools (`E501`) are allowed and match nothing here;
+  `# noqa:` followed by no code is not a directive (it suppresses nothing, as in ruff);
+- `# snlint: disable=SN201,SN301` anywhere in the file suppresses those codes (and
+  prefixes; `ALL` for every rule) in the whole file.
+
+Comments are found with `tokenize`, so a `# noqa` inside a string is not a comment. When
+tokenize gives up (the file does not parse), the lines it did not reach are scanned one
+by one, skipping `#` that sits inside quotes on that line.
+
+Comments never suppress SN9xx diagnostics (DESIGN "Selection": `# noqa` applies to
+findings only); `ignore` / `per-file-ignores` do.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+_CODE = r"[A-Z]+[0-9]+"
+_NOQA = re.compile(
+    rf"#\s*(?i:noqa)(?!\w)(?P<colon>\s*:\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*)?)?")
+_SELECTOR = r"(?:SN[0-9]{0,3}|ALL)(?![\w])"
+_DISABLE = re.compile(
+    rf"#\s*snlint\s*:\s*disable\s*=\s*(?P<codes>{_SELECTOR}(?:[\s,]+{_SELECTOR})*)")
+_SPLIT = re.compile(r"[\s,]+")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class Suppressions:
+    # line -> codes/prefixes named by its `# noqa: ...`, or None for a bare `# noqa`
+    noqa: dict[int, frozenset[str] | None] = field(default_factory=dict)
+    # codes/prefixes (or "ALL") named by `# snlint: disable=...` comments
+    file_disabled: frozenset[str] = frozenset()
+
+    @classmethod
+    def parse(cls, text: str) -> "Suppressions":
+        noqa: dict[int, frozenset[str] | None] = {}
+        disabled: set[str] = set()
+        for line, comment in _comments(text):
+            match = _NOQA.search(comment)
+            if match and line not in noqa:
+                if match.group("codes"):
+                    noqa[line] = frozenset(_SPLIT.split(match.group("codes")))
+                elif not match.group("colon"):
+                    noqa[line] = None
+            for match in _DISABLE.finditer(comment):
+                disabled.update(_SPLIT.split(match.group("codes")))
+        return cls(noqa, frozenset(disabled))
+
+    def allows(self, code: str, line: int) -> bool:
+        """False when a comment suppresses a finding of `code` reported on `line`."""
+        if code.startswith("SN9"):
+            return True
+        if _names(code, self.file_disabled):
+            return False
+        if line not in self.noqa:
+            return True
+        codes = self.noqa[line]
+        return codes is not None and not _names(code, codes)
+
+    def noqa_lines(self) -> dict[int, set[str] | None]:
+        """line -> the codes of its `# noqa: ...` (None for a bare `# noqa`)."""
+        return {line: None if codes is None else set(codes) for line, codes in self.noqa.items()}
+
+
+def _names(code: str, selectors: Iterable[str]) -> bool:
+    return any(s == "ALL" or code.startswith(s) for s in selectors)
+
+
+def _comments(text: str) -> Iterator[tuple[int, str]]:
+    """(line, comment text from `#`) of every comment, lines counted as Python counts
+    them (\\n, \\r\\n and \\r all end a line)."""
+    last_line = 0
+    try:
+        # newline=None: readline splits at \r and \r\n too, as the Python tokenizer does.
+        for tok in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
+            if tok.type == tokenize.COMMENT:
+                yield tok.start[0], tok.string
+            last_line = max(last_line, tok.end[0])
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        lines = _LINE_BREAK.split(text)
+        for number in range(last_line + 1, len(lines) + 1):
+            comment = _comment_in_line(lines[number - 1])
+            if comment is not None:
+                yield number, comment
+
+
+def _comment_in_line(line: str) -> str | None:
+    """The comment of one line, from the first `#` outside quotes; None when none."""
+    quote = None
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if line.startswith(quote, i):
+                i += len(quote)
+                quote = None
+                continue
+        elif ch in "'\"":
+            quote = ch * 3 if line.startswith(ch * 3, i) else ch
+            i += len(quote)
+            continue
+        elif ch == "#":
+            return line[i:]
+        i += 1
+    return None

@@ -1,0 +1,306 @@
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from snlint.config import Config, ConfigError, find_root, load_config
+
+
+def write_pyproject(root: Path, body: str) -> None:
+    (root / "pyproject.toml").write_text(textwrap.dedent(body), encoding="utf-8")
+
+
+# ---------------------------------------------------------------- selection
+
+def test_default_selection_is_every_rule_but_the_opt_in_ones(tmp_path):
+    config = Config(tmp_path)
+    assert [c for c in ("SN101", "SN201", "SN302", "SN501") if config.is_enabled(c, "a.py")] \
+        == ["SN101", "SN201"]
+
+
+def test_select_replaces_the_default_set(tmp_path):
+    config = Config(tmp_path, select=["SN2"])
+    assert [c for c in ("SN101", "SN201") if config.is_enabled(c, "a.py")] == ["SN201"]
+
+
+def test_prefix_of_two_digits_selects_only_its_decade(tmp_path):
+    config = Config(tmp_path, select=["SN30"])
+    assert [c for c in ("SN301", "SN309", "SN310") if config.is_enabled(c, "a.py")] \
+        == ["SN301", "SN309"]
+
+
+def test_extend_select_prefix_turns_on_an_opt_in_rule(tmp_path):
+    config = Config(tmp_path, extend_select=["SN3"])
+    assert config.is_enabled("SN302", "a.py") is True
+
+
+def test_select_all_turns_on_opt_in_rules(tmp_path):
+    config = Config(tmp_path, select=["ALL"])
+    assert config.is_enabled("SN501", "a.py") is True
+
+
+def test_ignore_wins_over_select(tmp_path):
+    config = Config(tmp_path, select=["ALL"], ignore=["SN201"])
+    assert (config.is_enabled("SN201", "a.py"), config.is_enabled("SN202", "a.py")) \
+        == (False, True)
+
+
+def test_diagnostics_are_on_whatever_the_selection(tmp_path):
+    config = Config(tmp_path, select=["SN1"])
+    assert config.is_enabled("SN901", "a.py") is True
+
+
+def test_ignore_prefix_silences_graph_diagnostics(tmp_path):
+    config = Config(tmp_path, ignore=["SN91"])
+    assert [c for c in ("SN901", "SN910", "SN913") if config.is_enabled(c, "a.py")] == ["SN901"]
+
+
+def test_invalid_code_in_select_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"invalid rule code 'SN3011' in select"):
+        Config(tmp_path, select=["SN3011"])
+
+
+def test_lowercase_code_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"invalid rule code 'sn301' in ignore"):
+        Config(tmp_path, ignore=["sn301"])
+
+
+# ---------------------------------------------------------------- per-file-ignores
+
+def test_per_file_ignores_glob_on_the_path_relative_to_root(tmp_path):
+    config = Config(tmp_path, per_file_ignores={"tests/*.py": ["SN201"]})
+    assert (config.is_enabled("SN201", str(tmp_path / "tests" / "t.py")),
+            config.is_enabled("SN201", str(tmp_path / "models" / "t.py"))) == (False, True)
+
+
+def test_per_file_ignores_only_names_its_codes(tmp_path):
+    config = Config(tmp_path, per_file_ignores={"tests/*.py": ["SN201"]})
+    assert config.is_enabled("SN101", str(tmp_path / "tests" / "t.py")) is True
+
+
+def test_per_file_ignores_star_crosses_folders_like_fnmatch(tmp_path):
+    config = Config(tmp_path, per_file_ignores={"examples/*": ["SN1"]})
+    assert config.is_enabled("SN101", str(tmp_path / "examples" / "gan" / "d.py")) is False
+
+
+def test_per_file_ignores_double_star_matches_no_folder(tmp_path):
+    config = Config(tmp_path, per_file_ignores={"**/test_*.py": ["SN201"]})
+    assert config.is_enabled("SN201", str(tmp_path / "test_d.py")) is False
+
+
+def test_per_file_ignores_slashless_glob_matches_the_file_name(tmp_path):
+    config = Config(tmp_path, per_file_ignores={"__init__.py": ["SN201"]})
+    assert config.is_enabled("SN201", str(tmp_path / "pkg" / "sub" / "__init__.py")) is False
+
+
+def test_per_file_ignores_slashless_folder_name_matches_at_any_depth(tmp_path):
+    config = Config(tmp_path, per_file_ignores={"tests": ["SN201"]})
+    assert config.is_enabled("SN201", str(tmp_path / "pkg" / "tests" / "t.py")) is False
+
+
+def test_per_file_ignores_folder_covers_the_files_below(tmp_path):
+    config = Config(tmp_path, per_file_ignores={"examples/": ["SN201"]})
+    assert config.is_enabled("SN201", str(tmp_path / "examples" / "dcgan.py")) is False
+
+
+def test_per_file_ignores_anchored_glob_does_not_match_deeper(tmp_path):
+    config = Config(tmp_path, per_file_ignores={"/models": ["SN201"]})
+    assert config.is_enabled("SN201", str(tmp_path / "src" / "models" / "d.py")) is True
+
+
+def test_per_file_ignores_relative_display_path_resolved_from_cwd(tmp_path, monkeypatch):
+    (tmp_path / "models").mkdir()
+    monkeypatch.chdir(tmp_path / "models")
+    config = Config(tmp_path, per_file_ignores={"models/*.py": ["SN201"]})
+    assert config.is_enabled("SN201", "d.py") is False
+
+
+def test_per_file_ignores_path_outside_root_uses_display_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = Config(tmp_path / "project", per_file_ignores={"tests/*.py": ["SN201"]})
+    assert (config.relative_path("./elsewhere/tests/t.py"),
+            config.is_enabled("SN201", "elsewhere/tests/t.py")) == ("elsewhere/tests/t.py", True)
+
+
+def test_per_file_ignores_can_silence_a_diagnostic(tmp_path):
+    config = Config(tmp_path, per_file_ignores={"generated/*": ["SN9"]})
+    assert config.is_enabled("SN901", str(tmp_path / "generated" / "x.py")) is False
+
+
+def test_invalid_code_in_per_file_ignores_names_the_glob(tmp_path):
+    with pytest.raises(ConfigError, match=r"invalid rule code 'E501' in per-file-ignores 'tests/\*'"):
+        Config(tmp_path, per_file_ignores={"tests/*": ["E501"]})
+
+
+def test_invalid_glob_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"invalid glob 'gen\[z-a\].py'"):
+        Config(tmp_path, exclude=["gen[z-a].py"])
+
+
+def test_glob_character_class(tmp_path):
+    config = Config(tmp_path, per_file_ignores={"d[0-9].py": ["SN201"]})
+    assert (config.is_enabled("SN201", str(tmp_path / "d1.py")),
+            config.is_enabled("SN201", str(tmp_path / "dx.py"))) == (False, True)
+
+
+# ---------------------------------------------------------------- discriminators
+
+def test_discriminator_references_are_kept_as_given(tmp_path):
+    config = Config(tmp_path, discriminators=["models/nets.py:NLayerDiscriminator"],
+                    not_discriminators=["models/nets.py:DiscriminatorLoss"])
+    assert (config.discriminators, config.not_discriminators) == (
+        ["models/nets.py:NLayerDiscriminator"], ["models/nets.py:DiscriminatorLoss"])
+
+
+def test_discriminator_reference_without_class_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"invalid class reference 'models/nets.py' in discriminators"):
+        Config(tmp_path, discriminators=["models/nets.py"])
+
+
+# ---------------------------------------------------------------- find_root
+
+def test_find_root_is_the_nearest_folder_with_pyproject(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "models" / "gan").mkdir(parents=True)
+    assert find_root([str(tmp_path / "models" / "gan" / "d.py")]) == tmp_path
+
+
+def test_find_root_stops_at_a_git_folder(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "sub" / ".git").mkdir(parents=True)
+    assert find_root([str(tmp_path / "sub")]) == tmp_path / "sub"
+
+
+def test_find_root_without_markers_is_the_working_directory(tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    # tmp_path has no pyproject.toml/.git above it in a hermetic test run.
+    if any((p / "pyproject.toml").exists() or (p / ".git").exists() for p in tmp_path.parents):
+        pytest.skip("a marker sits above tmp_path")
+    assert find_root([str(tmp_path / "a" / "d.py")]) == work
+
+
+# ---------------------------------------------------------------- load_config
+
+def test_load_config_without_pyproject_is_the_default(tmp_path):
+    assert load_config(tmp_path) == Config(tmp_path)
+
+
+def test_load_config_reads_kebab_case_keys(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        extend-select = ["SN302"]
+        per-file-ignores = {"tests/*" = ["SN201"]}
+        not-discriminators = ["m.py:Loss"]
+        max-file-size = 1000
+        norm-replacement = "instancenorm"
+        graph = false
+        graph-timeout = 5
+        force-exclude = true
+
+        [tool.snlint.models."m.py:D"]
+        kwargs = {ch = 64}
+    """)
+    config = load_config(tmp_path)
+    assert (config.extend_select, config.per_file_ignores, config.not_discriminators,
+            config.max_file_size, config.norm_replacement, config.graph,
+            config.graph_timeout, config.models, config.force_exclude) == (
+        ["SN302"], {"tests/*": ["SN201"]}, ["m.py:Loss"], 1000, "instancenorm", False,
+        5.0, {"m.py:D": {"kwargs": {"ch": 64}}}, True)
+
+
+def test_load_config_ignores_other_tools(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.ruff]
+        line-length = 100
+    """)
+    assert load_config(tmp_path) == Config(tmp_path)
+
+
+def test_unknown_key_is_a_config_error_naming_it(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        selct = ["SN1"]
+    """)
+    with pytest.raises(ConfigError, match=r"unknown key 'selct' in \[tool.snlint\] \(did you mean 'select'\?\)"):
+        load_config(tmp_path)
+
+
+def test_snake_case_key_suggests_the_kebab_case_one(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        per_file_ignores = {}
+    """)
+    with pytest.raises(ConfigError, match=r"unknown key 'per_file_ignores' .*did you mean 'per-file-ignores'"):
+        load_config(tmp_path)
+
+
+def test_invalid_code_in_pyproject_is_a_config_error(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        ignore = ["E501"]
+    """)
+    with pytest.raises(ConfigError, match=r"invalid rule code 'E501' in ignore"):
+        load_config(tmp_path)
+
+
+def test_wrong_value_type_is_a_config_error(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        select = "SN1"
+    """)
+    with pytest.raises(ConfigError, match=r"\[tool.snlint\] select must be a list of strings"):
+        load_config(tmp_path)
+
+
+def test_invalid_toml_is_a_config_error(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint
+    """)
+    with pytest.raises(ConfigError, match=r"pyproject.toml: invalid TOML"):
+        load_config(tmp_path)
+
+
+def test_cli_override_replaces_the_file_value(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        graph-timeout = 5
+    """)
+    assert load_config(tmp_path, graph_timeout=30.0, graph=None).graph_timeout == 30.0
+
+
+def test_cli_none_keeps_the_file_value(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        graph = false
+    """)
+    assert load_config(tmp_path, graph=None).graph is False
+
+
+def test_cli_select_starts_the_selection_afresh(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        extend-select = ["SN501"]
+        ignore = ["SN3"]
+    """)
+    config = load_config(tmp_path, select=["SN302"])
+    assert (config.select, config.extend_select, config.ignore) == (["SN302"], [], [])
+
+
+def test_cli_ignore_adds_to_the_file_ignore(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        ignore = ["SN3"]
+    """)
+    assert load_config(tmp_path, ignore=["SN201"]).ignore == ["SN3", "SN201"]
+
+
+def test_cli_codes_may_be_comma_separated(tmp_path):
+    assert load_config(tmp_path, select=["SN1,SN201", "SN3"]).select == ["SN1", "SN201", "SN3"]
+
+
+def test_invalid_cli_code_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"invalid rule code 'XYZ' in extend-select"):
+        load_config(tmp_path, extend_select=["XYZ"])
