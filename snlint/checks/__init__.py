@@ -1,0 +1,67 @@
+"""Rule logic: small functions from the linked project to findings.
+
+Checks never parse, import, read files or print. Each family module exposes
+`check(project, ctx)` yielding findings; `Context` turns a code and a location into a
+Finding with the catalogue's name and severity, and merges the many instances one
+source site builds into one finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from snlint.checks.catalogue import Rule
+from snlint.findings import DiscriminatorRef, Finding, Location
+
+
+@dataclass
+class Context:
+    rules: dict[str, Rule]
+    _seen: dict[tuple[str, str, Any], int] = field(default_factory=dict)
+
+    def finding(self, code: str, loc: Location, message: str, *, symbol: str | None = None,
+                discriminator: DiscriminatorRef | None = None,
+                data: dict[str, Any] | None = None) -> Finding:
+        rule = self.rules[code]
+        return Finding(code, rule.name, rule.severity, message, loc.path, loc.span,
+                       symbol=symbol, discriminator=discriminator,
+                       data=tuple(sorted((data or {}).items())))
+
+
+def merge_instances(findings: Iterable[Finding]) -> list[Finding]:
+    """One finding per (code, site). The interpreter builds a class once on its own and
+    again inside every module that uses it, so the same site is seen many times; checks
+    that count instances say so in their own message."""
+    seen: dict[tuple, Finding] = {}
+    for f in findings:
+        seen.setdefault((f.code, f.path, f.span), f)
+    return list(seen.values())
+
+
+def run_checks(project, ctx: Context) -> list[Finding]:
+    from snlint.checks import coverage, placement
+
+    findings: list[Finding] = []
+    for family in (placement, coverage):
+        findings.extend(family.check(project, ctx))
+    return merge_instances(findings)
+
+
+def describe(ref: DiscriminatorRef | None) -> str:
+    if ref is None:
+        return ""
+    cls = ref.cls.rpartition(":")[2]
+    why = {"configuration": "configured as a discriminator",
+           "name": "a discriminator by its name",
+           "training code": "used as a discriminator by the training code"}.get(ref.evidence, ref.evidence)
+    return f"{cls} ({why}{'; ' + ref.detail if ref.detail else ''})"
+
+
+def iter_unique(items: Iterable[Any], key) -> Iterator[Any]:
+    seen = set()
+    for item in items:
+        k = key(item)
+        if k not in seen:
+            seen.add(k)
+            yield item

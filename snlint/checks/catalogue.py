@@ -1,0 +1,89 @@
+"""The rule catalogue, read from the rule pages (`rules/*.md`).
+
+The pages are the single source of a rule's code, name, severity and fix
+applicability; --explain prints them and SARIF metadata is built from them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from snlint.findings import DIAGNOSTICS
+
+# Rules that are off unless selected (DESIGN, "Selection").
+OPT_IN = frozenset({"SN302", "SN501"})
+
+_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+_SECTION = re.compile(r"^## (.+)$", re.M)
+_FENCE = re.compile(r"```python\n(.*?)```", re.S)
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: str
+    fix: str  # "safe" | "unsafe" | "none"
+    page: str = field(repr=False, default="")
+
+    @property
+    def is_diagnostic(self) -> bool:
+        return self.code.startswith("SN9")
+
+    @property
+    def opt_in(self) -> bool:
+        return self.code in OPT_IN
+
+    def section(self, title: str) -> str:
+        """The text of one `## title` section of the page, without its heading."""
+        parts = _SECTION.split(self.page)
+        for heading, body in zip(parts[1::2], parts[2::2]):
+            if heading.strip().lower() == title.lower():
+                return body.strip()
+        return ""
+
+    def code_block(self, title: str) -> str | None:
+        match = _FENCE.search(self.section(title))
+        return match.group(1) if match else None
+
+    @property
+    def summary(self) -> str:
+        """The first sentence of "What it finds" (short descriptions, --list-rules)."""
+        text = " ".join(self.section("What it finds").split())
+        if not text:
+            return DIAGNOSTICS.get(self.code, ("", "", ""))[2]
+        end = text.find(". ")
+        return text if end < 0 else text[: end + 1]
+
+
+def pages_dir() -> Path:
+    """Where the pages are: inside the installed wheel, else the source checkout."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "rules", here.parent / "rules"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("snlint rule pages not found (rules/*.md)")
+
+
+def parse_page(text: str) -> Rule:
+    match = _FRONT.match(text)
+    if not match:
+        raise ValueError("rule page has no front matter")
+    meta = {}
+    for line in match.group(1).splitlines():
+        key, _, value = line.partition(":")
+        meta[key.strip()] = value.strip()
+    return Rule(meta["code"], meta["name"], meta["severity"], meta.get("fix", "none"), text)
+
+
+def load_catalogue(directory: Path | None = None) -> dict[str, Rule]:
+    directory = directory or pages_dir()
+    rules: dict[str, Rule] = {}
+    for page in sorted(directory.glob("SN*.md")):
+        rule = parse_page(page.read_text(encoding="utf-8"))
+        rules[rule.code] = rule
+    for code, (name, severity, what) in DIAGNOSTICS.items():
+        rules.setdefault(code, Rule(code, name, severity, "none", f"# {code} {name}\n\n{what}\n"))
+    return rules

@@ -1,0 +1,84 @@
+"""SN left off: SN201, a conv/linear layer of a discriminator that uses SN elsewhere."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterator
+
+from snlint.checks import Context, describe
+from snlint.findings import Finding, Location
+from snlint.link.values import Layer
+from snlint.torchapi import NEEDS_SN
+
+
+@dataclass
+class Member:
+    layer: Layer
+    owner: Layer
+    symbol: str
+
+    @property
+    def site(self) -> Location:
+        if self.owner.init_frame is None:
+            return self.layer.call
+        return self.layer.frame.seen_from(self.owner.init_frame, self.layer.call)
+
+
+def members(root: Layer) -> list[Member]:
+    """Every layer of a module tree, with the project class that owns it and its symbol
+    (`DBlock.c_sc`, `Discriminator.main.3`, `Discriminator.layers[*]`)."""
+    out: list[Member] = []
+    seen: set[int] = set()
+
+    def walk(node: Layer, owner: Layer, path: str) -> None:
+        for name, child in node.children():
+            if id(child) in seen:
+                continue
+            seen.add(id(child))
+            if node.kind == "container" and child.in_loop and name.isdigit():
+                sub = f"{path}[*]"
+            else:
+                sub = f"{path}.{name}" if path else name
+            out.append(Member(child, owner, f"{owner.short_type}.{sub}"))
+            if child.cls is not None and child.init_frame is not None:
+                walk(child, child, "")
+            else:
+                walk(child, owner, sub)
+
+    walk(root, root, "")
+    return out
+
+
+def _needs_sn(layer: Layer) -> bool:
+    return layer.kind in NEEDS_SN and not layer.bypassed
+
+
+def check(project, ctx: Context) -> Iterator[Finding]:
+    for d in project.discriminators:
+        root = d.instance
+        if root is None:
+            continue
+        tree = members(root)
+        if root.opaque or any(m.layer.opaque for m in tree):
+            continue  # something we cannot follow may add SN; do not guess
+        layers = [m for m in tree if _needs_sn(m.layer)]
+        with_sn = [m for m in layers if m.layer.sn]
+        if not with_sn:
+            continue
+        callees = Counter(a.callee for m in with_sn for a in m.layer.sn if not a.from_filter)
+        missing = [m for m in layers if not m.layer.sn and not m.layer.ambiguous]
+        by_site: dict[tuple, list[Member]] = {}
+        for m in missing:
+            by_site.setdefault((m.site.path, m.site.span), []).append(m)
+        for group in by_site.values():
+            m = group[0]
+            count = len(group)
+            many = f" ({count} instances built here)" if count > 1 else ""
+            yield ctx.finding(
+                "SN201", m.site,
+                f"{m.layer.short_type} {m.symbol} has no spectral norm, but {describe(d.ref)} "
+                f"normalizes {len(with_sn)} of its {len(layers)} conv/linear layers{many}",
+                symbol=m.symbol, discriminator=d.ref,
+                data={"sn_callee": callees.most_common(1)[0][0] if callees else "",
+                      "instances": count})

@@ -1,0 +1,91 @@
+"""One run: files -> facts -> link -> checks -> findings.
+
+Every file is read and lowered on its own (so this can later run in parallel and be
+cached); the link step then sees the whole project at once. A failure on one file is a
+diagnostic for that file, never the end of the run.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from snlint.checks import Context, run_checks
+from snlint.checks.catalogue import load_catalogue
+from snlint.config import Config
+from snlint.facts import FileFacts
+from snlint.files import discover, read_source
+from snlint.findings import Finding, diagnostic
+from snlint.link import link
+from snlint.source import extract
+from snlint.suppress import Suppressions
+
+
+@dataclass
+class RunResult:
+    findings: list[Finding]
+    sources: dict[str, str] = field(default_factory=dict)  # display path -> text
+    files: list[str] = field(default_factory=list)
+
+
+def _internal(path: str, error: BaseException) -> Finding:
+    where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
+    return diagnostic("SN999", path, f"internal error: {type(error).__name__}: {error}{at}")
+
+
+def lint_sources(sources: dict[str, str], config: Config) -> list[Finding]:
+    """Lint already-read files (display path -> text) as one project."""
+    findings: list[Finding] = []
+    facts: list[FileFacts] = []
+    for path, text in sources.items():
+        try:
+            result = extract(text, path, config.relative_path(path))
+        except Exception as e:  # noqa: BLE001 - one file's bug must not end the run
+            findings.append(_internal(path, e))
+            continue
+        if isinstance(result, Finding):
+            findings.append(result)
+        else:
+            facts.append(result)
+    try:
+        project = link(facts, config.discriminators, config.not_discriminators, config.root)
+        for path, message in project.errors:
+            findings.append(diagnostic("SN999", path, f"internal error: {message}"))
+        findings.extend(run_checks(project, Context(load_catalogue())))
+    except Exception as e:  # noqa: BLE001
+        findings.append(_internal(facts[0].path if facts else "<project>", e))
+    return _select(findings, sources, config)
+
+
+def _select(findings: list[Finding], sources: dict[str, str], config: Config) -> list[Finding]:
+    suppressions = {path: Suppressions.parse(text) for path, text in sources.items()}
+    kept = []
+    for f in findings:
+        if not config.is_enabled(f.code, f.path):
+            continue
+        if not f.is_diagnostic and f.path in suppressions and not suppressions[f.path].allows(f.code, f.line):
+            continue
+        kept.append(f)
+    return sorted(kept, key=Finding.sort_key)
+
+
+def run(paths: list[str], config: Config) -> RunResult:
+    sources: dict[str, str] = {}
+    diagnostics: list[Finding] = []
+    files = discover(paths, config)
+    for display, absolute in files:
+        read = read_source(display, absolute, config.max_file_size)
+        if isinstance(read, Finding):
+            diagnostics.append(read)
+        else:
+            sources[display] = read.text
+    findings = lint_sources(sources, config)
+    findings.extend(d for d in diagnostics if config.is_enabled(d.code, d.path))
+    return RunResult(sorted(findings, key=Finding.sort_key), sources, [d for d, _ in files])
+
+
+def lint_text(text: str, path: str = "example.py", config: Config | None = None) -> list[Finding]:
+    """Lint one in-memory file (tests, rule pages, editors' stdin)."""
+    return lint_sources({path: text}, config or Config(root=Path.cwd()))

@@ -1,0 +1,150 @@
+"""The objects every later stage speaks: positions, findings, fixes.
+
+Positions follow the output contract: lines and columns are 1-based, columns count
+characters, and ends are exclusive (as libcst and SARIF count).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+# Diagnostics are about snlint's own view of a file, not about the user's model, so
+# they have no rule page; their metadata lives here.
+DIAGNOSTICS: dict[str, tuple[str, str, str]] = {
+    "SN901": ("syntax-error", "error", "The file does not parse as Python."),
+    "SN902": ("undecodable-file", "error", "The file cannot be decoded, or is binary."),
+    "SN903": ("unreadable-file", "error", "The file cannot be read, or is larger than max-file-size."),
+    "SN910": ("graph-import-failed", "info", "Graph pass: the module failed to import."),
+    "SN911": ("graph-timeout", "info", "Graph pass: import or build exceeded the time limit."),
+    "SN912": ("graph-build-failed", "info", "Graph pass: the class could not be built."),
+    "SN913": ("graph-trace-failed", "info", "Graph pass: torch.fx could not trace the module."),
+    "SN999": ("internal-error", "error", "Internal error in snlint on this file."),
+}
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def point(cls, line: int, column: int) -> "Span":
+        return cls(line, column, line, column + 1)
+
+
+@dataclass(frozen=True)
+class Location:
+    """A span in a particular file; `path` is the display path of the file."""
+
+    path: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class DiscriminatorRef:
+    cls: str  # "path.py:ClassName"
+    evidence: str  # "configuration" | "training code" | "name"
+    detail: str = ""  # human words for the message, e.g. "called on real and fake in train()"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"class": self.cls, "evidence": self.evidence}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A replacement of the whole text of one file (the result of a libcst transform)."""
+
+    path: str
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: str  # "safe" | "unsafe"
+    message: str
+    diff: str = ""
+    edits: tuple[Edit, ...] = ()
+
+    def to_dict(self) -> dict[str, str]:
+        return {"applicability": self.applicability, "message": self.message, "diff": self.diff}
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    severity: str
+    message: str
+    path: str
+    span: Span
+    cell: int | None = None
+    pass_: str = "source"
+    symbol: str | None = None
+    discriminator: DiscriminatorRef | None = None
+    fix: Fix | None = None
+    # Free-form data a fixer needs (e.g. the SN callable a file already uses); not output.
+    data: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    @property
+    def end_line(self) -> int:
+        return self.span.end_line
+
+    @property
+    def end_column(self) -> int:
+        return self.span.end_column
+
+    @property
+    def is_diagnostic(self) -> bool:
+        return self.code.startswith("SN9")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        for k, v in self.data:
+            if k == key:
+                return v
+        return default
+
+    def with_(self, **changes: Any) -> "Finding":
+        return replace(self, **changes)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.cell or 0, self.span.line, self.span.column, self.code)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "message": self.message,
+            "path": self.path,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "cell": self.cell,
+            "pass": self.pass_,
+            "symbol": self.symbol,
+            "discriminator": self.discriminator.to_dict() if self.discriminator else None,
+            "fix": self.fix.to_dict() if self.fix else None,
+        }
+
+
+def diagnostic(code: str, path: str, message: str, span: Span | None = None,
+               cell: int | None = None) -> Finding:
+    """An SN9xx diagnostic about snlint's own view of `path` (not about the model)."""
+    name, severity, _ = DIAGNOSTICS[code]
+    return Finding(code, name, severity, message, path, span or Span(1, 1, 1, 1), cell=cell,
+                   pass_="source" if code < "SN910" or code == "SN999" else "graph")

@@ -1,0 +1,58 @@
+"""The project index: which file a qualified name lives in.
+
+Files are known by their dotted module name relative to the project root. Imports are
+resolved the way the code is usually run: an exact module name first, then a module in
+the importing file's own folder (scripts run with their folder on sys.path: `import
+layers`), then a unique module whose name ends with the imported one.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from snlint.facts import FileFacts
+
+
+@dataclass(frozen=True)
+class Resolved:
+    file: FileFacts
+    name: str  # "" when the qualified name is the module itself; may be dotted (Class.attr)
+
+
+class ProjectIndex:
+    def __init__(self, files: list[FileFacts]) -> None:
+        self.files = files
+        self.by_module: dict[str, list[FileFacts]] = {}
+        for f in files:
+            self.by_module.setdefault(f.module, []).append(f)
+
+    def module(self, name: str, importer: FileFacts | None) -> FileFacts | None:
+        exact = self.by_module.get(name)
+        if exact and len(exact) == 1:
+            return exact[0]
+        if importer is not None:
+            folder = posixpath.dirname(importer.path)
+            leaf = name.replace(".", "/")
+            for f in self.files:
+                stem = f.path[:-3] if f.path.endswith(".py") else f.path
+                if stem.endswith("/__init__"):
+                    stem = stem[: -len("/__init__")]
+                if stem == posixpath.join(folder, leaf) if folder else stem == leaf:
+                    return f
+        suffix = [f for f in self.files if f.module.endswith("." + name)]
+        if len(suffix) == 1:
+            return suffix[0]
+        return None
+
+    def resolve(self, qual: str, importer: FileFacts | None) -> Resolved | None:
+        if qual.startswith(("torch.", "builtins.", "functools.", "typing.", "collections.")):
+            return None
+        if importer is not None and importer.module and qual.startswith(importer.module + "."):
+            return Resolved(importer, qual[len(importer.module) + 1:])
+        parts = qual.split(".")
+        for cut in range(len(parts), 0, -1):
+            f = self.module(".".join(parts[:cut]), importer)
+            if f is not None:
+                return Resolved(f, ".".join(parts[cut:]))
+        return None

@@ -1,0 +1,941 @@
+"""A small abstract interpreter over source facts.
+
+It runs `__init__` bodies, helpers and partials the way Python would, as far as literal
+values allow, to learn which layers a module builds, which of them SN wraps (and where
+that happens), and which init calls touch them. It never guesses: a value it cannot
+follow is `UnknownV`, and rules skip what depends on one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from snlint import facts as F
+from snlint.findings import Location, Span
+from snlint.link.index import ProjectIndex
+from snlint.link.values import (
+    UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV,
+    ModulesV, ModuleV, NameV, PartialV, SNApp, SNFuncV, SuperV, TorchTypeV, TupleV,
+    UnknownV, Value, WeightV,
+)
+from snlint.torchapi import (
+    INIT_FUNCTION, INPLACE_TENSOR_INIT, KINDS, PARTIAL, SN_CUSTOM, SN_FUNCTIONS, layer_type,
+)
+
+MAX_DEPTH = 24
+MAX_UNROLL = 64
+
+
+@dataclass
+class SNEvent:
+    app: SNApp
+    target: Layer
+
+
+@dataclass
+class SNCall:
+    api: str
+    callee: str
+    call: Location
+
+
+@dataclass
+class InitEvent:
+    call: Location
+    layer: Layer
+    sn: tuple[SNApp, ...]
+    param: str
+
+
+@dataclass
+class Events:
+    sn: list[SNEvent] = field(default_factory=list)
+    sn_calls: list[SNCall] = field(default_factory=list)
+    inits: list[InitEvent] = field(default_factory=list)
+    instances: list[Layer] = field(default_factory=list)
+
+
+class Interpreter:
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self.events = Events()
+        self._globals: dict[tuple[str, str], Value] = {}
+        self._resolving: set[tuple[str, str]] = set()
+
+    # ------------------------------------------------------------ entry points
+
+    def run_module(self, file: F.FileFacts) -> Frame:
+        frame = Frame(file, "<module>")
+        self.block(file.body, frame, module_level=True)
+        return frame
+
+    def run_function(self, fn: F.FunctionFacts, file: F.FileFacts) -> Value:
+        """A helper on its own, with its defaults and unknown parameters."""
+        frame = Frame(file, fn.name)
+        self.bind_params(fn, [], {}, frame, use_defaults=True)
+        self.block(fn.body, frame)
+        return frame.returned or UNKNOWN
+
+    def instantiate_root(self, cls: F.ClassFacts, file: F.FileFacts) -> Layer:
+        """Build a class the way its defaults allow, as a top-level object."""
+        loc = Location(file.path, cls.span)
+        root = Frame(file, f"<build {cls.name}>")
+        return self.instantiate(ClassV(cls, file), (), {}, loc, root, root_build=True)
+
+    # ------------------------------------------------------------ globals
+
+    def global_value(self, qual: str, text: str, frame: Frame) -> Value:
+        if qual in SN_FUNCTIONS:
+            return SNFuncV(SN_FUNCTIONS[qual], text or qual.rsplit(".", 1)[-1])
+        ltype = layer_type(qual)
+        if ltype is not None:
+            return TorchTypeV(ltype)
+        if qual.startswith(("torch.", "builtins.", "functools.", "collections.", "typing.")):
+            return NameV(qual, text)
+        resolved = self.index.resolve(qual, frame.file)
+        if resolved is None:
+            return NameV(qual, text)
+        if not resolved.name:
+            return ModuleV(resolved.file)
+        head, _, rest = resolved.name.partition(".")
+        value = self.module_global(resolved.file, head)
+        for attr in rest.split(".") if rest else ():
+            value = self.attribute(value, attr, frame)
+        return value
+
+    def module_global(self, file: F.FileFacts, name: str) -> Value:
+        key = (file.path, name)
+        if key in self._globals:
+            return self._globals[key]
+        if key in self._resolving:
+            return UNKNOWN
+        self._resolving.add(key)
+        try:
+            value: Value = UNKNOWN
+            qual = f"{file.module}.{name}" if file.module else name
+            frame = Frame(file, "<module>")
+            for stmt in file.body:
+                if isinstance(stmt, F.DefStmt) and stmt.function.name == name:
+                    value = FuncV(stmt.function, file)
+                elif isinstance(stmt, F.ClassStmt) and stmt.cls.name == name:
+                    value = ClassV(stmt.cls, file)
+                elif isinstance(stmt, F.Assign):
+                    for target in stmt.targets:
+                        if isinstance(target, F.Global) and target.qual == qual:
+                            value = self.expr(stmt.value, frame)
+            self._globals[key] = value
+            return value
+        finally:
+            self._resolving.discard(key)
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, body: tuple[F.Stmt, ...], frame: Frame, module_level: bool = False) -> None:
+        for stmt in body:
+            if frame.returned is not None:
+                return
+            self.stmt(stmt, frame, module_level)
+
+    def stmt(self, stmt: F.Stmt, frame: Frame, module_level: bool = False) -> None:
+        if isinstance(stmt, F.Assign):
+            value = self.expr(stmt.value, frame)
+            for target in stmt.targets:
+                self.assign(target, value, frame)
+        elif isinstance(stmt, F.AugAssign):
+            current = self.expr(stmt.target, frame)
+            value = self.expr(stmt.value, frame)
+            if isinstance(current, ListV) and stmt.op == "Add":
+                self.extend(current, value, frame)
+            else:
+                self.assign(stmt.target, UNKNOWN, frame)
+        elif isinstance(stmt, F.ExprStmt):
+            self.expr(stmt.value, frame)
+        elif isinstance(stmt, F.Return):
+            frame.returned = self.expr(stmt.value, frame) if stmt.value is not None else ConstV(None)
+        elif isinstance(stmt, F.If):
+            self.if_stmt(stmt, frame, module_level)
+        elif isinstance(stmt, F.For):
+            self.for_stmt(stmt, frame)
+        elif isinstance(stmt, F.While):
+            frame.loop_depth += 1
+            try:
+                self.block(stmt.body, frame)
+            finally:
+                frame.loop_depth -= 1
+        elif isinstance(stmt, F.Block):
+            self.block(stmt.body, frame, module_level)
+        elif isinstance(stmt, F.DefStmt):
+            if not module_level:
+                frame.env[stmt.function.name] = FuncV(stmt.function, frame.file, closure=frame.env)
+
+    def if_stmt(self, stmt: F.If, frame: Frame, module_level: bool) -> None:
+        test = stmt.test
+        narrowed = self.narrowing(test, frame)
+        if narrowed is not None:
+            name, inside, outside = narrowed
+            saved = frame.env.get(name)
+            frame.env[name] = inside
+            self.block(stmt.body, frame, module_level)
+            frame.env[name] = outside
+            self.block(stmt.orelse, frame, module_level)
+            if saved is not None:
+                frame.env[name] = saved
+            return
+        truth = self.truth(self.expr(test, frame))
+        if truth is True:
+            self.block(stmt.body, frame, module_level)
+            return
+        if truth is False:
+            self.block(stmt.orelse, frame, module_level)
+            return
+        self.both_branches(stmt.body, stmt.orelse, frame, module_level)
+
+    def both_branches(self, body: tuple[F.Stmt, ...], orelse: tuple[F.Stmt, ...], frame: Frame,
+                      module_level: bool) -> None:
+        """An `if` whose test we cannot decide: run each branch from the same state, and
+        where they disagree about a name or attribute, mark what they built as ambiguous."""
+        owner = frame.self_value
+        env0 = dict(frame.env)
+        attrs0 = dict(owner.attrs) if owner is not None else {}
+        order0 = list(owner.children_order) if owner is not None else []
+        frame.cond_depth += 1
+        try:
+            self.block(body, frame, module_level)
+            returned_then = frame.returned
+            frame.returned = None
+            env_then, attrs_then = dict(frame.env), dict(owner.attrs) if owner is not None else {}
+            order_then = list(owner.children_order) if owner is not None else []
+            frame.env = dict(env0)
+            if owner is not None:
+                owner.attrs, owner.children_order = dict(attrs0), list(order0)
+            self.block(orelse, frame, module_level)
+            returned_else = frame.returned
+        finally:
+            frame.cond_depth -= 1
+        frame.env = _merge(env_then, frame.env)
+        if owner is not None:
+            merged = _merge(attrs_then, owner.attrs)
+            order = order_then + [k for k in owner.children_order if k not in order_then]
+            owner.attrs, owner.children_order = merged, [k for k in order if k in merged]
+        if returned_then is not None and returned_else is not None:
+            frame.returned = _merge({"r": returned_then}, {"r": returned_else})["r"]
+        else:
+            frame.returned = None
+
+    def narrowing(self, test: F.Expr, frame: Frame) -> tuple[str, Value, Value] | None:
+        """`isinstance(m, (nn.Conv2d, nn.Linear))` on a `modules()` variable: the branch
+        sees only those types."""
+        negate = False
+        if isinstance(test, F.Not):
+            negate, test = True, test.value
+        if not (isinstance(test, F.Call) and isinstance(test.func, F.Global)
+                and test.func.qual == "builtins.isinstance" and len(test.args) == 2):
+            return None
+        subject = test.args[0].value
+        if not isinstance(subject, F.Local):
+            return None
+        value = frame.env.get(subject.name)
+        if not isinstance(value, ModulesV):
+            return None
+        types = self.type_names(self.expr(test.args[1].value, frame))
+        if types is None:
+            return None
+        inside = ModulesV(value.root, types if value.types is None else
+                          tuple(t for t in types if t in value.types), value.exclude, value.children_only)
+        outside = ModulesV(value.root, value.types, value.exclude + types, value.children_only)
+        if negate:
+            inside, outside = outside, inside
+        return subject.name, inside, outside
+
+    def type_names(self, value: Value) -> tuple[str, ...] | None:
+        if isinstance(value, TorchTypeV):
+            return (value.name,)
+        if isinstance(value, ClassV):
+            return (value.cls.qualname,)
+        if isinstance(value, (ListV, TupleV)):
+            items = value.items
+            names: list[str] = []
+            for item in items:
+                sub = self.type_names(item)
+                if sub is None:
+                    return None
+                names.extend(sub)
+            return tuple(names)
+        if isinstance(value, NameV) and value.qual.startswith("torch.nn."):
+            return (value.qual.rsplit(".", 1)[-1],)
+        return None
+
+    def for_stmt(self, stmt: F.For, frame: Frame) -> None:
+        iterable = self.expr(stmt.iter, frame)
+        frame.loop_depth += 1
+        try:
+            if isinstance(iterable, ModulesIterV):
+                item: Value = ModulesV(iterable.root, children_only=iterable.children_only)
+                if iterable.named:
+                    item = TupleV((UNKNOWN, item))
+                self.assign(stmt.target, item, frame)
+                self.block(stmt.body, frame)
+            elif isinstance(iterable, (ListV, TupleV)) and 0 < len(iterable.items) <= MAX_UNROLL:
+                for value in list(iterable.items):
+                    self.assign(stmt.target, value, frame)
+                    self.block(stmt.body, frame)
+                    if frame.returned is not None:
+                        break
+            else:
+                self.assign(stmt.target, UNKNOWN, frame)
+                self.block(stmt.body, frame)
+        finally:
+            frame.loop_depth -= 1
+        self.block(stmt.orelse, frame)
+
+    def assign(self, target: F.Expr, value: Value, frame: Frame) -> None:
+        if isinstance(target, F.Local):
+            frame.env[target.name] = value
+        elif isinstance(target, F.Global):
+            if target.qual.startswith(frame.file.module + ".") or not frame.file.module:
+                name = target.qual[len(frame.file.module) + 1:] if frame.file.module else target.qual
+                if "." not in name:
+                    frame.env[name] = value
+        elif isinstance(target, F.Attr):
+            owner = self.expr(target.value, frame)
+            if isinstance(owner, Layer):
+                owner.set_attr(target.attr, value)
+        elif isinstance(target, F.Subscript):
+            owner = self.expr(target.value, frame)
+            key = self.expr(target.index, frame)
+            if isinstance(owner, DictV) and isinstance(key, ConstV):
+                owner.items[key.value] = value
+            elif isinstance(owner, Layer) and owner.kind == "container" and isinstance(key, ConstV):
+                owner.set_attr(str(key.value), value)
+        elif isinstance(target, F.ListE):
+            items: tuple[Value, ...] = ()
+            if isinstance(value, (TupleV, ListV)):
+                items = tuple(value.items)
+            for i, sub in enumerate(target.items):
+                self.assign(sub, items[i] if i < len(items) else UNKNOWN, frame)
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, e: F.Expr | None, frame: Frame) -> Value:
+        if e is None:
+            return UNKNOWN
+        if isinstance(e, F.Const):
+            return ConstV(e.value)
+        if isinstance(e, F.Local):
+            return frame.env.get(e.name, UNKNOWN)
+        if isinstance(e, F.Global):
+            if frame.file.module and e.qual.startswith(frame.file.module + ".") and frame.name == "<module>":
+                name = e.qual[len(frame.file.module) + 1:]
+                if name in frame.env:
+                    return frame.env[name]
+            return self.global_value(e.qual, e.text, frame)
+        if isinstance(e, F.Attr):
+            return self.attribute(self.expr(e.value, frame), e.attr, frame)
+        if isinstance(e, F.Call):
+            return self.call(e, frame)
+        if isinstance(e, F.ListE):
+            items: list[Value] = []
+            for item in e.items:
+                if isinstance(item, F.Starred):
+                    inner = self.expr(item.value, frame)
+                    if isinstance(inner, (ListV, TupleV)):
+                        items.extend(inner.items)
+                    else:
+                        items.append(UNKNOWN)
+                else:
+                    items.append(self.expr(item, frame))
+            if e.kind == "tuple":
+                return TupleV(tuple(items))
+            return ListV(items, e.kind)
+        if isinstance(e, F.DictE):
+            out = DictV()
+            for k, v in e.items:
+                key = self.expr(k, frame)
+                out.items[key.value if isinstance(key, ConstV) else object()] = self.expr(v, frame)
+            return out
+        if isinstance(e, F.Subscript):
+            return self.subscript(self.expr(e.value, frame), self.expr(e.index, frame))
+        if isinstance(e, F.BinOp):
+            left, right = self.expr(e.left, frame), self.expr(e.right, frame)
+            if e.op == "Add" and isinstance(left, ListV) and isinstance(right, ListV):
+                return ListV(left.items + right.items)
+            if isinstance(left, ConstV) and isinstance(right, ConstV):
+                return _arith(e.op, left.value, right.value)
+            return UNKNOWN
+        if isinstance(e, F.Not):
+            truth = self.truth(self.expr(e.value, frame))
+            return UNKNOWN if truth is None else ConstV(not truth)
+        if isinstance(e, F.BoolOp):
+            values = [self.expr(v, frame) for v in e.values]
+            truths = [self.truth(v) for v in values]
+            if e.op == "and":
+                if any(t is False for t in truths):
+                    return ConstV(False)
+                return values[-1] if all(t is True for t in truths) else UNKNOWN
+            for v, t in zip(values, truths):
+                if t is True:
+                    return v
+                if t is None:
+                    return UNKNOWN
+            return values[-1]
+        if isinstance(e, F.IfExp):
+            truth = self.truth(self.expr(e.test, frame))
+            if truth is True:
+                return self.expr(e.body, frame)
+            if truth is False:
+                return self.expr(e.orelse, frame)
+            frame.cond_depth += 1
+            try:
+                a, b = self.expr(e.body, frame), self.expr(e.orelse, frame)
+            finally:
+                frame.cond_depth -= 1
+            return _merge({"v": a}, {"v": b})["v"]
+        if isinstance(e, F.Lambda):
+            return LambdaV(e.params, e.body, frame.file, frame.env)
+        if isinstance(e, F.Comprehension):
+            return self.comprehension(e, frame)
+        return UNKNOWN
+
+    def comprehension(self, e: F.Comprehension, frame: Frame) -> Value:
+        iterable = self.expr(e.iter, frame)
+        out = ListV()
+        saved = dict(frame.env)
+        frame.loop_depth += 1
+        try:
+            if isinstance(iterable, (ListV, TupleV)) and 0 < len(iterable.items) <= MAX_UNROLL:
+                for item in list(iterable.items):
+                    self.assign(e.target, item, frame)
+                    out.items.append(self.expr(e.elt, frame))
+            elif isinstance(iterable, ModulesIterV):
+                self.assign(e.target, ModulesV(iterable.root, children_only=iterable.children_only), frame)
+                self.expr(e.elt, frame)
+                return UNKNOWN
+            else:
+                self.assign(e.target, UNKNOWN, frame)
+                out.items.append(self.expr(e.elt, frame))
+        finally:
+            frame.loop_depth -= 1
+            frame.env = saved
+        return out
+
+    def subscript(self, value: Value, key: Value) -> Value:
+        if isinstance(value, (ListV, TupleV)) and isinstance(key, ConstV) and isinstance(key.value, int):
+            try:
+                return value.items[key.value]
+            except IndexError:
+                return UNKNOWN
+        if isinstance(value, DictV) and isinstance(key, ConstV):
+            return value.items.get(key.value, UNKNOWN)
+        if isinstance(value, Layer) and isinstance(key, ConstV):
+            if isinstance(key.value, int):
+                children = value.children()
+                try:
+                    return children[key.value][1]
+                except IndexError:
+                    return UNKNOWN
+            return value.attrs.get(str(key.value), UNKNOWN)
+        return UNKNOWN
+
+    def truth(self, value: Value) -> bool | None:
+        if isinstance(value, ConstV):
+            try:
+                return bool(value.value)
+            except Exception:
+                return None
+        if isinstance(value, (Layer, FuncV, ClassV, TorchTypeV, SNFuncV, PartialV)):
+            return True
+        if isinstance(value, ListV):
+            return bool(value.items) if value.items else None
+        return None
+
+    def attribute(self, value: Value, attr: str, frame: Frame) -> Value:
+        if isinstance(value, Layer):
+            if attr in value.attrs:
+                return value.attrs[attr]
+            if attr in ("weight", "bias") or attr.endswith(("_weight", "weight_orig")):
+                return WeightV(value, attr)
+            if value.cls is not None:
+                method = self.find_method(value.cls, frame.file, attr)
+                if method is not None:
+                    return FuncV(method[0], method[1], bound=value, cls=method[2])
+            return NameV(f"<layer>.{attr}")
+        if isinstance(value, ModulesV):
+            if attr in ("weight", "bias"):
+                return WeightV(value, attr)
+            return NameV(f"<modules>.{attr}")
+        if isinstance(value, WeightV):
+            if attr == "data":
+                return value
+            return NameV(f"<weight>.{attr}")
+        if isinstance(value, ModuleV):
+            return self.global_value(f"{value.file.module}.{attr}", attr, frame)
+        if isinstance(value, SuperV):
+            for base_cls, base_file in self.project_bases(value.cls, value.file):
+                method = base_cls.method(attr)
+                if method is not None:
+                    return FuncV(method, base_file, bound=value.self_value, cls=base_cls)
+            return NameV(f"<super>.{attr}")
+        if isinstance(value, NameV):
+            return NameV(f"{value.qual}.{attr}", f"{value.text}.{attr}")
+        return UNKNOWN
+
+    # ------------------------------------------------------------ calls
+
+    def call(self, e: F.Call, frame: Frame) -> Value:
+        loc = Location(frame.file.path, e.span)
+        func_expr = e.func
+        # Method calls on a value keep their receiver.
+        if isinstance(func_expr, F.Attr):
+            receiver = self.expr(func_expr.value, frame)
+            handled = self.method_call(receiver, func_expr.attr, e, frame, loc)
+            if handled is not None:
+                return handled
+            callee = self.attribute(receiver, func_expr.attr, frame)
+        else:
+            callee = self.expr(func_expr, frame)
+        if isinstance(func_expr, F.Global) and func_expr.qual == "builtins.super":
+            if frame.self_value is not None and frame.cls is not None:
+                return SuperV(frame.self_value, frame.cls, frame.file)
+            return UNKNOWN
+        args, kwargs = self.arguments(e, frame)
+        return self.apply(callee, args, kwargs, e, frame, loc, _text(func_expr))
+
+    def arguments(self, e: F.Call, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
+        args: list[Value] = []
+        kwargs: dict[str, Value] = {}
+        for a in e.args:
+            value = self.expr(a.value, frame)
+            if a.star == "*":
+                if isinstance(value, (ListV, TupleV)):
+                    args.extend(value.items)
+                else:
+                    args.append(UnknownV("*args"))
+            elif a.star == "**":
+                if isinstance(value, DictV):
+                    kwargs.update({str(k): v for k, v in value.items.items()})
+            elif a.keyword is not None:
+                kwargs[a.keyword] = value
+            else:
+                args.append(value)
+        return args, kwargs
+
+    def apply(self, callee: Value, args: list[Value], kwargs: dict[str, Value], e: F.Call | None,
+              frame: Frame, loc: Location, text: str) -> Value:
+        if frame.depth > MAX_DEPTH:
+            return UNKNOWN
+        if isinstance(callee, SNFuncV):
+            return self.spectral_norm(callee.api, callee.text, args, kwargs, e, frame, loc)
+        if isinstance(callee, TorchTypeV):
+            return self.build_torch(callee.name, args, kwargs, frame, loc)
+        if isinstance(callee, ClassV):
+            return self.instantiate(callee, tuple(args), kwargs, loc, frame)
+        if isinstance(callee, FuncV):
+            return self.invoke(callee, args, kwargs, frame, loc)
+        if isinstance(callee, LambdaV):
+            sub = Frame(callee.file, "<lambda>", frame, loc, depth=frame.depth + 1,
+                        env=dict(callee.closure), loop_depth=frame.loop_depth)
+            for name, value in zip(callee.params, args):
+                sub.env[name] = value
+            return self.expr(callee.body, sub)
+        if isinstance(callee, PartialV):
+            merged = {**callee.kwargs, **kwargs}
+            return self.apply(callee.func, list(callee.args) + args, merged, e, frame, loc,
+                              callee.text or text)
+        if isinstance(callee, NameV):
+            return self.named_call(callee, args, kwargs, e, frame, loc)
+        return UNKNOWN
+
+    def named_call(self, callee: NameV, args: list[Value], kwargs: dict[str, Value],
+                   e: F.Call | None, frame: Frame, loc: Location) -> Value:
+        qual = callee.qual
+        if qual in PARTIAL and args:
+            return PartialV(args[0], tuple(args[1:]), kwargs, callee.text)
+        if INIT_FUNCTION.match(qual) and args:
+            self.init_event(args[0], loc)
+            return UNKNOWN
+        if qual == "builtins.setattr" and len(args) >= 3:
+            owner, name = args[0], args[1]
+            if isinstance(owner, Layer):
+                owner.set_attr(name.value if isinstance(name, ConstV) else f"<{len(owner.attrs)}>", args[2])
+            return ConstV(None)
+        if qual == "builtins.getattr" and len(args) >= 2 and isinstance(args[1], ConstV):
+            return self.attribute(args[0], str(args[1].value), frame)
+        if qual in ("builtins.list", "builtins.tuple") and args:
+            inner = args[0]
+            if isinstance(inner, (ListV, TupleV)):
+                return ListV(list(inner.items)) if qual.endswith("list") else TupleV(tuple(inner.items))
+            return UNKNOWN
+        if qual in ("builtins.list",) and not args:
+            return ListV()
+        if qual in ("builtins.dict", "collections.OrderedDict"):
+            out = DictV(dict(kwargs))
+            if args and isinstance(args[0], (ListV, TupleV)):
+                for item in args[0].items:
+                    if isinstance(item, TupleV) and len(item.items) == 2 and isinstance(item.items[0], ConstV):
+                        out.items[item.items[0].value] = item.items[1]
+            elif args and isinstance(args[0], DictV):
+                out.items.update(args[0].items)
+            return out
+        if qual == "builtins.isinstance" and len(args) == 2:
+            types = self.type_names(args[1])
+            if isinstance(args[0], Layer) and types is not None:
+                return ConstV(bool({args[0].type, args[0].short_type, args[0].base_type} & set(types)))
+            return UNKNOWN
+        if qual == "builtins.range" or qual == "builtins.len":
+            return UNKNOWN
+        if qual.startswith(("builtins.", "torch.")):
+            return UNKNOWN
+        # An unknown function that receives a module may do anything to it (add SN, say).
+        for value in list(args) + list(kwargs.values()):
+            if isinstance(value, Layer) and value.kind == "module":
+                value.opaque = True
+        return UNKNOWN
+
+    def method_call(self, receiver: Value, name: str, e: F.Call, frame: Frame, loc: Location) -> Value | None:
+        if isinstance(receiver, ListV):
+            args, _ = self.arguments(e, frame)
+            if name == "append" and args:
+                receiver.items.append(args[0])
+            elif name == "extend" and args:
+                self.extend(receiver, args[0], frame)
+            elif name == "insert" and len(args) >= 2:
+                index = args[0].value if isinstance(args[0], ConstV) and isinstance(args[0].value, int) else len(receiver.items)
+                receiver.items.insert(index, args[1])
+            elif name == "pop":
+                return receiver.items.pop() if receiver.items else UNKNOWN
+            return ConstV(None)
+        if isinstance(receiver, DictV):
+            args, _ = self.arguments(e, frame)
+            if name in ("values",):
+                return ListV(list(receiver.items.values()))
+            if name in ("items",):
+                return ListV([TupleV((ConstV(k), v)) for k, v in receiver.items.items()])
+            if name == "get" and args and isinstance(args[0], ConstV):
+                return receiver.items.get(args[0].value, args[1] if len(args) > 1 else ConstV(None))
+            if name == "update" and args and isinstance(args[0], DictV):
+                receiver.items.update(args[0].items)
+            return None
+        if isinstance(receiver, WeightV):
+            if name in INPLACE_TENSOR_INIT:
+                self.arguments(e, frame)
+                self.init_event(receiver, loc)
+                return UNKNOWN
+            return None
+        if isinstance(receiver, Layer):
+            args, kwargs = self.arguments(e, frame)
+            if name in ("add_module", "register_module") and len(args) >= 2:
+                key = args[0].value if isinstance(args[0], ConstV) else f"<{len(receiver.attrs)}>"
+                receiver.set_attr(str(key), args[1])
+                return ConstV(None)
+            if name == "append" and receiver.kind == "container" and args:
+                receiver.set_attr(str(len(receiver.attrs)), args[0])
+                return ConstV(None)
+            if name == "extend" and receiver.kind == "container" and args and isinstance(args[0], (ListV, TupleV)):
+                for item in args[0].items:
+                    receiver.set_attr(str(len(receiver.attrs)), item)
+                return ConstV(None)
+            if name in ("modules", "named_modules", "children", "named_children"):
+                return ModulesIterV(receiver, named=name.startswith("named"),
+                                    children_only=name.endswith("children"))
+            if name == "apply" and args:
+                self.apply(args[0], [ModulesV(receiver)], {}, e, frame, loc, _text(e.args[0].value))
+                return receiver
+            if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "requires_grad_"):
+                return receiver
+            if name == "eval":
+                return receiver
+            return None
+        if isinstance(receiver, ModulesV):
+            if name in ("modules", "named_modules", "children", "named_children"):
+                return ModulesIterV(receiver.root, named=name.startswith("named"),
+                                    children_only=name.endswith("children"))
+            return None
+        return None
+
+    def extend(self, target: ListV, value: Value, frame: Frame) -> None:
+        if isinstance(value, (ListV, TupleV)):
+            target.items.extend(value.items)
+        else:
+            target.items.append(UNKNOWN)
+
+    # ------------------------------------------------------------ what calls build
+
+    def build_torch(self, name: str, args: list[Value], kwargs: dict[str, Value], frame: Frame,
+                    loc: Location) -> Value:
+        kind = KINDS[name]
+        layer = Layer(name, kind, loc, frame, args=tuple(args), kwargs=dict(kwargs),
+                      in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0)
+        if kind == "container":
+            items: list[tuple[str, Value]] = []
+            if name == "ModuleDict" or (args and isinstance(args[0], DictV)):
+                source = args[0] if args and isinstance(args[0], DictV) else DictV(dict(kwargs))
+                items = [(str(k), v) for k, v in source.items.items()]
+            elif name == "ModuleList":
+                if args and isinstance(args[0], (ListV, TupleV)):
+                    items = [(str(i), v) for i, v in enumerate(args[0].items)]
+            else:
+                items = [(str(i), v) for i, v in enumerate(args)]
+            for key, value in items:
+                layer.set_attr(key, value)
+        elif kind == "attention":
+            out_proj = Layer("Linear", "linear", loc, frame, in_loop=layer.in_loop, bypassed=True)
+            layer.set_attr("out_proj", out_proj)
+        return layer
+
+    def instantiate(self, cls_value: ClassV, args: tuple[Value, ...], kwargs: dict[str, Value],
+                    loc: Location, frame: Frame, root_build: bool = False) -> Value:
+        cls, file = cls_value.cls, cls_value.file
+        kind = self.class_kind(cls, file)
+        if kind == "sn_wrapper":
+            target = args[0] if args else kwargs.get("module", UNKNOWN)
+            return self.apply_sn(SN_CUSTOM, cls.name, target, {}, None, frame, loc)
+        torch_base = self.torch_base(cls, file)
+        if kind is None and torch_base is None:
+            return UNKNOWN
+        layer_kind = KINDS.get(torch_base or "", "module") if torch_base not in (None, "Module") else "module"
+        layer = Layer(cls.qualname, layer_kind, loc, frame, cls=cls, args=args, kwargs=dict(kwargs),
+                      in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
+                      base_type=torch_base if torch_base != "Module" else None)
+        if kind == "sn_mixin":
+            layer.sn.append(SNApp(SN_CUSTOM, cls.name, loc, loc, frame))
+        init = self.find_method(cls, file, "__init__")
+        if init is not None and frame.depth < MAX_DEPTH:
+            fn, fn_file, owner_cls = init
+            sub = Frame(fn_file, f"{cls.name}.__init__", frame, None if root_build else loc,
+                        self_value=layer, cls=owner_cls, depth=frame.depth + 1)
+            layer.init_frame = sub
+            self.bind_params(fn, [layer, *args], kwargs, sub, use_defaults=True)
+            self.block(fn.body, sub)
+        self.events.instances.append(layer)
+        return layer
+
+    def invoke(self, func: FuncV, args: list[Value], kwargs: dict[str, Value], frame: Frame,
+               loc: Location) -> Value:
+        if frame.depth >= MAX_DEPTH:
+            return UNKNOWN
+        sub = Frame(func.file, func.fn.name, frame, loc, depth=frame.depth + 1,
+                    env=dict(func.closure) if func.closure else {}, loop_depth=frame.loop_depth,
+                    cond_depth=frame.cond_depth)
+        if func.bound is not None:
+            if isinstance(func.bound, Layer):
+                sub.self_value = func.bound if func.fn.name == "__init__" else None
+                sub.cls = func.cls
+                if func.fn.name != "__init__":
+                    # A method building parts of `self` (`self._make_layers()`) counts as its init.
+                    sub.self_value = func.bound
+            args = [func.bound, *args]
+        self.bind_params(func.fn, args, kwargs, sub, use_defaults=True)
+        self.block(func.fn.body, sub)
+        return sub.returned or UNKNOWN
+
+    def bind_params(self, fn: F.FunctionFacts, args: list[Value], kwargs: dict[str, Value],
+                    frame: Frame, use_defaults: bool) -> None:
+        remaining = list(args)
+        extra_kwargs = dict(kwargs)
+        for p in fn.params:
+            if p.kind in ("pos", "posonly"):
+                if remaining:
+                    frame.env[p.name] = remaining.pop(0)
+                elif p.name in extra_kwargs:
+                    frame.env[p.name] = extra_kwargs.pop(p.name)
+                elif p.default is not None and use_defaults:
+                    frame.env[p.name] = self.default(p, frame)
+                else:
+                    frame.env[p.name] = UnknownV(f"parameter {p.name}")
+            elif p.kind == "star":
+                frame.env[p.name] = TupleV(tuple(remaining))
+                remaining = []
+            elif p.kind == "kwonly":
+                if p.name in extra_kwargs:
+                    frame.env[p.name] = extra_kwargs.pop(p.name)
+                elif p.default is not None and use_defaults:
+                    frame.env[p.name] = self.default(p, frame)
+                else:
+                    frame.env[p.name] = UnknownV(f"parameter {p.name}")
+            elif p.kind == "dstar":
+                frame.env[p.name] = DictV(dict(extra_kwargs))
+                extra_kwargs = {}
+
+    def default(self, p: F.Param, frame: Frame) -> Value:
+        # Defaults are evaluated in the defining module, outside the function.
+        outer = Frame(frame.file, "<defaults>", frame.parent, frame.call_site, depth=frame.depth)
+        return self.expr(p.default, outer)
+
+    # ------------------------------------------------------------ spectral norm
+
+    def spectral_norm(self, api: str, text: str, args: list[Value], kwargs: dict[str, Value],
+                      e: F.Call | None, frame: Frame, loc: Location) -> Value:
+        self.events.sn_calls.append(SNCall(api, text, loc))
+        target = args[0] if args else kwargs.get("module", UNKNOWN)
+        options: dict[str, tuple[Value, Location | None]] = {}
+        positional = ["module", "name", "n_power_iterations", "eps", "dim"]
+        for i, value in enumerate(args[1:], start=1):
+            if i < len(positional):
+                options[positional[i]] = (value, None)
+        for key, value in kwargs.items():
+            options[key] = (value, None)
+        if e is not None:
+            positional_args = [a for a in e.args if a.keyword is None and not a.star]
+            for i, a in enumerate(positional_args[1:], start=1):
+                if i < len(positional) and positional[i] in options:
+                    options[positional[i]] = (options[positional[i]][0], Location(loc.path, a.span))
+            for a in e.args:
+                if a.keyword in options:
+                    options[a.keyword] = (options[a.keyword][0], Location(loc.path, a.span))
+        return self.apply_sn(api, text, target, options, e, frame, loc)
+
+    def apply_sn(self, api: str, text: str, target: Value,
+                 options: dict[str, tuple[Value, Location | None]], e: F.Call | None,
+                 frame: Frame, loc: Location) -> Value:
+        name_value, name_loc = options.get("name", (ConstV("weight"), None))
+        dim_value, dim_loc = options.get("dim", (ConstV(None), None))
+        name = name_value.value if isinstance(name_value, ConstV) else None
+        dim = dim_value.value if isinstance(dim_value, ConstV) and isinstance(dim_value.value, int) else None
+        dim_explicit = "dim" in options and not (isinstance(dim_value, ConstV) and dim_value.value is None)
+
+        def one(layer: Layer, from_filter: bool, types: tuple[str, ...]) -> None:
+            site = loc if from_filter or layer.frame.is_within(frame) else frame.seen_from(layer.frame, loc)
+            app = SNApp(api, text, loc, site, frame, name, name_loc, dim, dim_loc, dim_explicit,
+                        from_filter, types)
+            layer.sn.append(app)
+            self.events.sn.append(SNEvent(app, layer))
+
+        if isinstance(target, Layer):
+            one(target, False, ())
+        elif isinstance(target, ModulesV):
+            for _, layer in target.members():
+                one(layer, True, target.types or ())
+        return target
+
+    def init_event(self, target: Value, loc: Location) -> None:
+        if not isinstance(target, WeightV):
+            return
+        owners: list[Layer] = []
+        if isinstance(target.owner, Layer):
+            owners = [target.owner]
+        elif isinstance(target.owner, ModulesV):
+            owners = [m for _, m in target.owner.members()]
+        for layer in owners:
+            self.events.inits.append(InitEvent(loc, layer, tuple(layer.sn), target.name))
+
+    # ------------------------------------------------------------ classes
+
+    def project_bases(self, cls: F.ClassFacts, file: F.FileFacts) -> list[tuple[F.ClassFacts, F.FileFacts]]:
+        out = []
+        frame = Frame(file, "<bases>")
+        for base in cls.bases:
+            value = self.expr(base, frame)
+            if isinstance(value, ClassV):
+                out.append((value.cls, value.file))
+        return out
+
+    def find_method(self, cls: F.ClassFacts, file: F.FileFacts, name: str,
+                    seen: frozenset[str] = frozenset()) -> tuple[F.FunctionFacts, F.FileFacts, F.ClassFacts] | None:
+        if cls.qualname in seen:
+            return None
+        method = cls.method(name)
+        if method is not None:
+            return method, file, cls
+        for base_cls, base_file in self.project_bases(cls, file):
+            found = self.find_method(base_cls, base_file, name, seen | {cls.qualname})
+            if found is not None:
+                return found
+        return None
+
+    def torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> str | None:
+        """The torch.nn type a project class derives from (`Conv2d`, or `Module`)."""
+        if cls.qualname in seen:
+            return None
+        frame = Frame(file, "<bases>")
+        found: str | None = None
+        for base in cls.bases:
+            value = self.expr(base, frame)
+            if isinstance(value, TorchTypeV):
+                if value.name != "Module" or found is None:
+                    found = value.name
+            elif isinstance(value, ClassV):
+                sub = self.torch_base(value.cls, value.file, seen | {cls.qualname})
+                if sub is not None and (sub != "Module" or found is None):
+                    found = sub
+            elif not (isinstance(value, NameV) and value.qual.startswith(("builtins.", "typing.", "torch."))):
+                # A base from outside the project (`BaseNetwork` from a package we do not
+                # see) is most likely a module; treat it as one so its layers are read.
+                if found is None and cls.method("__init__") is not None:
+                    found = "Module"
+        return found
+
+    def class_kind(self, cls: F.ClassFacts, file: F.FileFacts) -> str | None:
+        """"sn_wrapper" (hand-written SN around a module), "sn_mixin" (an SN layer class),
+        "module" (another nn.Module), None (not a module)."""
+        torch_base = self.torch_base(cls, file)
+        if _is_hand_written_sn(cls, self, file):
+            init = cls.method("__init__")
+            params = [p.name for p in init.params[1:]] if init else []
+            if torch_base in KINDS and KINDS.get(torch_base) in ("conv", "conv_transpose", "linear", "embedding"):
+                return "sn_mixin"
+            if params and params[0] in ("module", "layer", "m", "mod", "net"):
+                return "sn_wrapper"
+            return "sn_mixin" if torch_base not in (None, "Module") else "sn_wrapper"
+        if torch_base is not None:
+            return "module"
+        return None
+
+
+_SN_METHODS = frozenset({"_update_u_v", "update_u_v", "power_iteration", "_power_iteration",
+                         "l2normalize", "_l2normalize", "compute_weight", "W_", "sn_weight",
+                         "_make_params", "sv", "_noupdate_u_v"})
+_SN_NAMES = frozenset({"spectralnorm", "sn", "spectralnormalization", "spectralnormwrapper"})
+
+
+def _is_hand_written_sn(cls: F.ClassFacts, interp: Interpreter, file: F.FileFacts,
+                        seen: frozenset[str] = frozenset()) -> bool:
+    """A class that implements SN itself: power iteration in its methods, or named so."""
+    if cls.qualname in seen:
+        return False
+    if cls.method_names & _SN_METHODS or cls.name.lower().replace("_", "") in _SN_NAMES:
+        return True
+    return any(_is_hand_written_sn(b, interp, f, seen | {cls.qualname})
+               for b, f in interp.project_bases(cls, file))
+
+
+def _merge(a: dict, b: dict) -> dict:
+    out = dict(b)
+    for key, value in a.items():
+        if key not in b:
+            out[key] = value
+        elif b[key] is not value:
+            other = b[key]
+            for v in (value, other):
+                if isinstance(v, Layer):
+                    v.ambiguous = True
+            out[key] = other if isinstance(other, Layer) else value
+    return out
+
+
+def _arith(op: str, a: object, b: object) -> Value:
+    try:
+        if op == "Add":
+            return ConstV(a + b)  # type: ignore[operator]
+        if op == "Multiply":
+            return ConstV(a * b)  # type: ignore[operator]
+        if op == "Subtract":
+            return ConstV(a - b)  # type: ignore[operator]
+        if op == "FloorDivide":
+            return ConstV(a // b)  # type: ignore[operator]
+    except Exception:
+        pass
+    return UNKNOWN
+
+
+def _text(e: F.Expr) -> str:
+    if isinstance(e, F.Global):
+        return e.text or e.qual.rsplit(".", 1)[-1]
+    if isinstance(e, F.Local):
+        return e.name
+    if isinstance(e, F.Attr):
+        return f"{_text(e.value)}.{e.attr}"
+    return ""
+
+
+def span_of(loc: Location) -> Span:
+    return loc.span

@@ -1,0 +1,270 @@
+"""The values the link step's interpreter computes: layers, SN applications, callables.
+
+A `Layer` is one module object the program builds; where one source line builds many
+(a block used four times, a loop), each instance is its own `Layer` with the same
+construction `call`, and checks merge them by site.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from snlint.findings import Location
+from snlint.torchapi import KINDS
+
+if TYPE_CHECKING:
+    from snlint.facts import ClassFacts, FileFacts, FunctionFacts
+
+
+@dataclass(eq=False)
+class Frame:
+    """One interpretation of one function body (or of a module's top level)."""
+
+    file: "FileFacts"
+    name: str
+    parent: "Frame | None" = None
+    call_site: Location | None = None  # the call in the parent frame that opened this one
+    self_value: "Layer | None" = None  # the instance an __init__ frame builds
+    cls: "ClassFacts | None" = None
+    loop_depth: int = 0
+    cond_depth: int = 0
+    env: dict[str, "Value"] = field(default_factory=dict)
+    returned: "Value | None" = None
+    depth: int = 0
+
+    def seen_from(self, target: "Frame", loc: Location) -> Location:
+        """Where `loc` (a node in this frame) shows in `target`, an ancestor frame: the call
+        there that led here. Unrelated frames see the node itself."""
+        frame: Frame | None = self
+        current = loc
+        while frame is not None and frame is not target:
+            if frame.call_site is None:
+                return loc
+            current = frame.call_site
+            frame = frame.parent
+        return current if frame is target else loc
+
+    def is_within(self, ancestor: "Frame") -> bool:
+        frame: Frame | None = self
+        while frame is not None:
+            if frame is ancestor:
+                return True
+            frame = frame.parent
+        return False
+
+
+class Value:
+    pass
+
+
+@dataclass(eq=False)
+class UnknownV(Value):
+    why: str = ""
+
+
+UNKNOWN = UnknownV()
+
+
+@dataclass(eq=False)
+class ConstV(Value):
+    value: Any
+
+
+@dataclass(eq=False)
+class SNApp:
+    api: str  # SN_HOOK | SN_PARAM | SN_CUSTOM
+    callee: str  # the SN callable as written at the call (`spectral_norm`, `SN`, `SpectralNorm`)
+    call: Location  # the SN call node itself
+    site: Location  # where the mistake shows, seen from the frame that built the layer
+    frame: Frame
+    name: str | None = "weight"  # None when not a literal
+    name_arg: Location | None = None
+    dim: int | None = None  # explicit dim when a literal
+    dim_arg: Location | None = None
+    dim_explicit: bool = False
+    from_filter: bool = False  # applied by a `modules()` loop or `apply(fn)` over types
+    filter_types: tuple[str, ...] = ()
+
+
+@dataclass(eq=False)
+class Layer(Value):
+    type: str  # torch short name (`Conv2d`) or a project class qualname
+    kind: str  # a torchapi kind, or "module" for project classes
+    call: Location  # the node that builds it
+    frame: Frame  # the frame that built it
+    cls: "ClassFacts | None" = None
+    args: tuple[Value, ...] = ()
+    kwargs: dict[str, Value] = field(default_factory=dict)
+    sn: list[SNApp] = field(default_factory=list)
+    attrs: dict[str, Value] = field(default_factory=dict)  # `self.x = ...`, add_module
+    children_order: list[str] = field(default_factory=list)
+    in_loop: bool = False
+    conditional: bool = False
+    ambiguous: bool = False
+    bypassed: bool = False  # a forward torch never calls (MultiheadAttention.out_proj)
+    init_frame: Frame | None = None
+    opaque: bool = False  # something snlint cannot follow touched its modules
+    kept_in_eval: bool = False
+    base_type: str | None = None  # torch type a project subclass derives from
+
+    @property
+    def short_type(self) -> str:
+        return self.type.rsplit(".", 1)[-1]
+
+    def set_attr(self, name: str, value: Value) -> None:
+        if name not in self.attrs:
+            self.children_order.append(name)
+        self.attrs[name] = value
+
+    def children(self) -> list[tuple[str, "Layer"]]:
+        out = []
+        for name in self.children_order:
+            value = self.attrs.get(name)
+            if isinstance(value, Layer):
+                out.append((name, value))
+        return out
+
+    def descendants(self, path: str = "", seen: set[int] | None = None) -> list[tuple[str, "Layer"]]:
+        seen = set() if seen is None else seen
+        out: list[tuple[str, Layer]] = []
+        for name, child in self.children():
+            if id(child) in seen:
+                continue
+            seen.add(id(child))
+            sub = f"{path}.{name}" if path else name
+            out.append((sub, child))
+            out.extend(child.descendants(sub, seen))
+        return out
+
+    def kernel_is_1x1(self) -> bool | None:
+        k = self.kwargs.get("kernel_size")
+        if k is None and len(self.args) >= 3:
+            k = self.args[2]
+        if isinstance(k, ConstV):
+            v = k.value
+            if isinstance(v, int):
+                return v == 1
+            if isinstance(v, tuple) and all(isinstance(x, int) for x in v):
+                return all(x == 1 for x in v)
+        if isinstance(k, ListV) and all(isinstance(i, ConstV) for i in k.items):
+            return all(i.value == 1 for i in k.items)  # type: ignore[attr-defined]
+        return None
+
+
+@dataclass(eq=False)
+class ListV(Value):
+    items: list[Value] = field(default_factory=list)
+    kind: str = "list"
+
+
+@dataclass(eq=False)
+class DictV(Value):
+    items: dict[Any, Value] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class FuncV(Value):
+    fn: "FunctionFacts"
+    file: "FileFacts"
+    closure: dict[str, Value] | None = None
+    bound: Value | None = None  # `self` for a bound method
+    cls: "ClassFacts | None" = None
+
+
+@dataclass(eq=False)
+class LambdaV(Value):
+    params: tuple[str, ...]
+    body: Any  # facts.Expr
+    file: "FileFacts"
+    closure: dict[str, Value]
+
+
+@dataclass(eq=False)
+class ClassV(Value):
+    cls: "ClassFacts"
+    file: "FileFacts"
+
+
+@dataclass(eq=False)
+class TorchTypeV(Value):
+    name: str
+
+    @property
+    def kind(self) -> str:
+        return KINDS[self.name]
+
+
+@dataclass(eq=False)
+class SNFuncV(Value):
+    api: str
+    text: str
+
+
+@dataclass(eq=False)
+class PartialV(Value):
+    func: Value
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
+    text: str = ""
+
+
+@dataclass(eq=False)
+class NameV(Value):
+    """A global name that is not a layer type: `torch.nn.init.normal_`, `builtins.isinstance`."""
+
+    qual: str
+    text: str = ""
+
+
+@dataclass(eq=False)
+class ModuleV(Value):
+    file: "FileFacts"
+
+
+@dataclass(eq=False)
+class ModulesV(Value):
+    """One module out of `root.modules()` (a loop variable or `apply`'s argument), narrowed
+    by the `isinstance` tests seen so far."""
+
+    root: Layer
+    types: tuple[str, ...] | None = None  # torch short names / project qualnames; None = any
+    exclude: tuple[str, ...] = ()
+    children_only: bool = False
+
+    def matches(self, layer: Layer) -> bool:
+        names = {layer.type, layer.short_type, layer.base_type or ""}
+        if self.types is not None and not names & set(self.types):
+            return False
+        return not names & set(self.exclude)
+
+    def members(self) -> list[tuple[str, Layer]]:
+        members = self.root.children() if self.children_only else self.root.descendants()
+        return [(p, m) for p, m in members if self.matches(m)]
+
+
+@dataclass(eq=False)
+class ModulesIterV(Value):
+    root: Layer
+    named: bool = False
+    children_only: bool = False
+
+
+@dataclass(eq=False)
+class WeightV(Value):
+    """A layer's parameter (`m.weight`, `m.weight.data`)."""
+
+    owner: Value  # Layer or ModulesV
+    name: str
+
+
+@dataclass(eq=False)
+class SuperV(Value):
+    self_value: Layer
+    cls: "ClassFacts"
+    file: "FileFacts"
+
+
+@dataclass(eq=False)
+class TupleV(Value):
+    items: tuple[Value, ...]

@@ -1,0 +1,468 @@
+"""Lower one libcst module to source facts (snlint.facts).
+
+One visit of one file. Global names are qualified through the file's imports here, so
+that the link step never needs the syntax tree: `nn.utils.spectral_norm` becomes
+`Global("torch.nn.utils.spectral_norm")` and `from .layers import snconv2d` becomes
+`Global("pkg.layers.snconv2d")`.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Sequence
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from snlint import facts as F
+from snlint.findings import Span
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def to_span(rng: CodeRange) -> Span:
+    # libcst columns are 0-based and the end is exclusive; the contract is 1-based.
+    return Span(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
+
+
+def _dotted(node: cst.BaseExpression | cst.ImportFrom | None) -> str:
+    if node is None:
+        return ""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def resolve_relative(module: str, is_package: bool, level: int, name: str) -> str:
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    base = ".".join(parts)
+    if base and name:
+        return f"{base}.{name}"
+    return base or name
+
+
+class _Bindings(cst.CSTVisitor):
+    """Names a scope binds, without descending into nested scopes."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def _target(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.Name):
+            self.names.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for el in node.elements:
+                self._target(el.value)
+        elif isinstance(node, cst.StarredElement):
+            self._target(node.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        if isinstance(node.name, cst.Name):
+            self.names.add(node.name.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._target(node.target)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return False
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return False
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+
+class _Imports(cst.CSTVisitor):
+    """Every import in the file, wherever it is: local imports in training functions count."""
+
+    def __init__(self, module: str, is_package: bool) -> None:
+        self.module = module
+        self.is_package = is_package
+        self.table: dict[str, str] = {}
+        self.star: list[str] = []
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = _dotted(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.table[alias.asname.name.value] = full
+            else:
+                head = full.split(".")[0]
+                self.table[head] = head
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        level = len(node.relative)
+        base = _dotted(node.module)
+        if level:
+            base = resolve_relative(self.module, self.is_package, level, base)
+        if isinstance(node.names, cst.ImportStar):
+            self.star.append(base)
+            return
+        for alias in node.names:
+            name = _dotted(alias.name)
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.table[local] = f"{base}.{name}" if base else name
+
+
+class Lowerer:
+    def __init__(self, wrapper: MetadataWrapper, module: str, is_package: bool) -> None:
+        self.tree = wrapper.module
+        self.positions = wrapper.resolve(PositionProvider)
+        self.module = module
+        self.is_package = is_package
+        imports = _Imports(module, is_package)
+        self.tree.visit(imports)
+        self.imports = imports.table
+        self.star = imports.star
+        top = _Bindings()
+        for stmt in self.tree.body:
+            stmt.visit(top)
+        self.module_names = top.names - set(self.imports)
+        self.scopes: list[set[str]] = []
+        self.class_stack: list[str] = []
+
+    # ------------------------------------------------------------ helpers
+
+    def span(self, node: cst.CSTNode) -> Span:
+        return to_span(self.positions[node])
+
+    def text(self, node: cst.CSTNode) -> str:
+        return self.tree.code_for_node(node)
+
+    def qualify(self, name: str) -> F.Expr:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return F.Local(name)
+        if name in self.imports:
+            return F.Global(self.imports[name], text=name)
+        if name in self.module_names:
+            return F.Global(f"{self.module}.{name}" if self.module else name, text=name)
+        if name in _BUILTINS:
+            return F.Global(f"builtins.{name}", text=name)
+        if self.star:
+            return F.Global(f"{self.star[-1]}.{name}", text=name)
+        return F.Unknown(name)
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, node: cst.BaseExpression | None) -> F.Expr:
+        if node is None:
+            return F.Const(None)
+        span = self.span(node)
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False", "None"):
+                return F.Const({"True": True, "False": False, "None": None}[node.value], span=span)
+            e = self.qualify(node.value)
+            return _with_span(e, span)
+        if isinstance(node, cst.Attribute):
+            value = self.expr(node.value)
+            if isinstance(value, F.Global):
+                return F.Global(f"{value.qual}.{node.attr.value}", text=self.text(node), span=span)
+            return F.Attr(value, node.attr.value, span=span)
+        if isinstance(node, cst.Call):
+            args = tuple(self.arg(a) for a in node.args)
+            return F.Call(self.expr(node.func), args, span=span)
+        if isinstance(node, cst.Integer):
+            try:
+                return F.Const(int(node.value, 0), span=span)
+            except ValueError:
+                return F.Const(int(node.value.replace("_", "")), span=span)
+        if isinstance(node, cst.Float):
+            return F.Const(float(node.value.replace("_", "")), span=span)
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            value = node.evaluated_value
+            return F.Const(value if isinstance(value, str) else None, span=span)
+        if isinstance(node, cst.UnaryOperation):
+            inner = self.expr(node.expression)
+            if isinstance(node.operator, cst.Not):
+                return F.Not(inner, span=span)
+            if isinstance(node.operator, cst.Minus) and isinstance(inner, F.Const) and isinstance(inner.value, (int, float)):
+                return F.Const(-inner.value, span=span)
+            return F.Unknown(self.text(node), span=span)
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            kind = {cst.List: "list", cst.Tuple: "tuple", cst.Set: "set"}[type(node)]
+            items = []
+            for el in node.elements:
+                if isinstance(el, cst.StarredElement):
+                    items.append(F.Starred(self.expr(el.value), span=self.span(el)))
+                else:
+                    items.append(self.expr(el.value))
+            return F.ListE(tuple(items), kind, span=span)
+        if isinstance(node, cst.Dict):
+            pairs = []
+            for el in node.elements:
+                if isinstance(el, cst.DictElement):
+                    pairs.append((self.expr(el.key), self.expr(el.value)))
+            return F.DictE(tuple(pairs), span=span)
+        if isinstance(node, cst.Subscript):
+            index: F.Expr = F.Unknown("")
+            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+                index = self.expr(node.slice[0].slice.value)
+            return F.Subscript(self.expr(node.value), index, span=span)
+        if isinstance(node, cst.BinaryOperation):
+            return F.BinOp(self.expr(node.left), type(node.operator).__name__, self.expr(node.right), span=span)
+        if isinstance(node, cst.BooleanOperation):
+            op = "and" if isinstance(node.operator, cst.And) else "or"
+            return F.BoolOp(op, (self.expr(node.left), self.expr(node.right)), span=span)
+        if isinstance(node, cst.IfExp):
+            return F.IfExp(self.expr(node.test), self.expr(node.body), self.expr(node.orelse), span=span)
+        if isinstance(node, cst.Lambda):
+            params = tuple(p.name.value for p in node.params.params)
+            self.scopes.append(set(params))
+            try:
+                body = self.expr(node.body)
+            finally:
+                self.scopes.pop()
+            return F.Lambda(params, body, span=span)
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return self.comprehension(node, span)
+        if isinstance(node, cst.NamedExpr):
+            return self.expr(node.value)
+        if isinstance(node, cst.Await):
+            return self.expr(node.expression)
+        return F.Unknown(self.text(node)[:80], span=span)
+
+    def comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp, span: Span) -> F.Expr:
+        clause = node.for_in
+        iter_expr = self.expr(clause.iter)
+        names = _Bindings()
+        names._target(clause.target)
+        self.scopes.append(names.names)
+        try:
+            target = self.expr(clause.target)
+            elt = self.expr(node.elt)
+        finally:
+            self.scopes.pop()
+        kind = "list" if isinstance(node, cst.ListComp) else "generator"
+        return F.Comprehension(elt, target, iter_expr, kind, span=span)
+
+    def arg(self, node: cst.Arg) -> F.Arg:
+        # The contract's "argument" node is `dim=0` without the trailing comma.
+        first: cst.CSTNode = node.keyword if node.keyword is not None else node.value
+        start = self.positions[first].start
+        end = self.positions[node.value].end
+        span = Span(start.line, start.column + 1 - len(node.star), end.line, end.column + 1)
+        return F.Arg(
+            self.expr(node.value),
+            node.keyword.value if node.keyword is not None else None,
+            node.star,
+            span,
+        )
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, body: Sequence[cst.BaseStatement] | cst.BaseSuite) -> tuple[F.Stmt, ...]:
+        if isinstance(body, cst.IndentedBlock):
+            statements: Sequence = body.body
+        elif isinstance(body, cst.SimpleStatementSuite):
+            statements = [body]
+        else:
+            statements = body  # type: ignore[assignment]
+        out: list[F.Stmt] = []
+        for stmt in statements:
+            out.extend(self.stmt(stmt))
+        return tuple(out)
+
+    def stmt(self, node: cst.CSTNode) -> list[F.Stmt]:
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            out: list[F.Stmt] = []
+            for small in node.body:
+                out.extend(self.small(small))
+            return out
+        span = self.span(node)
+        if isinstance(node, cst.If):
+            orelse: tuple[F.Stmt, ...] = ()
+            if isinstance(node.orelse, cst.If):
+                orelse = tuple(self.stmt(node.orelse))
+            elif isinstance(node.orelse, cst.Else):
+                orelse = self.block(node.orelse.body)
+            return [F.If(self.expr(node.test), self.block(node.body), orelse, span=span)]
+        if isinstance(node, cst.For):
+            orelse = self.block(node.orelse.body) if node.orelse else ()
+            return [F.For(self.expr(node.target), self.expr(node.iter), self.block(node.body), orelse, span=span)]
+        if isinstance(node, cst.While):
+            return [F.While(self.expr(node.test), self.block(node.body), span=span)]
+        if isinstance(node, cst.With):
+            pre: list[F.Stmt] = []
+            for item in node.items:
+                value = self.expr(item.item)
+                if item.asname is not None:
+                    pre.append(F.Assign((self.expr(item.asname.name),), value, span=span))
+                else:
+                    pre.append(F.ExprStmt(value, span=span))
+            return [F.Block(tuple(pre) + self.block(node.body), span=span)]
+        if isinstance(node, cst.Try):
+            body = list(self.block(node.body))
+            for handler in node.handlers:
+                body.extend(self.block(handler.body))
+            if node.orelse:
+                body.extend(self.block(node.orelse.body))
+            if node.finalbody:
+                body.extend(self.block(node.finalbody.body))
+            return [F.Block(tuple(body), span=span)]
+        if isinstance(node, cst.FunctionDef):
+            return [F.DefStmt(self.function(node), span=span)]
+        if isinstance(node, cst.ClassDef):
+            return [F.ClassStmt(self.cls(node), span=span)]
+        return []
+
+    def small(self, node: cst.BaseSmallStatement) -> list[F.Stmt]:
+        span = self.span(node)
+        if isinstance(node, cst.Assign):
+            targets = tuple(self.expr(t.target) for t in node.targets)
+            return [F.Assign(targets, self.expr(node.value), span=span)]
+        if isinstance(node, cst.AnnAssign):
+            if node.value is None:
+                return []
+            return [F.Assign((self.expr(node.target),), self.expr(node.value), span=span)]
+        if isinstance(node, cst.AugAssign):
+            op = type(node.operator).__name__.replace("Assign", "")
+            return [F.AugAssign(self.expr(node.target), op, self.expr(node.value), span=span)]
+        if isinstance(node, cst.Expr):
+            return [F.ExprStmt(self.expr(node.value), span=span)]
+        if isinstance(node, cst.Return):
+            return [F.Return(self.expr(node.value) if node.value is not None else None, span=span)]
+        return []
+
+    # ------------------------------------------------------------ definitions
+
+    def params(self, params: cst.Parameters) -> tuple[F.Param, ...]:
+        out: list[F.Param] = []
+
+        def add(p: cst.Param, kind: str) -> None:
+            default = self.expr(p.default) if p.default is not None else None
+            start = self.positions[p.name].start
+            end = self.positions[p.default if p.default is not None else p.name].end
+            if p.default is None and p.annotation is not None:
+                end = self.positions[p.annotation].end
+            span = Span(start.line, start.column + 1, end.line, end.column + 1)
+            annotation = self.expr(p.annotation.annotation) if p.annotation is not None else None
+            out.append(F.Param(p.name.value, default, kind, span, annotation))
+
+        for p in params.posonly_params:
+            add(p, "posonly")
+        for p in params.params:
+            add(p, "pos")
+        if isinstance(params.star_arg, cst.Param):
+            add(params.star_arg, "star")
+        for p in params.kwonly_params:
+            add(p, "kwonly")
+        if params.star_kwarg is not None:
+            add(params.star_kwarg, "dstar")
+        return tuple(out)
+
+    def function(self, node: cst.FunctionDef) -> F.FunctionFacts:
+        name = node.name.value
+        prefix = ".".join(filter(None, [self.module, *self.class_stack]))
+        # Defaults are evaluated in the enclosing scope.
+        params = self.params(node.params)
+        scope = _Bindings()
+        node.body.visit(scope)
+        local = scope.names | {p.name for p in params}
+        # `global x` makes x module-level again.
+        for stmt in _iter_globals(node.body):
+            local.discard(stmt)
+        self.scopes.append(local)
+        saved_classes = self.class_stack
+        self.class_stack = []
+        try:
+            body = self.block(node.body)
+        finally:
+            self.scopes.pop()
+            self.class_stack = saved_classes
+        return F.FunctionFacts(name, f"{prefix}.{name}" if prefix else name, params, body,
+                               self.span(node), is_method=bool(saved_classes))
+
+    def cls(self, node: cst.ClassDef) -> F.ClassFacts:
+        name = node.name.value
+        prefix = ".".join(filter(None, [self.module, *self.class_stack]))
+        bases = tuple(self.expr(b.value) for b in node.bases if b.keyword is None)
+        methods: list[tuple[str, F.FunctionFacts]] = []
+        body: list[F.Stmt] = []
+        self.class_stack = [*self.class_stack, name]
+        try:
+            for stmt in _suite(node.body):
+                if isinstance(stmt, cst.FunctionDef):
+                    methods.append((stmt.name.value, self.function(stmt)))
+                elif isinstance(stmt, cst.SimpleStatementLine):
+                    body.extend(self.stmt(stmt))
+        finally:
+            self.class_stack = self.class_stack[:-1]
+        return F.ClassFacts(name, f"{prefix}.{name}" if prefix else name, bases, tuple(methods),
+                            self.span(node.name), tuple(body))
+
+    def file(self, path: str) -> F.FileFacts:
+        body = self.block(self.tree.body)
+        functions = tuple((s.function.name, s.function) for s in body if isinstance(s, F.DefStmt))
+        classes = tuple((s.cls.name, s.cls) for s in body if isinstance(s, F.ClassStmt))
+        return F.FileFacts(path, self.module, body, functions, classes, self.is_package)
+
+
+def _suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return body.body if isinstance(body, cst.IndentedBlock) else [body]
+
+
+def _iter_globals(body: cst.BaseSuite) -> list[str]:
+    names: list[str] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Global(self, node: cst.Global) -> None:
+            names.extend(n.name.value for n in node.names)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    body.visit(V())
+    return names
+
+
+def _with_span(e: F.Expr, span: Span) -> F.Expr:
+    from dataclasses import replace
+
+    return replace(e, span=span)
+
+
+def lower(module: cst.Module, path: str, module_name: str, is_package: bool = False) -> F.FileFacts:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    return Lowerer(wrapper, module_name, is_package).file(path)

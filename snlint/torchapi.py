@@ -1,0 +1,83 @@
+"""What snlint knows about torch's public names, without importing torch.
+
+Layer kinds decide every rule: which layers need SN (conv, linear), which must never get
+it (normalization layers, weightless modules), which normalize with batch statistics.
+"""
+
+from __future__ import annotations
+
+import re
+
+SN_HOOK = "hook"  # torch.nn.utils.spectral_norm: forward pre-hook, weight_orig/_u/_v
+SN_PARAM = "parametrization"  # torch.nn.utils.parametrizations.spectral_norm
+SN_CUSTOM = "custom"  # a hand-written SN wrapper or mixin in the project
+
+SN_FUNCTIONS = {
+    "torch.nn.utils.spectral_norm": SN_HOOK,
+    "torch.nn.utils.spectral_norm.spectral_norm": SN_HOOK,
+    "torch.nn.utils.parametrizations.spectral_norm": SN_PARAM,
+    "torch.nn.utils.parametrizations.spectral_norm.spectral_norm": SN_PARAM,
+}
+
+PARTIAL = frozenset({"functools.partial"})
+
+KINDS: dict[str, str] = {}
+
+
+def _add(kind: str, names: str) -> None:
+    for name in names.split():
+        KINDS[name] = kind
+
+
+_add("conv", "Conv1d Conv2d Conv3d LazyConv1d LazyConv2d LazyConv3d")
+_add("conv_transpose", "ConvTranspose1d ConvTranspose2d ConvTranspose3d "
+     "LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d")
+_add("linear", "Linear LazyLinear Bilinear")
+_add("batch_norm", "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d "
+     "LazyBatchNorm3d SyncBatchNorm")
+_add("sample_norm", "LayerNorm GroupNorm InstanceNorm1d InstanceNorm2d InstanceNorm3d "
+     "LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d RMSNorm LocalResponseNorm")
+_add("activation", "ReLU ReLU6 LeakyReLU PReLU RReLU ELU CELU SELU GELU SiLU Mish Tanh "
+     "Sigmoid Hardtanh Hardswish Hardsigmoid Softplus Softsign Softshrink Hardshrink "
+     "Tanhshrink LogSigmoid Softmax Softmax2d LogSoftmax Softmin GLU Threshold")
+_add("pooling", "MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d "
+     "AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d "
+     "LPPool1d LPPool2d LPPool3d FractionalMaxPool2d FractionalMaxPool3d")
+_add("dropout", "Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout")
+_add("identity", "Identity Flatten Unflatten")
+_add("upsample", "Upsample UpsamplingNearest2d UpsamplingBilinear2d PixelShuffle PixelUnshuffle")
+_add("padding", "ZeroPad1d ZeroPad2d ZeroPad3d ReflectionPad1d ReflectionPad2d ReflectionPad3d "
+     "ReplicationPad1d ReplicationPad2d ReplicationPad3d ConstantPad1d ConstantPad2d ConstantPad3d "
+     "CircularPad1d CircularPad2d CircularPad3d")
+_add("container", "Sequential ModuleList ModuleDict")
+_add("attention", "MultiheadAttention")
+_add("embedding", "Embedding EmbeddingBag")
+_add("module", "Module")
+
+NEEDS_SN = frozenset({"conv", "conv_transpose", "linear"})
+NORMALIZATION = frozenset({"batch_norm", "sample_norm"})
+# Modules with no weight matrix for SN to normalize (SN102).
+WEIGHTLESS = frozenset({"activation", "pooling", "dropout", "identity", "upsample", "padding",
+                        "container", "attention"})
+
+_TORCH_NN = re.compile(r"^torch\.nn(?:\.modules(?:\.\w+)?)?\.(\w+)$")
+
+
+def layer_type(qual: str) -> str | None:
+    """`torch.nn.Conv2d` / `torch.nn.modules.conv.Conv2d` -> `Conv2d`, else None."""
+    match = _TORCH_NN.match(qual)
+    if match and match.group(1) in KINDS:
+        return match.group(1)
+    return None
+
+
+def default_sn_dim(type_name: str) -> int:
+    return 1 if KINDS.get(type_name) == "conv_transpose" else 0
+
+
+INIT_FUNCTION = re.compile(r"^torch\.nn\.init\.\w+_$")
+INPLACE_TENSOR_INIT = frozenset({
+    "normal_", "uniform_", "fill_", "zero_", "copy_", "xavier_uniform_", "xavier_normal_",
+    "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "constant_", "mul_", "div_",
+    "clamp_", "add_", "sub_", "trunc_normal_", "set_",
+})
