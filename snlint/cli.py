@@ -1,0 +1,220 @@
+"""The command line: `snlint [OPTIONS] [PATHS]...` (DESIGN, "CLI and configuration").
+
+Options, not subcommands, so no path can collide with a command. This module parses
+options, asks config/engine/report to do the work, and turns the outcome into output
+and an exit code: 0 clean, 1 a warning or error, 2 usage error or snlint could not run.
+No traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+
+import click
+
+from snlint import report
+from snlint.findings import Finding
+from snlint.report.text import one_line
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# Severities that make a run fail; info never changes the exit code.
+FAILING = frozenset({"warning", "error"})
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("snlint")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str] | None:
+    """`--select SN1,SN201 --select SN3` -> ["SN1", "SN201", "SN3"]; None when not given,
+    so the configuration's value stands."""
+    if not values:
+        return None
+    return [code.strip().upper() for value in values for code in value.split(",") if code.strip()]
+
+
+def _fail(message: str) -> None:
+    click.echo(f"snlint: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _internal_error(exc: BaseException) -> None:
+    detail = one_line(str(exc))
+    _fail(f"internal error: {type(exc).__name__}" + (f": {detail}" if detail else ""))
+
+
+def _use_color() -> bool:
+    """Colors only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    return _stdout_is_terminal()
+
+
+def _stdout_is_terminal() -> bool:
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _emit(text: str, color: bool = False) -> None:
+    try:
+        click.echo(text, color=color)
+    except BrokenPipeError:
+        # `snlint | head`: the reader left; stop quietly instead of a traceback at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(EXIT_FINDINGS)
+
+
+def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
+    failing = any(f.severity in FAILING for f in findings)
+    return EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--select", multiple=True, callback=_codes, metavar="CODES",
+              help="Rules to enable, replacing the default set: codes, prefixes (SN3) or ALL. "
+                   "Comma-separated; may repeat.")
+@click.option("--extend-select", multiple=True, callback=_codes, metavar="CODES",
+              help="Rules to enable in addition to the selected ones.")
+@click.option("--ignore", multiple=True, callback=_codes, metavar="CODES",
+              help="Rules to disable (SN9xx diagnostics too, e.g. SN91).")
+@click.option("--graph/--no-graph", default=None,
+              help="Run the graph pass (imports discriminators with torch). "
+                   "Default: on when torch is importable.")
+@click.option("--graph-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS", help="Time limit for importing and building a module.")
+@click.option("--output-format", type=click.Choice(report.FORMATS), default=None,
+              help="Default: full on a terminal, else concise.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Show counts per rule instead of the findings.")
+@click.option("--force-exclude", is_flag=True, default=None,
+              help="Apply exclude patterns to paths given on the command line too.")
+@click.option("--list-rules", is_flag=True, help="List the rules and exit.")
+@click.option("--explain", metavar="CODE", help="Print the page of a rule and exit.")
+@click.version_option(_version(), "-V", "--version", prog_name="snlint",
+                      message="%(prog)s %(version)s")
+def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[str] | None,
+         ignore: list[str] | None, graph: bool | None, graph_timeout: float | None,
+         output_format: str | None, exit_zero: bool, statistics: bool,
+         force_exclude: bool | None, list_rules: bool, explain: str | None) -> None:
+    """Audit PyTorch GAN code for spectral-normalization and batch-coupling mistakes."""
+    fmt = output_format or ("full" if _stdout_is_terminal() else "concise")
+    color = fmt in report.TEXT_FORMATS and _use_color()
+
+    if list_rules:
+        _emit(_rule_list(fmt), color)
+        return
+    if explain is not None:
+        _emit(_explanation(explain, fmt), color)
+        return
+
+    paths = paths or (".",)
+    missing = [path for path in paths if not os.path.lexists(path)]
+    for path in missing:
+        click.echo(f"snlint: path not found: {path}", err=True)
+    if missing:
+        sys.exit(EXIT_ERROR)
+
+    try:
+        from snlint.config import ConfigError, find_root, load_config
+    except Exception as exc:  # a broken install: say so in one line
+        _internal_error(exc)
+
+    try:
+        root = find_root(list(paths))
+        config = load_config(root, select=select, extend_select=extend_select, ignore=ignore,
+                             graph=graph, graph_timeout=graph_timeout,
+                             force_exclude=force_exclude)
+    except ConfigError as exc:
+        _fail(one_line(str(exc)))
+    except Exception as exc:
+        _internal_error(exc)
+
+    try:
+        from snlint.engine import run
+
+        result = run(list(paths), config)
+        findings = list(result.findings)
+        if statistics:
+            text = report.render_stats(findings, fmt)
+        else:
+            text = report.render(findings, fmt, result.sources, color=color)
+        # ruff's closing lines, on stdout for the text formats only (never in JSON).
+        closing = ("" if statistics or fmt not in report.TEXT_FORMATS
+                   else report.summary(findings, unsafe_fixes=False))
+    except Exception as exc:
+        _internal_error(exc)
+
+    if text:
+        _emit(text + ("\n" if fmt == "full" and closing else ""), color)
+    if closing:
+        _emit(closing, color)
+    sys.exit(exit_code(findings, exit_zero))
+
+
+def _catalogue() -> dict:
+    from snlint.checks.catalogue import load_catalogue
+
+    try:
+        return load_catalogue()
+    except FileNotFoundError as exc:
+        _fail(str(exc))
+    except Exception as exc:
+        _internal_error(exc)
+
+
+def _rule_row(rule) -> dict:
+    return {"code": rule.code, "name": rule.name, "severity": rule.severity, "fix": rule.fix,
+            "default": "off" if rule.opt_in else "on", "summary": rule.summary}
+
+
+def _rule_list(fmt: str) -> str:
+    rows = [_rule_row(rule) for _, rule in sorted(_catalogue().items())]
+    if fmt not in report.TEXT_FORMATS:
+        from snlint.report.json import render_rows
+
+        return render_rows(rows, fmt)
+    columns = ("code", "name", "severity", "fix", "default", "summary")
+    widths = {c: max([len(c)] + [len(row[c]) for row in rows]) for c in columns[:-1]}
+    lines = ["  ".join(c.upper().ljust(widths.get(c, 0)) for c in columns).rstrip()]
+    for row in rows:
+        lines.append("  ".join(row[c].ljust(widths.get(c, 0)) for c in columns).rstrip())
+    return "\n".join(lines)
+
+
+def _explanation(code: str, fmt: str) -> str:
+    code = code.strip().upper()
+    rules = _catalogue()
+    rule = rules.get(code)
+    if rule is None:
+        _fail(f"unknown rule code: {code} (see snlint --list-rules)")
+    if fmt not in report.TEXT_FORMATS:
+        import json
+
+        row = _rule_row(rule) | {"explanation": rule.page}
+        return json.dumps(row, indent=2) if fmt == "json" else json.dumps(row, separators=(",", ":"))
+    return _page_text(rule)
+
+
+def _page_text(rule) -> str:
+    """The page as Markdown, its front matter turned into one line under the title."""
+    body = rule.page
+    if body.startswith("---\n"):
+        end = body.find("\n---\n", 4)
+        if end >= 0:
+            body = body[end + 5:]
+    body = body.strip("\n")
+    default = "off by default (opt-in)" if rule.opt_in else "on by default"
+    facts = f"Severity: {rule.severity}. Fix: {rule.fix}. {default[0].upper()}{default[1:]}."
+    title, _, rest = body.partition("\n")
+    if title.startswith("# "):
+        return f"{title}\n\n{facts}\n\n{rest.lstrip(chr(10))}".rstrip("\n")
+    return f"{facts}\n\n{body}"
