@@ -40,10 +40,10 @@ def merge_instances(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def run_checks(project, ctx: Context) -> list[Finding]:
-    from snlint.checks import coverage, placement
+    from snlint.checks import coupling, coverage, placement
 
     findings: list[Finding] = []
-    for family in (placement, coverage):
+    for family in (placement, coverage, coupling):
         findings.extend(family.check(project, ctx))
     return merge_instances(findings)
 

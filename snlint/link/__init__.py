@@ -14,11 +14,12 @@ from pathlib import Path
 from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef
 from snlint.link.index import ProjectIndex
-from snlint.link.interpret import Events, Interpreter
+from snlint.link.interpret import D_NAME, Events, Interpreter
 from snlint.link.values import Layer
 
 _NAME = re.compile(r"(discriminator|critic)", re.I)
 _EXACT = re.compile(r"^(NetD|netD|_netD|D_\w+|D)$")
+_BOUND = D_NAME
 
 
 @dataclass
@@ -36,6 +37,12 @@ class LinkedProject:
     roots: dict[str, Layer] = field(default_factory=dict)  # class qualname -> built alone
     discriminators: list[Discriminator] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
+    kept_in_eval: set = field(default_factory=set)  # construction sites a train() override keeps in eval
+    files: dict[str, FileFacts] = field(default_factory=dict)
+    assumptions: dict[int, str] = field(default_factory=dict)  # id(ForwardCall) -> what was assumed
+
+    def instances_of(self, qualname: str) -> list[Layer]:
+        return [i for i in self.events.instances if i.cls is not None and i.cls.qualname == qualname]
 
 
 def _config_matches(entry: str, file: FileFacts, cls: ClassFacts, root: Path | None) -> bool:
@@ -75,22 +82,94 @@ def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminat
             project.errors.append((path, "too deeply nested to interpret"))
 
     for file in files:
+        for _, cls in file.classes:
+            if interp.class_kind(cls, file) in ("module", None):
+                def build(cls=cls, file=file) -> None:
+                    built = interp.instantiate_root(cls, file)
+                    if isinstance(built, Layer):
+                        project.roots[cls.qualname] = built
+                        interp.run_methods(built, file)
+                guarded(file.path, build)
+    for file in files:
         guarded(file.path, lambda: interp.run_module(file))
         for _, fn in file.functions:
             guarded(file.path, lambda: interp.run_function(fn, file))
-        for _, cls in file.classes:
-            if interp.class_kind(cls, file) == "module":
-                def build(cls=cls, file=file) -> None:
-                    project.roots[cls.qualname] = interp.instantiate_root(cls, file)
-                guarded(file.path, build)
+    project.kept_in_eval = interp.events.kept_sites
+    project.files = {f.path: f for f in files}
 
+    find_discriminators(project, list(discriminators), list(not_discriminators), root)
+    return project
+
+
+def _classes(files: list[FileFacts]):
     for file in files:
         for _, cls in file.classes:
-            evidence = discriminator_evidence(cls, file, list(discriminators),
-                                              list(not_discriminators), root)
-            if evidence is None or cls.qualname not in project.roots:
-                continue
-            ref = DiscriminatorRef(f"{file.path}:{cls.name}", evidence)
-            project.discriminators.append(
-                Discriminator(cls, file, ref, project.roots.get(cls.qualname)))
-    return project
+            yield cls, file
+
+
+def find_discriminators(project: LinkedProject, discriminators: list[str],
+                        not_discriminators: list[str], root: Path | None) -> None:
+    """Decide which classes are discriminators, strongest evidence first: configuration,
+    then the training code (called on real and generated samples in one update, or a
+    gradient penalty through it), then names (of the class, or of what it is bound to)."""
+    files = project.index.files
+    by_qual = {cls.qualname: (cls, file) for cls, file in _classes(files)}
+    excluded = {q for q, (c, f) in by_qual.items()
+                if any(_config_matches(e, f, c, root) for e in not_discriminators)}
+    evidence: dict[str, tuple[str, str]] = {}
+    for q, (c, f) in by_qual.items():
+        if q not in excluded and any(_config_matches(e, f, c, root) for e in discriminators):
+            evidence[q] = ("configuration", "")
+
+    # Forward calls through a bare name (`netD` passed in as a parameter) belong to the
+    # project's discriminator when there is exactly one candidate.
+    named = {q for q, (c, f) in by_qual.items() if q not in excluded and q in project.roots
+             and (_NAME.search(c.name) or _EXACT.match(c.name))}
+    for inst in project.events.instances:
+        if inst.cls is not None and inst.cls.qualname not in excluded and any(
+                _BOUND.search(n) for n in inst.bound_names):
+            named.add(inst.cls.qualname)
+    candidates = set(evidence) | named
+    sole = next(iter(candidates)) if len(candidates) == 1 else None
+    assumed: dict[int, str] = {}
+    for call in project.events.forwards:
+        if call.module is None and sole is not None and _BOUND.search(call.callee):
+            call.module = project.roots.get(sole)
+            assumed[id(call)] = (f"{call.callee} is not built where it is used; assumed to be "
+                                 f"{by_qual[sole][0].name}, the project's only discriminator class")
+    project.assumptions = assumed
+
+    updates: dict[tuple, dict[str, list]] = {}
+    for call in project.events.forwards:
+        if call.module is None or call.module.cls is None:
+            continue
+        q = call.module.cls.qualname
+        updates.setdefault((call.update, q), {}).setdefault(call.kind, []).append(call)
+    for (update, q), kinds in updates.items():
+        if q in excluded or q in evidence:
+            continue
+        if "real" in kinds and "fake" in kinds:
+            fn = kinds["real"][0].function
+            evidence[q] = ("training code", f"called on real and generated samples in {fn}()")
+    for penalty in project.events.penalties:
+        module = penalty.forward.module
+        if module is not None and module.cls is not None:
+            q = module.cls.qualname
+            if q not in excluded and q not in evidence:
+                evidence[q] = ("training code", f"a gradient penalty is taken through it in "
+                                                f"{penalty.forward.function}()")
+    for q in sorted(named):
+        if q not in evidence:
+            c = by_qual[q][0]
+            if _NAME.search(c.name) or _EXACT.match(c.name):
+                evidence[q] = ("name", "")
+            else:
+                bound = next(n for i in project.instances_of(q) for n in i.bound_names if _BOUND.search(n))
+                evidence[q] = ("name", f"bound to {bound}")
+    for q, (kind, detail) in evidence.items():
+        if q not in project.roots:
+            continue
+        cls, file = by_qual[q]
+        ref = DiscriminatorRef(f"{file.path}:{cls.name}", kind, detail)
+        project.discriminators.append(Discriminator(cls, file, ref, project.roots[q]))
+    project.discriminators.sort(key=lambda d: (d.file.path, d.cls.span))

@@ -15,7 +15,7 @@ from snlint.findings import Location, Span
 from snlint.link.index import ProjectIndex
 from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV,
-    ModulesV, ModuleV, NameV, PartialV, SNApp, SNFuncV, SuperV, TorchTypeV, TupleV,
+    ModulesV, ModuleV, NameV, PartialV, SNApp, SNFuncV, SuperV, TensorV, TorchTypeV, TupleV,
     UnknownV, Value, WeightV,
 )
 from snlint.torchapi import (
@@ -24,6 +24,16 @@ from snlint.torchapi import (
 
 MAX_DEPTH = 24
 MAX_UNROLL = 64
+
+import re  # noqa: E402
+
+# Names training code gives its players. A discriminator bound to `netD` or `self.D`, a
+# generator bound to `netG`; single letters only as whole names.
+D_NAME = re.compile(r"(?:^|[._])(?:net_?d|d_?net|disc|discriminator|critic|model_?d|d_model)$|(?:^|\.)D(?:_\w+)?$", re.I)
+G_NAME = re.compile(r"(?:^|[._])(?:net_?g|g_?net|gen|generator|model_?g|g_model|g_ema|netg_ema)$|(?:^|\.)G(?:_\w+)?$|(?:^|\.)G_ema$", re.I)
+REAL_NAME = re.compile(r"real|^x$|^imgs?$|^images?$|^x_?data$|^inputs?$|^batch$|^data$", re.I)
+FAKE_NAME = re.compile(r"fake|gen(?:erated)?_|^x_?gen|^g_?out|samples?_?g|^x_?fake", re.I)
+DATA_SOURCE = re.compile(r"loader|dataset|dataiter|data_iter|batches", re.I)
 
 
 @dataclass
@@ -48,11 +58,42 @@ class InitEvent:
 
 
 @dataclass
+class ForwardCall:
+    """A module called in code that runs it (training code, or a forward method)."""
+
+    module: Layer | None  # the instance, when known
+    callee: str  # as written: `netD`, `self.D`
+    call: Location
+    kind: str  # "real" | "fake" | "mixed" | "unknown": what its input is
+    update: tuple  # calls with the same key belong to one update (one loop body of one function)
+    function: str
+    order: int
+
+
+@dataclass
+class Penalty:
+    """`torch.autograd.grad(outputs=D(x), ..., create_graph=True)`: a gradient penalty."""
+
+    forward: ForwardCall
+    grad: Location
+
+
+@dataclass
+class BatchNormCall:
+    owner: Layer | None
+    call: Location
+
+
+@dataclass
 class Events:
     sn: list[SNEvent] = field(default_factory=list)
     sn_calls: list[SNCall] = field(default_factory=list)
     inits: list[InitEvent] = field(default_factory=list)
     instances: list[Layer] = field(default_factory=list)
+    forwards: list[ForwardCall] = field(default_factory=list)
+    penalties: list[Penalty] = field(default_factory=list)
+    batch_norm_calls: list[BatchNormCall] = field(default_factory=list)
+    kept_sites: set = field(default_factory=set)
 
 
 class Interpreter:
@@ -71,7 +112,7 @@ class Interpreter:
 
     def run_function(self, fn: F.FunctionFacts, file: F.FileFacts) -> Value:
         """A helper on its own, with its defaults and unknown parameters."""
-        frame = Frame(file, fn.name)
+        frame = Frame(file, fn.name, function=fn.name)
         self.bind_params(fn, [], {}, frame, use_defaults=True)
         self.block(fn.body, frame)
         return frame.returned or UNKNOWN
@@ -81,6 +122,19 @@ class Interpreter:
         loc = Location(file.path, cls.span)
         root = Frame(file, f"<build {cls.name}>")
         return self.instantiate(ClassV(cls, file), (), {}, loc, root, root_build=True)
+
+    def run_methods(self, instance: Layer, file: F.FileFacts) -> None:
+        """Every method but __init__ of a built instance, with `self` bound to it: a
+        `train()` override, a forward that calls `F.batch_norm`, a trainer's steps."""
+        if instance.cls is None:
+            return
+        for name, fn in instance.cls.methods:
+            if name == "__init__" or instance.init_frame is None:
+                continue
+            frame = Frame(file, f"{instance.cls.name}.{name}", self_value=instance, cls=instance.cls,
+                          function=name)
+            self.bind_params(fn, [instance], {}, frame, use_defaults=True)
+            self.block(fn.body, frame)
 
     # ------------------------------------------------------------ globals
 
@@ -158,10 +212,12 @@ class Interpreter:
             self.for_stmt(stmt, frame)
         elif isinstance(stmt, F.While):
             frame.loop_depth += 1
+            frame.loops.append(stmt.span)
             try:
                 self.block(stmt.body, frame)
             finally:
                 frame.loop_depth -= 1
+                frame.loops.pop()
         elif isinstance(stmt, F.Block):
             self.block(stmt.body, frame, module_level)
         elif isinstance(stmt, F.DefStmt):
@@ -268,8 +324,16 @@ class Interpreter:
     def for_stmt(self, stmt: F.For, frame: Frame) -> None:
         iterable = self.expr(stmt.iter, frame)
         frame.loop_depth += 1
+        frame.loops.append(stmt.span)
         try:
-            if isinstance(iterable, ModulesIterV):
+            if isinstance(iterable, TensorV) or (
+                    not isinstance(iterable, (ListV, TupleV, ModulesIterV))
+                    and any(DATA_SOURCE.search(n) for n in _names_in(stmt.iter))):
+                # Batches of a data loader: what comes out is real data.
+                tags = iterable.tags if isinstance(iterable, TensorV) and iterable.tags else frozenset({"real"})
+                self.assign_all(stmt.target, TensorV(tags), frame)
+                self.block(stmt.body, frame)
+            elif isinstance(iterable, ModulesIterV):
                 item: Value = ModulesV(iterable.root, children_only=iterable.children_only)
                 if iterable.named:
                     item = TupleV((UNKNOWN, item))
@@ -286,9 +350,21 @@ class Interpreter:
                 self.block(stmt.body, frame)
         finally:
             frame.loop_depth -= 1
+            frame.loops.pop()
         self.block(stmt.orelse, frame)
 
+    def assign_all(self, target: F.Expr, value: Value, frame: Frame) -> None:
+        if isinstance(target, F.ListE):
+            for sub in target.items:
+                self.assign_all(sub, value, frame)
+        else:
+            self.assign(target, value, frame)
+
     def assign(self, target: F.Expr, value: Value, frame: Frame) -> None:
+        if isinstance(value, Layer):
+            name = _text(target)
+            if name and name not in value.bound_names:
+                value.bound_names.append(name)
         if isinstance(target, F.Local):
             frame.env[target.name] = value
         elif isinstance(target, F.Global):
@@ -361,6 +437,8 @@ class Interpreter:
                 return ListV(left.items + right.items)
             if isinstance(left, ConstV) and isinstance(right, ConstV):
                 return _arith(e.op, left.value, right.value)
+            if isinstance(left, TensorV) or isinstance(right, TensorV):
+                return _tensor_join([left, right])
             return UNKNOWN
         if isinstance(e, F.Not):
             truth = self.truth(self.expr(e.value, frame))
@@ -419,6 +497,8 @@ class Interpreter:
         return out
 
     def subscript(self, value: Value, key: Value) -> Value:
+        if isinstance(value, TensorV):
+            return value
         if isinstance(value, (ListV, TupleV)) and isinstance(key, ConstV) and isinstance(key.value, int):
             try:
                 return value.items[key.value]
@@ -467,6 +547,8 @@ class Interpreter:
             if attr == "data":
                 return value
             return NameV(f"<weight>.{attr}")
+        if isinstance(value, TensorV):
+            return value
         if isinstance(value, ModuleV):
             return self.global_value(f"{value.file.module}.{attr}", attr, frame)
         if isinstance(value, SuperV):
@@ -526,7 +608,14 @@ class Interpreter:
         if isinstance(callee, SNFuncV):
             return self.spectral_norm(callee.api, callee.text, args, kwargs, e, frame, loc)
         if isinstance(callee, TorchTypeV):
-            return self.build_torch(callee.name, args, kwargs, frame, loc)
+            built = self.build_torch(callee.name, args, kwargs, frame, loc)
+            if callee.origin is not None and isinstance(built, Layer):
+                built.origin = callee.origin
+            return built
+        if isinstance(callee, Layer):
+            return self.forward_call(callee, text, args, frame, loc, e)
+        if isinstance(callee, UnknownV) and text and (D_NAME.search(text) or G_NAME.search(text)):
+            return self.forward_call(None, text, args, frame, loc, e)
         if isinstance(callee, ClassV):
             return self.instantiate(callee, tuple(args), kwargs, loc, frame)
         if isinstance(callee, FuncV):
@@ -539,8 +628,11 @@ class Interpreter:
             return self.expr(callee.body, sub)
         if isinstance(callee, PartialV):
             merged = {**callee.kwargs, **kwargs}
-            return self.apply(callee.func, list(callee.args) + args, merged, e, frame, loc,
-                              callee.text or text)
+            built = self.apply(callee.func, list(callee.args) + args, merged, e, frame, loc,
+                               callee.text or text)
+            if callee.origin is not None and isinstance(built, Layer) and built.origin is None:
+                built.origin = callee.origin
+            return built
         if isinstance(callee, NameV):
             return self.named_call(callee, args, kwargs, e, frame, loc)
         return UNKNOWN
@@ -583,6 +675,19 @@ class Interpreter:
             return UNKNOWN
         if qual == "builtins.range" or qual == "builtins.len":
             return UNKNOWN
+        if qual == "torch.autograd.grad":
+            self.gradient_penalty(args, kwargs, frame, loc)
+            return UNKNOWN
+        if qual == "torch.nn.functional.batch_norm":
+            training = kwargs.get("training", args[5] if len(args) > 5 else None)
+            if training is not None and not (isinstance(training, ConstV) and not training.value):
+                self.events.batch_norm_calls.append(BatchNormCall(frame.self_value, loc))
+            return _tensor_join(args)
+        if qual == "builtins.next":
+            return TensorV(frozenset({"real"}))
+        tensors = [v for v in list(args) + list(kwargs.values()) if _has_tensor(v)]
+        if tensors:
+            return _tensor_join(tensors)
         if qual.startswith(("builtins.", "torch.")):
             return UNKNOWN
         # An unknown function that receives a module may do anything to it (add SN, say).
@@ -615,6 +720,9 @@ class Interpreter:
             if name == "update" and args and isinstance(args[0], DictV):
                 receiver.items.update(args[0].items)
             return None
+        if isinstance(receiver, TensorV):
+            args, kwargs = self.arguments(e, frame)
+            return _tensor_join([receiver, *args, *kwargs.values()])
         if isinstance(receiver, WeightV):
             if name in INPLACE_TENSOR_INIT:
                 self.arguments(e, frame)
@@ -642,15 +750,64 @@ class Interpreter:
                 return receiver
             if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "requires_grad_"):
                 return receiver
-            if name == "eval":
+            if name == "eval" or (name == "train" and args and self.truth(args[0]) is False):
+                self.kept_in_eval(receiver, frame)
                 return receiver
             return None
         if isinstance(receiver, ModulesV):
+            if name == "eval" or name == "train":
+                args, _ = self.arguments(e, frame)
+                if name == "eval" or (args and self.truth(args[0]) is False):
+                    for _, layer in receiver.members():
+                        self.kept_in_eval(layer, frame)
+                return ConstV(None)
             if name in ("modules", "named_modules", "children", "named_children"):
                 return ModulesIterV(receiver.root, named=name.startswith("named"),
                                     children_only=name.endswith("children"))
             return None
         return None
+
+    def kept_in_eval(self, layer: Layer, frame: Frame) -> None:
+        """`.eval()` that lasts: in a `train()` override (it runs after every `.train()`),
+        or in `__init__` on a frozen part. An `.eval()` in training code is for validation."""
+        scope = frame
+        while scope is not None and scope.self_value is None:
+            scope = scope.parent
+        if scope is None or scope.function not in ("train", "__init__") and not scope.name.endswith(".__init__"):
+            return
+        for target in [layer] + [m for _, m in layer.descendants()]:
+            target.kept_in_eval = True
+            self.events.kept_sites.add((target.call.path, target.call.span))
+
+    def forward_call(self, module: Layer | None, text: str, args: list[Value], frame: Frame,
+                     loc: Location, e: F.Call | None) -> Value:
+        first = args[0] if args else UNKNOWN
+        kind = _input_kind(first, e.args[0].value if e is not None and e.args else None)
+        root = frame.root
+        call = ForwardCall(module, text, loc, kind, (id(root), tuple(root.loops)),
+                           frame.function or root.function or root.name, len(self.events.forwards))
+        self.events.forwards.append(call)
+        is_generator = G_NAME.search(text or "") is not None or (
+            module is not None and (re.search("generator", module.short_type, re.I) is not None
+                                    or any(G_NAME.search(n) for n in module.bound_names)))
+        out = _tensor_join(args) if args else TensorV()
+        if is_generator:
+            return TensorV(frozenset({"fake"}), ((module, loc),) if module is not None else ())
+        return TensorV(out.tags if not (D_NAME.search(text or "")) else frozenset(),
+                       ((module, loc),) if module is not None else (("?", call),))
+
+    def gradient_penalty(self, args: list[Value], kwargs: dict[str, Value], frame: Frame,
+                         loc: Location) -> None:
+        create_graph = kwargs.get("create_graph")
+        if create_graph is None or self.truth(create_graph) is False:
+            return
+        outputs = kwargs.get("outputs", args[0] if args else UNKNOWN)
+        for tensor in _tensors(outputs):
+            for module, where in tensor.outputs:
+                forward = next((f for f in reversed(self.events.forwards)
+                                if f.call == where or (module == "?" and f is where)), None)
+                if forward is not None:
+                    self.events.penalties.append(Penalty(forward, loc))
 
     def extend(self, target: ListV, value: Value, frame: Frame) -> None:
         if isinstance(value, (ListV, TupleV)):
@@ -691,8 +848,13 @@ class Interpreter:
             return self.apply_sn(SN_CUSTOM, cls.name, target, {}, None, frame, loc)
         torch_base = self.torch_base(cls, file)
         if kind is None and torch_base is None:
-            return UNKNOWN
-        layer_kind = KINDS.get(torch_base or "", "module") if torch_base not in (None, "Module") else "module"
+            if cls.method("__init__") is None and not cls.methods:
+                return UNKNOWN
+        if kind is None and torch_base is None:
+            # A plain object (a trainer holding `self.netD`): built so its methods can run.
+            layer_kind = "object"
+        else:
+            layer_kind = KINDS.get(torch_base or "", "module") if torch_base not in (None, "Module") else "module"
         layer = Layer(cls.qualname, layer_kind, loc, frame, cls=cls, args=args, kwargs=dict(kwargs),
                       in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
                       base_type=torch_base if torch_base != "Module" else None)
@@ -741,7 +903,7 @@ class Interpreter:
                 elif p.default is not None and use_defaults:
                     frame.env[p.name] = self.default(p, frame)
                 else:
-                    frame.env[p.name] = UnknownV(f"parameter {p.name}")
+                    frame.env[p.name] = _unknown_parameter(p.name)
             elif p.kind == "star":
                 frame.env[p.name] = TupleV(tuple(remaining))
                 remaining = []
@@ -759,7 +921,14 @@ class Interpreter:
     def default(self, p: F.Param, frame: Frame) -> Value:
         # Defaults are evaluated in the defining module, outside the function.
         outer = Frame(frame.file, "<defaults>", frame.parent, frame.call_site, depth=frame.depth)
-        return self.expr(p.default, outer)
+        value = self.expr(p.default, outer)
+        # A layer type taken from a default (`norm_layer=nn.BatchNorm2d`) reports there.
+        origin = Location(frame.file.path, p.span)
+        if isinstance(value, TorchTypeV):
+            return TorchTypeV(value.name, origin)
+        if isinstance(value, PartialV):
+            return PartialV(value.func, value.args, value.kwargs, value.text, origin)
+        return value
 
     # ------------------------------------------------------------ spectral norm
 
@@ -939,3 +1108,78 @@ def _text(e: F.Expr) -> str:
 
 def span_of(loc: Location) -> Span:
     return loc.span
+
+
+def _unknown_parameter(name: str) -> Value:
+    """A parameter nobody passed: training helpers name their tensors for what they hold."""
+    if FAKE_NAME.search(name):
+        return TensorV(frozenset({"fake"}))
+    if REAL_NAME.search(name) and not D_NAME.search(name) and not G_NAME.search(name):
+        return TensorV(frozenset({"real"}))
+    return UnknownV(f"parameter {name}")
+
+
+def _has_tensor(value: Value) -> bool:
+    return bool(_tensors(value))
+
+
+def _tensors(value: Value) -> list[TensorV]:
+    if isinstance(value, TensorV):
+        return [value]
+    if isinstance(value, (ListV, TupleV)):
+        return [t for item in value.items for t in _tensors(item)]
+    return []
+
+
+def _tensor_join(values) -> TensorV:
+    out = TensorV()
+    for value in values:
+        for t in _tensors(value):
+            out = out.join(t)
+    return out
+
+
+def _input_kind(value: Value, expr: F.Expr | None) -> str:
+    tags: frozenset[str] = value.tags if isinstance(value, TensorV) else frozenset()
+    if not tags and expr is not None:
+        names = _names_in(expr)
+        if any(FAKE_NAME.search(n) for n in names):
+            tags = tags | {"fake"}
+        if any(REAL_NAME.search(n) and not FAKE_NAME.search(n) for n in names):
+            tags = tags | {"real"}
+    if "real" in tags and "fake" in tags:
+        return "mixed"
+    if "fake" in tags:
+        return "fake"
+    if "real" in tags:
+        return "real"
+    return "unknown"
+
+
+def _names_in(e: F.Expr | None) -> list[str]:
+    """The identifiers an expression mentions (for name-based evidence only)."""
+    out: list[str] = []
+
+    def walk(x) -> None:
+        if isinstance(x, F.Local):
+            out.append(x.name)
+        elif isinstance(x, F.Global):
+            out.append(x.text or x.qual.rsplit(".", 1)[-1])
+        elif isinstance(x, F.Attr):
+            out.append(x.attr)
+            walk(x.value)
+        elif isinstance(x, F.Call):
+            walk(x.func)
+            for a in x.args:
+                walk(a.value)
+        elif isinstance(x, (F.ListE,)):
+            for i in x.items:
+                walk(i)
+        elif isinstance(x, (F.Subscript, F.Starred, F.Not)):
+            walk(x.value)
+        elif isinstance(x, F.BinOp):
+            walk(x.left)
+            walk(x.right)
+
+    walk(e)
+    return out

@@ -32,6 +32,15 @@ class Frame:
     env: dict[str, "Value"] = field(default_factory=dict)
     returned: "Value | None" = None
     depth: int = 0
+    loops: list = field(default_factory=list)  # spans of the loops being run, innermost last
+    function: str = ""  # the function's own name (`train`, `forward`)
+
+    @property
+    def root(self) -> "Frame":
+        frame = self
+        while frame.parent is not None:
+            frame = frame.parent
+        return frame
 
     def seen_from(self, target: "Frame", loc: Location) -> Location:
         """Where `loc` (a node in this frame) shows in `target`, an ancestor frame: the call
@@ -107,6 +116,8 @@ class Layer(Value):
     opaque: bool = False  # something snlint cannot follow touched its modules
     kept_in_eval: bool = False
     base_type: str | None = None  # torch type a project subclass derives from
+    origin: Location | None = None  # the `norm_layer=...` parameter whose default built it
+    bound_names: list[str] = field(default_factory=list)  # `netD`, `self.D`: names it was bound to
 
     @property
     def short_type(self) -> str:
@@ -189,6 +200,7 @@ class ClassV(Value):
 @dataclass(eq=False)
 class TorchTypeV(Value):
     name: str
+    origin: Location | None = None  # a parameter default it came from
 
     @property
     def kind(self) -> str:
@@ -207,6 +219,7 @@ class PartialV(Value):
     args: tuple[Value, ...]
     kwargs: dict[str, Value]
     text: str = ""
+    origin: Location | None = None
 
 
 @dataclass(eq=False)
@@ -268,3 +281,15 @@ class SuperV(Value):
 @dataclass(eq=False)
 class TupleV(Value):
     items: tuple[Value, ...]
+
+
+@dataclass(eq=False)
+class TensorV(Value):
+    """A tensor in training code, with where it came from: `real` (the data loader),
+    `fake` (a generator's output), and the module calls whose outputs it carries."""
+
+    tags: frozenset[str] = frozenset()
+    outputs: tuple[tuple[Layer, Location], ...] = ()
+
+    def join(self, other: "TensorV") -> "TensorV":
+        return TensorV(self.tags | other.tags, self.outputs + tuple(o for o in other.outputs if o not in self.outputs))

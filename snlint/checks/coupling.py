@@ -1,0 +1,119 @@
+"""Batch coupling: SN301 (batch statistics in a discriminator), SN303 (a gradient penalty
+through one), SN401 (real and generated samples scored in separate forward calls)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from snlint.checks import Context, describe
+from snlint.checks.coverage import members
+from snlint.findings import Finding, Location
+
+
+@dataclass
+class Coupling:
+    """One place that makes a discriminator's output depend on the rest of the batch."""
+
+    site: Location
+    what: str
+    symbol: str | None
+    via_default: bool = False
+
+
+def couplings(project, d) -> list[Coupling]:
+    """Batch-statistics normalization in every instance of discriminator `d` the program
+    builds (alone, and as training code builds it), less what a train() override keeps in
+    eval mode."""
+    found: dict[tuple, Coupling] = {}
+    instances = [d.instance] + [i for i in project.instances_of(d.cls.qualname) if i is not d.instance]
+    classes = {d.cls.qualname}
+    for inst in instances:
+        if inst is None:
+            continue
+        for m in members(inst):
+            if m.layer.cls is not None:
+                classes.add(m.layer.cls.qualname)
+            kind = m.layer.kind
+            if kind != "batch_norm" or m.layer.kept_in_eval:
+                continue
+            if (m.layer.call.path, m.layer.call.span) in project.kept_in_eval:
+                continue
+            site = m.layer.origin or m.site
+            found.setdefault((site.path, site.span), Coupling(
+                site, m.layer.short_type, m.symbol, via_default=m.layer.origin is not None))
+    for call in project.events.batch_norm_calls:
+        owner = call.owner
+        if owner is not None and owner.cls is not None and owner.cls.qualname in classes:
+            found.setdefault((call.call.path, call.call.span), Coupling(
+                call.call, "F.batch_norm(training=True)", f"{owner.short_type}.forward"))
+    return list(found.values())
+
+
+def check(project, ctx: Context) -> Iterator[Finding]:
+    coupled: dict[str, tuple] = {}
+    for d in project.discriminators:
+        found = couplings(project, d)
+        if not found:
+            continue
+        coupled[d.cls.qualname] = (d, found)
+        for c in found:
+            where = "its norm_layer default builds " if c.via_default else ""
+            yield ctx.finding(
+                "SN301", c.site,
+                f"{where}{c.what} in {describe(d.ref)} normalizes with the statistics of the "
+                f"current batch: when real and generated samples arrive in separate batches, "
+                f"those statistics alone tell them apart",
+                symbol=c.symbol, discriminator=d.ref, data={"layer": c.what})
+    yield from _penalties(project, ctx, coupled)
+    yield from _separate_batches(project, ctx, coupled)
+
+
+def _first(found: list[Coupling]) -> str:
+    c = found[0]
+    return f"{c.what} at {c.site.path}:{c.site.span.line}"
+
+
+def _penalties(project, ctx: Context, coupled: dict) -> Iterator[Finding]:
+    for penalty in project.events.penalties:
+        module = penalty.forward.module
+        if module is None or module.cls is None or module.cls.qualname not in coupled:
+            continue
+        d, found = coupled[module.cls.qualname]
+        yield ctx.finding(
+            "SN303", penalty.forward.call,
+            f"the gradient penalty at line {penalty.grad.span.line} differentiates this output "
+            f"of {describe(d.ref)}, which has batch statistics ({_first(found)}): each sample's "
+            f"score depends on the whole batch, so the per-sample gradient it constrains does "
+            f"not exist",
+            symbol=penalty.forward.function, discriminator=d.ref)
+
+
+def _separate_batches(project, ctx: Context, coupled: dict) -> Iterator[Finding]:
+    groups: dict[tuple, list] = {}
+    for call in project.events.forwards:
+        module = call.module
+        if module is None or module.cls is None or module.cls.qualname not in coupled:
+            continue
+        groups.setdefault((call.update, module.cls.qualname), []).append(call)
+    for (_, qual), calls in groups.items():
+        d, found = coupled[qual]
+        pending = None
+        for call in sorted(calls, key=lambda c: c.order):
+            if call.kind in ("mixed", "unknown"):
+                pending = None if call.kind == "mixed" else pending
+                continue
+            if pending is not None and pending.kind != call.kind and pending.call != call.call:
+                assumed = project.assumptions.get(id(pending)) or project.assumptions.get(id(call))
+                note = f" ({assumed})" if assumed else ""
+                yield ctx.finding(
+                    "SN401", pending.call,
+                    f"{pending.kind} samples go through {describe(d.ref)} here and {call.kind} "
+                    f"samples in a separate call at line {call.call.span.line}; its batch "
+                    f"statistics ({_first(found)}) then differ between the two batches and give "
+                    f"real from fake away{note}",
+                    symbol=pending.function, discriminator=d.ref,
+                    data={"second": (call.call.path, call.call.span.line, call.call.span.column)})
+                pending = None
+            elif pending is None:
+                pending = call
