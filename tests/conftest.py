@@ -1,0 +1,46 @@
+"""Shared fixtures: lint an in-memory file or project with snlint's engine.
+
+Inputs are dedented (textwrap.dedent) and nothing else: a snippet written as
+`lint('''\n    import torch\n''')` keeps its leading empty line, so `import torch` is on line 2,
+as the reader counts it in the test.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from snlint.config import Config
+
+
+def _config(root: Path | None, **options) -> Config:
+    return Config(root=root if root is not None else Path.cwd(), **options)
+
+
+@pytest.fixture
+def lint():
+    """`lint(code, path="example.py", **config_options)` -> the findings of one file.
+
+    Config options are Config fields (`select=["ALL"]`, `discriminators=[...]`); the
+    default selection is the default one (SN501 and SN302 off)."""
+    from snlint.engine import lint_text
+
+    def run(code: str, path: str = "example.py", *, root: Path | None = None, **options):
+        return lint_text(textwrap.dedent(code), path, _config(root, **options))
+
+    return run
+
+
+@pytest.fixture
+def lint_project():
+    """`lint_project({"models/d.py": code, ...}, **config_options)` -> the findings of the
+    files linted as one project (display paths relative to the project root)."""
+    from snlint.engine import lint_sources
+
+    def run(files: dict[str, str], *, root: Path | None = None, **options):
+        sources = {path: textwrap.dedent(code) for path, code in files.items()}
+        return lint_sources(sources, _config(root, **options))
+
+    return run
