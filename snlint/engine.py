@@ -29,10 +29,11 @@ class RunResult:
     files: list[str] = field(default_factory=list)
 
 
-def _internal(path: str, error: BaseException) -> Finding:
+def _internal(path: str, error: BaseException, stage: str = "") -> Finding:
     where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
     at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
-    return diagnostic("SN999", path, f"internal error: {type(error).__name__}: {error}{at}")
+    during = f" in the {stage} checks" if stage else ""
+    return diagnostic("SN999", path, f"internal error{during}: {type(error).__name__}: {error}{at}")
 
 
 def lint_sources(sources: dict[str, str], config: Config) -> list[Finding]:
@@ -53,7 +54,10 @@ def lint_sources(sources: dict[str, str], config: Config) -> list[Finding]:
         project = link(facts, config.discriminators, config.not_discriminators, config.root)
         for path, message in project.errors:
             findings.append(diagnostic("SN999", path, f"internal error: {message}"))
-        findings.extend(run_checks(project, Context(load_catalogue())))
+        found, failures = run_checks(project, Context(load_catalogue()))
+        findings.extend(found)
+        for family, error in failures:
+            findings.append(_internal(facts[0].path if facts else "<project>", error, family))
     except Exception as e:  # noqa: BLE001
         findings.append(_internal(facts[0].path if facts else "<project>", e))
     return _select(findings, sources, config)

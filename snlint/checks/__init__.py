@@ -39,13 +39,19 @@ def merge_instances(findings: Iterable[Finding]) -> list[Finding]:
     return list(seen.values())
 
 
-def run_checks(project, ctx: Context) -> list[Finding]:
+def run_checks(project, ctx: Context) -> tuple[list[Finding], list[tuple[str, BaseException]]]:
+    """Findings of every rule family, and the families that failed (snlint's bug: the
+    others still report)."""
     from snlint.checks import coupling, coverage, placement
 
     findings: list[Finding] = []
+    failures: list[tuple[str, BaseException]] = []
     for family in (placement, coverage, coupling):
-        findings.extend(family.check(project, ctx))
-    return merge_instances(findings)
+        try:
+            findings.extend(family.check(project, ctx))
+        except Exception as e:  # noqa: BLE001
+            failures.append((family.__name__.rsplit(".", 1)[-1], e))
+    return merge_instances(findings), failures
 
 
 def describe(ref: DiscriminatorRef | None) -> str:

@@ -71,14 +71,19 @@ def check(project, ctx: Context) -> Iterator[Finding]:
         by_site: dict[tuple, list[Member]] = {}
         for m in missing:
             by_site.setdefault((m.site.path, m.site.span), []).append(m)
+        normalized_sites = {(m.site.path, m.site.span) for m in with_sn}
+        all_sites = {(m.site.path, m.site.span) for m in layers}
         for group in by_site.values():
             m = group[0]
             count = len(group)
-            many = f" ({count} instances built here)" if count > 1 else ""
+            # Instances behind an `if` we could not decide may not all exist; do not count them.
+            many = f" ({count} instances built here)" if count > 1 and not any(
+                g.layer.conditional for g in group) else ""
             yield ctx.finding(
                 "SN201", m.site,
                 f"{m.layer.short_type} {m.symbol} has no spectral norm, but {describe(d.ref)} "
-                f"normalizes {len(with_sn)} of its {len(layers)} conv/linear layers{many}",
+                f"normalizes the layers built at {len(normalized_sites)} of its "
+                f"{len(all_sites)} conv/linear sites{many}",
                 symbol=m.symbol, discriminator=d.ref,
                 data={"sn_callee": callees.most_common(1)[0][0] if callees else "",
                       "instances": count})

@@ -15,10 +15,41 @@ def _where(app) -> str:
     return ""
 
 
+def symbol_map(project) -> dict[int, str]:
+    """id(layer) -> its symbol (`Discriminator.main.3`), from every module built alone."""
+    from snlint.checks.coverage import members
+
+    symbols: dict[int, str] = {}
+    for root in project.roots.values():
+        for m in members(root):
+            symbols.setdefault(id(m.layer), m.symbol)
+    return symbols
+
+
 def check(project, ctx: Context) -> Iterator[Finding]:
+    events = project.events
+    symbols = symbol_map(project)
+    never_applied: set = set()
+    for finding in _placement(project, ctx, symbols):
+        if finding.code == "SN107":
+            never_applied.add((finding.path, finding.span))
+        yield finding
+    for call in events.sn_calls:
+        # Where SN107 already reports the hook API (it never runs there), SN501 would
+        # be a second finding for one mistake.
+        if call.api == SN_HOOK and (call.call.path, call.call.span) not in never_applied:
+            yield ctx.finding(
+                "SN501", call.call,
+                "torch.nn.utils.spectral_norm is the legacy hook API; "
+                "torch.nn.utils.parametrizations.spectral_norm is the maintained one",
+                data={"api": call.api})
+
+
+def _placement(project, ctx: Context, symbols: dict[int, str]) -> Iterator[Finding]:
     events = project.events
     for event in events.sn:
         app, layer = event.app, event.target
+        symbol = symbols.get(id(layer))
         kind = layer.kind if layer.base_type is None else _kind_of_base(layer)
         what = layer.short_type
         if kind in NORMALIZATION:
@@ -26,7 +57,7 @@ def check(project, ctx: Context) -> Iterator[Finding]:
                 "SN101", app.site,
                 f"spectral norm on {what}, a normalization layer: it divides the affine "
                 f"weight vector by its L2 norm and bounds nothing{_where(app)}",
-                data={"api": app.api, "layer": what})
+                symbol=symbol, data={"api": app.api, "layer": what})
         elif kind in WEIGHTLESS or (kind == "module" and "weight" not in layer.attrs):
             detail = {
                 "activation": "an activation",
@@ -37,7 +68,7 @@ def check(project, ctx: Context) -> Iterator[Finding]:
             elif kind == "module":
                 detail = "a module without a weight of its own (SN must go on its conv/linear layers)"
             yield ctx.finding("SN102", app.site, f"spectral norm on {what}: {detail}{_where(app)}",
-                              data={"api": app.api, "layer": what, "kind": kind})
+                              symbol=symbol, data={"api": app.api, "layer": what, "kind": kind})
         index = next((i for i, a in enumerate(layer.sn) if a is app), 0)
         if index >= 1:
             first = layer.sn[0]
@@ -48,13 +79,13 @@ def check(project, ctx: Context) -> Iterator[Finding]:
                 + (f" of {first.site.path}" if first.site.path != app.site.path else "")
                 + (" (two parametrizations stack silently: two power iterations)" if app.api == first.api == SN_PARAM
                    else " (torch raises at construction)" if SN_HOOK in (app.api, first.api) else ""),
-                data={"api": app.api})
+                symbol=symbol, data={"api": app.api})
         if app.name is not None and app.name != "weight" and kind not in NORMALIZATION:
             yield ctx.finding(
                 "SN104", app.site,
                 f"spectral norm on {what}.{app.name}, not on its weight matrix: a 1-D parameter "
                 f"is just divided by its L2 norm",
-                data={"api": app.api})
+                symbol=symbol, data={"api": app.api})
         if (app.dim_explicit and app.dim is not None and kind in ("conv", "conv_transpose")
                 and app.dim != default_sn_dim(what if layer.base_type is None else layer.base_type)
                 and layer.kernel_is_1x1() is not True):
@@ -63,13 +94,13 @@ def check(project, ctx: Context) -> Iterator[Finding]:
                 "SN105", app.dim_arg or app.site,
                 f"dim={app.dim} on {what}: its output axis is dim {axis}, so σ is estimated "
                 f"for the wrong matrix shape",
-                data={"api": app.api})
+                symbol=symbol, data={"api": app.api})
         if app.api == SN_HOOK and layer.bypassed:
             yield ctx.finding(
                 "SN107", app.site,
                 "hook-based spectral norm on MultiheadAttention.out_proj never runs: attention "
                 "reads out_proj.weight directly, so the weight stays un-normalized",
-                data={"api": app.api})
+                symbol=symbol, data={"api": app.api})
     for init in events.inits:
         normalized = [a for a in init.sn if a.api == SN_PARAM and a.name == init.param]
         if normalized:
@@ -79,13 +110,6 @@ def check(project, ctx: Context) -> Iterator[Finding]:
                 f"parametrizations.spectral_norm recomputes on every access: it lands in a "
                 f"temporary and does nothing; initialize parametrizations.{init.param}.original",
                 data={"param": init.param})
-    for call in events.sn_calls:
-        if call.api == SN_HOOK:
-            yield ctx.finding(
-                "SN501", call.call,
-                "torch.nn.utils.spectral_norm is the legacy hook API; "
-                "torch.nn.utils.parametrizations.spectral_norm is the maintained one",
-                data={"api": call.api})
 
 
 def _kind_of_base(layer) -> str:
