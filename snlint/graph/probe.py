@@ -1,0 +1,181 @@
+"""The batch-coupling probe: does one sample's input change another sample's output?
+
+Every forward runs on a fresh `copy.deepcopy` of a model that has never run a forward,
+after `torch.manual_seed(0)`: SN's power iteration and dropout then repeat exactly, so
+only real coupling (batch statistics, minibatch stddev, reductions over dim 0) moves the
+other samples' outputs. A `view(-1)` head at the wrong image size folds positions into
+the batch dimension, so only outputs whose first dimension is still the batch count.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+from snlint.graph import sites
+from snlint.graph.facts import one_line
+
+PROBE_BATCH = 4
+RELATIVE_TOLERANCE = 1e-5
+IMAGE_SIZES = (32, 64, 128, 256, 28)
+VOLUME_SIZES = (16, 32, 64)
+
+MakeArgs = Callable[[int], tuple]
+
+
+def _first_tensor(value: Any) -> torch.Tensor | None:
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            found = _first_tensor(item)
+            if found is not None:
+                return found
+    return None
+
+
+def _required_forward_args(model: nn.Module) -> int | None:
+    """How many positional arguments forward requires (None: cannot tell)."""
+    try:
+        params = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
+
+
+def _first_layer(model: nn.Module) -> nn.Module | None:
+    for _, m in model.named_modules():
+        if sites.kind_of(m) in ("conv", "conv_transpose", "linear"):
+            return m
+    return None
+
+
+def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]], str]:
+    """Ways to call the model, most likely first, and a reason when there are none."""
+    layer = _first_layer(model)
+    if layer is None:
+        return [], "no conv or linear layer to infer an input shape from"
+    required = _required_forward_args(model)
+    if required is not None and required > 2:
+        return [], f"forward needs {required} arguments"
+    conditional = required == 2
+
+    if sites.kind_of(layer) == "linear":
+        features = getattr(layer, "in_features", getattr(layer, "in1_features", 0))
+        if not features:
+            return [], f"cannot infer the input of {type(layer).__name__}"
+        shapes = [[features]]
+    else:
+        channels = getattr(layer, "in_channels", 0)
+        if not channels:  # lazy modules
+            return [], f"cannot infer the input channels of {type(layer).__name__}"
+        ndim = len(getattr(layer, "kernel_size", (0, 0)))
+        sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
+        shapes = [[channels] + [size] * ndim for size in sizes]
+
+    def maker(rest: list[int]) -> MakeArgs:
+        def make(n: int) -> tuple:
+            g = torch.Generator().manual_seed(1234)
+            x = torch.randn([n] + rest, generator=g)
+            if conditional:
+                return (x, torch.zeros(n, dtype=torch.long))
+            return (x,)
+        return make
+
+    return [(maker(rest), rest) for rest in shapes], ""
+
+
+def from_example(example_input: Any) -> MakeArgs:
+    """Batch-size-n arguments built from a user's example (repeating its samples)."""
+    args = example_input if isinstance(example_input, tuple) else (example_input,)
+
+    def resize(a: Any, n: int) -> Any:
+        if not isinstance(a, torch.Tensor) or a.dim() == 0:
+            return a
+        reps = -(-n // a.shape[0])
+        return a.repeat(reps, *([1] * (a.dim() - 1)))[:n].clone()
+
+    return lambda n: tuple(resize(a, n) for a in args)
+
+
+def _forward(pristine: nn.Module, args: tuple) -> Any:
+    model = copy.deepcopy(pristine)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        return model(*args)
+
+
+def _perturbed(args: tuple) -> tuple:
+    x = args[0].clone()
+    g = torch.Generator().manual_seed(4321)
+    if x.is_floating_point():
+        x[0] = x[0] + torch.randn(x[0].shape, generator=g, dtype=x.dtype) + 1.0
+    else:
+        x[0] = x[0] + 1
+    return (x,) + tuple(args[1:])
+
+
+def find_input(pristine: nn.Module, example_input: Any = None,
+               n: int = PROBE_BATCH) -> tuple[MakeArgs | None, torch.Tensor | None, list[int], str]:
+    """(make_args, output at batch n, input shape, reason) for the first input that works."""
+    if example_input is not None:
+        candidates = [(from_example(example_input), None)]
+    else:
+        made, reason = candidate_inputs(pristine)
+        if not made:
+            return None, None, [], reason
+        candidates = made
+    last = "no input shape gave a per-sample output"
+    for make, _ in candidates:
+        args = make(n)
+        try:
+            out = _first_tensor(_forward(pristine, args))
+        except Exception as exc:  # wrong size: try the next one
+            last = one_line(exc)
+            continue
+        if out is None:
+            last = "forward returned no tensor"
+        elif out.dim() == 0 or out.shape[0] != n:
+            last = f"output shape {list(out.shape)} is not per sample"
+        else:
+            return make, out, list(args[0].shape) if isinstance(args[0], torch.Tensor) else [], ""
+    return None, None, [], last
+
+
+def probe(pristine: nn.Module, example_input: Any = None) -> tuple[dict[str, Any], MakeArgs | None]:
+    """The probe's verdict (the TargetFacts.probe dict) and the input maker it settled on."""
+    result: dict[str, Any] = {"ran": False, "coupled": False, "reason": "", "input_shape": []}
+    try:
+        make, y0, shape, reason = find_input(pristine, example_input)
+    except Exception as exc:  # deepcopy of a hook-SN model after a forward, and the like
+        result["reason"] = one_line(exc)
+        return result, None
+    result["input_shape"] = shape
+    if make is None:
+        result["reason"] = reason
+        return result, None
+    try:
+        args = make(PROBE_BATCH)
+        y1 = _first_tensor(_forward(pristine, _perturbed(args)))
+    except Exception as exc:
+        result["reason"] = one_line(exc)
+        return result, make
+    if y1 is None or y1.shape != y0.shape:
+        result["reason"] = "the output shape changed with the input"
+        return result, make
+    others0, others1 = y0[1:].double(), y1[1:].double()
+    if not (torch.isfinite(others0).all() and torch.isfinite(others1).all()):
+        result["reason"] = "non-finite output"
+        return result, make
+    change = float((others1 - others0).abs().max())
+    scale = max(float(others0.abs().max()), 1e-6)
+    result.update(ran=True, coupled=change > RELATIVE_TOLERANCE * scale,
+                  change=change, scale=scale)
+    return result, make

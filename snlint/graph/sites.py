@@ -1,0 +1,550 @@
+"""Construction and SN-application sites, and the per-layer facts of a built model.
+
+Runs where torch is already imported (the worker child, or `snlint.audit` in-process).
+
+Sites come from the call stack: `nn.Module.__init__` is wrapped so every module records
+where it was built, `SpectralNorm.apply` (hook API) and `parametrize.register_parametrization`
+(parametrization API) are wrapped so every SN records where it was applied. torch looks all
+three up at call time, so names the user imported before the wrappers went in are caught.
+Python 3.11's `co_positions()` at the frame's `f_lasti` gives the exact column range of the
+call, which tells apart several layers built on one line.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import gc
+import inspect
+import linecache
+import os
+import re
+import sys
+import sysconfig
+import threading
+import types
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import torch
+from torch import nn
+from torch.nn.utils import parametrize
+from torch.nn.utils.parametrizations import _SpectralNorm
+from torch.nn.utils.spectral_norm import SpectralNorm
+
+from snlint.graph.facts import LeafFacts, Site, SNState
+
+_BUILT = "_snlint_built"  # module.__dict__ key: (site, origin, param_site)
+_SN_SITE = "_snlint_site"  # on SpectralNorm hooks and _SpectralNorm parametrizations
+_SN_DIM_SITE = "_snlint_dim_site"
+
+# ---------------------------------------------------------------------------------------
+# Which frames are the user's
+
+
+def _dir(path: str | None) -> str | None:
+    return os.path.normcase(os.path.abspath(path)) + os.sep if path else None
+
+
+_TORCH_DIR = _dir(os.path.dirname(torch.__file__))
+_SNLINT_DIR = _dir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_LIBRARY_DIRS = tuple(sorted({d for d in (
+    _dir(sysconfig.get_paths().get(key)) for key in ("stdlib", "platstdlib", "purelib", "platlib")
+) if d}))
+
+
+@functools.lru_cache(maxsize=4096)
+def is_user_file(filename: str) -> bool:
+    """A frame in the user's code: not torch, not snlint, not the standard library or an
+    installed package (a block from an installed library is seen at the user's call)."""
+    if not filename:
+        return False
+    if filename.startswith("<"):
+        return filename.startswith("<ipython-input")
+    path = os.path.normcase(os.path.abspath(filename))
+    if path.startswith((_TORCH_DIR, _SNLINT_DIR)):
+        return False
+    if os.sep + "site-packages" + os.sep in path or os.sep + "dist-packages" + os.sep in path:
+        return False
+    return not path.startswith(_LIBRARY_DIRS)
+
+
+# ---------------------------------------------------------------------------------------
+# Positions
+
+_Pos = tuple  # (file, line, end_line, byte_col | None, byte_end_col | None)
+
+
+@functools.lru_cache(maxsize=4096)
+def _positions(code: types.CodeType) -> list[tuple]:
+    return list(code.co_positions()) if hasattr(code, "co_positions") else []
+
+
+def frame_pos(frame: types.FrameType) -> _Pos:
+    code = frame.f_code
+    positions = _positions(code)
+    index = frame.f_lasti // 2
+    line = end_line = col = end_col = None
+    if 0 <= index < len(positions):
+        line, end_line, col, end_col = positions[index]
+    if line is None:
+        line, end_line, col, end_col = frame.f_lineno, frame.f_lineno, None, None
+    return (code.co_filename, line, end_line or line, col, end_col)
+
+
+def _char_col(text: str, byte_col: int) -> int:
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+
+def to_site(pos: _Pos) -> Site:
+    """Byte offsets (0-based, as code objects and ast count) to a 1-based character Site."""
+    file, line, end_line, col, end_col = pos
+    text = linecache.getline(file, line)
+    if col is None or end_col is None or not text:
+        stripped = text.rstrip("\r\n")
+        start = len(stripped) - len(stripped.lstrip())
+        return Site(file, line, start + 1, line, max(len(stripped), start + 1) + 1)
+    end_text = text if end_line == line else linecache.getline(file, end_line)
+    return Site(file, line, _char_col(text, col) + 1, end_line, _char_col(end_text, end_col) + 1)
+
+
+def node_pos(file: str, node: ast.AST) -> _Pos:
+    return (file, node.lineno, node.end_lineno, node.col_offset, node.end_col_offset)
+
+
+# ---------------------------------------------------------------------------------------
+# Source trees (to find the `dim=` argument and a `norm_layer=` parameter node)
+
+_TREES: dict[str, tuple[ast.AST | None, dict]] = {}
+
+
+def _tree(file: str) -> tuple[ast.AST | None, dict]:
+    """The parsed file and its calls by exact position."""
+    if file not in _TREES:
+        tree, calls = None, {}
+        try:
+            tree = ast.parse("".join(linecache.getlines(file)))
+        except (SyntaxError, ValueError):
+            pass
+        if tree is not None:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call):
+                    calls[(node.lineno, node.end_lineno, node.col_offset, node.end_col_offset)] = node
+        _TREES[file] = (tree, calls)
+    return _TREES[file]
+
+
+def call_at(pos: _Pos) -> ast.Call | None:
+    file, line, end_line, col, end_col = pos
+    if col is None:
+        return None
+    return _tree(file)[1].get((line, end_line, col, end_col))
+
+
+
+def clear_caches() -> None:
+    """Forget parsed files (audit() calls this: files may change between calls)."""
+    _TREES.clear()
+    linecache.checkcache()
+
+
+def _dim_site(pos: _Pos) -> Site | None:
+    """The `dim=` argument of the SN call at `pos` (keyword, or the fifth positional)."""
+    call = call_at(pos)
+    if call is None:
+        return None
+    for kw in call.keywords:
+        if kw.arg == "dim":
+            return to_site(node_pos(pos[0], kw))
+    if len(call.args) >= 5 and not any(isinstance(a, ast.Starred) for a in call.args[:5]):
+        return to_site(node_pos(pos[0], call.args[4]))
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# The stack walk
+
+
+def _first_arg(frame: types.FrameType) -> Any:
+    code = frame.f_code
+    if code.co_argcount == 0:
+        return None
+    return frame.f_locals.get(code.co_varnames[0])
+
+
+_COMPREHENSIONS = frozenset({"<listcomp>", "<genexpr>", "<setcomp>", "<dictcomp>"})
+
+
+def _user_frames(built: Any = None) -> tuple[list[types.FrameType], int]:
+    """User frames from the innermost outwards, up to the first one that is a method of
+    another nn.Module (the layer "as seen from" its owner); and that frame's index or -1.
+
+    Frames whose first argument is `built` (the module's own `__init__` chain) are skipped.
+    """
+    frames: list[types.FrameType] = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        if is_user_file(frame.f_code.co_filename):
+            first = _first_arg(frame)
+            if built is None or first is not built:
+                frames.append(frame)
+                if isinstance(first, nn.Module):
+                    return frames, len(frames) - 1
+        frame = frame.f_back
+    return frames, -1
+
+
+def _function_of(frame: types.FrameType) -> Any:
+    code = frame.f_code
+    first = _first_arg(frame)
+    if first is not None:
+        for klass in type(first).__mro__:
+            fn = klass.__dict__.get(code.co_name)
+            fn = getattr(fn, "__func__", fn)
+            if getattr(fn, "__code__", None) is code:
+                return fn
+    fn = frame.f_globals.get(code.co_name)
+    if getattr(fn, "__code__", None) is code:
+        return fn
+    for ref in gc.get_referrers(code):
+        if isinstance(ref, types.FunctionType) and ref.__code__ is code:
+            return ref
+    return None
+
+
+def _param_default_site(frame: types.FrameType, pos: _Pos) -> Site | None:
+    """When the call at `pos` calls one of the frame's parameters and that parameter holds
+    its default value (`norm_layer=nn.BatchNorm2d`), the whole parameter node."""
+    call = call_at(pos)
+    if call is None or not isinstance(call.func, ast.Name):
+        return None
+    name, code = call.func.id, frame.f_code
+    if name not in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+        return None
+    fn = _function_of(frame)
+    if fn is None:
+        return None
+    try:
+        default = inspect.signature(fn).parameters[name].default
+    except (KeyError, TypeError, ValueError):
+        return None
+    if default is inspect.Parameter.empty or frame.f_locals.get(name) is not default:
+        return None
+    tree = _tree(pos[0])[0]
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
+            continue
+        if code.co_firstlineno not in {node.lineno, *(d.lineno for d in node.decorator_list)}:
+            continue
+        a = node.args
+        positional = a.posonlyargs + a.args
+        pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+        pairs += [(arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        for arg, default_node in pairs:
+            if arg.arg == name:
+                return to_site((pos[0], arg.lineno, default_node.end_lineno, arg.col_offset,
+                                default_node.end_col_offset))
+    return None
+
+
+def _construction_record(module: nn.Module) -> tuple[Site | None, Site | None, Site | None]:
+    frames, owner = _user_frames(built=module)
+    if not frames:
+        return None, None, None
+    origin_pos = frame_pos(frames[0])
+    if owner > 0:
+        # A comprehension inside the owner's method is part of that method.
+        while owner > 0 and frames[owner - 1].f_code.co_name in _COMPREHENSIONS:
+            owner -= 1
+    elif owner < 0:
+        owner = 0
+    site_frame = frames[owner]
+    site_pos = origin_pos if owner == 0 else frame_pos(site_frame)
+    param_site = _param_default_site(site_frame, site_pos)
+    return to_site(site_pos), to_site(origin_pos), param_site
+
+
+def _sn_call() -> tuple[Site | None, Site | None]:
+    frames, _ = _user_frames()
+    if not frames:
+        return None, None
+    pos = frame_pos(frames[0])
+    return to_site(pos), _dim_site(pos)
+
+
+# ---------------------------------------------------------------------------------------
+# Recording (install / uninstall the wrappers)
+
+_lock = threading.Lock()
+_depth = 0
+_originals: dict[str, Any] = {}
+
+
+def _install() -> None:
+    orig_init = nn.Module.__init__
+    orig_apply = SpectralNorm.apply
+    orig_register = parametrize.register_parametrization
+    _originals.update(init=orig_init, apply=orig_apply, register=orig_register)
+
+    @functools.wraps(orig_init)
+    def __init__(self, *args, **kwargs):
+        orig_init(self, *args, **kwargs)
+        if _BUILT not in self.__dict__:
+            try:
+                record = _construction_record(self)
+            except Exception:  # never let site bookkeeping break the user's model
+                record = (None, None, None)
+            object.__setattr__(self, _BUILT, record)
+
+    @functools.wraps(orig_apply)
+    def apply(module, name, n_power_iterations, dim, eps):
+        fn = orig_apply(module, name, n_power_iterations, dim, eps)
+        try:
+            site, dim_site = _sn_call()
+        except Exception:
+            site = dim_site = None
+        setattr(fn, _SN_SITE, site)
+        setattr(fn, _SN_DIM_SITE, dim_site)
+        return fn
+
+    @functools.wraps(orig_register)
+    def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
+        result = orig_register(module, tensor_name, parametrization, unsafe=unsafe)
+        if isinstance(parametrization, _SpectralNorm):
+            try:
+                site, dim_site = _sn_call()
+            except Exception:
+                site = dim_site = None
+            object.__setattr__(parametrization, _SN_SITE, site)
+            object.__setattr__(parametrization, _SN_DIM_SITE, dim_site)
+        return result
+
+    nn.Module.__init__ = __init__
+    SpectralNorm.apply = staticmethod(apply)
+    parametrize.register_parametrization = register_parametrization
+
+
+def _uninstall() -> None:
+    nn.Module.__init__ = _originals["init"]
+    SpectralNorm.apply = staticmethod(_originals["apply"])
+    parametrize.register_parametrization = _originals["register"]
+
+
+def install() -> None:
+    global _depth
+    with _lock:
+        if _depth == 0:
+            _install()
+        _depth += 1
+
+
+def uninstall() -> None:
+    global _depth
+    with _lock:
+        _depth -= 1
+        if _depth == 0:
+            _uninstall()
+
+
+@contextmanager
+def recording() -> Iterator[None]:
+    """Record construction and SN sites for modules built inside the block."""
+    install()
+    try:
+        yield
+    finally:
+        uninstall()
+
+
+def construction(module: nn.Module) -> tuple[Site | None, Site | None, Site | None]:
+    """(site as seen from the owner, innermost origin, norm_layer-default parameter)."""
+    return module.__dict__.get(_BUILT) or (None, None, None)
+
+
+# ---------------------------------------------------------------------------------------
+# Layer kinds and SN state
+
+_m = nn.modules
+_SAMPLE_NORMS = tuple(c for c in (
+    _m.instancenorm._InstanceNorm, nn.LayerNorm, nn.GroupNorm, getattr(nn, "RMSNorm", None),
+    nn.LocalResponseNorm, nn.CrossMapLRN2d,
+) if c is not None)
+_CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)
+_IDENTITY = (nn.Identity, nn.Flatten, nn.Unflatten)
+_UPSAMPLE = (nn.Upsample, nn.PixelShuffle, nn.PixelUnshuffle)
+_KIND_BY_TORCH_MODULE = {
+    "torch.nn.modules.activation": "activation",
+    "torch.nn.modules.pooling": "pooling",
+    "torch.nn.modules.dropout": "dropout",
+    "torch.nn.modules.upsampling": "upsample",
+}
+_WRAPPERS_NOT_SN = ("DataParallel", "DistributedDataParallel")
+
+
+def base_class(module: nn.Module) -> type:
+    """The user's class, not torch's generated `ParametrizedConv2d`."""
+    cls = type(module)
+    if parametrize.is_parametrized(module) and cls.__name__.startswith("Parametrized"):
+        return cls.__mro__[1]
+    return cls
+
+
+def kind_of(module: nn.Module) -> str:
+    if isinstance(module, nn.MultiheadAttention):
+        return "attention"
+    if isinstance(module, _m.conv._ConvTransposeNd):
+        return "conv_transpose"
+    if isinstance(module, _m.conv._ConvNd):
+        return "conv"
+    if isinstance(module, (nn.Linear, nn.Bilinear)):
+        return "linear"
+    if isinstance(module, _m.batchnorm._BatchNorm):
+        return "batch_norm"
+    if isinstance(module, _SAMPLE_NORMS):
+        return "sample_norm"
+    if isinstance(module, _CONTAINERS):
+        return "container"
+    if isinstance(module, _IDENTITY):
+        return "identity"
+    if isinstance(module, _UPSAMPLE):
+        return "upsample"
+    for klass in base_class(module).__mro__:
+        kind = _KIND_BY_TORCH_MODULE.get(getattr(klass, "__module__", ""))
+        if kind:
+            return kind
+    return "other"
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    if isinstance(value, torch.Tensor) and not isinstance(value, nn.parameter.UninitializedParameter):
+        return tuple(int(s) for s in value.shape)
+    return None
+
+
+def _original(module: nn.Module, name: str) -> Any:
+    """The tensor SN (or another reparametrization) works on, without computing it."""
+    if parametrize.is_parametrized(module, name):
+        plist = module.parametrizations[name]
+        return getattr(plist, "original", getattr(plist, "original0", None))
+    for suffix in ("_orig", "_bar"):
+        value = module.__dict__.get("_parameters", {}).get(name + suffix)
+        if value is None:
+            value = module.__dict__.get(name + suffix)
+        if isinstance(value, torch.Tensor):
+            return value
+    value = module._parameters.get(name)
+    if value is None:
+        value = module._buffers.get(name)
+    if value is None:
+        value = module.__dict__.get(name)
+    return value
+
+
+def sn_states(module: nn.Module) -> list[SNState]:
+    """Torch's SN on this module, in application order: parametrizations, then hooks."""
+    states: list[SNState] = []
+    if parametrize.is_parametrized(module):
+        for name, plist in module.parametrizations.items():
+            for p in plist:
+                if isinstance(p, _SpectralNorm):
+                    states.append(SNState("parametrization", name, int(p.dim),
+                                          p.__dict__.get(_SN_SITE),
+                                          _shape(_original(module, name)),
+                                          p.__dict__.get(_SN_DIM_SITE)))
+    for hook in module._forward_pre_hooks.values():
+        if isinstance(hook, SpectralNorm):
+            states.append(SNState("hook", hook.name, int(hook.dim), getattr(hook, _SN_SITE, None),
+                                  _shape(_original(module, hook.name)),
+                                  getattr(hook, _SN_DIM_SITE, None)))
+    return states
+
+
+_CUSTOM_PARAM = re.compile(r"_(bar|u|v)$")
+
+
+def custom_sn_inner(wrapper: nn.Module) -> tuple[nn.Module, SNState] | None:
+    """A hand-written SN wrapper (SAGAN's `SpectralNorm(module)` with weight_bar/u/v)."""
+    inner = wrapper._modules.get("module")
+    if not isinstance(inner, nn.Module) or type(wrapper).__name__ in _WRAPPERS_NOT_SN:
+        return None
+    name = getattr(wrapper, "name", "weight")
+    name = name if isinstance(name, str) else "weight"
+    has_bar = isinstance(_tensor_attr(inner, name + "_bar"), torch.Tensor)
+    if not has_bar and "spectral" not in type(wrapper).__name__.lower():
+        return None
+    dim = getattr(wrapper, "dim", 0)
+    site = construction(wrapper)[1]  # the SN call: where the wrapper was built
+    return inner, SNState("custom", name, dim if isinstance(dim, int) else 0, site,
+                          _shape(_original(inner, name)))
+
+
+def _tensor_attr(module: nn.Module, name: str) -> Any:
+    for store in (module._parameters, module._buffers, module.__dict__):
+        if name in store:
+            return store[name]
+    return None
+
+
+def has_sn(module: nn.Module) -> bool:
+    return bool(sn_states(module))
+
+
+def module_facts(model: nn.Module) -> list[LeafFacts]:
+    """Facts for every leaf module and every SN-wrapped module of `model`."""
+    skip: set[int] = set()
+    custom: dict[int, list[SNState]] = {}
+    named = list(model.named_modules())
+    by_path = dict(named)
+    for _, m in named:
+        if parametrize.is_parametrized(m):
+            skip.update(id(x) for x in m.parametrizations.modules())
+        found = custom_sn_inner(m)
+        if found is not None:
+            custom.setdefault(id(found[0]), []).append(found[1])
+
+    leaves: list[tuple[str, nn.Module, list[SNState]]] = []
+    for path, m in named:
+        if id(m) in skip:
+            continue
+        states = sn_states(m) + custom.get(id(m), [])
+        children = [c for n, c in m.named_children() if id(c) not in skip]
+        if children and not states:
+            continue
+        leaves.append((path, m, states))
+
+    counts: dict[Site | None, int] = {}
+    for _, m, _ in leaves:
+        site = construction(m)[0]
+        counts[site] = counts.get(site, 0) + 1
+
+    out = []
+    for path, m, states in leaves:
+        site, origin, param_site = construction(m)
+        cls = base_class(m)
+        kind = kind_of(m)
+        parent_path, _, leaf_name = path.rpartition(".")
+        parent = by_path.get(parent_path) if path else None
+        kernel = getattr(m, "kernel_size", None)
+        uses_batch_stats = kind == "batch_norm" and (
+            m.training or not getattr(m, "track_running_stats", True)
+            or getattr(m, "running_mean", None) is None)
+        out.append(LeafFacts(
+            path=path,
+            type_name=cls.__name__,
+            type_qualname=f"{cls.__module__}.{cls.__qualname__}",
+            kind=kind,
+            kernel_size=tuple(int(k) for k in kernel) if isinstance(kernel, (tuple, list)) else (
+                (int(kernel),) if isinstance(kernel, int) else None),
+            weight_shape=_shape(_original(m, "weight")),
+            sn=states,
+            site=site,
+            instances=counts.get(site, 1) if site is not None else 1,
+            training=bool(m.training),
+            bypassed_forward=isinstance(parent, nn.MultiheadAttention) and leaf_name == "out_proj",
+            origin=origin,
+            param_site=param_site,
+            uses_batch_stats=bool(uses_batch_stats),
+        ))
+    return out
