@@ -1,0 +1,99 @@
+"""`snlint.audit`: the graph pass on a live module, in this process (a test, a notebook).
+
+Imported lazily (it imports torch): `import snlint` stays torch-free.
+
+    >>> findings = snlint.audit(lambda: Discriminator(ndf=64))
+    >>> [f.code for f in findings]
+
+A factory lets snlint record where each layer is built and where SN is applied, so the
+findings carry source positions; a module built before the call has none, and its
+findings sit at the class definition.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any, Callable
+
+from torch import nn
+
+from snlint.checks.graph_rules import graph_findings
+from snlint.findings import Finding, Location, Span
+from snlint.graph import sites
+from snlint.graph.facts import GraphTarget
+from snlint.graph.worker import collect
+
+
+def _display_for(path: str) -> str:
+    if path.startswith("<"):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith(os.pardir) else rel
+
+
+def _class_location(cls: type) -> tuple[str, Location]:
+    try:
+        file = inspect.getsourcefile(cls) or inspect.getfile(cls)
+    except (TypeError, OSError):
+        file = "<unknown>"
+    file = file if file.startswith("<") else os.path.abspath(file)
+    span = Span(1, 1, 1, 1)
+    try:
+        lines, start = inspect.getsourcelines(cls)
+        first = lines[0].rstrip("\r\n")
+        column = first.find("class ")
+        if column < 0:  # decorated: find the class line
+            for offset, text in enumerate(lines):
+                if text.lstrip().startswith("class "):
+                    start, first = start + offset, text.rstrip("\r\n")
+                    column = first.find("class ")
+                    break
+        column = max(column, 0)
+        span = Span(start, column + 1, start, len(first.rstrip()) + 1)
+    except (TypeError, OSError):
+        pass
+    return file, Location(_display_for(file), span)
+
+
+def audit(target: nn.Module | Callable[[], nn.Module], example_input: Any = None) -> list[Finding]:
+    """Graph-pass findings for a module, or for a zero-argument factory that builds one.
+
+    `example_input` (a tensor, or a tuple of forward arguments) replaces the probe's guess
+    of an input. The module is inspected in training mode; a passed module's modes are
+    restored afterwards, and it is never run (deep copies are).
+    """
+    sites.clear_caches()
+    if isinstance(target, nn.Module):
+        model = target
+    elif callable(target):
+        with sites.recording():
+            model = target()
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"audit(): the factory returned {type(model).__name__}, not an nn.Module")
+    else:
+        raise TypeError(f"audit() takes an nn.Module or a factory, not {type(target).__name__}")
+
+    modes = [(m, m.training) for m in model.modules()]
+    model.train()
+    try:
+        cls = sites.base_class(model)
+        file, fallback = _class_location(cls)
+        graph_target = GraphTarget(file, fallback.path, cls.__qualname__, None, os.getcwd())
+        facts = collect(model, graph_target, example_input)
+    finally:
+        for m, mode in modes:
+            m.training = mode
+    if facts.trace_reason.startswith("cannot copy"):
+        facts.trace_reason += " (pass a factory, e.g. `lambda: Discriminator()`)"
+    try:
+        from snlint.checks.catalogue import load_catalogue
+
+        rules = load_catalogue()
+    except (FileNotFoundError, OSError):
+        rules = {}
+    return graph_findings(facts, rules, display_for=_display_for, fallback=fallback,
+                          evidence="configuration")
