@@ -1,0 +1,192 @@
+"""The worker process: user code that hangs, crashes, raises or prints cannot break a run.
+
+One run_graph call covers every case (each killed worker costs a fresh torch import).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+pytest.importorskip("torch")
+
+from graph_helpers import class_location, display_for, span_of, write  # noqa: E402
+
+from snlint.checks.graph_rules import graph_findings  # noqa: E402
+from snlint.graph import GraphTarget, run_graph  # noqa: E402
+
+TIMEOUT = 3.0
+
+HANG_IMPORT = '''
+import subprocess
+import sys
+
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
+with open(__file__ + ".pid", "w") as f:
+    f.write(str(child.pid))
+while True:
+    pass
+'''
+
+CRASH = '''
+import os
+os._exit(3)
+'''
+
+RAISES = '''
+import torch.nn as nn
+import missing_module_xyz
+'''
+
+EXITS = '''
+import sys
+sys.exit("bye")
+'''
+
+NOISY = '''
+import os
+import sys
+
+import torch.nn as nn
+
+print('{"target": "not a protocol line"}')
+os.write(1, b"raw bytes on fd 1\\n")
+sys.stderr.write("noise on stderr\\n")
+sys.stdin.read()
+
+
+class D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        print("building D")
+        self.c = nn.utils.spectral_norm(nn.Conv2d(3, 1, 3))
+
+    def forward(self, x):
+        print("forward")
+        return self.c(x)
+
+
+if __name__ == "__main__":
+    raise SystemExit("the main block ran")
+'''
+
+SLOW_BUILD = '''
+import time
+
+import torch.nn as nn
+
+
+class Slow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        time.sleep(1000)
+
+
+class Fine(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 1, 3)
+        self.bn = nn.BatchNorm2d(1)
+
+    def forward(self, x):
+        return self.bn(self.c(x))
+'''
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("isolation")
+    files = {"hang_import.py": HANG_IMPORT, "crash.py": CRASH, "raises.py": RAISES,
+             "exits.py": EXITS, "noisy.py": NOISY, "slow_build.py": SLOW_BUILD}
+    for name, source in files.items():
+        write(root, name, source)
+    order = [("hang_import.py", "D"), ("hang_import.py", "D2"), ("crash.py", "D"),
+             ("raises.py", "D"), ("exits.py", "D"), ("slow_build.py", "Slow"),
+             ("noisy.py", "D"), ("slow_build.py", "Fine")]
+    targets = [GraphTarget(str(root / f), f, c, None, str(root)) for f, c in order]
+    start = time.monotonic()
+    results = run_graph(targets, timeout=TIMEOUT)
+    elapsed = time.monotonic() - start
+    by_name = {f"{t.display}:{t.class_name}": r for t, r in zip(targets, results)}
+    return root, by_name, elapsed
+
+
+def test_hung_import_is_killed_within_the_limit(run):
+    _, results, elapsed = run
+    facts = results["hang_import.py:D"]
+    assert facts.status == "timeout"
+    assert facts.message == ("importing hang_import.py exceeded the 3 s limit; "
+                             "the worker process was killed")
+    assert TIMEOUT <= facts.seconds < TIMEOUT + 2
+    # Two limits (the import and the slow build) plus four worker starts.
+    assert elapsed < 2 * TIMEOUT + 4 * 4
+
+
+def test_other_classes_of_a_hung_file_are_not_retried(run):
+    _, results, _ = run
+    assert results["hang_import.py:D2"].status == "timeout"
+    assert results["hang_import.py:D2"].seconds == 0.0
+
+
+def test_the_killed_workers_process_group_goes_too(run):
+    root, _, _ = run
+    pid = int((root / "hang_import.py.pid").read_text())
+    for _ in range(50):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                state = next(line for line in f if line.startswith("State:"))
+        except (FileNotFoundError, ProcessLookupError):
+            return
+        if "Z" in state.split()[1]:
+            return  # killed, waiting for its (re)parent to reap it
+        time.sleep(0.1)
+    pytest.fail(f"process {pid} started by the user's module is still running")
+
+
+def test_a_worker_that_dies_is_an_import_error_and_the_run_goes_on(run):
+    _, results, _ = run
+    facts = results["crash.py:D"]
+    assert facts.status == "import_error"
+    assert facts.message.startswith("the worker process exited (code 3) while importing crash.py")
+
+
+def test_module_raising_on_import_gives_sn910_at_the_failing_line(run):
+    root, results, _ = run
+    facts = results["raises.py:D"]
+    assert facts.status == "import_error"
+    fallback = class_location(root / "raises.py", "raises.py", "D")
+    findings = graph_findings(facts, {}, display_for=display_for(root), fallback=fallback)
+    assert [(f.code, f.severity, f.path, f.line, f.column, f.end_column) for f in findings] == [
+        ("SN910", "info", "raises.py", *span_of(RAISES, "import missing_module_xyz")[:2],
+         span_of(RAISES, "import missing_module_xyz")[3])]
+    assert findings[0].message == ("graph pass: importing raises.py failed: "
+                                   "ModuleNotFoundError: No module named 'missing_module_xyz'")
+
+
+def test_sys_exit_on_import_is_an_import_error(run):
+    _, results, _ = run
+    assert (results["exits.py:D"].status, results["exits.py:D"].message) == (
+        "import_error", "SystemExit: bye")
+
+
+def test_hung_build_is_killed_and_a_fresh_worker_builds_the_next_class(run):
+    root, results, _ = run
+    slow = results["slow_build.py:Slow"]
+    assert slow.status == "timeout"
+    assert slow.message.startswith("building slow_build.py exceeded the 3 s limit")
+    fallback = class_location(root / "slow_build.py", "slow_build.py", "Slow")
+    findings = graph_findings(slow, {}, display_for=display_for(root), fallback=fallback)
+    assert [(f.code, f.line) for f in findings] == [("SN911", fallback.span.line)]
+    fine = results["slow_build.py:Fine"]
+    assert fine.status == "ok"
+    assert [m.type_name for m in fine.modules if m.uses_batch_stats] == ["BatchNorm2d"]
+
+
+def test_user_output_and_stdin_do_not_touch_the_protocol(run):
+    _, results, _ = run
+    facts = results["noisy.py:D"]
+    assert facts.status == "ok", facts.message
+    assert facts.probe["ran"] and facts.trace_ok
+    assert [m.path for m in facts.modules] == ["c"]
