@@ -12,7 +12,9 @@ findings sit at the class definition.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import linecache
 import os
 from typing import Any, Callable
 
@@ -35,27 +37,40 @@ def _display_for(path: str) -> str:
     return path if rel.startswith(os.pardir) else rel
 
 
-def _class_location(cls: type) -> tuple[str, Location]:
+def _class_file(cls: type) -> str:
     try:
-        file = inspect.getsourcefile(cls) or inspect.getfile(cls)
-    except (TypeError, OSError):
-        file = "<unknown>"
-    file = file if file.startswith("<") else os.path.abspath(file)
-    span = Span(1, 1, 1, 1)
-    try:
-        lines, start = inspect.getsourcelines(cls)
-        first = lines[0].rstrip("\r\n")
-        column = first.find("class ")
-        if column < 0:  # decorated: find the class line
-            for offset, text in enumerate(lines):
-                if text.lstrip().startswith("class "):
-                    start, first = start + offset, text.rstrip("\r\n")
-                    column = first.find("class ")
-                    break
-        column = max(column, 0)
-        span = Span(start, column + 1, start, len(first.rstrip()) + 1)
+        return inspect.getsourcefile(cls) or inspect.getfile(cls)
     except (TypeError, OSError):
         pass
+    # The class's module is not importable by name (loaded by path, a notebook): its
+    # methods still know their file.
+    for value in vars(cls).values():
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if code is not None:
+            return code.co_filename
+    return "<unknown>"
+
+
+def _class_location(cls: type) -> tuple[str, Location]:
+    """The class's file and its `class Name` line (the home of findings without a site)."""
+    file = _class_file(cls)
+    file = file if file.startswith("<") else os.path.abspath(file)
+    span = Span(1, 1, 1, 1)
+    methods = [getattr(getattr(v, "__func__", v), "__code__", None) for v in vars(cls).values()]
+    lines = {c.co_firstlineno for c in methods if c is not None and c.co_filename == file}
+    try:
+        tree = ast.parse("".join(linecache.getlines(file)))
+    except (SyntaxError, ValueError):
+        tree = None
+    candidates = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
+                  and n.name == cls.__name__] if tree is not None else []
+    # Two classes of one name in a file: the one holding the methods.
+    candidates.sort(key=lambda n: not any(n.lineno <= ln <= (n.end_lineno or n.lineno) for ln in lines))
+    if candidates:
+        node = candidates[0]
+        text = linecache.getline(file, node.lineno).rstrip()
+        column = max(text.find("class "), 0)
+        span = Span(node.lineno, column + 1, node.lineno, len(text) + 1)
     return file, Location(_display_for(file), span)
 
 

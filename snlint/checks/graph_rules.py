@@ -8,6 +8,7 @@ finding per site and code, however many instances the program built there.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -85,7 +86,7 @@ def _sn_checks(m: LeafFacts) -> list[tuple[str, Site | None, str, dict]]:
     """(code, site, message, data) for each SN mistake on one layer."""
     out: list[tuple[str, Site | None, str, dict]] = []
     for i, state in enumerate(m.sn):
-        data = {"layer_type": m.type_name, "sn_api": state.api, "sn_name": state.name}
+        data = {"layer": m.type_name, "api": state.api, "name": state.name, "kind": m.kind}
         ndim = len(state.param_shape) if state.param_shape is not None else None
         if i > 0:
             first = m.sn[0]
@@ -158,22 +159,24 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
             group = groups[(code, location)] = _Group(code, location, symbol(m), message, dict(data))
         group.count += 1
 
-    uses_sn = any(m.sn for m in facts.modules if m.kind in _MATRIX_KINDS)
+    apis = Counter(s.api for m in facts.modules if m.kind in _MATRIX_KINDS for s in m.sn)
+    uses_sn = bool(apis)
     for m in facts.modules:
         for code, site, message, data in _sn_checks(m):
             add(code, site, m, message, data)
         if uses_sn and m.kind in _MATRIX_KINDS and not m.sn:
             add("SN201", m.site, m,
                 f"{m.type_name} has no spectral norm, but the discriminator's other conv/linear "
-                "layers use it", {"layer_type": m.type_name})
+                "layers use it",
+                {"layer": m.type_name, "sn_api": apis.most_common(1)[0][0] if apis else ""})
         if m.kind == "batch_norm" and m.uses_batch_stats:
             why = "in training mode" if m.training else "(track_running_stats=False)"
             add("SN301", m.param_site or m.site, m,
                 f"{m.type_name} normalizes with batch statistics {why}: real and generated "
-                "batches become separable by their statistics", {"layer_type": m.type_name})
+                "batches become separable by their statistics", {"layer": m.type_name})
     for site in facts.batch_norm_calls:
         add("SN301", site, None, "`F.batch_norm` normalizes with batch statistics in training",
-            {"layer_type": "F.batch_norm"})
+            {"layer": "F.batch_norm"})
     for what, site in facts.batch_reductions:
         add("SN302", site, None, f"{what} reduces over the batch dimension: it mixes samples",
             {"operation": what})
@@ -222,8 +225,12 @@ def _diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Location
     if facts.status == "timeout":
         return [diagnostic("SN911", path, f"graph pass: {facts.message}", span)]
     if facts.status == "build_error":
+        site, where = facts.error_site, ""
+        shown = display_for(site.file) if site is not None else None
+        if shown:
+            where = f" (at {shown}:{site.line})"
         return [diagnostic("SN912", path, f"graph pass: cannot build {target.class_name}: "
-                                          f"{facts.message}", span)]
+                                          f"{facts.message}{where}", span)]
     if not facts.trace_ok:
         return [diagnostic("SN913", path, f"graph pass: torch.fx cannot trace "
                                           f"{target.class_name}: {facts.trace_reason}; module "

@@ -117,20 +117,52 @@ def _module_name(file: str) -> tuple[str, str | None]:
     return f"snlint_user_{safe}_{digest}", None
 
 
+def _is_user_module(name: str, module: Any) -> bool:
+    from snlint.graph import sites
+
+    if name.startswith("snlint_user_"):
+        return True
+    file = getattr(module, "__file__", None)
+    if file:
+        return sites.is_user_file(file)
+    paths = getattr(module, "__path__", None)  # namespace packages have no __file__
+    try:
+        return any(sites.is_user_file(os.path.join(p, "__init__.py")) for p in (paths or ()))
+    except TypeError:
+        return False
+
+
 class Loader:
-    """Imports target files once each, remembering failures."""
+    """Imports one target file at a time, remembering its failure.
+
+    Moving on to another file forgets the user modules the previous one imported and its
+    sys.path entries: two folders each holding a `blocks.py` (examples, experiments) must
+    not share `sys.modules["blocks"]`. torch and the standard library stay imported.
+    """
 
     def __init__(self) -> None:
         self.modules: dict[str, types.ModuleType | tuple[str, Site | None]] = {}
+        self.baseline_path = list(sys.path)
+        self.baseline_modules = set(sys.modules)
 
     def _add_path(self, folder: str) -> None:
         if folder and folder not in sys.path:
             sys.path.insert(0, folder)
 
+    def _forget_previous_file(self) -> None:
+        self.modules.clear()
+        for name, module in list(sys.modules.items()):
+            if name not in self.baseline_modules and _is_user_module(name, module):
+                del sys.modules[name]
+        sys.path[:] = self.baseline_path
+        importlib.invalidate_caches()
+
     def load(self, target: GraphTarget) -> types.ModuleType | tuple[str, Site | None]:
         file = os.path.abspath(target.file)
         if file in self.modules:
             return self.modules[file]
+        if self.modules:
+            self._forget_previous_file()
         if target.root:
             self._add_path(os.path.abspath(target.root))
         self._add_path(os.path.dirname(file))

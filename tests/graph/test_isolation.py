@@ -95,16 +95,58 @@ class Fine(nn.Module):
 '''
 
 
+BLOCKS_PLAIN = '''
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 3, 3, padding=1)
+'''
+
+BLOCKS_SN = '''
+import torch.nn as nn
+from torch.nn.utils.parametrizations import spectral_norm
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = spectral_norm(nn.Conv2d(3, 3, 3, padding=1))
+'''
+
+DISCRIMINATOR = '''
+import torch.nn as nn
+from torch.nn.utils.parametrizations import spectral_norm
+
+from blocks import Block
+
+
+class D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.out = spectral_norm(nn.Conv2d(3, 1, 3))
+
+    def forward(self, x):
+        return self.out(self.block(x))
+'''
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("isolation")
     files = {"hang_import.py": HANG_IMPORT, "crash.py": CRASH, "raises.py": RAISES,
              "exits.py": EXITS, "noisy.py": NOISY, "slow_build.py": SLOW_BUILD}
+    files.update({"a/blocks.py": BLOCKS_PLAIN, "a/d.py": DISCRIMINATOR,
+                  "b/blocks.py": BLOCKS_SN, "b/d.py": DISCRIMINATOR})
     for name, source in files.items():
         write(root, name, source)
     order = [("hang_import.py", "D"), ("hang_import.py", "D2"), ("crash.py", "D"),
              ("raises.py", "D"), ("exits.py", "D"), ("slow_build.py", "Slow"),
-             ("noisy.py", "D"), ("slow_build.py", "Fine")]
+             ("noisy.py", "D"), ("a/d.py", "D"), ("b/d.py", "D"),
+             ("slow_build.py", "Fine")]
     targets = [GraphTarget(str(root / f), f, c, None, str(root)) for f, c in order]
     start = time.monotonic()
     results = run_graph(targets, timeout=TIMEOUT)
@@ -190,3 +232,12 @@ def test_user_output_and_stdin_do_not_touch_the_protocol(run):
     assert facts.status == "ok", facts.message
     assert facts.probe["ran"] and facts.trace_ok
     assert [m.path for m in facts.modules] == ["c"]
+
+
+def test_same_named_modules_in_two_folders_are_not_shared(run):
+    root, results, _ = run
+    plain, normalized = results["a/d.py:D"], results["b/d.py:D"]
+    assert [(m.path, bool(m.sn), m.site.file) for m in plain.modules] == [
+        ("block.c", False, str(root / "a" / "blocks.py")), ("out", True, str(root / "a" / "d.py"))]
+    assert [(m.path, bool(m.sn), m.site.file) for m in normalized.modules] == [
+        ("block.c", True, str(root / "b" / "blocks.py")), ("out", True, str(root / "b" / "d.py"))]
