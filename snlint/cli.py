@@ -146,7 +146,8 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         if statistics:
             text = report.render_stats(findings, fmt)
         else:
-            text = report.render(findings, fmt, result.sources, color=color)
+            text = report.render(findings, fmt, result.sources, color=color,
+                                 root=config.root)
         # ruff's closing lines, on stdout for the text formats only (never in JSON).
         closing = ("" if statistics or fmt not in report.TEXT_FORMATS
                    else report.summary(findings, unsafe_fixes=False))

@@ -1,11 +1,15 @@
-"""Output formats (DESIGN "Output contract"): concise, full, json, json-lines."""
+"""Output formats (DESIGN "Output contract"): concise, full, json, json-lines, github,
+sarif."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from snlint.findings import Finding
+from snlint.report.github import render_github
 from snlint.report.json import render_json, render_json_lines, render_rows
+from snlint.report.sarif import render_sarif
 from snlint.report.text import (
     fix_applies,
     render_concise,
@@ -15,7 +19,7 @@ from snlint.report.text import (
     summary,
 )
 
-FORMATS = ("concise", "full", "json", "json-lines")
+FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif")
 TEXT_FORMATS = frozenset({"concise", "full"})
 
 __all__ = ["FORMATS", "TEXT_FORMATS", "fix_applies", "render", "render_stats", "statistics",
@@ -23,15 +27,17 @@ __all__ = ["FORMATS", "TEXT_FORMATS", "fix_applies", "render", "render_stats", "
 
 
 def render(findings: Iterable[Finding], fmt: str, sources: Mapping[str, str], *,
-           color: bool = False, show_fixes: bool = False, unsafe_fixes: bool = False) -> str:
+           color: bool = False, show_fixes: bool = False, unsafe_fixes: bool = False,
+           root: Path | None = None) -> str:
     """The findings in format `fmt`, without a trailing newline ("" when there are none
-    in concise, full and json-lines; "[]" in json).
+    in concise, full, json-lines and github; "[]" in json).
 
     `sources` maps a display path to its text (for the source lines `full` shows).
     `color` styles the text formats with ANSI codes. `[*]` marks a finding whose fix
     applies under the current settings: a safe fix, or an unsafe one with `unsafe_fixes`.
     `show_fixes` adds each fix and its diff under the finding in `concise`, and shows
     the diff of an unsafe fix that `unsafe_fixes` has not enabled in `full`.
+    `root` is the project root SARIF URIs are relative to (default: the working folder).
     """
     findings = list(findings)
     if fmt == "concise":
@@ -44,6 +50,10 @@ def render(findings: Iterable[Finding], fmt: str, sources: Mapping[str, str], *,
         return render_json(findings)
     if fmt == "json-lines":
         return render_json_lines(findings)
+    if fmt == "github":
+        return render_github(findings)
+    if fmt == "sarif":
+        return render_sarif(findings, sources, root)
     raise ValueError(f"unknown output format {fmt!r} (expected one of {', '.join(FORMATS)})")
 
 
@@ -51,7 +61,7 @@ def render_stats(findings: Iterable[Finding], fmt: str, *, unsafe_fixes: bool = 
     """`--statistics`: counts per code, most frequent first; a table, or JSON records
     `{"code", "name", "count", "fixable"}` for the json formats."""
     rows = statistics(findings, unsafe_fixes)
-    if fmt in TEXT_FORMATS:
+    if fmt in TEXT_FORMATS or fmt in ("github", "sarif"):  # a table is all they can say
         return render_statistics(rows)
     if fmt in ("json", "json-lines"):
         return render_rows(rows, fmt)

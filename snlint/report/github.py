@@ -1,0 +1,43 @@
+"""`--output-format github`: GitHub Actions workflow commands, one annotation per finding.
+
+    ::error title=snlint (SN201),file=models/d.py,line=14,col=23,endLine=14,endColumn=52::message
+
+error / warning / info become `::error` / `::warning` / `::notice`. Values are escaped as
+the Actions toolkit escapes them (`escapeData`, `escapeProperty` in @actions/core): `%`,
+CR and LF in the message; also `:` and `,` in a property, where they would end the value.
+A notebook finding has no line of the .ipynb file to point at, so its annotation names
+the file alone and its message starts with `cell N:line:col`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from snlint.findings import Finding
+
+_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(finding: Finding) -> str:
+    command = _COMMAND.get(finding.severity, "warning")
+    props = [("title", f"snlint ({finding.code})"), ("file", finding.path)]
+    message = finding.message
+    if finding.cell is None:
+        props += [("line", finding.line), ("col", finding.column),
+                  ("endLine", finding.end_line), ("endColumn", finding.end_column)]
+    else:
+        message = f"cell {finding.cell}:{finding.line}:{finding.column}: {message}"
+    properties = ",".join(f"{key}={escape_property(str(value))}" for key, value in props)
+    return f"::{command} {properties}::{escape_data(message)}"
+
+
+def render_github(findings: Iterable[Finding]) -> str:
+    return "\n".join(annotation(f) for f in findings)

@@ -1,0 +1,290 @@
+"""`--output-format sarif`: SARIF 2.1.0 for code scanning (GitHub, Azure DevOps, IDEs).
+
+One run. `tool.driver.rules` is the catalogue (the rule pages: summary, "What it finds",
+the page itself as help); each result points at its rule by id and index.
+
+- Locations are relative URIs under `%SRCROOT%` (the project root, given in
+  `originalUriBaseIds`), with forward slashes; a file outside the root gets an absolute
+  `file://` URI.
+- Columns count characters (Python string indices), so `run.columnKind` is
+  `unicodeCodePoints`; without it SARIF consumers count UTF-16 code units. Ends are
+  exclusive, as SARIF's `endColumn` is.
+- `partialFingerprints["snlint/v1"]` hashes the code, the relative path, the finding's
+  anchor (its symbol, else its stripped source line) and its index among findings with
+  the same three, never a line number: inserting lines above a finding keeps its
+  fingerprint, so code scanning does not open a second alert for it.
+- A fix with edits (whole new file texts) becomes `fixes[].artifactChanges`: each
+  changed stretch of the file, found with difflib, is one replacement of the smallest
+  region of the original text that differs.
+- `properties` carries the JSON contract's `symbol`, `pass`, `discriminator`, and
+  `cell` for a notebook finding (whose lines are then lines of that cell).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from urllib.parse import quote
+
+from snlint.findings import Finding, Fix
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "snlint/v1"
+# Where the rule pages are browsable when the package metadata names no repository.
+DEFAULT_REPOSITORY = "https://github.com/snlint/snlint"
+
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+# ---------------------------------------------------------------------------- the tool
+
+def _metadata() -> tuple[str, str]:
+    """(version, repository URL) from the installed package, with fallbacks."""
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    try:
+        meta = metadata("snlint")
+    except PackageNotFoundError:
+        return "0.0.0", DEFAULT_REPOSITORY
+    repository = DEFAULT_REPOSITORY
+    for entry in meta.get_all("Project-URL") or []:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() in ("repository", "source", "homepage") and url.strip():
+            repository = url.strip().rstrip("/")
+            break
+    return meta.get("Version") or "0.0.0", repository
+
+
+def _page_body(page: str) -> str:
+    """The rule page without its front matter (the facts it holds are fields here)."""
+    if page.startswith("---\n"):
+        end = page.find("\n---\n", 4)
+        if end >= 0:
+            page = page[end + 5:]
+    return page.strip("\n") + "\n"
+
+
+def _rule_descriptor(rule, repository: str) -> dict:
+    help_text = _page_body(rule.page)
+    descriptor = {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary or rule.name},
+        "fullDescription": {"text": " ".join(rule.section("What it finds").split())
+                            or rule.summary or rule.name},
+        "help": {"text": help_text, "markdown": help_text},
+        "defaultConfiguration": {"level": _LEVEL.get(rule.severity, "warning"),
+                                 "enabled": not rule.opt_in},
+    }
+    if not rule.is_diagnostic:  # diagnostics have no page of their own
+        descriptor["helpUri"] = f"{repository}/blob/main/rules/{rule.code}.md"
+    descriptor["properties"] = {"fix": rule.fix, "tags": ["spectral-normalization", "gan"]}
+    return descriptor
+
+
+def _rules() -> dict:
+    from snlint.checks.catalogue import load_catalogue
+
+    return load_catalogue()
+
+
+# ---------------------------------------------------------------------------- locations
+
+def _root(root: Path | None) -> Path:
+    return Path(os.path.abspath(root if root is not None else os.getcwd()))
+
+
+def _directory_uri(root: Path) -> str:
+    uri = root.as_uri()
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def artifact_location(path: str, root: Path) -> dict:
+    """`{"uri", "uriBaseId"}` relative to the root, or an absolute file URI."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        relative = absolute.relative_to(root).as_posix()
+    except ValueError:
+        return {"uri": absolute.as_uri()}
+    return {"uri": quote(relative, safe="/"), "uriBaseId": SRCROOT}
+
+
+def relative_path(path: str, root: Path) -> str:
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+def _region(line: int, column: int, end_line: int, end_column: int) -> dict:
+    return {"startLine": line, "startColumn": column, "endLine": end_line,
+            "endColumn": end_column}
+
+
+# ---------------------------------------------------------------------------- fingerprints
+
+def _line_text(sources: Mapping[str, str], finding: Finding) -> str:
+    text = sources.get(finding.path)
+    if text is None:
+        return ""
+    lines = _LINE_BREAK.split(text)
+    return lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
+
+
+def fingerprints(findings: list[Finding], sources: Mapping[str, str], root: Path) -> list[str]:
+    """The `snlint/v1` fingerprint of each finding, in order (see the module docstring)."""
+    seen: Counter = Counter()
+    out = []
+    for finding in findings:
+        anchor = finding.symbol or _line_text(sources, finding)
+        key = (finding.code, relative_path(finding.path, root), anchor)
+        index = seen[key]
+        seen[key] += 1
+        payload = "\0".join([*key, str(index)])
+        out.append(hashlib.sha256(payload.encode("utf-8")).hexdigest())
+    return out
+
+
+# ---------------------------------------------------------------------------- fixes
+
+def _split_lines(text: str) -> list[str]:
+    """Lines with their endings, broken only where Python breaks them."""
+    lines, start = [], 0
+    for match in _LINE_BREAK.finditer(text):
+        lines.append(text[start:match.end()])
+        start = match.end()
+    if start < len(text):
+        lines.append(text[start:])
+    return lines
+
+
+def _position(block: str, offset: int, first_line: int) -> tuple[int, int]:
+    """(line, column) of character `offset` in `block`, a text starting at column 1 of
+    `first_line`."""
+    before = block[:offset]
+    breaks = list(_LINE_BREAK.finditer(before))
+    if not breaks:
+        return first_line, offset + 1
+    return first_line + len(breaks), offset - breaks[-1].end() + 1
+
+
+def replacements(old: str, new: str) -> list[dict]:
+    """The SARIF replacements that turn `old` into `new`: one per changed stretch of
+    lines, each trimmed to the characters that differ. Regions are in `old`."""
+    old_lines, new_lines = _split_lines(old), _split_lines(new)
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    out = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        deleted, inserted = "".join(old_lines[i1:i2]), "".join(new_lines[j1:j2])
+        prefix = len(os.path.commonprefix([deleted, inserted]))
+        # Never split a \r\n: a position between its two characters is no column.
+        if 0 < prefix < len(deleted) and deleted[prefix - 1] == "\r" and deleted[prefix] == "\n":
+            prefix -= 1
+        room = min(len(deleted), len(inserted)) - prefix
+        suffix = 0
+        while suffix < room and deleted[-1 - suffix] == inserted[-1 - suffix]:
+            suffix += 1
+        end = len(deleted) - suffix
+        if 0 < end < len(deleted) and deleted[end - 1] == "\r" and deleted[end] == "\n":
+            end += 1
+            suffix -= 1
+        start_line, start_column = _position(deleted, prefix, i1 + 1)
+        end_line, end_column = _position(deleted, end, i1 + 1)
+        out.append({
+            "deletedRegion": _region(start_line, start_column, end_line, end_column),
+            "insertedContent": {"text": inserted[prefix:len(inserted) - suffix]},
+        })
+    return out
+
+
+def sarif_fix(fix: Fix, sources: Mapping[str, str], root: Path) -> dict | None:
+    """`fix` as a SARIF fix, or None when its edits change nothing we can place."""
+    changes = []
+    for edit in fix.edits:
+        old = sources.get(edit.path)
+        if old is None:
+            continue
+        found = replacements(old, edit.new_text)
+        if found:
+            changes.append({"artifactLocation": artifact_location(edit.path, root),
+                            "replacements": found})
+    if not changes:
+        return None
+    return {"description": {"text": f"{fix.message} ({fix.applicability})"},
+            "artifactChanges": changes}
+
+
+# ---------------------------------------------------------------------------- the log
+
+def _result(finding: Finding, index: int | None, fingerprint: str,
+            sources: Mapping[str, str], root: Path) -> dict:
+    properties = {
+        "symbol": finding.symbol,
+        "pass": finding.pass_,
+        "discriminator": finding.discriminator.to_dict() if finding.discriminator else None,
+    }
+    if finding.cell is not None:
+        properties["cell"] = finding.cell
+    result = {"ruleId": finding.code}
+    if index is not None:
+        result["ruleIndex"] = index
+    result |= {
+        "level": _LEVEL.get(finding.severity, "warning"),
+        "message": {"text": finding.message},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": artifact_location(finding.path, root),
+            "region": _region(finding.line, finding.column, finding.end_line,
+                              finding.end_column),
+        }}],
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
+        "properties": properties,
+    }
+    fix = sarif_fix(finding.fix, sources, root) if finding.fix is not None else None
+    if fix is not None:
+        result["fixes"] = [fix]
+    return result
+
+
+def sarif_log(findings: Iterable[Finding], sources: Mapping[str, str],
+              root: Path | None = None) -> dict:
+    root = _root(root)
+    findings = list(findings)
+    version, repository = _metadata()
+    rules = _rules()
+    descriptors = [_rule_descriptor(rule, repository) for _, rule in sorted(rules.items())]
+    index = {d["id"]: i for i, d in enumerate(descriptors)}
+    prints = fingerprints(findings, sources, root)
+    results = [_result(f, index.get(f.code), fp, sources, root)
+               for f, fp in zip(findings, prints)]
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "snlint",
+                "version": version,
+                "semanticVersion": version,
+                "informationUri": repository,
+                "rules": descriptors,
+            }},
+            "originalUriBaseIds": {SRCROOT: {"uri": _directory_uri(root)}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
+def render_sarif(findings: Iterable[Finding], sources: Mapping[str, str],
+                 root: Path | None = None) -> str:
+    return json.dumps(sarif_log(findings, sources, root), indent=2)

@@ -1,0 +1,244 @@
+"""`--output-format sarif`: valid SARIF 2.1.0, stable fingerprints, rules from the pages."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from snlint.checks.catalogue import load_catalogue
+from snlint.cli import main
+from snlint.findings import Edit, Finding, Fix, Span
+from snlint.report import render
+from snlint.report.sarif import replacements
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = REPO.parent / "shared/data/sarif-schema-2.1.0.json"
+
+MISSING_SN = textwrap.dedent("""\
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))
+            self.c2 = spectral_norm(nn.Conv2d(64, 128, 4, 2, 1))
+            self.head = nn.Conv2d(128, 1, 4, 1, 0)
+
+        def forward(self, x):
+            return self.head(self.c2(self.c1(x)))
+""")
+
+
+def sarif(*args: str) -> dict:
+    result = CliRunner().invoke(main, [*args, "--no-graph", "--output-format", "sarif"])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def results(log: dict) -> list[dict]:
+    return log["runs"][0]["results"]
+
+
+def fingerprint(result: dict) -> str:
+    return result["partialFingerprints"]["snlint/v1"]
+
+
+def region(result: dict) -> dict:
+    return result["locations"][0]["physicalLocation"]["region"]
+
+
+def uri(result: dict) -> dict:
+    return result["locations"][0]["physicalLocation"]["artifactLocation"]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def validate(log: dict) -> None:
+    if not SCHEMA.is_file():
+        pytest.skip(f"the OASIS SARIF schema is not at {SCHEMA} (CI has it beside the project)")
+    from jsonschema.validators import validator_for
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    validator = validator_for(schema)  # the schema's $schema names the draft (draft-04)
+    validator.check_schema(schema)
+    errors = sorted(validator(schema, format_checker=validator.FORMAT_CHECKER).iter_errors(log),
+                    key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:10])
+
+
+def fixed_finding(path: str = "d.py") -> Finding:
+    return Finding("SN201", "missing-sn", "error", "Conv2d has no spectral norm", path,
+                   Span(10, 21, 10, 47), symbol="Discriminator.head",
+                   fix=Fix("safe", "wrap it with spectral_norm", "",
+                           (Edit(path, MISSING_SN.replace(
+                               "nn.Conv2d(128, 1, 4, 1, 0)",
+                               "spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))")),)))
+
+
+# the schema
+
+def test_examples_validate_against_the_oasis_schema(monkeypatch):
+    monkeypatch.chdir(REPO)
+    log = sarif("examples/")
+    assert results(log), "examples/ has planted mistakes"
+    validate(log)
+
+
+def test_a_result_with_a_fix_and_a_cell_validates(project):
+    (project / "d.py").write_text(MISSING_SN)
+    notebook = Finding("SN201", "missing-sn", "error", "m", "nb.ipynb", Span(2, 5, 2, 9), cell=3)
+    validate(json.loads(render([fixed_finding(), notebook], "sarif", {"d.py": MISSING_SN},
+                               root=project)))
+
+
+# fingerprints
+
+def test_two_runs_give_the_same_fingerprints(monkeypatch):
+    monkeypatch.chdir(REPO)
+    first, second = sarif("examples/"), sarif("examples/")
+    assert [fingerprint(r) for r in results(first)] == [fingerprint(r) for r in results(second)]
+    assert len({fingerprint(r) for r in results(first)}) == len(results(first))
+
+
+def test_inserting_lines_above_a_finding_keeps_its_fingerprint(project):
+    (project / "d.py").write_text(MISSING_SN)
+    [before] = results(sarif("d.py"))
+    (project / "d.py").write_text("# a comment\n\nimport os\n" + MISSING_SN)
+    [after] = results(sarif("d.py"))
+    assert (region(before)["startLine"], region(after)["startLine"]) == (10, 13)
+    assert fingerprint(after) == fingerprint(before)
+
+
+def test_findings_alike_but_for_position_get_different_fingerprints(project):
+    a = Finding("SN999", "internal-error", "error", "m", "d.py", Span(1, 1, 1, 2))
+    b = Finding("SN999", "internal-error", "error", "m", "d.py", Span(5, 1, 5, 2))
+    log = json.loads(render([a, b], "sarif", {"d.py": "x = 1\n" * 5}, root=project))
+    assert fingerprint(results(log)[0]) != fingerprint(results(log)[1])
+
+
+# rules
+
+def test_rules_come_from_the_rule_pages():
+    log = json.loads(render([], "sarif", {}))
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    catalogue = load_catalogue()
+    assert [r["id"] for r in rules] == sorted(catalogue)
+    sn201 = next(r for r in rules if r["id"] == "SN201")
+    assert sn201["name"] == "missing-sn"
+    assert sn201["shortDescription"]["text"] == catalogue["SN201"].summary
+    assert sn201["fullDescription"]["text"] == " ".join(
+        catalogue["SN201"].section("What it finds").split())
+    assert sn201["help"]["markdown"].startswith("# SN201 missing-sn\n")
+    assert sn201["helpUri"].endswith("/rules/SN201.md")
+    levels = {r["id"]: r["defaultConfiguration"]["level"] for r in rules}
+    assert (levels["SN201"], levels["SN105"], levels["SN501"]) == ("error", "warning", "note")
+
+
+def test_result_points_at_its_rule_with_level_and_region(project):
+    (project / "models").mkdir()
+    (project / "models" / "d.py").write_text(MISSING_SN)
+    log = sarif("models/d.py")
+    run = log["runs"][0]
+    [result] = results(log)
+    assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"] == "SN201"
+    assert result["level"] == "error"
+    assert region(result) == {"startLine": 10, "startColumn": 21, "endLine": 10, "endColumn": 47}
+    assert uri(result) == {"uri": "models/d.py", "uriBaseId": "%SRCROOT%"}
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": project.as_uri() + "/"}}
+    assert run["columnKind"] == "unicodeCodePoints"
+    assert result["properties"] == {
+        "symbol": "Discriminator.head", "pass": "source",
+        "discriminator": {"class": "models/d.py:Discriminator", "evidence": "name"}}
+
+
+def test_uri_is_relative_to_the_project_root_not_the_working_folder(project, monkeypatch):
+    (project / "models").mkdir()
+    (project / "models" / "d.py").write_text(MISSING_SN)
+    monkeypatch.chdir(project / "models")
+    [result] = results(sarif("d.py"))
+    assert uri(result) == {"uri": "models/d.py", "uriBaseId": "%SRCROOT%"}
+
+
+def test_columns_count_code_points(project):
+    (project / "d.py").write_text(MISSING_SN.replace("self.head =", "self.héad =")
+                                  .replace("self.head(", "self.héad("))
+    [result] = results(sarif("d.py"))
+    assert (region(result)["startColumn"], region(result)["endColumn"]) == (21, 47)
+
+
+def test_notebook_cell_goes_in_properties(project):
+    finding = Finding("SN201", "missing-sn", "error", "m", "nb.ipynb", Span(2, 5, 2, 9), cell=3)
+    [result] = results(json.loads(render([finding], "sarif", {}, root=project)))
+    assert result["properties"]["cell"] == 3
+    assert region(result)["startLine"] == 2
+
+
+# fixes
+
+def test_fix_becomes_the_smallest_replacement(project):
+    log = json.loads(render([fixed_finding()], "sarif", {"d.py": MISSING_SN}, root=project))
+    [fix] = results(log)[0]["fixes"]
+    assert fix["description"]["text"] == "wrap it with spectral_norm (safe)"
+    [change] = fix["artifactChanges"]
+    assert change["artifactLocation"] == {"uri": "d.py", "uriBaseId": "%SRCROOT%"}
+    # The changed line, trimmed to what differs: its common prefix and suffix stay.
+    assert change["replacements"] == [
+        {"deletedRegion": {"startLine": 10, "startColumn": 21, "endLine": 10, "endColumn": 46},
+         "insertedContent": {"text": "spectral_norm(nn.Conv2d(128, 1, 4, 1, 0)"}},
+    ]
+
+
+def test_fix_with_an_added_import_and_a_changed_line_gives_two_replacements():
+    old = "import torch.nn as nn\n\n\nx = nn.Conv2d(1, 1, 1)\n"
+    new = ("import torch.nn as nn\nfrom torch.nn.utils.parametrizations import spectral_norm\n"
+           "\n\nx = spectral_norm(nn.Conv2d(1, 1, 1))\n")
+    found = replacements(old, new)
+    assert [r["deletedRegion"]["startLine"] for r in found] == [2, 4]
+    assert apply(old, found) == new
+
+
+def test_fix_without_a_change_has_no_fixes_entry(project):
+    finding = fixed_finding().with_(fix=Fix("safe", "nothing", "", (Edit("d.py", MISSING_SN),)))
+    [result] = results(json.loads(render([finding], "sarif", {"d.py": MISSING_SN}, root=project)))
+    assert "fixes" not in result
+
+
+def apply(old: str, found: list[dict]) -> str:
+    """Apply SARIF replacements (regions in `old`, in order) to `old`."""
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", old)]
+
+    def offset(line: int, column: int) -> int:
+        return starts[line - 1] + column - 1 if line <= len(starts) else len(old)
+
+    out, at = [], 0
+    for r in found:
+        region = r["deletedRegion"]
+        start = offset(region["startLine"], region["startColumn"])
+        end = offset(region["endLine"], region["endColumn"])
+        assert at <= start <= end
+        out.append(old[at:start] + r["insertedContent"]["text"])
+        at = end
+    return "".join(out) + old[at:]
+
+
+LINE = st.text(alphabet="ab \r\n", max_size=12)
+
+
+@given(st.lists(LINE, max_size=6), st.lists(LINE, max_size=6))
+def test_replacements_turn_the_old_text_into_the_new(old_parts, new_parts):
+    old, new = "".join(old_parts), "".join(new_parts)
+    assert apply(old, replacements(old, new)) == new
