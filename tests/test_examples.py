@@ -17,7 +17,14 @@ EXAMPLES = (Path(__file__).resolve().parent.parent / "examples").resolve()
 
 # (path relative to examples/, line, column, code), sorted; see examples/EXPECTED.md.
 PLANTED = [
+    ("batch_coupling/buggy.py", 52, 13, "SN301"),
+    ("batch_coupling/buggy.py", 65, 13, "SN303"),
+    ("batch_coupling/buggy.py", 81, 18, "SN401"),
+    ("batch_coupling_project/nets.py", 51, 39, "SN301"),
+    ("batch_coupling_project/train.py", 31, 18, "SN401"),
+    ("batch_coupling_project/train.py", 40, 31, "SN401"),
     ("dcgan/buggy.py", 63, 13, "SN101"),
+    ("dcgan/buggy.py", 63, 27, "SN301"),
     ("dcgan/buggy.py", 64, 13, "SN102"),
     ("dcgan/buggy.py", 69, 13, "SN201"),
     ("helpers_project/blocks.py", 16, 21, "SN201"),
@@ -28,12 +35,17 @@ PLANTED = [
     ("sngan/buggy.py", 76, 25, "SN201"),
 ]
 
-# Findings of rules after the first milestone (SN3xx, SN4xx): allowed, not required.
-LATER = [("dcgan/buggy.py", 63, 27, "SN301")]
-LATER_PREFIXES = ("SN3", "SN4")
+# Planted rows snlint does not report yet (its bug, reported to the lead); the
+# xfail(strict) test below turns red when they appear, so they move back here.
+# - the calls inside a unary minus, `F.softplus(-(netD(fake).mean() - netD(real).mean()))`,
+#   are not recorded as forward calls.
+NOT_YET = [("batch_coupling_project/train.py", 40, 31, "SN401")]
 
-BUGGY = ("dcgan/buggy.py", "sngan/buggy.py", "helpers_project/")
-FIXED = ("dcgan/fixed.py", "sngan/fixed.py", "helpers_project_fixed/")
+BUGGY = ("dcgan/buggy.py", "sngan/buggy.py", "helpers_project/", "batch_coupling/buggy.py",
+         "batch_coupling_project/")
+FIXED = ("dcgan/fixed.py", "sngan/fixed.py", "helpers_project_fixed/", "batch_coupling/fixed.py",
+         "batch_coupling_project_fixed/")
+REPORTED = [r for r in PLANTED if r not in NOT_YET]
 
 
 def relative(path: str) -> str:
@@ -60,9 +72,13 @@ def source_rows():
 
 
 def test_buggy_examples_report_exactly_the_planted_mistakes(source_rows):
-    buggy = [r for r in source_rows if r[0].startswith(BUGGY)]
-    assert [r for r in buggy if not r[3].startswith(LATER_PREFIXES)] == PLANTED
-    assert set(r for r in buggy if r[3].startswith(LATER_PREFIXES)) <= set(LATER)
+    assert [r for r in source_rows if r[0].startswith(BUGGY)] == REPORTED
+
+
+@pytest.mark.xfail(strict=True, reason="snlint misses SN401 in a relativistic loss under a "
+                                       "unary minus: -(D(fake).mean() - D(real).mean())")
+def test_planted_rows_snlint_misses_today(source_rows):
+    assert set(NOT_YET) <= set(source_rows)
 
 
 def test_fixed_examples_give_no_findings(source_rows):
@@ -79,16 +95,15 @@ def test_graph_pass_agrees_with_the_planted_list():
     findings are the same sites, one finding per mistake; the only diagnostic is SN912
     for dcgan/buggy.py, whose discriminator raises when built (SN on a LeakyReLU)."""
     found = rows(lint_folder(Config(root=EXAMPLES)))
-    rules = [r for r in found if not r[3].startswith("SN9")]
-    assert [r for r in rules if not r[3].startswith(LATER_PREFIXES)] == PLANTED
-    assert set(r for r in rules if r[3].startswith(LATER_PREFIXES)) <= set(LATER)
+    assert [r for r in found if not r[3].startswith("SN9")] == REPORTED
     assert [(r[0], r[3]) for r in found if r[3].startswith("SN9")] == [("dcgan/buggy.py", "SN912")]
 
 
 def expected_md_rows(section_title: str) -> list[tuple[str, int, int, str, str]]:
+    """The table rows of EXPECTED.md's introduction (title "") or of one section."""
     text = (EXAMPLES / "EXPECTED.md").read_text(encoding="utf-8")
     if section_title:
-        text = text.split(f"## {section_title}", 1)[1]
+        text = text.split(f"\n## {section_title}\n", 1)[1]
     text = text.split("\n## ", 1)[0]
     out = []
     for line in text.splitlines():
@@ -98,13 +113,16 @@ def expected_md_rows(section_title: str) -> list[tuple[str, int, int, str, str]]
     return out
 
 
+EXPECTED_SECTIONS = ("", "Batch coupling (SN301, SN303, SN401)")
+
+
 def test_expected_md_lists_the_planted_findings():
-    assert [r[:4] for r in expected_md_rows("")] == PLANTED
-    assert [r[:4] for r in expected_md_rows("Later rules")] == LATER
+    listed = [r[:4] for title in EXPECTED_SECTIONS for r in expected_md_rows(title)]
+    assert sorted(listed) == PLANTED
 
 
 @pytest.mark.parametrize("path, line, column, code, node",
-                         expected_md_rows("") + expected_md_rows("Later rules"))
+                         [r for title in EXPECTED_SECTIONS for r in expected_md_rows(title)])
 def test_expected_md_positions_point_at_the_named_node(path, line, column, code, node):
     source_line = (EXAMPLES / path).read_text(encoding="utf-8").splitlines()[line - 1]
     assert source_line[column - 1:].startswith(node)
