@@ -149,7 +149,9 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
             text = report.render(findings, fmt, result.sources, color=color,
                                  root=config.root)
         # ruff's closing lines, on stdout for the text formats only (never in JSON).
+        # No file left to lint (all excluded, as a pre-commit hook may see): say nothing.
         closing = ("" if statistics or fmt not in report.TEXT_FORMATS
+                   or not (result.files or findings)
                    else report.summary(findings, unsafe_fixes=False))
     except Exception as exc:
         _internal_error(exc)
