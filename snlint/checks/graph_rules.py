@@ -47,6 +47,14 @@ class _Group:
     message: str  # for one instance; the count is added when several merge
     data: dict = field(default_factory=dict)
     count: int = 0
+    layers: bool = True  # instances of built layers (counted in the message), not operations
+
+
+@dataclass(frozen=True)
+class _Path:
+    """A module path without layer facts (a non-leaf module the probe pointed at)."""
+
+    path: str
 
 
 def _span(site: Site) -> Span:
@@ -147,16 +155,18 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
                 return Location(path, _span(site))
         return fallback
 
-    def symbol(m: LeafFacts | None) -> str:
+    def symbol(m: LeafFacts | _Path | None) -> str:
         return f"{target.class_name}.{m.path}" if m is not None and m.path else target.class_name
 
     groups: dict[tuple[str, Location], _Group] = {}
 
-    def add(code: str, site: Site | None, m: LeafFacts | None, message: str, data: dict) -> None:
+    def add(code: str, site: Site | None, m: LeafFacts | _Path | None, message: str,
+            data: dict, layers: bool = True) -> None:
         location = locate(site)
         group = groups.get((code, location))
         if group is None:
-            group = groups[(code, location)] = _Group(code, location, symbol(m), message, dict(data))
+            group = groups[(code, location)] = _Group(code, location, symbol(m), message,
+                                                      dict(data), layers=layers)
         group.count += 1
 
     apis = Counter(s.api for m in facts.modules if m.kind in _MATRIX_KINDS for s in m.sn)
@@ -176,25 +186,39 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
                 "batches become separable by their statistics", {"layer": m.type_name})
     for site in facts.batch_norm_calls:
         add("SN301", site, None, "`F.batch_norm` normalizes with batch statistics in training",
-            {"layer": "F.batch_norm"})
+            {"layer": "F.batch_norm"}, layers=False)
     for what, site in facts.batch_reductions:
         add("SN302", site, None, f"{what} reduces over the batch dimension: it mixes samples",
-            {"operation": what})
+            {"operation": what}, layers=False)
     probe = facts.probe or {}
-    if (probe.get("coupled") and not has_batch_statistics(facts) and not facts.batch_reductions):
-        add("SN302", None, None,
-            "the batch-coupling probe sees samples coupled (changing one input changed the "
-            "others' outputs) and no batch norm explains it", {"probe": True})
+    if probe.get("coupled") and not facts.batch_reductions and not facts.batch_norm_calls:
+        # Where the probe located the coupling, report each place no batch norm explains;
+        # batch reductions from the fx graph are more precise and win when there are some.
+        batch_stats = {m.path for m in facts.modules if m.kind == "batch_norm" and m.uses_batch_stats}
+        sources = probe.get("sources") or []
+        for source in sources:
+            if source.get("path") in batch_stats:
+                continue
+            path = source.get("path", "")
+            where = f"{source.get('type', '')} `{path}`" if path else target.class_name
+            add("SN302", Site.from_dict(source.get("site")), _Path(path),
+                f"the batch-coupling probe sees {where} mix samples: changing one sample's "
+                "input changed the others' outputs there", {"probe": True}, layers=False)
+        if not sources and not batch_stats:
+            add("SN302", None, None,
+                "the batch-coupling probe sees samples coupled (changing one input changed "
+                "the others' outputs) and no batch norm explains it", {"probe": True}, layers=False)
 
     findings = []
     for group in groups.values():
         name, severity = _meta(group.code, rules)
         message = group.message
-        if group.count > 1:
+        if group.count > 1 and group.layers:
             message += f" ({group.count} instances built here)"
         disc = (DiscriminatorRef(f"{target.display}:{target.class_name}", evidence)
                 if group.code in _NAMES_DISCRIMINATOR else None)
-        data = tuple(sorted({**group.data, "instances": group.count}.items()))
+        data = tuple(sorted({**group.data, "instances": group.count}.items()
+                            if group.layers else group.data.items()))
         findings.append(Finding(group.code, name, severity, message, group.location.path,
                                 group.location.span, pass_="graph", symbol=group.symbol,
                                 discriminator=disc, data=data))

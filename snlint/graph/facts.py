@@ -100,7 +100,7 @@ class LeafFacts:
     site). `origin` is the innermost user frame (the literal constructor call, possibly
     inside a helper). `param_site` is set when the constructor was reached through a
     parameter's default value (`norm_layer=nn.BatchNorm2d`): the whole parameter node.
-    `instances` counts the collected leaves built at the same `site` in this target.
+    `instances` counts the leaves of this class built at the same `site` in this target.
     """
 
     path: str

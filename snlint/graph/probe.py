@@ -80,10 +80,15 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
         sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
         shapes = [[channels] + [size] * ndim for size in sizes]
 
+    weight = sites.original(layer, "weight")  # not .weight: that would run a parametrization
+    dtype = weight.dtype if isinstance(weight, torch.Tensor) and weight.is_floating_point() else None
+
     def maker(rest: list[int]) -> MakeArgs:
         def make(n: int) -> tuple:
             g = torch.Generator().manual_seed(1234)
             x = torch.randn([n] + rest, generator=g)
+            if dtype is not None:
+                x = x.to(dtype)
             if conditional:
                 return (x, torch.zeros(n, dtype=torch.long))
             return (x,)
@@ -120,6 +125,84 @@ def _perturbed(args: tuple) -> tuple:
     else:
         x[0] = x[0] + 1
     return (x,) + tuple(args[1:])
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _tensors(item)]
+    return []
+
+
+def _summary(value: Any, n: int) -> list[tuple[float, float]]:
+    """Per tensor, (sum, sum of squares) over samples 1..n-1 (all of it without a batch
+    dimension): enough to tell whether they moved, without keeping the activations."""
+    out = []
+    for t in _tensors(value):
+        part = t[1:] if t.dim() >= 1 and t.shape[0] == n else t
+        d = part.detach().double()
+        out.append((float(d.sum()), float(d.square().sum())))
+    return out
+
+
+def _same(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> bool:
+    return len(a) == len(b) and all(
+        abs(x - y) <= RELATIVE_TOLERANCE * max(abs(x), abs(y), 1e-6)
+        for pa, pb in zip(a, b) for x, y in zip(pa, pb))
+
+
+def _recorded(pristine: nn.Module, args: tuple, n: int) -> dict[str, list[list]]:
+    """Every module call's input and output summaries, by module path."""
+    model = copy.deepcopy(pristine)
+    calls: dict[str, list[list]] = {}
+
+    def pre(path: str) -> Callable:
+        def hook(module: nn.Module, inputs: Any) -> None:
+            calls.setdefault(path, []).append([_summary(inputs, n), None])
+        return hook
+
+    def post(path: str) -> Callable:
+        def hook(module: nn.Module, inputs: Any, output: Any) -> None:
+            calls[path][-1][1] = _summary(output, n)
+        return hook
+
+    for path, m in model.named_modules():
+        m.register_forward_pre_hook(pre(path))
+        m.register_forward_hook(post(path))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        model(*args)
+    return calls
+
+
+def coupling_sources(pristine: nn.Module, args: tuple, perturbed: tuple,
+                     n: int = PROBE_BATCH) -> list[dict[str, Any]]:
+    """The innermost modules whose output for samples 1..n-1 moves when only sample 0
+    changed while their own input for those samples did not: where coupling enters."""
+    clean, moved = _recorded(pristine, args, n), _recorded(pristine, perturbed, n)
+    flagged = []
+    for path, calls in clean.items():
+        other = moved.get(path, [])
+        if len(other) != len(calls):
+            continue
+        for (ins, outs), (ins2, outs2) in zip(calls, other):
+            if outs is None or outs2 is None or not _same(ins, ins2):
+                continue
+            if not _same(outs, outs2):
+                flagged.append(path)
+                break
+    innermost = [p for p in flagged
+                 if not any(q != p and (p == "" or q.startswith(p + ".")) for q in flagged)]
+    sources = []
+    for path in innermost:
+        module = pristine.get_submodule(path)
+        site = sites.construction(module)[0]
+        sources.append({"path": path, "type": sites.type_name(sites.base_class(module)),
+                        "kind": sites.kind_of(module), "site": site.to_dict() if site else None})
+    return sources
 
 
 def find_input(pristine: nn.Module, example_input: Any = None,
@@ -176,6 +259,11 @@ def probe(pristine: nn.Module, example_input: Any = None) -> tuple[dict[str, Any
         return result, make
     change = float((others1 - others0).abs().max())
     scale = max(float(others0.abs().max()), 1e-6)
-    result.update(ran=True, coupled=change > RELATIVE_TOLERANCE * scale,
-                  change=change, scale=scale)
+    coupled = change > RELATIVE_TOLERANCE * scale
+    result.update(ran=True, coupled=coupled, change=change, scale=scale)
+    if coupled:
+        try:
+            result["sources"] = coupling_sources(pristine, args, _perturbed(args))
+        except Exception as exc:
+            result["sources_reason"] = one_line(exc)
     return result, make

@@ -391,6 +391,17 @@ def base_class(module: nn.Module) -> type:
     return cls
 
 
+def type_name(cls: type) -> str:
+    """The name a user knows: torch's private subclasses by their public base
+    (`NonDynamicallyQuantizableLinear`, MultiheadAttention's out_proj, is a Linear)."""
+    if not cls.__module__.startswith("torch."):
+        return cls.__name__
+    for klass in cls.__mro__:
+        if getattr(nn, klass.__name__, None) is klass:
+            return klass.__name__
+    return cls.__name__
+
+
 def kind_of(module: nn.Module) -> str:
     if isinstance(module, nn.MultiheadAttention):
         return "attention"
@@ -423,7 +434,7 @@ def _shape(value: Any) -> tuple[int, ...] | None:
     return None
 
 
-def _original(module: nn.Module, name: str) -> Any:
+def original(module: nn.Module, name: str) -> Any:
     """The tensor SN (or another reparametrization) works on, without computing it."""
     if parametrize.is_parametrized(module, name):
         plist = module.parametrizations[name]
@@ -451,12 +462,12 @@ def sn_states(module: nn.Module) -> list[SNState]:
                 if isinstance(p, _SpectralNorm):
                     states.append(SNState("parametrization", name, int(p.dim),
                                           p.__dict__.get(_SN_SITE),
-                                          _shape(_original(module, name)),
+                                          _shape(original(module, name)),
                                           p.__dict__.get(_SN_DIM_SITE)))
     for hook in module._forward_pre_hooks.values():
         if isinstance(hook, SpectralNorm):
             states.append(SNState("hook", hook.name, int(hook.dim), getattr(hook, _SN_SITE, None),
-                                  _shape(_original(module, hook.name)),
+                                  _shape(original(module, hook.name)),
                                   getattr(hook, _SN_DIM_SITE, None)))
     return states
 
@@ -477,7 +488,7 @@ def custom_sn_inner(wrapper: nn.Module) -> tuple[nn.Module, SNState] | None:
     dim = getattr(wrapper, "dim", 0)
     site = construction(wrapper)[1]  # the SN call: where the wrapper was built
     return inner, SNState("custom", name, dim if isinstance(dim, int) else 0, site,
-                          _shape(_original(inner, name)))
+                          _shape(original(inner, name)))
 
 
 def _tensor_attr(module: nn.Module, name: str) -> Any:
@@ -514,10 +525,10 @@ def module_facts(model: nn.Module) -> list[LeafFacts]:
             continue
         leaves.append((path, m, states))
 
-    counts: dict[Site | None, int] = {}
+    counts: dict[tuple, int] = {}
     for _, m, _ in leaves:
-        site = construction(m)[0]
-        counts[site] = counts.get(site, 0) + 1
+        key = (construction(m)[0], base_class(m))
+        counts[key] = counts.get(key, 0) + 1
 
     out = []
     for path, m, states in leaves:
@@ -532,15 +543,15 @@ def module_facts(model: nn.Module) -> list[LeafFacts]:
             or getattr(m, "running_mean", None) is None)
         out.append(LeafFacts(
             path=path,
-            type_name=cls.__name__,
+            type_name=type_name(cls),
             type_qualname=f"{cls.__module__}.{cls.__qualname__}",
             kind=kind,
             kernel_size=tuple(int(k) for k in kernel) if isinstance(kernel, (tuple, list)) else (
                 (int(kernel),) if isinstance(kernel, int) else None),
-            weight_shape=_shape(_original(m, "weight")),
+            weight_shape=_shape(original(m, "weight")),
             sn=states,
             site=site,
-            instances=counts.get(site, 1) if site is not None else 1,
+            instances=counts.get((site, cls), 1) if site is not None else 1,
             training=bool(m.training),
             bypassed_forward=isinstance(parent, nn.MultiheadAttention) and leaf_name == "out_proj",
             origin=origin,

@@ -1,9 +1,10 @@
 """The torch.fx view of a built discriminator: batch-norm calls and batch reductions.
 
 fx graphs carry no shapes, so batch reductions come from propagating shapes (as fx's
-`ShapeProp` does) at two batch sizes: a node whose input shape depends on the batch size and whose (tensor) output
-shape does not has reduced over the batch. ShapeProp runs the model, so it always runs
-on a fresh deep copy (hook-based SN cannot be deep-copied after a forward).
+`ShapeProp` does) at two batch sizes: a node whose input shape depends on the batch size
+and whose (tensor) output shape does not has reduced over the batch. Propagation runs the
+model, so it always runs on a fresh deep copy (hook-based SN cannot be deep-copied after a
+forward).
 """
 
 from __future__ import annotations

@@ -167,6 +167,7 @@ class Loader:
             self._add_path(os.path.abspath(target.root))
         self._add_path(os.path.dirname(file))
         name, package_root = _module_name(file)
+        sys.argv = [file]  # a script parsing its arguments at import sees itself, no options
         try:
             if package_root is not None:
                 self._add_path(package_root)

@@ -248,6 +248,37 @@ class UntraceableStdDiscriminator(nn.Module):
         return self.head(h.mean([2, 3]))
 
 
+class MinibatchStd(nn.Module):
+    def forward(self, x):
+        std = x.std(0, keepdim=True).mean()
+        if std > 0:
+            x = x + std
+        return x
+
+
+class LocatedStdDiscriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = p_sn(nn.Conv2d(3, 8, 3))
+        self.mbstd = MinibatchStd()
+        self.head = p_sn(nn.Linear(8, 1))
+
+    def forward(self, x):
+        return self.head(self.mbstd(self.c1(x)).mean([2, 3]))
+
+
+class SequenceFirstAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = p_sn(nn.Linear(8, 16))
+        self.attn = nn.MultiheadAttention(16, 2)
+        self.out = p_sn(nn.Linear(16, 1))
+
+    def forward(self, x):
+        h = self.inp(x).unsqueeze(1)
+        return self.out(self.attn(h, h, h)[0].squeeze(1))
+
+
 class FunctionalBNDiscriminator(nn.Module):
     def __init__(self):
         super().__init__()
@@ -319,7 +350,8 @@ CLASSES = {
     "misuse.py": ["MisuseDiscriminator", "AttnDiscriminator", "SAGANDiscriminator",
                   "SubclassDiscriminator", "SNOnSequential", "NeedsArgs", "NoSuchClass"],
     "coupling.py": ["BranchyDiscriminator", "MinibatchStdDiscriminator",
-                    "UntraceableStdDiscriminator", "FunctionalBNDiscriminator",
+                    "UntraceableStdDiscriminator", "LocatedStdDiscriminator",
+                    "SequenceFirstAttention", "FunctionalBNDiscriminator",
                     "QuietDiscriminator", "ProjectionDiscriminator", "MNISTDiscriminator"],
 }
 
@@ -518,6 +550,23 @@ def test_coupling_only_the_probe_sees_goes_to_the_class(runtime):
     sn302 = next(f for f in findings if f.code == "SN302")
     assert sn302.line == span_of(COUPLING, "class UntraceableStdDiscriminator")[0]
     assert "probe" in sn302.message
+
+
+def test_probe_locates_coupling_inside_an_untraceable_module(runtime):
+    facts, findings = runtime["LocatedStdDiscriminator"]
+    assert codes(findings) == ["SN302", "SN913"]
+    sn302 = next(f for f in findings if f.code == "SN302")
+    assert at([sn302]) == [("SN302", *span_of(COUPLING, "MinibatchStd()"))]
+    assert sn302.symbol == "LocatedStdDiscriminator.mbstd"
+    assert [s["path"] for s in facts.probe["sources"]] == ["mbstd"]
+
+
+def test_probe_finds_attention_reading_the_batch_as_a_sequence(runtime):
+    facts, findings = runtime["SequenceFirstAttention"]
+    assert facts.trace_ok and facts.batch_reductions == []
+    attention = span_of(COUPLING, "nn.MultiheadAttention(16, 2)")
+    assert at(findings) == [("SN201", *attention), ("SN302", *attention)]
+    assert "MultiheadAttention `attn` mix samples" in findings[1].message
 
 
 def test_no_false_coupling_from_per_sample_norms_dropout_sn_or_eval_batch_norm(runtime):
