@@ -99,12 +99,18 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
               help="Apply exclude patterns to paths given on the command line too.")
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 @click.option("--explain", metavar="CODE", help="Print the page of a rule and exit.")
+@click.option("--stdin-filename", metavar="PATH",
+              help="Lint standard input as the file PATH (its configuration applies; "
+                   "source pass only). `-` as the path reads standard input too.")
+@click.option("--add-noqa", is_flag=True,
+              help="Write `# noqa: CODE` on every reported line, and exit.")
 @click.version_option(_version(), "-V", "--version", prog_name="snlint",
                       message="%(prog)s %(version)s")
 def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[str] | None,
          ignore: list[str] | None, graph: bool | None, graph_timeout: float | None,
          output_format: str | None, exit_zero: bool, statistics: bool,
-         force_exclude: bool | None, list_rules: bool, explain: str | None) -> None:
+         force_exclude: bool | None, list_rules: bool, explain: str | None,
+         stdin_filename: str | None = None, add_noqa: bool = False) -> None:
     """Audit PyTorch GAN code for spectral-normalization and batch-coupling mistakes."""
     fmt = output_format or ("full" if _stdout_is_terminal() else "concise")
     color = fmt in report.TEXT_FORMATS and _use_color()
@@ -116,8 +122,16 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         _emit(_explanation(explain, fmt), color)
         return
 
+    stdin = stdin_filename is not None or "-" in paths
+    if stdin:
+        if add_noqa:
+            _fail("--add-noqa writes files; it cannot be used with standard input")
+        for path in paths:
+            if path != "-":
+                click.echo(f"snlint: warning: ignoring {path}: linting standard input", err=True)
+        paths = (stdin_filename or "-",)
     paths = paths or (".",)
-    missing = [path for path in paths if not os.path.lexists(path)]
+    missing = [path for path in paths if not stdin and not os.path.lexists(path)]
     for path in missing:
         click.echo(f"snlint: path not found: {path}", err=True)
     if missing:
@@ -141,8 +155,19 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
     try:
         from snlint.engine import run
 
-        result = run(list(paths), config)
+        if stdin:
+            from snlint.stdin import lint_stdin
+
+            result = lint_stdin(sys.stdin.buffer, paths[0], config)
+        else:
+            result = run(list(paths), config)
         findings = list(result.findings)
+        if add_noqa:
+            from snlint.noqa import write_noqa
+
+            added = write_noqa(findings, result.sources, config.max_file_size)
+            click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.", err=True)
+            sys.exit(EXIT_CLEAN)
         if statistics:
             text = report.render_stats(findings, fmt)
         else:
