@@ -21,7 +21,7 @@ from snlint.graph.facts import one_line
 
 PROBE_BATCH = 4
 RELATIVE_TOLERANCE = 1e-5
-IMAGE_SIZES = (32, 64, 128, 256, 28)
+IMAGE_SIZES = (32, 64, 128, 256, 28, 16, 96, 48)
 VOLUME_SIZES = (16, 32, 64)
 
 MakeArgs = Callable[[int], tuple]
@@ -142,6 +142,8 @@ def _summary(value: Any, n: int) -> list[tuple[float, float]]:
     dimension): enough to tell whether they moved, without keeping the activations."""
     out = []
     for t in _tensors(value):
+        if t.dim() == 1 and t.numel() > n and t.numel() % n == 0:
+            t = t.reshape(n, -1)  # a flattened (sample-major) patch map
         part = t[1:] if t.dim() >= 1 and t.shape[0] == n else t
         d = part.detach().double()
         out.append((float(d.sum()), float(d.square().sum())))
@@ -205,48 +207,73 @@ def coupling_sources(pristine: nn.Module, args: tuple, perturbed: tuple,
     return sources
 
 
+def _per_sample(out: Any, n: int) -> torch.Tensor | None:
+    out = _first_tensor(out)
+    return out if out is not None and out.dim() >= 1 and out.shape[0] == n else None
+
+
+def _flattened(out: Any, n: int) -> torch.Tensor | None:
+    """A 1-D output of n*k values (`.view(-1)` / `.flatten()` of a patch map), as (n, k)."""
+    out = _first_tensor(out)
+    if out is not None and out.dim() == 1 and out.numel() % n == 0:
+        return out.reshape(n, -1)
+    return None
+
+
 def find_input(pristine: nn.Module, example_input: Any = None,
-               n: int = PROBE_BATCH) -> tuple[MakeArgs | None, torch.Tensor | None, list[int], str]:
-    """(make_args, output at batch n, input shape, reason) for the first input that works."""
+               n: int = PROBE_BATCH) -> tuple[MakeArgs | None, torch.Tensor | None, list[int], str, bool]:
+    """(make_args, output at batch n, input shape, reason, flattened) for the first input
+    whose output is per sample. Failing that, the first whose output is a flattened
+    (sample-major) patch map, read back as (n, k): a `.flatten()` head at an image size no
+    candidate matches exactly still has one row per sample."""
     if example_input is not None:
         candidates = [(from_example(example_input), None)]
     else:
         made, reason = candidate_inputs(pristine)
         if not made:
-            return None, None, [], reason
+            return None, None, [], reason, False
         candidates = made
     last = "no input shape gave a per-sample output"
+    fallback = None
     for make, _ in candidates:
         args = make(n)
         try:
-            out = _first_tensor(_forward(pristine, args))
+            out = _forward(pristine, args)
         except Exception as exc:  # wrong size: try the next one
             last = one_line(exc)
             continue
-        if out is None:
-            last = "forward returned no tensor"
-        elif out.dim() == 0 or out.shape[0] != n:
-            last = f"output shape {list(out.shape)} is not per sample"
-        else:
-            return make, out, list(args[0].shape) if isinstance(args[0], torch.Tensor) else [], ""
-    return None, None, [], last
+        shape = list(args[0].shape) if isinstance(args[0], torch.Tensor) else []
+        per_sample = _per_sample(out, n)
+        if per_sample is not None:
+            return make, per_sample, shape, "", False
+        first = _first_tensor(out)
+        last = ("forward returned no tensor" if first is None
+                else f"output shape {list(first.shape)} is not per sample")
+        if fallback is None and _flattened(out, n) is not None:
+            fallback = (make, _flattened(out, n), shape)
+    if fallback is not None:
+        return (*fallback, "", True)
+    return None, None, [], last, False
 
 
 def probe(pristine: nn.Module, example_input: Any = None) -> tuple[dict[str, Any], MakeArgs | None]:
     """The probe's verdict (the TargetFacts.probe dict) and the input maker it settled on."""
     result: dict[str, Any] = {"ran": False, "coupled": False, "reason": "", "input_shape": []}
     try:
-        make, y0, shape, reason = find_input(pristine, example_input)
+        make, y0, shape, reason, flattened = find_input(pristine, example_input)
     except Exception as exc:  # deepcopy of a hook-SN model after a forward, and the like
         result["reason"] = one_line(exc)
         return result, None
     result["input_shape"] = shape
+    if flattened:
+        result["flattened_output"] = True
     if make is None:
         result["reason"] = reason
         return result, None
     try:
         args = make(PROBE_BATCH)
-        y1 = _first_tensor(_forward(pristine, _perturbed(args)))
+        out = _forward(pristine, _perturbed(args))
+        y1 = _flattened(out, PROBE_BATCH) if flattened else _per_sample(out, PROBE_BATCH)
     except Exception as exc:
         result["reason"] = one_line(exc)
         return result, make

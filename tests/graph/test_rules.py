@@ -343,7 +343,27 @@ class MNISTDiscriminator(nn.Module):
         return self.main(x).view(-1)
 '''
 
-FILES = {"resnet.py": RESNET, "misuse.py": MISUSE, "coupling.py": COUPLING}
+FLAT = HEADER + '''
+
+class FlatPatchDiscriminator(nn.Module):
+    """A patch critic whose .flatten() head folds positions into the batch at every size."""
+
+    def __init__(self, norm=nn.GroupNorm):
+        super().__init__()
+        self.c1 = p_sn(nn.Conv2d(3, 8, 4, 2, 1))
+        self.n = norm(2, 8) if norm is nn.GroupNorm else norm(8)
+        self.c2 = p_sn(nn.Conv2d(8, 1, 3, 1, 1))
+
+    def forward(self, x):
+        return self.c2(F.leaky_relu(self.n(self.c1(x)), 0.2)).flatten()
+
+
+class FlatPatchBN(FlatPatchDiscriminator):
+    def __init__(self):
+        super().__init__(norm=nn.BatchNorm2d)
+'''
+
+FILES = {"resnet.py": RESNET, "misuse.py": MISUSE, "coupling.py": COUPLING, "flat.py": FLAT}
 CLASSES = {
     "resnet.py": ["ResNetDiscriminator", "PatchDiscriminator", "ApplyDiscriminator",
                   "PartialDiscriminator", "TwoOnALine"],
@@ -353,6 +373,7 @@ CLASSES = {
                     "UntraceableStdDiscriminator", "LocatedStdDiscriminator",
                     "SequenceFirstAttention", "FunctionalBNDiscriminator",
                     "QuietDiscriminator", "ProjectionDiscriminator", "MNISTDiscriminator"],
+    "flat.py": ["FlatPatchDiscriminator", "FlatPatchBN"],
 }
 
 
@@ -589,6 +610,16 @@ def test_probe_accepts_only_per_sample_outputs(runtime):
     facts, _ = runtime["MNISTDiscriminator"]
     assert facts.probe["ran"] and not facts.probe["coupled"]
     assert facts.probe["input_shape"] == [4, 1, 28, 28]
+
+
+def test_flattened_patch_map_is_read_back_per_sample(runtime):
+    facts, findings = runtime["FlatPatchDiscriminator"]
+    assert findings == []
+    assert facts.probe["ran"] and facts.probe["flattened_output"] and not facts.probe["coupled"]
+    facts, findings = runtime["FlatPatchBN"]
+    assert facts.probe["ran"] and facts.probe["coupled"]
+    assert [s["path"] for s in facts.probe["sources"]] == ["n"]
+    assert at(findings) == [("SN301", *span_of(FLAT, "norm(8)"))]
 
 
 def test_built_locations_cover_construction_and_sn_sites(runtime):
