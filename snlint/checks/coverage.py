@@ -20,9 +20,15 @@ class Member:
 
     @property
     def site(self) -> Location:
-        if self.owner.init_frame is None:
-            return self.layer.call
-        return self.layer.frame.seen_from(self.owner.init_frame, self.layer.call)
+        """The call that builds the layer, seen from its owner's __init__: a helper that
+        returns the layer itself shows as the helper's call; a helper that returns a
+        container holding it does not (wrapping that call would put SN on the container)."""
+        loc, frame = self.layer.call, self.layer.frame
+        target = self.owner.init_frame
+        while target is not None and frame is not target and frame.call_site is not None \
+                and frame.parent is not None and frame.returned is self.layer:
+            loc, frame = frame.call_site, frame.parent
+        return loc
 
 
 def members(root: Layer) -> list[Member]:

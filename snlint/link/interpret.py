@@ -94,6 +94,7 @@ class Events:
     penalties: list[Penalty] = field(default_factory=list)
     batch_norm_calls: list[BatchNormCall] = field(default_factory=list)
     kept_sites: set = field(default_factory=set)
+    update_roots: list = field(default_factory=list)
 
 
 class Interpreter:
@@ -339,8 +340,8 @@ class Interpreter:
                     item = TupleV((UNKNOWN, item))
                 self.assign(stmt.target, item, frame)
                 self.block(stmt.body, frame)
-            elif isinstance(iterable, (ListV, TupleV)) and 0 < len(iterable.items) <= MAX_UNROLL:
-                for value in list(iterable.items):
+            elif isinstance(iterable, (ListV, TupleV, Layer)) and 0 < len(_items(iterable)) <= MAX_UNROLL:
+                for value in _items(iterable):
                     self.assign(stmt.target, value, frame)
                     self.block(stmt.body, frame)
                     if frame.returned is not None:
@@ -480,8 +481,8 @@ class Interpreter:
         saved = dict(frame.env)
         frame.loop_depth += 1
         try:
-            if isinstance(iterable, (ListV, TupleV)) and 0 < len(iterable.items) <= MAX_UNROLL:
-                for item in list(iterable.items):
+            if isinstance(iterable, (ListV, TupleV, Layer)) and 0 < len(_items(iterable)) <= MAX_UNROLL:
+                for item in _items(iterable):
                     self.assign(e.target, item, frame)
                     out.items.append(self.expr(e.elt, frame))
             elif isinstance(iterable, ModulesIterV):
@@ -784,6 +785,8 @@ class Interpreter:
         first = args[0] if args else UNKNOWN
         kind = _input_kind(first, e.args[0].value if e is not None and e.args else None)
         root = frame.root
+        # The update key holds id(root): keep the root alive so no later frame reuses its id.
+        self.events.update_roots.append(root)
         call = ForwardCall(module, text, loc, kind, (id(root), tuple(root.loops)),
                            frame.function or root.function or root.name, len(self.events.forwards))
         self.events.forwards.append(call)
@@ -1183,3 +1186,14 @@ def _names_in(e: F.Expr | None) -> list[str]:
 
     walk(e)
     return out
+
+
+def _items(value: Value) -> list[Value]:
+    """What iterating a value yields: list items, or a container module's children."""
+    if isinstance(value, (ListV, TupleV)):
+        return list(value.items)
+    if isinstance(value, Layer) and value.kind == "container":
+        if value.type == "ModuleDict":
+            return [ConstV(k) for k in value.children_order]
+        return [child for _, child in value.children()]
+    return []

@@ -158,7 +158,7 @@ class Layer(Value):
                 return v == 1
             if isinstance(v, tuple) and all(isinstance(x, int) for x in v):
                 return all(x == 1 for x in v)
-        if isinstance(k, ListV) and all(isinstance(i, ConstV) for i in k.items):
+        if isinstance(k, (ListV, TupleV)) and all(isinstance(i, ConstV) for i in k.items):
             return all(i.value == 1 for i in k.items)  # type: ignore[attr-defined]
         return None
 

@@ -219,7 +219,8 @@ class Lowerer:
                 return F.Not(inner, span=span)
             if isinstance(node.operator, cst.Minus) and isinstance(inner, F.Const) and isinstance(inner.value, (int, float)):
                 return F.Const(-inner.value, span=span)
-            return F.Unknown(self.text(node), span=span)
+            # `-D(real).mean()`: the operand still runs; keep it as arithmetic on it.
+            return F.BinOp(F.Const(0), "Subtract", inner, span=span)
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             kind = {cst.List: "list", cst.Tuple: "tuple", cst.Set: "set"}[type(node)]
             items = []
