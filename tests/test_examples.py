@@ -35,17 +35,10 @@ PLANTED = [
     ("sngan/buggy.py", 76, 25, "SN201"),
 ]
 
-# Planted rows snlint does not report yet (its bug, reported to the lead); the
-# xfail(strict) test below turns red when they appear, so they move back here.
-# - the calls inside a unary minus, `F.softplus(-(netD(fake).mean() - netD(real).mean()))`,
-#   are not recorded as forward calls.
-NOT_YET = [("batch_coupling_project/train.py", 40, 31, "SN401")]
-
 BUGGY = ("dcgan/buggy.py", "sngan/buggy.py", "helpers_project/", "batch_coupling/buggy.py",
          "batch_coupling_project/")
 FIXED = ("dcgan/fixed.py", "sngan/fixed.py", "helpers_project_fixed/", "batch_coupling/fixed.py",
          "batch_coupling_project_fixed/")
-REPORTED = [r for r in PLANTED if r not in NOT_YET]
 
 
 def relative(path: str) -> str:
@@ -72,13 +65,7 @@ def source_rows():
 
 
 def test_buggy_examples_report_exactly_the_planted_mistakes(source_rows):
-    assert [r for r in source_rows if r[0].startswith(BUGGY)] == REPORTED
-
-
-@pytest.mark.xfail(strict=True, reason="snlint misses SN401 in a relativistic loss under a "
-                                       "unary minus: -(D(fake).mean() - D(real).mean())")
-def test_planted_rows_snlint_misses_today(source_rows):
-    assert set(NOT_YET) <= set(source_rows)
+    assert [r for r in source_rows if r[0].startswith(BUGGY)] == PLANTED
 
 
 def test_fixed_examples_give_no_findings(source_rows):
@@ -95,7 +82,7 @@ def test_graph_pass_agrees_with_the_planted_list():
     findings are the same sites, one finding per mistake; the only diagnostic is SN912
     for dcgan/buggy.py, whose discriminator raises when built (SN on a LeakyReLU)."""
     found = rows(lint_folder(Config(root=EXAMPLES)))
-    assert [r for r in found if not r[3].startswith("SN9")] == REPORTED
+    assert [r for r in found if not r[3].startswith("SN9")] == PLANTED
     assert [(r[0], r[3]) for r in found if r[3].startswith("SN9")] == [("dcgan/buggy.py", "SN912")]
 
 
