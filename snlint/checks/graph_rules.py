@@ -8,6 +8,7 @@ finding per site and code, however many instances the program built there.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
@@ -232,21 +233,28 @@ def _meta(code: str, rules: dict[str, Rule]) -> tuple[str, str]:
     return _FALLBACK[code]
 
 
+def _same_file(a: str, b: str) -> bool:
+    return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+
+
 def _diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Location) -> list[Finding]:
+    """SN910-SN913. Import failures concern the file, not a class: they sit at the failing
+    line (or 1:1) with the same message for every class of the file, so they compare equal
+    and deduplicate."""
     target = facts.target
     path, span = fallback.path, fallback.span
     if facts.status == "import_error":
-        site = facts.error_site
-        where = ""
-        if site is not None and site.file == target.file:
+        site, where, span = facts.error_site, "", Span(1, 1, 1, 1)
+        if site is not None and _same_file(site.file, target.file):
             span = _span(site)
         elif site is not None:
             shown = display_for(site.file)
             where = f" (at {shown}:{site.line})" if shown else ""
-        # No class name: one import error per file, equal for every class in it.
         return [diagnostic("SN910", path, f"graph pass: importing {target.display} failed: "
                                           f"{facts.message}{where}", span)]
     if facts.status == "timeout":
+        if facts.message.startswith("importing "):  # the runner's words for a hung import
+            span = Span(1, 1, 1, 1)
         return [diagnostic("SN911", path, f"graph pass: {facts.message}", span)]
     if facts.status == "build_error":
         site, where = facts.error_site, ""

@@ -80,16 +80,20 @@ def _positions(code: types.CodeType) -> list[tuple]:
     return list(code.co_positions()) if hasattr(code, "co_positions") else []
 
 
-def frame_pos(frame: types.FrameType) -> _Pos:
-    code = frame.f_code
+def code_pos(code: types.CodeType, lasti: int, lineno: int | None) -> _Pos:
+    """The source range of the instruction at byte offset `lasti` of `code`."""
     positions = _positions(code)
-    index = frame.f_lasti // 2
+    index = lasti // 2
     line = end_line = col = end_col = None
     if 0 <= index < len(positions):
         line, end_line, col, end_col = positions[index]
     if line is None:
-        line, end_line, col, end_col = frame.f_lineno, frame.f_lineno, None, None
+        line, end_line, col, end_col = lineno or code.co_firstlineno, None, None, None
     return (code.co_filename, line, end_line or line, col, end_col)
+
+
+def frame_pos(frame: types.FrameType) -> _Pos:
+    return code_pos(frame.f_code, frame.f_lasti, frame.f_lineno)
 
 
 def _char_col(text: str, byte_col: int) -> int:

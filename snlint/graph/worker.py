@@ -87,12 +87,7 @@ def _error_site(tb: types.TracebackType | None) -> Site | None:
     while tb is not None:
         code = tb.tb_frame.f_code
         if sites.is_user_file(code.co_filename):
-            positions = sites._positions(code)
-            index = tb.tb_lasti // 2
-            line, end_line, col, end_col = (positions[index] if 0 <= index < len(positions)
-                                            else (tb.tb_lineno, tb.tb_lineno, None, None))
-            best = sites.to_site((code.co_filename, line or tb.tb_lineno, end_line or line or tb.tb_lineno,
-                                  col, end_col))
+            best = sites.to_site(sites.code_pos(code, tb.tb_lasti, tb.tb_lineno))
         tb = tb.tb_next
     return best
 

@@ -91,3 +91,10 @@ def test_hook_sn_module_after_a_forward_asks_for_a_factory(models):
 def test_factory_must_return_a_module():
     with pytest.raises(TypeError, match="not an nn.Module"):
         audit(lambda: 3)
+
+
+def test_snlint_audit_is_callable_even_as_the_submodule(models):
+    import snlint.audit
+
+    _, m = models
+    assert [f.code for f in snlint.audit(lambda: m.Discriminator())] == ["SN301", "SN201"]

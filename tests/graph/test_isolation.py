@@ -167,9 +167,15 @@ def test_hung_import_is_killed_within_the_limit(run):
 
 
 def test_other_classes_of_a_hung_file_are_not_retried(run):
-    _, results, _ = run
+    root, results, _ = run
     assert results["hang_import.py:D2"].status == "timeout"
     assert results["hang_import.py:D2"].seconds == 0.0
+    # One diagnostic for the file, whichever class asked: equal findings deduplicate.
+    findings = [graph_findings(results[f"hang_import.py:{c}"], {}, display_for=display_for(root),
+                               fallback=class_location(root / "hang_import.py", "hang_import.py", c))
+                for c in ("D", "D2")]
+    assert findings[0] == findings[1]
+    assert [(f.code, f.line, f.column) for f in findings[0]] == [("SN911", 1, 1)]
 
 
 def test_the_killed_workers_process_group_goes_too(run):
