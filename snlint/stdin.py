@@ -1,7 +1,8 @@
 """Linting standard input (`--stdin-filename PATH`, or `-` as the path) for editors and
 scripts: the text is linted as if it were the file `PATH` (the configuration of its
 project applies: per-file-ignores, exclude with --force-exclude), source pass only, since
-the graph pass imports files from disk.
+the graph pass imports files from disk. A `.ipynb` name reads the input as a notebook
+(findings then carry their cell).
 
 The bytes are decoded exactly as a file's would be (BOM, PEP 263 cookie, else UTF-8; a
 NUL byte or bad bytes give SN902, more than max-file-size SN903), by handing them to
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from snlint.config import Config
-from snlint.files import SUFFIXES, discover, read_source
+from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, discover, read_source
 from snlint.findings import Finding
+from snlint.notebook import parse_notebook
 
 STDIN = "-"
 
@@ -59,4 +61,11 @@ def lint_stdin(stream: BinaryIO, display: str, config: Config) -> StdinResult:
     if isinstance(text, Finding):
         kept = [text] if config.is_enabled(text.code, display) else []
         return StdinResult(kept, {}, [display])
+    if display.endswith(NOTEBOOK_SUFFIX):
+        notebook = parse_notebook(display, text)
+        if isinstance(notebook, Finding):
+            kept = [notebook] if config.is_enabled(notebook.code, display) else []
+            return StdinResult(kept, {}, [display])
+        findings = [notebook.map_finding(f) for f in lint_sources({display: notebook.python}, config)]
+        return StdinResult(findings, {display: notebook.python}, [display])
     return StdinResult(lint_sources({display: text}, config), {display: text}, [display])

@@ -134,7 +134,7 @@ def _region(line: int, column: int, end_line: int, end_column: int) -> dict:
 
 def _line_text(sources: Mapping[str, str], finding: Finding) -> str:
     text = sources.get(finding.path)
-    if text is None:
+    if text is None or finding.cell is not None:  # a cell's lines are not the file's
         return ""
     lines = _LINE_BREAK.split(text)
     return lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""

@@ -1,0 +1,442 @@
+"""Jupyter notebooks (`.ipynb`): their code cells as one Python module, positions mapped
+back to (cell, line), and fixed text written back into the notebook's JSON.
+
+- `parse_notebook(path, text)` reads the JSON and joins the code cells, in order, into
+  one Python text (`Notebook.python`), so names defined in one cell resolve in the next,
+  as they do in the kernel. IPython syntax is replaced line for line, so every other
+  line keeps its number and columns: a line magic or shell escape (`%time f()`,
+  `!pip install x`, `x = !ls`, `obj?`) becomes `pass` (or `x = None`) at its
+  indentation; a cell whose first line is a non-Python cell magic (`%%bash`,
+  `%%writefile`) becomes blank lines; `%%time`/`%%timeit`/`%%capture` keep their
+  Python body. Markdown and raw cells, and notebooks whose kernel is not Python, give
+  no code.
+- `Notebook.locate(line)` and `Notebook.map_finding(finding)` turn a line of that text
+  into (cell, line in the cell); cells are numbered from 1 over all cells of the
+  notebook (markdown included), as Jupyter and ruff show them.
+- `Notebook.apply(new_python)` writes a fixed Python text back: the changed lines go to
+  the cells that held them, magics stay as they were, and only the `source` value of a
+  changed cell is rewritten (in the layout the file already uses: list of lines or one
+  string, its indentation, its escaping); every other byte of the JSON is unchanged.
+- Broken JSON, or JSON that is not a notebook, is an SN902 diagnostic naming why.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+
+from snlint.findings import Finding, Span, diagnostic
+
+# Cell magics whose body is Python (IPython runs it as such).
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "python",
+                                "python3", "pypy"})
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# `%magic`, `!shell`, `?obj`, `obj?`, `obj.attr??` (help) at the start of a statement.
+_MAGIC_LINE = re.compile(r"^[ \t]*(?:[%!?]|[\w.\[\]()]+\?\??[ \t]*$)")
+_ASSIGN_MAGIC = re.compile(
+    r"^(?P<head>[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*)[!%]")
+_LITERAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their endings, broken where Python breaks them."""
+    out, start = [], 0
+    for match in _LINE_BREAK.finditer(text):
+        out.append(text[start:match.end()])
+        start = match.end()
+    if start < len(text):
+        out.append(text[start:])
+    return out
+
+
+# ---------------------------------------------------------------------------- JSON spans
+
+class _BadJson(ValueError):
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message)
+        self.pos = pos
+
+
+@dataclass
+class _SourceSpan:
+    start: int
+    end: int
+    items: list[tuple[int, int]] | None  # element spans when the value is a list
+
+
+def _source_spans(text: str) -> dict[int, _SourceSpan]:
+    """Offsets of the value of `cells[i].source` for every cell i, found by walking the
+    JSON text (the json module gives no positions)."""
+    spans: dict[int, _SourceSpan] = {}
+
+    def skip(i: int) -> int:
+        return _WS.match(text, i).end()
+
+    def value(i: int, path: tuple) -> int:
+        i = skip(i)
+        if i >= len(text):
+            raise _BadJson("unexpected end of JSON", i)
+        ch = text[i]
+        if ch == "{":
+            i = skip(i + 1)
+            if text.startswith("}", i):
+                return i + 1
+            while True:
+                if not text.startswith('"', i):
+                    raise _BadJson("expected a key", i)
+                key, i = json.decoder.scanstring(text, i + 1)
+                i = skip(i)
+                if not text.startswith(":", i):
+                    raise _BadJson("expected ':'", i)
+                i = value(i + 1, (*path, key) if len(path) < 3 else path)
+                i = skip(i)
+                if text.startswith(",", i):
+                    i = skip(i + 1)
+                elif text.startswith("}", i):
+                    return i + 1
+                else:
+                    raise _BadJson("expected ',' or '}'", i)
+        if ch == "[":
+            start = i
+            items: list[tuple[int, int]] = []
+            i = skip(i + 1)
+            index = 0
+            if not text.startswith("]", i):
+                while True:
+                    item_start = skip(i)
+                    i = value(item_start, (*path, index) if len(path) < 3 else path)
+                    items.append((item_start, i))
+                    index += 1
+                    i = skip(i)
+                    if text.startswith(",", i):
+                        i += 1
+                    elif text.startswith("]", i):
+                        break
+                    else:
+                        raise _BadJson("expected ',' or ']'", i)
+            end = i + 1
+            if _is_source(path):
+                spans[path[1]] = _SourceSpan(start, end, items)
+            return end
+        if ch == '"':
+            _, end = json.decoder.scanstring(text, i + 1)
+            if _is_source(path):
+                spans[path[1]] = _SourceSpan(i, end, None)
+            return end
+        match = _LITERAL.match(text, i)
+        if not match:
+            raise _BadJson("unexpected character", i)
+        return match.end()
+
+    value(0, ())
+    return spans
+
+
+def _is_source(path: tuple) -> bool:
+    return len(path) == 3 and path[0] == "cells" and isinstance(path[1], int) \
+        and path[2] == "source"
+
+
+# ---------------------------------------------------------------------------- IPython syntax
+
+def _python_lines(lines: list[str]) -> list[str]:
+    """The cell's lines with IPython syntax replaced, line for line."""
+    if not lines:
+        return []
+    first = lines[0].lstrip()
+    if first.startswith("%%"):
+        name = first[2:].split(None, 1)[0] if first[2:].strip() else ""
+        if name not in PYTHON_CELL_MAGICS:
+            return [_ending(line) for line in lines]  # not Python: blank lines
+        return [_placeholder(lines[0])] + _replace_line_magics(lines[1:])
+    return _replace_line_magics(lines)
+
+
+def _ending(line: str) -> str:
+    return line[len(line.rstrip("\r\n")):]
+
+
+def _placeholder(line: str) -> str:
+    body = line.rstrip("\r\n")
+    assign = _ASSIGN_MAGIC.match(body)
+    if assign:
+        return assign.group("head") + "None" + _ending(line)
+    indent = body[:len(body) - len(body.lstrip(" \t"))]
+    return indent + "pass" + _ending(line)
+
+
+def _is_magic(line: str) -> bool:
+    body = line.rstrip("\r\n")
+    if not body.strip() or body.lstrip().startswith("#"):
+        return False
+    return bool(_MAGIC_LINE.match(body) or _ASSIGN_MAGIC.match(body))
+
+
+def _replace_line_magics(lines: list[str]) -> list[str]:
+    """Magic lines replaced; a line that starts inside a string, inside brackets or
+    after a backslash continues a statement and is left alone (`% b` in `(a\n % b)`)."""
+    out = []
+    state = _LexState()
+    for line in lines:
+        if state.at_statement_start and _is_magic(line):
+            out.append(_placeholder(line))
+            continue
+        out.append(line)
+        state.scan(line)
+    return out
+
+
+@dataclass
+class _LexState:
+    """Just enough of Python's lexer to know where a statement can start: open triple
+    quotes, bracket depth, backslash continuation."""
+
+    quote: str | None = None
+    depth: int = 0
+    continued: bool = False
+
+    @property
+    def at_statement_start(self) -> bool:
+        return self.quote is None and self.depth == 0 and not self.continued
+
+    def scan(self, line: str) -> None:
+        body = line.rstrip("\r\n")
+        i, n = 0, len(body)
+        single: str | None = None
+        self.continued = False
+        while i < n:
+            ch = body[i]
+            if self.quote or single:
+                if ch == "\\":
+                    i += 2
+                    continue
+                closing = self.quote or single
+                if body.startswith(closing, i):
+                    i += len(closing)
+                    self.quote = single = None
+                    continue
+                i += 1
+                continue
+            if ch == "#":
+                return
+            if ch in "'\"":
+                if body.startswith(ch * 3, i):
+                    self.quote = ch * 3
+                    i += 3
+                else:
+                    single = ch
+                    i += 1
+                continue
+            if ch in "([{":
+                self.depth += 1
+            elif ch in ")]}":
+                self.depth = max(0, self.depth - 1)
+            elif ch == "\\" and i == n - 1:
+                self.continued = True
+            i += 1
+
+
+# ---------------------------------------------------------------------------- notebooks
+
+@dataclass
+class Cell:
+    index: int  # 0-based position in `cells`
+    first_line: int  # 1-based line of its first line in Notebook.python
+    lines: list[str]  # original source lines (with IPython syntax), with endings
+    added_newline: bool  # the last line had no newline; Notebook.python adds one
+
+    @property
+    def number(self) -> int:
+        return self.index + 1
+
+    @property
+    def end_line(self) -> int:  # exclusive
+        return self.first_line + len(self.lines)
+
+
+@dataclass
+class Notebook:
+    path: str
+    text: str  # the JSON as read
+    python: str  # the code cells as one module
+    cells: list[Cell] = field(default_factory=list)  # code cells with at least one line
+    spans: dict[int, _SourceSpan] = field(default_factory=dict, repr=False)
+    source_is_list: dict[int, bool] = field(default_factory=dict, repr=False)
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """(cell number, line in the cell) of a line of `python`."""
+        for cell in self.cells:
+            if cell.first_line <= line < cell.end_line:
+                return cell.number, line - cell.first_line + 1
+        if self.cells:
+            last = self.cells[-1]
+            return last.number, max(1, line - last.first_line + 1)
+        return 1, line
+
+    def line_of(self, cell: int, line: int) -> int | None:
+        """The line of `python` that is line `line` of cell number `cell` (for showing
+        source under a finding); None when there is none."""
+        for c in self.cells:
+            if c.number == cell and 0 < line <= len(c.lines):
+                return c.first_line + line - 1
+        return None
+
+    def map_finding(self, finding: Finding) -> Finding:
+        """The finding with its position in a cell (`cell` set, lines within the cell)."""
+        if finding.cell is not None:
+            return finding
+        cell, line = self.locate(finding.line)
+        end_cell, end_line = self.locate(finding.end_line)
+        span = finding.span
+        if end_cell != cell:  # a span over cells ends at the end of the first one
+            end_line, end_column = line, span.column + 1
+        else:
+            end_column = span.end_column
+        return finding.with_(cell=cell, span=Span(line, span.column, end_line, end_column))
+
+    # -- writing back
+
+    def apply(self, new_python: str) -> str | None:
+        """The notebook JSON with `new_python` written into its cells; None when a change
+        cannot be placed in one cell."""
+        if new_python == self.python:
+            return self.text
+        old_lines = _lines(self.python)
+        new_lines = _lines(new_python)
+        owner = [None] * len(old_lines)  # virtual line -> (cell, index in cell)
+        for cell in self.cells:
+            for k in range(len(cell.lines)):
+                owner[cell.first_line - 1 + k] = (cell, k)
+        rebuilt: dict[int, list[str]] = {c.index: [] for c in self.cells}
+        matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                for i in range(i1, i2):
+                    if owner[i] is not None:
+                        cell, k = owner[i]
+                        rebuilt[cell.index].append(cell.lines[k])
+                continue
+            cells = {owner[i][0].index for i in range(i1, i2) if owner[i] is not None}
+            if len(cells) > 1:
+                return None
+            if cells:
+                target = cells.pop()
+            else:  # a pure insertion: into the cell before it, else the one after
+                before = owner[i1 - 1] if 0 < i1 <= len(owner) else None
+                after = owner[i1] if i1 < len(owner) else None
+                chosen = before or after
+                if chosen is None:
+                    return None
+                target = chosen[0].index
+            rebuilt[target].extend(new_lines[j1:j2])
+        text = self.text
+        for cell in sorted(self.cells, key=lambda c: c.index, reverse=True):
+            lines = rebuilt[cell.index]
+            if lines == cell.lines:
+                continue
+            if cell.added_newline and lines and lines[-1].endswith("\n"):
+                lines = lines[:-1] + [lines[-1][:-1]]
+            if lines == cell.lines:
+                continue
+            span = self.spans.get(cell.index)
+            if span is None:
+                return None
+            text = text[:span.start] + self._source_json(cell, span, lines) + text[span.end:]
+        return text
+
+    def _source_json(self, cell: Cell, span: _SourceSpan, lines: list[str]) -> str:
+        ascii_only = _ascii_escaped(self.text)
+        if span.items is None:
+            return json.dumps("".join(lines), ensure_ascii=ascii_only)
+        if not lines:
+            return "[]"
+        old_raw = [self.text[a:b] for a, b in span.items]
+        old_values = [json.loads(raw) for raw in old_raw]
+        reuse = dict(zip(old_values, old_raw)) if old_values == cell.lines else {}
+        items = [reuse.get(line) or json.dumps(line, ensure_ascii=ascii_only) for line in lines]
+        opening, separator, closing = self._list_layout(span)
+        return "[" + opening + separator.join(items) + closing + "]"
+
+    def _list_layout(self, span: _SourceSpan) -> tuple[str, str, str]:
+        text = self.text
+        if span.items:
+            opening = text[span.start + 1:span.items[0][0]]
+            closing = text[span.items[-1][1]:span.end - 1]
+            if len(span.items) > 1:
+                separator = text[span.items[0][1]:span.items[1][0]]
+            else:
+                separator = "," + opening
+            return opening, separator, closing
+        # `[]` before: nbformat's layout, one space deeper than the "source" key.
+        line_start = text.rfind("\n", 0, span.start) + 1
+        key_indent = re.match(r"[ \t]*", text[line_start:]).group()
+        return "\n" + key_indent + " ", ",\n" + key_indent + " ", "\n" + key_indent
+
+
+def _ascii_escaped(text: str) -> bool:
+    """Whether the file escapes non-ASCII characters (`\\u00e9`) rather than writing them."""
+    if any(ord(ch) > 127 for ch in text):
+        return False
+    return bool(re.search(r"\\u00[89a-fA-F][0-9a-fA-F]|\\u0[1-9a-fA-F][0-9a-fA-F]{2}|"
+                          r"\\u[1-9a-fA-F][0-9a-fA-F]{3}", text))
+
+
+def _is_python(data: dict) -> bool:
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
+    kernel = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
+    language = info.get("name") or kernel.get("language")
+    return language is None or str(language).lower() in ("python", "python3", "ipython")
+
+
+def parse_notebook(path: str, text: str) -> Notebook | Finding:
+    """The notebook at display path `path` (its JSON text), or an SN902 diagnostic."""
+    try:
+        data = json.loads(text)
+        spans = _source_spans(text)
+    except _BadJson as e:
+        return _bad(path, text, e.pos, str(e))
+    except json.JSONDecodeError as e:
+        return diagnostic("SN902", path, f"notebook is not valid JSON: {e.msg}",
+                          Span.point(e.lineno, e.colno))
+    except RecursionError:
+        return diagnostic("SN902", path, "notebook JSON is nested too deeply")
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        return diagnostic("SN902", path, "not a Jupyter notebook: no \"cells\" list")
+    notebook = Notebook(path, text, "", spans=spans)
+    if not _is_python(data):
+        return notebook
+    parts: list[str] = []
+    line = 1
+    for index, cell in enumerate(data["cells"]):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list) and all(isinstance(s, str) for s in source):
+            source_text = "".join(source)
+            notebook.source_is_list[index] = True
+        elif isinstance(source, str):
+            source_text = source
+        else:
+            return diagnostic("SN902", path, f"cell {index + 1}: \"source\" is not text")
+        lines = _lines(source_text)
+        if not lines:
+            continue
+        added = not lines[-1].endswith(("\n", "\r"))
+        python = _python_lines(lines[:-1] + [lines[-1] + "\n"] if added else lines)
+        notebook.cells.append(Cell(index, line, lines, added))
+        parts.extend(python)
+        line += len(lines)
+    notebook.python = "".join(parts)
+    return notebook
+
+
+def _bad(path: str, text: str, pos: int, message: str) -> Finding:
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return diagnostic("SN902", path, f"notebook is not valid JSON: {message}",
+                      Span.point(line, column))

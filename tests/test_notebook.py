@@ -1,0 +1,163 @@
+"""Notebooks: code cells linted as one module, IPython syntax skipped, findings at
+(cell, line), fixed text written back leaving every other byte of the JSON alone."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from snlint.cli import main
+from snlint.engine import lint_text
+from snlint.findings import Finding
+from snlint.notebook import parse_notebook
+
+HEAD = "        self.head = nn.Conv2d(128, 1, 4, 1, 0)\n"
+CELLS = [
+    {"cell_type": "markdown", "metadata": {}, "source": ["# A GAN — démo\n"]},
+    {"cell_type": "code", "execution_count": 1, "metadata": {},
+     "outputs": [{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}],
+     "source": ["%matplotlib inline\n", "!pip install torch\n", "import torch.nn as nn\n",
+                "from torch.nn.utils.parametrizations import spectral_norm"]},
+    {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [],
+     "source": ["class Discriminator(nn.Module):\n", "    def __init__(self):\n",
+                "        super().__init__()\n",
+                "        self.c1 = spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))\n",
+                "        self.c2 = spectral_norm(nn.Conv2d(64, 128, 4, 2, 1))\n",
+                HEAD]},
+    {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": []},
+]
+
+
+def notebook_json(cells=CELLS, language="python") -> str:
+    """As Jupyter writes it (nbformat: indent 1, non-ASCII as is, a final newline)."""
+    data = {"cells": cells,
+            "metadata": {"kernelspec": {"display_name": "Python 3", "language": language,
+                                        "name": "python3"}},
+            "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def parse(text: str):
+    notebook = parse_notebook("nb.ipynb", text)
+    assert not isinstance(notebook, Finding), notebook
+    return notebook
+
+
+def python_of(*sources: list[str]) -> str:
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "source": s} for s in sources]
+    return parse(notebook_json(cells)).python
+
+
+# reading cells
+
+def test_code_cells_become_one_module_line_for_line():
+    notebook = parse(notebook_json())
+    lines = notebook.python.splitlines()
+    assert lines[2:4] == ["import torch.nn as nn",
+                          "from torch.nn.utils.parametrizations import spectral_norm"]
+    assert lines[9] == HEAD.rstrip("\n")
+    assert [(c.number, c.first_line) for c in notebook.cells] == [(2, 1), (3, 5)]
+
+
+def test_line_magics_and_shell_escapes_become_placeholders():
+    assert python_of(["%time f()\n", "!ls\n", "files = !ls\n", "if x:\n", "    %time g()\n",
+                      "obj?\n"]) == "pass\npass\nfiles = None\nif x:\n    pass\npass\n"
+
+
+def test_non_python_cell_magic_becomes_blank_lines():
+    assert python_of(["%%bash\n", "echo 'hi\n"], ["x = 1\n"]) == "\n\nx = 1\n"
+
+
+def test_python_cell_magic_keeps_its_body():
+    assert python_of(["%%time\n", "x = 1\n"]) == "pass\nx = 1\n"
+
+
+def test_percent_inside_a_string_or_brackets_is_python():
+    source = ['s = """\n', "%d items\n", '"""\n', "y = (a\n", "     % b)\n"]
+    assert python_of(source) == "".join(source)
+
+
+def test_comment_ending_in_a_question_mark_is_python():
+    assert python_of(["y = 1  # why?\n"]) == "y = 1  # why?\n"
+
+
+def test_markdown_only_and_other_languages_give_no_code():
+    assert parse(notebook_json(language="R")).python == ""
+    assert python_of() == ""
+
+
+def test_broken_json_is_a_diagnostic_with_its_position():
+    result = parse_notebook("nb.ipynb", '{"cells": [\n  {"cell_type": "code",]\n')
+    assert isinstance(result, Finding)
+    assert (result.code, result.line) == ("SN902", 2)
+    assert "not valid JSON" in result.message
+
+
+def test_json_that_is_not_a_notebook_is_a_diagnostic():
+    result = parse_notebook("nb.ipynb", "[1, 2]")
+    assert isinstance(result, Finding) and result.code == "SN902"
+
+
+# positions
+
+def test_finding_is_reported_at_its_cell_and_line():
+    notebook = parse(notebook_json())
+    [finding] = [notebook.map_finding(f) for f in lint_text(notebook.python, "nb.ipynb")]
+    assert (finding.code, finding.cell, finding.line, finding.column) == ("SN201", 3, 6, 21)
+    assert notebook.line_of(3, 6) == 10
+
+
+def test_cli_reports_cell_line_and_column_for_a_notebook_on_stdin(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["--stdin-filename", "nb.ipynb", "--no-graph",
+                                       "--output-format", "concise"], input=notebook_json())
+    assert result.stdout.startswith("nb.ipynb:cell 3:6:21: SN201 ")
+    as_json = CliRunner().invoke(main, ["--stdin-filename", "nb.ipynb", "--no-graph",
+                                        "--output-format", "json"], input=notebook_json())
+    [obj] = json.loads(as_json.stdout)
+    assert (obj["cell"], obj["line"], obj["column"]) == (3, 6, 21)
+
+
+# writing back
+
+def test_fix_changes_only_the_fixed_line_of_the_json():
+    text = notebook_json()
+    notebook = parse(text)
+    fixed = notebook.apply(notebook.python.replace(
+        "nn.Conv2d(128, 1, 4, 1, 0)", "spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))"))
+    assert fixed == text.replace('"        self.head = nn.Conv2d(128, 1, 4, 1, 0)\\n"',
+                                 '"        self.head = spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))\\n"')
+
+
+def test_inserted_line_goes_into_the_cell_before_and_magics_stay():
+    text = notebook_json()
+    notebook = parse(text)
+    fixed = notebook.apply(notebook.python.replace(
+        "import torch.nn as nn\n", "import torch.nn as nn\nimport torch\n"))
+    cells = json.loads(fixed)["cells"]
+    assert cells[1]["source"] == ["%matplotlib inline\n", "!pip install torch\n",
+                                  "import torch.nn as nn\n", "import torch\n",
+                                  "from torch.nn.utils.parametrizations import spectral_norm"]
+    assert fixed.replace('    "import torch\\n",\n', "", 1) == text
+
+
+def test_last_line_without_newline_stays_without_one():
+    text = notebook_json()
+    notebook = parse(text)
+    fixed = notebook.apply(notebook.python.replace("import spectral_norm\n",
+                                                   "import spectral_norm as sn\n"))
+    assert json.loads(fixed)["cells"][1]["source"][-1] == (
+        "from torch.nn.utils.parametrizations import spectral_norm as sn")
+
+
+def test_string_source_and_compact_json_keep_their_layout():
+    text = ('{"cells":[{"cell_type":"code","metadata":{},"outputs":[],'
+            '"source":"x = 1\\ny = 2"}],"metadata":{},"nbformat":4,"nbformat_minor":5}')
+    notebook = parse(text)
+    assert notebook.apply("x = 1\ny = 3\n") == text.replace("y = 2", "y = 3")
+
+
+def test_unchanged_text_gives_the_same_bytes():
+    text = notebook_json()
+    assert parse(text).apply(parse(text).python) == text
