@@ -1,9 +1,9 @@
 """The pre-commit hooks in `.pre-commit-hooks.yaml`, driven by the real `pre-commit`.
 
-`pre-commit try-repo <this checkout> HOOK --all-files` clones the checkout (with its
-staged and tracked uncommitted changes), builds the hook's environment (pip installs
-snlint and its dependencies; never torch), and runs the hook on a temporary git
-repository holding a GAN file with a planted mistake.
+`pre-commit try-repo <this checkout> HOOK --all-files` (on a snapshot of the working
+tree) builds the hook's environment (pip installs snlint and its dependencies; never
+torch) and runs the hook on a temporary git repository holding a GAN file with a
+planted mistake.
 """
 
 from __future__ import annotations
@@ -101,13 +101,33 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
+def snapshot(tmp_path: Path) -> Path:
+    """This checkout's working tree as a one-commit git repository: what the rest of the
+    suite tests. (try-repo on the checkout itself would take HEAD plus tracked changes
+    only, so a new untracked module that a tracked file already imports would break the
+    hook for reasons that are not the hook's.)"""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=REPO, check=True, capture_output=True).stdout.decode()
+    copy = tmp_path / "snlint-checkout"
+    for name in filter(None, listed.split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, copy / name)
+    git(copy, "init", "-q")
+    git(copy, "add", "-A")
+    git(copy, "-c", "user.name=snlint tests", "-c", "user.email=tests@snlint.invalid",
+        "commit", "-q", "-m", "snapshot")
+    return copy
+
+
 def try_repo(repo: Path, hook: str, tmp_path: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
                PRE_COMMIT_COLOR="never", NO_COLOR="1")
     # pre-commit creates the hook's virtualenv with the Python it runs under.
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), hook, "--all-files",
-         "--color", "never"],
+        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot(tmp_path)), hook,
+         "--all-files", "--color", "never"],
         cwd=repo, env=env, capture_output=True, text=True, timeout=300)
 
 
