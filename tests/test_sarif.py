@@ -187,6 +187,13 @@ def test_notebook_cell_goes_in_properties(project):
     assert region(result)["startLine"] == 2
 
 
+def test_notebook_cell_fix_is_not_given_as_file_regions(project):
+    finding = fixed_finding("nb.ipynb").with_(cell=3)
+    [result] = results(json.loads(render([finding], "sarif", {"nb.ipynb": MISSING_SN},
+                                         root=project)))
+    assert "fixes" not in result
+
+
 # fixes
 
 def test_fix_becomes_the_smallest_replacement(project):

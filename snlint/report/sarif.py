@@ -15,7 +15,8 @@ the page itself as help); each result points at its rule by id and index.
   fingerprint, so code scanning does not open a second alert for it.
 - A fix with edits (whole new file texts) becomes `fixes[].artifactChanges`: each
   changed stretch of the file, found with difflib, is one replacement of the smallest
-  region of the original text that differs.
+  region of the original text that differs. (Not for a notebook cell: its regions would
+  be in the cells' joined text, not in the .ipynb file.)
 - `properties` carries the JSON contract's `symbol`, `pass`, `discriminator`, and
   `cell` for a notebook finding (whose lines are then lines of that cell).
 """
@@ -250,7 +251,9 @@ def _result(finding: Finding, index: int | None, fingerprint: str,
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
         "properties": properties,
     }
-    fix = sarif_fix(finding.fix, sources, root) if finding.fix is not None else None
+    # A cell finding's fix edits the cells' joined text, not the .ipynb file: no regions.
+    fix = (sarif_fix(finding.fix, sources, root)
+           if finding.fix is not None and finding.cell is None else None)
     if fix is not None:
         result["fixes"] = [fix]
     return result
