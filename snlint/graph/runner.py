@@ -23,6 +23,9 @@ from collections import OrderedDict
 from snlint.graph.facts import GraphTarget, TargetFacts
 
 _SNLINT_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Starting a worker imports torch (about 1 s, much more on a loaded machine or a network
+# file system); that time does not count against the first target's limit.
+STARTUP_LIMIT = 120.0
 
 
 def _child_env() -> dict[str, str]:
@@ -58,6 +61,17 @@ class _Worker:
             return True
         except (BrokenPipeError, OSError):
             return False
+
+    def wait_ready(self, deadline: float) -> bool:
+        while True:
+            line = self.read_line(deadline)
+            if line is None:
+                return False
+            try:
+                if json.loads(line).get("event") == "ready":
+                    return True
+            except ValueError:
+                continue
 
     def read_line(self, deadline: float) -> bytes | None:
         """The next protocol line; None at the deadline or when the child is gone."""
@@ -135,6 +149,15 @@ def run_graph(targets: list[GraphTarget], timeout: float = 20.0) -> list[TargetF
             file = os.path.abspath(target.file)
             if worker is None:
                 worker = _Worker()
+                if not worker.wait_ready(time.monotonic() + max(STARTUP_LIMIT, timeout)):
+                    tail = worker.stderr_tail()
+                    worker.kill()
+                    worker = None
+                    message = "the graph-pass worker could not start" + (f": {tail}" if tail else "")
+                    for other_index, other in [(index, target)] + pending:
+                        results[other_index] = TargetFacts(other, status="import_error",
+                                                           message=message)
+                    break
             start = time.monotonic()
             deadline = start + timeout
             facts = None

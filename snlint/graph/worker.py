@@ -1,8 +1,9 @@
 """The graph-pass child process: `python -m snlint.graph.worker`.
 
 Protocol: one JSON object per line on stdin (`{"target": GraphTarget}`), one JSON line per
-target on the protocol stream (TargetFacts), plus `{"event": "imported", "file": ...}` once a
-file has been imported (so the parent can tell a hung import from a hung build). The
+target on the protocol stream (TargetFacts), plus `{"event": "ready"}` once torch is
+imported and `{"event": "imported", "file": ...}` once a file has been imported (so the
+parent can tell a slow start from a hung import, and a hung import from a hung build). The
 protocol uses duplicates of the original stdin/stdout; fds 0 and 1 (and sys.stdin/stdout)
 point at /dev/null before any user code runs, so the user's prints, C-level writes and
 `input()` calls never touch the protocol. The user's stderr goes wherever the parent put
@@ -287,6 +288,7 @@ def main() -> None:
 
     sites.install()  # before any user code is imported
     loader = Loader()
+    emit({"event": "ready"})  # the parent starts a target's clock from here
     for line in proto_in:
         if not line.strip():
             continue

@@ -247,3 +247,14 @@ def test_same_named_modules_in_two_folders_are_not_shared(run):
         ("block.c", False, str(root / "a" / "blocks.py")), ("out", True, str(root / "a" / "d.py"))]
     assert [(m.path, bool(m.sn), m.site.file) for m in normalized.modules] == [
         ("block.c", True, str(root / "b" / "blocks.py")), ("out", True, str(root / "b" / "d.py"))]
+
+
+def test_a_worker_that_cannot_start_fails_every_target_once(tmp_path, monkeypatch):
+    # The child imports torch first; a PYTHONPATH torch that raises stands for a broken
+    # or missing install.
+    write(tmp_path / "fake", "torch/__init__.py", "raise ImportError('no torch here')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "fake"))
+    targets = [GraphTarget(str(tmp_path / "d.py"), "d.py", c, None, str(tmp_path)) for c in ("A", "B")]
+    results = run_graph(targets, timeout=TIMEOUT)
+    assert [(r.status, r.message) for r in results] == [
+        ("import_error", "the graph-pass worker could not start: ImportError: no torch here")] * 2
