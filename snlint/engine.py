@@ -17,6 +17,7 @@ from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.files import discover, read_source
 from snlint.findings import Finding, diagnostic
+from snlint.fix import attach_fixes
 from snlint.link import link
 from snlint.source import extract
 from snlint.suppress import Suppressions
@@ -60,7 +61,7 @@ def lint_sources(sources: dict[str, str], config: Config) -> list[Finding]:
             findings.append(_internal(facts[0].path if facts else "<project>", error, family))
     except Exception as e:  # noqa: BLE001
         findings.append(_internal(facts[0].path if facts else "<project>", e))
-    return _select(findings, sources, config)
+    return attach_fixes(_select(findings, sources, config), sources, config)
 
 
 def _select(findings: list[Finding], sources: dict[str, str], config: Config) -> list[Finding]:

@@ -1,0 +1,161 @@
+"""Fixes: libcst rewrites for the findings that have a mechanical correction.
+
+- `attach_fixes(findings, sources, config)` gives each fixable finding its `Fix`
+  (applicability, message, unified diff, the file's new text), each computed alone on
+  the text as read. The engine calls it once findings are final.
+- `fix_paths(paths, config, lint, unsafe=..., write=...)` is `--fix` / `--diff`: fixes
+  applied together, round after round to a fixed point, then diffs and (with `write`)
+  atomic writes in each file's encoding.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from snlint.config import Config
+from snlint.files import SourceFile, discover, read_source
+from snlint.findings import Edit, Finding, Fix
+from snlint.fix.apply import (
+    Report,
+    compiles,
+    fixed_point,
+    unchanged_on_disk,
+    where,
+    write_atomic,
+)
+from snlint.fix.context import FileContext
+from snlint.fix.diff import unified_diff
+from snlint.fix.transforms import PLANNERS, apply_plans, plan_for
+
+__all__ = ["FixOutcome", "attach_fixes", "fix_paths", "unified_diff"]
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: Config,
+                 report: Report | None = None) -> list[Finding]:
+    """`findings` with `fix` filled where a fix exists (same order). A fix whose result
+    does not parse is dropped and reported (`report`, default: a line on stderr)."""
+    report = report or _stderr
+    findings = list(findings)
+    broken = {f.path for f in findings if f.code == "SN901"}
+    wanted: dict[str, list[int]] = {}
+    for i, f in enumerate(findings):
+        if f.code in PLANNERS and f.fix is None and f.cell is None and f.path in sources \
+                and f.path not in broken:
+            wanted.setdefault(f.path, []).append(i)
+    for path, indexes in wanted.items():
+        text = sources[path]
+        try:
+            ctx = FileContext(path, text)
+        except cst.ParserSyntaxError:
+            continue
+        strict: bool | None = None
+        for i in indexes:
+            finding = findings[i]
+            try:
+                plan = plan_for(finding, ctx, config)
+                if plan is None:
+                    continue
+                new = apply_plans(ctx, [plan])
+            except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
+                report(f"snlint: internal error in the {finding.code} fix for {where(finding)}: "
+                       f"{type(e).__name__}: {e}")
+                continue
+            if new == text:
+                continue
+            if strict is None:
+                strict = compiles(text, path) is None
+            error = compiles(new, path) if strict else _libcst_error(new)
+            if error is not None:
+                report(f"snlint: dropped the {finding.code} fix for {where(finding)}: "
+                       f"its result does not parse ({error})")
+                continue
+            findings[i] = replace(finding, fix=Fix(plan.applicability, plan.message,
+                                                   unified_diff(path, text, new),
+                                                   (Edit(path, new),)))
+    return findings
+
+
+def _libcst_error(text: str) -> str | None:
+    try:
+        cst.parse_module(text)
+    except cst.ParserSyntaxError as e:
+        return f"ParserSyntaxError: {str(e).splitlines()[0]}"
+    return None
+
+
+@dataclass
+class FileOutcome:
+    source: SourceFile
+    text: str  # the fixed text
+    fixes: int  # fixes applied
+    diff: bytes  # the unified diff, in the file's encoding
+    written: bool = False
+
+
+@dataclass
+class FixOutcome:
+    files: list[FileOutcome] = field(default_factory=list)  # files the fixes change
+    settled: bool = True
+
+    @property
+    def fixes(self) -> int:
+        return sum(f.fixes for f in self.files)
+
+    @property
+    def written(self) -> list[FileOutcome]:
+        return [f for f in self.files if f.written]
+
+
+def _diff_encoding(encoding: str) -> str:
+    return "utf-8" if encoding.lower().replace("_", "-") == "utf-8-sig" else encoding
+
+
+def fix_paths(paths: list[str], config: Config, lint: Callable[[dict[str, str]], list[Finding]], *,
+              unsafe: bool = False, write: bool = False,
+              report: Report | None = None) -> FixOutcome:
+    """Fix the files under `paths` to a fixed point (safe fixes; unsafe ones too with
+    `unsafe`). With `write`, each changed file is written atomically, unless it changed
+    on disk since it was read. `lint` lints the project from {path: text}."""
+    report = report or _stderr
+    sources: dict[str, SourceFile] = {}
+    for display, absolute in discover(paths, config):
+        read = read_source(display, absolute, config.max_file_size)
+        if isinstance(read, SourceFile):
+            sources[display] = read
+    result = fixed_point({p: s.text for p, s in sources.items()}, lint, config,
+                         unsafe=unsafe, report=report)
+    outcome = FixOutcome(settled=result.settled)
+    for path, source in sorted(sources.items()):
+        new = result.texts[path]
+        if new == source.text or path in result.blocked:
+            continue
+        try:
+            data = new.encode(source.encoding)
+        except UnicodeEncodeError as e:
+            report(f"snlint: not fixing {path}: the fixed text cannot be encoded as "
+                   f"{source.encoding} ({e.reason})")
+            continue
+        bom = "\ufeff" if data.startswith(b"\xef\xbb\xbf") and not new.startswith("\ufeff") else ""
+        diff = unified_diff(path, bom + source.text, bom + new)
+        item = FileOutcome(source, new, result.fixed[path],
+                           diff.encode(_diff_encoding(source.encoding), errors="replace"))
+        outcome.files.append(item)
+        if write:
+            if not unchanged_on_disk(source.abspath, source.raw):
+                report(f"snlint: not writing {path}: it changed on disk since it was read")
+                continue
+            try:
+                write_atomic(source.abspath, data)
+            except OSError as e:
+                report(f"snlint: cannot write {path}: {e.strerror or e}")
+                continue
+            item.written = True
+    return outcome

@@ -1,0 +1,217 @@
+"""Applying fixes: per file a set of non-overlapping plans in one libcst pass, rounds
+until nothing changes (a fix can expose another finding), and atomic writes.
+
+Guarantees (DESIGN, "Architecture" and issue 6):
+- two fixes that overlap are never applied in the same round; the later one is planned
+  again on the new text in the next round, if its finding is still there;
+- a result that does not compile is never kept: the plans that break it are dropped and
+  reported, the others applied;
+- nothing is written to a file that had a parse error, or whose bytes changed on disk
+  since they were read; writes go to a temporary file in the same folder, which then
+  replaces the file (its mode kept), in the file's own encoding and line endings.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from snlint.config import Config
+from snlint.findings import Finding
+from snlint.fix.context import FileContext
+from snlint.fix.transforms import SAFE, Plan, apply_plans, overlaps, plan_for, signature
+
+MAX_ROUNDS = 8
+Report = Callable[[str], None]
+
+
+def compiles(text: str, path: str) -> str | None:
+    """None when `text` compiles as Python, else the error in one line."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        return f"{type(e).__name__}: {e.msg} (line {e.lineno})"
+    except (ValueError, MemoryError, RecursionError) as e:
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def allowed(plan: Plan, unsafe: bool) -> bool:
+    return plan.applicability == SAFE or unsafe
+
+
+def where(finding: Finding) -> str:
+    return f"{finding.path}:{finding.line}:{finding.column}"
+
+
+def checked(ctx: FileContext, plans: list[tuple[Finding, Plan]], report: Report,
+            strict: bool) -> tuple[str, list[tuple[Finding, Plan]]]:
+    """The text with `plans` applied, and the plans kept. A combination that does not
+    compile is rebuilt one plan at a time, dropping (and reporting) each plan that
+    breaks it. `strict`: the original compiles, so the result must too (else only
+    libcst has to parse it)."""
+
+    def ok(text: str) -> str | None:
+        if strict:
+            return compiles(text, ctx.path)
+        try:
+            cst.parse_module(text)
+        except cst.ParserSyntaxError as e:
+            return f"ParserSyntaxError: {str(e).splitlines()[0]}"
+        return None
+
+    text = apply_plans(ctx, [p for _, p in plans])
+    if ok(text) is None:
+        return text, plans
+    kept: list[tuple[Finding, Plan]] = []
+    text = ctx.text
+    for finding, plan in plans:
+        candidate = apply_plans(ctx, [p for _, p in kept] + [plan])
+        error = ok(candidate)
+        if error is None:
+            kept.append((finding, plan))
+            text = candidate
+        else:
+            report(f"snlint: dropped the {finding.code} fix for {where(finding)}: "
+                   f"its result does not parse ({error})")
+    return text, kept
+
+
+@dataclass
+class Round:
+    text: str
+    applied: list[Finding] = field(default_factory=list)
+
+
+def fix_file(ctx: FileContext, findings: Iterable[Finding], config: Config, *, unsafe: bool,
+             report: Report) -> Round:
+    """One round on one file: the fixable findings' plans, the overlapping ones
+    deferred, applied together."""
+    chosen: list[tuple[Finding, Plan]] = []
+    signatures: dict[tuple, Finding] = {}
+    duplicates: list[tuple[Finding, tuple]] = []
+    for finding in sorted(findings, key=Finding.sort_key):
+        try:
+            plan = plan_for(finding, ctx, config)
+        except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
+            report(f"snlint: internal error planning the {finding.code} fix for "
+                   f"{where(finding)}: {type(e).__name__}: {e}")
+            continue
+        if plan is None or not allowed(plan, unsafe):
+            continue
+        sig = signature(ctx, plan)
+        if sig in signatures:
+            duplicates.append((finding, sig))  # the same edit as a fix already chosen
+            continue
+        if any(overlaps(ctx, plan, other) for _, other in chosen):
+            continue
+        signatures[sig] = finding
+        chosen.append((finding, plan))
+    if not chosen:
+        return Round(ctx.text)
+    strict = compiles(ctx.text, ctx.path) is None
+    text, kept = checked(ctx, chosen, report, strict)
+    kept_sigs = {signature(ctx, p) for _, p in kept}
+    applied = [f for f, _ in kept] + [f for f, sig in duplicates if sig in kept_sigs]
+    return Round(text, applied)
+
+
+@dataclass
+class FixedPoint:
+    texts: dict[str, str]  # path -> final text (every file given)
+    fixed: Counter = field(default_factory=Counter)  # path -> fixes applied
+    blocked: set[str] = field(default_factory=set)  # paths not fixed (parse errors)
+    settled: bool = True
+
+
+def fixed_point(texts: dict[str, str], lint: Callable[[dict[str, str]], list[Finding]],
+                config: Config, *, unsafe: bool, report: Report,
+                max_rounds: int = MAX_ROUNDS) -> FixedPoint:
+    """Lint, fix, lint again, until no fix applies (or `max_rounds`). `lint` lints the
+    whole project from its texts (fixes in one file can change findings in another)."""
+    current = dict(texts)
+    result = FixedPoint(current)
+    seen = {tuple(sorted(current.items()))}
+    for _ in range(max_rounds):
+        findings = lint(current)
+        result.blocked |= {f.path for f in findings if f.code in ("SN901", "SN999") and f.path in current}
+        by_path: dict[str, list[Finding]] = {}
+        for f in findings:
+            if f.is_diagnostic or f.path not in current or f.path in result.blocked or f.cell is not None:
+                continue
+            by_path.setdefault(f.path, []).append(f)
+        changed = False
+        for path, fs in sorted(by_path.items()):
+            try:
+                ctx = FileContext(path, current[path])
+            except cst.ParserSyntaxError:
+                result.blocked.add(path)
+                continue
+            done = fix_file(ctx, fs, config, unsafe=unsafe, report=report)
+            if done.text != current[path]:
+                current[path] = done.text
+                result.fixed[path] += len(done.applied)
+                changed = True
+        if not changed:
+            return result
+        state = tuple(sorted(current.items()))
+        if state in seen:
+            report("snlint: fixes went round in a circle; stopped")
+            result.settled = False
+            return result
+        seen.add(state)
+    findings = lint(current)
+    if any(f.fix is not None and allowed_fix(f, unsafe) for f in findings if f.path not in result.blocked):
+        report(f"snlint: fixes did not settle after {max_rounds} rounds")
+        result.settled = False
+    return result
+
+
+def allowed_fix(finding: Finding, unsafe: bool) -> bool:
+    fix = finding.fix
+    return fix is not None and (fix.applicability == SAFE or unsafe)
+
+
+# ---------------------------------------------------------------------------- writing
+
+def encode(text: str, encoding: str) -> bytes:
+    return text.encode(encoding)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace the file at `path` (through a symlink: its target) with `data`, atomically:
+    a temporary file in the same folder, flushed, given the file's mode, then renamed over it."""
+    target = Path(os.path.realpath(path))
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".snlint")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def unchanged_on_disk(path: Path, raw: bytes) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read() == raw
+    except OSError:
+        return False

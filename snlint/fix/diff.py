@@ -1,0 +1,48 @@
+"""Unified diffs that `git apply` and `patch -p1` accept.
+
+Lines are split on `\\n` only, as git and patch count them: a `\\r\\n` file keeps its
+`\\r` inside each line, and a lone `\\r` is not a line end. A last line without a newline
+gets git's `\\ No newline at end of file` marker.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+
+_LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def _lines(text: str) -> list[str]:
+    return _LINES.findall(text)
+
+
+def patch_path(path: str) -> str:
+    """The path in `--- a/...` headers: the display path, made relative to the working
+    directory when it is absolute and under it, with forward slashes."""
+    if os.path.isabs(path):
+        try:
+            rel = os.path.relpath(path)
+        except ValueError:
+            rel = path
+        if not rel.startswith(".."):
+            path = rel
+    return path.replace(os.sep, "/").lstrip("/")
+
+
+def unified_diff(path: str, old: str, new: str, context: int = 3) -> str:
+    """The diff from `old` to `new` for the file `path` ("" when they are equal)."""
+    if old == new:
+        return ""
+    name = patch_path(path)
+    out = []
+    for line in difflib.unified_diff(_lines(old), _lines(new), f"a/{name}", f"b/{name}",
+                                     n=context, lineterm="\n"):
+        if line.startswith(("---", "+++")) and not line.endswith("\n"):
+            line += "\n"
+        out.append(line)
+        if not line.endswith("\n"):
+            out.append("\n" + NO_NEWLINE)
+    return "".join(out)

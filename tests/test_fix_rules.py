@@ -1,0 +1,602 @@
+"""Each rule's fix on the spellings real GAN code uses: aliases, helpers, partials,
+loops with isinstance filters, multi-line calls with comments.
+
+`fixed(code)` runs the fixes to a fixed point in memory (unsafe ones included unless
+asked otherwise) and returns the new text; `fix_of(code, rule)` is the one fix a
+finding of that rule carries.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from snlint.config import Config
+from snlint.engine import lint_sources
+from snlint.fix.apply import fixed_point
+
+
+def config(**options) -> Config:
+    options.setdefault("select", ["ALL"])
+    return Config(root=Path("."), graph=False, **options)
+
+
+def fixed_project(files: dict[str, str], *, unsafe: bool = True, **options) -> dict[str, str]:
+    cfg = config(**options)
+    sources = {path: textwrap.dedent(code) for path, code in files.items()}
+    problems: list[str] = []
+    result = fixed_point(sources, lambda s: lint_sources(s, cfg), cfg, unsafe=unsafe,
+                         report=problems.append)
+    assert problems == []
+    return result.texts
+
+
+def fixed(code: str, *, unsafe: bool = True, **options) -> str:
+    return fixed_project({"d.py": code}, unsafe=unsafe, **options)["d.py"]
+
+
+def findings(code: str, **options):
+    return lint_sources({"d.py": textwrap.dedent(code)}, config(**options))
+
+
+def fix_of(code: str, rule: str, **options):
+    found = [f for f in findings(code, **options) if f.code == rule]
+    assert len(found) == 1, [(f.code, f.line) for f in findings(code, **options)]
+    return found[0].fix
+
+
+def after(code: str, **options) -> list[str]:
+    """The codes a fixed text still reports."""
+    return sorted(f.code for f in findings(fixed(code, **options), **options))
+
+
+DISCRIMINATOR = """\
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+    {body}
+        def forward(self, x):
+            return self.a(x)
+"""
+
+
+def disc(body: str, header: str = "") -> str:
+    text = textwrap.dedent(DISCRIMINATOR).replace("{body}", textwrap.indent(textwrap.dedent(body), " " * 8))
+    return header + text
+
+
+# SN101 / SN102 / SN103: unwrap --------------------------------------------------------
+
+def test_sn101_unwraps_an_aliased_hook_call():
+    code = disc("self.bn = SN(nn.GroupNorm(8, 8))\n", "from torch.nn.utils import spectral_norm as SN\n")
+    assert "        self.bn = nn.GroupNorm(8, 8)\n" in fixed(code)
+    fix = fix_of(code, "SN101")
+    assert fix.applicability == "safe"
+    assert "`weight_orig`, `weight_u`, `weight_v`" in fix.message
+
+
+def test_sn101_multiline_call_keeps_its_comment():
+    code = disc("""\
+        self.bn = spectral_norm(  # scales too?
+            nn.GroupNorm(8, 8),
+        )
+    """)
+    assert "        self.bn = (  # scales too?\n            nn.GroupNorm(8, 8)\n        )\n" in fixed(code)
+
+
+def test_sn101_statement_that_only_applies_sn_goes():
+    code = disc("""\
+        self.n = nn.LayerNorm(8)
+        self.n = spectral_norm(self.n)
+        self.head = spectral_norm(nn.Linear(8, 1))
+    """)
+    out = fixed(code)
+    assert "self.n = spectral_norm(self.n)" not in out
+    assert "        self.n = nn.LayerNorm(8)\n        self.head = " in out
+    assert after(code) == []
+
+
+def test_sn101_in_a_loop_narrows_the_isinstance_tuple():
+    code = disc("""\
+        self.n = nn.LayerNorm(8)
+        for m in self.modules():
+            if isinstance(m, (nn.Conv2d, nn.LayerNorm, nn.Linear)):
+                spectral_norm(m)
+    """)
+    out = fixed(code)
+    assert "            if isinstance(m, (nn.Conv2d, nn.Linear)):\n" in out
+    assert "Remove LayerNorm from the isinstance filter" in fix_of(code, "SN101").message
+
+
+def test_sn101_filter_naming_only_the_norm_has_no_fix():
+    code = disc("""\
+        self.n = nn.LayerNorm(8)
+        for m in self.modules():
+            if isinstance(m, nn.LayerNorm):
+                spectral_norm(m)
+    """)
+    assert fix_of(code, "SN101") is None
+
+
+def test_sn102_apply_function_with_or_chain_drops_the_operand():
+    code = """\
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import spectral_norm
+
+
+        def add_sn(m):
+            if isinstance(m, nn.Conv2d) or isinstance(m, nn.PReLU) or isinstance(m, nn.Linear):
+                spectral_norm(m)
+
+
+        class Critic(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = nn.Conv2d(3, 8, 3)
+                self.act = nn.PReLU()
+                self.apply(add_sn)
+
+            def forward(self, x):
+                return self.act(self.a(x))
+    """
+    fix = fix_of(code, "SN102")
+    assert "+    if isinstance(m, nn.Conv2d) or isinstance(m, nn.Linear):\n" in fix.diff
+    assert fix.applicability == "safe"
+
+
+def test_sn102_prelu_is_unwrapped_and_the_keys_note_given():
+    code = disc("self.act = spectral_norm(nn.PReLU())\n")
+    assert "        self.act = nn.PReLU()\n" in fixed(code)
+    assert "state_dict keys change" in fix_of(code, "SN102").message
+
+
+def test_sn102_container_of_convs_moves_sn_inside_unsafely():
+    code = disc("""\
+        self.seq = spectral_norm(nn.Sequential(
+            nn.Conv2d(8, 8, 3),  # body
+            nn.LeakyReLU(0.2),
+            nn.Linear(8, 1),
+        ))
+    """)
+    fix = fix_of(code, "SN102")
+    assert fix.applicability == "unsafe"
+    assert "onto the 2 Conv/Linear layers" in fix.message
+    out = fixed(code)
+    assert ("        self.seq = nn.Sequential(\n"
+            "            spectral_norm(nn.Conv2d(8, 8, 3)),  # body\n"
+            "            nn.LeakyReLU(0.2),\n"
+            "            spectral_norm(nn.Linear(8, 1)),\n"
+            "        )\n") in out
+    # Safe fixes alone get there too in a discriminator: SN201 wraps the layers inside,
+    # after which removing SN from the container is the plain (safe) unwrap.
+    assert fixed(code, unsafe=False) == out
+
+
+def test_sn102_container_without_layers_is_just_unwrapped():
+    code = disc("self.act = spectral_norm(nn.Sequential(nn.LeakyReLU(0.2), nn.Dropout(0.1)))\n")
+    assert fix_of(code, "SN102").applicability == "safe"
+    assert "        self.act = nn.Sequential(nn.LeakyReLU(0.2), nn.Dropout(0.1))\n" in fixed(code)
+
+
+def test_sn103_post_construction_reapplication_is_removed():
+    code = disc("""\
+        self.b = spectral_norm(nn.Conv2d(8, 8, 3))
+        self.b = spectral_norm(self.b)
+    """)
+    out = fixed(code)
+    assert "self.b = spectral_norm(self.b)" not in out
+    assert "        self.b = spectral_norm(nn.Conv2d(8, 8, 3))\n" in out
+    assert "parametrizations.weight.1._u" in fix_of(code, "SN103").message
+
+
+def test_sn103_through_a_partial_of_a_helper():
+    code = disc("self.b = spectral_norm(sn3x3(8, 8))\n", textwrap.dedent("""\
+        import functools
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import spectral_norm
+
+
+        def snconv2d(*args, **kwargs):
+            return spectral_norm(nn.Conv2d(*args, **kwargs))
+
+
+        sn3x3 = functools.partial(snconv2d, kernel_size=3, padding=1)
+    """))
+    assert "        self.b = sn3x3(8, 8)\n" in fixed(code)
+
+
+# SN104 / SN105: drop an argument -----------------------------------------------------
+
+def test_sn104_keyword_in_a_multiline_call_with_trailing_comma():
+    code = disc("""\
+        self.head = spectral_norm(
+            nn.Linear(8, 1),  # the head
+            name="bias",
+        )
+    """)
+    assert ("        self.head = spectral_norm(\n"
+            "            nn.Linear(8, 1),  # the head\n"
+            "        )\n") in fixed(code)
+
+
+def test_sn104_positional_bias_followed_by_more_arguments_names_weight():
+    code = disc("self.head = spectral_norm(nn.Linear(8, 1), 'bias', 2)\n")
+    assert "        self.head = spectral_norm(nn.Linear(8, 1), 'weight', 2)\n" in fixed(code)
+
+
+def test_sn105_dim_between_other_keywords():
+    code = disc("self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4), dim=0, eps=1e-6)\n")
+    assert "        self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4), eps=1e-6)\n" in fixed(code)
+    assert fix_of(code, "SN105").applicability == "safe"
+
+
+def test_sn105_hook_api_through_nn_utils():
+    code = disc("self.up = nn.utils.spectral_norm(nn.ConvTranspose2d(8, 8, 4), dim=0)\n")
+    out = fixed(code, select=["SN105"])
+    assert "        self.up = nn.utils.spectral_norm(nn.ConvTranspose2d(8, 8, 4))\n" in out
+
+
+# SN106 ----------------------------------------------------------------------------------
+
+def test_sn106_init_spellings():
+    code = disc("""\
+        self.head = spectral_norm(nn.Conv2d(8, 1, 4))
+        nn.init.normal_(self.a.weight.data, 0.0, 0.02)
+        self.head.weight.data.normal_(0.0, 0.02)
+    """)
+    out = fixed(code)
+    assert "        nn.init.normal_(self.a.parametrizations.weight.original.data, 0.0, 0.02)\n" in out
+    assert "        self.head.parametrizations.weight.original.data.normal_(0.0, 0.02)\n" in out
+    assert after(code) == []
+
+
+def test_sn106_multiline_init_keeps_its_comment():
+    code = disc("""\
+        nn.init.zeros_(
+            self.a.weight,  # start at zero
+        )
+    """)
+    assert "            self.a.parametrizations.weight.original,  # start at zero\n" in fixed(code)
+
+
+# SN107 / SN501: the parametrizations API -------------------------------------------------
+
+MHA = """\
+    import torch.nn as nn
+    from torch.nn.utils import spectral_norm
+
+
+    class SelfAttention(nn.Module):
+        def __init__(self, channels=256, heads=4):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(channels, heads, batch_first=True)
+            self.attn.out_proj = spectral_norm(self.attn.out_proj)
+    {more}
+        def forward(self, x):
+            out, _ = self.attn(x, x, x, need_weights=False)
+            return x + out
+"""
+
+
+def test_sn107_with_other_hook_uses_rewrites_only_that_call():
+    code = MHA.replace("{more}", "        self.proj = spectral_norm(nn.Linear(256, 256))\n")
+    out = fixed(code, select=["SN107"])
+    assert "from torch.nn.utils import spectral_norm\n" in out
+    assert "        self.attn.out_proj = nn.utils.parametrizations.spectral_norm(self.attn.out_proj)\n" in out
+    assert "        self.proj = spectral_norm(nn.Linear(256, 256))\n" in out
+    fix = fix_of(code, "SN107")
+    assert fix.applicability == "unsafe"
+    assert "`parametrizations.weight.original`" in fix.message
+
+
+def test_sn501_migrates_the_import_and_the_inits_that_worked_under_hooks():
+    code = """\
+        import torch.nn as nn
+        from torch.nn.utils import clip_grad_norm_, spectral_norm
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))
+                self.head = spectral_norm(nn.Conv2d(64, 1, 4, 1, 0))
+                nn.init.orthogonal_(self.conv.weight)
+
+            def forward(self, x):
+                return self.head(self.conv(x))
+    """
+    out = fixed(code, select=["SN501", "SN106"])
+    assert "from torch.nn.utils import clip_grad_norm_\n" in out
+    assert "from torch.nn.utils.parametrizations import spectral_norm\n" in out
+    assert "        nn.init.orthogonal_(self.conv.parametrizations.weight.original)\n" in out
+    assert after(code, select=["SN501", "SN106"]) == []
+    fixes = [f.fix for f in findings(code, select=["SN501"])]
+    assert {f.applicability for f in fixes} == {"unsafe"}
+    assert all("checkpoint keys change" in f.message and "`weight_orig`" in f.message for f in fixes)
+
+
+def test_sn501_module_level_alias_and_attribute_calls():
+    code = """\
+        import torch
+        import torch.nn as nn
+
+        SN = nn.utils.spectral_norm
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = SN(nn.Conv2d(3, 8, 3))
+                self.b = torch.nn.utils.spectral_norm(nn.Conv2d(8, 1, 3))
+
+            def forward(self, x):
+                return self.b(self.a(x))
+    """
+    out = fixed(code, select=["SN501"])
+    assert "SN = nn.utils.parametrizations.spectral_norm\n" in out
+    assert "        self.b = torch.nn.utils.parametrizations.spectral_norm(nn.Conv2d(8, 1, 3))\n" in out
+
+
+# SN201 ---------------------------------------------------------------------------------
+
+def test_sn201_wraps_with_the_alias_the_file_uses():
+    code = disc("self.head = nn.Linear(8, 1)\n", "from torch.nn.utils import spectral_norm as SN\n"
+                ).replace("self.a = spectral_norm(", "self.a = SN(")
+    out = fixed(code, select=["SN201"])
+    assert "        self.head = SN(nn.Linear(8, 1))\n" in out
+    assert "`weight_orig`" in fix_of(code, "SN201", select=["SN201"]).message
+
+
+def test_sn201_attribute_spelling_is_reused():
+    code = disc("self.head = nn.Linear(8, 1)\n").replace(
+        "self.a = spectral_norm(", "self.a = nn.utils.parametrizations.spectral_norm(")
+    code = code.replace("from torch.nn.utils.parametrizations import spectral_norm\n", "")
+    out = fixed(code, select=["SN201"])
+    assert "        self.head = nn.utils.parametrizations.spectral_norm(nn.Linear(8, 1))\n" in out
+
+
+def test_sn201_multiline_layer_keeps_its_comment():
+    code = disc("""\
+        self.head = nn.Linear(  # logits
+            8, 1)
+    """)
+    assert "        self.head = spectral_norm(nn.Linear(  # logits\n            8, 1))\n" in fixed(code)
+
+
+def test_sn201_in_a_file_with_only_helpers_imports_the_parametrizations_api():
+    files = {
+        "layers.py": """\
+            import torch.nn as nn
+            from torch.nn.utils.parametrizations import spectral_norm
+
+
+            def snconv2d(*args, **kwargs):
+                return spectral_norm(nn.Conv2d(*args, **kwargs))
+
+
+            def conv1x1(i, o):
+                return nn.Conv2d(i, o, 1)
+        """,
+        "d.py": """\
+            import torch.nn as nn
+
+            from layers import conv1x1, snconv2d
+
+
+            class Discriminator(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.c = snconv2d(3, 8, 3)
+                    self.sc = conv1x1(3, 8)
+
+                def forward(self, x):
+                    return self.c(x) + self.sc(x)
+        """,
+    }
+    out = fixed_project(files)
+    assert "from torch.nn.utils.parametrizations import spectral_norm\n" in out["d.py"]
+    assert "        self.sc = spectral_norm(conv1x1(3, 8))\n" in out["d.py"]
+    assert out["layers.py"] == textwrap.dedent(files["layers.py"])
+
+
+# SN301 ---------------------------------------------------------------------------------
+
+BN = """\
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+            self.n = {norm}
+
+        def forward(self, x):
+            return self.n(self.a(x))
+"""
+
+
+def bn(norm: str) -> str:
+    return BN.replace("{norm}", norm)
+
+
+def test_sn301_default_is_groupnorm_keeping_eps_and_affine():
+    out = fixed(bn("nn.BatchNorm2d(8, eps=1e-3, momentum=0.01, affine=False, track_running_stats=True)"))
+    assert "        self.n = nn.GroupNorm(1, 8, eps=1e-3, affine=False)\n" in out
+
+
+def test_sn301_positional_arguments_after_a_dropped_momentum_become_keywords():
+    out = fixed(bn("nn.BatchNorm2d(8, 1e-3, 0.1, False)"), norm_replacement="instancenorm")
+    assert "        self.n = nn.InstanceNorm2d(8, 1e-3, affine=False)\n" in out
+
+
+def test_sn301_instancenorm_matches_the_dimension_and_turns_affine_on():
+    out = fixed(bn("nn.BatchNorm3d(num_features=8)"), norm_replacement="instancenorm")
+    assert "        self.n = nn.InstanceNorm3d(num_features=8, affine=True)\n" in out
+
+
+def test_sn301_instancenorm_falls_back_to_groupnorm_for_batchnorm1d():
+    code = bn("nn.BatchNorm1d(8)")
+    assert "        self.n = nn.GroupNorm(1, 8)\n" in fixed(code, norm_replacement="instancenorm")
+    assert "GroupNorm(1, C) instead" in fix_of(code, "SN301", norm_replacement="instancenorm").message
+
+
+def test_sn301_identity():
+    assert "        self.n = nn.Identity()\n" in fixed(bn("nn.BatchNorm2d(8, momentum=0.2)"),
+                                                    norm_replacement="identity")
+
+
+def test_sn301_multiline_call():
+    out = fixed(bn("nn.BatchNorm2d(\n                8,  # width\n                momentum=0.2,  # slow\n            )"))
+    assert "        self.n = nn.GroupNorm(\n            1,\n            8,  # width\n        )\n" in out
+
+
+def test_sn301_bare_name_import_uses_the_files_torch_nn_alias():
+    code = "from torch.nn import BatchNorm2d\n" + textwrap.dedent(bn("BatchNorm2d(8)"))
+    assert "        self.n = nn.GroupNorm(1, 8)\n" in fixed(code)
+
+
+def test_sn301_is_unsafe_and_names_the_buffers_that_go():
+    fix = fix_of(bn("nn.BatchNorm2d(8)"), "SN301")
+    assert fix.applicability == "unsafe"
+    assert "`running_mean`" in fix.message
+
+
+def test_sn301_lazy_batch_norm_has_no_fix():
+    assert fix_of(bn("nn.LazyBatchNorm2d()"), "SN301") is None
+
+
+def test_sn301_norm_layer_default_becomes_a_partial_and_functools_is_imported():
+    code = """\
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import spectral_norm
+
+
+        class PatchDiscriminator(nn.Module):
+            def __init__(self, ndf=8, norm_layer=nn.BatchNorm2d):
+                super().__init__()
+                self.a = spectral_norm(nn.Conv2d(3, ndf, 3))
+                self.n = norm_layer(ndf)
+
+            def forward(self, x):
+                return self.n(self.a(x))
+    """
+    out = fixed(code)
+    assert "import functools\n" in out
+    assert "    def __init__(self, ndf=8, norm_layer=functools.partial(nn.GroupNorm, 1)):\n" in out
+    assert after(code) == []
+
+
+def test_sn301_partial_default_keeps_affine_and_drops_momentum():
+    code = """\
+        from functools import partial
+
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import spectral_norm
+
+
+        class PatchDiscriminator(nn.Module):
+            def __init__(self, norm_layer=partial(nn.BatchNorm2d, momentum=0.1, affine=True)):
+                super().__init__()
+                self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+                self.n = norm_layer(8)
+
+            def forward(self, x):
+                return self.n(self.a(x))
+    """
+    out = fixed(code)
+    assert "    def __init__(self, norm_layer=partial(nn.GroupNorm, 1, affine=True)):\n" in out
+    assert after(code) == []
+
+
+def test_sn301_unknown_replacement_setting_gives_no_fix():
+    assert fix_of(bn("nn.BatchNorm2d(8)"), "SN301", norm_replacement="layernorm") is None
+
+
+# SN401 ---------------------------------------------------------------------------------
+
+TRAIN = """\
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+            self.n = nn.BatchNorm2d(8)  # noqa: SN301
+
+        def forward(self, x):
+            return self.n(self.a(x))
+
+
+    def train_step(netG, netD, real, z):
+        netD = Discriminator()
+    {step}
+        return loss
+"""
+
+
+def train(step: str, header: str = "import torch\n") -> str:
+    return header + textwrap.dedent(TRAIN).replace("{step}", textwrap.indent(textwrap.dedent(step), "    "))
+
+
+def test_sn401_two_assignments_become_one_call_split_after():
+    code = train("""\
+        fake = netG(z)
+        d_real = netD(real)
+        d_fake = netD(fake.detach())
+        loss = d_fake.mean() - d_real.mean()
+    """)
+    out = fixed(code)
+    assert ("    d_real, d_fake = netD(torch.cat([real, fake.detach()]))"
+            ".split([real.size(0), fake.size(0)])\n") in out
+    assert after(code) == []
+    assert fix_of(code, "SN401").applicability == "unsafe"
+
+
+def test_sn401_imports_torch_when_the_file_does_not():
+    code = train("""\
+        fake = netG(z)
+        d_real = netD(real)
+        d_fake = netD(fake)
+        loss = d_fake.mean() - d_real.mean()
+    """, header="")
+    out = fixed(code)
+    assert "\nimport torch\n" in out
+    assert "netD(torch.cat([real, fake]))" in out
+
+
+def test_sn401_statement_between_the_calls_gives_no_patch():
+    code = train("""\
+        fake = netG(z)
+        d_real = netD(real)
+        print(d_real.mean())
+        d_fake = netD(fake)
+        loss = d_fake.mean() - d_real.mean()
+    """)
+    assert fix_of(code, "SN401") is None
+
+
+def test_sn401_input_computed_in_the_call_gives_no_patch():
+    code = train("""\
+        d_real = netD(real)
+        d_fake = netD(netG(z))
+        loss = d_fake.mean() - d_real.mean()
+    """)
+    assert fix_of(code, "SN401") is None
+
+
+def test_sn401_calls_in_one_expression_give_no_patch():
+    code = train("""\
+        fake = netG(z)
+        loss = netD(fake).mean() - netD(real).mean()
+    """)
+    found = [f for f in findings(code) if f.code == "SN401"]
+    assert found and all(f.fix is None for f in found)
