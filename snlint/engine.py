@@ -7,6 +7,7 @@ diagnostic for that file, never the end of the run.
 
 from __future__ import annotations
 
+import os
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from snlint.files import discover, read_source
 from snlint.findings import Finding, diagnostic
 from snlint.fix import attach_fixes
 from snlint.link import link
+from snlint.link.graph import graph_enabled, graph_pass, merge
 from snlint.source import extract
 from snlint.suppress import Suppressions
 
@@ -55,7 +57,12 @@ def lint_sources(sources: dict[str, str], config: Config) -> list[Finding]:
         project = link(facts, config.discriminators, config.not_discriminators, config.root)
         for path, message in project.errors:
             findings.append(diagnostic("SN999", path, f"internal error: {message}"))
-        found, failures = run_checks(project, Context(load_catalogue()))
+        rules = load_catalogue()
+        found, failures = run_checks(project, Context(rules))
+        if graph_enabled(config) and project.discriminators:
+            graph, verdicts = graph_pass(project, config, rules)
+            displays = {os.path.abspath(f.path): f.path for f in facts}
+            found = merge(found, graph, verdicts, displays)
         findings.extend(found)
         for family, error in failures:
             findings.append(_internal(facts[0].path if facts else "<project>", error, family))
@@ -93,4 +100,5 @@ def run(paths: list[str], config: Config) -> RunResult:
 
 def lint_text(text: str, path: str = "example.py", config: Config | None = None) -> list[Finding]:
     """Lint one in-memory file (tests, rule pages, editors' stdin)."""
-    return lint_sources({path: text}, config or Config(root=Path.cwd()))
+    # Text that is not on disk cannot be imported: the graph pass does not apply.
+    return lint_sources({path: text}, config or Config(root=Path.cwd(), graph=False))

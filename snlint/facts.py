@@ -99,6 +99,13 @@ class BinOp(Expr):
 
 
 @dataclass(frozen=True)
+class Compare(Expr):
+    left: Expr
+    op: str  # "==", "!=", "in", "not in", "is", "is not", "<", "<=", ">", ">="
+    right: Expr
+
+
+@dataclass(frozen=True)
 class Not(Expr):
     value: Expr
 

@@ -80,12 +80,13 @@ def _penalties(project, ctx: Context, coupled: dict) -> Iterator[Finding]:
         if module is None or module.cls is None or module.cls.qualname not in coupled:
             continue
         d, found = coupled[module.cls.qualname]
+        assumed = project.assumptions.get(id(penalty.forward))
         yield ctx.finding(
-            "SN303", penalty.forward.call,
+            "SN303", penalty.forward.node or penalty.forward.call,
             f"the gradient penalty at line {penalty.grad.span.line} differentiates this output "
             f"of {describe(d.ref)}, which has batch statistics ({_first(found)}): each sample's "
             f"score depends on the whole batch, so the per-sample gradient it constrains does "
-            f"not exist",
+            f"not exist" + (f" ({assumed})" if assumed else ""),
             symbol=penalty.forward.function, discriminator=d.ref)
 
 
@@ -103,17 +104,20 @@ def _separate_batches(project, ctx: Context, coupled: dict) -> Iterator[Finding]
             if call.kind in ("mixed", "unknown"):
                 pending = None if call.kind == "mixed" else pending
                 continue
-            if pending is not None and pending.kind != call.kind and pending.call != call.call:
+            if pending is not None and pending.kind != call.kind:
+                first, second = pending.site_apart_from(call), call.site_apart_from(pending)
+                if first == second:
+                    continue
                 assumed = project.assumptions.get(id(pending)) or project.assumptions.get(id(call))
                 note = f" ({assumed})" if assumed else ""
                 yield ctx.finding(
-                    "SN401", pending.call,
+                    "SN401", first,
                     f"{pending.kind} samples go through {describe(d.ref)} here and {call.kind} "
-                    f"samples in a separate call at line {call.call.span.line}; its batch "
+                    f"samples in a separate call at line {second.span.line}; its batch "
                     f"statistics ({_first(found)}) then differ between the two batches and give "
                     f"real from fake away{note}",
                     symbol=pending.function, discriminator=d.ref,
-                    data={"second": (call.call.path, call.call.span.line, call.call.span.column)})
+                    data={"second": (second.path, second.span.line, second.span.column)})
                 pending = None
             elif pending is None:
                 pending = call

@@ -68,6 +68,16 @@ class ForwardCall:
     update: tuple  # calls with the same key belong to one update (one loop body of one function)
     function: str
     order: int
+    node: Location | None = None  # the forward call itself
+    chain: tuple[Location, ...] = ()  # the call, then each call site above it up to the update
+
+    def site_apart_from(self, other: "ForwardCall") -> Location:
+        """Where this call shows apart from `other`: itself, or, when both are one call
+        inside a helper (`run_D(x)`), the first call site above it where they differ."""
+        for mine, theirs in zip(self.chain, other.chain):
+            if mine != theirs:
+                return mine
+        return self.call
 
 
 @dataclass
@@ -441,6 +451,8 @@ class Interpreter:
             if isinstance(left, TensorV) or isinstance(right, TensorV):
                 return _tensor_join([left, right])
             return UNKNOWN
+        if isinstance(e, F.Compare):
+            return _compare(e.op, self.expr(e.left, frame), self.expr(e.right, frame))
         if isinstance(e, F.Not):
             truth = self.truth(self.expr(e.value, frame))
             return UNKNOWN if truth is None else ConstV(not truth)
@@ -788,7 +800,8 @@ class Interpreter:
         # The update key holds id(root): keep the root alive so no later frame reuses its id.
         self.events.update_roots.append(root)
         call = ForwardCall(module, text, loc, kind, (id(root), tuple(root.loops)),
-                           frame.function or root.function or root.name, len(self.events.forwards))
+                           frame.function or root.function or root.name, len(self.events.forwards), loc,
+                           _chain(frame, loc))
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or (
             module is not None and (re.search("generator", module.short_type, re.I) is not None
@@ -808,7 +821,7 @@ class Interpreter:
         for tensor in _tensors(outputs):
             for module, where in tensor.outputs:
                 forward = next((f for f in reversed(self.events.forwards)
-                                if f.call == where or (module == "?" and f is where)), None)
+                                if f.node == where or (module == "?" and f is where)), None)
                 if forward is not None:
                     self.events.penalties.append(Penalty(forward, loc))
 
@@ -880,7 +893,7 @@ class Interpreter:
             return UNKNOWN
         sub = Frame(func.file, func.fn.name, frame, loc, depth=frame.depth + 1,
                     env=dict(func.closure) if func.closure else {}, loop_depth=frame.loop_depth,
-                    cond_depth=frame.cond_depth)
+                    cond_depth=frame.cond_depth, function=func.fn.name)
         if func.bound is not None:
             if isinstance(func.bound, Layer):
                 sub.self_value = func.bound if func.fn.name == "__init__" else None
@@ -1197,3 +1210,30 @@ def _items(value: Value) -> list[Value]:
             return [ConstV(k) for k in value.children_order]
         return [child for _, child in value.children()]
     return []
+
+
+def _compare(op: str, left: Value, right: Value) -> Value:
+    """Comparisons of literals (`norm_type == "batch"`), so factories pick one branch."""
+    if isinstance(right, (ListV, TupleV)) and op in ("in", "not in") and isinstance(left, ConstV) \
+            and all(isinstance(i, ConstV) for i in right.items):
+        inside = left.value in [i.value for i in right.items]  # type: ignore[attr-defined]
+        return ConstV(inside if op == "in" else not inside)
+    if not (isinstance(left, ConstV) and isinstance(right, ConstV)):
+        return UNKNOWN
+    a, b = left.value, right.value
+    try:
+        result = {"==": lambda: a == b, "!=": lambda: a != b, "is": lambda: a is b,
+                  "is not": lambda: a is not b, "in": lambda: a in b, "not in": lambda: a not in b,
+                  "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
+                  ">=": lambda: a >= b}[op]()
+    except Exception:  # noqa: BLE001 - a comparison Python itself would reject
+        return UNKNOWN
+    return ConstV(bool(result))
+
+
+def _chain(frame: Frame, loc: Location) -> tuple[Location, ...]:
+    out = [loc]
+    while frame.call_site is not None and frame.parent is not None:
+        out.append(frame.call_site)
+        frame = frame.parent
+    return tuple(out)

@@ -18,6 +18,9 @@ from snlint import facts as F
 from snlint.findings import Span
 
 _BUILTINS = frozenset(dir(builtins))
+_COMPARE = {cst.Equal: "==", cst.NotEqual: "!=", cst.In: "in", cst.NotIn: "not in", cst.Is: "is",
+            cst.IsNot: "is not", cst.LessThan: "<", cst.LessThanEqual: "<=",
+            cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
 
 
 def to_span(rng: CodeRange) -> Span:
@@ -246,6 +249,11 @@ class Lowerer:
         if isinstance(node, cst.BooleanOperation):
             op = "and" if isinstance(node.operator, cst.And) else "or"
             return F.BoolOp(op, (self.expr(node.left), self.expr(node.right)), span=span)
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            target = node.comparisons[0]
+            op = _COMPARE.get(type(target.operator))
+            if op is not None:
+                return F.Compare(self.expr(node.left), op, self.expr(target.comparator), span=span)
         if isinstance(node, cst.IfExp):
             return F.IfExp(self.expr(node.test), self.expr(node.body), self.expr(node.orelse), span=span)
         if isinstance(node, cst.Lambda):

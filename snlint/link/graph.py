@@ -1,0 +1,88 @@
+"""Join the graph pass to the source pass: build each discriminator the link step found,
+and merge what the runtime saw with what the source said (one finding per mistake)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import replace
+
+from snlint.checks.catalogue import Rule
+from snlint.config import Config
+from snlint.findings import Finding, Location
+
+# Source findings the runtime can clear: where the graph built the discriminator and saw
+# the site, a mistake it does not confirm is not there (BN kept in eval, SN added by apply).
+CLEARABLE = frozenset({"SN101", "SN102", "SN103", "SN105", "SN107", "SN201", "SN301"})
+
+
+def graph_enabled(config: Config) -> bool:
+    if config.graph is not None:
+        return config.graph
+    return importlib.util.find_spec("torch") is not None
+
+
+def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:
+    for key, value in config.models.items():
+        path, _, name = key.rpartition(":")
+        if name == cls and (path == relpath or relpath.endswith("/" + path)):
+            return dict(value)
+    return None
+
+
+def graph_pass(project, config: Config, rules: dict[str, Rule]) -> tuple[list[Finding], dict]:
+    """Findings of the graph pass, and per discriminator class whether it has batch
+    statistics at runtime (None where it could not be built)."""
+    from snlint.checks.graph_rules import graph_findings, has_batch_statistics
+    from snlint.graph import GraphTarget, run_graph
+
+    displays = {os.path.abspath(f.path): f.path for f in project.index.files}
+    targets, ds = [], []
+    for d in project.discriminators:
+        absolute = os.path.abspath(d.file.path)
+        if not os.path.isfile(absolute):
+            continue  # in-memory text (stdin, tests): nothing to import
+        rel = config.relative_path(d.file.path)
+        targets.append(GraphTarget(absolute, d.file.path, d.cls.name,
+                                   _model_kwargs(config, rel, d.cls.name), str(config.root)))
+        ds.append(d)
+    if not targets:
+        return [], {}
+    results = run_graph(targets, config.graph_timeout)
+    findings: list[Finding] = []
+    verdicts: dict = {}
+    for d, facts in zip(ds, results):
+        fallback = Location(d.file.path, d.cls.span)
+        findings.extend(graph_findings(facts, rules, display_for=displays.get, fallback=fallback,
+                                       evidence=d.ref.evidence))
+        if facts.status == "ok":
+            verdicts[d.cls.qualname] = (has_batch_statistics(facts), facts, d)
+    return list(dict.fromkeys(findings)), verdicts
+
+
+def merge(source: list[Finding], graph: list[Finding], verdicts: dict, displays) -> list[Finding]:
+    from snlint.checks.graph_rules import built_locations
+
+    by_key = {(f.code, f.path, f.span): f for f in graph if not f.is_diagnostic}
+    built: dict[str, set] = {}
+    uncoupled: set[str] = set()
+    for coupled, facts, d in verdicts.values():
+        built[d.ref.cls] = built_locations(facts, displays.get)
+        if not coupled:
+            uncoupled.add(d.ref.cls)
+    out: list[Finding] = []
+    for f in source:
+        key = (f.code, f.path, f.span)
+        if key in by_key:
+            out.append(replace(f, pass_="source+graph"))
+            del by_key[key]
+            continue
+        ref = f.discriminator.cls if f.discriminator else None
+        if f.code in CLEARABLE and ref in built and (f.path, f.span) in built[ref]:
+            continue  # built and seen, and the runtime does not confirm it
+        if f.code in ("SN303", "SN401") and ref in uncoupled:
+            continue  # the built discriminator has no batch statistics after all
+        out.append(f)
+    out.extend(by_key.values())
+    out.extend(f for f in graph if f.is_diagnostic)
+    return out
