@@ -104,13 +104,24 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
                    "source pass only). `-` as the path reads standard input too.")
 @click.option("--add-noqa", is_flag=True,
               help="Write `# noqa: CODE` on every reported line, and exit.")
+@click.option("--fix", is_flag=True,
+              help="Apply the safe fixes (the unsafe ones too with --unsafe-fixes), then "
+                   "report what remains.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="Make unsafe fixes available: marked fixable, shown, and applied by "
+                   "--fix and --diff.")
+@click.option("--diff", is_flag=True,
+              help="Print the fixes as unified diffs on standard output and write nothing; "
+                   "exit 1 when there is a diff.")
+@click.option("--show-fixes", is_flag=True, help="Show each finding's fix and its diff.")
 @click.version_option(_version(), "-V", "--version", prog_name="snlint",
                       message="%(prog)s %(version)s")
 def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[str] | None,
          ignore: list[str] | None, graph: bool | None, graph_timeout: float | None,
          output_format: str | None, exit_zero: bool, statistics: bool,
          force_exclude: bool | None, list_rules: bool, explain: str | None,
-         stdin_filename: str | None = None, add_noqa: bool = False) -> None:
+         stdin_filename: str | None = None, add_noqa: bool = False, fix: bool = False,
+         unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False) -> None:
     """Audit PyTorch GAN code for spectral-normalization and batch-coupling mistakes."""
     fmt = output_format or ("full" if _stdout_is_terminal() else "concise")
     color = fmt in report.TEXT_FORMATS and _use_color()
@@ -152,6 +163,11 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
     except Exception as exc:
         _internal_error(exc)
 
+    if fix or diff:
+        if stdin:
+            _fail("--fix and --diff rewrite files; they cannot be used with standard input")
+        _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff, exit_zero=exit_zero)
+
     try:
         from snlint.engine import run
 
@@ -169,15 +185,16 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
             click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.", err=True)
             sys.exit(EXIT_CLEAN)
         if statistics:
-            text = report.render_stats(findings, fmt)
+            text = report.render_stats(findings, fmt, unsafe_fixes=unsafe_fixes)
         else:
             text = report.render(findings, fmt, result.sources, color=color,
-                                 root=config.root)
+                                 root=config.root, show_fixes=show_fixes,
+                                 unsafe_fixes=unsafe_fixes)
         # ruff's closing lines, on stdout for the text formats only (never in JSON).
         # No file left to lint (all excluded, as a pre-commit hook may see): say nothing.
         closing = ("" if statistics or fmt not in report.TEXT_FORMATS
                    or not (result.files or findings)
-                   else report.summary(findings, unsafe_fixes=False))
+                   else report.summary(findings, unsafe_fixes=unsafe_fixes))
     except Exception as exc:
         _internal_error(exc)
 
@@ -186,6 +203,47 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
     if closing:
         _emit(closing, color)
     sys.exit(exit_code(findings, exit_zero))
+
+
+def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zero: bool) -> None:
+    """`--diff`: print the diffs (stdout holds nothing else) and exit. `--fix`: write the
+    fixed files; the run then lints them again and reports what remains."""
+    try:
+        from dataclasses import replace
+
+        from snlint.engine import lint_sources
+        from snlint.fix import fix_paths
+
+        # The graph pass imports files from disk: it joins the first round only, while
+        # the texts are still what is on disk.
+        source_only = replace(config, graph=False)
+        outcome = fix_paths(paths, config, lambda sources: lint_sources(sources, config),
+                            unsafe=unsafe, write=not diff,
+                            report=lambda message: click.echo(message, err=True),
+                            lint_later=None if config.graph is False
+                            else lambda sources: lint_sources(sources, source_only))
+    except Exception as exc:
+        _internal_error(exc)
+    if diff:
+        # Bytes: each diff is in its file's encoding, so it applies to the file as it is.
+        sys.stdout.flush()
+        out = sys.stdout.buffer
+        try:
+            for item in outcome.files:
+                out.write(item.diff)
+            out.flush()
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        count = outcome.fixes
+        click.echo(f"Would fix {count} finding{'' if count == 1 else 's'}." if count
+                   else "No fixes to apply.", err=True)
+        sys.exit(EXIT_FINDINGS if outcome.files and not exit_zero else EXIT_CLEAN)
+    written = outcome.written
+    count = sum(item.fixes for item in written)
+    if count:
+        click.echo(f"Fixed {count} finding{'' if count == 1 else 's'} in {len(written)} "
+                   f"file{'' if len(written) == 1 else 's'}.", err=True)
 
 
 def _catalogue() -> dict:

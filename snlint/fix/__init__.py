@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable
+from typing import Iterable
 
 import libcst as cst
 
@@ -20,6 +20,7 @@ from snlint.config import Config
 from snlint.files import SourceFile, discover, read_source
 from snlint.findings import Edit, Finding, Fix
 from snlint.fix.apply import (
+    Lint,
     Report,
     compiles,
     fixed_point,
@@ -118,12 +119,13 @@ def _diff_encoding(encoding: str) -> str:
     return "utf-8" if encoding.lower().replace("_", "-") == "utf-8-sig" else encoding
 
 
-def fix_paths(paths: list[str], config: Config, lint: Callable[[dict[str, str]], list[Finding]], *,
-              unsafe: bool = False, write: bool = False,
-              report: Report | None = None) -> FixOutcome:
+def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = False,
+              write: bool = False, report: Report | None = None,
+              lint_later: Lint | None = None) -> FixOutcome:
     """Fix the files under `paths` to a fixed point (safe fixes; unsafe ones too with
     `unsafe`). With `write`, each changed file is written atomically, unless it changed
-    on disk since it was read. `lint` lints the project from {path: text}."""
+    on disk since it was read. `lint` lints the project from {path: text}; `lint_later`
+    lints the rounds after the first (without the graph pass, which reads the disk)."""
     report = report or _stderr
     sources: dict[str, SourceFile] = {}
     for display, absolute in discover(paths, config):
@@ -131,7 +133,7 @@ def fix_paths(paths: list[str], config: Config, lint: Callable[[dict[str, str]],
         if isinstance(read, SourceFile):
             sources[display] = read
     result = fixed_point({p: s.text for p, s in sources.items()}, lint, config,
-                         unsafe=unsafe, report=report)
+                         unsafe=unsafe, report=report, lint_later=lint_later)
     outcome = FixOutcome(settled=result.settled)
     for path, source in sorted(sources.items()):
         new = result.texts[path]

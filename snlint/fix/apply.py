@@ -14,6 +14,7 @@ Guarantees (DESIGN, "Architecture" and issue 6):
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 import warnings
@@ -30,6 +31,7 @@ from snlint.fix.context import FileContext
 from snlint.fix.transforms import SAFE, Plan, apply_plans, overlaps, plan_for, signature
 
 MAX_ROUNDS = 8
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # lines as Python counts them
 Report = Callable[[str], None]
 
 
@@ -134,16 +136,52 @@ class FixedPoint:
     settled: bool = True
 
 
-def fixed_point(texts: dict[str, str], lint: Callable[[dict[str, str]], list[Finding]],
-                config: Config, *, unsafe: bool, report: Report,
-                max_rounds: int = MAX_ROUNDS) -> FixedPoint:
+def text_at(text: str, span) -> str:
+    """The source text of a span (1-based lines and columns, end exclusive)."""
+    lines = _LINES.findall(text)
+    if not 1 <= span.line <= len(lines) or span.end_line > len(lines):
+        return ""
+    if span.line == span.end_line:
+        return lines[span.line - 1][span.column - 1:span.end_column - 1]
+    parts = [lines[span.line - 1][span.column - 1:]]
+    parts += lines[span.line:span.end_line - 1]
+    parts.append(lines[span.end_line - 1][:span.end_column - 1])
+    return "".join(parts)
+
+
+Lint = Callable[[dict[str, str]], list[Finding]]
+
+
+def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool,
+                report: Report, max_rounds: int = MAX_ROUNDS,
+                lint_later: Lint | None = None) -> FixedPoint:
     """Lint, fix, lint again, until no fix applies (or `max_rounds`). `lint` lints the
-    whole project from its texts (fixes in one file can change findings in another)."""
+    whole project from its texts (fixes in one file can change findings in another).
+
+    `lint_later`, when given, lints the rounds after the first: the graph pass imports
+    the files from disk, so it can only run while the texts are still what is on disk.
+    A source finding the first round's graph pass cleared (its runtime facts say there
+    is no mistake) is then never fixed in a later round: it is recognised by its file,
+    code and node text."""
     current = dict(texts)
     result = FixedPoint(current)
     seen = {tuple(sorted(current.items()))}
-    for _ in range(max_rounds):
-        findings = lint(current)
+    cleared: set[tuple[str, str, str]] = set()
+
+    def anchor(f: Finding) -> tuple[str, str, str]:
+        return (f.path, f.code, text_at(current.get(f.path, ""), f.span))
+
+    for round_ in range(max_rounds):
+        if round_ == 0:
+            findings = lint(current)
+            if lint_later is not None:
+                kept = {(f.code, f.path, f.span) for f in findings}
+                cleared = {anchor(f) for f in lint_later(current)
+                           if not f.is_diagnostic and (f.code, f.path, f.span) not in kept}
+        else:
+            findings = (lint_later or lint)(current)
+        if cleared:
+            findings = [f for f in findings if f.is_diagnostic or anchor(f) not in cleared]
         result.blocked |= {f.path for f in findings if f.code in ("SN901", "SN999") and f.path in current}
         by_path: dict[str, list[Finding]] = {}
         for f in findings:
@@ -170,9 +208,9 @@ def fixed_point(texts: dict[str, str], lint: Callable[[dict[str, str]], list[Fin
             result.settled = False
             return result
         seen.add(state)
-    findings = lint(current)
+    findings = [f for f in (lint_later or lint)(current) if not cleared or anchor(f) not in cleared]
     if any(f.fix is not None and allowed_fix(f, unsafe) for f in findings if f.path not in result.blocked):
-        report(f"snlint: fixes did not settle after {max_rounds} rounds")
+        report(f"snlint: fixes did not settle after {max_rounds} round{'s' if max_rounds != 1 else ''}")
         result.settled = False
     return result
 

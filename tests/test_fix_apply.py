@@ -1,0 +1,259 @@
+"""The fix machinery: fixed point, overlapping fixes, broken fixes dropped, atomic writes
+that keep mode, encoding and line endings, and files that must not be written."""
+
+from __future__ import annotations
+
+import os
+import py_compile
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from snlint.config import Config
+from snlint.engine import lint_sources
+from snlint.fix import attach_fixes, fix_paths, transforms
+from snlint.fix.apply import fixed_point, write_atomic
+
+BUGGY = textwrap.dedent("""\
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+            self.n = spectral_norm(nn.BatchNorm2d(8))
+            self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4), dim=0)
+            self.head = nn.Linear(8, 1)
+
+        def forward(self, x):
+            return self.head(self.n(self.a(x)))
+""")
+FIXED_SAFE = BUGGY.replace("spectral_norm(nn.BatchNorm2d(8))", "nn.BatchNorm2d(8)").replace(
+    ", dim=0)", ")").replace("self.head = nn.Linear(8, 1)", "self.head = spectral_norm(nn.Linear(8, 1))")
+FIXED_ALL = FIXED_SAFE.replace("nn.BatchNorm2d(8)", "nn.GroupNorm(1, 8)")
+
+
+def config(root: Path = Path("."), **options) -> Config:
+    return Config(root=root, graph=False, **options)
+
+
+def run_fixed_point(text: str, *, unsafe: bool = True, max_rounds: int = 8, **options):
+    cfg = config(**options)
+    problems: list[str] = []
+    result = fixed_point({"d.py": text}, lambda s: lint_sources(s, cfg), cfg, unsafe=unsafe,
+                         report=problems.append, max_rounds=max_rounds)
+    return result, problems
+
+
+def fix_tree(tmp_path: Path, *, unsafe: bool = True, write: bool = True, **options):
+    cfg = config(tmp_path, **options)
+    problems: list[str] = []
+    outcome = fix_paths([str(tmp_path)], cfg, lambda s: lint_sources(s, cfg), unsafe=unsafe,
+                        write=write, report=problems.append)
+    return outcome, problems
+
+
+# fixed point and overlaps -------------------------------------------------------------------
+
+def test_safe_fixes_only_without_unsafe():
+    result, problems = run_fixed_point(BUGGY, unsafe=False)
+    assert result.texts["d.py"] == FIXED_SAFE
+    assert problems == []
+
+
+def test_overlapping_fixes_wait_for_the_next_round():
+    # SN101 (unwrap spectral_norm(...)) and SN301 (the BatchNorm2d inside it) overlap.
+    one, problems = run_fixed_point(BUGGY, max_rounds=1)
+    assert "        self.n = nn.BatchNorm2d(8)\n" in one.texts["d.py"]
+    assert problems == ["snlint: fixes did not settle after 1 round"]
+    assert not one.settled
+    done, _ = run_fixed_point(BUGGY)
+    assert done.texts["d.py"] == FIXED_ALL
+    assert done.settled
+
+
+def test_second_run_changes_nothing():
+    done, _ = run_fixed_point(BUGGY)
+    again, _ = run_fixed_point(done.texts["d.py"])
+    assert again.texts["d.py"] == done.texts["d.py"]
+    assert sum(again.fixed.values()) == 0
+
+
+def test_fix_carries_a_diff_and_the_new_text():
+    cfg = config()
+    findings = lint_sources({"d.py": BUGGY}, cfg)
+    sn105 = next(f for f in findings if f.code == "SN105")
+    assert sn105.fix.edits[0].path == "d.py"
+    assert sn105.fix.edits[0].new_text == BUGGY.replace(", dim=0)", ")")
+    assert sn105.fix.diff.startswith("--- a/d.py\n+++ b/d.py\n@@ ")
+    assert "-        self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4), dim=0)\n" in sn105.fix.diff
+
+
+def _broken_dim_fix(finding, ctx, cfg):
+    """A deliberately broken SN105 fix: replaces the dim argument's call with a keyword."""
+    plan = transforms._wrong_dim(finding, ctx, cfg)
+    call = next(node for node, _ in plan.changes.values())
+    return plan.replace(call, cst.Name("lambda"))
+
+
+def test_fix_whose_result_does_not_parse_is_dropped_and_reported(monkeypatch):
+    monkeypatch.setitem(transforms.PLANNERS, "SN105", _broken_dim_fix)
+    cfg = config()
+    reports: list[str] = []
+    plain = lint_sources({"d.py": BUGGY}, cfg)
+    findings = attach_fixes([f.with_(fix=None) for f in plain], {"d.py": BUGGY}, cfg,
+                            report=reports.append)
+    assert next(f for f in findings if f.code == "SN105").fix is None
+    assert next(f for f in findings if f.code == "SN101").fix is not None
+    assert len(reports) == 1 and reports[0].startswith("snlint: dropped the SN105 fix for d.py:10:")
+    assert "does not parse" in reports[0]
+
+    result, problems = run_fixed_point(BUGGY)
+    assert result.texts["d.py"] == FIXED_ALL.replace("nn.ConvTranspose2d(8, 8, 4))",
+                                                      "nn.ConvTranspose2d(8, 8, 4), dim=0)")
+    assert problems and all("dropped the SN105 fix" in p for p in problems)
+
+
+def test_a_planner_that_raises_does_not_end_the_run(monkeypatch):
+    def boom(finding, ctx, cfg):
+        raise RuntimeError("bug")
+
+    monkeypatch.setitem(transforms.PLANNERS, "SN105", boom)
+    reports: list[str] = []
+    cfg = config()
+    findings = attach_fixes(lint_sources({"d.py": BUGGY}, Config(root=Path("."), graph=False,
+                                                                  select=["SN1"])),
+                            {"d.py": BUGGY}, cfg, report=reports.append)
+    assert [f.code for f in findings if f.fix is not None] == ["SN101"]
+    assert reports == [] or all("internal error" in r for r in reports)
+
+
+def test_notebook_cell_findings_get_no_fix():
+    cfg = config()
+    finding = next(f for f in lint_sources({"d.py": BUGGY}, cfg) if f.code == "SN105")
+    out = attach_fixes([finding.with_(fix=None, cell=2)], {"d.py": BUGGY}, cfg)
+    assert out[0].fix is None
+
+
+# files on disk ----------------------------------------------------------------------------
+
+def write(path: Path, text: str, encoding: str = "utf-8", newline: str = "\n") -> Path:
+    path.write_bytes(text.replace("\n", newline).encode(encoding))
+    return path
+
+
+def test_fix_writes_and_keeps_the_mode(tmp_path):
+    path = write(tmp_path / "d.py", BUGGY)
+    os.chmod(path, 0o751)
+    outcome, problems = fix_tree(tmp_path)
+    assert path.read_text() == FIXED_ALL
+    assert oct(os.stat(path).st_mode & 0o777) == oct(0o751)
+    assert [f.source.path for f in outcome.written] == [str(tmp_path / "d.py").replace(os.sep, "/")]
+    assert problems == []
+    assert [p.name for p in tmp_path.iterdir()] == ["d.py"]  # no temporary file left
+
+
+def test_crlf_file_keeps_crlf_also_in_added_imports(tmp_path):
+    code = BUGGY.replace("from torch.nn.utils.parametrizations import spectral_norm\n", "") \
+        .replace("spectral_norm(", "nn.utils.parametrizations.spectral_norm(")
+    path = write(tmp_path / "d.py", "import functools\n" + code, newline="\r\n")
+    fix_tree(tmp_path)
+    data = path.read_bytes()
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    assert b"nn.GroupNorm(1, 8)" in data
+
+
+def test_latin1_file_with_a_coding_cookie_is_written_in_latin1(tmp_path):
+    note = "        # Normalisierung für Bilder (é)\n"
+    text = "# -*- coding: latin-1 -*-\n" + BUGGY.replace("        self.n =", note + "        self.n =")
+    path = write(tmp_path / "d.py", text, encoding="latin-1")
+    outcome, problems = fix_tree(tmp_path)
+    data = path.read_bytes()
+    assert data.decode("latin-1") == "# -*- coding: latin-1 -*-\n" + FIXED_ALL.replace(
+        "        self.n =", note + "        self.n =")
+    py_compile.compile(str(path), doraise=True)
+    assert "für".encode("latin-1") in outcome.files[0].diff
+
+
+def test_utf8_bom_is_kept(tmp_path):
+    path = tmp_path / "d.py"
+    path.write_bytes(b"\xef\xbb\xbf" + BUGGY.encode())
+    fix_tree(tmp_path)
+    assert path.read_bytes() == b"\xef\xbb\xbf" + FIXED_ALL.encode()
+
+
+def test_file_with_a_syntax_error_is_never_written(tmp_path):
+    bad = write(tmp_path / "bad.py", BUGGY + "def oops(:\n")
+    good = write(tmp_path / "good.py", BUGGY)
+    before = bad.read_bytes()
+    fix_tree(tmp_path)
+    assert bad.read_bytes() == before
+    assert good.read_text() == FIXED_ALL
+
+
+def test_file_changed_on_disk_since_read_is_not_written(tmp_path):
+    path = write(tmp_path / "d.py", BUGGY)
+    cfg = config(tmp_path)
+    calls = []
+
+    def lint(sources):
+        if not calls:
+            path.write_text(BUGGY + "# edited meanwhile\n")
+        calls.append(1)
+        return lint_sources(sources, cfg)
+
+    problems: list[str] = []
+    outcome = fix_paths([str(tmp_path)], cfg, lint, unsafe=True, write=True, report=problems.append)
+    assert path.read_text() == BUGGY + "# edited meanwhile\n"
+    assert outcome.written == []
+    assert any("changed on disk" in p for p in problems)
+
+
+def test_atomic_write_leaves_the_file_alone_when_the_rename_fails(tmp_path, monkeypatch):
+    path = write(tmp_path / "d.py", BUGGY)
+
+    def fail(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError):
+        write_atomic(path, b"x = 1\n")
+    assert path.read_text() == BUGGY
+    assert [p.name for p in tmp_path.iterdir()] == ["d.py"]
+
+
+def test_write_through_a_symlink_writes_the_target(tmp_path):
+    target = write(tmp_path / "real.py", "x = 1\n")
+    link = tmp_path / "link.py"
+    link.symlink_to(target)
+    write_atomic(link, b"x = 2\n")
+    assert link.is_symlink()
+    assert target.read_text() == "x = 2\n"
+
+
+def test_diff_mode_writes_nothing(tmp_path):
+    path = write(tmp_path / "d.py", BUGGY)
+    outcome, _ = fix_tree(tmp_path, write=False)
+    assert path.read_text() == BUGGY
+    assert outcome.files and outcome.written == []
+    assert outcome.fixes == 4
+
+
+def test_findings_the_first_rounds_graph_pass_cleared_are_never_fixed_later():
+    """Round one lints with the graph pass (files as on disk), later rounds without it;
+    a source finding the graph pass dropped stays unfixed in every round."""
+    cfg = config()
+
+    def with_graph(sources):  # stands in for a graph pass that clears the SN105 finding
+        return [f for f in lint_sources(sources, cfg) if f.code != "SN105"]
+
+    problems: list[str] = []
+    result = fixed_point({"d.py": BUGGY}, with_graph, cfg, unsafe=True, report=problems.append,
+                         lint_later=lambda s: lint_sources(s, cfg))
+    assert result.texts["d.py"] == FIXED_ALL.replace("nn.ConvTranspose2d(8, 8, 4))",
+                                                      "nn.ConvTranspose2d(8, 8, 4), dim=0)")
+    assert problems == []
