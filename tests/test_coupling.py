@@ -321,8 +321,6 @@ def test_get_norm_layer_factory_returning_batch_norm(lint):
     assert at(findings) == [("SN301", 21, 21)]
 
 
-@pytest.mark.xfail(strict=True, reason="comparisons (`norm_type == 'batch'`) are lowered to "
-                   "Unknown, so the if runs both branches and the then-branch's BatchNorm wins")
 def test_get_norm_layer_factory_returning_instance_norm_is_fine(lint):
     findings = lint(GET_NORM_LAYER + '''
     class NLayerDiscriminator(nn.Module):
@@ -335,8 +333,6 @@ def test_get_norm_layer_factory_returning_instance_norm_is_fine(lint):
     assert found(findings) == []
 
 
-@pytest.mark.xfail(strict=True, reason="comparisons are not evaluated: with the instance "
-                   "branch first, the factory's BatchNorm branch is never taken")
 def test_get_norm_layer_factory_that_tests_instance_first(lint):
     findings = lint('''
         import torch.nn as nn
@@ -773,8 +769,6 @@ def test_autograd_grad_without_create_graph_is_not_a_penalty(lint):
     assert found(findings) == [("SN301", 9)]
 
 
-@pytest.mark.xfail(strict=True, reason="SN303 (and SN301's evidence) do not say that netD, a "
-                                       "parameter, was assumed to be the only discriminator class")
 def test_gradient_penalty_through_a_parameter_says_what_was_assumed(lint):
     findings = lint('''
         import torch
@@ -879,9 +873,6 @@ def test_relativistic_loss_under_a_unary_minus(lint):
     assert at(findings) == [("SN301", 10, 21), ("SN401", 26, 27)]
 
 
-@pytest.mark.xfail(strict=True, reason="both forward calls are the one `netD(x)` inside run_D; "
-                                       "SN401 skips calls at the same site instead of using "
-                                       "the helper's call sites")
 def test_calls_through_a_local_helper_that_wraps_the_forward(lint):
     findings = lint(DISCRIMINATOR + '''
     def train(loader):
@@ -933,8 +924,6 @@ def test_methods_of_a_trainer_class(lint):
     assert findings[1].symbol == "d_step"
 
 
-@pytest.mark.xfail(strict=True, reason="when train() runs from the __main__ block the finding's "
-                                       "symbol and evidence say <module> instead of train")
 def test_training_function_run_from_the_main_block_is_named(lint):
     findings = lint(DISCRIMINATOR + '''
     def train(loader):
