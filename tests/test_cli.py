@@ -230,7 +230,7 @@ def test_full_format_shows_source_and_caret(project):
         "  |      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ SN101",
         "  |",
     ]
-    assert lines[-2:] == ["", "Found 1 finding (1 error)."]
+    assert lines[-3:] == ["", "Found 1 finding (1 error).", "[*] 1 fixable with --fix."]
 
 
 def test_json_has_no_summary(project):
@@ -260,7 +260,7 @@ def test_statistics(project):
     result = snlint(".", "--statistics")
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
-        "2  SN101  sn-on-normalization",
+        "2  SN101  sn-on-normalization [*]",
         "1  SN901  syntax-error",
     ]
 

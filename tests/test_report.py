@@ -268,8 +268,8 @@ def test_json_lines_empty_is_empty():
 
 
 def test_unknown_format_raises():
-    with pytest.raises(ValueError, match="sarif"):
-        render([], "sarif", {})
+    with pytest.raises(ValueError, match="xml"):
+        render([], "xml", {})
 
 
 # summary
