@@ -257,3 +257,25 @@ def test_findings_the_first_rounds_graph_pass_cleared_are_never_fixed_later():
     assert result.texts["d.py"] == FIXED_ALL.replace("nn.ConvTranspose2d(8, 8, 4))",
                                                       "nn.ConvTranspose2d(8, 8, 4), dim=0)")
     assert problems == []
+
+
+def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
+    """Were the check not to see the SN a fix wrote, the layer would be wrapped once per
+    round; here a lint that keeps reporting the layer stands in for such a check."""
+    from snlint.findings import Finding, Span
+
+    layer = "nn.Linear(8, 1)"
+
+    def stubborn(sources):
+        lines = sources["d.py"].split("\n")
+        row = next(i for i, line in enumerate(lines) if layer in line)
+        col = lines[row].index(layer) + 1
+        return [Finding("SN201", "missing-sn", "error", "no SN", "d.py",
+                        Span(row + 1, col, row + 1, col + len(layer)),
+                        data=(("sn_callee", "spectral_norm"),))]
+
+    problems: list[str] = []
+    result = fixed_point({"d.py": BUGGY}, stubborn, config(), unsafe=True, report=problems.append)
+    assert "        self.head = spectral_norm(nn.Linear(8, 1))\n" in result.texts["d.py"]
+    assert problems[0] == ("snlint: the SN201 fix in d.py did not remove its finding "
+                           "(nn.Linear(8, 1)); not applied again")

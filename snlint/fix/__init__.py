@@ -129,6 +129,8 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
     report = report or _stderr
     sources: dict[str, SourceFile] = {}
     for display, absolute in discover(paths, config):
+        if absolute.suffix == ".ipynb":
+            continue  # notebook cells are not fixed (yet)
         read = read_source(display, absolute, config.max_file_size)
         if isinstance(read, SourceFile):
             sources[display] = read

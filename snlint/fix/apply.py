@@ -167,6 +167,8 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
     result = FixedPoint(current)
     seen = {tuple(sorted(current.items()))}
     cleared: set[tuple[str, str, str]] = set()
+    failed: set[tuple[str, str, str]] = set()
+    pending: dict[tuple[str, str, str], int] = {}
 
     def anchor(f: Finding) -> tuple[str, str, str]:
         return (f.path, f.code, text_at(current.get(f.path, ""), f.span))
@@ -182,6 +184,17 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
             findings = (lint_later or lint)(current)
         if cleared:
             findings = [f for f in findings if f.is_diagnostic or anchor(f) not in cleared]
+        # A fix that did not remove its finding (the check does not see what it wrote)
+        # is not applied again: that could wrap a layer once per round.
+        anchors = {id(f): anchor(f) for f in findings if not f.is_diagnostic}
+        counts = Counter(anchors.values())
+        for key, before in pending.items():
+            if counts[key] >= before and key not in failed:
+                failed.add(key)
+                report(f"snlint: the {key[1]} fix in {key[0]} did not remove its finding "
+                       f"({key[2].splitlines()[0] if key[2] else '?'}); not applied again")
+        findings = [f for f in findings if f.is_diagnostic or anchors[id(f)] not in failed]
+        pending = {}
         result.blocked |= {f.path for f in findings if f.code in ("SN901", "SN999") and f.path in current}
         by_path: dict[str, list[Finding]] = {}
         for f in findings:
@@ -196,6 +209,8 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
                 result.blocked.add(path)
                 continue
             done = fix_file(ctx, fs, config, unsafe=unsafe, report=report)
+            for f in done.applied:
+                pending[anchors[id(f)]] = counts[anchors[id(f)]]
             if done.text != current[path]:
                 current[path] = done.text
                 result.fixed[path] += len(done.applied)
