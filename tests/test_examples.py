@@ -82,8 +82,21 @@ def test_graph_pass_agrees_with_the_planted_list():
     findings are the same sites, one finding per mistake; the only diagnostic is SN912
     for dcgan/buggy.py, whose discriminator raises when built (SN on a LeakyReLU)."""
     found = rows(lint_folder(Config(root=EXAMPLES)))
-    assert [r for r in found if not r[3].startswith("SN9")] == PLANTED
+    assert [r for r in found if not r[3].startswith("SN9")] == sorted(PLANTED + GRAPH_ONLY)
     assert [(r[0], r[3]) for r in found if r[3].startswith("SN9")] == [("dcgan/buggy.py", "SN912")]
+
+
+# Layers only the graph pass sees: built from a config table by name (`getattr(nn, ...)`).
+GRAPH_ONLY = [("graph_only/discriminator.py", 21, 24, "SN301")]
+
+
+def test_graph_pass_confirms_source_findings_and_adds_what_source_cannot_see():
+    findings = lint_folder(Config(root=EXAMPLES))
+    passes = {(Path(f.path).relative_to(EXAMPLES).as_posix(), f.line, f.column, f.code): f.pass_
+              for f in findings}
+    assert passes[GRAPH_ONLY[0]] == "graph"
+    assert passes[("sngan/buggy.py", 76, 25, "SN201")] == "source+graph"
+    assert passes[("dcgan/buggy.py", 63, 13, "SN101")] == "source"  # that class cannot be built
 
 
 def expected_md_rows(section_title: str) -> list[tuple[str, int, int, str, str]]:
