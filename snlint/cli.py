@@ -236,8 +236,9 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
         count = outcome.fixes
-        click.echo(f"Would fix {count} finding{'' if count == 1 else 's'}." if count
-                   else "No fixes to apply.", err=True)
+        more = f" ({outcome.hidden} more with --unsafe-fixes)" if outcome.hidden else ""
+        click.echo(f"Would fix {count} finding{'' if count == 1 else 's'}{more}." if count
+                   else f"No fixes to apply{more}.", err=True)
         sys.exit(EXIT_FINDINGS if outcome.files and not exit_zero else EXIT_CLEAN)
     written = outcome.written
     count = sum(item.fixes for item in written)

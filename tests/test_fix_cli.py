@@ -62,7 +62,7 @@ def test_diff_prints_only_the_diff_and_exits_1(project):
     assert result.stdout.startswith("--- a/models/d.py\n+++ b/models/d.py\n@@ ")
     assert "+        self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4))\n" in result.stdout
     assert "GroupNorm" not in result.stdout  # unsafe, not enabled
-    assert "Would fix 1 finding." in result.stderr
+    assert "Would fix 1 finding (1 more with --unsafe-fixes)." in result.stderr
     assert path.read_text() == BUGGY
 
 

@@ -105,6 +105,7 @@ class FileOutcome:
 class FixOutcome:
     files: list[FileOutcome] = field(default_factory=list)  # files the fixes change
     settled: bool = True
+    hidden: int = 0  # findings with an unsafe fix that `unsafe` left out
 
     @property
     def fixes(self) -> int:
@@ -136,7 +137,7 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
             sources[display] = read
     result = fixed_point({p: s.text for p, s in sources.items()}, lint, config,
                          unsafe=unsafe, report=report, lint_later=lint_later)
-    outcome = FixOutcome(settled=result.settled)
+    outcome = FixOutcome(settled=result.settled, hidden=result.hidden)
     for path, source in sorted(sources.items()):
         new = result.texts[path]
         if new == source.text or path in result.blocked:

@@ -134,6 +134,7 @@ class FixedPoint:
     fixed: Counter = field(default_factory=Counter)  # path -> fixes applied
     blocked: set[str] = field(default_factory=set)  # paths not fixed (parse errors)
     settled: bool = True
+    hidden: int = 0  # unsafe fixes the first round had and `unsafe` left out
 
 
 def text_at(text: str, span) -> str:
@@ -184,6 +185,8 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
             findings = (lint_later or lint)(current)
         if cleared:
             findings = [f for f in findings if f.is_diagnostic or anchor(f) not in cleared]
+        if round_ == 0 and not unsafe:
+            result.hidden = sum(1 for f in findings if f.fix is not None and not allowed_fix(f, False))
         # A fix that did not remove its finding (the check does not see what it wrote)
         # is not applied again: that could wrap a layer once per round.
         anchors = {id(f): anchor(f) for f in findings if not f.is_diagnostic}
