@@ -970,8 +970,6 @@ def test_trainer_holding_a_critic_from_another_module(tmp_path):
     assert "line 11" in findings[1].message
 
 
-@pytest.mark.xfail(strict=True, reason="parameter annotations are lowered but not used to find "
-                                       "the class behind a variable")
 def test_annotated_parameter_names_the_class_among_several_candidates(lint):
     findings = lint('''
         import torch.nn as nn

@@ -919,7 +919,7 @@ class Interpreter:
                 elif p.default is not None and use_defaults:
                     frame.env[p.name] = self.default(p, frame)
                 else:
-                    frame.env[p.name] = _unknown_parameter(p.name)
+                    frame.env[p.name] = self.annotated(p, frame) or _unknown_parameter(p.name)
             elif p.kind == "star":
                 frame.env[p.name] = TupleV(tuple(remaining))
                 remaining = []
@@ -933,6 +933,16 @@ class Interpreter:
             elif p.kind == "dstar":
                 frame.env[p.name] = DictV(dict(extra_kwargs))
                 extra_kwargs = {}
+
+    def annotated(self, p: F.Param, frame: Frame) -> Value | None:
+        """`def d_step(netD: Critic, ...)`: an instance of the annotated project module."""
+        if p.annotation is None or frame.depth >= MAX_DEPTH:
+            return None
+        outer = Frame(frame.file, "<annotations>", frame.parent, frame.call_site, depth=frame.depth)
+        value = self.expr(p.annotation, outer)
+        if isinstance(value, ClassV) and self.class_kind(value.cls, value.file) == "module":
+            return self.instantiate(value, (), {}, Location(frame.file.path, p.span), outer)
+        return None
 
     def default(self, p: F.Param, frame: Frame) -> Value:
         # Defaults are evaluated in the defining module, outside the function.
