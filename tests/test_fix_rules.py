@@ -600,3 +600,49 @@ def test_sn401_calls_in_one_expression_give_no_patch():
     """)
     found = [f for f in findings(code) if f.code == "SN401"]
     assert found and all(f.fix is None for f in found)
+
+
+def test_sn201_reuses_a_partial_of_the_sn_function():
+    code = """\
+        import functools
+
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import spectral_norm
+
+        SN = functools.partial(spectral_norm, n_power_iterations=2)
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = SN(nn.Conv2d(3, 8, 3))
+                self.head = nn.Linear(8, 1)
+
+            def forward(self, x):
+                return self.head(self.a(x))
+    """
+    assert "        self.head = SN(nn.Linear(8, 1))\n" in fixed(code, select=["SN201"])
+
+
+def test_sn101_inside_a_helper_is_unwrapped_there():
+    code = """\
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import spectral_norm
+
+
+        def sn_norm(c):
+            return spectral_norm(nn.GroupNorm(8, c))
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+                self.n = sn_norm(8)
+
+            def forward(self, x):
+                return self.n(self.a(x))
+    """
+    out = fixed(code, select=["SN101"])
+    assert "    return nn.GroupNorm(8, c)\n" in out
+    assert after(code, select=["SN101"]) == []

@@ -265,6 +265,16 @@ class FileContext:
             return None
         return SN_FUNCTIONS.get(qual)
 
+    def sn_partial_api(self, node: cst.CSTNode | None) -> str | None:
+        """The SN API of a module-level `SN = functools.partial(spectral_norm, ...)`."""
+        if not isinstance(node, cst.Name) or self.names.bound[node.value] != 1:
+            return None
+        value = self.names.aliases.get(node.value)
+        if (isinstance(value, cst.Call) and self.qualify(value.func) == "functools.partial"
+                and value.args and value.args[0].keyword is None and not value.args[0].star):
+            return self.sn_api(value.args[0].value)
+        return None
+
     def is_free(self, name: str) -> bool:
         """No binding and no read of `name` anywhere in the file."""
         return (not self.names.bound[name] and name not in self.names.import_targets
@@ -288,10 +298,11 @@ class FileContext:
         return best[1] if best else None
 
     def sn_callees(self) -> Counter[str]:
-        """How often each spelling of a torch SN function is called in the file."""
+        """How often each spelling of a torch SN function (or a module-level partial of
+        one) is called in the file."""
         counts: Counter[str] = Counter()
         for node in self.positions:
-            if isinstance(node, cst.Call) and self.sn_api(node.func) is not None:
+            if isinstance(node, cst.Call) and (self.sn_api(node.func) or self.sn_partial_api(node.func)):
                 text = dotted(node.func)
                 if text is not None:
                     counts[text] += 1

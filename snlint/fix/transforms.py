@@ -724,22 +724,27 @@ def _legacy(finding: Finding, ctx: FileContext, config: Config) -> Plan | None:
 # ------------------------------------------------------------------------ SN201
 
 def _sn_wrapper(finding: Finding, ctx: FileContext, plan: Plan) -> tuple[cst.BaseExpression, str | None] | None:
-    """The SN callable to wrap a layer with: the one the discriminator uses when this file
-    can name it, else the one this file calls most, else parametrizations.spectral_norm
-    (imported)."""
+    """The SN callable to wrap a layer with: the spelling the discriminator uses when this
+    file calls it so, else the one this file calls most (an alias, a partial with its
+    settings), else the discriminator's if this file can name it, else
+    parametrizations.spectral_norm (imported). A helper that builds a layer
+    (`snconv2d`) cannot wrap one, so only SN functions and partials of them count."""
     wanted = finding.get("sn_callee") or ""
+    counts = ctx.sn_callees()
+    if counts:
+        text = wanted if wanted in counts else sorted(
+            counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        expr = cst.parse_expression(text)
+        return expr, ctx.sn_api(expr) or ctx.sn_partial_api(expr)
     if wanted:
         try:
             expr = cst.parse_expression(wanted)
         except cst.ParserSyntaxError:
             expr = None
-        if isinstance(expr, (cst.Name, cst.Attribute)) and ctx.sn_api(expr) is not None:
-            return expr, ctx.sn_api(expr)
-    counts = ctx.sn_callees()
-    if counts:
-        text = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-        expr = cst.parse_expression(text)
-        return expr, ctx.sn_api(expr)
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            api = ctx.sn_api(expr) or ctx.sn_partial_api(expr)
+            if api is not None:
+                return expr, api
     names = ctx.sn_names()
     if names:
         return cst.Name(names[0]), ctx.sn_api(cst.Name(names[0]))
