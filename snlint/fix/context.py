@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from snlint.findings import Span
-from snlint.torchapi import SN_FUNCTIONS, SN_HOOK, SN_PARAM
+from snlint.torchapi import SN_FUNCTIONS
 
 N = TypeVar("N", bound=cst.CSTNode)
 
@@ -316,10 +316,3 @@ class FileContext:
                 out.append(local)
         return out
 
-
-def api_of(qualified: str | None) -> str | None:
-    if qualified in (PARAM_SN, f"{PARAM_SN}.spectral_norm"):
-        return SN_PARAM
-    if qualified in (HOOK_SN, f"{HOOK_SN}.spectral_norm"):
-        return SN_HOOK
-    return None
