@@ -92,4 +92,4 @@ def check(project, ctx: Context) -> Iterator[Finding]:
                 f"{len(all_sites)} conv/linear sites{many}",
                 symbol=m.symbol, discriminator=d.ref,
                 data={"sn_callee": callees.most_common(1)[0][0] if callees else "",
-                      "instances": count})
+                      "instances": count, "layer": m.layer.short_type})

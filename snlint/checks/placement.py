@@ -57,7 +57,7 @@ def _placement(project, ctx: Context, symbols: dict[int, str]) -> Iterator[Findi
                 "SN101", app.site,
                 f"spectral norm on {what}, a normalization layer: it divides the affine "
                 f"weight vector by its L2 norm and bounds nothing{_where(app)}",
-                symbol=symbol, data={"api": app.api, "layer": what})
+                symbol=symbol, data={"api": app.api, "layer": what, "from_filter": app.from_filter})
         elif kind in WEIGHTLESS or (kind == "module" and "weight" not in layer.attrs):
             detail = {
                 "activation": "an activation",
@@ -68,7 +68,8 @@ def _placement(project, ctx: Context, symbols: dict[int, str]) -> Iterator[Findi
             elif kind == "module":
                 detail = "a module without a weight of its own (SN must go on its conv/linear layers)"
             yield ctx.finding("SN102", app.site, f"spectral norm on {what}: {detail}{_where(app)}",
-                              symbol=symbol, data={"api": app.api, "layer": what, "kind": kind})
+                              symbol=symbol, data={"api": app.api, "layer": what, "kind": kind,
+                                                   "from_filter": app.from_filter})
         index = next((i for i, a in enumerate(layer.sn) if a is app), 0)
         if index >= 1:
             first = layer.sn[0]
@@ -79,7 +80,8 @@ def _placement(project, ctx: Context, symbols: dict[int, str]) -> Iterator[Findi
                 + (f" of {first.site.path}" if first.site.path != app.site.path else "")
                 + (" (two parametrizations stack silently: two power iterations)" if app.api == first.api == SN_PARAM
                    else " (torch raises at construction)" if SN_HOOK in (app.api, first.api) else ""),
-                symbol=symbol, data={"api": app.api})
+                symbol=symbol, data={"api": app.api, "first_api": first.api, "layer": what,
+                                     "from_filter": app.from_filter})
         if app.name is not None and app.name != "weight" and kind not in NORMALIZATION:
             yield ctx.finding(
                 "SN104", app.site,
