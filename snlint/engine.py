@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from snlint.checks import Context, run_checks
@@ -17,7 +17,9 @@ from snlint.checks.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.files import discover, read_source
-from snlint.findings import Finding, diagnostic
+from snlint.findings import Edit, Finding, diagnostic
+from snlint.fix.diff import unified_diff
+from snlint.notebook import Notebook, cell_key, parse_notebook
 from snlint.fix import attach_fixes
 from snlint.link import link
 from snlint.link.graph import graph_enabled, graph_pass, merge
@@ -85,17 +87,49 @@ def _select(findings: list[Finding], sources: dict[str, str], config: Config) ->
 
 def run(paths: list[str], config: Config) -> RunResult:
     sources: dict[str, str] = {}
+    notebooks: dict[str, Notebook] = {}
     diagnostics: list[Finding] = []
     files = discover(paths, config)
     for display, absolute in files:
         read = read_source(display, absolute, config.max_file_size)
         if isinstance(read, Finding):
             diagnostics.append(read)
+        elif absolute.suffix == ".ipynb":
+            notebook = parse_notebook(display, read.text)
+            if isinstance(notebook, Finding):
+                diagnostics.append(notebook)
+            else:
+                notebooks[display] = notebook
+                sources[display] = notebook.python
         else:
             sources[display] = read.text
-    findings = lint_sources(sources, config)
+    findings = in_cells(lint_sources(sources, config), notebooks)
     findings.extend(d for d in diagnostics if config.is_enabled(d.code, d.path))
-    return RunResult(sorted(findings, key=Finding.sort_key), sources, [d for d, _ in files])
+    shown = dict(sources)
+    for display, notebook in notebooks.items():
+        for cell in notebook.cells:
+            shown[cell_key(display, cell.number)] = "".join(cell.lines)
+    return RunResult(sorted(findings, key=Finding.sort_key), shown, [d for d, _ in files])
+
+
+def in_cells(findings: list[Finding], notebooks: dict[str, Notebook]) -> list[Finding]:
+    """Findings in notebooks moved to their cell; a fix's edit rewritten as the notebook's
+    JSON (every other byte kept), or dropped when it cannot be placed in one cell."""
+    out = []
+    for f in findings:
+        notebook = notebooks.get(f.path)
+        if notebook is None:
+            out.append(f)
+            continue
+        mapped = notebook.map_finding(f)
+        if f.fix is not None and f.fix.edits:
+            new_json = notebook.apply(f.fix.edits[0].new_text)
+            fix = None if new_json is None else replace(
+                f.fix, diff=unified_diff(f.path, notebook.text, new_json),
+                edits=(Edit(f.path, new_json),))
+            mapped = mapped.with_(fix=fix)
+        out.append(mapped)
+    return out
 
 
 def lint_text(text: str, path: str = "example.py", config: Config | None = None) -> list[Finding]:

@@ -393,6 +393,11 @@ def _is_python(data: dict) -> bool:
     return language is None or str(language).lower() in ("python", "python3", "ipython")
 
 
+def cell_key(path: str, cell: int) -> str:
+    """The key under which a cell's own text is shown (`full` output)."""
+    return f"{path}:cell {cell}"
+
+
 def parse_notebook(path: str, text: str) -> Notebook | Finding:
     """The notebook at display path `path` (its JSON text), or an SN902 diagnostic."""
     try:

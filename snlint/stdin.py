@@ -52,7 +52,7 @@ def decode(data: bytes, display: str, max_size: int) -> str | Finding:
 
 
 def lint_stdin(stream: BinaryIO, display: str, config: Config) -> StdinResult:
-    from snlint.engine import lint_sources
+    from snlint.engine import in_cells, lint_sources
 
     display = os.path.normpath(display).replace(os.sep, "/") if display != STDIN else STDIN
     if excluded(display, config):
@@ -66,6 +66,6 @@ def lint_stdin(stream: BinaryIO, display: str, config: Config) -> StdinResult:
         if isinstance(notebook, Finding):
             kept = [notebook] if config.is_enabled(notebook.code, display) else []
             return StdinResult(kept, {}, [display])
-        findings = [notebook.map_finding(f) for f in lint_sources({display: notebook.python}, config)]
+        findings = in_cells(lint_sources({display: notebook.python}, config), {display: notebook})
         return StdinResult(findings, {display: notebook.python}, [display])
     return StdinResult(lint_sources({display: text}, config), {display: text}, [display])

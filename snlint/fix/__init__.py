@@ -17,6 +17,7 @@ from typing import Iterable
 import libcst as cst
 
 from snlint.config import Config
+from snlint.notebook import Notebook, parse_notebook
 from snlint.files import SourceFile, discover, read_source
 from snlint.findings import Edit, Finding, Fix
 from snlint.fix.apply import (
@@ -129,19 +130,32 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
     lints the rounds after the first (without the graph pass, which reads the disk)."""
     report = report or _stderr
     sources: dict[str, SourceFile] = {}
+    notebooks: dict[str, Notebook] = {}
     for display, absolute in discover(paths, config):
-        if absolute.suffix == ".ipynb":
-            continue  # notebook cells are not fixed (yet)
         read = read_source(display, absolute, config.max_file_size)
-        if isinstance(read, SourceFile):
-            sources[display] = read
-    result = fixed_point({p: s.text for p, s in sources.items()}, lint, config,
-                         unsafe=unsafe, report=report, lint_later=lint_later)
+        if not isinstance(read, SourceFile):
+            continue
+        if absolute.suffix == ".ipynb":
+            # Fix the cells as one module, then write the changed cells back into the
+            # notebook's JSON, leaving outputs, metadata and formatting as they were.
+            notebook = parse_notebook(display, read.text)
+            if isinstance(notebook, Finding):
+                continue
+            notebooks[display] = notebook
+        sources[display] = read
+    texts = {p: notebooks[p].python if p in notebooks else s.text for p, s in sources.items()}
+    result = fixed_point(texts, lint, config, unsafe=unsafe, report=report, lint_later=lint_later)
     outcome = FixOutcome(settled=result.settled, hidden=result.hidden)
     for path, source in sorted(sources.items()):
         new = result.texts[path]
-        if new == source.text or path in result.blocked:
+        if new == texts[path] or path in result.blocked:
             continue
+        if path in notebooks:
+            new_json = notebooks[path].apply(new)
+            if new_json is None:
+                report(f"snlint: not fixing {path}: a fix spans more than one cell")
+                continue
+            new = new_json
         try:
             data = new.encode(source.encoding)
         except UnicodeEncodeError as e:

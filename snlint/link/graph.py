@@ -40,8 +40,8 @@ def graph_pass(project, config: Config, rules: dict[str, Rule]) -> tuple[list[Fi
     targets, ds = [], []
     for d in project.discriminators:
         absolute = os.path.abspath(d.file.path)
-        if not os.path.isfile(absolute):
-            continue  # in-memory text (stdin, tests): nothing to import
+        if not os.path.isfile(absolute) or absolute.endswith(".ipynb"):
+            continue  # in-memory text (stdin, tests) or notebook cells: nothing to import
         rel = config.relative_path(d.file.path)
         targets.append(GraphTarget(absolute, d.file.path, d.cls.name,
                                    _model_kwargs(config, rel, d.cls.name), str(config.root)))

@@ -93,16 +93,15 @@ def render_full(findings: Iterable[Finding], sources: Mapping[str, str], *,
 
 def _source_lines(finding: Finding, sources: Mapping[str, str],
                   cache: dict[str, list[str]]) -> list[str] | None:
-    # The lines of a notebook finding are counted within its cell, and `sources` holds
-    # one text per path: there is no text to show for a cell.
-    if finding.cell is not None:
-        return None
-    text = sources.get(finding.path)
+    # A notebook finding's lines count within its cell; the engine shows each cell's
+    # own text under `path:cell N`.
+    key = finding.path if finding.cell is None else f"{finding.path}:cell {finding.cell}"
+    text = sources.get(key)
     if text is None:
         return None
-    if finding.path not in cache:
-        cache[finding.path] = _LINE_BREAK.split(text)
-    lines = cache[finding.path]
+    if key not in cache:
+        cache[key] = _LINE_BREAK.split(text)
+    lines = cache[key]
     if not 1 <= finding.line <= len(lines):
         return None
     return lines

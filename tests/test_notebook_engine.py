@@ -1,0 +1,80 @@
+"""Notebooks through the whole run: findings at their cell, fixes written back into the
+JSON with every other byte kept."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from snlint.cli import main
+from snlint.config import Config
+from snlint.engine import run
+
+CELLS = [
+    {"cell_type": "markdown", "metadata": {}, "source": ["# A GAN\n"]},
+    {"cell_type": "code", "execution_count": 1, "metadata": {"tags": ["setup"]},
+     "outputs": [{"output_type": "stream", "name": "stdout", "text": ["ok\n"]}],
+     "source": ["%matplotlib inline\n", "import torch.nn as nn\n",
+                "from torch.nn.utils.parametrizations import spectral_norm\n"]},
+    {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [],
+     "source": ["class Discriminator(nn.Module):\n",
+                "    def __init__(self):\n",
+                "        super().__init__()\n",
+                "        self.c1 = spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))\n",
+                "        self.out = nn.Linear(64, 1)\n",
+                "!nvidia-smi"]},
+]
+
+
+def write_notebook(tmp_path):
+    text = json.dumps({"cells": CELLS, "metadata": {"language_info": {"name": "python"}},
+                       "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    path = tmp_path / "gan.ipynb"
+    path.write_text(text, encoding="utf-8")
+    return path, text
+
+
+def test_notebook_finding_is_reported_at_its_cell_and_line(tmp_path):
+    write_notebook(tmp_path)
+    findings = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
+    assert [(f.code, f.cell, f.line, f.column, f.end_column) for f in findings] == [
+        ("SN201", 3, 5, 20, 36)]
+
+
+def test_notebook_position_in_concise_output(tmp_path):
+    write_notebook(tmp_path)
+    result = CliRunner().invoke(main, [str(tmp_path / "gan.ipynb"), "--no-graph",
+                                       "--output-format", "concise"])
+    assert result.output.splitlines()[0].startswith(f"{tmp_path / 'gan.ipynb'}:cell 3:5:20: SN201")
+
+
+def test_fix_rewrites_only_the_changed_cell_line(tmp_path):
+    path, before = write_notebook(tmp_path)
+    result = CliRunner().invoke(main, [str(path), "--no-graph", "--fix"])
+    assert result.exit_code == 0
+    expected = before.replace('"        self.out = nn.Linear(64, 1)\\n"',
+                              '"        self.out = spectral_norm(nn.Linear(64, 1))\\n"')
+    assert expected != before
+    assert path.read_text(encoding="utf-8") == expected
+
+
+def test_second_fix_run_changes_nothing(tmp_path):
+    path, _ = write_notebook(tmp_path)
+    CliRunner().invoke(main, [str(path), "--no-graph", "--fix"])
+    once = path.read_bytes()
+    CliRunner().invoke(main, [str(path), "--no-graph", "--fix"])
+    assert path.read_bytes() == once
+
+
+def test_full_output_shows_the_cell_line(tmp_path):
+    path, _ = write_notebook(tmp_path)
+    result = CliRunner().invoke(main, [str(path), "--no-graph", "--output-format", "full"])
+    assert "5 |         self.out = nn.Linear(64, 1)" in result.output
+
+
+def test_json_fix_diff_is_a_diff_of_the_notebook_file(tmp_path):
+    path, _ = write_notebook(tmp_path)
+    result = CliRunner().invoke(main, [str(path), "--no-graph", "--output-format", "json"])
+    fix = json.loads(result.output)[0]["fix"]
+    assert '+    "        self.out = spectral_norm(nn.Linear(64, 1))\\n",' in fix["diff"]
