@@ -130,7 +130,12 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         _emit(_rule_list(fmt), color)
         return
     if explain is not None:
-        _emit(_explanation(explain, fmt), color)
+        text = _explanation(explain, fmt)
+        if fmt in report.TEXT_FORMATS:
+            from snlint.report.markdown import terminal_page
+
+            text = terminal_page(text, color)
+        _emit(text, color)
         return
 
     stdin = stdin_filename is not None or "-" in paths

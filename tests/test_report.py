@@ -319,3 +319,19 @@ def test_statistics_most_frequent_first():
 def test_statistics_json():
     rows = json.loads(render_stats([finding(), finding()], "json"))
     assert rows == [{"code": "SN101", "name": "sn-on-normalization", "count": 2, "fixable": False}]
+
+
+def test_terminal_page_styles_headings_and_drops_fences():
+    from snlint.report.markdown import terminal_page
+
+    page = "# SN101 x\n\n## Example\n```python\nx = 1\n```\nUse `y`.\n"
+    styled = terminal_page(page, color=True)
+    assert "```" not in styled
+    assert "\x1b[" in styled and "    x = 1" in styled
+
+
+def test_terminal_page_is_plain_markdown_without_color():
+    from snlint.report.markdown import terminal_page
+
+    page = "# SN101 x\n```python\nx = 1\n```\n"
+    assert terminal_page(page, color=False) == page
