@@ -646,3 +646,49 @@ def test_sn101_inside_a_helper_is_unwrapped_there():
     out = fixed(code, select=["SN101"])
     assert "    return nn.GroupNorm(8, c)\n" in out
     assert after(code, select=["SN101"]) == []
+
+
+# The fixes read the checks' data keys, never their messages ----------------------------
+
+def plan_with(code: str, rule: str, message: str = "", **data):
+    """The plan for the one `rule` finding of `code`, its message replaced and its data
+    keys overridden, so a test shows what the fix reads."""
+    import dataclasses
+
+    from snlint.fix.context import FileContext
+    from snlint.fix.transforms import plan_for
+
+    found = [f for f in findings(code) if f.code == rule]
+    assert len(found) == 1
+    finding = dataclasses.replace(found[0], message=message,
+                                  data=tuple(sorted({**dict(found[0].data), **data}.items())))
+    return plan_for(finding, FileContext("d.py", textwrap.dedent(code)), config())
+
+
+def test_sn101_from_filter_comes_from_the_data_not_the_message():
+    code = disc("self.n = spectral_norm(nn.LayerNorm(8))\n")
+    assert plan_with(code, "SN101", "applied by a loop whose isinstance filter lets it through") is not None
+    assert plan_with(code, "SN101", "", from_filter=True) is None
+
+
+def test_sn103_keys_note_comes_from_first_api():
+    code = disc("""\
+        self.b = spectral_norm(nn.Conv2d(8, 8, 3))
+        self.b = spectral_norm(self.b)
+    """)
+    assert "parametrizations.weight.1._u" in plan_with(code, "SN103").message
+    assert "torch raised at construction" in plan_with(code, "SN103", "stack silently",
+                                                       first_api="hook").message
+
+
+def test_sn103_mixing_the_apis_says_no_checkpoint_exists():
+    code = disc("self.b = spectral_norm(hook_sn(nn.Conv2d(8, 8, 3)))\n",
+                "from torch.nn.utils import spectral_norm as hook_sn\n")
+    fix = fix_of(code, "SN103")
+    assert "torch raised at construction before" in fix.message
+    assert "        self.b = hook_sn(nn.Conv2d(8, 8, 3))\n" in fixed(code, select=["SN103"])
+
+
+def test_sn201_names_the_layer_from_the_data():
+    code = disc("self.head = nn.Linear(8, 1)\n")
+    assert plan_with(code, "SN201", "Conv3d is missing").message.startswith("Wrap the Linear in ")

@@ -410,18 +410,21 @@ def _placement(finding: Finding, ctx: FileContext, config: Config) -> Plan | Non
         return None
     layer = finding.get("layer")
     var = _filter_var(ctx, call, arg)
-    if var is not None or "filter" in finding.message:
+    if var is not None or finding.get("from_filter"):
         if finding.code == "SN103" or var is None:
             return None
         return _narrow_filter(finding, ctx, call, var, layer, "the loop or apply() function")
     api = finding.get("api")
     what = layer or "layer"
     if finding.code == "SN103":
-        if "stack silently" in finding.message:
+        apis = (api, finding.get("first_api"))
+        if apis == (SN_PARAM, SN_PARAM):  # two parametrizations stacked silently
             keys = ("the state_dict loses `parametrizations.weight.1._u` and "
                     "`parametrizations.weight.1._v` (drop them from old checkpoints)")
-        else:
+        elif SN_HOOK in apis:
             keys = "torch raised at construction before, so no checkpoint of it exists"
+        else:
+            keys = "the state_dict loses the second wrapper's entries"
         return _unwrap(finding, ctx, call, arg,
                        f"Remove the second (outer) spectral norm call; {keys}")
     if finding.code == "SN101":
@@ -762,7 +765,7 @@ def _missing_sn(finding: Finding, ctx: FileContext, config: Config) -> Plan | No
         return None
     func, api = chosen
     keys = KEYS_HOOK if api == SN_HOOK else KEYS_PARAM
-    layer = finding.get("layer") or (finding.message.split(" ", 1)[0] if finding.message else "layer")
+    layer = finding.get("layer") or "layer"
     plan.message = (f"Wrap the {layer} in `{_code(func)}`"
                     f"{' (imported)' if plan.imports else ''}; its state_dict keys change "
                     f"(`weight` becomes {keys})")
