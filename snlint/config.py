@@ -379,8 +379,9 @@ def _check_value(key: str, value: Any, path: Path) -> Any:
             raise ConfigError(f"{where} must be a positive number of seconds, got {value!r}")
         return float(value)
     if key == "norm-replacement":
-        if not isinstance(value, str) or not value:
-            raise ConfigError(f"{where} must be a string, got {value!r}")
+        allowed = ("groupnorm", "instancenorm", "identity")
+        if value not in allowed:
+            raise ConfigError(f"{where} must be one of {', '.join(allowed)}, got {value!r}")
         return value
     if key == "models":
         if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):

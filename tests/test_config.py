@@ -304,3 +304,13 @@ def test_cli_codes_may_be_comma_separated(tmp_path):
 def test_invalid_cli_code_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match=r"invalid rule code 'XYZ' in extend-select"):
         load_config(tmp_path, extend_select=["XYZ"])
+
+
+def test_norm_replacement_outside_the_allowed_values_is_a_config_error(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        norm-replacement = "layernorm"
+    """)
+    with pytest.raises(ConfigError, match=r"norm-replacement must be one of groupnorm, "
+                                          r"instancenorm, identity, got 'layernorm'"):
+        load_config(tmp_path)
