@@ -204,6 +204,13 @@ class Return(Stmt):
 
 
 @dataclass(frozen=True)
+class Jump(Stmt):
+    """`continue` or `break`: the rest of the loop body does not run this time."""
+
+    kind: str
+
+
+@dataclass(frozen=True)
 class DefStmt(Stmt):
     """A nested function definition (bound as a local name)."""
 

@@ -326,8 +326,6 @@ def test_no_finding_from_a_named_modules_loop_filtered_to_conv(lint):
     assert found(findings) == []
 
 
-@pytest.mark.xfail(strict=True, reason="`if not isinstance(m, T): continue` does not narrow m: "
-                   "`continue` is not lowered, so SN after it is applied to every module")
 def test_no_finding_from_a_modules_loop_that_skips_other_types_with_continue(lint):
     findings = lint('''
         import torch.nn as nn
@@ -366,8 +364,6 @@ def test_no_finding_from_a_modules_loop_with_an_elif_chain(lint):
     assert found(findings) == []
 
 
-@pytest.mark.xfail(strict=True, reason="`isinstance(m, A) or isinstance(m, B)` is not a narrowing "
-                   "test: both branches run on every module, so SN lands on the BatchNorm too")
 def test_no_finding_from_a_modules_loop_with_or_of_isinstance_tests(lint):
     findings = lint('''
         import torch.nn as nn
@@ -1349,9 +1345,6 @@ def test_sn106_init_by_a_modules_loop(lint):
     assert found(findings) == [("SN106", 11, 17)]
 
 
-@pytest.mark.xfail(strict=True, reason="the DCGAN weights_init (`classname.find('Conv')` / "
-                   "`find('BatchNorm')` branches) is not narrowed: the BatchNorm branch's init "
-                   "is reported as an init of the SN conv's weight")
 def test_sn106_dcgan_weights_init_reports_only_the_conv_branch(lint):
     findings = lint('''
         import torch.nn as nn

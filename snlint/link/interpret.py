@@ -15,7 +15,7 @@ from snlint.findings import Location, Span
 from snlint.link.index import ProjectIndex
 from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV,
-    ModulesV, ModuleV, NameV, PartialV, SNApp, SNFuncV, SuperV, TensorV, TorchTypeV, TupleV,
+    ClassOfV, ModulesV, ModuleV, NameFindV, NameV, PartialV, SNApp, SNFuncV, SuperV, TensorV, TorchTypeV, TupleV,
     UnknownV, Value, WeightV,
 )
 from snlint.torchapi import (
@@ -197,7 +197,7 @@ class Interpreter:
 
     def block(self, body: tuple[F.Stmt, ...], frame: Frame, module_level: bool = False) -> None:
         for stmt in body:
-            if frame.returned is not None:
+            if frame.returned is not None or frame.jumped:
                 return
             self.stmt(stmt, frame, module_level)
 
@@ -229,8 +229,11 @@ class Interpreter:
             finally:
                 frame.loop_depth -= 1
                 frame.loops.pop()
+                frame.jumped = False
         elif isinstance(stmt, F.Block):
             self.block(stmt.body, frame, module_level)
+        elif isinstance(stmt, F.Jump):
+            frame.jumped = True
         elif isinstance(stmt, F.DefStmt):
             if not module_level:
                 frame.env[stmt.function.name] = FuncV(stmt.function, frame.file, closure=frame.env)
@@ -243,9 +246,13 @@ class Interpreter:
             saved = frame.env.get(name)
             frame.env[name] = inside
             self.block(stmt.body, frame, module_level)
+            frame.jumped = False  # a `continue` for some modules is not one for all
             frame.env[name] = outside
             self.block(stmt.orelse, frame, module_level)
-            if saved is not None:
+            frame.jumped = False
+            # `if not isinstance(m, T): continue`: what follows sees only T.
+            if not (stmt.body and isinstance(stmt.body[-1], (F.Jump, F.Return)) and not stmt.orelse) \
+                    and saved is not None:
                 frame.env[name] = saved
             return
         truth = self.truth(self.expr(test, frame))
@@ -268,6 +275,7 @@ class Interpreter:
         frame.cond_depth += 1
         try:
             self.block(body, frame, module_level)
+            frame.jumped = False
             returned_then = frame.returned
             frame.returned = None
             env_then, attrs_then = dict(frame.env), dict(owner.attrs) if owner is not None else {}
@@ -276,6 +284,7 @@ class Interpreter:
             if owner is not None:
                 owner.attrs, owner.children_order = dict(attrs0), list(order0)
             self.block(orelse, frame, module_level)
+            frame.jumped = False
             returned_else = frame.returned
         finally:
             frame.cond_depth -= 1
@@ -290,11 +299,27 @@ class Interpreter:
             frame.returned = None
 
     def narrowing(self, test: F.Expr, frame: Frame) -> tuple[str, Value, Value] | None:
-        """`isinstance(m, (nn.Conv2d, nn.Linear))` on a `modules()` variable: the branch
-        sees only those types."""
-        negate = False
+        """Tests that split a `modules()` variable: `isinstance(m, (nn.Conv2d, nn.Linear))`,
+        `not ...`, `isinstance(m, A) or isinstance(m, B)`, and DCGAN's class-name tests
+        (`m.__class__.__name__.find("Conv") != -1`, `"Norm" in classname`). The branch
+        sees the modules that pass; the other branch the rest."""
         if isinstance(test, F.Not):
-            negate, test = True, test.value
+            inner = self.narrowing(test.value, frame)
+            return None if inner is None else (inner[0], inner[2], inner[1])
+        if isinstance(test, F.BoolOp) and test.op == "or":
+            parts = [self.narrowing(v, frame) for v in test.values]
+            if any(p is None for p in parts) or len({p[0] for p in parts}) != 1:
+                return None
+            insides = [p[1] for p in parts]
+            if not all(isinstance(i, ModulesV) and i.types is not None and not i.name_has for i in insides):
+                return None
+            base = frame.env.get(parts[0][0])
+            if not isinstance(base, ModulesV):
+                return None
+            types = tuple(t for i in insides for t in i.types)  # type: ignore[union-attr]
+            return parts[0][0], base.narrowed(types=types), base.narrowed(exclude=base.exclude + types)
+        if isinstance(test, F.Compare):
+            return self.name_narrowing(test, frame)
         if not (isinstance(test, F.Call) and isinstance(test.func, F.Global)
                 and test.func.qual == "builtins.isinstance" and len(test.args) == 2):
             return None
@@ -307,12 +332,33 @@ class Interpreter:
         types = self.type_names(self.expr(test.args[1].value, frame))
         if types is None:
             return None
-        inside = ModulesV(value.root, types if value.types is None else
-                          tuple(t for t in types if t in value.types), value.exclude, value.children_only)
-        outside = ModulesV(value.root, value.types, value.exclude + types, value.children_only)
-        if negate:
-            inside, outside = outside, inside
+        inside = value.narrowed(types=types if value.types is None else
+                                tuple(t for t in types if t in value.types))
+        outside = value.narrowed(exclude=value.exclude + types)
         return subject.name, inside, outside
+
+    def name_narrowing(self, test: F.Compare, frame: Frame) -> tuple[str, Value, Value] | None:
+        left, right = self.expr(test.left, frame), self.expr(test.right, frame)
+        modules, needle, has = None, None, None
+        if isinstance(left, NameFindV) and isinstance(right, ConstV) and right.value == -1 \
+                and test.op in ("!=", "=="):
+            modules, needle, has = left.modules, left.needle, test.op == "!="
+        elif isinstance(left, NameFindV) and isinstance(right, ConstV) and right.value == 0 \
+                and test.op in (">=", "<"):
+            modules, needle, has = left.modules, left.needle, test.op == ">="
+        elif isinstance(right, ClassOfV) and right.named and isinstance(left, ConstV) \
+                and isinstance(left.value, str) and test.op in ("in", "not in"):
+            modules, needle, has = right.modules, left.value, test.op == "in"
+        if modules is None or needle is None:
+            return None
+        name = next((k for k, v in frame.env.items() if v is modules), None)
+        if name is None:
+            return None
+        inside = modules.narrowed(name_has=modules.name_has + (needle,))
+        outside = modules.narrowed(name_lacks=modules.name_lacks + (needle,))
+        if not has:
+            inside, outside = outside, inside
+        return name, inside, outside
 
     def type_names(self, value: Value) -> tuple[str, ...] | None:
         if isinstance(value, TorchTypeV):
@@ -354,6 +400,7 @@ class Interpreter:
                 for value in _items(iterable):
                     self.assign(stmt.target, value, frame)
                     self.block(stmt.body, frame)
+                    frame.jumped = False
                     if frame.returned is not None:
                         break
             else:
@@ -362,6 +409,7 @@ class Interpreter:
         finally:
             frame.loop_depth -= 1
             frame.loops.pop()
+            frame.jumped = False
         self.block(stmt.orelse, frame)
 
     def assign_all(self, target: F.Expr, value: Value, frame: Frame) -> None:
@@ -555,7 +603,11 @@ class Interpreter:
         if isinstance(value, ModulesV):
             if attr in ("weight", "bias"):
                 return WeightV(value, attr)
+            if attr == "__class__":
+                return ClassOfV(value)
             return NameV(f"<modules>.{attr}")
+        if isinstance(value, ClassOfV) and attr in ("__name__", "__qualname__"):
+            return ClassOfV(value.modules, named=True)
         if isinstance(value, WeightV):
             if attr == "data":
                 return value
@@ -686,6 +738,8 @@ class Interpreter:
             if isinstance(args[0], Layer) and types is not None:
                 return ConstV(bool({args[0].type, args[0].short_type, args[0].base_type} & set(types)))
             return UNKNOWN
+        if qual == "builtins.type" and len(args) == 1 and isinstance(args[0], ModulesV):
+            return ClassOfV(args[0])
         if qual == "builtins.range" or qual == "builtins.len":
             return UNKNOWN
         if qual == "torch.autograd.grad":
@@ -733,6 +787,12 @@ class Interpreter:
             if name == "update" and args and isinstance(args[0], DictV):
                 receiver.items.update(args[0].items)
             return None
+        if isinstance(receiver, ClassOfV) and receiver.named and name in ("find", "startswith", "endswith"):
+            args, _ = self.arguments(e, frame)
+            if args and isinstance(args[0], ConstV) and isinstance(args[0].value, str):
+                if name == "find":
+                    return NameFindV(receiver.modules, args[0].value)
+            return UNKNOWN
         if isinstance(receiver, TensorV):
             args, kwargs = self.arguments(e, frame)
             return _tensor_join([receiver, *args, *kwargs.values()])

@@ -33,6 +33,7 @@ class Frame:
     returned: "Value | None" = None
     depth: int = 0
     loops: list = field(default_factory=list)  # spans of the loops being run, innermost last
+    jumped: bool = False  # a `continue`/`break` ran: the rest of this loop body does not
     function: str = ""  # the function's own name (`train`, `forward`)
 
     @property
@@ -244,16 +245,43 @@ class ModulesV(Value):
     types: tuple[str, ...] | None = None  # torch short names / project qualnames; None = any
     exclude: tuple[str, ...] = ()
     children_only: bool = False
+    name_has: tuple[str, ...] = ()  # `classname.find("Conv") != -1` (DCGAN's weights_init)
+    name_lacks: tuple[str, ...] = ()
 
     def matches(self, layer: Layer) -> bool:
         names = {layer.type, layer.short_type, layer.base_type or ""}
         if self.types is not None and not names & set(self.types):
             return False
+        if any(s not in layer.short_type for s in self.name_has):
+            return False
+        if any(s in layer.short_type for s in self.name_lacks):
+            return False
         return not names & set(self.exclude)
+
+    def narrowed(self, **changes) -> "ModulesV":
+        from dataclasses import replace
+
+        return replace(self, **changes)
 
     def members(self) -> list[tuple[str, Layer]]:
         members = self.root.children() if self.children_only else self.root.descendants()
         return [(p, m) for p, m in members if self.matches(m)]
+
+
+@dataclass(eq=False)
+class ClassOfV(Value):
+    """`m.__class__` / `type(m)` of a `modules()` variable; `.__name__` of it (`named`)."""
+
+    modules: "ModulesV"
+    named: bool = False
+
+
+@dataclass(eq=False)
+class NameFindV(Value):
+    """`classname.find("Conv")` of a ClassOfV name."""
+
+    modules: "ModulesV"
+    needle: str
 
 
 @dataclass(eq=False)

@@ -372,6 +372,8 @@ class Lowerer:
             return [F.ExprStmt(self.expr(node.value), span=span)]
         if isinstance(node, cst.Return):
             return [F.Return(self.expr(node.value) if node.value is not None else None, span=span)]
+        if isinstance(node, (cst.Continue, cst.Break)):
+            return [F.Jump("continue" if isinstance(node, cst.Continue) else "break", span=span)]
         return []
 
     # ------------------------------------------------------------ definitions
