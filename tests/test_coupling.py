@@ -584,8 +584,6 @@ def test_discriminator_found_from_training_code_alone(lint):
     assert "main()" in findings[0].message
 
 
-@pytest.mark.xfail(strict=True, reason="one call on torch.cat([real, G(z)]) is not taken as "
-                                       "evidence: only separate real and fake calls are")
 def test_discriminator_found_from_one_concatenated_call(lint):
     findings = lint('''
         import torch
@@ -1168,3 +1166,27 @@ def test_two_file_project_where_the_critic_is_found_from_training_code_only(tmp_
     rows, findings = project_rows(tmp_path)
     assert rows == [("models/scorer.py", "SN301", 8, 19), ("train.py", "SN401", 8, 18)]
     assert findings[0].discriminator.evidence == "training code"
+
+
+def test_perceptual_network_called_on_real_and_fake_is_not_a_discriminator(lint):
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        class VGGFeatures(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.f = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8))
+
+        class Generator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c = nn.Conv2d(3, 3, 3)
+
+        def train(loader):
+            vgg, G = VGGFeatures(), Generator()
+            for real, _ in loader:
+                fake = G(torch.randn(2, 3, 8, 8))
+                loss = (vgg(fake) - vgg(real)).abs().mean()
+    ''')
+    assert findings == []

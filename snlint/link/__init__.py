@@ -20,6 +20,10 @@ from snlint.link.values import Layer
 _NAME = re.compile(r"(discriminator|critic)", re.I)
 _EXACT = re.compile(r"^(NetD|netD|_netD|D_\w+|D)$")
 _BOUND = D_NAME
+# Networks that training code also calls on real and generated images, for a loss, and
+# that are not discriminators: perceptual/feature networks and classifiers.
+_FEATURES = re.compile(r"vgg|perceptual|lpips|inception|feature|encoder|resnet|classifier|"
+                       r"extractor|loss", re.I)
 
 
 @dataclass
@@ -146,11 +150,14 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         q = call.module.cls.qualname
         updates.setdefault((call.update, q), {}).setdefault(call.kind, []).append(call)
     for (update, q), kinds in updates.items():
-        if q in excluded or q in evidence:
+        if q in excluded or q in evidence or _FEATURES.search(by_qual[q][0].name):
             continue
         if "real" in kinds and "fake" in kinds:
             fn = kinds["real"][0].function
             evidence[q] = ("training code", f"called on real and generated samples in {fn}()")
+        elif "mixed" in kinds:
+            fn = kinds["mixed"][0].function
+            evidence[q] = ("training code", f"called on real and generated samples together in {fn}()")
     for penalty in project.events.penalties:
         module = penalty.forward.module
         if module is not None and module.cls is not None:
