@@ -128,7 +128,7 @@ def test_fix_writes_safe_fixes_and_reports_what_remains(project):
     assert "Fixed 1 finding in 1 file." in result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("d.py:9:18: SN301 ")  # no [*]: unsafe, not enabled
-    assert lines[-1] == "No fixes available (1 hidden fix can be enabled with --unsafe-fixes)."
+    assert lines[-1] == "No fixes available (1 with --unsafe-fixes)."
 
 
 def test_fix_with_unsafe_fixes_writes_them_too(project):

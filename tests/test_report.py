@@ -291,14 +291,14 @@ def test_summary_fixable():
 def test_summary_unsafe_fixes_hidden_without_unsafe_fixes():
     fs = [finding(fix=SAFE), finding(fix=UNSAFE)]
     assert summary(fs, False).splitlines()[1] == \
-        "[*] 1 fixable with --fix (1 hidden fix can be enabled with --unsafe-fixes)."
+        "[*] 1 fixable with --fix (1 more with --unsafe-fixes)."
     assert summary(fs, True).splitlines()[1] == "[*] 2 fixable with --fix."
 
 
 def test_summary_only_hidden_fixes():
     fs = [finding(fix=UNSAFE), finding(fix=UNSAFE)]
     assert summary(fs, False).splitlines()[1] == \
-        "No fixes available (2 hidden fixes can be enabled with --unsafe-fixes)."
+        "No fixes available (2 with --unsafe-fixes)."
 
 
 def test_summary_clean():

@@ -195,7 +195,9 @@ def summary(findings: Iterable[Finding], unsafe_fixes: bool = False) -> str:
 
     `Found 3 findings (2 errors, 1 warning).` then `[*] 2 fixable with --fix.`, or
     `All checks passed!` when there is nothing. Unsafe fixes count as fixable only with
-    `unsafe_fixes`; otherwise they are mentioned as hidden.
+    `unsafe_fixes`; otherwise they are counted apart:
+    `[*] 2 fixable with --fix (1 more with --unsafe-fixes).`, or
+    `No fixes available (1 with --unsafe-fixes).`
     """
     findings = list(findings)
     if not findings:
@@ -209,11 +211,11 @@ def summary(findings: Iterable[Finding], unsafe_fixes: bool = False) -> str:
 
     fixable = sum(1 for f in findings if fix_applies(f, unsafe_fixes))
     hidden = sum(1 for f in findings if f.fix is not None and not fix_applies(f, unsafe_fixes))
-    hint = f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with --unsafe-fixes"
     if fixable:
-        lines.append(f"[*] {fixable} fixable with --fix" + (f" ({hint})." if hidden else "."))
+        more = f" ({hidden} more with --unsafe-fixes)" if hidden else ""
+        lines.append(f"[*] {fixable} fixable with --fix{more}.")
     elif hidden:
-        lines.append(f"No fixes available ({hint}).")
+        lines.append(f"No fixes available ({hidden} with --unsafe-fixes).")
     return "\n".join(lines)
 
 
