@@ -1190,3 +1190,53 @@ def test_perceptual_network_called_on_real_and_fake_is_not_a_discriminator(lint)
                 loss = (vgg(fake) - vgg(real)).abs().mean()
     ''')
     assert findings == []
+
+
+MINIBATCH_STD = '''
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+    class MinibatchStd(nn.Module):
+        def forward(self, x):
+            y = torch.std(x, dim=0).mean()
+            return torch.cat([x, y.expand(x.size(0), 1, *x.shape[2:])], dim=1)
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mbstd = MinibatchStd()
+            self.conv = spectral_norm(nn.Conv2d(4, 8, 3))
+
+        def forward(self, img):
+            return self.conv(self.mbstd(img)).mean(dim=(1, 2, 3))
+'''
+
+
+def test_sn302_minibatch_stddev_block_when_selected(lint):
+    findings = lint(MINIBATCH_STD, select=["SN302"])
+    assert [(f.code, f.line, f.column) for f in findings] == [("SN302", 8, 13)]
+    assert findings[0].symbol == "MinibatchStd.forward"
+
+
+def test_sn302_is_off_by_default(lint):
+    assert lint(MINIBATCH_STD) == []
+
+
+def test_sn302_not_for_reductions_over_other_dims_or_outside_discriminators(lint):
+    findings = lint('''
+        import torch.nn as nn
+
+        class Generator(nn.Module):
+            def forward(self, z):
+                return z.std(0)
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c = nn.Conv2d(3, 8, 3)
+
+            def forward(self, x):
+                return self.c(x).mean(dim=(2, 3)).var(1)
+    ''', select=["SN302"])
+    assert findings == []

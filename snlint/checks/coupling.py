@@ -65,6 +65,7 @@ def check(project, ctx: Context) -> Iterator[Finding]:
                 f"current batch: when real and generated samples arrive in separate batches, "
                 f"those statistics alone tell them apart",
                 symbol=c.symbol, discriminator=d.ref, data={"layer": c.what})
+    yield from _batch_reductions(project, ctx)
     yield from _penalties(project, ctx, coupled)
     yield from _separate_batches(project, ctx, coupled)
 
@@ -121,3 +122,23 @@ def _separate_batches(project, ctx: Context, coupled: dict) -> Iterator[Finding]
                 pending = None
             elif pending is None:
                 pending = call
+
+
+def _batch_reductions(project, ctx: Context) -> Iterator[Finding]:
+    """SN302: operations that mix samples (minibatch stddev and the like). Often
+    deliberate, so info and opt-in; the graph pass's probe sees the rest."""
+    for d in project.discriminators:
+        classes = {d.cls.qualname}
+        for inst in [d.instance] + project.instances_of(d.cls.qualname):
+            if inst is not None:
+                classes.update(m.layer.cls.qualname for m in members(inst) if m.layer.cls is not None)
+        for r in project.events.batch_reductions:
+            if r.owner is None or r.owner.cls is None or r.owner.cls.qualname not in classes:
+                continue
+            yield ctx.finding(
+                "SN302", r.call,
+                f"{r.what} in {r.owner.short_type}.forward reduces over the batch: each score of "
+                f"{describe(d.ref)} then depends on the other samples in the batch (minibatch "
+                f"statistics; often deliberate, as StyleGAN's minibatch stddev)",
+                symbol=f"{r.owner.short_type}.forward", discriminator=d.ref,
+                data={"operation": r.what})

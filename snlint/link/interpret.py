@@ -95,6 +95,15 @@ class BatchNormCall:
 
 
 @dataclass
+class BatchReduction:
+    """`x.std(0)`, `torch.mean(x, dim=0)`: an operation over the batch dimension."""
+
+    owner: Layer | None
+    call: Location
+    what: str
+
+
+@dataclass
 class Events:
     sn: list[SNEvent] = field(default_factory=list)
     sn_calls: list[SNCall] = field(default_factory=list)
@@ -105,6 +114,7 @@ class Events:
     batch_norm_calls: list[BatchNormCall] = field(default_factory=list)
     kept_sites: set = field(default_factory=set)
     update_roots: list = field(default_factory=list)
+    batch_reductions: list[BatchReduction] = field(default_factory=list)
 
 
 class Interpreter:
@@ -140,11 +150,16 @@ class Interpreter:
         if instance.cls is None:
             return
         for name, fn in instance.cls.methods:
-            if name == "__init__" or instance.init_frame is None:
+            if name == "__init__":
                 continue
             frame = Frame(file, f"{instance.cls.name}.{name}", self_value=instance, cls=instance.cls,
                           function=name)
             self.bind_params(fn, [instance], {}, frame, use_defaults=True)
+            if name == "forward":
+                # What a forward receives is a batch of tensors, whatever its name.
+                for p in fn.params[1:]:
+                    if isinstance(frame.env.get(p.name), UnknownV):
+                        frame.env[p.name] = TensorV()
             self.block(fn.body, frame)
 
     # ------------------------------------------------------------ globals
@@ -752,6 +767,10 @@ class Interpreter:
             return _tensor_join(args)
         if qual == "builtins.next":
             return TensorV(frozenset({"real"}))
+        short = qual.rsplit(".", 1)[-1]
+        if qual.startswith("torch.") and short in _REDUCTIONS and args and _has_tensor(args[0]) \
+                and _over_batch(args[1] if len(args) > 1 else kwargs.get("dim")):
+            self.batch_reduction(f"torch.{short}(dim=0)", frame, loc)
         tensors = [v for v in list(args) + list(kwargs.values()) if _has_tensor(v)]
         if tensors:
             return _tensor_join(tensors)
@@ -795,6 +814,8 @@ class Interpreter:
             return UNKNOWN
         if isinstance(receiver, TensorV):
             args, kwargs = self.arguments(e, frame)
+            if name in _REDUCTIONS and _over_batch(args[0] if args else kwargs.get("dim")):
+                self.batch_reduction(f".{name}(dim=0)", frame, loc)
             return _tensor_join([receiver, *args, *kwargs.values()])
         if isinstance(receiver, WeightV):
             if name in INPLACE_TENSOR_INIT:
@@ -851,6 +872,13 @@ class Interpreter:
         for target in [layer] + [m for _, m in layer.descendants()]:
             target.kept_in_eval = True
             self.events.kept_sites.add((target.call.path, target.call.span))
+
+    def batch_reduction(self, what: str, frame: Frame, loc: Location) -> None:
+        scope: Frame | None = frame
+        while scope is not None and scope.self_value is None:
+            scope = scope.parent
+        owner = scope.self_value if scope is not None else None
+        self.events.batch_reductions.append(BatchReduction(owner, loc, what))
 
     def forward_call(self, module: Layer | None, text: str, args: list[Value], frame: Frame,
                      loc: Location, e: F.Call | None) -> Value:
@@ -1307,3 +1335,16 @@ def _chain(frame: Frame, loc: Location) -> tuple[Location, ...]:
         out.append(frame.call_site)
         frame = frame.parent
     return tuple(out)
+
+
+_REDUCTIONS = frozenset({"std", "var", "mean", "sum", "max", "min", "amax", "amin", "logsumexp",
+                         "prod", "norm", "std_mean", "var_mean", "median"})
+
+
+def _over_batch(dim: Value | None) -> bool:
+    """A reduction's `dim` that includes the batch axis (0)."""
+    if isinstance(dim, ConstV):
+        return dim.value == 0 or (isinstance(dim.value, tuple) and 0 in dim.value)
+    if isinstance(dim, (ListV, TupleV)):
+        return any(isinstance(i, ConstV) and i.value == 0 for i in dim.items)
+    return False
