@@ -692,3 +692,65 @@ def test_sn103_mixing_the_apis_says_no_checkpoint_exists():
 def test_sn201_names_the_layer_from_the_data():
     code = disc("self.head = nn.Linear(8, 1)\n")
     assert plan_with(code, "SN201", "Conv3d is missing").message.startswith("Wrap the Linear in ")
+
+
+# A deleted statement keeps the comment lines above it -----------------------------------
+
+def test_sn101_deleted_statement_keeps_the_comment_above_it():
+    code = disc("""\
+        self.n = nn.LayerNorm(8)
+
+        # SN on every layer, as in the paper
+        self.n = spectral_norm(self.n)
+        self.b = nn.Conv2d(8, 8, 1)
+    """)
+    out = fixed(code, select=["SN101"])
+    assert ("        self.n = nn.LayerNorm(8)\n\n"
+            "        # SN on every layer, as in the paper\n"
+            "        self.b = nn.Conv2d(8, 8, 1)\n") in out
+
+
+def test_deleted_last_statement_of_a_block_keeps_its_comment():
+    code = disc("""\
+        self.n = nn.LayerNorm(8)
+        # SN on every layer
+        self.n = spectral_norm(self.n)
+    """)
+    out = fixed(code, select=["SN101"])
+    assert ("        self.n = nn.LayerNorm(8)\n"
+            "        # SN on every layer\n\n"
+            "    def forward(self, x):\n") in out
+
+
+def test_deleted_only_statement_of_a_block_leaves_pass_under_its_comment():
+    code = """\
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import spectral_norm
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+                self.n = nn.LayerNorm(8)
+                if True:
+                    # SN on the norm too
+                    spectral_norm(self.n)
+
+            def forward(self, x):
+                return self.n(self.a(x))
+    """
+    out = fixed(code, select=["SN101"])
+    assert "        if True:\n            # SN on the norm too\n            pass\n" in out
+
+
+def test_sn401_comment_above_the_merged_call_stays():
+    code = train("""\
+        fake = netG(z)
+        d_real = netD(real)
+        # generated batch
+        d_fake = netD(fake.detach())
+        loss = d_fake.mean() - d_real.mean()
+    """)
+    out = fixed(code)
+    assert "split([real.size(0), fake.size(0)])\n    # generated batch\n    loss = " in out

@@ -58,6 +58,9 @@ class Plan:
 # ------------------------------------------------------------------------ applying plans
 
 class _Apply(cst.CSTTransformer):
+    """Swaps the planned nodes. A statement a plan removes keeps the comment lines above
+    it: they move onto the next statement of its block (or the block's end)."""
+
     def __init__(self, changes: dict[int, tuple[cst.CSTNode, Any]]) -> None:
         super().__init__()
         self.changes = changes
@@ -66,7 +69,43 @@ class _Apply(cst.CSTTransformer):
         change = self.changes.get(id(original_node))
         if change is not None and change[0] is original_node:
             return change[1]
+        if isinstance(original_node, (cst.Module, cst.IndentedBlock)) and \
+                type(updated_node) is type(original_node):
+            return self._keep_comments(original_node, updated_node)
         return updated_node
+
+    def _removed(self, node: cst.CSTNode) -> bool:
+        change = self.changes.get(id(node))
+        return change is not None and change[0] is node and isinstance(change[1], cst.RemovalSentinel)
+
+    def _keep_comments(self, original: Any, updated: Any) -> Any:
+        if not any(self._removed(child) and _has_comment(child) for child in original.body):
+            return updated
+        kept = [child for child in original.body if not self._removed(child)]
+        if len(kept) != len(updated.body):
+            return updated  # not one updated statement per kept one: leave it as it is
+        body: list[cst.BaseStatement] = []
+        pending: list[cst.EmptyLine] = []
+        new_children = iter(updated.body)
+        for child in original.body:
+            if self._removed(child):
+                if _has_comment(child):
+                    pending.extend(child.leading_lines)
+                continue
+            new = next(new_children)
+            if pending:
+                new = new.with_changes(leading_lines=[*pending, *new.leading_lines])
+                pending = []
+            body.append(new)
+        if pending and isinstance(updated, cst.IndentedBlock) and not body:
+            body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=pending)]
+        elif pending:
+            return updated.with_changes(body=body, footer=[*pending, *updated.footer])
+        return updated.with_changes(body=body)
+
+
+def _has_comment(statement: cst.CSTNode) -> bool:
+    return any(line.comment is not None for line in getattr(statement, "leading_lines", ()))
 
 
 def apply_plans(ctx: FileContext, plans: Sequence[Plan]) -> str:
