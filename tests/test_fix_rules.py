@@ -694,6 +694,65 @@ def test_sn201_names_the_layer_from_the_data():
     assert plan_with(code, "SN201", "Conv3d is missing").message.startswith("Wrap the Linear in ")
 
 
+# Imports a fix leaves unused ------------------------------------------------------------
+
+def test_sn301_removes_the_batch_norm_import_it_left_unused():
+    code = "from torch.nn import BatchNorm2d\n" + textwrap.dedent(bn("BatchNorm2d(8)"))
+    assert fixed(code) == textwrap.dedent(bn("nn.GroupNorm(1, 8)"))
+
+
+def test_sn301_keeps_the_other_names_of_that_import_and_their_comments():
+    code = ("from torch.nn import (\n    BatchNorm2d,\n    LeakyReLU,  # slope 0.2\n)\n"
+            + textwrap.dedent(bn("BatchNorm2d(8)")).replace("return self.n(", "return LeakyReLU(0.2)(self.n("
+                                                            ).replace("self.a(x))", "self.a(x)))"))
+    out = fixed(code)
+    assert out.startswith("from torch.nn import (\n    LeakyReLU,  # slope 0.2\n)\nimport torch.nn as nn\n")
+    assert "        self.n = nn.GroupNorm(1, 8)\n" in out
+
+
+def test_sn301_keeps_an_import_still_used_or_mentioned_elsewhere():
+    still_used = ("from torch.nn import BatchNorm2d\n"
+                  + textwrap.dedent(bn("BatchNorm2d(8)")) + "\n\nKINDS = (BatchNorm2d,)\n")
+    exported = ("from torch.nn import BatchNorm2d\n__all__ = ['BatchNorm2d']\n"
+                + textwrap.dedent(bn("BatchNorm2d(8)")))
+    for code in (still_used, exported):
+        out = fixed(code)
+        assert out.startswith("from torch.nn import BatchNorm2d\n")
+        assert "        self.n = nn.GroupNorm(1, 8)\n" in out
+
+
+def test_an_import_unused_before_the_fix_stays():
+    code = ("from torch.nn import BatchNorm1d, BatchNorm2d\n"
+            + textwrap.dedent(bn("BatchNorm2d(8)")))
+    assert fixed(code).startswith("from torch.nn import BatchNorm1d\nimport torch.nn as nn\n")
+
+
+def test_sn107_per_call_rewrites_remove_the_hook_import():
+    code = """\
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm as hook_sn
+
+
+        class SelfAttention(nn.Module):
+            def __init__(self, channels=256, heads=4):
+                super().__init__()
+                self.attn = nn.MultiheadAttention(channels, heads, batch_first=True)
+                self.attn.out_proj = hook_sn(self.attn.out_proj)
+                self.attn2 = nn.MultiheadAttention(channels, heads, batch_first=True)
+                self.attn2.out_proj = hook_sn(self.attn2.out_proj)
+
+            def forward(self, x):
+                out, _ = self.attn(x, x, x, need_weights=False)
+                out, _ = self.attn2(out, out, out, need_weights=False)
+                return x + out
+    """
+    out = fixed(code, select=["SN107"])
+    assert "hook_sn" not in out
+    assert out.startswith("import torch.nn as nn\n"
+                          "from torch.nn.utils.parametrizations import spectral_norm\n\n\n")
+    assert "        self.attn2.out_proj = spectral_norm(self.attn2.out_proj)\n" in out
+
+
 # A deleted statement keeps the comment lines above it -----------------------------------
 
 def test_sn101_deleted_statement_keeps_the_comment_above_it():

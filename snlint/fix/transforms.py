@@ -13,6 +13,7 @@ fix and its message tells the user what to do.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -125,7 +126,125 @@ def apply_plans(ctx: FileContext, plans: Sequence[Plan]) -> str:
         for spec in imports:
             AddImportsVisitor.add_needed_import(context, spec.module, spec.obj, spec.asname)
         tree = AddImportsVisitor(context).transform_module(tree)
+    if changes:
+        tree = _prune_imports(ctx, changes, tree)
     return tree.code
+
+
+# ------------------------------------------------------------------------ imports a fix left unused
+
+def _import_names(node: cst.CSTNode) -> Iterator[str]:
+    """Names read or mentioned outside import statements: every Name (attributes too),
+    and the words of every string (`__all__`, string annotations)."""
+    import re
+
+    if isinstance(node, (cst.Import, cst.ImportFrom)):
+        return
+    if isinstance(node, cst.Name):
+        yield node.value
+    elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)):
+        yield from re.findall(r"[A-Za-z_][A-Za-z_0-9]*", node.value)
+    for child in node.children:
+        yield from _import_names(child)
+
+
+def _bindings(wrapper: Any) -> dict[str, list[Any]]:
+    """Every binding of the file by name, in every scope (libcst scope analysis)."""
+    from libcst.metadata import ScopeProvider
+
+    out: dict[str, list[Any]] = {}
+    for scope in {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}:
+        for assignment in scope.assignments:
+            out.setdefault(assignment.name, []).append(assignment)
+    return out
+
+
+def _sole_import(bindings: dict[str, list[Any]], name: str) -> Any | None:
+    """The assignment of `name` when it is bound exactly once in the whole file, by
+    `from m import x [as name]` or `import m as name`; else None."""
+    from libcst.metadata import ImportAssignment
+
+    found = bindings.get(name, [])
+    if len(found) != 1 or not isinstance(found[0], ImportAssignment):
+        return None
+    node = found[0].node
+    if isinstance(node, cst.ImportFrom):
+        if isinstance(node.names, cst.ImportStar) or dotted(node.module) == "__future__":
+            return None
+    elif not isinstance(node, cst.Import):
+        return None
+    return found[0]
+
+
+def _bound_alias(node: cst.Import | cst.ImportFrom, name: str) -> int | None:
+    """The index of the alias of `node` that binds `name` (not a bare `import a.b`)."""
+    for i, alias in enumerate(node.names):  # type: ignore[arg-type]
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname.name.value == name:
+                return i
+        elif isinstance(node, cst.ImportFrom) and dotted(alias.name) == name:
+            return i
+    return None
+
+
+def _prune_imports(ctx: FileContext, changes: dict[int, tuple[cst.CSTNode, Any]],
+                   tree: cst.Module) -> cst.Module:
+    """`tree` without the imports the changes left unused: a name that an import binds
+    (once in the file), that the original file read and that the changed nodes held,
+    and that the fixed file reads and mentions nowhere. Every other import stays."""
+    held: Counter[str] = Counter(n.value for node, _ in changes.values() for n in _walk(node)
+                                 if isinstance(n, cst.Name))
+    # A name the original file reads more often than the changed nodes hold it is still
+    # read: only the others need a look at the whole new tree.
+    touched = {name for name in held if name in ctx.names.import_nodes
+               and ctx.names.loads[name] <= held[name]}
+    if not touched:
+        return tree
+    gone = touched - set(_import_names(tree))
+    if not gone:
+        return tree
+    from libcst.metadata import MetadataWrapper, ParentNodeProvider
+
+    before = _bindings(MetadataWrapper(ctx.module, unsafe_skip_copy=True))
+    wrapper = MetadataWrapper(tree)  # a copy: a fix may reuse one node in several places
+    tree = wrapper.module
+    after = _bindings(wrapper)
+    statements: dict[int, tuple[Any, list[str]]] = {}  # import statement -> names it loses
+    for name in sorted(gone):
+        was, now = _sole_import(before, name), _sole_import(after, name)
+        if was is None or now is None or not was.references or now.references:
+            continue  # unused before the fix (not the fix's doing), or still read
+        statements.setdefault(id(now.node), (now.node, []))[1].append(name)
+    removals: dict[int, tuple[cst.CSTNode, Any]] = {}
+    emptied: dict[int, tuple[Any, list[cst.CSTNode]]] = {}  # statement line -> imports it loses
+    parents = None
+    for node, names in statements.values():
+        new = node
+        for name in names:
+            index = _bound_alias(new, name)
+            if index is not None:
+                new = new.with_changes(names=_without(new.names, index)) if len(new.names) > 1 else None
+            if new is None:
+                break
+        if new is not None:
+            if new is not node:
+                removals[id(node)] = (node, new)
+            continue
+        if parents is None:
+            parents = wrapper.resolve(ParentNodeProvider)
+        line = parents.get(node)
+        if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            emptied.setdefault(id(line), (line, []))[1].append(node)
+    for line, dropped in emptied.values():
+        body = [b for b in line.body if not any(b is d for d in dropped)]
+        if not body:
+            removals[id(line)] = (line, cst.RemoveFromParent() if isinstance(line, cst.SimpleStatementLine)
+                                  else line.with_changes(body=[cst.Pass()]))
+            continue
+        if any(line.body[-1] is d for d in dropped):
+            body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+        removals[id(line)] = (line, line.with_changes(body=body))
+    return tree.visit(_Apply(removals)) if removals else tree
 
 
 def overlaps(ctx: FileContext, a: Plan, b: Plan) -> bool:
