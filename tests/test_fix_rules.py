@@ -813,3 +813,79 @@ def test_sn401_comment_above_the_merged_call_stays():
     """)
     out = fixed(code)
     assert "split([real.size(0), fake.size(0)])\n    # generated batch\n    loss = " in out
+
+
+# Shared construction sites and loops: no fix ---------------------------------------------
+
+FACTORY = """\
+    import functools
+
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    def get_norm_layer(norm_type="instance"):
+        if norm_type == "batch":
+            return functools.partial(nn.BatchNorm2d, affine=True)
+        return functools.partial(nn.InstanceNorm2d, affine=True)
+
+
+    def down(c, w):
+        return nn.Sequential(spectral_norm(nn.Conv2d(c, w, 3)), nn.BatchNorm2d(w))
+
+
+    class Discriminator(nn.Module):
+        def __init__(self, norm_layer=get_norm_layer("batch")):
+            super().__init__()
+            self.b = down(3, 8)
+            self.n = norm_layer(8)
+            self.m = nn.BatchNorm2d(8)
+
+        def forward(self, x):
+            return self.m(self.n(self.b(x)))
+"""
+
+
+def test_sn301_built_by_a_helper_function_outside_the_discriminator_has_no_fix():
+    found = {f.line: f for f in findings(FACTORY) if f.code == "SN301"}
+    assert found[14].fix is None  # nn.BatchNorm2d(w) inside down()
+    assert found[22].fix is not None  # built by the discriminator itself
+    out = fixed(FACTORY)
+    assert "    return nn.Sequential(spectral_norm(nn.Conv2d(c, w, 3)), nn.BatchNorm2d(w))\n" in out
+    assert "        return functools.partial(nn.BatchNorm2d, affine=True)\n" in out
+    assert "        self.m = nn.GroupNorm(1, 8)\n" in out
+
+
+def test_sn301_at_the_construction_inside_a_norm_factory_has_no_fix():
+    import dataclasses
+
+    import libcst as cst
+
+    from snlint.findings import Span
+    from snlint.fix.context import FileContext
+    from snlint.fix.transforms import plan_for
+
+    text = textwrap.dedent(FACTORY)
+    reported = next(f for f in findings(FACTORY) if f.code == "SN301" and f.line == 22)
+    line, call = 9, "functools.partial(nn.BatchNorm2d, affine=True)"
+    start = text.splitlines()[line - 1].index(call) + 1
+    in_factory = dataclasses.replace(reported, span=Span(line, start, line, start + len(call)))
+    ctx = FileContext("d.py", text)
+    assert ctx.code(ctx.at(in_factory.span, cst.Call)) == call
+    assert plan_for(in_factory, ctx, config()) is None
+    assert plan_for(reported, ctx, config()) is not None
+
+
+def test_sn103_applied_by_a_loop_has_no_fix():
+    # The loop's SN is the second one on self.a, but it is the only one on self.b:
+    # narrowing its filter or removing it would leave self.b without SN.
+    code = disc("""\
+        self.b = nn.Conv2d(8, 8, 3)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                spectral_norm(m)
+    """)
+    found = [f for f in findings(code) if f.code == "SN103"]
+    assert len(found) == 1 and found[0].get("from_filter") is True
+    assert found[0].fix is None
+    assert fixed(code) == textwrap.dedent(code)

@@ -1060,12 +1060,32 @@ def _batch_norm(finding: Finding, ctx: FileContext, config: Config) -> Plan | No
     if choice not in ("groupnorm", "instancenorm", "identity"):
         return None
     call = ctx.at(finding.span, cst.Call)
+    param = ctx.at(finding.span, cst.Param) if call is None else None
+    site = call or param
+    if site is None or not _in_discriminator_class(finding, ctx, site):
+        return None
     if call is not None:
         return _replace_norm_call(finding, ctx, call, choice)
-    param = ctx.at(finding.span, cst.Param)
     if param is not None and param.default is not None:
         return _replace_norm_default(finding, ctx, param.default, choice)
     return None
+
+
+def _in_discriminator_class(finding: Finding, ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Whether `node` is inside the class of the finding's discriminator (in its body or
+    its methods). A batch norm built elsewhere (a `get_norm_layer("batch")` factory, a
+    helper function, another class) is shared: replacing it there would change it for
+    every caller, the generator included."""
+    ref = finding.discriminator
+    if ref is None:
+        return False
+    path, _, name = ref.cls.rpartition(":")
+    if path != finding.path:
+        return False
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, cst.ClassDef):
+            return anc.name.value == name.rpartition(".")[2]
+    return False
 
 
 def _state_note(new: str) -> str:
