@@ -8,7 +8,7 @@ works from the syntax there. Nothing here knows about rules.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator, TypeVar
+from typing import Any, Iterator, TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
@@ -20,6 +20,18 @@ N = TypeVar("N", bound=cst.CSTNode)
 
 PARAM_SN = "torch.nn.utils.parametrizations.spectral_norm"
 HOOK_SN = "torch.nn.utils.spectral_norm"
+
+
+def scope_bindings(wrapper: MetadataWrapper) -> dict[str, list[Any]]:
+    """Every binding of a file by name, in every scope (libcst scope analysis: each
+    assignment with the accesses that read it)."""
+    from libcst.metadata import ScopeProvider
+
+    out: dict[str, list[Any]] = {}
+    for scope in {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}:
+        for assignment in scope.assignments:
+            out.setdefault(assignment.name, []).append(assignment)
+    return out
 
 
 def dotted(node: cst.CSTNode | None) -> str | None:
@@ -202,6 +214,13 @@ class FileContext:
         names = _Names()
         self.module.visit(names)
         self.names = names
+        self._bindings: dict[str, list[Any]] | None = None
+
+    def bindings(self) -> dict[str, list[Any]]:
+        """The file's bindings by name from libcst's scope analysis (computed once)."""
+        if self._bindings is None:
+            self._bindings = scope_bindings(MetadataWrapper(self.module, unsafe_skip_copy=True))
+        return self._bindings
 
     # ---------------------------------------------------------------- positions
 

@@ -13,6 +13,7 @@ fix and its message tells the user what to do.
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
@@ -21,7 +22,7 @@ import libcst as cst
 
 from snlint.config import Config
 from snlint.findings import Finding
-from snlint.fix.context import HOOK_SN, PARAM_SN, FileContext, dotted
+from snlint.fix.context import HOOK_SN, PARAM_SN, FileContext, dotted, scope_bindings
 from snlint.torchapi import INPLACE_TENSOR_INIT, INIT_FUNCTION, KINDS, NEEDS_SN, SN_HOOK, SN_PARAM
 
 SAFE, UNSAFE = "safe", "unsafe"
@@ -136,8 +137,6 @@ def apply_plans(ctx: FileContext, plans: Sequence[Plan]) -> str:
 def _import_names(node: cst.CSTNode) -> Iterator[str]:
     """Names read or mentioned outside import statements: every Name (attributes too),
     and the words of every string (`__all__`, string annotations)."""
-    import re
-
     if isinstance(node, (cst.Import, cst.ImportFrom)):
         return
     if isinstance(node, cst.Name):
@@ -146,17 +145,6 @@ def _import_names(node: cst.CSTNode) -> Iterator[str]:
         yield from re.findall(r"[A-Za-z_][A-Za-z_0-9]*", node.value)
     for child in node.children:
         yield from _import_names(child)
-
-
-def _bindings(wrapper: Any) -> dict[str, list[Any]]:
-    """Every binding of the file by name, in every scope (libcst scope analysis)."""
-    from libcst.metadata import ScopeProvider
-
-    out: dict[str, list[Any]] = {}
-    for scope in {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}:
-        for assignment in scope.assignments:
-            out.setdefault(assignment.name, []).append(assignment)
-    return out
 
 
 def _sole_import(bindings: dict[str, list[Any]], name: str) -> Any | None:
@@ -205,10 +193,10 @@ def _prune_imports(ctx: FileContext, changes: dict[int, tuple[cst.CSTNode, Any]]
         return tree
     from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-    before = _bindings(MetadataWrapper(ctx.module, unsafe_skip_copy=True))
+    before = ctx.bindings()
     wrapper = MetadataWrapper(tree)  # a copy: a fix may reuse one node in several places
     tree = wrapper.module
-    after = _bindings(wrapper)
+    after = scope_bindings(wrapper)
     statements: dict[int, tuple[Any, list[str]]] = {}  # import statement -> names it loses
     for name in sorted(gone):
         was, now = _sole_import(before, name), _sole_import(after, name)
