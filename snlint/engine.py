@@ -62,9 +62,12 @@ def lint_sources(sources: dict[str, str], config: Config) -> list[Finding]:
         rules = load_catalogue()
         found, failures = run_checks(project, Context(rules))
         if graph_enabled(config) and project.discriminators:
-            graph, verdicts = graph_pass(project, config, rules)
-            displays = {os.path.abspath(f.path): f.path for f in facts}
-            found = merge(found, graph, verdicts, displays)
+            try:
+                graph, verdicts = graph_pass(project, config, rules)
+                displays = {os.path.abspath(f.path): f.path for f in facts}
+                found = merge(found, graph, verdicts, displays)
+            except Exception as e:  # noqa: BLE001 - the source findings still stand
+                findings.append(_internal(project.discriminators[0].file.path, e, "graph"))
         findings.extend(found)
         for family, error in failures:
             findings.append(_internal(facts[0].path if facts else "<project>", error, family))

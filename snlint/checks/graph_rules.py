@@ -101,7 +101,7 @@ def _sn_checks(m: LeafFacts) -> list[tuple[str, Site | None, str, dict]]:
             first = m.sn[0]
             out.append(("SN103", state.site,
                         f"{m.type_name} is spectral-normalized twice ({first.api} then "
-                        f"{state.api}): the second SN is redundant", data))
+                        f"{state.api}): the second SN is redundant", {**data, "first_api": first.api}))
             continue
         if m.kind in _NORM_KINDS:
             out.append(("SN101", state.site,
@@ -161,6 +161,13 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
 
     groups: dict[tuple[str, Location], _Group] = {}
 
+    def _origin(site: Site | None) -> dict:
+        # The innermost construction: where the source pass reports a layer that a helper
+        # builds inside the container it returns. The merge matches on it too.
+        if site is None or display_for(site.file) is None:
+            return {}
+        return {"origin": (display_for(site.file), _span(site))}
+
     def add(code: str, site: Site | None, m: LeafFacts | _Path | None, message: str,
             data: dict, layers: bool = True) -> None:
         location = locate(site)
@@ -179,12 +186,14 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
             add("SN201", m.site, m,
                 f"{m.type_name} has no spectral norm, but the discriminator's other conv/linear "
                 "layers use it",
-                {"layer": m.type_name, "sn_api": apis.most_common(1)[0][0] if apis else ""})
+                {"layer": m.type_name, "sn_api": apis.most_common(1)[0][0] if apis else "",
+                 **_origin(m.origin)})
         if m.kind == "batch_norm" and m.uses_batch_stats:
             why = "in training mode" if m.training else "(track_running_stats=False)"
             add("SN301", m.param_site or m.site, m,
                 f"{m.type_name} normalizes with batch statistics {why}: real and generated "
-                "batches become separable by their statistics", {"layer": m.type_name})
+                "batches become separable by their statistics",
+                {"layer": m.type_name, **({} if m.param_site else _origin(m.origin))})
     for site in facts.batch_norm_calls:
         add("SN301", site, None, "`F.batch_norm` normalizes with batch statistics in training",
             {"layer": "F.batch_norm"}, layers=False)

@@ -64,6 +64,12 @@ def merge(source: list[Finding], graph: list[Finding], verdicts: dict, displays)
     from snlint.checks.graph_rules import built_locations
 
     by_key = {(f.code, f.path, f.span): f for f in graph if not f.is_diagnostic}
+    # A layer a helper builds inside the container it returns: the graph sees it at each
+    # helper call, the source pass at the construction inside the helper. One finding.
+    by_origin: dict[tuple, list[tuple]] = {}
+    for g in graph:
+        if not g.is_diagnostic and g.get("origin"):
+            by_origin.setdefault((g.code, *g.get("origin")), []).append((g.code, g.path, g.span))
     built: dict[str, set] = {}
     uncoupled: set[str] = set()
     for coupled, facts, d in verdicts.values():
@@ -73,9 +79,11 @@ def merge(source: list[Finding], graph: list[Finding], verdicts: dict, displays)
     out: list[Finding] = []
     for f in source:
         key = (f.code, f.path, f.span)
-        if key in by_key:
+        same = [k for k in dict.fromkeys([key, *by_origin.get(key, [])]) if k in by_key]
+        if same:
             out.append(replace(f, pass_="source+graph"))
-            del by_key[key]
+            for k in same:
+                del by_key[k]
             continue
         ref = f.discriminator.cls if f.discriminator else None
         if f.code in CLEARABLE and ref in built and (f.path, f.span) in built[ref]:
