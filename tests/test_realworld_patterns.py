@@ -68,9 +68,6 @@ BN_MODELS = '''
 
 # ============================================================== hangs (PyTorch-StudioGAN)
 
-@pytest.mark.xfail(strict=True, reason="a recursive function with two self-calls makes the "
-                   "interpreter explore 2**MAX_DEPTH paths: snlint never finishes and grows to GBs "
-                   "(StudioGAN src/sync_batchnorm/batchnorm.py convert_model, a vendored file)")
 def test_recursive_function_with_two_self_calls_finishes(tmp_path):
     write(tmp_path, {"walk.py": '''
         def convert(module):
@@ -101,8 +98,6 @@ def test_recursive_function_with_one_self_call_finishes(tmp_path):
 
 # ============================================ SN103 false positive (pytorch-gan-collections)
 
-@pytest.mark.xfail(strict=True, reason="SN applied in a helper method that __init__ calls is "
-                   "counted twice: SN103 on the only SN call, with a 'safe' fix that deletes it")
 def test_sn_applied_once_in_an_init_helper_method_is_not_sn103(lint):
     findings = lint('''
         import torch.nn as nn
@@ -121,8 +116,6 @@ def test_sn_applied_once_in_an_init_helper_method_is_not_sn103(lint):
     assert found(findings) == []
 
 
-@pytest.mark.xfail(strict=True, reason="a modules() loop in a helper method that __init__ calls "
-                   "is counted twice: SN103 pointing at itself ('already got SN at line 15')")
 def test_sn_modules_loop_in_an_init_helper_method_is_not_sn103(lint):
     findings = lint('''
         import torch.nn as nn

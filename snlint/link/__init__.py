@@ -14,7 +14,7 @@ from pathlib import Path
 from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef
 from snlint.link.index import ProjectIndex
-from snlint.link.interpret import D_NAME, Events, Interpreter
+from snlint.link.interpret import D_NAME, BudgetExceeded, Events, Interpreter
 from snlint.link.values import Layer
 
 _NAME = re.compile(r"(discriminator|critic)", re.I)
@@ -80,10 +80,16 @@ def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminat
     project = LinkedProject(index, interp.events)
 
     def guarded(path: str, work) -> None:
+        interp.steps = 0
         try:
             work()
         except RecursionError:
             project.errors.append((path, "too deeply nested to interpret"))
+        except BudgetExceeded:
+            # What was built so far stands; a class cut short may lack the SN that would
+            # have come later, so nothing built by it is trusted for SN201.
+            for layer in interp.events.instances[-50:]:
+                layer.opaque = True
 
     for file in files:
         for _, cls in file.classes:

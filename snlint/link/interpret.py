@@ -24,6 +24,13 @@ from snlint.torchapi import (
 
 MAX_DEPTH = 24
 MAX_UNROLL = 64
+# Statements one entry point (a class, a function, a module body) may interpret. Real
+# __init__s take hundreds; the budget only stops pathological code from running away.
+STEP_BUDGET = 200_000
+
+
+class BudgetExceeded(Exception):
+    """One entry point took more interpretation than any real model needs."""
 
 import re  # noqa: E402
 
@@ -123,6 +130,8 @@ class Interpreter:
         self.events = Events()
         self._globals: dict[tuple[str, str], Value] = {}
         self._resolving: set[tuple[str, str]] = set()
+        self.steps = 0
+        self.budget = STEP_BUDGET
 
     # ------------------------------------------------------------ entry points
 
@@ -150,8 +159,8 @@ class Interpreter:
         if instance.cls is None:
             return
         for name, fn in instance.cls.methods:
-            if name == "__init__":
-                continue
+            if name == "__init__" or name in instance.called_methods:
+                continue  # a helper __init__ called already ran; running it again doubles SN
             frame = Frame(file, f"{instance.cls.name}.{name}", self_value=instance, cls=instance.cls,
                           function=name)
             self.bind_params(fn, [instance], {}, frame, use_defaults=True)
@@ -217,6 +226,9 @@ class Interpreter:
             self.stmt(stmt, frame, module_level)
 
     def stmt(self, stmt: F.Stmt, frame: Frame, module_level: bool = False) -> None:
+        self.steps += 1
+        if self.steps > self.budget:
+            raise BudgetExceeded()
         if isinstance(stmt, F.Assign):
             value = self.expr(stmt.value, frame)
             for target in stmt.targets:
@@ -965,10 +977,11 @@ class Interpreter:
         if kind == "sn_mixin":
             layer.sn.append(SNApp(SN_CUSTOM, cls.name, loc, loc, frame))
         init = self.find_method(cls, file, "__init__")
-        if init is not None and frame.depth < MAX_DEPTH:
+        if init is not None and frame.depth < MAX_DEPTH and not _recursing(frame, init[0].qualname):
             fn, fn_file, owner_cls = init
             sub = Frame(fn_file, f"{cls.name}.__init__", frame, None if root_build else loc,
-                        self_value=layer, cls=owner_cls, depth=frame.depth + 1)
+                        self_value=layer, cls=owner_cls, depth=frame.depth + 1,
+                        qualname=fn.qualname)
             layer.init_frame = sub
             self.bind_params(fn, [layer, *args], kwargs, sub, use_defaults=True)
             self.block(fn.body, sub)
@@ -977,11 +990,15 @@ class Interpreter:
 
     def invoke(self, func: FuncV, args: list[Value], kwargs: dict[str, Value], frame: Frame,
                loc: Location) -> Value:
-        if frame.depth >= MAX_DEPTH:
+        if frame.depth >= MAX_DEPTH or _recursing(frame, func.fn.qualname):
+            # A function already being interpreted further up: following it again would
+            # explore its paths exponentially and learn nothing new.
             return UNKNOWN
+        if isinstance(func.bound, Layer) and func.fn.name != "__init__":
+            func.bound.called_methods.add(func.fn.name)
         sub = Frame(func.file, func.fn.name, frame, loc, depth=frame.depth + 1,
                     env=dict(func.closure) if func.closure else {}, loop_depth=frame.loop_depth,
-                    cond_depth=frame.cond_depth, function=func.fn.name)
+                    cond_depth=frame.cond_depth, function=func.fn.name, qualname=func.fn.qualname)
         if func.bound is not None:
             if isinstance(func.bound, Layer):
                 sub.self_value = func.bound if func.fn.name == "__init__" else None
@@ -1347,4 +1364,13 @@ def _over_batch(dim: Value | None) -> bool:
         return dim.value == 0 or (isinstance(dim.value, tuple) and 0 in dim.value)
     if isinstance(dim, (ListV, TupleV)):
         return any(isinstance(i, ConstV) and i.value == 0 for i in dim.items)
+    return False
+
+
+def _recursing(frame: Frame, qualname: str) -> bool:
+    scope: Frame | None = frame
+    while scope is not None:
+        if scope.qualname == qualname:
+            return True
+        scope = scope.parent
     return False

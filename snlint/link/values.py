@@ -34,6 +34,7 @@ class Frame:
     depth: int = 0
     loops: list = field(default_factory=list)  # spans of the loops being run, innermost last
     jumped: bool = False  # a `continue`/`break` ran: the rest of this loop body does not
+    qualname: str = ""  # the function being run (recursion guard)
     function: str = ""  # the function's own name (`train`, `forward`)
 
     @property
@@ -119,6 +120,7 @@ class Layer(Value):
     base_type: str | None = None  # torch type a project subclass derives from
     origin: Location | None = None  # the `norm_layer=...` parameter whose default built it
     bound_names: list[str] = field(default_factory=list)  # `netD`, `self.D`: names it was bound to
+    called_methods: set[str] = field(default_factory=set)  # its methods that already ran
 
     @property
     def short_type(self) -> str:
