@@ -16,6 +16,9 @@ from snlint.config import Config
 
 
 def _config(root: Path | None, **options) -> Config:
+    # In-memory text cannot be imported: these fixtures test the source pass alone
+    # unless a test asks for the graph pass (graph=True).
+    options.setdefault("graph", False)
     return Config(root=root if root is not None else Path.cwd(), **options)
 
 
