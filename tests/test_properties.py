@@ -29,7 +29,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from snlint import engine
@@ -89,6 +89,7 @@ def assert_well_formed(findings, path: str, text: str) -> None:
 
 @settings(max_examples=examples(80), **SETTINGS)
 @given(st.text())
+@example(text="\U00013460")  # an identifier character newer than Python 3.11's Unicode
 def test_arbitrary_text_never_raises(text):
     assert_well_formed(lint_checked(text, "fuzz.py"), "fuzz.py", text)
 

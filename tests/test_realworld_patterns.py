@@ -326,9 +326,6 @@ def test_sn401_discriminator_from_a_registry_dict(lint):
     assert ("SN401", 38) in found(findings)
 
 
-@pytest.mark.xfail(strict=True, reason="SN401 pairs the generator step's D(fake) with the "
-                   "discriminator step's D(real) and points at the generator step; the separate "
-                   "batches are the discriminator step's two calls")
 def test_sn401_points_at_the_discriminator_step_not_the_generator_step(lint):
     findings = lint(with_models('''
 

@@ -100,28 +100,45 @@ def _separate_batches(project, ctx: Context, coupled: dict) -> Iterator[Finding]
         groups.setdefault((call.update, module.cls.qualname), []).append(call)
     for (_, qual), calls in groups.items():
         d, found = coupled[qual]
-        pending = None
-        for call in sorted(calls, key=lambda c: c.order):
-            if call.kind in ("mixed", "unknown"):
-                pending = None if call.kind == "mixed" else pending
+        for a, b in _pairs(sorted(calls, key=lambda c: c.order)):
+            first, second = a.site_apart_from(b), b.site_apart_from(a)
+            assumed = project.assumptions.get(id(a)) or project.assumptions.get(id(b))
+            note = f" ({assumed})" if assumed else ""
+            yield ctx.finding(
+                "SN401", first,
+                f"{a.kind} samples go through {describe(d.ref)} here and {b.kind} "
+                f"samples in a separate call at line {second.span.line}; its batch "
+                f"statistics ({_first(found)}) then differ between the two batches and give "
+                f"real from fake away{note}",
+                symbol=a.function, discriminator=d.ref,
+                data={"second": (second.path, second.span.line, second.span.column)})
+
+
+def _pairs(calls: list) -> list[tuple]:
+    """Real and fake calls that belong together: nearest first, and on a tie the pair that
+    scores real before fake (a discriminator step), so that a generator step's lone
+    `D(fake)` before it is not taken for half of it. A concatenated call separates."""
+    segments: list[list] = [[]]
+    for call in calls:
+        if call.kind == "mixed":
+            segments.append([])
+        elif call.kind in ("real", "fake"):
+            segments[-1].append(call)
+    pairs = []
+    for segment in segments:
+        candidates = [(j - i, 0 if segment[i].kind == "real" else 1, i, j)
+                      for i in range(len(segment)) for j in range(i + 1, len(segment))
+                      if segment[i].kind != segment[j].kind]
+        used: set[int] = set()
+        for _, _, i, j in sorted(candidates):
+            if i in used or j in used:
                 continue
-            if pending is not None and pending.kind != call.kind:
-                first, second = pending.site_apart_from(call), call.site_apart_from(pending)
-                if first == second:
-                    continue
-                assumed = project.assumptions.get(id(pending)) or project.assumptions.get(id(call))
-                note = f" ({assumed})" if assumed else ""
-                yield ctx.finding(
-                    "SN401", first,
-                    f"{pending.kind} samples go through {describe(d.ref)} here and {call.kind} "
-                    f"samples in a separate call at line {second.span.line}; its batch "
-                    f"statistics ({_first(found)}) then differ between the two batches and give "
-                    f"real from fake away{note}",
-                    symbol=pending.function, discriminator=d.ref,
-                    data={"second": (second.path, second.span.line, second.span.column)})
-                pending = None
-            elif pending is None:
-                pending = call
+            a, b = segment[i], segment[j]
+            if a.site_apart_from(b) == b.site_apart_from(a):
+                continue
+            used.update((i, j))
+            pairs.append((a, b))
+    return sorted(pairs, key=lambda p: p[0].order)
 
 
 def _batch_reductions(project, ctx: Context) -> Iterator[Finding]:

@@ -25,11 +25,16 @@ def extract(text: str, path: str, relpath: str) -> FileFacts | Finding:
         tree = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
         return _syntax_error(text, path, e)
+    except (cst.CSTValidationError, RecursionError) as e:
+        # Text libcst's parser accepts but cannot build a tree for (an identifier made of
+        # characters newer than this Python's Unicode tables): CPython says why.
+        return _syntax_error(text, path, None, str(e))
     module, is_package = module_name(relpath)
     return lower(tree, path, module, is_package)
 
 
-def _syntax_error(text: str, path: str, e: cst.ParserSyntaxError) -> Finding:
+def _syntax_error(text: str, path: str, e: cst.ParserSyntaxError | None,
+                  reason: str = "") -> Finding:
     # CPython's parser names the offending token precisely and in words users know;
     # libcst's native parser can point a line late. Prefer CPython's where it agrees
     # that the file is broken.
@@ -42,5 +47,7 @@ def _syntax_error(text: str, path: str, e: cst.ParserSyntaxError) -> Finding:
                           Span(line, column, line, column + 1))
     except (ValueError, RecursionError, MemoryError):
         pass
+    if e is None:
+        return diagnostic("SN901", path, f"cannot parse: {reason.splitlines()[0] if reason else 'libcst failed'}")
     line, column = e.raw_line, e.raw_column + 1
     return diagnostic("SN901", path, f"syntax error: {e.message}", Span(line, column, line, column + 1))
