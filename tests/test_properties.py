@@ -94,9 +94,6 @@ def test_arbitrary_text_never_raises(text):
     assert_well_formed(lint_checked(text, "fuzz.py"), "fuzz.py", text)
 
 
-@pytest.mark.xfail(strict=True, reason="libcst's parser accepts a character CPython rejects, "
-                   "then raises CSTValidationError (not ParserSyntaxError), which extract() does "
-                   "not catch: SN999 instead of SN901")
 def test_a_character_libcst_only_rejects_after_parsing_is_a_syntax_error():
     findings = lint_text("x = \U00013460\n", "fuzz.py", ALL)
     assert [(f.code, f.line, f.column) for f in findings] == [("SN901", 1, 5)]
