@@ -222,11 +222,17 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
         # The graph pass imports files from disk: it joins the first round only, while
         # the texts are still what is on disk.
         source_only = replace(config, graph=False)
-        outcome = fix_paths(paths, config, lambda sources: lint_sources(sources, config),
+        from snlint.context import context_sources
+
+        # The files the fixed ones import are read for their facts, never fixed.
+        def lint(sources, cfg=config):
+            return lint_sources(sources, cfg, context_sources(sources, cfg))
+
+        outcome = fix_paths(paths, config, lint,
                             unsafe=unsafe, write=not diff,
                             report=lambda message: click.echo(message, err=True),
                             lint_later=None if config.graph is False
-                            else lambda sources: lint_sources(sources, source_only))
+                            else lambda sources: lint(sources, source_only))
     except Exception as exc:
         _internal_error(exc)
     if diff:

@@ -16,6 +16,7 @@ from snlint.checks import Context, run_checks
 from snlint.checks.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
+from snlint.context import context_sources
 from snlint.files import discover, read_source
 from snlint.findings import Edit, Finding, diagnostic
 from snlint.fix.diff import unified_diff
@@ -41,18 +42,23 @@ def _internal(path: str, error: BaseException, stage: str = "") -> Finding:
     return diagnostic("SN999", path, f"internal error{during}: {type(error).__name__}: {error}{at}")
 
 
-def lint_sources(sources: dict[str, str], config: Config) -> list[Finding]:
-    """Lint already-read files (display path -> text) as one project."""
+def lint_sources(sources: dict[str, str], config: Config,
+                 context: dict[str, str] | None = None) -> list[Finding]:
+    """Lint already-read files (display path -> text) as one project. `context` files are
+    read for their facts (helpers, blocks, the discriminator a script imports) but their
+    own findings are not reported."""
     findings: list[Finding] = []
     facts: list[FileFacts] = []
-    for path, text in sources.items():
+    context = {p: t for p, t in (context or {}).items() if p not in sources}
+    for path, text in {**sources, **context}.items():
         try:
             result = extract(text, path, config.relative_path(path))
         except Exception as e:  # noqa: BLE001 - one file's bug must not end the run
             findings.append(_internal(path, e))
             continue
         if isinstance(result, Finding):
-            findings.append(result)
+            if path in sources:
+                findings.append(result)
         else:
             facts.append(result)
     try:
@@ -63,7 +69,7 @@ def lint_sources(sources: dict[str, str], config: Config) -> list[Finding]:
         found, failures = run_checks(project, Context(rules))
         if graph_enabled(config) and project.discriminators:
             try:
-                graph, verdicts = graph_pass(project, config, rules)
+                graph, verdicts = graph_pass(project, config, rules, only=set(sources))
                 displays = {os.path.abspath(f.path): f.path for f in facts}
                 found = merge(found, graph, verdicts, displays)
             except Exception as e:  # noqa: BLE001 - the source findings still stand
@@ -73,6 +79,7 @@ def lint_sources(sources: dict[str, str], config: Config) -> list[Finding]:
             findings.append(_internal(facts[0].path if facts else "<project>", error, family))
     except Exception as e:  # noqa: BLE001
         findings.append(_internal(facts[0].path if facts else "<project>", e))
+    findings = [f for f in findings if f.path in sources or f.path == "<project>"]
     return attach_fixes(_select(findings, sources, config), sources, config)
 
 
@@ -106,7 +113,8 @@ def run(paths: list[str], config: Config) -> RunResult:
                 sources[display] = notebook.python
         else:
             sources[display] = read.text
-    findings = in_cells(lint_sources(sources, config), notebooks)
+    context = context_sources({p: t for p, t in sources.items() if p not in notebooks}, config)
+    findings = in_cells(lint_sources(sources, config, context), notebooks)
     findings.extend(d for d in diagnostics if config.is_enabled(d.code, d.path))
     shown = dict(sources)
     for display, notebook in notebooks.items():

@@ -640,3 +640,25 @@ def test_real_files_helper_file_linted_alone_gives_nothing(tmp_path):
     config = Config(root=tmp_path, select=SOURCE_RULES, graph=False, discriminators=["models/nets.py:NLayerNet"])
     findings = run([str(tmp_path / "models" / "layers.py")], config).findings
     assert findings == []
+
+
+def test_linting_one_file_reads_the_helpers_it_imports_but_reports_only_it(tmp_path):
+    from snlint.engine import run
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "layers.py").write_text(
+        "import torch.nn as nn\n"
+        "from torch.nn.utils import spectral_norm\n\n"
+        "def snconv(*a, **k):\n"
+        "    return spectral_norm(nn.Conv2d(*a, **k))\n\n"
+        "bad = spectral_norm(nn.BatchNorm2d(3))\n")
+    (tmp_path / "d.py").write_text(
+        "import torch.nn as nn\n"
+        "from layers import snconv\n\n"
+        "class Discriminator(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.c1 = snconv(3, 64, 3)\n"
+        "        self.c2 = nn.Conv2d(64, 64, 3)\n")
+    findings = run([str(tmp_path / "d.py")], Config(root=tmp_path, graph=False)).findings
+    assert [(f.path.rsplit("/", 1)[-1], f.code, f.line) for f in findings] == [("d.py", "SN201", 8)]

@@ -206,8 +206,6 @@ def test_sn201_through_a_helper_in_another_file_when_linting_the_project(tmp_pat
     assert found(run_paths(tmp_path, ["."])) == [("SN201", 12)]
 
 
-@pytest.mark.xfail(strict=True, reason="only the named files are indexed: a helper module the "
-                   "named file imports is not read, so pre-commit (changed files only) misses SN201")
 def test_sn201_through_a_helper_in_another_file_when_linting_one_file(tmp_path):
     write(tmp_path, {"layers.py": LAYERS, "d.py": D_WITH_HELPER})
     assert found(run_paths(tmp_path, ["d.py"])) == [("SN201", 12)]

@@ -30,7 +30,8 @@ def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:
     return None
 
 
-def graph_pass(project, config: Config, rules: dict[str, Rule]) -> tuple[list[Finding], dict]:
+def graph_pass(project, config: Config, rules: dict[str, Rule],
+               only: set[str] | None = None) -> tuple[list[Finding], dict]:
     """Findings of the graph pass, and per discriminator class whether it has batch
     statistics at runtime (None where it could not be built)."""
     from snlint.checks.graph_rules import graph_findings, has_batch_statistics
@@ -39,6 +40,8 @@ def graph_pass(project, config: Config, rules: dict[str, Rule]) -> tuple[list[Fi
     displays = {os.path.abspath(f.path): f.path for f in project.index.files}
     targets, ds = [], []
     for d in project.discriminators:
+        if only is not None and d.file.path not in only:
+            continue  # a file read only for context: not linted, not imported
         absolute = os.path.abspath(d.file.path)
         if not os.path.isfile(absolute) or absolute.endswith(".ipynb"):
             continue  # in-memory text (stdin, tests) or notebook cells: nothing to import
