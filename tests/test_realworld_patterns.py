@@ -258,8 +258,6 @@ def test_sn401_detached_generator_output_with_a_fake_name(lint):
     assert ("SN401", 29) in found(findings)
 
 
-@pytest.mark.xfail(strict=True, reason="`.detach()` drops the generated tag of a generator output: "
-                   "only names like fake*/gen_* rescue it")
 def test_sn401_detached_generator_output_with_a_neutral_name(lint):
     findings = lint("import torch\n" + textwrap.dedent(TRAIN_DETACH.format(name="samples")))
     assert ("SN401", 29) in found(findings)
@@ -287,9 +285,6 @@ def test_sn401_global_discriminator_used_inside_a_training_function(lint):
     assert found(findings) == [("SN301", 9), ("SN401", 36)]
 
 
-@pytest.mark.xfail(strict=True, reason="a global built in both branches of an if/else (same class, "
-                   "pytorch-spectral-normalization-gan main.py) is unknown inside a function; with two "
-                   "discriminator classes in the project nothing is reported")
 def test_sn401_global_discriminator_built_in_both_branches_of_an_if(lint):
     built = ("    if use_cuda:\n        discriminator = Discriminator().cuda()\n"
              "    else:\n        discriminator = Discriminator()\n")

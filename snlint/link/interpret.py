@@ -192,6 +192,17 @@ class Interpreter:
             value = self.attribute(value, attr, frame)
         return value
 
+    def module_local(self, e: F.Global, frame: Frame) -> tuple[Value, list[str]] | None:
+        """A module-level variable the module body being run has assigned (`samples`,
+        `samples.detach`): its value and the attributes after it."""
+        module = frame.file.module
+        if frame.name != "<module>" or not module or not e.qual.startswith(module + "."):
+            return None
+        head, *attrs = e.qual[len(module) + 1:].split(".")
+        if head not in frame.env:
+            return None
+        return frame.env[head], attrs
+
     def module_global(self, file: F.FileFacts, name: str) -> Value:
         key = (file.path, name)
         if key in self._globals:
@@ -212,6 +223,13 @@ class Interpreter:
                     for target in stmt.targets:
                         if isinstance(target, F.Global) and target.qual == qual:
                             value = self.expr(stmt.value, frame)
+                elif isinstance(stmt, (F.If, F.Block)):
+                    # `if args.arch == "resnet": netD = ResNetD() else: netD = ResNetD(sn=False)`:
+                    # one value when every branch builds the same class, else unknown.
+                    found = [self.expr(a.value, frame) for a in _assignments(stmt, qual)]
+                    if found:
+                        classes = {v.cls.qualname if isinstance(v, Layer) and v.cls else None for v in found}
+                        value = found[-1] if len(classes) == 1 and None not in classes else UNKNOWN
             self._globals[key] = value
             return value
         finally:
@@ -486,10 +504,12 @@ class Interpreter:
         if isinstance(e, F.Local):
             return frame.env.get(e.name, UNKNOWN)
         if isinstance(e, F.Global):
-            if frame.file.module and e.qual.startswith(frame.file.module + ".") and frame.name == "<module>":
-                name = e.qual[len(frame.file.module) + 1:]
-                if name in frame.env:
-                    return frame.env[name]
+            local = self.module_local(e, frame)
+            if local is not None:
+                value, attrs = local
+                for attr in attrs:
+                    value = self.attribute(value, attr, frame)
+                return value
             return self.global_value(e.qual, e.text, frame)
         if isinstance(e, F.Attr):
             return self.attribute(self.expr(e.value, frame), e.attr, frame)
@@ -659,7 +679,17 @@ class Interpreter:
         loc = Location(frame.file.path, e.span)
         func_expr = e.func
         # Method calls on a value keep their receiver.
-        if isinstance(func_expr, F.Attr):
+        local = self.module_local(func_expr, frame) if isinstance(func_expr, F.Global) else None
+        if local is not None and local[1]:
+            # `samples.detach()` on a module-level variable: lowered as one dotted global.
+            receiver, attrs = local
+            for attr in attrs[:-1]:
+                receiver = self.attribute(receiver, attr, frame)
+            handled = self.method_call(receiver, attrs[-1], e, frame, loc)
+            if handled is not None:
+                return handled
+            callee = self.attribute(receiver, attrs[-1], frame)
+        elif isinstance(func_expr, F.Attr):
             receiver = self.expr(func_expr.value, frame)
             handled = self.method_call(receiver, func_expr.attr, e, frame, loc)
             if handled is not None:
@@ -1374,3 +1404,18 @@ def _recursing(frame: Frame, qualname: str) -> bool:
             return True
         scope = scope.parent
     return False
+
+
+def _assignments(stmt: F.Stmt, qual: str) -> list[F.Assign]:
+    """Assignments to the module-level name `qual` inside top-level if/with/try blocks."""
+    out: list[F.Assign] = []
+    if isinstance(stmt, F.Assign):
+        if any(isinstance(t, F.Global) and t.qual == qual for t in stmt.targets):
+            out.append(stmt)
+    elif isinstance(stmt, F.If):
+        for sub in stmt.body + stmt.orelse:
+            out.extend(_assignments(sub, qual))
+    elif isinstance(stmt, F.Block):
+        for sub in stmt.body:
+            out.extend(_assignments(sub, qual))
+    return out
