@@ -267,6 +267,14 @@ class FileFacts:
     functions: tuple[tuple[str, FunctionFacts], ...]
     classes: tuple[tuple[str, ClassFacts], ...]
     is_package: bool = False  # an __init__.py
+    star_imports: tuple[str, ...] = ()  # modules of `from x import *`, in order
+    imports: tuple[tuple[str, str], ...] = ()  # local name -> qualified name it imports
+
+    def imported(self, name: str) -> str | None:
+        for local, qual in self.imports:
+            if local == name:
+                return qual
+        return None
 
     def function(self, name: str) -> FunctionFacts | None:
         for key, fn in self.functions:

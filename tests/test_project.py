@@ -662,3 +662,27 @@ def test_linting_one_file_reads_the_helpers_it_imports_but_reports_only_it(tmp_p
         "        self.c2 = nn.Conv2d(64, 64, 3)\n")
     findings = run([str(tmp_path / "d.py")], Config(root=tmp_path, graph=False)).findings
     assert [(f.path.rsplit("/", 1)[-1], f.code, f.line) for f in findings] == [("d.py", "SN201", 8)]
+
+
+def test_a_class_re_exported_by_a_package_init_is_followed(tmp_path):
+    from snlint.engine import run
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("from .nets import Critic\n")
+    (tmp_path / "models" / "nets.py").write_text(
+        "import torch.nn as nn\n\n"
+        "class Critic(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.bn = nn.BatchNorm2d(3)\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\n"
+        "from models import Critic\n\n"
+        "def train(loader, G):\n"
+        "    net = Critic()\n"
+        "    for real, _ in loader:\n"
+        "        fake = G(torch.randn(4, 8))\n"
+        "        loss = net(fake).mean() - net(real).mean()\n")
+    findings = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
+    assert [(f.path.rsplit("/", 1)[-1], f.code, f.line) for f in findings] == [
+        ("nets.py", "SN301", 6), ("train.py", "SN401", 8)]

@@ -233,8 +233,6 @@ def test_sn401_through_a_star_import(tmp_path):
     assert [(Path(f.path).name, f.line) for f in findings] == [("train.py", 10)]
 
 
-@pytest.mark.xfail(strict=True, reason="a second star import of a project module that defines "
-                   "no Discriminator makes the name unknown (srgan/esrgan: from datasets import *)")
 def test_sn401_through_a_star_import_next_to_another_star_import(tmp_path):
     write(tmp_path, {"models.py": BN_MODELS, "datasets.py": "import glob\n",
                      "train.py": TRAIN_STAR.format(extra="from datasets import *")})

@@ -48,11 +48,14 @@ class ProjectIndex:
     def resolve(self, qual: str, importer: FileFacts | None) -> Resolved | None:
         if qual.startswith(("torch.", "builtins.", "functools.", "typing.", "collections.")):
             return None
-        if importer is not None and importer.module and qual.startswith(importer.module + "."):
-            return Resolved(importer, qual[len(importer.module) + 1:])
         parts = qual.split(".")
         for cut in range(len(parts), 0, -1):
-            f = self.module(".".join(parts[:cut]), importer)
+            name = ".".join(parts[:cut])
+            # The longest module prefix wins: in a package's __init__, `models.nets.Critic`
+            # is the submodule's class, not an attribute `nets` of the package.
+            if importer is not None and importer.module == name:
+                return Resolved(importer, ".".join(parts[cut:]))
+            f = self.module(name, importer)
             if f is not None:
                 return Resolved(f, ".".join(parts[cut:]))
         return None

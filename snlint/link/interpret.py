@@ -174,6 +174,13 @@ class Interpreter:
     # ------------------------------------------------------------ globals
 
     def global_value(self, qual: str, text: str, frame: Frame) -> Value:
+        if qual.startswith("*."):
+            # A name from one of the file's star imports: the last that defines it wins.
+            for module in reversed(frame.file.star_imports):
+                value = self.global_value(f"{module}.{qual[2:]}", text, frame)
+                if not isinstance(value, (NameV, UnknownV)):
+                    return value
+            return NameV(qual[2:], text)
         if qual in SN_FUNCTIONS:
             return SNFuncV(SN_FUNCTIONS[qual], text or qual.rsplit(".", 1)[-1])
         ltype = layer_type(qual)
@@ -230,6 +237,16 @@ class Interpreter:
                     if found:
                         classes = {v.cls.qualname if isinstance(v, Layer) and v.cls else None for v in found}
                         value = found[-1] if len(classes) == 1 and None not in classes else UNKNOWN
+            if isinstance(value, UnknownV):
+                # A name the module imports (a package's `__init__` re-exporting a class),
+                # or takes from a star import of its own.
+                imported = file.imported(name)
+                if imported is not None:
+                    value = self.global_value(imported, name, frame)
+                elif file.star_imports:
+                    value = self.global_value(f"*.{name}", name, frame)
+                if isinstance(value, NameV) and not value.qual.startswith(("torch.", "builtins.")):
+                    value = UNKNOWN
             self._globals[key] = value
             return value
         finally:

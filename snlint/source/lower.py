@@ -184,7 +184,8 @@ class Lowerer:
         if name in _BUILTINS:
             return F.Global(f"builtins.{name}", text=name)
         if self.star:
-            return F.Global(f"{self.star[-1]}.{name}", text=name)
+            # Which `from x import *` it comes from is decided in the link step.
+            return F.Global(f"*.{name}", text=name)
         return F.Unknown(name)
 
     # ------------------------------------------------------------ expressions
@@ -447,7 +448,8 @@ class Lowerer:
         body = self.block(self.tree.body)
         functions = tuple((s.function.name, s.function) for s in body if isinstance(s, F.DefStmt))
         classes = tuple((s.cls.name, s.cls) for s in body if isinstance(s, F.ClassStmt))
-        return F.FileFacts(path, self.module, body, functions, classes, self.is_package)
+        return F.FileFacts(path, self.module, body, functions, classes, self.is_package,
+                           tuple(self.star), tuple(sorted(self.imports.items())))
 
 
 def _suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
