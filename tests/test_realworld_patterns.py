@@ -460,8 +460,6 @@ def test_sn201_sagan_attention_and_last_conv_without_sn(lint_project):
         ("sagan.py", "SN201", 10), ("sagan.py", "SN201", 11), ("sagan.py", "SN201", 22)]
 
 
-@pytest.mark.xfail(strict=True, reason="the SN201 fix imports parametrizations.spectral_norm "
-                   "instead of reusing the project's own SpectralNorm wrapper the file already uses")
 def test_sn201_fix_reuses_the_files_hand_written_wrapper(lint_project):
     findings = lint_project({"spectral.py": SPECTRAL, "d.py": '''
         import torch.nn as nn

@@ -73,6 +73,7 @@ def check(project, ctx: Context) -> Iterator[Finding]:
         if not with_sn:
             continue
         callees = Counter(a.callee for m in with_sn for a in m.layer.sn if not a.from_filter)
+        apis = {a.callee: a.api for m in with_sn for a in m.layer.sn if not a.from_filter}
         missing = [m for m in layers if not m.layer.sn and not m.layer.ambiguous]
         by_site: dict[tuple, list[Member]] = {}
         for m in missing:
@@ -92,4 +93,5 @@ def check(project, ctx: Context) -> Iterator[Finding]:
                 f"{len(all_sites)} conv/linear sites{many}",
                 symbol=m.symbol, discriminator=d.ref,
                 data={"sn_callee": callees.most_common(1)[0][0] if callees else "",
+                      "sn_api": apis.get(callees.most_common(1)[0][0], "") if callees else "",
                       "instances": count, "layer": m.layer.short_type})

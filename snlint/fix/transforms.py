@@ -894,6 +894,10 @@ def _sn_wrapper(finding: Finding, ctx: FileContext, plan: Plan) -> tuple[cst.Bas
             api = ctx.sn_api(expr) or ctx.sn_partial_api(expr)
             if api is not None:
                 return expr, api
+    if finding.get("sn_api") == "custom" and wanted.isidentifier() and _binds(ctx.module, wanted):
+        # The project's own SN wrapper (`SpectralNorm(module)`): mixing it with torch's
+        # SN in one model would normalize layers two different ways.
+        return cst.Name(wanted), "custom"
     names = ctx.sn_names()
     if names:
         return cst.Name(names[0]), ctx.sn_api(cst.Name(names[0]))
@@ -1279,3 +1283,18 @@ PLANNERS: dict[str, Planner] = {
     "SN401": _separate_batches,
     "SN501": _legacy,
 }
+
+
+def _binds(module: cst.Module, name: str) -> bool:
+    """The file defines or imports `name` at module level."""
+    for stmt in module.body:
+        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value == name:
+            return True
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname else alias.name
+                        if isinstance(bound, cst.Name) and bound.value == name:
+                            return True
+    return False
