@@ -189,6 +189,24 @@ def test_sn201_on_a_layer_added_with_setattr_in_a_loop(lint):
     assert found(findings) == [("SN201", 10, 39)]
 
 
+@pytest.mark.xfail(strict=True, reason="setattr with a computed name puts the interpreter's "
+                   "placeholder into the output symbol (`Discriminator.<1>`)")
+def test_sn201_symbol_of_a_layer_added_with_setattr_in_a_loop_has_no_placeholder(lint):
+    findings = lint('''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+        class Discriminator(nn.Module):
+            def __init__(self, n=3):
+                super().__init__()
+                self.first = spectral_norm(nn.Conv2d(3, 64, 3))
+                for i in range(n):
+                    setattr(self, f"conv{i}", nn.Conv2d(64, 64, 3))
+    ''', select=SOURCE_RULES)
+    assert findings[0].symbol.startswith("Discriminator.")
+    assert "<" not in findings[0].symbol
+
+
 def test_sn201_on_a_layer_added_with_setattr_by_name(lint):
     findings = lint('''
         import torch.nn as nn
