@@ -480,8 +480,6 @@ def test_sn201_fix_reuses_the_files_hand_written_wrapper(lint_project):
     assert "parametrizations" not in finding.fix.diff
 
 
-@pytest.mark.xfail(strict=True, reason="SN105 for a hand-written SN that reshapes a ConvTranspose "
-                   "weight along dim 0 (DESIGN rule table) is not implemented: SAGAN's generator")
 def test_sn105_hand_written_sn_reshapes_a_conv_transpose_weight_along_dim_0(lint_project):
     findings = lint_project({"spectral.py": SPECTRAL, "g.py": '''
         import torch.nn as nn

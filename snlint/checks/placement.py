@@ -97,6 +97,12 @@ def _placement(project, ctx: Context, symbols: dict[int, str]) -> Iterator[Findi
                 f"dim={app.dim} on {what}: its output axis is dim {axis}, so σ is estimated "
                 f"for the wrong matrix shape",
                 symbol=symbol, data={"api": app.api})
+        if app.reshape is not None and kind == "conv_transpose":
+            yield ctx.finding(
+                "SN105", app.reshape,
+                f"{app.callee} flattens the weight along dim 0, but {what}'s output axis is "
+                f"dim 1: σ is estimated for the wrong matrix shape",
+                symbol=symbol, data={"api": app.api, "hand_written": True})
         if app.api == SN_HOOK and layer.bypassed:
             yield ctx.finding(
                 "SN107", app.site,

@@ -1008,7 +1008,8 @@ class Interpreter:
         kind = self.class_kind(cls, file)
         if kind == "sn_wrapper":
             target = args[0] if args else kwargs.get("module", UNKNOWN)
-            return self.apply_sn(SN_CUSTOM, cls.name, target, {}, None, frame, loc)
+            reshape = _reshape_along_dim0(cls, file)
+            return self.apply_sn(SN_CUSTOM, cls.name, target, {}, None, frame, loc, reshape)
         torch_base = self.torch_base(cls, file)
         if kind is None and torch_base is None:
             if cls.method("__init__") is None and not cls.methods:
@@ -1133,7 +1134,7 @@ class Interpreter:
 
     def apply_sn(self, api: str, text: str, target: Value,
                  options: dict[str, tuple[Value, Location | None]], e: F.Call | None,
-                 frame: Frame, loc: Location) -> Value:
+                 frame: Frame, loc: Location, reshape: Location | None = None) -> Value:
         name_value, name_loc = options.get("name", (ConstV("weight"), None))
         dim_value, dim_loc = options.get("dim", (ConstV(None), None))
         name = name_value.value if isinstance(name_value, ConstV) else None
@@ -1143,7 +1144,7 @@ class Interpreter:
         def one(layer: Layer, from_filter: bool, types: tuple[str, ...]) -> None:
             site = loc if from_filter or layer.frame.is_within(frame) else frame.seen_from(layer.frame, loc)
             app = SNApp(api, text, loc, site, frame, name, name_loc, dim, dim_loc, dim_explicit,
-                        from_filter, types)
+                        from_filter, types, reshape)
             layer.sn.append(app)
             self.events.sn.append(SNEvent(app, layer))
 
@@ -1436,3 +1437,62 @@ def _assignments(stmt: F.Stmt, qual: str) -> list[F.Assign]:
         for sub in stmt.body:
             out.extend(_assignments(sub, qual))
     return out
+
+
+def _reshape_along_dim0(cls: F.ClassFacts, file: F.FileFacts) -> Location | None:
+    """Where a hand-written SN flattens the weight to (shape[0], -1): `w.view(height, -1)`
+    with `height = w.data.shape[0]` (or `w.size(0)`). Right for conv and linear; for a
+    ConvTranspose, whose output axis is 1, it normalizes the wrong matrix (SN105)."""
+    for _, fn in cls.methods:
+        dim0: set[str] = set()
+        for stmt in _walk(fn.body):
+            if isinstance(stmt, F.Assign) and _is_dim0(stmt.value, dim0):
+                dim0.update(t.name for t in stmt.targets if isinstance(t, F.Local))
+            for call in _calls(stmt):
+                if isinstance(call.func, F.Attr) and call.func.attr in ("view", "reshape") \
+                        and call.args and _is_dim0(call.args[0].value, dim0):
+                    return Location(file.path, call.span)
+    return None
+
+
+def _is_dim0(e: F.Expr, dim0: set[str]) -> bool:
+    if isinstance(e, F.Local):
+        return e.name in dim0
+    if isinstance(e, F.Subscript):
+        return isinstance(e.index, F.Const) and e.index.value == 0 and \
+            isinstance(e.value, F.Attr) and e.value.attr == "shape"
+    if isinstance(e, F.Call):
+        return isinstance(e.func, F.Attr) and e.func.attr == "size" and len(e.args) == 1 \
+            and isinstance(e.args[0].value, F.Const) and e.args[0].value.value == 0
+    return False
+
+
+def _walk(body: tuple[F.Stmt, ...]):
+    for stmt in body:
+        yield stmt
+        for attr in ("body", "orelse"):
+            yield from _walk(getattr(stmt, attr, ()) or ())
+
+
+def _calls(stmt: F.Stmt):
+    """The calls in one statement's own expressions (not its nested statements)."""
+    roots = []
+    for attr in ("value", "test", "iter"):
+        e = getattr(stmt, attr, None)
+        if isinstance(e, F.Expr):
+            roots.append(e)
+    stack = roots
+    while stack:
+        e = stack.pop()
+        if isinstance(e, F.Call):
+            yield e
+            stack.append(e.func)
+            stack.extend(a.value for a in e.args)
+        elif isinstance(e, (F.Attr, F.Starred, F.Not)):
+            stack.append(e.value)
+        elif isinstance(e, F.Subscript):
+            stack.extend((e.value, e.index))
+        elif isinstance(e, F.BinOp):
+            stack.extend((e.left, e.right))
+        elif isinstance(e, F.ListE):
+            stack.extend(e.items)

@@ -96,6 +96,7 @@ class SNApp:
     dim_explicit: bool = False
     from_filter: bool = False  # applied by a `modules()` loop or `apply(fn)` over types
     filter_types: tuple[str, ...] = ()
+    reshape: Location | None = None  # a hand-written SN's `w.view(w.shape[0], -1)`
 
 
 @dataclass(eq=False)
