@@ -81,3 +81,20 @@ INPLACE_TENSOR_INIT = frozenset({
     "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "constant_", "mul_", "div_",
     "clamp_", "add_", "sub_", "trunc_normal_", "set_",
 })
+
+
+# torch's private base classes, as `isinstance` filters name them (`nn.modules.conv._ConvNd`).
+ABSTRACT_BASES: dict[str, frozenset[str]] = {
+    "conv": frozenset({"_ConvNd"}),
+    "conv_transpose": frozenset({"_ConvNd", "_ConvTransposeNd", "_ConvTransposeMixin"}),
+    "batch_norm": frozenset({"_BatchNorm", "_NormBase"}),
+}
+
+
+def type_names(short_type: str) -> frozenset[str]:
+    """Every class name `isinstance` would match for a torch layer type."""
+    kind = KINDS.get(short_type, "")
+    names = {short_type, "Module"} | ABSTRACT_BASES.get(kind, frozenset())
+    if short_type.startswith("InstanceNorm") or short_type.startswith("LazyInstanceNorm"):
+        names |= {"_InstanceNorm", "_NormBase"}
+    return frozenset(names)

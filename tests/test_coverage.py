@@ -189,8 +189,6 @@ def test_sn201_on_a_layer_added_with_setattr_in_a_loop(lint):
     assert found(findings) == [("SN201", 10, 39)]
 
 
-@pytest.mark.xfail(strict=True, reason="setattr with a computed name puts the interpreter's "
-                   "placeholder into the output symbol (`Discriminator.<1>`)")
 def test_sn201_symbol_of_a_layer_added_with_setattr_in_a_loop_has_no_placeholder(lint):
     findings = lint('''
         import torch.nn as nn
@@ -271,9 +269,6 @@ def test_no_sn201_for_layers_of_a_sequential_comprehension_with_sn(lint):
     assert found(findings) == [("SN201", 11, 19)]
 
 
-@pytest.mark.xfail(strict=True, reason="a layer built inside a container a helper returns is "
-                   "reported at the helper's call site, where wrapping the call would put SN on "
-                   "the Sequential (SN102); the site is the construction inside the helper")
 def test_sn201_for_a_layer_inside_a_sequential_a_helper_returns(lint):
     findings = lint('''
         import torch.nn as nn
@@ -292,7 +287,7 @@ def test_sn201_for_a_layer_inside_a_sequential_a_helper_returns(lint):
                 self.d1 = down(3, 64)
                 self.d2 = down(64, 128)
     ''', select=SOURCE_RULES)
-    assert found(findings) == [("SN201", 10, 9)]
+    assert found(findings) == [("SN201", 9, 9)]
     assert dict(findings[0].data)["instances"] == 2
 
 
@@ -668,8 +663,6 @@ def test_sn201_for_the_type_a_modules_loop_filter_leaves_out(lint):
     assert found(findings) == [("SN201", 9, 19)]
 
 
-@pytest.mark.xfail(strict=True, reason="a torch.nn name outside torchapi.KINDS in an isinstance "
-                   "filter (`nn.modules.conv._ConvNd`) matches nothing, so the loop's SN is lost")
 def test_no_sn201_with_a_modules_loop_filtered_by_the_conv_base_class(lint):
     findings = lint('''
         import torch.nn as nn

@@ -42,7 +42,7 @@ def members(root: Layer) -> list[Member]:
             if id(child) in seen:
                 continue
             seen.add(id(child))
-            if node.kind == "container" and child.in_loop and name.isdigit():
+            if (node.kind == "container" and child.in_loop and name.isdigit()) or name.startswith("*"):
                 sub = f"{path}[*]"
             else:
                 sub = f"{path}.{name}" if path else name

@@ -787,7 +787,8 @@ class Interpreter:
         if qual == "builtins.setattr" and len(args) >= 3:
             owner, name = args[0], args[1]
             if isinstance(owner, Layer):
-                owner.set_attr(name.value if isinstance(name, ConstV) else f"<{len(owner.attrs)}>", args[2])
+                # A computed name (`f"conv{i}"`) is one of many: `[*]` in symbols.
+                owner.set_attr(name.value if isinstance(name, ConstV) else f"*{len(owner.attrs)}", args[2])
             return ConstV(None)
         if qual == "builtins.getattr" and len(args) >= 2 and isinstance(args[1], ConstV):
             return self.attribute(args[0], str(args[1].value), frame)
@@ -810,7 +811,7 @@ class Interpreter:
         if qual == "builtins.isinstance" and len(args) == 2:
             types = self.type_names(args[1])
             if isinstance(args[0], Layer) and types is not None:
-                return ConstV(bool({args[0].type, args[0].short_type, args[0].base_type} & set(types)))
+                return ConstV(ModulesV(args[0]).matches_types(args[0], types))
             return UNKNOWN
         if qual == "builtins.type" and len(args) == 1 and isinstance(args[0], ModulesV):
             return ClassOfV(args[0])
@@ -885,7 +886,7 @@ class Interpreter:
         if isinstance(receiver, Layer):
             args, kwargs = self.arguments(e, frame)
             if name in ("add_module", "register_module") and len(args) >= 2:
-                key = args[0].value if isinstance(args[0], ConstV) else f"<{len(receiver.attrs)}>"
+                key = args[0].value if isinstance(args[0], ConstV) else f"*{len(receiver.attrs)}"
                 receiver.set_attr(str(key), args[1])
                 return ConstV(None)
             if name == "append" and receiver.kind == "container" and args:

@@ -252,7 +252,10 @@ class ModulesV(Value):
     name_lacks: tuple[str, ...] = ()
 
     def matches(self, layer: Layer) -> bool:
+        from snlint.torchapi import type_names
+
         names = {layer.type, layer.short_type, layer.base_type or ""}
+        names |= type_names(layer.base_type or layer.short_type)
         if self.types is not None and not names & set(self.types):
             return False
         if any(s not in layer.short_type for s in self.name_has):
@@ -260,6 +263,11 @@ class ModulesV(Value):
         if any(s in layer.short_type for s in self.name_lacks):
             return False
         return not names & set(self.exclude)
+
+    @staticmethod
+    def matches_types(layer: Layer, types: tuple[str, ...]) -> bool:
+        """`isinstance(layer, types)` for the types' names."""
+        return ModulesV(layer, types=types).matches(layer)
 
     def narrowed(self, **changes) -> "ModulesV":
         from dataclasses import replace
