@@ -382,8 +382,6 @@ def test_no_finding_from_a_modules_loop_with_or_of_isinstance_tests(lint):
     assert found(findings) == []
 
 
-@pytest.mark.xfail(strict=True, reason="an isinstance test inside a conditional expression "
-                   "(`lambda m: SN(m) if isinstance(m, nn.Conv2d) else m`) does not narrow m")
 def test_no_finding_from_apply_of_a_lambda_with_an_isinstance_test(lint):
     findings = lint('''
         import torch.nn as nn
@@ -1295,9 +1293,6 @@ def test_no_sn106_init_applied_before_sn_by_apply(lint):
     assert found(findings) == []
 
 
-@pytest.mark.xfail(strict=True, reason="the compat import `try: from ...parametrizations import "
-                   "spectral_norm / except ImportError: from torch.nn.utils import spectral_norm` "
-                   "binds the name to the last import (the hook API): SN106 is missed, SN501 fires")
 def test_sn106_with_a_try_except_compat_import(lint):
     findings = lint('''
         import torch.nn as nn

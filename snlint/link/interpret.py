@@ -582,6 +582,18 @@ class Interpreter:
                     return UNKNOWN
             return values[-1]
         if isinstance(e, F.IfExp):
+            narrowed = self.narrowing(e.test, frame)
+            if narrowed is not None:
+                # `spectral_norm(m) if isinstance(m, nn.Conv2d) else m` (a lambda for apply)
+                name, inside, outside = narrowed
+                saved = frame.env.get(name)
+                frame.env[name] = inside
+                chosen = self.expr(e.body, frame)
+                frame.env[name] = outside
+                self.expr(e.orelse, frame)
+                if saved is not None:
+                    frame.env[name] = saved
+                return chosen
             truth = self.truth(self.expr(e.test, frame))
             if truth is True:
                 return self.expr(e.body, frame)

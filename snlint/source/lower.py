@@ -122,15 +122,29 @@ class _Imports(cst.CSTVisitor):
         self.is_package = is_package
         self.table: dict[str, str] = {}
         self.star: list[str] = []
+        self.in_except = 0
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.in_except += 1
+
+    def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.in_except -= 1
+
+    def _bind(self, local: str, qual: str) -> None:
+        # `try: from new import x / except ImportError: from old import x`: the import
+        # that succeeds on a current torch is the first; the fallback does not rebind it.
+        if self.in_except and local in self.table:
+            return
+        self.table[local] = qual
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
             full = _dotted(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.table[alias.asname.name.value] = full
+                self._bind(alias.asname.name.value, full)
             else:
                 head = full.split(".")[0]
-                self.table[head] = head
+                self._bind(head, head)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         level = len(node.relative)
@@ -145,7 +159,7 @@ class _Imports(cst.CSTVisitor):
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            self.table[local] = f"{base}.{name}" if base else name
+            self._bind(local, f"{base}.{name}" if base else name)
 
 
 class Lowerer:
