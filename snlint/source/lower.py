@@ -16,6 +16,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from snlint import facts as F
 from snlint.findings import Span
+from snlint.source.scan import scan
 
 _BUILTINS = frozenset(dir(builtins))
 _COMPARE = {cst.Equal: "==", cst.NotEqual: "!=", cst.In: "in", cst.NotIn: "not in", cst.Is: "is",
@@ -163,19 +164,27 @@ class _Imports(cst.CSTVisitor):
 
 
 class Lowerer:
-    def __init__(self, wrapper: MetadataWrapper, module: str, is_package: bool) -> None:
+    def __init__(self, wrapper: MetadataWrapper, module: str, is_package: bool,
+                 text: str | None = None) -> None:
         self.tree = wrapper.module
         self.positions = wrapper.resolve(PositionProvider)
         self.module = module
         self.is_package = is_package
-        imports = _Imports(module, is_package)
-        self.tree.visit(imports)
-        self.imports = imports.table
-        self.star = imports.star
-        top = _Bindings()
-        for stmt in self.tree.body:
-            stmt.visit(top)
-        self.module_names = top.names - set(self.imports)
+        self.scopes_info = scan(self.tree.code if text is None else text, module, is_package,
+                                resolve_relative)
+        if self.scopes_info is not None:
+            self.imports = self.scopes_info.imports
+            self.star = self.scopes_info.star
+            self.module_names = self.scopes_info.module_names
+        else:  # what ast cannot parse: the (slower) libcst visitors
+            imports = _Imports(module, is_package)
+            self.tree.visit(imports)
+            self.imports = imports.table
+            self.star = imports.star
+            top = _Bindings()
+            for stmt in self.tree.body:
+                stmt.visit(top)
+            self.module_names = top.names - set(self.imports)
         self.scopes: list[set[str]] = []
         self.class_stack: list[str] = []
 
@@ -216,7 +225,10 @@ class Lowerer:
         if isinstance(node, cst.Attribute):
             value = self.expr(node.value)
             if isinstance(value, F.Global):
-                return F.Global(f"{value.qual}.{node.attr.value}", text=self.text(node), span=span)
+                # Text from the parts: code_for_node would run codegen for every dotted name.
+                head = value.text or value.qual
+                return F.Global(f"{value.qual}.{node.attr.value}", text=f"{head}.{node.attr.value}",
+                                span=span)
             return F.Attr(value, node.attr.value, span=span)
         if isinstance(node, cst.Call):
             args = tuple(self.arg(a) for a in node.args)
@@ -285,7 +297,7 @@ class Lowerer:
             return self.expr(node.value)
         if isinstance(node, cst.Await):
             return self.expr(node.expression)
-        return F.Unknown(self.text(node)[:80], span=span)
+        return F.Unknown(type(node).__name__, span=span)
 
     def comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp, span: Span) -> F.Expr:
         clause = node.for_in
@@ -423,12 +435,17 @@ class Lowerer:
         prefix = ".".join(filter(None, [self.module, *self.class_stack]))
         # Defaults are evaluated in the enclosing scope.
         params = self.params(node.params)
-        scope = _Bindings()
-        node.body.visit(scope)
-        local = scope.names | {p.name for p in params}
-        # `global x` makes x module-level again.
-        for stmt in _iter_globals(node.body):
-            local.discard(stmt)
+        known = self.scopes_info.functions.get((self.positions[node.name].start.line, name)) \
+            if self.scopes_info is not None else None
+        if known is not None:
+            local = set(known) | {p.name for p in params}
+        else:
+            scope = _Bindings()
+            node.body.visit(scope)
+            local = scope.names | {p.name for p in params}
+            # `global x` makes x module-level again.
+            for stmt in _iter_globals(node.body):
+                local.discard(stmt)
         self.scopes.append(local)
         saved_classes = self.class_stack
         self.class_stack = []
@@ -490,6 +507,7 @@ def _with_span(e: F.Expr, span: Span) -> F.Expr:
     return replace(e, span=span)
 
 
-def lower(module: cst.Module, path: str, module_name: str, is_package: bool = False) -> F.FileFacts:
+def lower(module: cst.Module, path: str, module_name: str, is_package: bool = False,
+          text: str | None = None) -> F.FileFacts:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    return Lowerer(wrapper, module_name, is_package).file(path)
+    return Lowerer(wrapper, module_name, is_package, text).file(path)
