@@ -159,18 +159,18 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         if q in excluded or q in evidence or _FEATURES.search(by_qual[q][0].name):
             continue
         if "real" in kinds and "fake" in kinds:
-            fn = kinds["real"][0].function
-            evidence[q] = ("training code", f"called on real and generated samples in {fn}()")
+            fn = _where(kinds["real"][0].function)
+            evidence[q] = ("training code", f"called on real and generated samples {fn}")
         elif "mixed" in kinds:
-            fn = kinds["mixed"][0].function
-            evidence[q] = ("training code", f"called on real and generated samples together in {fn}()")
+            fn = _where(kinds["mixed"][0].function)
+            evidence[q] = ("training code", f"called on real and generated samples together {fn}")
     for penalty in project.events.penalties:
         module = penalty.forward.module
         if module is not None and module.cls is not None:
             q = module.cls.qualname
             if q not in excluded and q not in evidence:
-                evidence[q] = ("training code", f"a gradient penalty is taken through it in "
-                                                f"{penalty.forward.function}()")
+                evidence[q] = ("training code", f"a gradient penalty is taken through it "
+                                                f"{_where(penalty.forward.function)}")
     for q in sorted(named):
         if q not in evidence:
             c = by_qual[q][0]
@@ -186,3 +186,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         ref = DiscriminatorRef(f"{file.path}:{cls.name}", kind, detail)
         project.discriminators.append(Discriminator(cls, file, ref, project.roots[q]))
     project.discriminators.sort(key=lambda d: (d.file.path, d.cls.span))
+
+
+def _where(function: str) -> str:
+    return "at module level" if function.startswith("<") else f"in {function}()"
