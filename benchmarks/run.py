@@ -486,6 +486,8 @@ def machine(torchfix: str | None) -> dict:
             "torchfix_libcst": (_tool_version([_torchfix_python(torchfix), "-c",
                                                "import importlib.metadata as m; print(m.version('libcst'))"])
                                 if torchfix and _torchfix_python(torchfix) else None),
+            # The code measured: the work tree at this commit ("-dirty": with local changes).
+            "snlint_commit": _tool_version(["git", "-C", str(HERE.parent), "describe", "--always", "--dirty"]),
             "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
 
 
