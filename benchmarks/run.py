@@ -283,7 +283,8 @@ def _tool_version(argv: list[str]) -> str | None:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return (out.stdout or out.stderr).strip().splitlines()[-1] if (out.stdout or out.stderr).strip() else None
+    text = (out.stdout or out.stderr).strip()
+    return text.splitlines()[-1] if out.returncode == 0 and text else None
 
 
 def snlint_command() -> list[str]:
