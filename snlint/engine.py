@@ -84,7 +84,9 @@ def lint_sources(sources: dict[str, str], config: Config,
 
 
 def _select(findings: list[Finding], sources: dict[str, str], config: Config) -> list[Finding]:
-    suppressions = {path: Suppressions.parse(text) for path, text in sources.items()}
+    # Only files with findings need their comments read.
+    suppressions = {path: Suppressions.parse(sources[path])
+                    for path in {f.path for f in findings} if path in sources}
     kept = []
     for f in findings:
         if not config.is_enabled(f.code, f.path):

@@ -24,8 +24,20 @@ class ProjectIndex:
     def __init__(self, files: list[FileFacts]) -> None:
         self.files = files
         self.by_module: dict[str, list[FileFacts]] = {}
+        # Lookups are by maps built once: a scan of every file per lookup made the link
+        # step quadratic in the project's size.
+        self.by_stem: dict[str, FileFacts] = {}
+        self.by_suffix: dict[str, list[FileFacts]] = {}
+        self._resolved: dict[tuple[str, str], Resolved | None] = {}
         for f in files:
             self.by_module.setdefault(f.module, []).append(f)
+            stem = f.path[:-3] if f.path.endswith(".py") else f.path
+            if stem.endswith("/__init__"):
+                stem = stem[: -len("/__init__")]
+            self.by_stem.setdefault(stem, f)
+            parts = f.module.split(".")
+            for i in range(1, len(parts)):
+                self.by_suffix.setdefault(".".join(parts[i:]), []).append(f)
 
     def module(self, name: str, importer: FileFacts | None) -> FileFacts | None:
         exact = self.by_module.get(name)
@@ -34,13 +46,10 @@ class ProjectIndex:
         if importer is not None:
             folder = posixpath.dirname(importer.path)
             leaf = name.replace(".", "/")
-            for f in self.files:
-                stem = f.path[:-3] if f.path.endswith(".py") else f.path
-                if stem.endswith("/__init__"):
-                    stem = stem[: -len("/__init__")]
-                if stem == posixpath.join(folder, leaf) if folder else stem == leaf:
-                    return f
-        suffix = [f for f in self.files if f.module.endswith("." + name)]
+            found = self.by_stem.get(posixpath.join(folder, leaf) if folder else leaf)
+            if found is not None:
+                return found
+        suffix = self.by_suffix.get(name, [])
         if len(suffix) == 1:
             return suffix[0]
         return None
@@ -48,6 +57,12 @@ class ProjectIndex:
     def resolve(self, qual: str, importer: FileFacts | None) -> Resolved | None:
         if qual.startswith(("torch.", "builtins.", "functools.", "typing.", "collections.")):
             return None
+        key = (qual, importer.path if importer is not None else "")
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(qual, importer)
+        return self._resolved[key]
+
+    def _resolve(self, qual: str, importer: FileFacts | None) -> Resolved | None:
         parts = qual.split(".")
         for cut in range(len(parts), 0, -1):
             name = ".".join(parts[:cut])
