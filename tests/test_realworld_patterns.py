@@ -626,8 +626,6 @@ def test_sn302_minibatch_stddev(lint):
     assert found(findings) == [("SN302", 24)]
 
 
-@pytest.mark.xfail(strict=True, reason="the output of a submodule that returns a tuple "
-                   "(`input, out = self.from_rgb(input)`, swagan.py) is not followed: SN302 missed")
 def test_sn302_minibatch_stddev_after_a_tuple_returning_submodule(lint):
     findings = lint(STDDEV_D.format(body="input, out = self.from_rgb(input)"), select=["SN302"])
     assert found(findings) == [("SN302", 24)]

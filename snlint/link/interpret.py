@@ -508,6 +508,9 @@ class Interpreter:
             items: tuple[Value, ...] = ()
             if isinstance(value, (TupleV, ListV)):
                 items = tuple(value.items)
+            elif isinstance(value, TensorV):
+                # `x, skip = self.block(x)`: each part carries what the tensor carried.
+                items = tuple(value for _ in target.items)
             for i, sub in enumerate(target.items):
                 self.assign(sub, items[i] if i < len(items) else UNKNOWN, frame)
 
