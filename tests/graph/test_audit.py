@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 from graph_helpers import span_of, write  # noqa: E402
 
-from snlint.audit import audit  # noqa: E402
+from snlint import audit  # noqa: E402
 
 MODELS = '''
 import torch
@@ -93,8 +93,17 @@ def test_factory_must_return_a_module():
         audit(lambda: 3)
 
 
-def test_snlint_audit_is_callable_even_as_the_submodule(models):
-    import snlint.audit
+def test_snlint_audit_is_the_function_on_the_package(models):
+    import snlint
 
     _, m = models
     assert [f.code for f in snlint.audit(lambda: m.Discriminator())] == ["SN301", "SN201"]
+
+
+def test_importing_snlint_does_not_import_torch():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import sys, snlint; print('torch' in sys.modules)"],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -16,8 +16,6 @@ import ast
 import inspect
 import linecache
 import os
-import sys
-import types
 from typing import Any, Callable
 
 from torch import nn
@@ -114,15 +112,3 @@ def audit(target: nn.Module | Callable[[], nn.Module], example_input: Any = None
         rules = {}
     return graph_findings(facts, rules, display_for=_display_for, fallback=fallback,
                           evidence="configuration")
-
-
-class _CallableModule(types.ModuleType):
-    """`snlint.audit(...)` must call the function even when `snlint.audit` is this module:
-    importing the submodule binds the package attribute to the module object."""
-
-    def __call__(self, target: nn.Module | Callable[[], nn.Module],
-                 example_input: Any = None) -> list[Finding]:
-        return audit(target, example_input)
-
-
-sys.modules[__name__].__class__ = _CallableModule
