@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
+import tempfile
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -285,3 +287,40 @@ def _span_at(raw: bytes, offset: int, encoding: str) -> Span:
     except LookupError:
         column = offset - line_start + 1
     return Span(line, column, line, column + 1)
+
+
+# ---------------------------------------------------------------------------- writing and lines
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, broken only where Python breaks them."""
+    lines, start = [], 0
+    for match in _LINE_BREAK.finditer(text):
+        lines.append(text[start:match.end()])
+        start = match.end()
+    if start < len(text):
+        lines.append(text[start:])
+    return lines
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace the file at `path` (through a symlink: its target) with `data`, atomically:
+    a temporary file in the same folder, flushed, given the file's mode, then renamed over it."""
+    target = Path(os.path.realpath(path))
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".snlint")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -16,11 +16,11 @@ from __future__ import annotations
 import io
 import os
 import re
-import tempfile
 import tokenize
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from snlint.files import write_atomic
 from snlint.findings import Finding
 
 _CODE = r"[A-Z]+[0-9]+"
@@ -144,23 +144,8 @@ def write_noqa(findings: Iterable[Finding], sources: Mapping[str, str],
             continue
         new_text, changed = add_noqa(read.text, codes)
         if changed:
-            _write_atomically(absolute, new_text.encode(read.encoding))
+            write_atomic(absolute, new_text.encode(read.encoding))
             total += changed
     return total
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    path = Path(os.path.realpath(path))  # write through a symlink, not over it
-    mode = path.stat().st_mode & 0o7777
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".snlint")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise

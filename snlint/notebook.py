@@ -27,6 +27,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from snlint.files import split_lines
 from snlint.findings import Finding, Span, diagnostic
 
 # Cell magics whose body is Python (IPython runs it as such).
@@ -42,15 +43,7 @@ _LITERAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|n
 _WS = re.compile(r"[ \t\n\r]*")
 
 
-def _lines(text: str) -> list[str]:
-    """Lines with their endings, broken where Python breaks them."""
-    out, start = [], 0
-    for match in _LINE_BREAK.finditer(text):
-        out.append(text[start:match.end()])
-        start = match.end()
-    if start < len(text):
-        out.append(text[start:])
-    return out
+_lines = split_lines
 
 
 # ---------------------------------------------------------------------------- JSON spans

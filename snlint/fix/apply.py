@@ -13,10 +13,7 @@ Guarantees (DESIGN, "Architecture" and issue 6):
 
 from __future__ import annotations
 
-import os
 import re
-import stat
-import tempfile
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,6 +23,7 @@ from typing import Callable, Iterable
 import libcst as cst
 
 from snlint.config import Config
+from snlint.files import write_atomic  # noqa: F401 - the fix writer's and its tests' name
 from snlint.findings import Finding
 from snlint.fix.context import FileContext
 from snlint.fix.transforms import SAFE, Plan, apply_plans, overlaps, plan_for, signature
@@ -242,27 +240,6 @@ def allowed_fix(finding: Finding, unsafe: bool) -> bool:
 
 def encode(text: str, encoding: str) -> bytes:
     return text.encode(encoding)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace the file at `path` (through a symlink: its target) with `data`, atomically:
-    a temporary file in the same folder, flushed, given the file's mode, then renamed over it."""
-    target = Path(os.path.realpath(path))
-    mode = stat.S_IMODE(os.stat(target).st_mode)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".snlint")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def unchanged_on_disk(path: Path, raw: bytes) -> bool:

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+from snlint.files import split_lines
 from snlint.findings import Finding, Fix
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -157,15 +158,7 @@ def fingerprints(findings: list[Finding], sources: Mapping[str, str], root: Path
 
 # ---------------------------------------------------------------------------- fixes
 
-def _split_lines(text: str) -> list[str]:
-    """Lines with their endings, broken only where Python breaks them."""
-    lines, start = [], 0
-    for match in _LINE_BREAK.finditer(text):
-        lines.append(text[start:match.end()])
-        start = match.end()
-    if start < len(text):
-        lines.append(text[start:])
-    return lines
+_split_lines = split_lines
 
 
 def _position(block: str, offset: int, first_line: int) -> tuple[int, int]:
