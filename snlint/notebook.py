@@ -34,7 +34,6 @@ from snlint.findings import Finding, Span, diagnostic
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "python",
                                 "python3", "pypy"})
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # `%magic`, `!shell`, `?obj`, `obj?`, `obj.attr??` (help) at the start of a statement.
 _MAGIC_LINE = re.compile(r"^[ \t]*(?:[%!?]|[\w.\[\]()]+\?\??[ \t]*$)")
 _ASSIGN_MAGIC = re.compile(
