@@ -8,14 +8,14 @@ finding per site and code, however many instances the program built there.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
 from snlint.checks.catalogue import Rule
-from snlint.findings import DiscriminatorRef, Finding, Location, Span, diagnostic
+from snlint.findings import DiscriminatorRef, Finding, Location, Span
 from snlint.graph.facts import LeafFacts, Site, TargetFacts
+from snlint.link.graph_diagnostics import target_diagnostics
 
 # Name and severity when the catalogue has no page for a code (yet).
 _FALLBACK = {
@@ -145,7 +145,7 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
     is why the class is a discriminator ("configuration", "training code", "name").
     """
     target = facts.target
-    diagnostics = _diagnostics(facts, display_for, fallback)
+    diagnostics = target_diagnostics(facts, display_for, fallback)
     if facts.status != "ok":
         return diagnostics
 
@@ -240,40 +240,3 @@ def _meta(code: str, rules: dict[str, Rule]) -> tuple[str, str]:
     if rule is not None:
         return rule.name, rule.severity
     return _FALLBACK[code]
-
-
-def _same_file(a: str, b: str) -> bool:
-    return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
-
-
-def _diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Location) -> list[Finding]:
-    """SN910-SN913. Import failures concern the file, not a class: they sit at the failing
-    line (or 1:1) with the same message for every class of the file, so they compare equal
-    and deduplicate."""
-    target = facts.target
-    path, span = fallback.path, fallback.span
-    if facts.status == "import_error":
-        site, where, span = facts.error_site, "", Span(1, 1, 1, 1)
-        if site is not None and _same_file(site.file, target.file):
-            span = _span(site)
-        elif site is not None:
-            shown = display_for(site.file)
-            where = f" (at {shown}:{site.line})" if shown else ""
-        return [diagnostic("SN910", path, f"graph pass: importing {target.display} failed: "
-                                          f"{facts.message}{where}", span)]
-    if facts.status == "timeout":
-        if facts.message.startswith("importing "):  # the runner's words for a hung import
-            span = Span(1, 1, 1, 1)
-        return [diagnostic("SN911", path, f"graph pass: {facts.message}", span)]
-    if facts.status == "build_error":
-        site, where = facts.error_site, ""
-        shown = display_for(site.file) if site is not None else None
-        if shown:
-            where = f" (at {shown}:{site.line})"
-        return [diagnostic("SN912", path, f"graph pass: cannot build {target.class_name}: "
-                                          f"{facts.message}{where}", span)]
-    if not facts.trace_ok:
-        return [diagnostic("SN913", path, f"graph pass: torch.fx cannot trace "
-                                          f"{target.class_name}: {facts.trace_reason}; module "
-                                          "facts and the probe still ran", span)]
-    return []
