@@ -35,13 +35,16 @@ class GraphTarget:
     class_name: str
     kwargs: dict[str, Any] | None = None
     root: str = ""
+    # Import roots for sys.path, first = highest priority (snlint.link.roots); empty: `root`.
+    paths: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "GraphTarget":
-        return cls(d["file"], d["display"], d["class_name"], d.get("kwargs"), d.get("root", ""))
+        return cls(d["file"], d["display"], d["class_name"], d.get("kwargs"), d.get("root", ""),
+                   tuple(d.get("paths", ())))
 
 
 @dataclass(frozen=True)
