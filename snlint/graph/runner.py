@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from collections import OrderedDict
+from typing import Callable
 
 from snlint.graph.facts import GraphTarget, TargetFacts
 
@@ -138,14 +139,22 @@ def _ordered_by_file(targets: list[GraphTarget]) -> list[tuple[int, GraphTarget]
     return [item for group in groups.values() for item in group]
 
 
-def run_graph(targets: list[GraphTarget], timeout: float = 20.0) -> list[TargetFacts]:
-    """Build and inspect each target in a child process; results in the order given."""
+def run_graph(targets: list[GraphTarget], timeout: float = 20.0,
+              progress: Callable[[int, int, GraphTarget | None], None] | None = None,
+              ) -> list[TargetFacts]:
+    """Build and inspect each target in a child process; results in the order given.
+
+    `progress(started, total, target)` is called as each target starts (before the worker
+    that builds it, whose torch import is part of the wait) and once with None at the end.
+    """
     results: dict[int, TargetFacts] = {}
     pending = _ordered_by_file(targets)
     worker: _Worker | None = None
     try:
         while pending:
             index, target = pending.pop(0)
+            if progress is not None:
+                progress(len(results) + 1, len(targets), target)
             file = os.path.abspath(target.file)
             if worker is None:
                 worker = _Worker()
@@ -208,4 +217,6 @@ def run_graph(targets: list[GraphTarget], timeout: float = 20.0) -> list[TargetF
     finally:
         if worker is not None:
             worker.close()
+        if progress is not None:
+            progress(len(targets), len(targets), None)
     return [results[i] for i in range(len(targets))]

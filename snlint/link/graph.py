@@ -11,6 +11,8 @@ from snlint.checks.catalogue import Rule
 from snlint.config import Config
 from snlint.facts import FileFacts, For, While
 from snlint.findings import Finding, Location, Span, diagnostic
+from snlint.link.graph_diagnostics import import_diagnostics
+from snlint.link.roots import import_roots, locate_module
 
 # Source findings the runtime can clear: where the graph built the discriminator and saw
 # the site, a mistake it does not confirm is not there (BN kept in eval, SN added by apply).
@@ -32,9 +34,10 @@ def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:
 
 
 def graph_pass(project, config: Config, rules: dict[str, Rule],
-               only: set[str] | None = None) -> tuple[list[Finding], dict]:
+               only: set[str] | None = None, graph_run=None) -> tuple[list[Finding], dict]:
     """Findings of the graph pass, and per discriminator class whether it has batch
-    statistics at runtime (None where it could not be built)."""
+    statistics at runtime (None where it could not be built). `graph_run` (a GraphRun)
+    reports progress while the targets are built and receives their facts."""
     from snlint.checks.graph_rules import graph_findings, has_batch_statistics
     from snlint.graph import GraphTarget, run_graph
 
@@ -59,14 +62,24 @@ def graph_pass(project, config: Config, rules: dict[str, Rule],
             continue
         rel = config.relative_path(d.file.path)
         targets.append(GraphTarget(absolute, d.file.path, d.cls.name,
-                                   _model_kwargs(config, rel, d.cls.name), str(config.root)))
+                                   _model_kwargs(config, rel, d.cls.name), str(config.root),
+                                   paths=import_roots(absolute, config.root, config.graph_paths)))
         ds.append(d)
     if not targets:
         return list(dict.fromkeys(skipped)), {}
-    results = run_graph(targets, config.graph_timeout)
+    results = run_graph(targets, config.graph_timeout,
+                        progress=graph_run.progress if graph_run is not None else None)
+    if graph_run is not None:
+        graph_run.results.extend(results)
     findings: list[Finding] = []
     verdicts: dict = {}
+    # One SN910 per missing package or shared failing module, not one per file.
+    findings += import_diagnostics([r for r in results if r.status == "import_error"],
+                                   displays.get, lambda path: config.is_enabled("SN910", path),
+                                   lambda name: locate_module(name, config.root))
     for d, facts in zip(ds, results):
+        if facts.status == "import_error":
+            continue
         fallback = Location(d.file.path, d.cls.span)
         findings.extend(graph_findings(facts, rules, display_for=displays.get, fallback=fallback,
                                        evidence=d.ref.evidence))
