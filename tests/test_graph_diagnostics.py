@@ -167,12 +167,21 @@ def test_summary_names_what_was_not_built_and_why():
         "SlowCritic (timed out), BadCritic (build failed)")
 
 
-def test_summary_tells_apart_classes_of_the_same_name_and_stops_at_five():
+def test_summary_names_classes_not_built_for_one_reason_together():
     results = [import_error(f"exp{i}/d.py", NO_SKIMAGE) for i in range(7)]
+    results.append(import_error("gan/critic.py", NO_SKIMAGE, cls="Critic"))
+    results.append(TargetFacts(target("gan/netd.py", "NetD"), status="build_error",
+                               message="NetD needs arguments: ndf; add [tool.snlint.models]"))
     assert graph_summary(results) == (
-        "graph pass: 0 discriminators built, 7 not built: "
-        + ", ".join(f"exp{i}/d.py:Discriminator (no module skimage)" for i in range(5))
-        + " and 2 more")
+        "graph pass: 0 discriminators built, 9 not built: "
+        "Discriminator x7, Critic (no module skimage), NetD (needs arguments)")
+
+
+def test_summary_stops_naming_classes_after_six():
+    results = [TargetFacts(target(f"d{i}.py", f"Critic{i}"), status="timeout") for i in range(8)]
+    assert graph_summary(results) == (
+        "graph pass: 0 discriminators built, 8 not built: "
+        "Critic0, Critic1, Critic2, Critic3, Critic4, Critic5 (timed out) and 2 more")
 
 
 def test_no_summary_without_targets():

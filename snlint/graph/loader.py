@@ -110,7 +110,7 @@ def _is_user_module(name: str, module: Any) -> bool:
     paths = getattr(module, "__path__", None)  # namespace packages have no __file__
     try:
         return any(sites.is_user_file(os.path.join(p, "__init__.py")) for p in (paths or ()))
-    except TypeError:
+    except (TypeError, KeyError):  # KeyError: a namespace path whose parent is gone
         return False
 
 
@@ -156,9 +156,12 @@ class Loader:
 
     def _forget_previous_file(self) -> None:
         self.modules.clear()
-        for name, module in list(sys.modules.items()):
-            if name not in self.baseline_modules and _is_user_module(name, module):
-                del sys.modules[name]
+        # All judged before any goes: a namespace subpackage's __path__ is recomputed from
+        # its parent's, which must still be in sys.modules (`taming.modules` of `taming`).
+        doomed = [name for name, module in list(sys.modules.items())
+                  if name not in self.baseline_modules and _is_user_module(name, module)]
+        for name in doomed:
+            sys.modules.pop(name, None)
         sys.path[:] = self.baseline_path
         importlib.invalidate_caches()
 

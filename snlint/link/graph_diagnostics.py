@@ -175,7 +175,9 @@ def import_diagnostics(failed: list[TargetFacts], display_for: DisplayFor,
 # ---------------------------------------------------------------------------------------
 # The summary line
 
-_NEEDS_ARGUMENTS = re.compile(r"missing \d+ required (?:positional|keyword-only) argument")
+# build.py's words for a constructor with required parameters, and Python's own.
+_NEEDS_ARGUMENTS = re.compile(r"needs arguments|missing \d+ required (?:positional|keyword-only) "
+                              r"argument")
 
 
 def not_built_reason(facts: TargetFacts) -> str:
@@ -190,9 +192,13 @@ def not_built_reason(facts: TargetFacts) -> str:
     return "build failed"
 
 
-def graph_summary(results: list[TargetFacts], limit: int = 5) -> str:
+def graph_summary(results: list[TargetFacts], limit: int = 6) -> str:
     """`graph pass: 12 discriminators built (9 traced, 12 probed), 2 not built: Critic
-    (needs arguments), NetD (import failed)`; "" when nothing was built or tried."""
+    (needs arguments), NetD (import failed)`; "" when nothing was tried.
+
+    Classes not built for one reason are named together (`Discriminator x5 (no module
+    seaborn)`): the SN91x notes give each file and line.
+    """
     if not results:
         return ""
     built = [r for r in results if r.status == "ok"]
@@ -203,11 +209,19 @@ def graph_summary(results: list[TargetFacts], limit: int = 5) -> str:
         traced = sum(r.trace_ok for r in built)
         probed = sum(bool(r.probe.get("ran")) for r in built)
         text += f" ({traced} traced, {probed} probed)"
-    if failed:
-        names = [r.target.class_name for r in failed]
-        clash = {n for n in names if names.count(n) > 1}
-        items = [f"{r.target.display}:{r.target.class_name}" if r.target.class_name in clash
-                 else r.target.class_name for r in failed]
-        items = [f"{item} ({not_built_reason(r)})" for item, r in zip(items, failed)]
-        text += f", {len(failed)} not built: {_listed(items, limit)}"
-    return text
+    if not failed:
+        return text
+    by_reason: dict[str, dict[str, int]] = {}
+    for r in failed:
+        names = by_reason.setdefault(not_built_reason(r), {})
+        names[r.target.class_name] = names.get(r.target.class_name, 0) + 1
+    items, left = [], 0
+    for reason, names in by_reason.items():
+        named = [f"{name} x{count}" if count > 1 else name for name, count in names.items()]
+        room = max(limit - sum(len(i[0]) for i in items), 0)
+        left += len(named[room:])
+        if named[:room]:
+            items.append((named[:room], reason))
+    listed = ", ".join(f"{', '.join(named)} ({reason})" for named, reason in items)
+    more = f" and {left} more" if left else ""
+    return f"{text}, {len(failed)} not built: {listed}{more}"

@@ -187,3 +187,16 @@ def test_ignore_sn910_silences_the_grouped_note(tmp_path):
     write(tmp_path, "b.py", discriminator("import skimage_xyz", "nn.Conv2d(3, 8, 3)", "CriticB"))
     result = run([str(tmp_path)], Config(root=tmp_path, graph=True, ignore=["SN910"]))
     assert (sn910(result), [r.status for r in result.graph]) == ([], ["import_error"] * 2)
+
+
+def test_moving_on_from_a_file_forgets_nested_namespace_packages(tmp_path):
+    # As taming-transformers: `taming/` and `taming/modules/` have no __init__.py; the
+    # second file's import must not trip over the first file's namespace packages.
+    write(tmp_path, "setup.py", "")
+    write(tmp_path, "gan/modules/disc/model.py", discriminator("", "nn.Conv2d(3, 8, 3)"))
+    write(tmp_path, "gan/modules/losses/__init__.py", "")
+    write(tmp_path, "gan/modules/losses/loss.py", discriminator(
+        "from gan.modules.disc.model import Discriminator as D", "D()", "LossWithDiscriminator"))
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
+    assert [(r.target.class_name, r.status) for r in result.graph] == [
+        ("Discriminator", "ok"), ("LossWithDiscriminator", "ok")]
