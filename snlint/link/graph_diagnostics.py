@@ -184,7 +184,7 @@ def not_built_reason(facts: TargetFacts) -> str:
     """Two or three words on why a target was not built, for the summary."""
     if facts.status == "import_error":
         name = missing_module(facts.message)
-        return f"no module {name.partition('.')[0]}" if name else "import failed"
+        return f"no module {name}" if name else "import failed"
     if facts.status == "timeout":
         return "timed out"
     if _NEEDS_ARGUMENTS.search(facts.message):
