@@ -218,6 +218,14 @@ def test_progress_line_is_rewritten_in_place_and_cleared():
                                  + "\r" + " " * len(second) + "\r")
 
 
+def test_a_tick_for_the_same_target_writes_nothing_new():
+    stream, now = io.StringIO(), iter([0.0, 2.5, 3.0, 3.5])
+    line = ProgressLine(stream, True, clock=lambda: next(now), width=lambda: 80)
+    for _ in range(4):
+        line(1, 1, target("a.py", "A"))
+    assert stream.getvalue() == "\rgraph pass: building 1/1 A (a.py)..."
+
+
 def test_no_progress_off_a_terminal():
     stream, now = io.StringIO(), iter([0.0, 10.0, 20.0])
     line = ProgressLine(stream, False, clock=lambda: next(now), width=lambda: 80)

@@ -31,7 +31,8 @@ def progress_text(started: int, total: int, target: "GraphTarget", width: int) -
 
 
 class ProgressLine:
-    """The `progress` callback of `snlint.graph.run_graph`, drawing on `stream`."""
+    """The `progress` callback of `snlint.graph.run_graph`, drawing on `stream`. It is
+    called as each target starts and every half second while one runs."""
 
     def __init__(self, stream: TextIO, is_terminal: bool,
                  clock: Callable[[], float] = time.monotonic,
@@ -42,6 +43,7 @@ class ProgressLine:
         self.width = width
         self.start: float | None = None
         self.shown = 0  # characters of the line on screen now
+        self.text = ""
 
     def __call__(self, started: int, total: int, target: "GraphTarget | None") -> None:
         now = self.clock()
@@ -51,13 +53,14 @@ class ProgressLine:
             self.clear()
         elif wants_progress(self.is_terminal, now - self.start):
             text = progress_text(started, total, target, self.width() - 1)
-            self._write("\r" + text.ljust(self.shown))
-            self.shown = len(text)
+            if text != self.text:  # the same target again: the runner's clock ticked
+                self._write("\r" + text.ljust(self.shown))
+                self.shown, self.text = len(text), text
 
     def clear(self) -> None:
         if self.shown:
             self._write("\r" + " " * self.shown + "\r")
-            self.shown = 0
+            self.shown, self.text = 0, ""
 
     def _write(self, text: str) -> None:
         try:
