@@ -88,9 +88,8 @@ PIP_NAMES = {
     "serial": "pyserial", "usb": "pyusb", "google": "protobuf", "pkg_resources": "setuptools",
     "win32api": "pywin32", "win32con": "pywin32", "fitz": "pymupdf", "dotenv": "python-dotenv",
     "imageio_ffmpeg": "imageio-ffmpeg", "torch_fidelity": "torch-fidelity",
-    "pytorch_msssim": "pytorch-msssim", "tensorboardX": "tensorboardX",
-    "taming": "taming-transformers", "ruamel": "ruamel.yaml", "Levenshtein": "python-Levenshtein",
-    "lmdb": "lmdb", "sentencepiece": "sentencepiece", "mpl_toolkits": "matplotlib",
+    "pytorch_msssim": "pytorch-msssim", "taming": "taming-transformers",
+    "ruamel": "ruamel.yaml", "Levenshtein": "python-Levenshtein", "mpl_toolkits": "matplotlib",
 }
 # Missing modules no `pip install` brings (standard-library parts left out of a build).
 NOT_ON_PIP = frozenset({"tkinter", "_tkinter", "_lzma", "_bz2", "_sqlite3", "_ctypes", "readline"})
