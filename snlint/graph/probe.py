@@ -25,6 +25,7 @@ PROBE_BATCH = 4
 RELATIVE_TOLERANCE = 1e-5
 IMAGE_SIZES = (32, 64, 128, 256, 28, 16, 96, 48)
 VOLUME_SIZES = (16, 32, 64)
+WAVEFORM_LENGTH = 1024
 
 MakeArgs = Callable[[int], tuple]
 
@@ -67,7 +68,9 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
     required = _required_forward_args(model)
     if required is not None and required > 2:
         return [], f"forward needs {required} arguments"
-    conditional = required == 2
+    # A second argument: class labels (a projection discriminator), else a second input
+    # like the first (HiFi-GAN's discriminators take real and generated audio at once).
+    seconds = ("labels", "like") if required == 2 else (None,)
 
     if sites.kind_of(layer) == "linear":
         features = getattr(layer, "in_features", getattr(layer, "in1_features", 0))
@@ -81,22 +84,26 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
         ndim = len(getattr(layer, "kernel_size", (0, 0)))
         sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
         shapes = [[channels] + [size] * ndim for size in sizes]
+        if ndim == 2:  # a waveform a period discriminator folds into 2-D itself
+            shapes.append([channels, WAVEFORM_LENGTH])
 
     weight = sites.original(layer, "weight")  # not .weight: that would run a parametrization
     dtype = weight.dtype if isinstance(weight, torch.Tensor) and weight.is_floating_point() else None
 
-    def maker(rest: list[int]) -> MakeArgs:
+    def maker(rest: list[int], second: str | None) -> MakeArgs:
         def make(n: int) -> tuple:
             g = torch.Generator().manual_seed(1234)
             x = torch.randn([n] + rest, generator=g)
             if dtype is not None:
                 x = x.to(dtype)
-            if conditional:
+            if second == "labels":
                 return (x, torch.zeros(n, dtype=torch.long))
+            if second == "like":
+                return (x, torch.randn(x.shape, generator=g, dtype=x.dtype))
             return (x,)
         return make
 
-    return [(maker(rest), rest) for rest in shapes], ""
+    return [(maker(rest, second), rest) for second in seconds for rest in shapes], ""
 
 
 def from_example(example_input: Any) -> MakeArgs:

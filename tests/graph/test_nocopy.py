@@ -74,6 +74,28 @@ class PWNBatchNorm(nn.Module):
 
     def forward(self, x):
         return self.c2(F.leaky_relu(self.bn(self.c1(x)), 0.1))
+
+
+class PeriodDiscriminator(nn.Module):
+    """HiFi-GAN-style: folds a waveform into 2-D by a period (fx cannot trace the `if`),
+    and scores real and generated audio in one call."""
+
+    def __init__(self, period=3):
+        super().__init__()
+        self.period = period
+        self.c1 = weight_norm(nn.Conv2d(1, 8, (5, 1), (3, 1), padding=(2, 0)))
+        self.post = weight_norm(nn.Conv2d(8, 1, (3, 1), 1, padding=(1, 0)))
+
+    def score(self, x):
+        b, c, t = x.shape
+        if t % self.period != 0:
+            x = F.pad(x, (0, self.period - t % self.period), "reflect")
+            t = x.shape[-1]
+        x = x.view(b, c, t // self.period, self.period)
+        return torch.flatten(self.post(F.leaky_relu(self.c1(x), 0.1)), 1, -1)
+
+    def forward(self, y, y_hat):
+        return self.score(y), self.score(y_hat)
 '''
 
 UNTRACEABLE = '''
@@ -131,7 +153,7 @@ class ThreeArgs(nn.Module):
 
 FILES = {"audio.py": AUDIO, "untraceable.py": UNTRACEABLE}
 CLASSES = {
-    "audio.py": ["ScaleDiscriminator", "WNBatchNorm", "PWNBatchNorm"],
+    "audio.py": ["ScaleDiscriminator", "WNBatchNorm", "PWNBatchNorm", "PeriodDiscriminator"],
     "untraceable.py": ["Discriminator", "QuietUntraceable", "ThreeArgs"],
 }
 
@@ -195,6 +217,14 @@ def test_probe_verdict_on_the_uncopyable_model_matches_its_copyable_twin(runtime
     keys = ("ran", "coupled", "input_shape", "reason")
     assert {k: wn.probe[k] for k in keys} == {k: pwn.probe[k] for k in keys}
     assert [s["path"] for s in wn.probe["sources"]] == [s["path"] for s in pwn.probe["sources"]]
+
+
+def test_period_discriminator_gets_a_waveform_and_a_second_input(runtime):
+    facts, findings = runtime["PeriodDiscriminator"]
+    assert not facts.trace_ok and facts.recorded_by == "hooks"
+    assert facts.probe["ran"] and not facts.probe["coupled"], facts.probe
+    assert facts.probe["input_shape"] == [4, 1, 1024]
+    assert findings == []
 
 
 # --- fx cannot trace: recorded with hooks -------------------------------------------------
