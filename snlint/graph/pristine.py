@@ -53,10 +53,11 @@ class Pristine:
         self._values: list[tuple[torch.Tensor, torch.Tensor]] = []
         seen: set[int] = set()
         for m in model.modules():
-            registries = {name: dict(m.__dict__[name]) for name in _REGISTRIES}
+            registries = {name: dict(m.__dict__[name]) for name in _REGISTRIES
+                          if isinstance(m.__dict__.get(name), dict)}
             self._dicts.append((m, dict(m.__dict__), registries))
-            tensors = list(m._parameters.values()) + list(m._buffers.values()) + [
-                v for v in m.__dict__.values() if isinstance(v, torch.Tensor)]
+            tensors = [t for name in ("_parameters", "_buffers") for t in registries.get(name, {}).values()]
+            tensors += [v for v in m.__dict__.values() if isinstance(v, torch.Tensor)]
             for t in tensors:
                 if isinstance(t, torch.Tensor) and id(t) not in seen:
                     seen.add(id(t))
