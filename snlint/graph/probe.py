@@ -5,8 +5,8 @@ says why not a deep copy), after seeding every generator: SN's power iteration a
 then repeat exactly, so only real coupling (batch statistics, minibatch stddev, reductions
 over dim 0) moves the other samples' outputs. The unperturbed input runs twice: a forward
 that does not repeat (state no restore reaches, randomness no seed controls) gives no
-verdict rather than a false one. A `view(-1)` head at the wrong image size folds positions into
-the batch dimension, so only outputs whose first dimension is still the batch count.
+verdict rather than a false one. A `view(-1)` head at the wrong image size folds positions
+into the batch dimension, so only outputs whose first dimension is still the batch count.
 """
 
 from __future__ import annotations
