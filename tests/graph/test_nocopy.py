@@ -140,6 +140,19 @@ class QuietUntraceable(nn.Module):
         return self.c2(h)
 
 
+class Remembers(nn.Module):
+    """Keeps Python state no restore reaches: each call scales by how often it ran."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 1, 3)
+        self.seen = []
+
+    def forward(self, x):
+        self.seen.append(1)
+        return self.c(x) * len(self.seen)
+
+
 class ThreeArgs(nn.Module):
     def __init__(self):
         super().__init__()
@@ -154,7 +167,7 @@ class ThreeArgs(nn.Module):
 FILES = {"audio.py": AUDIO, "untraceable.py": UNTRACEABLE}
 CLASSES = {
     "audio.py": ["ScaleDiscriminator", "WNBatchNorm", "PWNBatchNorm", "PeriodDiscriminator"],
-    "untraceable.py": ["Discriminator", "QuietUntraceable", "ThreeArgs"],
+    "untraceable.py": ["Discriminator", "QuietUntraceable", "Remembers", "ThreeArgs"],
 }
 
 
@@ -255,6 +268,13 @@ def test_no_false_coupling_from_dropout_or_sn_without_a_trace(runtime):
     facts, findings = runtime["QuietUntraceable"]
     assert not facts.trace_ok and facts.recorded_by == "hooks"
     assert facts.probe["ran"] and not facts.probe["coupled"], facts.probe
+    assert findings == []
+
+
+def test_a_forward_that_does_not_repeat_gives_no_verdict(runtime):
+    facts, findings = runtime["Remembers"]
+    assert not facts.probe["ran"] and not facts.probe["coupled"]
+    assert facts.probe["reason"].startswith("the same input gave another output on a second run")
     assert findings == []
 
 
