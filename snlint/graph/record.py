@@ -8,13 +8,12 @@ those problems. Two forwards, at batch sizes 2 and 3, each from the model's buil
 - `F.batch_norm` / `torch.batch_norm` calls with batch statistics, at the user's line;
 - batch reductions: calls whose tensor input's shape changes with the batch size and whose
   tensor output's shape does not (fx's shape propagation, on real tensors), calls matched
-  between the two runs by their source position and their count there;
-- which modules ran, in order.
+  between the two runs by their source position and their count there.
 
 What counts as "a call" is what fx would have put in a graph: calls made in the user's own
 code (and torch's containers), not those inside the modules fx keeps as leaves (torch's
 layers, SN-wrapped modules): a BatchNorm2d's own `F.batch_norm` is that layer's fact, not a
-functional call. Modules hooks keep the stack of running modules; the function mode sees
+functional call. Module hooks keep the stack of running modules; the function mode sees
 `F.*`, `torch.*` and tensor-method calls (the outermost only: torch turns the mode off
 while it handles a call).
 """
@@ -70,11 +69,10 @@ class _Call:
 
 @dataclass
 class Recording:
-    """One forward's calls (keyed by position and count there) and what else it saw."""
+    """One forward's calls (keyed by position and count there) and its batch norm calls."""
 
     calls: dict[tuple, _Call] = field(default_factory=dict)
     batch_norm_calls: list[tuple | None] = field(default_factory=list)
-    modules_run: list[str] = field(default_factory=list)
 
 
 class _Recorder(TorchFunctionMode):
@@ -113,8 +111,6 @@ class _Recorder(TorchFunctionMode):
         visible = self._visible()
         leaf = path is not None and self._leaf(module, path)
         self._stack.append((module, leaf))
-        if path is not None and path not in self.recording.modules_run:
-            self.recording.modules_run.append(path)
         if visible and leaf:
             module.__dict__["_snlint_call"] = (_user_pos(sys._getframe(1)), _shapes(inputs))
 
@@ -149,7 +145,6 @@ def record_once(fresh: Pristine, args: tuple) -> Recording:
 class ForwardFacts:
     batch_norm_calls: list[Site | None]
     batch_reductions: list[tuple[str, Site | None]]
-    modules_run: list[str]
 
 
 def _site(pos: tuple | None) -> Site | None:
@@ -169,4 +164,4 @@ def record(fresh: Pristine, make_args: Callable[[int], tuple],
         if a.inputs != b.inputs and (a.what, a.pos) not in reductions:
             reductions.append((a.what, a.pos))
     return ForwardFacts([_site(p) for p in bn_calls],
-                        [(what, _site(p)) for what, p in reductions], first.modules_run)
+                        [(what, _site(p)) for what, p in reductions])
