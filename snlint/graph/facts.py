@@ -173,6 +173,9 @@ class TargetFacts:
     error_site: Site | None = None
     # Wall time the worker spent on this target (seconds), for the report and benchmarks.
     seconds: float = 0.0
+    # What recorded batch_norm_calls and batch_reductions: "fx" (the traced graph), "hooks"
+    # (real forward passes, when fx could not trace), or "" (neither: they are unknown).
+    recorded_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -184,7 +187,7 @@ class TargetFacts:
                                  for what, s in self.batch_reductions],
             "probe": dict(self.probe),
             "error_site": self.error_site.to_dict() if self.error_site else None,
-            "seconds": self.seconds,
+            "seconds": self.seconds, "recorded_by": self.recorded_by,
         }
 
     @classmethod
@@ -198,4 +201,5 @@ class TargetFacts:
             [Site.from_dict(x) for x in d.get("batch_norm_calls", [])],
             [(what, Site.from_dict(s)) for what, s in d.get("batch_reductions", [])],
             probe, Site.from_dict(d.get("error_site")), d.get("seconds", 0.0),
+            d.get("recorded_by", ""),
         )

@@ -69,10 +69,17 @@ def target_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Lo
             where = f" (at {shown}:{site.line})"
         return [diagnostic("SN912", path, f"graph pass: cannot build {target.class_name}: "
                                           f"{facts.message}{where}", span)]
-    if not facts.trace_ok:
+    if not facts.trace_ok and not facts.recorded_by:
+        # Where a forward recorded with hooks replaced the trace, nothing the rules read is
+        # missing, and a note would only be noise: SN913 is for facts that were lost.
+        probe = facts.probe or {}
+        ran = ("layer facts and the probe still ran" if probe.get("ran") else
+               "layer facts still checked; no forward ran"
+               + (f" ({probe['reason']})" if probe.get("reason") else ""))
         return [diagnostic("SN913", path, f"graph pass: torch.fx cannot trace "
-                                          f"{target.class_name}: {facts.trace_reason}; module "
-                                          "facts and the probe still ran", span)]
+                                          f"{target.class_name}: {facts.trace_reason}; "
+                                          "`F.batch_norm` calls and batch reductions are "
+                                          f"unknown ({ran})", span)]
     return []
 
 
