@@ -47,11 +47,11 @@ def build(module: types.ModuleType, target: GraphTarget) -> tuple[Any, str, Site
     """(model, "", None) or (None, message, error site)."""
     from torch import nn
 
-    obj: Any = module
-    for part in target.class_name.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return None, f"{target.class_name} is not defined in {target.display}", None
+    from snlint.graph import classes
+
+    obj = classes.find(module, target.class_name, target.line)
+    if obj is None:
+        return None, f"{target.class_name} is not defined in {target.display}", None
     if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
         return None, f"{target.class_name} is not an nn.Module class", None
     kwargs = dict(target.kwargs or {})

@@ -37,6 +37,9 @@ class GraphTarget:
     root: str = ""
     # Import roots for sys.path, first = highest priority (snlint.link.roots); empty: `root`.
     paths: tuple[str, ...] = ()
+    # The line of the `class` statement: a file may define one name in several
+    # module-level branches (`if args.arch == ...:`), and the worker builds this one.
+    line: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -44,7 +47,7 @@ class GraphTarget:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "GraphTarget":
         return cls(d["file"], d["display"], d["class_name"], d.get("kwargs"), d.get("root", ""),
-                   tuple(d.get("paths", ())))
+                   tuple(d.get("paths", ())), d.get("line", 0))
 
 
 @dataclass(frozen=True)

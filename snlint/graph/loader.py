@@ -114,6 +114,57 @@ def _is_user_module(name: str, module: Any) -> bool:
         return False
 
 
+def _is_script(file: str) -> bool:
+    from snlint.graph.definitions import looks_like_script
+
+    try:
+        with open(file, "rb") as handle:
+            source = importlib.util.decode_source(handle.read())
+    except (OSError, UnicodeDecodeError, SyntaxError):
+        return False  # the ordinary import reports it
+    return looks_like_script(source)
+
+
+class _DefinitionsLoader(importlib.machinery.SourceFileLoader):
+    """Loads a training script's definitions-only copy (snlint.graph.definitions),
+    compiled under the script's own path so every line number stays the user's."""
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        from snlint.graph.definitions import definitions_only
+
+        # Never a cached .pyc: that would be the whole script.
+        copy, _ = definitions_only(self.get_source(fullname))
+        return compile(copy, self.path, "exec", dont_inherit=True)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        from snlint.graph.definitions import PARSE_HELPER, parse_args_without_command_line
+
+        module.__dict__[PARSE_HELPER] = parse_args_without_command_line
+        super().exec_module(module)
+
+
+def _import_definitions(name: str, file: str) -> types.ModuleType:
+    """Import `file` as module `name` from its definitions-only copy, its parent package
+    (when `name` is dotted) imported as usual first, so relative imports work."""
+    parent, _, child = name.rpartition(".")
+    if parent:
+        importlib.import_module(parent)
+    loader = _DefinitionsLoader(name, file)
+    spec = importlib.util.spec_from_file_location(name, file, loader=loader)
+    if spec is None:
+        raise ImportError(f"cannot load {file}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    if parent:
+        setattr(sys.modules[parent], child, module)
+    return module
+
+
 class Loader:
     """Imports one target file at a time, remembering its failure.
 
@@ -176,6 +227,9 @@ class Loader:
         try:
             if package_root is not None:
                 self._add_path(package_root)
+            if _is_script(file):
+                module = _import_definitions(name, file)
+            elif package_root is not None:
                 module = importlib.import_module(name)
             else:
                 spec = importlib.util.spec_from_file_location(name, file)

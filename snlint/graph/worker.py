@@ -120,7 +120,10 @@ def main() -> None:
 
     from snlint.graph import sites
 
+    from snlint.graph import classes
+
     sites.install()  # before any user code is imported
+    classes.install()
     loader = Loader()
     emit({"event": "ready"})  # the parent starts a target's clock from here
     for line in proto_in:

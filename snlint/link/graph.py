@@ -9,8 +9,7 @@ from dataclasses import replace
 
 from snlint.checks.catalogue import Rule
 from snlint.config import Config
-from snlint.facts import FileFacts, For, While
-from snlint.findings import Finding, Location, Span, diagnostic
+from snlint.findings import Finding, Location
 from snlint.link.graph_diagnostics import import_diagnostics
 from snlint.link.roots import import_roots, locate_module
 
@@ -43,30 +42,20 @@ def graph_pass(project, config: Config, rules: dict[str, Rule],
 
     displays = {os.path.abspath(f.path): f.path for f in project.index.files}
     targets, ds = [], []
-    skipped: list[Finding] = []
     for d in project.discriminators:
         if only is not None and d.file.path not in only:
             continue  # a file read only for context: not linted, not imported
         absolute = os.path.abspath(d.file.path)
         if not os.path.isfile(absolute) or absolute.endswith(".ipynb"):
             continue  # in-memory text (stdin, tests) or notebook cells: nothing to import
-        loop = _top_level_loop(d.file)
-        if loop is not None:
-            # Importing it would train (and write files, download data) at import time.
-            skipped.append(diagnostic(
-                "SN910", d.file.path,
-                f"graph pass: not imported: {d.file.path} runs a loop at import time (line "
-                f"{loop.line}); move the training code under `if __name__ == \"__main__\":` "
-                f"to let the graph pass build {d.cls.name}", Span(loop.line, loop.column,
-                                                                  loop.line, loop.column + 1)))
-            continue
         rel = config.relative_path(d.file.path)
         targets.append(GraphTarget(absolute, d.file.path, d.cls.name,
                                    _model_kwargs(config, rel, d.cls.name), str(config.root),
-                                   paths=import_roots(absolute, config.root, config.graph_paths)))
+                                   paths=import_roots(absolute, config.root, config.graph_paths),
+                                   line=d.cls.span.line))
         ds.append(d)
     if not targets:
-        return list(dict.fromkeys(skipped)), {}
+        return [], {}
     results = run_graph(targets, config.graph_timeout,
                         progress=graph_run.progress if graph_run is not None else None)
     if graph_run is not None:
@@ -85,7 +74,7 @@ def graph_pass(project, config: Config, rules: dict[str, Rule],
                                        evidence=d.ref.evidence))
         if facts.status == "ok":
             verdicts[d.cls.qualname] = (has_batch_statistics(facts), facts, d)
-    return list(dict.fromkeys(skipped + findings)), verdicts
+    return list(dict.fromkeys(findings)), verdicts
 
 
 def merge(source: list[Finding], graph: list[Finding], verdicts: dict, displays) -> list[Finding]:
@@ -122,12 +111,3 @@ def merge(source: list[Finding], graph: list[Finding], verdicts: dict, displays)
     out.extend(by_key.values())
     out.extend(f for f in graph if f.is_diagnostic)
     return out
-
-
-def _top_level_loop(file: FileFacts) -> Span | None:
-    """A `for`/`while` at module level (outside any `if`, as `__main__` guards are): the
-    file is a training script that runs when imported."""
-    for stmt in file.body:
-        if isinstance(stmt, (For, While)):
-            return stmt.span
-    return None
