@@ -142,3 +142,31 @@ def test_a_module_level_loop_or_data_loading_makes_a_script():
 
 def test_text_that_does_not_parse_is_not_called_a_script():
     assert not looks_like_script("def (:\n")
+
+
+def test_an_if_that_only_chooses_an_import_keeps_its_condition():
+    assert copy('''
+        NEW = hasattr(torch.nn.utils, "parametrizations")
+        if NEW:
+            from torch.nn.utils.parametrizations import spectral_norm
+        else:
+            from torch.nn.utils import spectral_norm
+    ''') == textwrap.dedent('''
+        NEW = hasattr(torch.nn.utils, "parametrizations")
+        if NEW:
+            from torch.nn.utils.parametrizations import spectral_norm
+        else:
+            from torch.nn.utils import spectral_norm
+    ''')
+
+
+def test_a_statement_reading_a_name_only_left_out_code_binds_is_left_out_too():
+    assert copy('''
+        dataloader = DataLoader(dataset)
+        steps = len(dataloader)
+        size = 64
+    ''') == textwrap.dedent('''
+        pass
+        pass
+        size = 64
+    ''')

@@ -117,6 +117,29 @@ def _targets(stmt: cst.BaseSmallStatement) -> list[cst.BaseExpression]:
     return []
 
 
+def _defines_class(stmt: cst.If) -> bool:
+    found = False
+
+    class Finds(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            nonlocal found
+            found = True
+            return False
+
+    stmt.visit(Finds())
+    return found
+
+
+def _tests(stmt: cst.If) -> cst.Tuple:
+    """The conditions of an if/elif chain, as one expression to inspect."""
+    tests = []
+    branch: cst.If | cst.Else | None = stmt
+    while isinstance(branch, cst.If):
+        tests.append(cst.Element(branch.test))
+        branch = branch.orelse
+    return cst.Tuple(tests)
+
+
 def _is_main_guard(test: cst.BaseExpression) -> bool:
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
@@ -146,11 +169,69 @@ class _ParseArgs(cst.CSTTransformer):
         return updated.with_changes(func=cst.Name(PARSE_HELPER), args=args)
 
 
+def _names_read(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class Reads(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            names.add(name.value)
+
+        def visit_Attribute(self, attr: cst.Attribute) -> bool:
+            attr.value.visit(self)  # `x.attr`: `attr` is not a name read
+            return False
+
+    node.visit(Reads())
+    return names
+
+
+def _names_bound(stmt: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class Binds(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            names.update(_target_names(target.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_WithItem(self, node: cst.WithItem) -> None:
+            if node.asname is not None:
+                names.update(_target_names(node.asname.name))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    stmt.visit(Binds())
+    return names
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {n for e in target.elements for n in _target_names(e.value)}
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
+
+
 class _Filter:
     def __init__(self, wrapper: MetadataWrapper) -> None:
         self.positions = wrapper.resolve(PositionProvider)
         self.parsers: set[str] = set()
         self.dropped = 0
+        # Names only a left-out statement binds: a kept statement reading one would fail
+        # (`steps = len(dataloader)`), so it is left out too.
+        self.unbound: set[str] = set()
 
     def _lines(self, node: cst.CSTNode) -> int:
         pos = self.positions[node]
@@ -158,6 +239,7 @@ class _Filter:
 
     def _placeholder(self, node: cst.BaseStatement) -> cst.SimpleStatementLine:
         self.dropped += 1
+        self.unbound |= _names_bound(node)
         lines = self._lines(node)
         body: cst.BaseSmallStatement
         if lines == 1:
@@ -213,11 +295,14 @@ class _Filter:
 
     def statement(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            self.unbound.discard(stmt.name.value)
             return [stmt]
         if isinstance(stmt, cst.SimpleStatementLine):
-            if all(self._keep_small(s) for s in stmt.body):
+            if all(self._keep_small(s) for s in stmt.body) and not (
+                    _names_read(stmt) - _names_bound(stmt)) & self.unbound:
                 for s in stmt.body:
                     self._note_parsers(s)
+                self.unbound -= _names_bound(stmt)
                 return [stmt.visit(_ParseArgs(self.parsers))]  # type: ignore[list-item]
             return [self._placeholder(stmt)]
         if isinstance(stmt, cst.If):
@@ -245,11 +330,26 @@ class _Filter:
     def _if(self, stmt: cst.If) -> list[cst.BaseStatement]:
         if _is_main_guard(stmt.test):
             return [self._placeholder(stmt)]
-        # Every branch runs in turn, each under `if True:` on its own header line:
-        # `elif c:` / `else:` sit at the `if`'s indentation, so a header becomes one
-        # line of the same height and nothing below moves.
+        if not _defines_class(stmt) and _pure(_tests(stmt), self.parsers) and not (
+                _names_read(_tests(stmt)) & self.unbound):
+            # `if new_torch: from ... import spectral_norm else: ...`: the script's own
+            # choice, made as it would make it.
+            return [stmt.with_changes(body=self._suite(stmt.body),
+                                      orelse=self._orelse(stmt.orelse))]
+        # A class in a branch (`if args.arch == "dcgan": class D ...`): every branch runs
+        # in turn, each under `if True:` on its own header line (`elif c:` / `else:` sit
+        # at the `if`'s indentation, so a header becomes one line of the same height and
+        # nothing below moves), and the worker picks each class by its line.
         return [cst.If(test=cst.Name("True"), body=body, leading_lines=leading)
                 for body, leading in self._branches(stmt)]
+
+    def _orelse(self, orelse: cst.If | cst.Else | None) -> cst.If | cst.Else | None:
+        if orelse is None:
+            return None
+        if isinstance(orelse, cst.If):
+            return orelse.with_changes(body=self._suite(orelse.body),
+                                       orelse=self._orelse(orelse.orelse))
+        return orelse.with_changes(body=self._suite(orelse.body))
 
     def _branches(self, stmt: cst.If) -> list[tuple[cst.BaseSuite, Sequence[cst.EmptyLine]]]:
         branches = [(self._suite(stmt.body), stmt.leading_lines)]
