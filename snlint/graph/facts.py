@@ -35,13 +35,17 @@ class GraphTarget:
     class_name: str
     kwargs: dict[str, Any] | None = None
     root: str = ""
+    # Argument sets the project itself builds the class with (snlint.link.arguments), tried
+    # in order after `kwargs` (the [tool.snlint.models] override, used alone when given).
+    candidates: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "GraphTarget":
-        return cls(d["file"], d["display"], d["class_name"], d.get("kwargs"), d.get("root", ""))
+        return cls(d["file"], d["display"], d["class_name"], d.get("kwargs"), d.get("root", ""),
+                   candidates=d.get("candidates"))
 
 
 @dataclass(frozen=True)
@@ -170,6 +174,10 @@ class TargetFacts:
     error_site: Site | None = None
     # Wall time the worker spent on this target (seconds), for the report and benchmarks.
     seconds: float = 0.0
+    # Which constructor arguments built it and where they came from ("built as in
+    # train.py:88 (ndf=64: argparse default at train.py:12)"); when no attempt built it,
+    # what was tried.
+    built_with: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -181,7 +189,7 @@ class TargetFacts:
                                  for what, s in self.batch_reductions],
             "probe": dict(self.probe),
             "error_site": self.error_site.to_dict() if self.error_site else None,
-            "seconds": self.seconds,
+            "seconds": self.seconds, "built_with": self.built_with,
         }
 
     @classmethod
@@ -195,4 +203,5 @@ class TargetFacts:
             [Site.from_dict(x) for x in d.get("batch_norm_calls", [])],
             [(what, Site.from_dict(s)) for what, s in d.get("batch_reductions", [])],
             probe, Site.from_dict(d.get("error_site")), d.get("seconds", 0.0),
+            d.get("built_with", ""),
         )

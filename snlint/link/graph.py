@@ -11,6 +11,7 @@ from snlint.checks.catalogue import Rule
 from snlint.config import Config
 from snlint.facts import FileFacts, For, While
 from snlint.findings import Finding, Location, Span, diagnostic
+from snlint.link.arguments import candidates_for
 
 # Source findings the runtime can clear: where the graph built the discriminator and saw
 # the site, a mistake it does not confirm is not there (BN kept in eval, SN added by apply).
@@ -59,7 +60,8 @@ def graph_pass(project, config: Config, rules: dict[str, Rule],
             continue
         rel = config.relative_path(d.file.path)
         targets.append(GraphTarget(absolute, d.file.path, d.cls.name,
-                                   _model_kwargs(config, rel, d.cls.name), str(config.root)))
+                                   _model_kwargs(config, rel, d.cls.name), str(config.root),
+                                   candidates=candidates_for(project.instances_of(d.cls.qualname))))
         ds.append(d)
     if not targets:
         return list(dict.fromkeys(skipped)), {}

@@ -46,8 +46,11 @@ def target_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Lo
         shown = display_for(site.file) if site is not None else None
         if shown:
             where = f" (at {shown}:{site.line})"
+        # What was tried (and the [tool.snlint.models] entry that would help) follows
+        # the last error and where it was raised.
+        tried = f"; {facts.built_with}" if facts.built_with else ""
         return [diagnostic("SN912", path, f"graph pass: cannot build {target.class_name}: "
-                                          f"{facts.message}{where}", span)]
+                                          f"{facts.message}{where}{tried}", span)]
     if not facts.trace_ok:
         return [diagnostic("SN913", path, f"graph pass: torch.fx cannot trace "
                                           f"{target.class_name}: {facts.trace_reason}; module "

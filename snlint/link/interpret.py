@@ -233,6 +233,8 @@ class Interpreter:
                             value = self.expr(stmt.value, frame)
                             if isinstance(value, ConstV) and not value.origin:
                                 value = ConstV(value.value, f"{name} at {file.path}:{stmt.span.line}")
+                            elif isinstance(value, DictV) and not value.origin:
+                                value.origin = f"{name} at {file.path}:{stmt.span.line}"
                 elif isinstance(stmt, F.ExprStmt) and isinstance(value, NamespaceV) and not value.parsed \
                         and isinstance(stmt.value, F.Call) and isinstance(stmt.value.func, F.Global) \
                         and stmt.value.func.qual.startswith(qual + "."):
