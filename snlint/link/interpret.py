@@ -230,11 +230,7 @@ class Interpreter:
                 elif isinstance(stmt, F.Assign):
                     for target in stmt.targets:
                         if isinstance(target, F.Global) and target.qual == qual:
-                            value = self.expr(stmt.value, frame)
-                            if isinstance(value, ConstV) and not value.origin:
-                                value = ConstV(value.value, f"{name} at {file.path}:{stmt.span.line}")
-                            elif isinstance(value, DictV) and not value.origin:
-                                value.origin = f"{name} at {file.path}:{stmt.span.line}"
+                            value = _named(self.expr(stmt.value, frame), name, file, stmt)
                 elif isinstance(stmt, F.ExprStmt) and isinstance(value, NamespaceV) and not value.parsed \
                         and isinstance(stmt.value, F.Call) and isinstance(stmt.value.func, F.Global) \
                         and stmt.value.func.qual.startswith(qual + "."):
@@ -277,6 +273,8 @@ class Interpreter:
             raise BudgetExceeded()
         if isinstance(stmt, F.Assign):
             value = self.expr(stmt.value, frame)
+            if module_level and len(stmt.targets) == 1 and isinstance(stmt.targets[0], F.Global):
+                value = _named(value, stmt.targets[0].qual.rsplit(".", 1)[-1], frame.file, stmt)
             for target in stmt.targets:
                 self.assign(target, value, frame)
         elif isinstance(stmt, F.AugAssign):
@@ -1294,6 +1292,16 @@ def _is_hand_written_sn(cls: F.ClassFacts, interp: Interpreter, file: F.FileFact
         return True
     return any(_is_hand_written_sn(b, interp, f, seen | {cls.qualname})
                for b, f in interp.project_bases(cls, file))
+
+
+def _named(value: Value, name: str, file: F.FileFacts, stmt: F.Stmt) -> Value:
+    """A module constant or config dict remembers its assignment, for the graph pass's
+    account of where a constructor argument came from."""
+    if isinstance(value, ConstV) and not value.origin:
+        return ConstV(value.value, f"{name} at {file.path}:{stmt.span.line}")
+    if isinstance(value, DictV) and not value.origin:
+        value.origin = f"{name} at {file.path}:{stmt.span.line}"
+    return value
 
 
 def _is_dict_class(cls: F.ClassFacts) -> bool:
