@@ -204,3 +204,27 @@ def test_sites_that_know_more_come_first_and_unknown_only_sites_are_dropped(cand
 
 def test_the_class_built_alone_is_not_a_site(candidates):
     assert candidates({}) == []
+
+
+def test_a_factory_site_names_the_call_that_reached_it(candidates):
+    found = candidates({"train.py": '''
+        import argparse
+        import torch.nn as nn
+        from models import Discriminator
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--norm", type=str, default="instance")
+        opt = parser.parse_args()
+
+
+        def define_D(norm="batch"):
+            norm_layer = nn.InstanceNorm2d if norm == "instance" else nn.BatchNorm2d
+            return Discriminator(None, norm_layer=norm_layer)
+
+
+        netD = define_D(norm=opt.norm)
+    '''})
+    assert [(c["source"], c["kwargs"]) for c in found] == [
+        ("as in train.py:13, called from train.py:16", {"norm_layer": {"$": "torch", "name": "torch.nn.InstanceNorm2d"}}),
+        ("as in train.py:13", {"norm_layer": {"$": "torch", "name": "torch.nn.BatchNorm2d"}}),
+    ]

@@ -20,6 +20,7 @@ import json
 import math
 from typing import Any
 
+from snlint.findings import Location
 from snlint.link.values import (
     ConstV, DictV, Layer, ListV, NameV, NamespaceV, PartialV, SNFuncV, TorchTypeV, TupleV, Value,
 )
@@ -94,6 +95,17 @@ def _is_site(instance: Layer) -> bool:
     return frame.name != "<annotations>" and not (frame.parent is None and frame.name.startswith("<build "))
 
 
+def _outermost_call(instance: Layer) -> Location | None:
+    """The call in top-level code that led to the construction (`define_D(...)` in
+    train.py for a discriminator built inside the factory)."""
+    frame, call = instance.frame, None
+    while frame.parent is not None:
+        if frame.call_site is not None:
+            call = frame.call_site
+        frame = frame.parent
+    return call
+
+
 def candidates_for(instances: list[Layer]) -> list[dict[str, Any]]:
     """Argument sets from the construction sites of one class, the best known first."""
     found: list[tuple[int, int, dict[str, Any]]] = []
@@ -114,6 +126,9 @@ def candidates_for(instances: list[Layer]) -> list[dict[str, Any]]:
         origins = {str(i): origin_of(a) for i, a in enumerate(inst.args) if origin_of(a)}
         origins.update({k: origin_of(v) for k, v in inst.kwargs.items() if origin_of(v)})
         source = f"as in {inst.call.path}:{inst.call.span.line}"
+        outer = _outermost_call(inst)
+        if outer is not None and outer != inst.call:
+            source += f", called from {outer.path}:{outer.span.line}"
         found.append((-known, order, {"source": source, "args": args, "kwargs": kwargs,
                                       "origins": origins}))
     found.sort(key=lambda t: (t[0], t[1]))

@@ -137,7 +137,7 @@ def _option(args: list[Value], kwargs: dict[str, Value], loc: Location) -> tuple
     if isinstance(value, ConstV) and isinstance(value.value, str) and kind is not None:
         # argparse converts a string default through `type`.
         qual = getattr(kind, "qual", "")
-        convert = {"builtins.int": int, "builtins.float": float}.get(qual)
+        convert = {"builtins.int": int, "builtins.float": float, "builtins.str": str}.get(qual)
         if convert is None:
             return dest, UnknownV(f"argparse type of {dest}")
         try:
