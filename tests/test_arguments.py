@@ -225,6 +225,7 @@ def test_a_factory_site_names_the_call_that_reached_it(candidates):
         netD = define_D(norm=opt.norm)
     '''})
     assert [(c["source"], c["kwargs"]) for c in found] == [
-        ("as in train.py:13, called from train.py:16", {"norm_layer": {"$": "torch", "name": "torch.nn.InstanceNorm2d"}}),
+        ("as in train.py:13, called from train.py:16",
+         {"norm_layer": {"$": "torch", "name": "torch.nn.InstanceNorm2d"}}),
         ("as in train.py:13", {"norm_layer": {"$": "torch", "name": "torch.nn.BatchNorm2d"}}),
     ]

@@ -71,17 +71,18 @@ def category(name: str, annotation: Any = inspect.Parameter.empty) -> str:
         return "latent"
     if _FLAG.search(name):
         return "flag"
-    if any(k in low for k in ("size", "res", "img", "image", "height", "length")):
-        return "size"
     if any(k in low for k in ("layer", "depth", "blocks", "n_dis", "num_d")):
         return "layers"
+    if any(k in low for k in ("size", "res", "img", "image", "height", "length")):
+        return "size"
     if any(k in low for k in ("ch", "nf", "df", "dim", "width", "feat", "hidden", "out", "planes", "nc")):
         return "width"
     return "other"
 
 
 def _guess_plain(name: str, profile: int, annotation: Any = inspect.Parameter.empty) -> Any:
-    values = GUESSES[category(name, annotation) if category(name, annotation) != "config" else "other"]
+    kind = category(name, annotation)
+    values = GUESSES["other" if kind == "config" else kind]
     return values[profile % len(values)]
 
 
@@ -164,7 +165,8 @@ def decode(spec: Any, guesses: _Guesses, path: str) -> Any:
         items = {k: decode(v, guesses, f"{path}.{k}") for k, v in spec["items"]}
         return guesses.attr_dict(items, path) if spec.get("attrs") else items
     if kind == "namespace":
-        return guesses.namespace({k: decode(v, guesses, f"{path}.{k}") for k, v in spec["attrs"].items()}, path)
+        attrs = {k: decode(v, guesses, f"{path}.{k}") for k, v in spec["attrs"].items()}
+        return guesses.namespace(attrs, path)
     if kind == "torch":
         return _torch_name(spec["name"])
     if kind == "partial":
@@ -402,7 +404,8 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
             continue
         return Built(model, built_with="" if not params else call.describe(built=True))
     if not calls:
-        return Built(None, f"no argument set fits {target.class_name}'s signature{_suggestion(target, params)}")
+        return Built(None, f"no argument set fits {target.class_name}'s signature"
+                           f"{_suggestion(target, params)}")
     if not params:
         return Built(None, message, site)
     listed = "; ".join(f"({i}) {t}" for i, t in enumerate(tried, 1))

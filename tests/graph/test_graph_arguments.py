@@ -191,8 +191,8 @@ FAILING = '''
 
 
 def test_sn912_lists_every_argument_set_tried(lint):
-    findings, _ = lint({"sized.py": FAILING,
-                        "train.py": "from sized import SizedDiscriminator\nnetD = SizedDiscriminator(2, 40)\n"})
+    train = "from sized import SizedDiscriminator\nnetD = SizedDiscriminator(2, 40)\n"
+    findings, _ = lint({"sized.py": FAILING, "train.py": train})
     [sn912] = [f for f in findings if f.code == "SN912"]
     line = span_of(FAILING, "raise ValueError")[0]
     assert (sn912.path, sn912.line) == ("sized.py", span_of(FAILING, "class SizedDiscriminator")[0])
@@ -202,3 +202,28 @@ def test_sn912_lists_every_argument_set_tried(lint):
         "(2) guessed sizes: in_ch=3, img_size=64; (3) guessed sizes: in_ch=1, img_size=32; "
         "(4) guessed sizes: in_ch=3, img_size=128; (5) guessed sizes: in_ch=3, img_size=256; "
         'add [tool.snlint.models] "sized.py:SizedDiscriminator" = { in_ch = 3, img_size = 64 }')
+
+
+@pytest.mark.parametrize("name, guess", [
+    ("in_channels", 3), ("input_nc", 3), ("nc", 3), ("img_size", 64), ("resolution", 64),
+    ("num_classes", 10), ("period", 2), ("n_layers", 3), ("n_res_blocks", 3), ("ndf", 64),
+    ("z_dim", 100), ("use_sn", False), ("something", 1),
+])
+def test_guesses_by_parameter_name(name, guess):
+    from snlint.graph.build import _guess_plain
+
+    assert _guess_plain(name, 0) == guess
+
+
+def test_a_site_value_snlint_could_not_evaluate_is_filled_like_a_missing_one():
+    import inspect
+
+    from snlint.graph.build import Plan, resolve
+
+    def init(in_ch, ndf, norm="batch"):
+        pass
+
+    params = list(inspect.signature(init).parameters.values())
+    call = resolve(params, Plan("as in t.py:3", [{"$": "unknown"}, 32], {"norm": {"$": "unknown"}}))
+    assert (call.args, call.kwargs) == ([], {"ndf": 32, "in_ch": 3})
+    assert call.describe(built=True) == "built as in t.py:3 (guessed in_ch=3)"
