@@ -325,7 +325,9 @@ def _suggestion(target: GraphTarget, params: list[inspect.Parameter]) -> str:
                 and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
     if not required:
         return ""
-    given = dict(target.kwargs or {})
+    names = {p.name for p in params}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    given = {k: v for k, v in (target.kwargs or {}).items() if k in names or takes_any}
     parts = [f"{k} = {json.dumps(v)}" for k, v in given.items()]
     for p in required:
         if p.name not in given:
@@ -376,10 +378,12 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
         params = []
     calls: list[Call] = []
     seen: set[str] = set()
+    unfit: list[str] = []
     for plan in plans(target, params):
         try:
             call = resolve(params, plan)
-        except _Unknown:
+        except _Unknown as exc:
+            unfit.append(f"{plan.label or 'guesses'}: {exc}")
             continue
         if call.key() not in seen:
             seen.add(call.key())
@@ -404,8 +408,8 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
             continue
         return Built(model, built_with="" if not params else call.describe(built=True))
     if not calls:
-        return Built(None, f"no argument set fits {target.class_name}'s signature"
-                           f"{_suggestion(target, params)}")
+        return Built(None, f"no argument set fits {target.class_name}'s signature "
+                           f"({'; '.join(unfit)}){_suggestion(target, params)}")
     if not params:
         return Built(None, message, site)
     listed = "; ".join(f"({i}) {t}" for i, t in enumerate(tried, 1))

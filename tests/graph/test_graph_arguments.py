@@ -227,3 +227,12 @@ def test_a_site_value_snlint_could_not_evaluate_is_filled_like_a_missing_one():
     call = resolve(params, Plan("as in t.py:3", [{"$": "unknown"}, 32], {"norm": {"$": "unknown"}}))
     assert (call.args, call.kwargs) == ([], {"ndf": 32, "in_ch": 3})
     assert call.describe(built=True) == "built as in t.py:3 (guessed in_ch=3)"
+
+
+def test_a_configured_argument_the_constructor_does_not_take_is_sn912(lint):
+    findings, _ = lint({}, models={"models.py:Critic": {"nc": 1, "width": 8}})
+    [sn912] = [f for f in findings if f.code == "SN912"]
+    assert sn912.message == (
+        "graph pass: cannot build Critic: no argument set fits Critic's signature (with the "
+        "[tool.snlint.models] arguments: unexpected argument width); add [tool.snlint.models] "
+        '"models.py:Critic" = { nc = 1, ndf = 64 }')
