@@ -28,8 +28,8 @@ MAX_ATTEMPTS = 8
 GUESS_PROFILES = 4
 
 _INPUT_CHANNELS = re.compile(
-    r"^((in|input|img|image|num)_?(ch|c|nc|chans?|channels?|planes|dim)|(c|ch|nc)_?in|nc|channels?|"
-    r"n_?channels|num_?channels|in_?chans)$")
+    r"^(num_?|n_)?((in|input|img|image)_?(ch|c|nc|chans?|channels?|planes|dim)|(c|ch|nc)_?in|nc|"
+    r"channels?)$")
 _CONFIG = re.compile(r"^(opts?|options?|args?|arguments|cfg|config|conf|configs?|hparams|hps?|h|params|"
                      r"settings|flags|model_?cfg|model_?config)$", re.I)
 _FLAG = re.compile(r"^(use|no|is|with|enable|disable|do)_|^(sn|spectral|spectral_?norm|bias|affine)$", re.I)

@@ -205,7 +205,7 @@ def test_sn912_lists_every_argument_set_tried(lint):
 
 
 @pytest.mark.parametrize("name, guess", [
-    ("in_channels", 3), ("input_nc", 3), ("nc", 3), ("img_size", 64), ("resolution", 64),
+    ("in_channels", 3), ("input_nc", 3), ("nc", 3), ("num_in_ch", 3), ("n_channels", 3), ("img_size", 64), ("resolution", 64),
     ("num_classes", 10), ("period", 2), ("n_layers", 3), ("n_res_blocks", 3), ("ndf", 64),
     ("z_dim", 100), ("use_sn", False), ("something", 1),
 ])
