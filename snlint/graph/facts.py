@@ -40,6 +40,9 @@ class GraphTarget:
     # The line of the `class` statement: a file may define one name in several
     # module-level branches (`if args.arch == ...:`), and the worker builds this one.
     line: int = 0
+    # Argument sets the project itself builds the class with (snlint.link.arguments), tried
+    # in order after `kwargs` (the [tool.snlint.models] override, used alone when given).
+    candidates: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -47,7 +50,7 @@ class GraphTarget:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "GraphTarget":
         return cls(d["file"], d["display"], d["class_name"], d.get("kwargs"), d.get("root", ""),
-                   tuple(d.get("paths", ())), d.get("line", 0))
+                   tuple(d.get("paths", ())), d.get("line", 0), d.get("candidates"))
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,10 @@ class TargetFacts:
     # What recorded batch_norm_calls and batch_reductions: "fx" (the traced graph), "hooks"
     # (real forward passes, when fx could not trace), or "" (neither: they are unknown).
     recorded_by: str = ""
+    # Which constructor arguments built it and where they came from ("built as in
+    # train.py:88 (ndf=64: argparse default at train.py:12)"); when no attempt built it,
+    # what was tried.
+    built_with: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -191,6 +198,7 @@ class TargetFacts:
             "probe": dict(self.probe),
             "error_site": self.error_site.to_dict() if self.error_site else None,
             "seconds": self.seconds, "recorded_by": self.recorded_by,
+            "built_with": self.built_with,
         }
 
     @classmethod
@@ -205,4 +213,5 @@ class TargetFacts:
             [(what, Site.from_dict(s)) for what, s in d.get("batch_reductions", [])],
             probe, Site.from_dict(d.get("error_site")), d.get("seconds", 0.0),
             d.get("recorded_by", ""),
+            d.get("built_with", ""),
         )

@@ -90,16 +90,18 @@ def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
         message, site = module
         facts = TargetFacts(target, status="import_error", message=message, error_site=site)
     else:
-        model, message, site = build(module, target)
-        if model is None:
-            facts = TargetFacts(target, status="build_error", message=message, error_site=site)
+        built = build(module, target)
+        if built.model is None:
+            facts = TargetFacts(target, status="build_error", message=built.message,
+                                error_site=built.site)
         else:
             try:
-                facts = collect(model, target)
+                facts = collect(built.model, target)
             except BaseException as exc:  # snlint's own failure on a strange model
                 facts = TargetFacts(target, status="build_error",
                                     message=f"snlint could not inspect the model: {one_line(exc)}",
                                     error_site=error_site(exc.__traceback__))
+        facts.built_with = built.built_with
     facts.seconds = round(time.perf_counter() - start, 4)
     return facts
 

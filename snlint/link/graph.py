@@ -12,6 +12,7 @@ from snlint.config import Config
 from snlint.findings import Finding, Location
 from snlint.link.graph_diagnostics import import_diagnostics
 from snlint.link.roots import import_roots, locate_module
+from snlint.link.arguments import candidates_for
 
 # Source findings the runtime can clear: where the graph built the discriminator and saw
 # the site, a mistake it does not confirm is not there (BN kept in eval, SN added by apply).
@@ -52,7 +53,8 @@ def graph_pass(project, config: Config, rules: dict[str, Rule],
         targets.append(GraphTarget(absolute, d.file.path, d.cls.name,
                                    _model_kwargs(config, rel, d.cls.name), str(config.root),
                                    paths=import_roots(absolute, config.root, config.graph_paths),
-                                   line=d.cls.span.line))
+                                   line=d.cls.span.line,
+                                   candidates=candidates_for(project.instances_of(d.cls.qualname))))
         ds.append(d)
     if not targets:
         return [], {}

@@ -67,8 +67,11 @@ def target_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Lo
         shown = display_for(site.file) if site is not None else None
         if shown:
             where = f" (at {shown}:{site.line})"
+        # What was tried (and the [tool.snlint.models] entry that would help) follows
+        # the last error and where it was raised.
+        tried = f"; {facts.built_with}" if facts.built_with else ""
         return [diagnostic("SN912", path, f"graph pass: cannot build {target.class_name}: "
-                                          f"{facts.message}{where}", span)]
+                                          f"{facts.message}{where}{tried}", span)]
     if not facts.trace_ok and not facts.recorded_by:
         # Where a forward recorded with hooks replaced the trace, nothing the rules read is
         # missing, and a note would only be noise: SN913 is for facts that were lost.

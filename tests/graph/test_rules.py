@@ -514,14 +514,11 @@ def test_hook_sn_on_a_conv_subclass_stays_a_leaf_for_fx(runtime):
 # --- diagnostics ---------------------------------------------------------------------
 
 
-def test_missing_constructor_arguments_name_them_and_the_configuration(runtime):
+def test_missing_constructor_arguments_are_guessed_by_name(runtime):
     facts, findings = runtime["NeedsArgs"]
-    assert facts.status == "build_error"
-    assert [f.code for f in findings] == ["SN912"]
-    assert findings[0].line == span_of(MISUSE, "class NeedsArgs")[0]
-    assert findings[0].message == (
-        'graph pass: cannot build NeedsArgs: NeedsArgs needs arguments: in_ch, ndf; add '
-        '[tool.snlint.models] "misuse.py:NeedsArgs" = { in_ch = 3, ndf = 64 }')
+    assert facts.status == "ok"
+    assert facts.built_with == "built with guessed sizes: in_ch=3, ndf=64"
+    assert at(findings) == [("SN301", *span_of(MISUSE, "nn.BatchNorm2d(ndf)"))]
 
 
 def test_configured_arguments_build_the_class(runtime):
