@@ -9,7 +9,6 @@ import pytest
 
 pytest.importorskip("torch")
 
-import snlint.graph  # noqa: E402
 from snlint.config import Config  # noqa: E402
 from snlint.engine import run  # noqa: E402
 
@@ -56,15 +55,6 @@ ARGPARSE = '''
 @pytest.fixture
 def lint(tmp_path, monkeypatch):
     """Runs snlint on a project written into tmp_path; returns (findings, {class: TargetFacts})."""
-    facts: dict = {}
-    real = snlint.graph.run_graph
-
-    def recording(targets, timeout):
-        results = real(targets, timeout)
-        facts.update({t.class_name: r for t, r in zip(targets, results)})
-        return results
-
-    monkeypatch.setattr(snlint.graph, "run_graph", recording)
     monkeypatch.chdir(tmp_path)  # paths as a user running `snlint .` sees them
 
     def go(files: dict[str, str], models: dict | None = None):
@@ -72,7 +62,8 @@ def lint(tmp_path, monkeypatch):
         for name, text in files.items():
             write(tmp_path, name, text)
         config = Config(root=tmp_path, graph=True, models=models or {})
-        return run(["."], config).findings, facts
+        result = run(["."], config)
+        return result.findings, {r.target.class_name: r for r in result.graph}
     return go
 
 
