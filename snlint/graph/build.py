@@ -67,6 +67,8 @@ def category(name: str, annotation: Any = inspect.Parameter.empty) -> str:
         return "channels"
     if "period" in low:
         return "period"
+    if low.endswith("shape"):
+        return "shape"
     if _LATENT.search(low):
         return "latent"
     if _FLAG.search(name):
@@ -82,6 +84,10 @@ def category(name: str, annotation: Any = inspect.Parameter.empty) -> str:
 
 def _guess_plain(name: str, profile: int, annotation: Any = inspect.Parameter.empty) -> Any:
     kind = category(name, annotation)
+    if kind == "shape":
+        # `input_shape` / `img_shape` is unpacked as (C, H, W) by the classes that take it.
+        size = GUESSES["size"][profile % len(GUESSES["size"])]
+        return (GUESSES["channels"][profile % len(GUESSES["channels"])], size, size)
     values = GUESSES["other" if kind == "config" else kind]
     return values[profile % len(values)]
 

@@ -198,7 +198,7 @@ def test_sn912_lists_every_argument_set_tried(lint):
 @pytest.mark.parametrize("name, guess", [
     ("in_channels", 3), ("input_nc", 3), ("nc", 3), ("num_in_ch", 3), ("n_channels", 3), ("img_size", 64), ("resolution", 64),
     ("num_classes", 10), ("period", 2), ("n_layers", 3), ("n_res_blocks", 3), ("ndf", 64),
-    ("z_dim", 100), ("use_sn", False), ("something", 1),
+    ("z_dim", 100), ("use_sn", False), ("something", 1), ("input_shape", (3, 64, 64)),
 ])
 def test_guesses_by_parameter_name(name, guess):
     from snlint.graph.build import _guess_plain
@@ -227,3 +227,22 @@ def test_a_configured_argument_the_constructor_does_not_take_is_sn912(lint):
         "graph pass: cannot build Critic: no argument set fits Critic's signature (with the "
         "[tool.snlint.models] arguments: unexpected argument width); add [tool.snlint.models] "
         '"models.py:Critic" = { nc = 1, ndf = 64 }')
+
+
+def test_an_input_shape_tuple_is_guessed_as_channels_height_width(lint):
+    findings, facts = lint({"shaped.py": '''
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self, input_shape):
+                super().__init__()
+                channels, height, width = input_shape
+                self.conv = nn.Conv2d(channels, 8, 3, 2, 1)
+                self.bn = nn.BatchNorm2d(8)
+
+            def forward(self, img):
+                return self.bn(self.conv(img)).mean(dim=(1, 2, 3))
+    '''})
+    d = facts["Discriminator"]
+    assert (d.status, d.built_with) == ("ok", "built with guessed sizes: input_shape=(3, 64, 64)")
