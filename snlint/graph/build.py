@@ -369,6 +369,7 @@ def _restore(state: tuple) -> None:
 
 def build(module: types.ModuleType, target: GraphTarget) -> Built:
     """The model, or why no attempt built it; either way, which arguments were used."""
+    import torch
     from torch import nn
 
     from snlint.graph import classes
@@ -399,6 +400,9 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
     tried: list[str] = []
     for call in calls:
         state = _torch_state()
+        # Every build starts from one seed: a target's weights (and the probe's verdict on
+        # them) do not depend on which targets the worker built before it.
+        torch.manual_seed(0)
         try:
             model = obj(*call.args, **call.kwargs)
             if not isinstance(model, nn.Module):

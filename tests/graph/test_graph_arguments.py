@@ -246,3 +246,26 @@ def test_an_input_shape_tuple_is_guessed_as_channels_height_width(lint):
     '''})
     d = facts["Discriminator"]
     assert (d.status, d.built_with) == ("ok", "built with guessed sizes: input_shape=(3, 64, 64)")
+
+
+def test_every_build_starts_from_the_same_seed():
+    import types
+
+    import torch
+
+    from snlint.graph import GraphTarget
+    from snlint.graph.build import build
+
+    module = types.ModuleType("seeded")
+
+    class Discriminator(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 1)
+
+    module.Discriminator = Discriminator
+    target = GraphTarget("seeded.py", "seeded.py", "Discriminator")
+    first = build(module, target).model
+    torch.rand(100)  # another target's work moves the global generator
+    second = build(module, target).model
+    assert torch.equal(first.fc.weight, second.fc.weight)
