@@ -170,3 +170,19 @@ def test_a_statement_reading_a_name_only_left_out_code_binds_is_left_out_too():
         pass
         size = 64
     ''')
+
+
+def test_a_dispatch_on_an_option_with_no_else_takes_its_first_branch_by_default():
+    assert copy('''
+        if opt.dataset in ["imagenet", "folder"]:
+            dataset = dset.ImageFolder(root=opt.dataroot)
+            nc = 3
+        elif opt.dataset == "mnist":
+            nc = 1
+    ''') == textwrap.dedent('''
+        if (opt.dataset in ["imagenet", "folder"]) or not (opt.dataset == "mnist"):
+            pass
+            nc = 3
+        elif opt.dataset == "mnist":
+            nc = 1
+    ''')

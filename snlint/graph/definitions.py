@@ -140,6 +140,38 @@ def _tests(stmt: cst.If) -> cst.Tuple:
     return cst.Tuple(tests)
 
 
+def _dispatch_without_default(stmt: cst.If) -> bool:
+    """An `if`/`elif` chain with no `else` whose every test compares one subject with
+    literals (`opt.dataset == "lsun"`, `args.arch in ("a", "b")`)."""
+    tests = [e.value for e in _tests(stmt).elements]
+    branch: cst.If | cst.Else | None = stmt
+    while isinstance(branch, cst.If):
+        branch = branch.orelse
+    if branch is not None or len(tests) < 2:
+        return False
+    subjects = set()
+    for test in tests:
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.Equal, cst.In))):
+            return False
+        literal = test.comparisons[0].comparator
+        if not isinstance(literal, (cst.SimpleString, cst.Integer, cst.List, cst.Tuple, cst.Set)):
+            return False
+        subjects.add(_dotted(test.left))
+    return len(subjects) == 1 and None not in subjects
+
+
+def _parenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _any_of(tests: list[cst.BaseExpression]) -> cst.BaseExpression:
+    result = _parenthesized(tests[0])
+    for test in tests[1:]:
+        result = cst.BooleanOperation(left=result, operator=cst.Or(), right=_parenthesized(test))
+    return result
+
+
 def _is_main_guard(test: cst.BaseExpression) -> bool:
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
@@ -334,7 +366,18 @@ class _Filter:
                 _names_read(_tests(stmt)) & self.unbound):
             # `if new_torch: from ... import spectral_norm else: ...`: the script's own
             # choice, made as it would make it.
-            return [stmt.with_changes(body=self._suite(stmt.body),
+            test = stmt.test
+            if _dispatch_without_default(stmt):
+                # `if opt.dataset in ["imagenet", ...]: nc = 3 elif opt.dataset == "mnist":
+                # nc = 1` on an option with no default (`required=True`): no branch would
+                # run and `nc` would be missing, so the first branch is the default. The
+                # test grows on its own line; nothing moves.
+                others = _tests(stmt).elements[1:]
+                test = cst.BooleanOperation(
+                    left=_parenthesized(test), operator=cst.Or(),
+                    right=cst.UnaryOperation(cst.Not(), _parenthesized(
+                        _any_of([e.value for e in others]))))
+            return [stmt.with_changes(test=test, body=self._suite(stmt.body),
                                       orelse=self._orelse(stmt.orelse))]
         # A class in a branch (`if args.arch == "dcgan": class D ...`): every branch runs
         # in turn, each under `if True:` on its own header line (`elif c:` / `else:` sit
