@@ -8,6 +8,7 @@ from typing import Iterator
 
 from snlint.checks import Context, describe
 from snlint.checks.coverage import members
+from snlint.checks.verdicts import normalizes_with_batch_statistics
 from snlint.findings import Finding, Location
 
 
@@ -34,10 +35,8 @@ def couplings(project, d) -> list[Coupling]:
         for m in members(inst):
             if m.layer.cls is not None:
                 classes.add(m.layer.cls.qualname)
-            kind = m.layer.kind
-            if kind != "batch_norm" or m.layer.kept_in_eval:
-                continue
-            if (m.layer.call.path, m.layer.call.span) in project.kept_in_eval:
+            kept = m.layer.kept_in_eval or (m.layer.call.path, m.layer.call.span) in project.kept_in_eval
+            if not normalizes_with_batch_statistics(m.layer.kind, kept_in_eval=kept):
                 continue
             site = m.layer.origin or m.site
             found.setdefault((site.path, site.span), Coupling(

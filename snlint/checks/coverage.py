@@ -9,7 +9,7 @@ from typing import Iterator
 from snlint.checks import Context, describe
 from snlint.findings import Finding, Location
 from snlint.link.values import Layer
-from snlint.torchapi import NEEDS_SN
+from snlint.checks.verdicts import needs_sn
 
 
 @dataclass
@@ -57,7 +57,7 @@ def members(root: Layer) -> list[Member]:
 
 
 def _needs_sn(layer: Layer) -> bool:
-    return layer.kind in NEEDS_SN and not layer.bypassed
+    return needs_sn(layer.kind, weight_norm=layer.weight_norm, bypassed=layer.bypassed)
 
 
 def check(project, ctx: Context) -> Iterator[Finding]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from snlint.checks.catalogue import Rule
+from snlint.checks.verdicts import needs_sn, normalizes_with_batch_statistics
 from snlint.findings import DiscriminatorRef, Finding, Location, Span
 from snlint.graph.facts import LeafFacts, Site, TargetFacts
 from snlint.link.graph_diagnostics import target_diagnostics
@@ -70,8 +71,12 @@ def has_batch_statistics(facts: TargetFacts) -> bool:
     """The graph's verdict for SN401/SN303: batch-statistics normalization in training
     mode (a batch norm layer, or F.batch_norm with batch statistics). Coupling that only the
     probe or a batch reduction shows is SN302, not this."""
-    return any(m.kind == "batch_norm" and m.uses_batch_stats for m in facts.modules) or bool(
-        facts.batch_norm_calls)
+    return any(_batch_stats(m) for m in facts.modules) or bool(facts.batch_norm_calls)
+
+
+def _batch_stats(m: LeafFacts) -> bool:
+    return normalizes_with_batch_statistics(m.kind, uses_batch_stats=m.uses_batch_stats,
+                                            kept_in_eval=m.kept_in_eval)
 
 
 def built_locations(facts: TargetFacts, display_for: DisplayFor) -> set[tuple[str, Span]]:
@@ -89,6 +94,15 @@ def built_locations(facts: TargetFacts, display_for: DisplayFor) -> set[tuple[st
                 if path is not None:
                     found.add((path, _span(site)))
     return found
+
+
+def built_note(built_with: str) -> str:
+    """What a graph finding adds about the arguments that built its discriminator: where
+    they came from when the graph pass had to find or guess them (the user may need to
+    check them); nothing for a class built with its own defaults, the obvious case."""
+    if not built_with or built_with.startswith("built with its defaults"):
+        return ""
+    return f"; graph pass: {built_with}"
 
 
 def _sn_checks(m: LeafFacts) -> list[tuple[str, Site | None, str, dict]]:
@@ -182,13 +196,13 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
     for m in facts.modules:
         for code, site, message, data in _sn_checks(m):
             add(code, site, m, message, data)
-        if uses_sn and m.kind in _MATRIX_KINDS and not m.sn:
+        if uses_sn and needs_sn(m.kind, weight_norm=m.weight_norm) and not m.sn:
             add("SN201", m.site, m,
                 f"{m.type_name} has no spectral norm, but the discriminator's other conv/linear "
                 "layers use it",
                 {"layer": m.type_name, "sn_api": apis.most_common(1)[0][0] if apis else "",
                  **_origin(m.origin)})
-        if m.kind == "batch_norm" and m.uses_batch_stats:
+        if _batch_stats(m):
             why = "in training mode" if m.training else "(track_running_stats=False)"
             add("SN301", m.param_site or m.site, m,
                 f"{m.type_name} normalizes with batch statistics {why}: real and generated "
@@ -220,11 +234,15 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
                 "the others' outputs) and no batch norm explains it", {"probe": True}, layers=False)
 
     findings = []
+    note = built_note(facts.built_with)
     for group in groups.values():
         name, severity = _meta(group.code, rules)
         message = group.message
         if group.count > 1 and group.layers:
             message += f" ({group.count} instances built here)"
+        message += note
+        if note:
+            group.data["built_with"] = facts.built_with
         disc = (DiscriminatorRef(f"{target.display}:{target.class_name}", evidence)
                 if group.code in _NAMES_DISCRIMINATOR else None)
         data = tuple(sorted({**group.data, "instances": group.count}.items()

@@ -119,6 +119,13 @@ class LeafFacts:
     # A batch norm that normalizes with batch statistics in the model's training mode
     # (training, or track_running_stats=False which uses them even in eval).
     uses_batch_stats: bool = False
+    # Another weight normalization on the layer, chosen on purpose (multi-scale audio
+    # discriminators): "hook" (torch.nn.utils.weight_norm), "parametrization"
+    # (parametrizations.weight_norm), or "" for none.
+    weight_norm: str = ""
+    # Put in eval mode by `.eval()` / `.train(False)` inside an `__init__` (a frozen
+    # feature network), as the source pass's `kept_in_eval` counts it.
+    kept_in_eval: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,6 +140,7 @@ class LeafFacts:
             "origin": self.origin.to_dict() if self.origin else None,
             "param_site": self.param_site.to_dict() if self.param_site else None,
             "uses_batch_stats": self.uses_batch_stats,
+            "weight_norm": self.weight_norm, "kept_in_eval": self.kept_in_eval,
         }
 
     @classmethod
@@ -144,7 +152,8 @@ class LeafFacts:
             [SNState.from_dict(s) for s in d.get("sn", [])], Site.from_dict(d.get("site")),
             d.get("instances", 1), d.get("training", True), d.get("bypassed_forward", False),
             Site.from_dict(d.get("origin")), Site.from_dict(d.get("param_site")),
-            d.get("uses_batch_stats", False),
+            d.get("uses_batch_stats", False), d.get("weight_norm", ""),
+            d.get("kept_in_eval", False),
         )
 
 
@@ -170,6 +179,9 @@ class TargetFacts:
     error_site: Site | None = None
     # Wall time the worker spent on this target (seconds), for the report and benchmarks.
     seconds: float = 0.0
+    # Which arguments built it and where they came from ("built as in train.py:88",
+    # "built with guessed sizes: nc=3"); graph findings repeat it.
+    built_with: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -181,7 +193,7 @@ class TargetFacts:
                                  for what, s in self.batch_reductions],
             "probe": dict(self.probe),
             "error_site": self.error_site.to_dict() if self.error_site else None,
-            "seconds": self.seconds,
+            "seconds": self.seconds, "built_with": self.built_with,
         }
 
     @classmethod
@@ -195,4 +207,5 @@ class TargetFacts:
             [Site.from_dict(x) for x in d.get("batch_norm_calls", [])],
             [(what, Site.from_dict(s)) for what, s in d.get("batch_reductions", [])],
             probe, Site.from_dict(d.get("error_site")), d.get("seconds", 0.0),
+            d.get("built_with", ""),
         )

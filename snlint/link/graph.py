@@ -76,7 +76,7 @@ def graph_pass(project, config: Config, rules: dict[str, Rule],
 
 
 def merge(source: list[Finding], graph: list[Finding], verdicts: dict, displays) -> list[Finding]:
-    from snlint.checks.graph_rules import built_locations
+    from snlint.checks.graph_rules import built_locations, built_note
 
     by_key = {(f.code, f.path, f.span): f for f in graph if not f.is_diagnostic}
     # A layer a helper builds inside the container it returns: the graph sees it at each
@@ -96,7 +96,8 @@ def merge(source: list[Finding], graph: list[Finding], verdicts: dict, displays)
         key = (f.code, f.path, f.span)
         same = [k for k in dict.fromkeys([key, *by_origin.get(key, [])]) if k in by_key]
         if same:
-            out.append(replace(f, pass_="source+graph"))
+            note = built_note(by_key[same[0]].get("built_with") or "")
+            out.append(replace(f, pass_="source+graph", message=f.message + note))
             for k in same:
                 del by_key[k]
             continue

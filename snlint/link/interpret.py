@@ -20,6 +20,7 @@ from snlint.link.values import (
 )
 from snlint.torchapi import (
     INIT_FUNCTION, INPLACE_TENSOR_INIT, KINDS, PARTIAL, SN_CUSTOM, SN_FUNCTIONS, layer_type,
+    weight_norm_api,
 )
 
 MAX_DEPTH = 24
@@ -794,6 +795,9 @@ class Interpreter:
     def named_call(self, callee: NameV, args: list[Value], kwargs: dict[str, Value],
                    e: F.Call | None, frame: Frame, loc: Location) -> Value:
         qual = callee.qual
+        if weight_norm_api(qual) and args and isinstance(args[0], Layer):
+            args[0].weight_norm = weight_norm_api(qual)
+            return args[0]
         if qual in PARTIAL and args:
             return PartialV(args[0], tuple(args[1:]), kwargs, callee.text)
         if INIT_FUNCTION.match(qual) and args:
