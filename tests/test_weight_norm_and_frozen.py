@@ -6,7 +6,6 @@ cases through the graph pass."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 from snlint.config import Config
 from snlint.findings import Finding, Span

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from snlint.checks.catalogue import Rule
-from snlint.checks.verdicts import needs_sn, normalizes_with_batch_statistics
+from snlint.checks.verdicts import has_batch_statistics, leaf_has_batch_statistics, needs_sn  # noqa: F401
 from snlint.findings import DiscriminatorRef, Finding, Location, Span
 from snlint.graph.facts import LeafFacts, Site, TargetFacts
 from snlint.link.graph_diagnostics import target_diagnostics
+from snlint.link.join import built_note
 
 # Name and severity when the catalogue has no page for a code (yet).
 _FALLBACK = {
@@ -65,44 +66,6 @@ def _span(site: Site) -> Span:
 
 def _shape(shape: tuple[int, ...] | None) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]" if shape is not None else "?"
-
-
-def has_batch_statistics(facts: TargetFacts) -> bool:
-    """The graph's verdict for SN401/SN303: batch-statistics normalization in training
-    mode (a batch norm layer, or F.batch_norm with batch statistics). Coupling that only the
-    probe or a batch reduction shows is SN302, not this."""
-    return any(_batch_stats(m) for m in facts.modules) or bool(facts.batch_norm_calls)
-
-
-def _batch_stats(m: LeafFacts) -> bool:
-    return normalizes_with_batch_statistics(m.kind, uses_batch_stats=m.uses_batch_stats,
-                                            kept_in_eval=m.kept_in_eval)
-
-
-def built_locations(facts: TargetFacts, display_for: DisplayFor) -> set[tuple[str, Span]]:
-    """Every (display path, span) where the graph saw a layer built or SN applied.
-
-    A source finding at one of these with no graph finding of the same code there was
-    cleared by the runtime facts (batch norm kept in eval mode, SN added by `apply`).
-    """
-    found: set[tuple[str, Span]] = set()
-    for m in facts.modules:
-        sites = [m.site, m.origin, m.param_site] + [s.site for s in m.sn] + [s.dim_site for s in m.sn]
-        for site in sites:
-            if site is not None:
-                path = display_for(site.file)
-                if path is not None:
-                    found.add((path, _span(site)))
-    return found
-
-
-def built_note(built_with: str) -> str:
-    """What a graph finding adds about the arguments that built its discriminator: where
-    they came from when the graph pass had to find or guess them (the user may need to
-    check them); nothing for a class built with its own defaults, the obvious case."""
-    if not built_with or built_with.startswith("built with its defaults"):
-        return ""
-    return f"; graph pass: {built_with}"
 
 
 def _sn_checks(m: LeafFacts) -> list[tuple[str, Site | None, str, dict]]:
@@ -202,7 +165,7 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
                 "layers use it",
                 {"layer": m.type_name, "sn_api": apis.most_common(1)[0][0] if apis else "",
                  **_origin(m.origin)})
-        if _batch_stats(m):
+        if leaf_has_batch_statistics(m):
             why = "in training mode" if m.training else "(track_running_stats=False)"
             add("SN301", m.param_site or m.site, m,
                 f"{m.type_name} normalizes with batch statistics {why}: real and generated "

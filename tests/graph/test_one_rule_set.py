@@ -225,3 +225,31 @@ def test_a_finding_both_passes_see_carries_the_graph_note(tmp_path, monkeypatch)
     sn301 = [f for f in findings if f.code == "SN301"]
     assert len(sn301) == 1 and sn301[0].pass_ == "source+graph"
     assert sn301[0].message.endswith("; graph pass: built with guessed sizes: nc=3")
+
+
+SN_THE_SOURCE_CANNOT_FOLLOW = '''
+    import importlib
+
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+    SN = importlib.import_module("torch.nn.utils.parametrizations").spectral_norm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+            self.b = nn.Conv2d(8, 1, 3)
+            SN(self.b)
+
+        def forward(self, x):
+            return self.b(self.a(x))
+'''
+
+
+def test_a_source_finding_the_built_discriminator_clears_is_not_made(tmp_path):
+    (tmp_path / "d.py").write_text(textwrap.dedent(SN_THE_SOURCE_CANNOT_FOLLOW))
+    source_only = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
+    assert [(f.code, f.line) for f in source_only] == [("SN201", 14)]
+    assert run([str(tmp_path)], Config(root=tmp_path, graph=True)).findings == []
