@@ -62,6 +62,11 @@ def _stdout_is_terminal() -> bool:
     return bool(isatty and isatty())
 
 
+def _stderr_is_terminal() -> bool:
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def _emit(text: str, color: bool = False) -> None:
     try:
         click.echo(text, color=color)
@@ -114,6 +119,8 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
               help="Print the fixes as unified diffs on standard output and write nothing; "
                    "exit 1 when there is a diff.")
 @click.option("--show-fixes", is_flag=True, help="Show each finding's fix and its diff.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print the findings and nothing else: no summary lines, no progress.")
 @click.version_option(_version(), "-V", "--version", prog_name="snlint",
                       message="%(prog)s %(version)s")
 def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[str] | None,
@@ -121,7 +128,8 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
          output_format: str | None, exit_zero: bool, statistics: bool,
          force_exclude: bool | None, list_rules: bool, explain: str | None,
          stdin_filename: str | None = None, add_noqa: bool = False, fix: bool = False,
-         unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False) -> None:
+         unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False,
+         quiet: bool = False) -> None:
     """Audit PyTorch GAN code for spectral-normalization and batch-coupling mistakes."""
     fmt = output_format or ("full" if _stdout_is_terminal() else "concise")
     color = fmt in report.TEXT_FORMATS and _use_color()
@@ -181,7 +189,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
 
             result = lint_stdin(sys.stdin.buffer, paths[0], config)
         else:
-            result = run(list(paths), config)
+            result = run(list(paths), config, progress=_progress(quiet))
         findings = list(result.findings)
         if add_noqa:
             from snlint.noqa import write_noqa
@@ -197,7 +205,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
                                  unsafe_fixes=unsafe_fixes)
         # ruff's closing lines, on stdout for the text formats only (never in JSON).
         # No file left to lint (all excluded, as a pre-commit hook may see): say nothing.
-        closing = ("" if statistics or fmt not in report.TEXT_FORMATS
+        closing = ("" if quiet or statistics or fmt not in report.TEXT_FORMATS
                    or not (result.files or findings)
                    else report.summary(findings, unsafe_fixes=unsafe_fixes))
     except Exception as exc:
@@ -207,7 +215,31 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         _emit(text + ("\n" if fmt == "full" and closing else ""), color)
     if closing:
         _emit(closing, color)
+    if not quiet:
+        _graph_summary([] if stdin else result.graph)
     sys.exit(exit_code(findings, exit_zero))
+
+
+def _progress(quiet: bool):
+    """The graph pass's progress line on standard error (None: no progress)."""
+    if quiet:
+        return None
+    from snlint.report.progress import ProgressLine
+
+    return ProgressLine(sys.stderr, _stderr_is_terminal())
+
+
+def _graph_summary(results) -> None:
+    """One line on standard error after a run with the graph pass; stdout keeps only the
+    report (JSON and SARIF stay parseable)."""
+    from snlint.link.graph_diagnostics import graph_summary
+
+    text = graph_summary(results)
+    if text:
+        try:
+            click.echo(text, err=True)
+        except OSError:
+            pass
 
 
 def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zero: bool) -> None:

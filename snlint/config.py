@@ -170,6 +170,7 @@ class Config:
     norm_replacement: str = "groupnorm"
     graph: bool | None = None  # None: on when torch is importable
     graph_timeout: float = 20.0
+    graph_paths: list[str] = field(default_factory=list)  # sys.path folders, root-relative
     models: dict[str, dict] = field(default_factory=dict)
     force_exclude: bool = False
     _relative: dict[tuple[Path, str], str] = field(default_factory=dict, init=False,
@@ -199,6 +200,7 @@ class Config:
                     raise ConfigError(f"invalid class reference {ref!r} in {where} "
                                       "(expected \"path/relative/to/root.py:ClassName\")")
             setattr(self, name, refs)
+        self.graph_paths = _string_list(self.graph_paths, "graph-paths")
 
     # -- selection
 
@@ -277,6 +279,7 @@ _KEYS = {
     "norm-replacement": "norm_replacement",
     "graph": "graph",
     "graph-timeout": "graph_timeout",
+    "graph-paths": "graph_paths",
     "models": "models",
     "force-exclude": "force_exclude",
 }
@@ -362,6 +365,13 @@ def _check_value(key: str, value: Any, path: Path) -> Any:
     if key in ("select", "extend-select", "ignore", "exclude", "extend-exclude",
                "discriminators", "not-discriminators"):
         return _string_list(value, where)
+    if key == "graph-paths":
+        folders = _string_list(value, where)
+        for folder in folders:
+            if not (path.parent / folder).is_dir():
+                raise ConfigError(f"{where}: {folder!r} is not a folder (the paths are "
+                                  f"relative to {path.parent})")
+        return folders
     if key == "per-file-ignores":
         if not isinstance(value, dict):
             raise ConfigError(f"{where} must be a table of glob = [codes]")

@@ -11,6 +11,7 @@ import os
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from snlint.checks import Context, run_checks
 from snlint.checks.catalogue import load_catalogue
@@ -24,9 +25,13 @@ from snlint.notebook import Notebook, cell_key, parse_notebook
 from snlint.fix import attach_fixes
 from snlint.link import link
 from snlint.link.graph import graph_enabled, graph_pass
+from snlint.link.graph_diagnostics import GraphRun, Progress
 from snlint.link.join import join, one_finding_per_mistake
 from snlint.source import extract
 from snlint.suppress import Suppressions
+
+if TYPE_CHECKING:
+    from snlint.graph.facts import TargetFacts
 
 
 @dataclass
@@ -34,6 +39,7 @@ class RunResult:
     findings: list[Finding]
     sources: dict[str, str] = field(default_factory=dict)  # display path -> text
     files: list[str] = field(default_factory=list)
+    graph: list[TargetFacts] = field(default_factory=list)  # [] when the graph pass did not run
 
 
 def _internal(path: str, error: BaseException, stage: str = "") -> Finding:
@@ -44,7 +50,8 @@ def _internal(path: str, error: BaseException, stage: str = "") -> Finding:
 
 
 def lint_sources(sources: dict[str, str], config: Config,
-                 context: dict[str, str] | None = None) -> list[Finding]:
+                 context: dict[str, str] | None = None,
+                 graph_run: GraphRun | None = None) -> list[Finding]:
     """Lint already-read files (display path -> text) as one project. `context` files are
     read for their facts (helpers, blocks, the discriminator a script imports) but their
     own findings are not reported."""
@@ -72,7 +79,8 @@ def lint_sources(sources: dict[str, str], config: Config,
         graph: list[Finding] = []
         if graph_enabled(config) and project.discriminators:
             try:
-                graph, built = graph_pass(project, config, rules, only=set(sources))
+                graph, built = graph_pass(project, config, rules, only=set(sources),
+                                          graph_run=graph_run)
                 displays = {os.path.abspath(f.path): f.path for f in facts}
                 join(project, built, displays.get)
             except Exception as e:  # noqa: BLE001 - the source findings still stand
@@ -102,7 +110,7 @@ def _select(findings: list[Finding], sources: dict[str, str], config: Config) ->
     return sorted(kept, key=Finding.sort_key)
 
 
-def run(paths: list[str], config: Config) -> RunResult:
+def run(paths: list[str], config: Config, progress: Progress | None = None) -> RunResult:
     sources: dict[str, str] = {}
     notebooks: dict[str, Notebook] = {}
     diagnostics: list[Finding] = []
@@ -121,13 +129,15 @@ def run(paths: list[str], config: Config) -> RunResult:
         else:
             sources[display] = read.text
     context = context_sources({p: t for p, t in sources.items() if p not in notebooks}, config)
-    findings = in_cells(lint_sources(sources, config, context), notebooks)
+    graph_run = GraphRun(progress)
+    findings = in_cells(lint_sources(sources, config, context, graph_run), notebooks)
     findings.extend(d for d in diagnostics if config.is_enabled(d.code, d.path))
     shown = dict(sources)
     for display, notebook in notebooks.items():
         for cell in notebook.cells:
             shown[cell_key(display, cell.number)] = "".join(cell.lines)
-    return RunResult(sorted(findings, key=Finding.sort_key), shown, [d for d, _ in files])
+    return RunResult(sorted(findings, key=Finding.sort_key), shown, [d for d, _ in files],
+                     graph_run.results)
 
 
 def in_cells(findings: list[Finding], notebooks: dict[str, Notebook]) -> list[Finding]:

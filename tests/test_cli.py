@@ -137,7 +137,7 @@ def test_bad_output_format_exits_2(project):
 def test_engine_crash_is_one_line_exit_2(project, monkeypatch):
     from snlint import engine
 
-    def crash(paths, config):
+    def crash(paths, config, **options):
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.setattr(engine, "run", crash)
@@ -193,7 +193,8 @@ def test_options_reach_the_configuration(project, monkeypatch):
 
     seen = []
     real_run = engine.run
-    monkeypatch.setattr(engine, "run", lambda paths, config: seen.append(config) or real_run(paths, config))
+    monkeypatch.setattr(engine, "run", lambda paths, config, **options: seen.append(config)
+                        or real_run(paths, config, **options))
     project("ok.py", CLEAN)
     snlint("ok.py", "--select", "sn1, SN2", "--extend-select", "SN501", "--ignore", "SN105",
            "--no-graph", "--graph-timeout", "3", "--force-exclude")

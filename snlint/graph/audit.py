@@ -78,8 +78,9 @@ def audit(target: nn.Module | Callable[[], nn.Module], example_input: Any = None
     """Graph-pass findings for a module, or for a zero-argument factory that builds one.
 
     `example_input` (a tensor, or a tuple of forward arguments) replaces the probe's guess
-    of an input. The module is inspected in training mode; a passed module's modes are
-    restored afterwards, and it is never run (deep copies are).
+    of an input. The module is inspected in training mode; a passed module is run, and its
+    state (parameters, buffers, modes, attributes) and the random generators are restored
+    afterwards.
     """
     sites.clear_caches()
     if isinstance(target, nn.Module):
@@ -102,8 +103,6 @@ def audit(target: nn.Module | Callable[[], nn.Module], example_input: Any = None
     finally:
         for m, mode in modes:
             m.training = mode
-    if facts.trace_reason.startswith("cannot copy"):
-        facts.trace_reason += " (pass a factory, e.g. `lambda: Discriminator()`)"
     try:
         from snlint.checks.catalogue import load_catalogue
 

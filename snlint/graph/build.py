@@ -1,72 +1,427 @@
-"""Building a discriminator class in the graph-pass worker (child process only)."""
+"""Building a discriminator class in the graph-pass worker (child process only).
+
+The arguments come, in order, from the `[tool.snlint.models]` entry (the override: used
+alone when given), the project's own construction sites (`GraphTarget.candidates`, found
+statically by snlint.link.arguments), the constructor's defaults, and guesses from the
+parameters' names and annotations. A few attempts are made (`MAX_ATTEMPTS`); each failed
+one leaves no torch state behind. What built the model, or what was tried, is said in
+`Built.built_with`.
+"""
 
 from __future__ import annotations
 
+import argparse
+import functools
+import gc
+import importlib
 import inspect
 import json
 import re
-from typing import Any
 import types
+from dataclasses import dataclass, field
+from typing import Any
 
 from snlint.graph.facts import GraphTarget, Site, one_line
 from snlint.graph.loader import error_site
 
+MAX_ATTEMPTS = 8
+GUESS_PROFILES = 4
 
 _INPUT_CHANNELS = re.compile(
-    r"^((in|input|img|image|num)_?(ch|c|nc|chans?|channels?|planes|dim)|(c|ch|nc)_?in|nc|channels)$")
+    r"^(num_?|n_)?((in|input|img|image)_?(ch|c|nc|chans?|channels?|planes|dim)|(c|ch|nc)_?in|nc|"
+    r"channels?)$")
+_CONFIG = re.compile(r"^(opts?|options?|args?|arguments|cfg|config|conf|configs?|hparams|hps?|h|params|"
+                     r"settings|flags|model_?cfg|model_?config)$", re.I)
+_FLAG = re.compile(r"^(use|no|is|with|enable|disable|do)_|^(sn|spectral|spectral_?norm|bias|affine)$", re.I)
+_LATENT = re.compile(r"latent|z_?dim|^nz$|^z$|noise|code_?dim|style_?dim|w_?dim", re.I)
+_NESTED = re.compile(r"^(model|models|net|network|arch|disc|discriminator|d|D|dis|critic|train|data)$")
+
+# Guessed values by what a parameter's name says it is; profile i takes item i (cycling).
+GUESSES: dict[str, tuple[Any, ...]] = {
+    "classes": (10,),
+    "channels": (3, 1, 3, 3),
+    "period": (2,),
+    "latent": (100, 128),
+    "size": (64, 32, 128, 256),
+    "layers": (3,),
+    "width": (64, 32, 64, 64),
+    "flag": (False,),
+    "float": (0.2,),
+    "other": (1,),
+}
 
 
-def _guess(name: str) -> str:
-    """An example value for a constructor argument in the suggested configuration."""
+def category(name: str, annotation: Any = inspect.Parameter.empty) -> str:
+    """What kind of value a parameter (or a config attribute) named so most likely holds."""
+    ann = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    if ann in ("bool",):
+        return "flag"
+    if ann in ("float",):
+        return "float"
+    if ann in ("Namespace", "dict", "Dict", "DictConfig", "EasyDict", "AttrDict") or _CONFIG.match(name):
+        return "config"
     low = name.lower()
-    if "class" in low:
-        return "10"
+    if "class" in low or low in ("n_cls", "num_labels", "nlabels", "n_labels"):
+        return "classes"
     if _INPUT_CHANNELS.match(low):
-        return "3"
-    if any(k in low for k in ("size", "res", "img", "image")):
-        return "64"
-    if any(k in low for k in ("layer", "depth", "blocks")):
-        return "3"
+        return "channels"
+    if "period" in low:
+        return "period"
+    if low.endswith("shape"):
+        return "shape"
+    if _LATENT.search(low):
+        return "latent"
+    if _FLAG.search(name):
+        return "flag"
+    if any(k in low for k in ("layer", "depth", "blocks", "n_dis", "num_d")):
+        return "layers"
+    if any(k in low for k in ("size", "res", "img", "image", "height", "length")):
+        return "size"
     if any(k in low for k in ("ch", "nf", "df", "dim", "width", "feat", "hidden", "out", "planes", "nc")):
-        return "64"
-    return "1"
+        return "width"
+    return "other"
 
 
-def _missing_args(cls: type, kwargs: dict[str, Any]) -> list[str]:
-    try:
-        params = inspect.signature(cls).parameters.values()
-    except (TypeError, ValueError):
-        return []
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-             inspect.Parameter.KEYWORD_ONLY)
-    return [p.name for p in params
-            if p.kind in kinds and p.default is inspect.Parameter.empty and p.name not in kwargs]
+def _guess_plain(name: str, profile: int, annotation: Any = inspect.Parameter.empty) -> Any:
+    kind = category(name, annotation)
+    if kind == "shape":
+        # `input_shape` / `img_shape` is unpacked as (C, H, W) by the classes that take it.
+        size = GUESSES["size"][profile % len(GUESSES["size"])]
+        return (GUESSES["channels"][profile % len(GUESSES["channels"])], size, size)
+    values = GUESSES["other" if kind == "config" else kind]
+    return values[profile % len(values)]
 
 
-def build(module: types.ModuleType, target: GraphTarget) -> tuple[Any, str, Site | None]:
-    """(model, "", None) or (None, message, error site)."""
+class _Guesses:
+    """What one attempt guessed: `name=value` texts, in the order the class asked."""
+
+    def __init__(self, profile: int) -> None:
+        self.profile = profile
+        self.made: list[str] = []
+        self.objects = 0  # guessing namespaces/dicts handed out
+
+    def value(self, path: str, name: str) -> Any:
+        if category(name) == "config" or _NESTED.match(name):
+            return self.attr_dict({}, path)
+        value = _guess_plain(name, self.profile)
+        self.made.append(f"{path}={value!r}")
+        return value
+
+    def attr_dict(self, items: dict[str, Any], path: str) -> Any:
+        self.objects += 1
+        return _attr_dict_class(self, path)(items)
+
+    def namespace(self, attrs: dict[str, Any], path: str) -> Any:
+        self.objects += 1
+        return _namespace_class(self, path)(**attrs)
+
+
+def _attr_dict_class(guesses: _Guesses, path: str) -> type:
+    """A dict read by attribute (EasyDict/OmegaConf-like) that answers a key nobody set
+    with a guess by the key's name, and records the guess."""
+
+    class AttrDict(dict):
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return self[name]
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            self[name] = value
+
+        def __missing__(self, key: Any) -> Any:
+            if not isinstance(key, str) or key.startswith("__"):
+                raise KeyError(key)
+            value = guesses.value(f"{path}.{key}", key)
+            dict.__setitem__(self, key, value)
+            return value
+
+    return AttrDict
+
+
+def _namespace_class(guesses: _Guesses, path: str) -> type:
+    class Namespace(argparse.Namespace):
+        def __getattr__(self, name: str) -> Any:  # only for attributes nobody set
+            if name.startswith("__"):
+                raise AttributeError(name)
+            value = guesses.value(f"{path}.{name}", name)
+            setattr(self, name, value)
+            return value
+
+    return Namespace
+
+
+class _Unknown(Exception):
+    """A spec the worker cannot turn into an object: the argument counts as not passed."""
+
+
+def decode(spec: Any, guesses: _Guesses, path: str) -> Any:
+    """An object from a value spec (snlint.link.arguments); untagged dicts (from
+    [tool.snlint.models] tables) become attribute dicts."""
+    if isinstance(spec, list):
+        return [decode(s, guesses, f"{path}[{i}]") for i, s in enumerate(spec)]
+    if not isinstance(spec, dict):
+        return spec
+    kind = spec.get("$")
+    if kind is None:
+        return guesses.attr_dict({k: decode(v, guesses, f"{path}.{k}") for k, v in spec.items()}, path)
+    if kind == "tuple":
+        return tuple(decode(s, guesses, f"{path}[{i}]") for i, s in enumerate(spec["items"]))
+    if kind == "dict":
+        items = {k: decode(v, guesses, f"{path}.{k}") for k, v in spec["items"]}
+        return guesses.attr_dict(items, path) if spec.get("attrs") else items
+    if kind == "namespace":
+        attrs = {k: decode(v, guesses, f"{path}.{k}") for k, v in spec["attrs"].items()}
+        return guesses.namespace(attrs, path)
+    if kind == "torch":
+        return _torch_name(spec["name"])
+    if kind == "partial":
+        return functools.partial(decode(spec["func"], guesses, path),
+                                 *[decode(a, guesses, path) for a in spec["args"]],
+                                 **{k: decode(v, guesses, path) for k, v in spec["kwargs"].items()})
+    raise _Unknown(kind)
+
+
+def _torch_name(name: str) -> Any:
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            raise _Unknown(name) from None
+        return obj
+    raise _Unknown(name)
+
+
+@dataclass
+class Plan:
+    """One way to call the constructor: what a source gives, the rest filled in."""
+
+    label: str  # "as in train.py:88", "[tool.snlint.models]", "" (defaults and guesses)
+    args: list[Any] = field(default_factory=list)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)
+    profile: int = 0
+
+
+@dataclass
+class Call:
+    args: list[Any]
+    kwargs: dict[str, Any]
+    guesses: _Guesses
+    notes: list[str]  # "ndf=64: argparse default at train.py:12"
+    guessed: list[str]  # parameters guessed outright: "in_ch=3"
+    label: str
+    configs: list[str] = field(default_factory=list)  # config parameters given a guessing dict
+
+    def key(self) -> str:
+        shown = repr((self.args, sorted(self.kwargs.items())))
+        return shown + (f"#{self.guesses.profile}" if self.guesses.objects else "")
+
+    def describe(self, built: bool) -> str:
+        guessed = self.guessed + self.guesses.made
+        guessed += [f"{c}={{}}" for c in self.configs if not any(g.startswith(c + ".") for g in guessed)]
+        if self.label:
+            details = list(self.notes)
+            if guessed:
+                details.append("guessed " + ", ".join(guessed))
+            text = self.label + (f" ({'; '.join(details)})" if details else "")
+            return ("built " if built else "") + text
+        if guessed:
+            return ("built with " if built else "") + "guessed sizes: " + ", ".join(guessed)
+        return "built with its defaults" if built else "its defaults"
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (dict, argparse.Namespace)):
+        return ""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
+    """The call a plan makes: its values bound to the parameters, defaults where it gives
+    none, guesses for required parameters nothing gives."""
+    guesses = _Guesses(plan.profile)
+    values: dict[str, Any] = {}
+    notes: list[str] = []
+    extra_pos: list[Any] = []
+    extra_kw: dict[str, Any] = {}
+    positional = [p for p in params if p.kind in _POSITIONAL]
+    var_pos = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    by_name = {p.name: p for p in params if p.kind not in (inspect.Parameter.VAR_POSITIONAL,
+                                                            inspect.Parameter.VAR_KEYWORD)}
+
+    def note(key: str, name: str, value: Any) -> None:
+        origin = plan.origins.get(key)
+        if origin:
+            shown = _shown(value)
+            notes.append(f"{name}={shown}: {origin}" if shown else f"{name}: {origin}")
+
+    for i, spec in enumerate(plan.args):
+        name = positional[i].name if i < len(positional) else f"*{i}"
+        try:
+            value = decode(spec, guesses, name)
+        except _Unknown:
+            if i >= len(positional):
+                raise
+            continue
+        if i < len(positional):
+            values[name] = value
+        elif var_pos:
+            extra_pos.append(value)
+        else:
+            raise _Unknown("too many positional arguments")
+        note(str(i), name, value)
+    for name, spec in plan.kwargs.items():
+        try:
+            value = decode(spec, guesses, name)
+        except _Unknown:
+            continue
+        if name in by_name:
+            values[name] = value
+        elif var_kw:
+            extra_kw[name] = value
+        else:
+            raise _Unknown(f"unexpected argument {name}")
+        note(name, name, value)
+    guessed: list[str] = []
+    configs: list[str] = []
+    for p in by_name.values():
+        if p.name in values or p.default is not inspect.Parameter.empty:
+            continue
+        if category(p.name, p.annotation) == "config":
+            values[p.name] = guesses.attr_dict({}, p.name)
+            configs.append(p.name)
+            continue
+        values[p.name] = _guess_plain(p.name, plan.profile, p.annotation)
+        guessed.append(f"{p.name}={values[p.name]!r}")
+    if extra_pos or any(by_name[n].kind is inspect.Parameter.POSITIONAL_ONLY for n in values):
+        last = max((i for i, p in enumerate(positional) if p.name in values), default=-1)
+        args = [values.pop(p.name, p.default) for p in positional[:last + 1]] + extra_pos
+    else:
+        args = []
+    return Call(args, {**values, **extra_kw}, guesses, notes, guessed, plan.label, configs)
+
+
+def plans(target: GraphTarget, params: list[inspect.Parameter]) -> list[Plan]:
+    if target.kwargs is not None:
+        return [Plan("with the [tool.snlint.models] arguments", kwargs=dict(target.kwargs))]
+    out = [Plan(c.get("source", "as in the project"), list(c.get("args", [])), dict(c.get("kwargs", {})),
+                dict(c.get("origins", {}))) for c in target.candidates or []]
+    out.append(Plan(""))
+    needs_guess = any(p.default is inspect.Parameter.empty and p.kind not in (
+        inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD) for p in params)
+    if needs_guess:
+        out.extend(Plan("", profile=k) for k in range(1, GUESS_PROFILES))
+    return out
+
+
+def _suggestion(target: GraphTarget, params: list[inspect.Parameter]) -> str:
+    required = [p for p in params if p.default is inspect.Parameter.empty
+                and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+    if not required:
+        return ""
+    names = {p.name for p in params}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    given = {k: v for k, v in (target.kwargs or {}).items() if k in names or takes_any}
+    parts = [f"{k} = {json.dumps(v)}" for k, v in given.items()]
+    for p in required:
+        if p.name not in given:
+            value = "{ }" if category(p.name, p.annotation) == "config" else json.dumps(
+                _guess_plain(p.name, 0, p.annotation))
+            parts.append(f"{p.name} = {value}")
+    return (f"; add [tool.snlint.models] \"{target.display}:{target.class_name}\" = "
+            f"{{ {', '.join(parts)} }}")
+
+
+@dataclass
+class Built:
+    model: Any
+    message: str = ""
+    site: Site | None = None
+    built_with: str = ""
+
+
+def _torch_state() -> tuple:
+    import torch
+
+    return torch.get_rng_state(), torch.get_default_dtype(), torch.is_grad_enabled()
+
+
+def _restore(state: tuple) -> None:
+    import torch
+
+    rng, dtype, grad = state
+    torch.set_rng_state(rng)
+    torch.set_default_dtype(dtype)
+    torch.set_grad_enabled(grad)
+
+
+def build(module: types.ModuleType, target: GraphTarget) -> Built:
+    """The model, or why no attempt built it; either way, which arguments were used."""
+    import torch
     from torch import nn
 
-    obj: Any = module
-    for part in target.class_name.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return None, f"{target.class_name} is not defined in {target.display}", None
+    from snlint.graph import classes
+
+    obj = classes.find(module, target.class_name, target.line)
+    if obj is None:
+        return Built(None, f"{target.class_name} is not defined in {target.display}")
     if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
-        return None, f"{target.class_name} is not an nn.Module class", None
-    kwargs = dict(target.kwargs or {})
-    missing = _missing_args(obj, kwargs)
-    if missing:
-        given = [f"{k} = {json.dumps(v)}" for k, v in kwargs.items()]
-        example = ", ".join(given + [f"{m} = {_guess(m)}" for m in missing])
-        return None, (f"{target.class_name} needs arguments: {', '.join(missing)}; add "
-                      f"[tool.snlint.models] \"{target.display}:{target.class_name}\" = "
-                      f"{{ {example} }}"), None
+        return Built(None, f"{target.class_name} is not an nn.Module class")
     try:
-        model = obj(**kwargs)
-        if not isinstance(model, nn.Module):
-            return None, f"{target.class_name}() did not return an nn.Module", None
-        model.train()
-    except BaseException as exc:
-        return None, f"{target.class_name}() raised {one_line(exc)}", error_site(exc.__traceback__)
-    return model, "", None
+        params = list(inspect.signature(obj).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    calls: list[Call] = []
+    seen: set[str] = set()
+    unfit: list[str] = []
+    for plan in plans(target, params):
+        try:
+            call = resolve(params, plan)
+        except _Unknown as exc:
+            unfit.append(f"{plan.label or 'guesses'}: {exc}")
+            continue
+        if call.key() not in seen:
+            seen.add(call.key())
+            calls.append(call)
+    calls = calls[:MAX_ATTEMPTS]
+    message, site = "", None
+    tried: list[str] = []
+    for call in calls:
+        state = _torch_state()
+        # Every build starts from one seed: a target's weights (and the probe's verdict on
+        # them) do not depend on which targets the worker built before it.
+        torch.manual_seed(0)
+        try:
+            model = obj(*call.args, **call.kwargs)
+            if not isinstance(model, nn.Module):
+                raise TypeError(f"{target.class_name}() did not return an nn.Module")
+            model.train()
+        except BaseException as exc:  # noqa: BLE001 - the user's constructor may raise anything
+            message = f"{target.class_name}() raised {one_line(exc)}"
+            site = error_site(exc.__traceback__)
+            tried.append(call.describe(built=False))
+            del exc
+            _restore(state)
+            gc.collect()
+            continue
+        return Built(model, built_with="" if not params else call.describe(built=True))
+    if not calls:
+        return Built(None, f"no argument set fits {target.class_name}'s signature "
+                           f"({'; '.join(unfit)}){_suggestion(target, params)}")
+    if not params:
+        return Built(None, message, site)
+    listed = "; ".join(f"({i}) {t}" for i, t in enumerate(tried, 1))
+    count = f"{len(tried)} argument set{'s' if len(tried) != 1 else ''}"
+    return Built(None, message, site, f"tried {count}: {listed}{_suggestion(target, params)}")

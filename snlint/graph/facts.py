@@ -35,13 +35,22 @@ class GraphTarget:
     class_name: str
     kwargs: dict[str, Any] | None = None
     root: str = ""
+    # Import roots for sys.path, first = highest priority (snlint.link.roots); empty: `root`.
+    paths: tuple[str, ...] = ()
+    # The line of the `class` statement: a file may define one name in several
+    # module-level branches (`if args.arch == ...:`), and the worker builds this one.
+    line: int = 0
+    # Argument sets the project itself builds the class with (snlint.link.arguments), tried
+    # in order after `kwargs` (the [tool.snlint.models] override, used alone when given).
+    candidates: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "GraphTarget":
-        return cls(d["file"], d["display"], d["class_name"], d.get("kwargs"), d.get("root", ""))
+        return cls(d["file"], d["display"], d["class_name"], d.get("kwargs"), d.get("root", ""),
+                   tuple(d.get("paths", ())), d.get("line", 0), d.get("candidates"))
 
 
 @dataclass(frozen=True)
@@ -179,8 +188,12 @@ class TargetFacts:
     error_site: Site | None = None
     # Wall time the worker spent on this target (seconds), for the report and benchmarks.
     seconds: float = 0.0
-    # Which arguments built it and where they came from ("built as in train.py:88",
-    # "built with guessed sizes: nc=3"); graph findings repeat it.
+    # What recorded batch_norm_calls and batch_reductions: "fx" (the traced graph), "hooks"
+    # (real forward passes, when fx could not trace), or "" (neither: they are unknown).
+    recorded_by: str = ""
+    # Which constructor arguments built it and where they came from ("built as in
+    # train.py:88 (ndf=64: argparse default at train.py:12)"); when no attempt built it,
+    # what was tried.
     built_with: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -193,7 +206,8 @@ class TargetFacts:
                                  for what, s in self.batch_reductions],
             "probe": dict(self.probe),
             "error_site": self.error_site.to_dict() if self.error_site else None,
-            "seconds": self.seconds, "built_with": self.built_with,
+            "seconds": self.seconds, "recorded_by": self.recorded_by,
+            "built_with": self.built_with,
         }
 
     @classmethod
@@ -207,5 +221,6 @@ class TargetFacts:
             [Site.from_dict(x) for x in d.get("batch_norm_calls", [])],
             [(what, Site.from_dict(s)) for what, s in d.get("batch_reductions", [])],
             probe, Site.from_dict(d.get("error_site")), d.get("seconds", 0.0),
+            d.get("recorded_by", ""),
             d.get("built_with", ""),
         )

@@ -7,8 +7,10 @@ raised.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -31,24 +33,71 @@ def error_site(tb: types.TracebackType | None) -> Site | None:
     return best
 
 
-def _module_name(file: str) -> tuple[str, str | None]:
-    """(import name, folder to put on sys.path for it). Files inside packages keep their
-    dotted name so relative imports work; others get a private name (never __main__)."""
+def _package_name(file: str) -> tuple[list[str], str]:
+    """The dotted parts of `file` inside its regular package (`__init__.py` folders) and
+    the folder above the top package; `[stem]` and the file's folder outside a package."""
     folder, base = os.path.split(file)
     stem = os.path.splitext(base)[0]
     parts = [] if stem == "__init__" else [stem]
     while os.path.isfile(os.path.join(folder, "__init__.py")):
         parts.insert(0, os.path.basename(folder))
         folder = os.path.dirname(folder)
-    if len(parts) > 1 or (parts and stem == "__init__"):
-        name = ".".join(parts)
-        existing = sys.modules.get(name)
-        if existing is None or os.path.abspath(getattr(existing, "__file__", "") or "") == file:
-            if all(p.isidentifier() for p in parts):
-                return name, folder
+    return parts, folder
+
+
+def _free_name(name: str, file: str) -> bool:
+    existing = sys.modules.get(name)
+    return existing is None or os.path.abspath(getattr(existing, "__file__", "") or "") == file
+
+
+def _private_name(file: str) -> str:
+    stem = os.path.splitext(os.path.basename(file))[0]
     digest = hashlib.sha1(file.encode("utf-8")).hexdigest()[:10]
     safe = "".join(c if c.isalnum() else "_" for c in stem)
-    return f"snlint_user_{safe}_{digest}", None
+    return f"snlint_user_{safe}_{digest}"
+
+
+def _module_name(file: str, roots: list[str] = ()) -> tuple[str, str | None, str | None]:
+    """(import name, folder above its top package, folder of its namespace package).
+
+    A file inside a regular package keeps its dotted name, with the folder above the top
+    package to put on sys.path, so relative imports work. A file in a plain folder under an
+    import root is named by its path from the deepest such root (`models/models.py` ->
+    `models.models`), as the project's scripts at that root import it: the namespace
+    package's folder comes back third so the loader can check that the name resolves there.
+    Others get a private name (never __main__).
+    """
+    parts, package_root = _package_name(file)
+    is_init = os.path.basename(file) == "__init__.py"
+    if (len(parts) > 1 or (parts and is_init)) and all(p.isidentifier() for p in parts):
+        name = ".".join(parts)
+        if _free_name(name, file):
+            return name, package_root, None
+    if not is_init:
+        folder = os.path.dirname(file)
+        under = [r for r in roots if folder.startswith(os.path.join(r, ""))]
+        if under:
+            base = max(under, key=len)
+            dotted = os.path.relpath(os.path.splitext(file)[0], base).split(os.sep)
+            if all(p.isidentifier() for p in dotted) and _free_name(".".join(dotted), file):
+                return ".".join(dotted), None, os.path.join(base, dotted[0])
+    return _private_name(file), None, None
+
+
+def _register_namespace(top: str, folder: str) -> bool:
+    """Import the namespace package `top` now, while only the import roots are on sys.path,
+    when it resolves to one that holds `folder`. Imported later, with the file's folder on
+    sys.path, a `top.py` in that folder would win over it (a namespace portion loses to any
+    module of that name anywhere on sys.path)."""
+    if top in sys.modules:
+        return False
+    spec = importlib.machinery.PathFinder.find_spec(top)
+    if spec is None or spec.loader is not None or not spec.submodule_search_locations:
+        return False
+    if folder not in list(spec.submodule_search_locations):
+        return False
+    sys.modules[top] = importlib.util.module_from_spec(spec)
+    return True
 
 
 def _is_user_module(name: str, module: Any) -> bool:
@@ -62,8 +111,72 @@ def _is_user_module(name: str, module: Any) -> bool:
     paths = getattr(module, "__path__", None)  # namespace packages have no __file__
     try:
         return any(sites.is_user_file(os.path.join(p, "__init__.py")) for p in (paths or ()))
-    except TypeError:
+    except (TypeError, KeyError):  # KeyError: a namespace path whose parent is gone
         return False
+
+
+def _is_script(file: str) -> bool:
+    try:
+        with open(file, "rb") as handle:
+            source = importlib.util.decode_source(handle.read())
+        tree = ast.parse(source)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return False  # the ordinary import reports it
+    # Most modules only import and define: no need to load libcst (0.4 s) to know that.
+    if not any(_may_do_work(stmt) for stmt in tree.body):
+        return False
+    from snlint.graph.definitions import looks_like_script
+
+    return looks_like_script(source)
+
+
+def _may_do_work(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+        return True
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                         ast.ClassDef, ast.If, ast.Try)):
+        return False  # `if`/`try` bodies run like any module's: only loops at top level count
+    return any(isinstance(node, ast.Call) for node in ast.walk(stmt))
+
+
+class _DefinitionsLoader(importlib.machinery.SourceFileLoader):
+    """Loads a training script's definitions-only copy (snlint.graph.definitions),
+    compiled under the script's own path so every line number stays the user's."""
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        from snlint.graph.definitions import definitions_only
+
+        # Never a cached .pyc: that would be the whole script.
+        copy, _ = definitions_only(self.get_source(fullname))
+        return compile(copy, self.path, "exec", dont_inherit=True)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        from snlint.graph.definitions import PARSE_HELPER, parse_args_without_command_line
+
+        module.__dict__[PARSE_HELPER] = parse_args_without_command_line
+        super().exec_module(module)
+
+
+def _import_definitions(name: str, file: str) -> types.ModuleType:
+    """Import `file` as module `name` from its definitions-only copy, its parent package
+    (when `name` is dotted) imported as usual first, so relative imports work."""
+    parent, _, child = name.rpartition(".")
+    if parent:
+        importlib.import_module(parent)
+    loader = _DefinitionsLoader(name, file)
+    spec = importlib.util.spec_from_file_location(name, file, loader=loader)
+    if spec is None:
+        raise ImportError(f"cannot load {file}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    if parent:
+        setattr(sys.modules[parent], child, module)
+    return module
 
 
 class Loader:
@@ -83,11 +196,37 @@ class Loader:
         if folder and folder not in sys.path:
             sys.path.insert(0, folder)
 
+    def _prepare_path(self, target: GraphTarget, file: str) -> tuple[str, str | None]:
+        """Put the import roots and the file's folder on sys.path; the file's module name,
+        and the folder above its package (None: load it from its path)."""
+        roots = [os.path.abspath(p) for p in (target.paths or ([target.root] if target.root else []))]
+        for folder in reversed(roots):  # each goes first: the first root ends up first
+            self._add_path(folder)
+        name, package_root, namespace = _module_name(file, roots)
+        if namespace is not None:
+            if _register_namespace(name.partition(".")[0], namespace):
+                package_root = os.path.dirname(namespace)
+            else:  # the name means something else here (a module, an installed package)
+                name = _private_name(file)
+        # The file's folder serves sibling imports (`from networks import D` beside it).
+        # A package's folder is never on sys.path when Python imports it, and there a
+        # `models/models.py` would shadow the package `models`: last, as a fallback only.
+        folder = os.path.dirname(file)
+        if package_root is not None and namespace is None:
+            if folder not in sys.path:
+                sys.path.append(folder)
+        else:
+            self._add_path(folder)
+        return name, package_root
+
     def _forget_previous_file(self) -> None:
         self.modules.clear()
-        for name, module in list(sys.modules.items()):
-            if name not in self.baseline_modules and _is_user_module(name, module):
-                del sys.modules[name]
+        # All judged before any goes: a namespace subpackage's __path__ is recomputed from
+        # its parent's, which must still be in sys.modules (`taming.modules` of `taming`).
+        doomed = [name for name, module in list(sys.modules.items())
+                  if name not in self.baseline_modules and _is_user_module(name, module)]
+        for name in doomed:
+            sys.modules.pop(name, None)
         sys.path[:] = self.baseline_path
         importlib.invalidate_caches()
 
@@ -97,14 +236,14 @@ class Loader:
             return self.modules[file]
         if self.modules:
             self._forget_previous_file()
-        if target.root:
-            self._add_path(os.path.abspath(target.root))
-        self._add_path(os.path.dirname(file))
-        name, package_root = _module_name(file)
+        name, package_root = self._prepare_path(target, file)
         sys.argv = [file]  # a script parsing its arguments at import sees itself, no options
         try:
             if package_root is not None:
                 self._add_path(package_root)
+            if _is_script(file):
+                module = _import_definitions(name, file)
+            elif package_root is not None:
                 module = importlib.import_module(name)
             else:
                 spec = importlib.util.spec_from_file_location(name, file)

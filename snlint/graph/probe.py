@@ -1,15 +1,16 @@
 """The batch-coupling probe: does one sample's input change another sample's output?
 
-Every forward runs on a fresh `copy.deepcopy` of a model that has never run a forward,
-after `torch.manual_seed(0)`: SN's power iteration and dropout then repeat exactly, so
-only real coupling (batch statistics, minibatch stddev, reductions over dim 0) moves the
-other samples' outputs. A `view(-1)` head at the wrong image size folds positions into
-the batch dimension, so only outputs whose first dimension is still the batch count.
+Every forward starts from the model's built state, restored (`pristine.Pristine`, which
+says why not a deep copy), after seeding every generator: SN's power iteration and dropout
+then repeat exactly, so only real coupling (batch statistics, minibatch stddev, reductions
+over dim 0) moves the other samples' outputs. The unperturbed input runs twice: a forward
+that does not repeat (state no restore reaches, randomness no seed controls) gives no
+verdict rather than a false one. A `view(-1)` head at the wrong image size folds positions
+into the batch dimension, so only outputs whose first dimension is still the batch count.
 """
 
 from __future__ import annotations
 
-import copy
 import inspect
 from typing import Any, Callable
 
@@ -18,11 +19,13 @@ from torch import nn
 
 from snlint.graph import sites
 from snlint.graph.facts import one_line
+from snlint.graph.pristine import Pristine
 
 PROBE_BATCH = 4
 RELATIVE_TOLERANCE = 1e-5
 IMAGE_SIZES = (32, 64, 128, 256, 28, 16, 96, 48)
 VOLUME_SIZES = (16, 32, 64)
+WAVEFORM_LENGTH = 1024
 
 MakeArgs = Callable[[int], tuple]
 
@@ -65,7 +68,9 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
     required = _required_forward_args(model)
     if required is not None and required > 2:
         return [], f"forward needs {required} arguments"
-    conditional = required == 2
+    # A second argument: class labels (a projection discriminator), else a second input
+    # like the first (HiFi-GAN's discriminators take real and generated audio at once).
+    seconds = ("labels", "like") if required == 2 else (None,)
 
     if sites.kind_of(layer) == "linear":
         features = getattr(layer, "in_features", getattr(layer, "in1_features", 0))
@@ -79,22 +84,26 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
         ndim = len(getattr(layer, "kernel_size", (0, 0)))
         sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
         shapes = [[channels] + [size] * ndim for size in sizes]
+        if ndim == 2:  # a waveform a period discriminator folds into 2-D itself
+            shapes.append([channels, WAVEFORM_LENGTH])
 
     weight = sites.original(layer, "weight")  # not .weight: that would run a parametrization
     dtype = weight.dtype if isinstance(weight, torch.Tensor) and weight.is_floating_point() else None
 
-    def maker(rest: list[int]) -> MakeArgs:
+    def maker(rest: list[int], second: str | None) -> MakeArgs:
         def make(n: int) -> tuple:
             g = torch.Generator().manual_seed(1234)
             x = torch.randn([n] + rest, generator=g)
             if dtype is not None:
                 x = x.to(dtype)
-            if conditional:
+            if second == "labels":
                 return (x, torch.zeros(n, dtype=torch.long))
+            if second == "like":
+                return (x, torch.randn(x.shape, generator=g, dtype=x.dtype))
             return (x,)
         return make
 
-    return [(maker(rest), rest) for rest in shapes], ""
+    return [(maker(rest, second), rest) for second in seconds for rest in shapes], ""
 
 
 def from_example(example_input: Any) -> MakeArgs:
@@ -110,11 +119,20 @@ def from_example(example_input: Any) -> MakeArgs:
     return lambda n: tuple(resize(a, n) for a in args)
 
 
-def _forward(pristine: nn.Module, args: tuple) -> Any:
-    model = copy.deepcopy(pristine)
-    torch.manual_seed(0)
-    with torch.no_grad():
-        return model(*args)
+def _detached(value: Any) -> Any:
+    """Outputs that stay valid after the next restore (a forward may return a buffer)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, dict):
+        return {k: _detached(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_detached(v) for v in value]
+    return value
+
+
+def _forward(fresh: Pristine, args: tuple) -> Any:
+    with fresh.use() as model, torch.no_grad():
+        return _detached(model(*args))
 
 
 def _perturbed(args: tuple) -> tuple:
@@ -156,9 +174,8 @@ def _same(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> bool:
         for pa, pb in zip(a, b) for x, y in zip(pa, pb))
 
 
-def _recorded(pristine: nn.Module, args: tuple, n: int) -> dict[str, list[list]]:
+def _recorded(fresh: Pristine, args: tuple, n: int) -> dict[str, list[list]]:
     """Every module call's input and output summaries, by module path."""
-    model = copy.deepcopy(pristine)
     calls: dict[str, list[list]] = {}
 
     def pre(path: str) -> Callable:
@@ -171,20 +188,25 @@ def _recorded(pristine: nn.Module, args: tuple, n: int) -> dict[str, list[list]]
             calls[path][-1][1] = _summary(output, n)
         return hook
 
-    for path, m in model.named_modules():
-        m.register_forward_pre_hook(pre(path))
-        m.register_forward_hook(post(path))
-    torch.manual_seed(0)
-    with torch.no_grad():
-        model(*args)
+    handles = []
+    with fresh.use() as model:
+        try:
+            for path, m in model.named_modules():
+                handles.append(m.register_forward_pre_hook(pre(path)))
+                handles.append(m.register_forward_hook(post(path)))
+            with torch.no_grad():
+                model(*args)
+        finally:
+            for handle in handles:
+                handle.remove()
     return calls
 
 
-def coupling_sources(pristine: nn.Module, args: tuple, perturbed: tuple,
+def coupling_sources(fresh: Pristine, args: tuple, perturbed: tuple,
                      n: int = PROBE_BATCH) -> list[dict[str, Any]]:
     """The innermost modules whose output for samples 1..n-1 moves when only sample 0
     changed while their own input for those samples did not: where coupling enters."""
-    clean, moved = _recorded(pristine, args, n), _recorded(pristine, perturbed, n)
+    clean, moved = _recorded(fresh, args, n), _recorded(fresh, perturbed, n)
     flagged = []
     for path, calls in clean.items():
         other = moved.get(path, [])
@@ -200,7 +222,7 @@ def coupling_sources(pristine: nn.Module, args: tuple, perturbed: tuple,
                  if not any(q != p and (p == "" or q.startswith(p + ".")) for q in flagged)]
     sources = []
     for path in innermost:
-        module = pristine.get_submodule(path)
+        module = fresh.model.get_submodule(path)
         site = sites.construction(module)[0]
         sources.append({"path": path, "type": sites.type_name(sites.base_class(module)),
                         "kind": sites.kind_of(module), "site": site.to_dict() if site else None})
@@ -220,7 +242,7 @@ def _flattened(out: Any, n: int) -> torch.Tensor | None:
     return None
 
 
-def find_input(pristine: nn.Module, example_input: Any = None,
+def find_input(fresh: Pristine, example_input: Any = None,
                n: int = PROBE_BATCH) -> tuple[MakeArgs | None, torch.Tensor | None, list[int], str, bool]:
     """(make_args, output at batch n, input shape, reason, flattened) for the first input
     whose output is per sample. Failing that, the first whose output is a flattened
@@ -229,7 +251,7 @@ def find_input(pristine: nn.Module, example_input: Any = None,
     if example_input is not None:
         candidates = [(from_example(example_input), None)]
     else:
-        made, reason = candidate_inputs(pristine)
+        made, reason = candidate_inputs(fresh.model)
         if not made:
             return None, None, [], reason, False
         candidates = made
@@ -238,7 +260,7 @@ def find_input(pristine: nn.Module, example_input: Any = None,
     for make, _ in candidates:
         args = make(n)
         try:
-            out = _forward(pristine, args)
+            out = _forward(fresh, args)
         except Exception as exc:  # wrong size: try the next one
             last = one_line(exc)
             continue
@@ -256,12 +278,16 @@ def find_input(pristine: nn.Module, example_input: Any = None,
     return None, None, [], last, False
 
 
-def probe(pristine: nn.Module, example_input: Any = None) -> tuple[dict[str, Any], MakeArgs | None]:
+def _output(out: Any, flattened: bool) -> torch.Tensor | None:
+    return _flattened(out, PROBE_BATCH) if flattened else _per_sample(out, PROBE_BATCH)
+
+
+def probe(fresh: Pristine, example_input: Any = None) -> tuple[dict[str, Any], MakeArgs | None]:
     """The probe's verdict (the TargetFacts.probe dict) and the input maker it settled on."""
     result: dict[str, Any] = {"ran": False, "coupled": False, "reason": "", "input_shape": []}
     try:
-        make, y0, shape, reason, flattened = find_input(pristine, example_input)
-    except Exception as exc:  # deepcopy of a hook-SN model after a forward, and the like
+        make, y0, shape, reason, flattened = find_input(fresh, example_input)
+    except Exception as exc:  # snlint's own failure on a strange model
         result["reason"] = one_line(exc)
         return result, None
     result["input_shape"] = shape
@@ -272,10 +298,15 @@ def probe(pristine: nn.Module, example_input: Any = None) -> tuple[dict[str, Any
         return result, None
     try:
         args = make(PROBE_BATCH)
-        out = _forward(pristine, _perturbed(args))
-        y1 = _flattened(out, PROBE_BATCH) if flattened else _per_sample(out, PROBE_BATCH)
+        again = _output(_forward(fresh, args), flattened)
+        y1 = _output(_forward(fresh, _perturbed(args)), flattened)
     except Exception as exc:
         result["reason"] = one_line(exc)
+        return result, make
+    if again is None or again.shape != y0.shape or not torch.equal(
+            torch.nan_to_num(again), torch.nan_to_num(y0)):
+        result["reason"] = ("the same input gave another output on a second run (state the "
+                            "probe cannot reset, or randomness it cannot seed)")
         return result, make
     if y1 is None or y1.shape != y0.shape:
         result["reason"] = "the output shape changed with the input"
@@ -290,7 +321,7 @@ def probe(pristine: nn.Module, example_input: Any = None) -> tuple[dict[str, Any
     result.update(ran=True, coupled=coupled, change=change, scale=scale)
     if coupled:
         try:
-            result["sources"] = coupling_sources(pristine, args, _perturbed(args))
+            result["sources"] = coupling_sources(fresh, args, _perturbed(args))
         except Exception as exc:
             result["sources_reason"] = one_line(exc)
     return result, make

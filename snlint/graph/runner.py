@@ -10,6 +10,7 @@ retried (they would hang the same way).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import selectors
@@ -19,6 +20,7 @@ import sys
 import tempfile
 import time
 from collections import OrderedDict
+from typing import Callable
 
 from snlint.graph.facts import GraphTarget, TargetFacts
 
@@ -26,6 +28,7 @@ _SNLINT_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath
 # Starting a worker imports torch (about 1 s, much more on a loaded machine or a network
 # file system); that time does not count against the first target's limit.
 STARTUP_LIMIT = 120.0
+TICK = 0.5  # seconds between progress calls while one target runs
 
 
 def _child_env() -> dict[str, str]:
@@ -62,9 +65,9 @@ class _Worker:
         except (BrokenPipeError, OSError):
             return False
 
-    def wait_ready(self, deadline: float) -> bool:
+    def wait_ready(self, deadline: float, tick: Callable[[], None] | None = None) -> bool:
         while True:
-            line = self.read_line(deadline)
+            line = self.read_line(deadline, tick)
             if line is None:
                 return False
             try:
@@ -73,15 +76,20 @@ class _Worker:
             except ValueError:
                 continue
 
-    def read_line(self, deadline: float) -> bytes | None:
-        """The next protocol line; None at the deadline or when the child is gone."""
+    def read_line(self, deadline: float, tick: Callable[[], None] | None = None) -> bytes | None:
+        """The next protocol line; None at the deadline or when the child is gone.
+        `tick()` runs about every TICK seconds of waiting (the progress line's clock)."""
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buffer:
             if self.eof:
                 return None
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not self.selector.select(remaining):
+            if remaining <= 0:
                 return None
+            if not self.selector.select(min(remaining, TICK) if tick else remaining):
+                if tick:
+                    tick()
+                continue
             chunk = os.read(fd, 65536)
             if not chunk:
                 self.eof = True
@@ -138,18 +146,29 @@ def _ordered_by_file(targets: list[GraphTarget]) -> list[tuple[int, GraphTarget]
     return [item for group in groups.values() for item in group]
 
 
-def run_graph(targets: list[GraphTarget], timeout: float = 20.0) -> list[TargetFacts]:
-    """Build and inspect each target in a child process; results in the order given."""
+def run_graph(targets: list[GraphTarget], timeout: float = 20.0,
+              progress: Callable[[int, int, GraphTarget | None], None] | None = None,
+              ) -> list[TargetFacts]:
+    """Build and inspect each target in a child process; results in the order given.
+
+    `progress(started, total, target)` is called as each target starts (before the worker
+    that builds it, whose torch import is part of the wait), again every TICK seconds
+    while it runs, and once with None at the end.
+    """
     results: dict[int, TargetFacts] = {}
     pending = _ordered_by_file(targets)
     worker: _Worker | None = None
     try:
         while pending:
             index, target = pending.pop(0)
+            tick = None
+            if progress is not None:
+                tick = functools.partial(progress, len(results) + 1, len(targets), target)
+                tick()
             file = os.path.abspath(target.file)
             if worker is None:
                 worker = _Worker()
-                if not worker.wait_ready(time.monotonic() + max(STARTUP_LIMIT, timeout)):
+                if not worker.wait_ready(time.monotonic() + max(STARTUP_LIMIT, timeout), tick):
                     tail = worker.stderr_tail()
                     worker.kill()
                     worker = None
@@ -163,7 +182,7 @@ def run_graph(targets: list[GraphTarget], timeout: float = 20.0) -> list[TargetF
             facts = None
             if worker.send(target):
                 while facts is None:
-                    line = worker.read_line(deadline)
+                    line = worker.read_line(deadline, tick)
                     if line is None:
                         break
                     try:
@@ -208,4 +227,6 @@ def run_graph(targets: list[GraphTarget], timeout: float = 20.0) -> list[TargetF
     finally:
         if worker is not None:
             worker.close()
+        if progress is not None:
+            progress(len(targets), len(targets), None)
     return [results[i] for i in range(len(targets))]

@@ -3,13 +3,14 @@
 fx graphs carry no shapes, so batch reductions come from propagating shapes (as fx's
 `ShapeProp` does) at two batch sizes: a node whose input shape depends on the batch size
 and whose (tensor) output shape does not has reduced over the batch. Propagation runs the
-model, so it always runs on a fresh deep copy (hook-based SN cannot be deep-copied after a
-forward).
+model's own modules (the graph module shares them), so each run starts from, and gives
+back, the built state (`pristine.Pristine`).
+
+Where fx cannot trace, `record.py` finds the same facts from real forward passes.
 """
 
 from __future__ import annotations
 
-import copy
 import sys
 from typing import Any, Callable
 
@@ -19,6 +20,7 @@ from torch import fx, nn
 
 from snlint.graph import sites
 from snlint.graph.facts import Site, one_line
+from snlint.graph.pristine import Pristine
 
 _BATCH_NORM_FUNCTIONS = (F.batch_norm, torch.batch_norm)
 
@@ -64,28 +66,33 @@ def _node_site(node: fx.Node) -> Site | None:
     return sites.to_site(pos) if pos else None
 
 
-def _arg(node: fx.Node, index: int, name: str, default: Any) -> Any:
-    if name in node.kwargs:
-        return node.kwargs[name]
-    return node.args[index] if len(node.args) > index else default
+def _arg(args: tuple, kwargs: dict, index: int, name: str, default: Any) -> Any:
+    if name in kwargs:
+        return kwargs[name]
+    return args[index] if len(args) > index else default
+
+
+def uses_batch_statistics(function: Any, args: tuple, kwargs: dict) -> bool:
+    """A call of F.batch_norm / torch.batch_norm that normalizes with the batch's own
+    statistics (training, or no running statistics). A traced flag (an fx Node) is computed
+    at run time: it may be on."""
+    if function is F.batch_norm:
+        running_mean = _arg(args, kwargs, 1, "running_mean", None)
+        training = _arg(args, kwargs, 5, "training", False)
+    elif function is torch.batch_norm:
+        # torch.batch_norm(input, weight, bias, running_mean, running_var, training, ...)
+        running_mean = _arg(args, kwargs, 3, "running_mean", None)
+        training = _arg(args, kwargs, 5, "training", False)
+    else:
+        return False
+    return training is True or isinstance(training, fx.Node) or running_mean is None
 
 
 def batch_norm_calls(gm: fx.GraphModule) -> list[Site | None]:
     """Functional batch norm that uses batch statistics (training, or no running stats)."""
-    found = []
-    for node in gm.graph.nodes:
-        if node.op != "call_function" or node.target not in _BATCH_NORM_FUNCTIONS:
-            continue
-        if node.target is F.batch_norm:
-            running_mean = _arg(node, 1, "running_mean", None)
-            training = _arg(node, 5, "training", False)
-        else:  # torch.batch_norm(input, weight, bias, running_mean, running_var, training, ...)
-            running_mean = _arg(node, 3, "running_mean", None)
-            training = _arg(node, 5, "training", False)
-        # A Node here means the flag is computed at run time: it may be on.
-        if training is True or isinstance(training, fx.Node) or running_mean is None:
-            found.append(_node_site(node))
-    return found
+    return [_node_site(node) for node in gm.graph.nodes
+            if node.op == "call_function" and node.target in _BATCH_NORM_FUNCTIONS
+            and uses_batch_statistics(node.target, node.args, dict(node.kwargs))]
 
 
 def _describe(node: fx.Node, gm: fx.GraphModule) -> str:
@@ -113,20 +120,17 @@ class _Shapes(fx.Interpreter):
         return result
 
 
-def batch_reductions(model: nn.Module, make_args: Callable[[int], tuple],
+def batch_reductions(gm: fx.GraphModule, fresh: Pristine, make_args: Callable[[int], tuple],
                      sizes: tuple[int, int] = (2, 3)) -> list[tuple[str, Site | None]]:
-    """fx nodes whose input depends on the batch size and whose tensor output does not."""
-    runs: list[tuple[fx.GraphModule, dict[str, tuple | None]]] = []
+    """fx nodes whose input depends on the batch size and whose tensor output does not.
+    `gm` is the trace of `fresh.model`."""
+    runs: list[dict[str, tuple | None]] = []
     for n in sizes:
-        gm, _ = trace(copy.deepcopy(model))
-        if gm is None:
-            return []
         interpreter = _Shapes(gm)
-        torch.manual_seed(0)
-        with torch.no_grad():
+        with fresh.use(), torch.no_grad():
             interpreter.run(*make_args(n))
-        runs.append((gm, interpreter.shapes))
-    (gm, first), (_, second) = runs
+        runs.append(interpreter.shapes)
+    first, second = runs
     found: list[tuple[str, Site | None]] = []
     for node in gm.graph.nodes:
         if node.op in ("placeholder", "output", "get_attr"):

@@ -15,7 +15,6 @@ in-process.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import sys
@@ -45,30 +44,39 @@ def _redirect_stdio() -> tuple[Any, Any]:
 
 
 def collect(model: Any, target: GraphTarget, example_input: Any = None) -> TargetFacts:
-    """Module facts, fx trace, F.batch_norm calls, batch reductions and the probe.
+    """Module facts, the forward's facts (F.batch_norm calls, batch reductions) and the probe.
 
-    `model` must never have run a forward (hook-based SN cannot be deep-copied after one);
-    it is not run itself: the trace and every forward use deep copies.
+    Every forward and the trace start from the state `model` is in now and give it back
+    (`pristine.Pristine`: no deep copy, which weight_norm and hook SN after a forward
+    refuse). The forward's facts come from the fx graph, or, where fx cannot trace, from
+    two real forward passes recorded with hooks (`record.py`), at the probe's input.
     """
-    from snlint.graph import probe, sites, trace
+    from snlint.graph import probe, record, sites, trace
+    from snlint.graph.pristine import Pristine
 
     facts = TargetFacts(target)
     facts.modules = sites.module_facts(model)
-    try:
-        traced = copy.deepcopy(model)
-    except Exception as exc:
-        traced, facts.trace_reason = None, f"cannot copy the model: {one_line(exc)}"
-    if traced is not None:
-        gm, facts.trace_reason = trace.trace(traced)
+    with Pristine(model) as fresh:
+        with fresh.use() as m:
+            gm, facts.trace_reason = trace.trace(m)
         facts.trace_ok = gm is not None
         if gm is not None:
             facts.batch_norm_calls = trace.batch_norm_calls(gm)
-    facts.probe, make_args = probe.probe(model, example_input)
-    if facts.trace_ok and make_args is not None:
+            facts.recorded_by = "fx"
+        facts.probe, make_args = probe.probe(fresh, example_input)
+        if make_args is None:
+            return facts
         try:
-            facts.batch_reductions = trace.batch_reductions(model, make_args)
+            if gm is not None:
+                facts.batch_reductions = trace.batch_reductions(gm, fresh, make_args)
+            else:
+                forward = record.record(fresh, make_args)
+                facts.batch_norm_calls = forward.batch_norm_calls
+                facts.batch_reductions = forward.batch_reductions
+                facts.recorded_by = "hooks"
         except Exception as exc:
-            facts.probe.setdefault("notes", []).append(f"shape propagation: {one_line(exc)}")
+            what = "shape propagation" if gm is not None else "recording the forward"
+            facts.probe.setdefault("notes", []).append(f"{what}: {one_line(exc)}")
     return facts
 
 
@@ -82,16 +90,18 @@ def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
         message, site = module
         facts = TargetFacts(target, status="import_error", message=message, error_site=site)
     else:
-        model, message, site = build(module, target)
-        if model is None:
-            facts = TargetFacts(target, status="build_error", message=message, error_site=site)
+        built = build(module, target)
+        if built.model is None:
+            facts = TargetFacts(target, status="build_error", message=built.message,
+                                error_site=built.site)
         else:
             try:
-                facts = collect(model, target)
+                facts = collect(built.model, target)
             except BaseException as exc:  # snlint's own failure on a strange model
                 facts = TargetFacts(target, status="build_error",
                                     message=f"snlint could not inspect the model: {one_line(exc)}",
                                     error_site=error_site(exc.__traceback__))
+        facts.built_with = built.built_with
     facts.seconds = round(time.perf_counter() - start, 4)
     return facts
 
@@ -112,7 +122,10 @@ def main() -> None:
 
     from snlint.graph import sites
 
+    from snlint.graph import classes
+
     sites.install()  # before any user code is imported
+    classes.install()
     loader = Loader()
     emit({"event": "ready"})  # the parent starts a target's clock from here
     for line in proto_in:

@@ -8,8 +8,10 @@ import importlib.util
 import os
 from snlint.checks.catalogue import Rule
 from snlint.config import Config
-from snlint.facts import FileFacts, For, While
-from snlint.findings import Finding, Location, Span, diagnostic
+from snlint.findings import Finding, Location
+from snlint.link.graph_diagnostics import import_diagnostics
+from snlint.link.roots import import_roots, locate_module
+from snlint.link.arguments import candidates_for
 
 def graph_enabled(config: Config) -> bool:
     if config.graph is not None:
@@ -26,53 +28,46 @@ def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:
 
 
 def graph_pass(project, config: Config, rules: dict[str, Rule],
-               only: set[str] | None = None) -> tuple[list[Finding], dict]:
+               only: set[str] | None = None, graph_run=None) -> tuple[list[Finding], dict]:
     """Findings of the graph pass, and the facts of each discriminator class it built
-    (by qualname)."""
+    (by qualname). `graph_run` (a GraphRun) reports progress while the targets are built
+    and receives their facts."""
     from snlint.checks.graph_rules import graph_findings
     from snlint.graph import GraphTarget, run_graph
 
     displays = {os.path.abspath(f.path): f.path for f in project.index.files}
     targets, ds = [], []
-    skipped: list[Finding] = []
     for d in project.discriminators:
         if only is not None and d.file.path not in only:
             continue  # a file read only for context: not linted, not imported
         absolute = os.path.abspath(d.file.path)
         if not os.path.isfile(absolute) or absolute.endswith(".ipynb"):
             continue  # in-memory text (stdin, tests) or notebook cells: nothing to import
-        loop = _top_level_loop(d.file)
-        if loop is not None:
-            # Importing it would train (and write files, download data) at import time.
-            skipped.append(diagnostic(
-                "SN910", d.file.path,
-                f"graph pass: not imported: {d.file.path} runs a loop at import time (line "
-                f"{loop.line}); move the training code under `if __name__ == \"__main__\":` "
-                f"to let the graph pass build {d.cls.name}", Span(loop.line, loop.column,
-                                                                  loop.line, loop.column + 1)))
-            continue
         rel = config.relative_path(d.file.path)
         targets.append(GraphTarget(absolute, d.file.path, d.cls.name,
-                                   _model_kwargs(config, rel, d.cls.name), str(config.root)))
+                                   _model_kwargs(config, rel, d.cls.name), str(config.root),
+                                   paths=import_roots(absolute, config.root, config.graph_paths),
+                                   line=d.cls.span.line,
+                                   candidates=candidates_for(project.instances_of(d.cls.qualname))))
         ds.append(d)
     if not targets:
-        return list(dict.fromkeys(skipped)), {}
-    results = run_graph(targets, config.graph_timeout)
+        return [], {}
+    results = run_graph(targets, config.graph_timeout,
+                        progress=graph_run.progress if graph_run is not None else None)
+    if graph_run is not None:
+        graph_run.results.extend(results)
     findings: list[Finding] = []
     built: dict = {}
+    # One SN910 per missing package or shared failing module, not one per file.
+    findings += import_diagnostics([r for r in results if r.status == "import_error"],
+                                   displays.get, lambda path: config.is_enabled("SN910", path),
+                                   lambda name: locate_module(name, config.root))
     for d, facts in zip(ds, results):
+        if facts.status == "import_error":
+            continue
         fallback = Location(d.file.path, d.cls.span)
         findings.extend(graph_findings(facts, rules, display_for=displays.get, fallback=fallback,
                                        evidence=d.ref.evidence))
         if facts.status == "ok":
             built[d.cls.qualname] = facts
-    return list(dict.fromkeys(skipped + findings)), built
-
-
-def _top_level_loop(file: FileFacts) -> Span | None:
-    """A `for`/`while` at module level (outside any `if`, as `__main__` guards are): the
-    file is a training script that runs when imported."""
-    for stmt in file.body:
-        if isinstance(stmt, (For, While)):
-            return stmt.span
-    return None
+    return list(dict.fromkeys(findings)), built

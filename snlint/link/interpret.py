@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 from snlint import facts as F
 from snlint.findings import Location, Span
+from snlint.link import configvalues
 from snlint.link.index import ProjectIndex
 from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV,
-    ClassOfV, ModulesV, ModuleV, NameFindV, NameV, PartialV, SNApp, SNFuncV, SuperV, TensorV, TorchTypeV, TupleV,
+    ClassOfV, ModulesV, ModuleV, NameFindV, NamespaceV, NameV, PartialV, SNApp, SNFuncV, SuperV, TensorV, TorchTypeV, TupleV,
     UnknownV, Value, WeightV,
 )
 from snlint.torchapi import (
@@ -230,7 +231,13 @@ class Interpreter:
                 elif isinstance(stmt, F.Assign):
                     for target in stmt.targets:
                         if isinstance(target, F.Global) and target.qual == qual:
-                            value = self.expr(stmt.value, frame)
+                            value = _named(self.expr(stmt.value, frame), name, file, stmt)
+                elif isinstance(stmt, F.ExprStmt) and isinstance(value, NamespaceV) and not value.parsed \
+                        and isinstance(stmt.value, F.Call) and isinstance(stmt.value.func, F.Global) \
+                        and stmt.value.func.qual.startswith(qual + "."):
+                    # `parser.add_argument(...)` at module level: options of this parser.
+                    frame.env[name] = value
+                    self.expr(stmt.value, frame)
                 elif isinstance(stmt, (F.If, F.Block)):
                     # `if args.arch == "resnet": netD = ResNetD() else: netD = ResNetD(sn=False)`:
                     # one value when every branch builds the same class, else unknown.
@@ -267,6 +274,8 @@ class Interpreter:
             raise BudgetExceeded()
         if isinstance(stmt, F.Assign):
             value = self.expr(stmt.value, frame)
+            if module_level and len(stmt.targets) == 1 and isinstance(stmt.targets[0], F.Global):
+                value = _named(value, stmt.targets[0].qual.rsplit(".", 1)[-1], frame.file, stmt)
             for target in stmt.targets:
                 self.assign(target, value, frame)
         elif isinstance(stmt, F.AugAssign):
@@ -498,6 +507,10 @@ class Interpreter:
             owner = self.expr(target.value, frame)
             if isinstance(owner, Layer):
                 owner.set_attr(target.attr, value)
+            elif isinstance(owner, NamespaceV) and owner.parsed:
+                owner.attrs[target.attr] = value
+            elif isinstance(owner, DictV) and owner.attrs:
+                owner.items[target.attr] = value
         elif isinstance(target, F.Subscript):
             owner = self.expr(target.value, frame)
             key = self.expr(target.index, frame)
@@ -704,6 +717,10 @@ class Interpreter:
             return NameV(f"<super>.{attr}")
         if isinstance(value, NameV):
             return NameV(f"{value.qual}.{attr}", f"{value.text}.{attr}")
+        if isinstance(value, NamespaceV) and value.parsed:
+            return value.attrs.get(attr, UnknownV(f"option {attr}"))
+        if isinstance(value, DictV) and value.attrs:
+            return value.items.get(attr, UnknownV(f"key {attr}"))
         return UNKNOWN
 
     # ------------------------------------------------------------ calls
@@ -730,6 +747,13 @@ class Interpreter:
             callee = self.attribute(receiver, func_expr.attr, frame)
         else:
             callee = self.expr(func_expr, frame)
+            if isinstance(func_expr, F.Global) and "." in func_expr.qual and isinstance(callee, UnknownV):
+                # `parser.parse_args()` in a function, `parser` a module-level global.
+                receiver = self.global_value(func_expr.qual.rpartition(".")[0], "", frame)
+                if isinstance(receiver, NamespaceV):
+                    handled = self.method_call(receiver, func_expr.qual.rpartition(".")[2], e, frame, loc)
+                    if handled is not None:
+                        return handled
         if isinstance(func_expr, F.Global) and func_expr.qual == "builtins.super":
             if frame.self_value is not None and frame.cls is not None:
                 return SuperV(frame.self_value, frame.cls, frame.file)
@@ -772,6 +796,8 @@ class Interpreter:
         if isinstance(callee, UnknownV) and text and (D_NAME.search(text) or G_NAME.search(text)):
             return self.forward_call(None, text, args, frame, loc, e)
         if isinstance(callee, ClassV):
+            if _is_dict_class(callee.cls):
+                return configvalues.attr_dict(args, kwargs)
             return self.instantiate(callee, tuple(args), kwargs, loc, frame)
         if isinstance(callee, FuncV):
             return self.invoke(callee, args, kwargs, frame, loc)
@@ -798,6 +824,9 @@ class Interpreter:
         if weight_norm_api(qual) and args and isinstance(args[0], Layer):
             args[0].weight_norm = weight_norm_api(qual)
             return args[0]
+        configured = configvalues.named_config_call(qual, args, kwargs, loc, frame.file.path)
+        if configured is not None:
+            return configured
         if qual in PARTIAL and args:
             return PartialV(args[0], tuple(args[1:]), kwargs, callee.text)
         if INIT_FUNCTION.match(qual) and args:
@@ -885,6 +914,9 @@ class Interpreter:
             if name == "update" and args and isinstance(args[0], DictV):
                 receiver.items.update(args[0].items)
             return None
+        if isinstance(receiver, NamespaceV):
+            args, kwargs = self.arguments(e, frame)
+            return configvalues.parser_method(receiver, name, args, kwargs, loc)
         if isinstance(receiver, ClassOfV) and receiver.named and name in ("find", "startswith", "endswith"):
             args, _ = self.arguments(e, frame)
             if args and isinstance(args[0], ConstV) and isinstance(args[0].value, str):
@@ -1264,6 +1296,22 @@ def _is_hand_written_sn(cls: F.ClassFacts, interp: Interpreter, file: F.FileFact
         return True
     return any(_is_hand_written_sn(b, interp, f, seen | {cls.qualname})
                for b, f in interp.project_bases(cls, file))
+
+
+def _named(value: Value, name: str, file: F.FileFacts, stmt: F.Stmt) -> Value:
+    """A module constant or config dict remembers its assignment, for the graph pass's
+    account of where a constructor argument came from."""
+    if isinstance(value, ConstV) and not value.origin:
+        return ConstV(value.value, f"{name} at {file.path}:{stmt.span.line}")
+    if isinstance(value, DictV) and not value.origin:
+        value.origin = f"{name} at {file.path}:{stmt.span.line}"
+    return value
+
+
+def _is_dict_class(cls: F.ClassFacts) -> bool:
+    """A project class deriving from dict: a configuration read by attribute (AttrDict)."""
+    return any(isinstance(b, F.Global) and b.qual in ("builtins.dict", "collections.OrderedDict")
+               for b in cls.bases)
 
 
 def _merge(a: dict, b: dict) -> dict:

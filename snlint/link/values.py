@@ -80,6 +80,9 @@ UNKNOWN = UnknownV()
 @dataclass(eq=False)
 class ConstV(Value):
     value: Any
+    # Where a configuration value came from ("argparse default at train.py:12"), for the
+    # graph pass's account of the arguments it built a class with.
+    origin: str = ""
 
 
 @dataclass(eq=False)
@@ -177,6 +180,26 @@ class ListV(Value):
 @dataclass(eq=False)
 class DictV(Value):
     items: dict[Any, Value] = field(default_factory=dict)
+    attrs: bool = False  # attribute access too (EasyDict, OmegaConf, a project dict subclass)
+    origin: str = ""
+
+
+@dataclass(eq=False)
+class NamespaceV(Value):
+    """argparse: the parser while arguments are added, or the namespace `parse_args()`
+    returns (`parsed`), holding each option's default."""
+
+    attrs: dict[str, Value] = field(default_factory=dict)
+    parsed: bool = False
+    origin: str = ""
+
+
+@dataclass(eq=False)
+class FileV(Value):
+    """`open("configs/d.yaml")` with a literal path (resolved, or "" when not found)."""
+
+    path: str
+    shown: str
 
 
 @dataclass(eq=False)

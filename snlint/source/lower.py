@@ -478,9 +478,37 @@ class Lowerer:
     def file(self, path: str) -> F.FileFacts:
         body = self.block(self.tree.body)
         functions = tuple((s.function.name, s.function) for s in body if isinstance(s, F.DefStmt))
-        classes = tuple((s.cls.name, s.cls) for s in body if isinstance(s, F.ClassStmt))
+        classes = tuple((c.name, c) for c in _module_classes(body))
         return F.FileFacts(path, self.module, body, functions, classes, self.is_package,
                            tuple(self.star), tuple(sorted(self.imports.items())))
+
+
+def _module_classes(body: Sequence[F.Stmt]) -> list[F.ClassFacts]:
+    """Classes a module defines at its top level, also under module-level `if` branches
+    (`if args.arch == "dcgan": class D ...`, each branch) and `try`/`with` bodies; not
+    under the `__main__` guard, which never runs on import."""
+    out: list[F.ClassFacts] = []
+    for stmt in body:
+        if isinstance(stmt, F.ClassStmt):
+            out.append(stmt.cls)
+        elif isinstance(stmt, F.If) and not _is_main_guard(stmt.test):
+            out.extend(_module_classes(stmt.body))
+            out.extend(_module_classes(stmt.orelse))
+        elif isinstance(stmt, F.Block):
+            out.extend(_module_classes(stmt.body))
+    return out
+
+
+def _is_main_guard(test: F.Expr) -> bool:
+    if not isinstance(test, F.Compare) or test.op != "==":
+        return False
+    sides = (test.left, test.right)
+    return (any(isinstance(e, (F.Global, F.Local)) and _name_of(e) == "__name__" for e in sides)
+            and any(isinstance(e, F.Const) and e.value == "__main__" for e in sides))
+
+
+def _name_of(e: F.Expr) -> str:
+    return e.name if isinstance(e, F.Local) else e.qual.rpartition(".")[2]
 
 
 def _suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:

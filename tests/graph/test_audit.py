@@ -79,13 +79,18 @@ def test_example_input_reaches_what_the_probe_cannot_guess(models):
     assert [(f.code, f.line) for f in findings] == [("SN302", span_of(MODELS, "x.mean(0, keepdim=True)")[0])]
 
 
-def test_hook_sn_module_after_a_forward_asks_for_a_factory(models):
+def test_hook_sn_module_after_a_forward_is_inspected_and_given_back_unchanged(models):
     _, m = models
     model = m.Discriminator()
-    model(torch.randn(2, 3, 16, 16))
+    model(torch.randn(2, 3, 16, 16))  # hook SN now holds a non-leaf weight: no deepcopy
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    rng = torch.random.get_rng_state()
     findings = audit(model)
-    sn913 = [f for f in findings if f.code == "SN913"]
-    assert len(sn913) == 1 and "pass a factory" in sn913[0].message
+    line = span_of(MODELS, "class Discriminator")[0]
+    assert [(f.code, f.line) for f in findings] == [("SN201", line), ("SN301", line)]
+    after = model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)  # u, v, running stats
+    assert torch.equal(torch.random.get_rng_state(), rng)
 
 
 def test_factory_must_return_a_module():

@@ -19,15 +19,19 @@ from snlint.graph import GraphTarget, run_graph  # noqa: E402
 
 TIMEOUT = 3.0
 
+# The hang sits in a class body: a module-level loop would make the file a training
+# script, imported from its definitions-only copy, which never runs the loop.
 HANG_IMPORT = '''
 import subprocess
 import sys
 
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
-with open(__file__ + ".pid", "w") as f:
-    f.write(str(child.pid))
-while True:
-    pass
+
+class Hang:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
+    with open(__file__ + ".pid", "w") as f:
+        f.write(str(child.pid))
+    while True:
+        pass
 '''
 
 CRASH = '''

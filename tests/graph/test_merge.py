@@ -43,21 +43,3 @@ def test_layers_a_helper_builds_in_a_container_are_one_finding_from_both_passes(
         ("SN301", 9, 9, "source+graph"),
         ("SN201", 10, 9, "source+graph"),
     ]
-
-
-def test_a_training_script_with_a_loop_at_import_time_is_not_imported(tmp_path):
-    marker = tmp_path / "TRAINED"
-    (tmp_path / "train.py").write_text(textwrap.dedent(f'''
-        import torch.nn as nn
-
-        class Discriminator(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.bn = nn.BatchNorm2d(8)
-
-        for epoch in range(3):
-            open({str(marker)!r}, "w").write("trained")
-    '''))
-    findings = run([str(tmp_path)], Config(root=tmp_path, graph=True)).findings
-    assert [(f.code, f.line, f.pass_) for f in findings] == [("SN301", 7, "source"), ("SN910", 9, "graph")]
-    assert not marker.exists()

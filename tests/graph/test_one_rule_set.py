@@ -213,8 +213,8 @@ def test_a_finding_both_passes_see_carries_the_graph_note(tmp_path, monkeypatch)
 
     real = runner.run_graph
 
-    def with_note(targets, timeout):
-        results = real(targets, timeout)
+    def with_note(*args, **kwargs):
+        results = real(*args, **kwargs)
         for r in results:
             r.built_with = "built with guessed sizes: nc=3"
         return results

@@ -1,0 +1,117 @@
+"""One built model, brought back to the state it was built in before every forward.
+
+The probe, the shape propagation and the hook recording each need forwards that start from
+the same state with the same seed: SN's power iteration updates u/v, batch norm updates its
+running statistics, dropout draws random numbers, and none of that may pass for coupling.
+
+Why restore instead of copy or rebuild:
+- `copy.deepcopy` fails on real models: the old `torch.nn.utils.weight_norm` refuses it
+  from construction on (torch 2.13: "RuntimeError: Only Tensors created explicitly by the
+  user (graph leaves) support the deepcopy protocol at the moment. If you were attempting
+  to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage"), and
+  hook-based SN refuses it after one forward with gradients, with the same message.
+- rebuilding costs a build per forward (parametrized SN runs 15 power iterations at
+  construction: seconds for a ch=256 ResNet discriminator, times a dozen forwards) and
+  needs a constructor that is deterministic and free of side effects.
+- restoring is a copy of the model's tensors, taken once, and works whatever the model
+  holds. It reaches what forwards change in practice: parameter and buffer values (SN's u
+  and v, batch norm's running statistics and counters, a hand-written SN's `u.data = ...`),
+  tensors kept as plain attributes (the `weight` hook SN and weight_norm recompute), each
+  module's attribute dict and registries (training flags, attributes a forward sets or
+  rebinds), and the random generators (torch, `random`, numpy), seeded before each use and
+  given back afterwards. What it cannot reach (a Python list a forward appends to and
+  reads back) the probe catches: the same input twice must give the same output.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import torch
+from torch import nn
+
+_REGISTRIES = ("_parameters", "_buffers", "_modules")
+
+
+def _clone(t: torch.Tensor) -> torch.Tensor | None:
+    if isinstance(t, nn.parameter.UninitializedTensorMixin):
+        return None  # a lazy module's placeholder has no values to keep
+    return t.detach().clone()
+
+
+class Pristine:
+    """`with Pristine(model) as fresh:` ... `with fresh.use() as m:` runs on `m` (which is
+    `model`) from the snapshot's state; leaving either block puts that state back, so a
+    module handed in by `snlint.audit` leaves exactly as it came."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.model = model
+        self._dicts: list[tuple[nn.Module, dict[str, Any], dict[str, dict]]] = []
+        self._values: list[tuple[torch.Tensor, torch.Tensor]] = []
+        seen: set[int] = set()
+        for m in model.modules():
+            registries = {name: dict(m.__dict__[name]) for name in _REGISTRIES
+                          if isinstance(m.__dict__.get(name), dict)}
+            self._dicts.append((m, dict(m.__dict__), registries))
+            tensors = [t for name in ("_parameters", "_buffers") for t in registries.get(name, {}).values()]
+            tensors += [v for v in m.__dict__.values() if isinstance(v, torch.Tensor)]
+            for t in tensors:
+                if isinstance(t, torch.Tensor) and id(t) not in seen:
+                    seen.add(id(t))
+                    saved = _clone(t)
+                    if saved is not None:
+                        self._values.append((t, saved))
+        self._rng: tuple | None = None
+
+    def __enter__(self) -> "Pristine":
+        numpy = sys.modules.get("numpy")
+        self._rng = (torch.random.get_rng_state(), random.getstate(),
+                     numpy.random.get_state() if numpy is not None else None)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.restore()
+        if self._rng is not None:
+            torch_state, py_state, np_state = self._rng
+            torch.random.set_rng_state(torch_state)
+            random.setstate(py_state)
+            numpy = sys.modules.get("numpy")
+            if numpy is not None and np_state is not None:
+                numpy.random.set_state(np_state)
+
+    def restore(self) -> None:
+        for m, attrs, registries in self._dicts:
+            current = m.__dict__
+            for key in [k for k in current if k not in attrs]:
+                del current[key]
+            for key, value in attrs.items():
+                if current.get(key) is not value:
+                    current[key] = value
+            for name, entries in registries.items():
+                registry = current[name]
+                if list(registry) != list(entries) or any(
+                        registry[k] is not v for k, v in entries.items()):
+                    registry.clear()
+                    registry.update(entries)
+        with torch.no_grad():
+            for t, saved in self._values:
+                if t.shape == saved.shape and t.dtype == saved.dtype and t.device == saved.device:
+                    t.copy_(saved)
+                else:  # a forward rebound `.data` to another shape
+                    t.data = saved.clone()
+
+    @contextmanager
+    def use(self, seed: int = 0) -> Iterator[nn.Module]:
+        self.restore()
+        torch.manual_seed(seed)
+        random.seed(seed)
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            numpy.random.seed(seed)
+        try:
+            yield self.model
+        finally:
+            self.restore()

@@ -1,0 +1,167 @@
+"""The forward's facts without fx: what real forward passes do, seen through module hooks
+and a TorchFunctionMode.
+
+fx gives up on data-dependent `if`s on tensors, `len()` or `int()` of a proxy, and
+`torch.as_tensor(N)` on a proxy (StyleGAN's minibatch stddev). A real forward has none of
+those problems. Two forwards, at batch sizes 2 and 3, each from the model's built state
+(`pristine.Pristine`), give:
+- `F.batch_norm` / `torch.batch_norm` calls with batch statistics, at the user's line;
+- batch reductions: calls whose tensor input's shape changes with the batch size and whose
+  tensor output's shape does not (fx's shape propagation, on real tensors), calls matched
+  between the two runs by their source position and their count there.
+
+What counts as "a call" is what fx would have put in a graph: calls made in the user's own
+code (and torch's containers), not those inside the modules fx keeps as leaves (torch's
+layers, SN-wrapped modules): a BatchNorm2d's own `F.batch_norm` is that layer's fact, not a
+functional call. Module hooks keep the stack of running modules; the function mode sees
+`F.*`, `torch.*` and tensor-method calls (the outermost only: torch turns the mode off
+while it handles a call).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+from torch import nn
+from torch.overrides import TorchFunctionMode
+
+from snlint.graph import sites
+from snlint.graph.facts import Site
+from snlint.graph.pristine import Pristine
+from snlint.graph.trace import SNTracer, uses_batch_statistics
+
+_BATCH_NORM_FUNCTIONS = (torch.nn.functional.batch_norm, torch.batch_norm)
+
+
+def _shapes(value: Any) -> tuple:
+    if isinstance(value, torch.Tensor):
+        return (tuple(value.shape),)
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return tuple(s for item in value for s in _shapes(item))
+    return ()
+
+
+def _user_pos(frame: Any) -> tuple | None:
+    while frame is not None and not sites.is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return sites.frame_pos(frame) if frame is not None else None
+
+
+def _describe_function(func: Any) -> str:
+    name = getattr(func, "__name__", str(func))
+    if getattr(torch.Tensor, name, None) is func:
+        return f"`.{name}()`"
+    return f"`{name}()`"
+
+
+@dataclass
+class _Call:
+    what: str
+    pos: tuple | None
+    inputs: tuple
+    outputs: tuple
+
+
+@dataclass
+class Recording:
+    """One forward's calls (keyed by position and count there) and its batch norm calls."""
+
+    calls: dict[tuple, _Call] = field(default_factory=dict)
+    batch_norm_calls: list[tuple | None] = field(default_factory=list)
+
+
+class _Recorder(TorchFunctionMode):
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.recording = Recording()
+        self._stack: list[tuple[nn.Module, bool]] = []  # (module, is an fx leaf)
+        self._counts: dict[tuple, int] = {}
+        self._leaf = SNTracer().is_leaf_module
+        self._paths = {id(m): path for path, m in model.named_modules()}
+
+    def _visible(self) -> bool:
+        """A call made where fx would have traced it: not inside one of its leaves."""
+        return not any(leaf for _, leaf in self._stack)
+
+    def _add(self, what: str, pos: tuple | None, inputs: tuple, outputs: tuple) -> None:
+        key = (pos, what)
+        count = self._counts[key] = self._counts.get(key, 0) + 1
+        self.recording.calls[(pos, what, count)] = _Call(what, pos, inputs, outputs)
+
+    def __torch_function__(self, func: Callable, types: Any, args: tuple = (),
+                           kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        if self._visible():
+            pos = _user_pos(sys._getframe(1))
+            if func in _BATCH_NORM_FUNCTIONS and uses_batch_statistics(func, args, kwargs):
+                self.recording.batch_norm_calls.append(pos)
+            outputs = _shapes(result)
+            if outputs:
+                self._add(_describe_function(func), pos, _shapes((args, kwargs)), outputs)
+        return result
+
+    def pre_hook(self, module: nn.Module, inputs: Any) -> None:
+        path = self._paths.get(id(module))
+        visible = self._visible()
+        leaf = path is not None and self._leaf(module, path)
+        self._stack.append((module, leaf))
+        if visible and leaf:
+            module.__dict__["_snlint_call"] = (_user_pos(sys._getframe(1)), _shapes(inputs))
+
+    def post_hook(self, module: nn.Module, inputs: Any, output: Any) -> None:
+        if self._stack and self._stack[-1][0] is module:
+            self._stack.pop()
+        call = module.__dict__.pop("_snlint_call", None)
+        if call is not None:
+            pos, in_shapes = call
+            what = f"{sites.type_name(sites.base_class(module))} `{self._paths.get(id(module), '')}`"
+            self._add(what, pos, in_shapes, _shapes(output))
+
+
+def record_once(fresh: Pristine, args: tuple) -> Recording:
+    """One forward from the built state, with hooks on every module."""
+    with fresh.use() as model:
+        recorder = _Recorder(model)
+        handles = []
+        try:
+            for m in model.modules():
+                handles.append(m.register_forward_pre_hook(recorder.pre_hook, prepend=True))
+                handles.append(m.register_forward_hook(recorder.post_hook, always_call=True))
+            with recorder, torch.no_grad():
+                model(*args)
+        finally:
+            for handle in handles:
+                handle.remove()
+    return recorder.recording
+
+
+@dataclass
+class ForwardFacts:
+    batch_norm_calls: list[Site | None]
+    batch_reductions: list[tuple[str, Site | None]]
+
+
+def _site(pos: tuple | None) -> Site | None:
+    return sites.to_site(pos) if pos is not None else None
+
+
+def record(fresh: Pristine, make_args: Callable[[int], tuple],
+           sizes: tuple[int, int] = (2, 3)) -> ForwardFacts:
+    """The forward's facts from real runs at two batch sizes."""
+    first, second = (record_once(fresh, make_args(n)) for n in sizes)
+    bn_calls = list(dict.fromkeys(first.batch_norm_calls))
+    reductions: list[tuple[str, tuple | None]] = []
+    for key, a in first.calls.items():
+        b = second.calls.get(key)
+        if b is None or a.outputs != b.outputs or len(a.inputs) != len(b.inputs):
+            continue
+        if a.inputs != b.inputs and (a.what, a.pos) not in reductions:
+            reductions.append((a.what, a.pos))
+    return ForwardFacts([_site(p) for p in bn_calls],
+                        [(what, _site(p)) for what, p in reductions])

@@ -1,0 +1,172 @@
+"""The definitions-only copy of a training script (libcst; no torch needed)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from snlint.graph.definitions import definitions_only, looks_like_script
+
+
+def copy(source: str) -> str:
+    return definitions_only(textwrap.dedent(source))[0]
+
+
+def test_training_code_is_left_out_and_every_kept_line_stays_where_it_was():
+    source = textwrap.dedent('''\
+        import argparse
+        import torch
+        os.makedirs("images", exist_ok=True)
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--img_size", type=int, default=32)
+        opt = parser.parse_args()
+        img_shape = (1, opt.img_size, opt.img_size)
+        cuda = True if torch.cuda.is_available() else False
+        generator = Generator()
+        dataloader = DataLoader(
+            data,
+            batch_size=opt.batch_size,
+        )
+        class D(nn.Module):
+            pass
+        for epoch in range(opt.n_epochs):
+            train(epoch)
+        print("done")
+    ''')
+    out, dropped = definitions_only(source)
+    assert out == textwrap.dedent('''\
+        import argparse
+        import torch
+        pass
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--img_size", type=int, default=32)
+        opt = __snlint_parse_args__(parser)
+        img_shape = (1, opt.img_size, opt.img_size)
+        cuda = True if torch.cuda.is_available() else False
+        pass
+        """
+
+
+        """
+        class D(nn.Module):
+            pass
+        """
+        """
+        pass
+    ''')
+    assert dropped == 5
+
+
+def test_every_branch_of_a_module_level_if_runs_in_turn():
+    assert copy('''
+        if args.arch == "a":
+            class A(nn.Module): pass
+        elif args.arch == "b":
+            class B(nn.Module): pass
+        else:
+            net = B()
+    ''') == textwrap.dedent('''
+        if True:
+            class A(nn.Module): pass
+        if True:
+            class B(nn.Module): pass
+        if True:
+            pass
+    ''')
+
+
+def test_the_main_guard_is_left_out():
+    assert copy('''
+        class D: pass
+        if __name__ == "__main__":
+            main()
+    ''') == textwrap.dedent('''
+        class D: pass
+        """
+        """
+    ''')
+
+
+def test_a_try_keeps_its_imports_and_drops_its_work():
+    assert copy('''
+        try:
+            from apex import amp
+            amp.initialize()
+        except ImportError:
+            amp = None
+    ''') == textwrap.dedent('''
+        try:
+            from apex import amp
+            pass
+        except ImportError:
+            amp = None
+    ''')
+
+
+def test_parse_known_args_keeps_its_pair():
+    assert copy('''
+        p = argparse.ArgumentParser()
+        args, _ = p.parse_known_args()
+    ''') == textwrap.dedent('''
+        p = argparse.ArgumentParser()
+        args, _ = __snlint_parse_args__(p, known = True)
+    ''')
+
+
+def test_sys_path_edits_stay_so_the_scripts_imports_resolve():
+    assert copy('''
+        sys.path.append(os.path.join(os.path.dirname(__file__), ".."))
+        sys.path.append(download_root())
+    ''') == textwrap.dedent('''
+        sys.path.append(os.path.join(os.path.dirname(__file__), ".."))
+        pass
+    ''')
+
+
+def test_a_module_with_a_main_guard_is_not_a_script():
+    assert not looks_like_script(textwrap.dedent('''
+        import torch.nn as nn
+        REGISTRY = {}
+        register("d", 1)
+        class D(nn.Module): pass
+        if __name__ == "__main__":
+            for epoch in range(3):
+                train()
+    '''))
+
+
+def test_a_module_level_loop_or_data_loading_makes_a_script():
+    assert looks_like_script("for epoch in range(3):\n    pass\n")
+    assert looks_like_script("loader = torch.utils.data.DataLoader(ds)\n")
+    assert looks_like_script("opt = parser.parse_args()\n")
+
+
+def test_text_that_does_not_parse_is_not_called_a_script():
+    assert not looks_like_script("def (:\n")
+
+
+def test_an_if_that_only_chooses_an_import_keeps_its_condition():
+    assert copy('''
+        NEW = hasattr(torch.nn.utils, "parametrizations")
+        if NEW:
+            from torch.nn.utils.parametrizations import spectral_norm
+        else:
+            from torch.nn.utils import spectral_norm
+    ''') == textwrap.dedent('''
+        NEW = hasattr(torch.nn.utils, "parametrizations")
+        if NEW:
+            from torch.nn.utils.parametrizations import spectral_norm
+        else:
+            from torch.nn.utils import spectral_norm
+    ''')
+
+
+def test_a_statement_reading_a_name_only_left_out_code_binds_is_left_out_too():
+    assert copy('''
+        dataloader = DataLoader(dataset)
+        steps = len(dataloader)
+        size = 64
+    ''') == textwrap.dedent('''
+        pass
+        pass
+        size = 64
+    ''')
