@@ -106,3 +106,15 @@ def test_batch_norm_put_in_eval_by_training_code_is_still_sn301(lint):
     D.features.eval()
     ''', select=["SN3"])
     assert [(f.code, f.line) for f in findings] == [("SN301", 9)]
+
+
+def test_layers_of_a_frozen_feature_network_are_not_missing_sn(lint):
+    assert lint(FROZEN_FEATURES, select=["SN2"]) == []
+
+
+def test_requires_grad_toggled_by_training_code_does_not_freeze_the_discriminator(lint):
+    findings = lint(FROZEN_FEATURES.replace("            self.features.requires_grad_(False)\n", "") + '''
+    D = PerceptualDiscriminator()
+    D.requires_grad_(False)
+    ''', select=["SN2"])
+    assert [(f.code, f.line) for f in findings] == [("SN201", 9)]

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from snlint.checks import Context, describe
+from snlint.checks.verdicts import needs_sn, runtime_clears_missing_sn
 from snlint.findings import Finding, Location
 from snlint.link.values import Layer
-from snlint.checks.verdicts import needs_sn, runtime_clears_missing_sn
 
 
 @dataclass
@@ -57,7 +57,8 @@ def members(root: Layer) -> list[Member]:
 
 
 def _needs_sn(layer: Layer) -> bool:
-    return needs_sn(layer.kind, weight_norm=layer.weight_norm, bypassed=layer.bypassed)
+    return needs_sn(layer.kind, weight_norm=layer.weight_norm, bypassed=layer.bypassed,
+                    frozen=layer.frozen)
 
 
 def check(project, ctx: Context) -> Iterator[Finding]:

@@ -159,7 +159,7 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
     for m in facts.modules:
         for code, site, message, data in _sn_checks(m):
             add(code, site, m, message, data)
-        if uses_sn and needs_sn(m.kind, weight_norm=m.weight_norm) and not m.sn:
+        if uses_sn and needs_sn(m.kind, weight_norm=m.weight_norm, frozen=m.frozen) and not m.sn:
             add("SN201", m.site, m,
                 f"{m.type_name} has no spectral norm, but the discriminator's other conv/linear "
                 "layers use it",

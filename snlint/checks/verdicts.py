@@ -8,12 +8,14 @@ from __future__ import annotations
 from snlint.torchapi import NEEDS_SN
 
 
-def needs_sn(kind: str, *, weight_norm: str = "", bypassed: bool = False) -> bool:
+def needs_sn(kind: str, *, weight_norm: str = "", bypassed: bool = False,
+             frozen: bool = False) -> bool:
     """A conv/linear layer that SN201 expects to be spectral-normalized. Not one under
     another weight normalization, chosen on purpose (multi-scale audio discriminators put
-    SN on one sub-discriminator and weight_norm on the others), and not one whose
-    forward torch bypasses (MultiheadAttention.out_proj)."""
-    return kind in NEEDS_SN and not weight_norm and not bypassed
+    SN on one sub-discriminator and weight_norm on the others), not one of a frozen
+    (pretrained) feature network, whose weights never train, and not one whose forward
+    torch bypasses (MultiheadAttention.out_proj)."""
+    return kind in NEEDS_SN and not weight_norm and not bypassed and not frozen
 
 
 def normalizes_with_batch_statistics(kind: str, *, uses_batch_stats: bool = True,
@@ -35,7 +37,7 @@ def leaf_has_batch_statistics(leaf) -> bool:
 
 
 def leaf_missing_sn(leaf) -> bool:
-    return needs_sn(leaf.kind, weight_norm=leaf.weight_norm) and not leaf.sn
+    return needs_sn(leaf.kind, weight_norm=leaf.weight_norm, frozen=leaf.frozen) and not leaf.sn
 
 
 def uses_sn(facts) -> bool:

@@ -135,6 +135,8 @@ class LeafFacts:
     # Put in eval mode by `.eval()` / `.train(False)` inside an `__init__` (a frozen
     # feature network), as the source pass's `kept_in_eval` counts it.
     kept_in_eval: bool = False
+    # No parameter of it requires grad once built: a frozen (pretrained) part.
+    frozen: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -150,6 +152,7 @@ class LeafFacts:
             "param_site": self.param_site.to_dict() if self.param_site else None,
             "uses_batch_stats": self.uses_batch_stats,
             "weight_norm": self.weight_norm, "kept_in_eval": self.kept_in_eval,
+            "frozen": self.frozen,
         }
 
     @classmethod
@@ -162,7 +165,7 @@ class LeafFacts:
             d.get("instances", 1), d.get("training", True), d.get("bypassed_forward", False),
             Site.from_dict(d.get("origin")), Site.from_dict(d.get("param_site")),
             d.get("uses_batch_stats", False), d.get("weight_norm", ""),
-            d.get("kept_in_eval", False),
+            d.get("kept_in_eval", False), d.get("frozen", False),
         )
 
 

@@ -490,6 +490,11 @@ def original(module: nn.Module, name: str) -> Any:
     return value
 
 
+def _frozen(module: nn.Module) -> bool:
+    params = list(module.parameters())
+    return bool(params) and not any(p.requires_grad for p in params)
+
+
 def weight_norm_api(module: nn.Module) -> str:
     """The weight normalization (not SN) on this module: "hook" for
     torch.nn.utils.weight_norm, "parametrization" for parametrizations.weight_norm."""
@@ -608,5 +613,6 @@ def module_facts(model: nn.Module) -> list[LeafFacts]:
             uses_batch_stats=bool(uses_batch_stats),
             weight_norm=weight_norm_api(m),
             kept_in_eval=bool(m.__dict__.get(_KEPT_IN_EVAL, False)),
+            frozen=_frozen(m),
         ))
     return out

@@ -38,9 +38,6 @@ class Runtime:
     def leaves_built_at(self, loc: Location) -> list[LeafFacts]:
         return self.built_at.get((loc.path, loc.span), [])
 
-    def saw_sn_at(self, loc: Location) -> bool:
-        return (loc.path, loc.span) in self.sn_at
-
 
 def runtime_of(facts: TargetFacts, display_for: DisplayFor) -> Runtime:
     runtime = Runtime(facts)

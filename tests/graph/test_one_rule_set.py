@@ -174,6 +174,13 @@ def test_frozen_feature_network_in_eval_is_not_sn301_from_either_pass(frozen):
     assert sn301 == [("SN301", bn, "source+graph", "frozen.py:TrainableBNDiscriminator")]
 
 
+def test_frozen_feature_layers_are_not_missing_sn_from_either_pass(frozen):
+    _, findings = frozen
+    # The frozen network's conv needs no SN; the train()-override one's features still train.
+    sn201 = sorted(f.discriminator.cls.rpartition(":")[2] for f in findings if f.code == "SN201")
+    assert sn201 == ["TrainOverrideDiscriminator", "TrainableBNDiscriminator"]
+
+
 def test_the_graph_records_eval_set_in_init(tmp_path):
     path = tmp_path / "frozen.py"
     path.write_text(textwrap.dedent(FROZEN))
@@ -182,7 +189,11 @@ def test_the_graph_records_eval_set_in_init(tmp_path):
     kept, trainable = run_graph(targets, timeout=60)
     bn = next(m for m in kept.modules if m.kind == "batch_norm")
     assert bn.kept_in_eval and bn.training  # build.py's train() resets the mode; __init__'s eval is remembered
-    assert not next(m for m in trainable.modules if m.kind == "batch_norm").kept_in_eval
+    # The frozen conv and batch norm; not the ReLU (no parameters) nor the SN head.
+    assert {m.path: m.frozen for m in kept.modules} == {
+        "features.0": True, "features.1": True, "features.2": False, "head": False}
+    bn = next(m for m in trainable.modules if m.kind == "batch_norm")
+    assert not bn.kept_in_eval and not bn.frozen
 
 
 def _facts(built_with: str) -> TargetFacts:
