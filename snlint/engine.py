@@ -24,8 +24,9 @@ from snlint.fix.diff import unified_diff
 from snlint.notebook import Notebook, cell_key, parse_notebook
 from snlint.fix import attach_fixes
 from snlint.link import link
-from snlint.link.graph import graph_enabled, graph_pass, merge
+from snlint.link.graph import graph_enabled, graph_pass
 from snlint.link.graph_diagnostics import GraphRun, Progress
+from snlint.link.join import join, one_finding_per_mistake
 from snlint.source import extract
 from snlint.suppress import Suppressions
 
@@ -73,16 +74,20 @@ def lint_sources(sources: dict[str, str], config: Config,
         for path, message in project.errors:
             findings.append(diagnostic("SN999", path, f"internal error: {message}"))
         rules = load_catalogue()
-        found, failures = run_checks(project, Context(rules))
+        # link -> graph pass -> join -> checks: the rules read what the runtime built for
+        # each discriminator next to what the source says.
+        graph: list[Finding] = []
         if graph_enabled(config) and project.discriminators:
             try:
-                graph, verdicts = graph_pass(project, config, rules, only=set(sources),
-                                             graph_run=graph_run)
+                graph, built = graph_pass(project, config, rules, only=set(sources),
+                                          graph_run=graph_run)
                 displays = {os.path.abspath(f.path): f.path for f in facts}
-                found = merge(found, graph, verdicts, displays)
+                join(project, built, displays.get)
             except Exception as e:  # noqa: BLE001 - the source findings still stand
+                graph, project.runtime = [], {}
                 findings.append(_internal(project.discriminators[0].file.path, e, "graph"))
-        findings.extend(found)
+        found, failures = run_checks(project, Context(rules))
+        findings.extend(one_finding_per_mistake(found, graph))
         for family, error in failures:
             findings.append(_internal(facts[0].path if facts else "<project>", error, family))
     except Exception as e:  # noqa: BLE001

@@ -19,6 +19,21 @@ SN_FUNCTIONS = {
     "torch.nn.utils.parametrizations.spectral_norm.spectral_norm": SN_PARAM,
 }
 
+# Weight normalization: another reparametrization of the weight, which a layer may use
+# instead of SN on purpose.
+WN_FUNCTIONS = {
+    "torch.nn.utils.weight_norm": SN_HOOK,
+    "torch.nn.utils.weight_norm.weight_norm": SN_HOOK,
+    "torch.nn.utils.parametrizations.weight_norm": SN_PARAM,
+}
+
+
+
+def weight_norm_api(qualified: str) -> str:
+    """"hook" / "parametrization" when `qualified` names torch's weight_norm, else ""."""
+    return WN_FUNCTIONS.get(qualified, "")
+
+
 PARTIAL = frozenset({"functools.partial"})
 
 KINDS: dict[str, str] = {}

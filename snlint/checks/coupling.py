@@ -8,6 +8,9 @@ from typing import Iterator
 
 from snlint.checks import Context, describe
 from snlint.checks.coverage import members
+from snlint.checks.verdicts import (
+    has_batch_statistics, normalizes_with_batch_statistics, runtime_clears_batch_norm,
+)
 from snlint.findings import Finding, Location
 
 
@@ -26,6 +29,7 @@ def couplings(project, d) -> list[Coupling]:
     builds (alone, and as training code builds it), less what a train() override keeps in
     eval mode."""
     found: dict[tuple, Coupling] = {}
+    runtime = project.runtime.get(d.cls.qualname)
     instances = [d.instance] + [i for i in project.instances_of(d.cls.qualname) if i is not d.instance]
     classes = {d.cls.qualname}
     for inst in instances:
@@ -34,12 +38,12 @@ def couplings(project, d) -> list[Coupling]:
         for m in members(inst):
             if m.layer.cls is not None:
                 classes.add(m.layer.cls.qualname)
-            kind = m.layer.kind
-            if kind != "batch_norm" or m.layer.kept_in_eval:
-                continue
-            if (m.layer.call.path, m.layer.call.span) in project.kept_in_eval:
+            kept = m.layer.kept_in_eval or (m.layer.call.path, m.layer.call.span) in project.kept_in_eval
+            if not normalizes_with_batch_statistics(m.layer.kind, kept_in_eval=kept):
                 continue
             site = m.layer.origin or m.site
+            if runtime is not None and runtime_clears_batch_norm(runtime, site):
+                continue  # built, and kept in eval mode there
             found.setdefault((site.path, site.span), Coupling(
                 site, m.layer.short_type, m.symbol, via_default=m.layer.origin is not None))
     for call in project.events.batch_norm_calls:
@@ -56,7 +60,10 @@ def check(project, ctx: Context) -> Iterator[Finding]:
         found = couplings(project, d)
         if not found:
             continue
-        coupled[d.cls.qualname] = (d, found)
+        runtime = project.runtime.get(d.cls.qualname)
+        if runtime is None or has_batch_statistics(runtime.facts):
+            # Where the graph built it without batch statistics, no SN303/SN401.
+            coupled[d.cls.qualname] = (d, found)
         for c in found:
             where = "its norm_layer default builds " if c.via_default else ""
             yield ctx.finding(

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from snlint.checks import Context, describe
+from snlint.checks.verdicts import needs_sn, runtime_clears_missing_sn
 from snlint.findings import Finding, Location
 from snlint.link.values import Layer
-from snlint.torchapi import NEEDS_SN
 
 
 @dataclass
@@ -57,7 +57,8 @@ def members(root: Layer) -> list[Member]:
 
 
 def _needs_sn(layer: Layer) -> bool:
-    return layer.kind in NEEDS_SN and not layer.bypassed
+    return needs_sn(layer.kind, weight_norm=layer.weight_norm, bypassed=layer.bypassed,
+                    frozen=layer.frozen)
 
 
 def check(project, ctx: Context) -> Iterator[Finding]:
@@ -80,8 +81,11 @@ def check(project, ctx: Context) -> Iterator[Finding]:
             by_site.setdefault((m.site.path, m.site.span), []).append(m)
         normalized_sites = {(m.site.path, m.site.span) for m in with_sn}
         all_sites = {(m.site.path, m.site.span) for m in layers}
+        runtime = project.runtime.get(d.cls.qualname)
         for group in by_site.values():
             m = group[0]
+            if runtime is not None and runtime_clears_missing_sn(runtime, m.site):
+                continue  # built, and the layers there have SN (added by apply, a loop...)
             count = len(group)
             # Instances behind an `if` we could not decide may not all exist; do not count them.
             many = f" ({count} instances built here)" if count > 1 and not any(

@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from snlint.checks.catalogue import Rule
+from snlint.checks.verdicts import has_batch_statistics, leaf_has_batch_statistics, needs_sn  # noqa: F401
 from snlint.findings import DiscriminatorRef, Finding, Location, Span
 from snlint.graph.facts import LeafFacts, Site, TargetFacts
 from snlint.link.graph_diagnostics import target_diagnostics
+from snlint.link.join import built_note
 
 # Name and severity when the catalogue has no page for a code (yet).
 _FALLBACK = {
@@ -64,31 +66,6 @@ def _span(site: Site) -> Span:
 
 def _shape(shape: tuple[int, ...] | None) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]" if shape is not None else "?"
-
-
-def has_batch_statistics(facts: TargetFacts) -> bool:
-    """The graph's verdict for SN401/SN303: batch-statistics normalization in training
-    mode (a batch norm layer, or F.batch_norm with batch statistics). Coupling that only the
-    probe or a batch reduction shows is SN302, not this."""
-    return any(m.kind == "batch_norm" and m.uses_batch_stats for m in facts.modules) or bool(
-        facts.batch_norm_calls)
-
-
-def built_locations(facts: TargetFacts, display_for: DisplayFor) -> set[tuple[str, Span]]:
-    """Every (display path, span) where the graph saw a layer built or SN applied.
-
-    A source finding at one of these with no graph finding of the same code there was
-    cleared by the runtime facts (batch norm kept in eval mode, SN added by `apply`).
-    """
-    found: set[tuple[str, Span]] = set()
-    for m in facts.modules:
-        sites = [m.site, m.origin, m.param_site] + [s.site for s in m.sn] + [s.dim_site for s in m.sn]
-        for site in sites:
-            if site is not None:
-                path = display_for(site.file)
-                if path is not None:
-                    found.add((path, _span(site)))
-    return found
 
 
 def _sn_checks(m: LeafFacts) -> list[tuple[str, Site | None, str, dict]]:
@@ -182,13 +159,13 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
     for m in facts.modules:
         for code, site, message, data in _sn_checks(m):
             add(code, site, m, message, data)
-        if uses_sn and m.kind in _MATRIX_KINDS and not m.sn:
+        if uses_sn and needs_sn(m.kind, weight_norm=m.weight_norm, frozen=m.frozen) and not m.sn:
             add("SN201", m.site, m,
                 f"{m.type_name} has no spectral norm, but the discriminator's other conv/linear "
                 "layers use it",
                 {"layer": m.type_name, "sn_api": apis.most_common(1)[0][0] if apis else "",
                  **_origin(m.origin)})
-        if m.kind == "batch_norm" and m.uses_batch_stats:
+        if leaf_has_batch_statistics(m):
             why = "in training mode" if m.training else "(track_running_stats=False)"
             add("SN301", m.param_site or m.site, m,
                 f"{m.type_name} normalizes with batch statistics {why}: real and generated "
@@ -220,11 +197,15 @@ def graph_findings(facts: TargetFacts, rules: dict[str, Rule], *,
                 "the others' outputs) and no batch norm explains it", {"probe": True}, layers=False)
 
     findings = []
+    note = built_note(facts.built_with)
     for group in groups.values():
         name, severity = _meta(group.code, rules)
         message = group.message
         if group.count > 1 and group.layers:
             message += f" ({group.count} instances built here)"
+        message += note
+        if note:
+            group.data["built_with"] = facts.built_with
         disc = (DiscriminatorRef(f"{target.display}:{target.class_name}", evidence)
                 if group.code in _NAMES_DISCRIMINATOR else None)
         data = tuple(sorted({**group.data, "instances": group.count}.items()

@@ -23,7 +23,9 @@ import libcst as cst
 from snlint.config import Config
 from snlint.findings import Finding
 from snlint.fix.context import HOOK_SN, PARAM_SN, FileContext, dotted, scope_bindings
-from snlint.torchapi import INPLACE_TENSOR_INIT, INIT_FUNCTION, KINDS, NEEDS_SN, SN_HOOK, SN_PARAM
+from snlint.torchapi import (
+    INIT_FUNCTION, INPLACE_TENSOR_INIT, KINDS, NEEDS_SN, SN_HOOK, SN_PARAM, weight_norm_api,
+)
 
 SAFE, UNSAFE = "safe", "unsafe"
 
@@ -905,9 +907,45 @@ def _sn_wrapper(finding: Finding, ctx: FileContext, plan: Plan) -> tuple[cst.Bas
     return (ref, SN_PARAM) if ref is not None else None
 
 
+def _weight_normalized(ctx: FileContext, call: cst.Call) -> bool:
+    """The layer this call builds goes straight into weight_norm (either API), or into a
+    callable that may be it (`norm_f = weight_norm if ... else spectral_norm`): it has
+    its own weight normalization, and wrapping it in SN would stack two."""
+    wrappers = [call]
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Arg):
+        outer = ctx.parent(parent)
+        if isinstance(outer, cst.Call):
+            wrappers.append(outer)
+    for node in wrappers:
+        if weight_norm_api(ctx.qualify(node.func) or ""):
+            return True
+        if "weight_norm" in ctx.code(node.func):
+            return True
+        if isinstance(node.func, cst.Name) and node is not call:
+            scope = next((a for a in ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), ctx.module)
+            if _assigned_weight_norm(ctx, scope, node.func.value):
+                return True
+    return False
+
+
+def _assigned_weight_norm(ctx: FileContext, scope: cst.CSTNode, name: str) -> bool:
+    found = False
+
+    class Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal found
+            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets) \
+                    and "weight_norm" in ctx.code(node.value):
+                found = True
+
+    scope.visit(Assignments())
+    return found
+
+
 def _missing_sn(finding: Finding, ctx: FileContext, config: Config) -> Plan | None:
     call = ctx.at(finding.span, cst.Call)
-    if call is None:
+    if call is None or _weight_normalized(ctx, call):
         return None
     plan = Plan(finding.code, SAFE, "")
     chosen = _sn_wrapper(finding, ctx, plan)

@@ -128,6 +128,15 @@ class LeafFacts:
     # A batch norm that normalizes with batch statistics in the model's training mode
     # (training, or track_running_stats=False which uses them even in eval).
     uses_batch_stats: bool = False
+    # Another weight normalization on the layer, chosen on purpose (multi-scale audio
+    # discriminators): "hook" (torch.nn.utils.weight_norm), "parametrization"
+    # (parametrizations.weight_norm), or "" for none.
+    weight_norm: str = ""
+    # Put in eval mode by `.eval()` / `.train(False)` inside an `__init__` (a frozen
+    # feature network), as the source pass's `kept_in_eval` counts it.
+    kept_in_eval: bool = False
+    # No parameter of it requires grad once built: a frozen (pretrained) part.
+    frozen: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +151,8 @@ class LeafFacts:
             "origin": self.origin.to_dict() if self.origin else None,
             "param_site": self.param_site.to_dict() if self.param_site else None,
             "uses_batch_stats": self.uses_batch_stats,
+            "weight_norm": self.weight_norm, "kept_in_eval": self.kept_in_eval,
+            "frozen": self.frozen,
         }
 
     @classmethod
@@ -153,7 +164,8 @@ class LeafFacts:
             [SNState.from_dict(s) for s in d.get("sn", [])], Site.from_dict(d.get("site")),
             d.get("instances", 1), d.get("training", True), d.get("bypassed_forward", False),
             Site.from_dict(d.get("origin")), Site.from_dict(d.get("param_site")),
-            d.get("uses_batch_stats", False),
+            d.get("uses_batch_stats", False), d.get("weight_norm", ""),
+            d.get("kept_in_eval", False), d.get("frozen", False),
         )
 
 

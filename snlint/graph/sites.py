@@ -29,12 +29,14 @@ from typing import Any, Iterator
 import torch
 from torch import nn
 from torch.nn.utils import parametrize
-from torch.nn.utils.parametrizations import _SpectralNorm
+from torch.nn.utils.parametrizations import _SpectralNorm, _WeightNorm
 from torch.nn.utils.spectral_norm import SpectralNorm
+from torch.nn.utils.weight_norm import WeightNorm
 
 from snlint.graph.facts import LeafFacts, Site, SNState
 
 _BUILT = "_snlint_built"  # module.__dict__ key: (site, origin, param_site)
+_KEPT_IN_EVAL = "_snlint_kept_in_eval"  # module.__dict__ key: `.eval()` in an __init__
 _SN_SITE = "_snlint_site"  # on SpectralNorm hooks and _SpectralNorm parametrizations
 _SN_DIM_SITE = "_snlint_dim_site"
 
@@ -270,6 +272,22 @@ def _construction_record(module: nn.Module) -> tuple[Site | None, Site | None, S
     return to_site(site_pos), to_site(origin_pos), param_site
 
 
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _called_from_init() -> bool:
+    """`.eval()` / `.train(False)` called from a module's `__init__` (past torch's own
+    frames): a frozen part that is meant to stay in eval mode, as the source pass reads
+    it. An `.eval()` in training code is for validation, and a `train()` override shows
+    in the built model's mode already."""
+    frame = sys._getframe(2)
+    while frame is not None and (frame.f_code.co_filename.startswith(_TORCH_DIR)
+                                 or frame.f_code.co_filename == __file__):
+        frame = frame.f_back
+    return (frame is not None and frame.f_code.co_name == "__init__"
+            and isinstance(frame.f_locals.get("self"), nn.Module))
+
+
 def _sn_call() -> tuple[Site | None, Site | None]:
     frames, _ = _user_frames()
     if not frames:
@@ -290,7 +308,20 @@ def _install() -> None:
     orig_init = nn.Module.__init__
     orig_apply = SpectralNorm.apply
     orig_register = parametrize.register_parametrization
-    _originals.update(init=orig_init, apply=orig_apply, register=orig_register)
+    orig_train = nn.Module.train
+    _originals.update(init=orig_init, apply=orig_apply, register=orig_register, train=orig_train)
+
+    @functools.wraps(orig_train)
+    def train(self, mode=True):
+        result = orig_train(self, mode)
+        if not mode:
+            try:
+                if _called_from_init():
+                    for m in self.modules():
+                        object.__setattr__(m, _KEPT_IN_EVAL, True)
+            except Exception:  # never let bookkeeping break the user's model
+                pass
+        return result
 
     @functools.wraps(orig_init)
     def __init__(self, *args, **kwargs):
@@ -326,12 +357,14 @@ def _install() -> None:
         return result
 
     nn.Module.__init__ = __init__
+    nn.Module.train = train
     SpectralNorm.apply = staticmethod(apply)
     parametrize.register_parametrization = register_parametrization
 
 
 def _uninstall() -> None:
     nn.Module.__init__ = _originals["init"]
+    nn.Module.train = _originals["train"]
     SpectralNorm.apply = staticmethod(_originals["apply"])
     parametrize.register_parametrization = _originals["register"]
 
@@ -457,6 +490,23 @@ def original(module: nn.Module, name: str) -> Any:
     return value
 
 
+def _frozen(module: nn.Module) -> bool:
+    params = list(module.parameters())
+    return bool(params) and not any(p.requires_grad for p in params)
+
+
+def weight_norm_api(module: nn.Module) -> str:
+    """The weight normalization (not SN) on this module: "hook" for
+    torch.nn.utils.weight_norm, "parametrization" for parametrizations.weight_norm."""
+    if parametrize.is_parametrized(module):
+        for plist in module.parametrizations.values():
+            if any(isinstance(p, _WeightNorm) for p in plist):
+                return "parametrization"
+    if any(isinstance(h, WeightNorm) for h in module._forward_pre_hooks.values()):
+        return "hook"
+    return ""
+
+
 def sn_states(module: nn.Module) -> list[SNState]:
     """Torch's SN on this module, in application order: parametrizations, then hooks."""
     states: list[SNState] = []
@@ -561,5 +611,8 @@ def module_facts(model: nn.Module) -> list[LeafFacts]:
             origin=origin,
             param_site=param_site,
             uses_batch_stats=bool(uses_batch_stats),
+            weight_norm=weight_norm_api(m),
+            kept_in_eval=bool(m.__dict__.get(_KEPT_IN_EVAL, False)),
+            frozen=_frozen(m),
         ))
     return out

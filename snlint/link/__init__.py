@@ -44,6 +44,9 @@ class LinkedProject:
     kept_in_eval: set = field(default_factory=set)  # construction sites a train() override keeps in eval
     files: dict[str, FileFacts] = field(default_factory=dict)
     assumptions: dict[int, str] = field(default_factory=dict)  # id(ForwardCall) -> what was assumed
+    # Class qualname -> what the graph pass built for it (`snlint.link.join.Runtime`);
+    # empty without the graph pass.
+    runtime: dict = field(default_factory=dict)
 
     def instances_of(self, qualname: str) -> list[Layer]:
         return [i for i in self.events.instances if i.cls is not None and i.cls.qualname == qualname]

@@ -21,6 +21,7 @@ from snlint.link.values import (
 )
 from snlint.torchapi import (
     INIT_FUNCTION, INPLACE_TENSOR_INIT, KINDS, PARTIAL, SN_CUSTOM, SN_FUNCTIONS, layer_type,
+    weight_norm_api,
 )
 
 MAX_DEPTH = 24
@@ -820,6 +821,9 @@ class Interpreter:
     def named_call(self, callee: NameV, args: list[Value], kwargs: dict[str, Value],
                    e: F.Call | None, frame: Frame, loc: Location) -> Value:
         qual = callee.qual
+        if weight_norm_api(qual) and args and isinstance(args[0], Layer):
+            args[0].weight_norm = weight_norm_api(qual)
+            return args[0]
         configured = configvalues.named_config_call(qual, args, kwargs, loc, frame.file.path)
         if configured is not None:
             return configured
@@ -949,6 +953,9 @@ class Interpreter:
             if name == "apply" and args:
                 self.apply(args[0], [ModulesV(receiver)], {}, e, frame, loc, _text(e.args[0].value))
                 return receiver
+            if name == "requires_grad_" and args and self.truth(args[0]) is False:
+                self.frozen(receiver, frame)
+                return receiver
             if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "requires_grad_"):
                 return receiver
             if name == "eval" or (name == "train" and args and self.truth(args[0]) is False):
@@ -979,6 +986,17 @@ class Interpreter:
         for target in [layer] + [m for _, m in layer.descendants()]:
             target.kept_in_eval = True
             self.events.kept_sites.add((target.call.path, target.call.span))
+
+    def frozen(self, layer: Layer, frame: Frame) -> None:
+        """`requires_grad_(False)` in an `__init__`: a pretrained part that never trains.
+        Training code that toggles it around a generator step does not count."""
+        scope = frame
+        while scope is not None and scope.self_value is None:
+            scope = scope.parent
+        if scope is None or scope.function != "__init__" and not scope.name.endswith(".__init__"):
+            return
+        for target in [layer] + [m for _, m in layer.descendants()]:
+            target.frozen = True
 
     def batch_reduction(self, what: str, frame: Frame, loc: Location) -> None:
         scope: Frame | None = frame

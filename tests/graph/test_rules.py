@@ -13,7 +13,8 @@ pytest.importorskip("torch")
 from graph_helpers import at, class_location, display_for, span_of, write  # noqa: E402
 
 from snlint.checks.catalogue import load_catalogue  # noqa: E402
-from snlint.checks.graph_rules import built_locations, graph_findings, has_batch_statistics  # noqa: E402
+from snlint.checks.graph_rules import graph_findings, has_batch_statistics  # noqa: E402
+from snlint.link.join import runtime_of  # noqa: E402
 from snlint.graph import GraphTarget, run_graph  # noqa: E402
 
 HEADER = '''
@@ -618,9 +619,11 @@ def test_flattened_patch_map_is_read_back_per_sample(runtime):
     assert at(findings) == [("SN301", *span_of(FLAT, "norm(8)"))]
 
 
-def test_built_locations_cover_construction_and_sn_sites(runtime):
+def test_the_join_finds_runtime_layers_by_construction_and_sn_sites(runtime):
     facts, _ = runtime["PartialDiscriminator"]
-    spans = {(path, (s.line, s.column, s.end_line, s.end_column))
-             for path, s in built_locations(facts, display_for(runtime["_root"]))}
-    assert ("resnet.py", span_of(RESNET, "spectral_norm(conv3(3, 8))")) in spans
-    assert ("resnet.py", span_of(RESNET, "conv3(8, 8)")) in spans
+    joined = runtime_of(facts, display_for(runtime["_root"]))
+    built = {(path, (s.line, s.column, s.end_line, s.end_column)): [m.path for m in leaves]
+             for (path, s), leaves in joined.built_at.items()}
+    sn = {(path, (s.line, s.column, s.end_line, s.end_column)) for path, s in joined.sn_at}
+    assert built[("resnet.py", span_of(RESNET, "conv3(8, 8)"))] == ["b"]
+    assert ("resnet.py", span_of(RESNET, "spectral_norm(conv3(3, 8))")) in sn
