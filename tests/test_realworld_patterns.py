@@ -633,3 +633,65 @@ def test_sn302_minibatch_stddev_after_a_tuple_returning_submodule(lint):
 
 def test_no_sn302_by_default(lint):
     assert found(lint(STDDEV_D.format(body="out = self.conv(input)"))) == []
+
+
+# PyTorch-GAN (cyclegan, discogan, unit): the cycle-consistency loss calls the generator on
+# real images and on generated ones; that does not make it a critic.
+def test_a_generator_in_a_cycle_loss_is_not_a_discriminator(lint):
+    findings = lint('''
+        import torch.nn as nn
+
+
+        class GeneratorUNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 3, 1, 1)
+                self.bn = nn.BatchNorm2d(3)
+
+            def forward(self, x):
+                return self.bn(self.conv(x))
+
+
+        G_AB = GeneratorUNet()
+        G_BA = GeneratorUNet()
+
+        for real_A, real_B in dataloader:
+            fake_B = G_AB(real_A)
+            recov_A = G_BA(fake_B)
+            identity_A = G_BA(real_A)
+            loss = (recov_A - real_A).abs().mean() + (identity_A - real_A).abs().mean()
+    ''')
+    assert found(findings) == []
+
+
+# stylegan2-pytorch (swagan): the path-length regularization differentiates the generator's
+# output; it is not a gradient penalty through a critic.
+def test_a_generator_under_a_path_length_penalty_is_not_a_discriminator(lint):
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Generator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.bn = nn.BatchNorm1d(8)
+
+            def forward(self, z):
+                return self.bn(self.fc(z))
+
+
+        generator = Generator()
+
+
+        def g_path_regularize(fake_img, latents):
+            grad, = torch.autograd.grad(outputs=fake_img.sum(), inputs=latents, create_graph=True)
+            return grad.pow(2).sum(1).mean()
+
+
+        def train(noise):
+            fake_img = generator(noise)
+            return g_path_regularize(fake_img, noise)
+    ''')
+    assert found(findings) == []

@@ -23,7 +23,11 @@ _BOUND = D_NAME
 # Networks that training code also calls on real and generated images, for a loss, and
 # that are not discriminators: perceptual/feature networks and classifiers.
 _FEATURES = re.compile(r"vgg|perceptual|lpips|inception|feature|encoder|resnet|classifier|"
-                       r"extractor|loss", re.I)
+                       r"extractor|loss|"
+                       # A generator is called on real and on generated samples too: a
+                       # cycle-consistency loss (CycleGAN, DiscoGAN, UNIT), a path-length
+                       # penalty (StyleGAN2).
+                       r"generator", re.I)
 
 
 @dataclass
@@ -171,7 +175,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         module = penalty.forward.module
         if module is not None and module.cls is not None:
             q = module.cls.qualname
-            if q not in excluded and q not in evidence:
+            if q not in excluded and q not in evidence and not _FEATURES.search(module.cls.name):
                 evidence[q] = ("training code", f"a gradient penalty is taken through it "
                                                 f"{_where(penalty.forward.function)}")
     for q in sorted(named):
