@@ -26,7 +26,7 @@ from snlint.fix import attach_fixes
 from snlint.link import link
 from snlint.link.graph import graph_enabled, graph_pass
 from snlint.link.graph_diagnostics import GraphRun, Progress
-from snlint.link.join import join, one_finding_per_mistake
+from snlint.link.join import join
 from snlint.source import extract
 from snlint.suppress import Suppressions
 
@@ -87,7 +87,7 @@ def lint_sources(sources: dict[str, str], config: Config,
                 graph, project.runtime = [], {}
                 findings.append(_internal(project.discriminators[0].file.path, e, "graph"))
         found, failures = run_checks(project, Context(rules))
-        findings.extend(one_finding_per_mistake(found, graph))
+        findings.extend(found + graph)
         for family, error in failures:
             findings.append(_internal(facts[0].path if facts else "<project>", error, family))
     except Exception as e:  # noqa: BLE001
