@@ -58,10 +58,11 @@ def couplings(project, d) -> list[Coupling]:
 
 
 def check(project, ctx: Context) -> Iterator[Finding]:
-    yield from sn301(project, ctx)
+    found_in = {d.cls.qualname: couplings(project, d) for d in project.discriminators}
+    yield from sn301(project, ctx, found_in)
     coupled: dict[str, tuple] = {}
     for d in project.discriminators:
-        found = couplings(project, d)
+        found = found_in[d.cls.qualname]
         if not found:
             continue
         runtime = project.runtime.get(d.cls.qualname)
@@ -73,15 +74,17 @@ def check(project, ctx: Context) -> Iterator[Finding]:
     yield from _separate_batches(project, ctx, coupled)
 
 
-def sn301(project, ctx: Context) -> Iterator[Finding]:
+def sn301(project, ctx: Context, found_in: dict[str, list[Coupling]] | None = None) -> Iterator[Finding]:
     """SN301 from the source's batch norms (less what the built discriminator keeps in
     eval mode) and the runtime leaves and `F.batch_norm` calls joined to them; a batch
     norm or call only the runtime has is judged by the same
-    `normalizes_with_batch_statistics`."""
+    `normalizes_with_batch_statistics`. `found_in`: `couplings` by discriminator, when the
+    caller has them."""
     shown_by_source: set[int] = set()
     for d in project.discriminators:
         runtime = project.runtime.get(d.cls.qualname)
-        for c in couplings(project, d):
+        found = found_in[d.cls.qualname] if found_in is not None else couplings(project, d)
+        for c in found:
             where = "its norm_layer default builds " if c.via_default else ""
             finding = ctx.finding(
                 "SN301", c.site,

@@ -9,7 +9,11 @@ from snlint.checks import Context
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.findings import Finding, Location
 from snlint.graph.facts import LeafFacts, Site, SNState
-from snlint.torchapi import NORMALIZATION, SN_HOOK, SN_PARAM, WEIGHTLESS, default_sn_dim
+from snlint.checks.verdicts import (
+    hook_sn_never_runs, sn_dim_off_output_axis, sn_off_the_weight, sn_on_normalization,
+    sn_without_weight_matrix,
+)
+from snlint.torchapi import SN_HOOK, SN_PARAM, default_sn_dim
 
 
 def _where(app) -> str:
@@ -32,11 +36,13 @@ def symbol_map(project) -> dict[int, str]:
 def check(project, ctx: Context) -> Iterator[Finding]:
     events = project.events
     never_applied: set = set()
-    for rule in (sn101, sn102, sn103, sn104, sn105, sn106, sn107):
-        for finding in rule(project, ctx):
+    apps = list(_applications(project))
+    for rule in (sn101, sn102, sn103, sn104, sn105, sn107):
+        for finding in rule(project, ctx, apps):
             if finding.code == "SN107":
                 never_applied.add((finding.path, finding.span))
             yield finding
+    yield from sn106(project, ctx)
     for call in events.sn_calls:
         # Where SN107 already reports the hook API (it never runs there), SN501 would
         # be a second finding for one mistake.
@@ -49,8 +55,8 @@ def check(project, ctx: Context) -> Iterator[Finding]:
 
 
 # Each SN1xx rule is one function over linked facts: the SN applications the source saw
-# (`_applications`) and the SN states of the runtime leaves (`_states`); `_linked` joins
-# them by the SN call (or dim= argument) both record.
+# (`_applications`; `apps` when the caller has them) and the SN states of the runtime
+# leaves (`_states`); `_linked` joins them by the SN call (or dim= argument) both record.
 
 @dataclass
 class _Application:
@@ -67,6 +73,10 @@ def _applications(project) -> Iterator[_Application]:
         layer = event.target
         kind = layer.kind if layer.base_type is None else _kind_of_base(layer)
         yield _Application(event.app, layer, symbols.get(id(layer)), kind, layer.short_type)
+
+
+def _given(project, apps: list[_Application] | None) -> Iterable[_Application]:
+    return apps if apps is not None else _applications(project)
 
 
 @dataclass
@@ -114,18 +124,18 @@ def _linked(project, ctx: Context, code: str, source: Iterable[Finding],
         for i, (runtime, st, (site, message, data)) in enumerate(judged) if i not in shown_by_source))
 
 
-def sn101(project, ctx: Context) -> Iterator[Finding]:
+def sn101(project, ctx: Context, apps: list[_Application] | None = None) -> Iterator[Finding]:
     """SN on a normalization layer."""
     source = (ctx.finding(
         "SN101", a.app.site,
         f"spectral norm on {a.what}, a normalization layer: it divides the affine "
         f"weight vector by its L2 norm and bounds nothing{_where(a.app)}",
         symbol=a.symbol, data={"api": a.app.api, "layer": a.what, "from_filter": a.app.from_filter})
-        for a in _applications(project) if a.kind in NORMALIZATION)
+        for a in _given(project, apps) if sn_on_normalization(a.kind))
 
     def built(st: _State):
         m, state = st.leaf, st.state
-        if st.index == 0 and m.kind in _NORM_KINDS:
+        if st.index == 0 and sn_on_normalization(m.kind):
             return state.site, (
                 f"spectral norm on {m.type_name}: it divides the layer's affine {state.name} "
                 f"(shape {_shape(state.param_shape)}) by its norm; no Lipschitz bound results"), st.data
@@ -133,12 +143,13 @@ def sn101(project, ctx: Context) -> Iterator[Finding]:
     return _linked(project, ctx, "SN101", source, built)
 
 
-def sn102(project, ctx: Context) -> Iterator[Finding]:
+def sn102(project, ctx: Context, apps: list[_Application] | None = None) -> Iterator[Finding]:
     """SN on a layer without a weight matrix (an activation, a container, a 1-D weight)."""
     def source() -> Iterator[Finding]:
-        for a in _applications(project):
+        for a in _given(project, apps):
             kind, what = a.kind, a.what
-            if not (kind in WEIGHTLESS or (kind == "module" and "weight" not in a.layer.attrs)):
+            if sn_on_normalization(kind) or not sn_without_weight_matrix(
+                    kind, has_weight="weight" in a.layer.attrs):
                 continue
             detail = {
                 "activation": "an activation",
@@ -154,9 +165,9 @@ def sn102(project, ctx: Context) -> Iterator[Finding]:
 
     def built(st: _State):
         m, state, ndim = st.leaf, st.state, st.ndim
-        if st.index > 0 or m.kind in _NORM_KINDS or _on_a_vector(st):
+        if st.index > 0 or sn_on_normalization(m.kind) or _on_a_vector(st):
             return None
-        if m.kind in _WEIGHTLESS_KINDS or (ndim is not None and ndim <= 1):
+        if sn_without_weight_matrix(m.kind, weight_ndim=ndim):
             what = ("has a 1-D weight (shape " + _shape(state.param_shape)
                     + "): SN scales it to unit norm") if ndim is not None and ndim <= 1 else (
                 "has no weight matrix")
@@ -165,10 +176,10 @@ def sn102(project, ctx: Context) -> Iterator[Finding]:
     return _linked(project, ctx, "SN102", source(), built)
 
 
-def sn103(project, ctx: Context) -> Iterator[Finding]:
+def sn103(project, ctx: Context, apps: list[_Application] | None = None) -> Iterator[Finding]:
     """SN applied twice to one layer."""
     def source() -> Iterator[Finding]:
-        for a in _applications(project):
+        for a in _given(project, apps):
             app, layer, what = a.app, a.layer, a.what
             index = next((i for i, x in enumerate(layer.sn) if x is app), 0)
             if index < 1:
@@ -193,35 +204,32 @@ def sn103(project, ctx: Context) -> Iterator[Finding]:
     return _linked(project, ctx, "SN103", source(), built)
 
 
-def sn104(project, ctx: Context) -> Iterator[Finding]:
+def sn104(project, ctx: Context, apps: list[_Application] | None = None) -> Iterator[Finding]:
     """SN on a parameter other than the weight matrix."""
     source = (ctx.finding(
         "SN104", a.app.site,
         f"spectral norm on {a.what}.{a.app.name}, not on its weight matrix: a 1-D parameter "
         f"is just divided by its L2 norm",
         symbol=a.symbol, data={"api": a.app.api})
-        for a in _applications(project)
-        if a.app.name is not None and a.app.name != "weight" and a.kind not in NORMALIZATION)
+        for a in _given(project, apps) if sn_off_the_weight(a.kind, a.app.name))
 
     def built(st: _State):
         m, state = st.leaf, st.state
-        if st.index == 0 and m.kind not in _NORM_KINDS and _on_a_vector(st):
+        if st.index == 0 and _on_a_vector(st):
             return state.site, (f"spectral norm on `{state.name}` of {m.type_name} (shape "
                                 f"{_shape(state.param_shape)}), not its weight matrix"), st.data
         return None
     return _linked(project, ctx, "SN104", source, built)
 
 
-def sn105(project, ctx: Context) -> Iterator[Finding]:
+def sn105(project, ctx: Context, apps: list[_Application] | None = None) -> Iterator[Finding]:
     """SN estimating sigma for the wrong matrix shape: a dim= off the output axis, or a
     hand-written reshape along dim 0 of a transposed conv."""
     def source() -> Iterator[Finding]:
-        for a in _applications(project):
+        for a in _given(project, apps):
             app, layer, what, kind = a.app, a.layer, a.what, a.kind
-            if (app.dim_explicit and app.dim is not None and kind in ("conv", "conv_transpose")
-                    and app.dim != default_sn_dim(what if layer.base_type is None else layer.base_type)
-                    and layer.kernel_is_1x1() is not True):
-                axis = default_sn_dim(what if layer.base_type is None else layer.base_type)
+            axis = default_sn_dim(what if layer.base_type is None else layer.base_type)
+            if app.dim_explicit and sn_dim_off_output_axis(kind, app.dim, axis, layer.kernel_is_1x1()):
                 yield ctx.finding(
                     "SN105", app.dim_arg or app.site,
                     f"dim={app.dim} on {what}: its output axis is dim {axis}, so σ is estimated "
@@ -236,14 +244,15 @@ def sn105(project, ctx: Context) -> Iterator[Finding]:
 
     def built(st: _State):
         m, state, ndim = st.leaf, st.state, st.ndim
-        if (st.index > 0 or m.kind in _NORM_KINDS or _on_a_vector(st) or m.kind in _WEIGHTLESS_KINDS
-                or (ndim is not None and ndim <= 1) or state.api not in ("hook", "parametrization")):
+        if (st.index > 0 or sn_on_normalization(m.kind) or _on_a_vector(st)
+                or sn_without_weight_matrix(m.kind, weight_ndim=ndim)
+                or state.api not in (SN_HOOK, SN_PARAM) or ndim is None or ndim < 3):
             return None
         default = 1 if m.kind == "conv_transpose" else 0
         kernel = 1
         for size in (state.param_shape or ())[2:]:
             kernel *= size
-        if state.dim != default and ndim is not None and ndim >= 3 and kernel > 1:
+        if sn_dim_off_output_axis(m.kind, state.dim, default, kernel == 1):
             return state.dim_site or state.site, (
                 f"spectral norm of {m.type_name} with dim={state.dim}; its output axis is dim "
                 f"{default}, and this dim changes the estimated sigma"), {
@@ -266,18 +275,18 @@ def sn106(project, ctx: Context) -> Iterator[Finding]:
                 data={"param": init.param})
 
 
-def sn107(project, ctx: Context) -> Iterator[Finding]:
+def sn107(project, ctx: Context, apps: list[_Application] | None = None) -> Iterator[Finding]:
     """Hook-based SN on MultiheadAttention.out_proj, whose weight attention reads directly."""
     source = (ctx.finding(
         "SN107", a.app.site,
         "hook-based spectral norm on MultiheadAttention.out_proj never runs: attention "
         "reads out_proj.weight directly, so the weight stays un-normalized",
         symbol=a.symbol, data={"api": a.app.api})
-        for a in _applications(project) if a.app.api == SN_HOOK and a.layer.bypassed)
+        for a in _given(project, apps) if hook_sn_never_runs(a.app.api, a.layer.bypassed))
 
     def built(st: _State):
         m, state = st.leaf, st.state
-        if st.index == 0 and state.api == "hook" and m.bypassed_forward:
+        if st.index == 0 and hook_sn_never_runs(state.api, m.bypassed_forward):
             return state.site, (
                 f"hook-based spectral norm on {m.type_name} `{m.path.rpartition('.')[2]}` never "
                 "runs: MultiheadAttention reads out_proj.weight directly, so the weight is never "
@@ -286,15 +295,9 @@ def sn107(project, ctx: Context) -> Iterator[Finding]:
     return _linked(project, ctx, "SN107", source, built)
 
 
-# Runtime kinds (`snlint.graph.facts.KINDS`), as the SN1xx rules group them.
-_NORM_KINDS = frozenset({"batch_norm", "sample_norm"})
-_WEIGHTLESS_KINDS = frozenset({"activation", "pooling", "dropout", "identity", "upsample", "container"})
-
-
 def _on_a_vector(st: _State) -> bool:
-    """SN on a parameter other than `weight` that is not a matrix (a bias)."""
-    ndim = st.ndim
-    return st.state.name != "weight" and (ndim is None or ndim <= 1)
+    """SN104's case, which takes precedence over SN102 and SN105 on the runtime's side."""
+    return sn_off_the_weight(st.leaf.kind, st.state.name, param_ndim=st.ndim)
 
 
 def _shape(shape: tuple[int, ...] | None) -> str:

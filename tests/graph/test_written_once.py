@@ -87,3 +87,33 @@ def test_audit_goes_through_the_same_rules_with_no_source_side(project, monkeypa
     assert where(findings) == EXPECTED
     assert {f.pass_ for f in findings} == {"graph"}
     sys.modules.pop("d", None)
+
+
+# The SN call is reached through importlib: the source pass sees no SN at all.
+HIDDEN_SN = '''
+    import importlib
+
+    import torch.nn as nn
+
+    HOOK_SN = importlib.import_module("torch.nn.utils").spectral_norm
+
+
+    class DimDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = HOOK_SN(nn.Conv2d(3, 8, 1), dim=1)
+            self.b = HOOK_SN(nn.Conv2d(8, 1, 3), dim=1)
+
+        def forward(self, x):
+            return self.b(self.a(x))
+'''
+
+
+def test_runtime_only_sn_gets_the_source_rules_1x1_exception(tmp_path):
+    write(tmp_path, "d.py", HIDDEN_SN)
+    assert run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings == []
+    findings = run([str(tmp_path)], Config(root=tmp_path, graph=True)).findings
+    # dim=1 on the 1x1 conv flattens to the transpose (one sigma): SN105 only on the 3x3.
+    assert where(findings) == [("SN105", span_of(HIDDEN_SN, "dim=1", nth=1))]
+    (sn105,) = findings
+    assert (sn105.pass_, sn105.symbol, sn105.discriminator) == ("graph", "DimDiscriminator.b", None)
