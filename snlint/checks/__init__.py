@@ -1,9 +1,10 @@
 """Rule logic: small functions from the linked project to findings.
 
 Checks never parse, import, read files or print. Each family module exposes
-`check(project, ctx)` yielding findings; `Context` turns a code and a location into a
-Finding with the catalogue's name and severity, and merges the many instances one
-source site builds into one finding.
+`check(project, ctx)` yielding findings, built by one function per code from the linked
+facts: the source's layers and what the graph pass built for them (`checks.linked`).
+`Context` turns a code and a location into a Finding with the catalogue's name and
+severity; `merge_instances` keeps one finding per code and site.
 """
 
 from __future__ import annotations

@@ -219,11 +219,12 @@ def sn302(project, ctx: Context) -> Iterator[Finding]:
     shown: list[Shown] = []
     for runtime in project.runtime.values():
         facts = runtime.facts
-        shown += [Shown(runtime, "SN302", site, "",
-                        f"{what} reduces over the batch dimension: it mixes samples",
-                        {"operation": what}, layers=False)
-                  for pair in facts.batch_reductions if id(pair) not in shown_by_source
-                  for what, site in [pair]]
+        for pair in facts.batch_reductions:
+            if id(pair) not in shown_by_source:
+                what, site = pair
+                shown.append(Shown(runtime, "SN302", site, "",
+                                   f"{what} reduces over the batch dimension: it mixes samples",
+                                   {"operation": what}, layers=False))
         shown += _probed_coupling(runtime)
     yield from runtime_only(ctx, shown)
 

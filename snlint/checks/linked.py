@@ -11,19 +11,23 @@ site and code however many instances the program built there.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from snlint.checks import Context
 from snlint.findings import Finding, Location
+
+if TYPE_CHECKING:
+    from snlint.graph.facts import Site
+    from snlint.link.join import Runtime
 
 
 @dataclass
 class Shown:
     """One mistake the runtime shows on a built discriminator."""
 
-    runtime: object  # snlint.link.join.Runtime
+    runtime: Runtime
     code: str
-    site: object  # snlint.graph.facts.Site | None
+    site: Site | None
     path: str  # the module's path in the discriminator ("" for the class itself)
     message: str  # for one instance; the count is added when several share a site
     data: dict = field(default_factory=dict)
@@ -31,13 +35,14 @@ class Shown:
     names_discriminator: bool = True  # SN1xx are about SN itself, wherever it is
 
 
-def confirmed(finding: Finding, runtime) -> Finding:
+def confirmed(finding: Finding, runtime: Runtime) -> Finding:
     """A source finding the built discriminator shows too."""
     return replace(finding, pass_="source+graph", message=finding.message + runtime.note)
 
 
 def runtime_only(ctx: Context, shown: Iterable[Shown]) -> Iterator[Finding]:
-    """Findings for mistakes no source finding covers, grouped by (code, location)."""
+    """Findings for mistakes no source finding covers: one per discriminator, code and
+    location, counting the layers built there."""
     groups: dict[tuple[int, str, Location], list[Shown]] = {}
     for s in shown:
         groups.setdefault((id(s.runtime), s.code, s.runtime.locate(s.site)), []).append(s)

@@ -27,8 +27,8 @@ def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:
     return None
 
 
-def graph_pass(project, config: Config, rules: dict[str, Rule],
-               only: set[str] | None = None, graph_run=None) -> tuple[list[Finding], dict]:
+def graph_pass(project, config: Config, only: set[str] | None = None,
+               graph_run=None) -> tuple[list[Finding], dict]:
     """The graph pass's diagnostics (SN91x), and the facts of each discriminator class it
     built (by qualname), which `snlint.link.join` joins to the project for the rules.
     `graph_run` (a GraphRun) reports progress while the targets are built and receives
