@@ -26,7 +26,7 @@ from snlint.fix import attach_fixes
 from snlint.link import link
 from snlint.link.graph import graph_enabled, graph_pass
 from snlint.link.graph_diagnostics import GraphRun, Progress
-from snlint.link.join import join, one_finding_per_mistake
+from snlint.link.join import join
 from snlint.source import extract
 from snlint.suppress import Suppressions
 
@@ -76,18 +76,20 @@ def lint_sources(sources: dict[str, str], config: Config,
         rules = load_catalogue()
         # link -> graph pass -> join -> checks: the rules read what the runtime built for
         # each discriminator next to what the source says.
-        graph: list[Finding] = []
+        # The graph pass itself reports only its SN91x diagnostics; its facts reach the
+        # findings through the rules.
+        graph_diagnostics: list[Finding] = []
         if graph_enabled(config) and project.discriminators:
             try:
-                graph, built = graph_pass(project, config, rules, only=set(sources),
-                                          graph_run=graph_run)
+                graph_diagnostics, built = graph_pass(project, config, only=set(sources),
+                                                      graph_run=graph_run)
                 displays = {os.path.abspath(f.path): f.path for f in facts}
                 join(project, built, displays.get)
             except Exception as e:  # noqa: BLE001 - the source findings still stand
-                graph, project.runtime = [], {}
+                graph_diagnostics, project.runtime = [], {}
                 findings.append(_internal(project.discriminators[0].file.path, e, "graph"))
         found, failures = run_checks(project, Context(rules))
-        findings.extend(one_finding_per_mistake(found, graph))
+        findings.extend(found + graph_diagnostics)
         for family, error in failures:
             findings.append(_internal(facts[0].path if facts else "<project>", error, family))
     except Exception as e:  # noqa: BLE001

@@ -1,9 +1,10 @@
 """Rule logic: small functions from the linked project to findings.
 
 Checks never parse, import, read files or print. Each family module exposes
-`check(project, ctx)` yielding findings; `Context` turns a code and a location into a
-Finding with the catalogue's name and severity, and merges the many instances one
-source site builds into one finding.
+`check(project, ctx)` yielding findings, built by one function per code from the linked
+facts: the source's layers and what the graph pass built for them (`checks.linked`).
+`Context` turns a code and a location into a Finding with the catalogue's name and
+severity; `merge_instances` keeps one finding per code and site.
 """
 
 from __future__ import annotations
@@ -23,10 +24,35 @@ class Context:
     def finding(self, code: str, loc: Location, message: str, *, symbol: str | None = None,
                 discriminator: DiscriminatorRef | None = None,
                 data: dict[str, Any] | None = None) -> Finding:
-        rule = self.rules[code]
-        return Finding(code, rule.name, rule.severity, message, loc.path, loc.span,
+        name, severity = self.meta(code)
+        return Finding(code, name, severity, message, loc.path, loc.span,
                        symbol=symbol, discriminator=discriminator,
                        data=tuple(sorted((data or {}).items())))
+
+
+    def meta(self, code: str) -> tuple[str, str]:
+        rule = self.rules.get(code)
+        if rule is not None:
+            return rule.name, rule.severity
+        # `snlint.audit` where the rule pages are not installed.
+        return _FALLBACK[code]
+
+
+_FALLBACK = {
+    "SN101": ("sn-on-normalization", "error"),
+    "SN102": ("sn-on-weightless-layer", "error"),
+    "SN103": ("sn-applied-twice", "error"),
+    "SN104": ("sn-wrong-parameter", "error"),
+    "SN105": ("sn-wrong-dim", "warning"),
+    "SN106": ("sn-init-of-derived-weight", "warning"),
+    "SN107": ("sn-never-applied", "error"),
+    "SN201": ("missing-sn", "error"),
+    "SN301": ("batch-norm-in-discriminator", "error"),
+    "SN302": ("batch-coupled-op-in-discriminator", "info"),
+    "SN303": ("batch-norm-with-gradient-penalty", "error"),
+    "SN401": ("separate-real-fake-batches", "error"),
+    "SN501": ("legacy-spectral-norm", "info"),
+}
 
 
 def merge_instances(findings: Iterable[Finding]) -> list[Finding]:

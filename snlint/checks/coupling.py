@@ -8,10 +8,13 @@ from typing import Iterator
 
 from snlint.checks import Context, describe
 from snlint.checks.coverage import members
+from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.verdicts import (
-    has_batch_statistics, normalizes_with_batch_statistics, runtime_clears_batch_norm,
+    has_batch_statistics, leaf_has_batch_statistics, normalizes_with_batch_statistics,
+    runtime_clears_batch_norm,
 )
 from snlint.findings import Finding, Location
+from snlint.graph.facts import Site
 
 
 @dataclass
@@ -55,26 +58,62 @@ def couplings(project, d) -> list[Coupling]:
 
 
 def check(project, ctx: Context) -> Iterator[Finding]:
+    found_in = {d.cls.qualname: couplings(project, d) for d in project.discriminators}
+    yield from sn301(project, ctx, found_in)
     coupled: dict[str, tuple] = {}
     for d in project.discriminators:
-        found = couplings(project, d)
+        found = found_in[d.cls.qualname]
         if not found:
             continue
         runtime = project.runtime.get(d.cls.qualname)
         if runtime is None or has_batch_statistics(runtime.facts):
             # Where the graph built it without batch statistics, no SN303/SN401.
             coupled[d.cls.qualname] = (d, found)
+    yield from sn302(project, ctx)
+    yield from _penalties(project, ctx, coupled)
+    yield from _separate_batches(project, ctx, coupled)
+
+
+def sn301(project, ctx: Context, found_in: dict[str, list[Coupling]] | None = None) -> Iterator[Finding]:
+    """SN301 from the source's batch norms (less what the built discriminator keeps in
+    eval mode) and the runtime leaves and `F.batch_norm` calls joined to them; a batch
+    norm or call only the runtime has is judged by the same
+    `normalizes_with_batch_statistics`. `found_in`: `couplings` by discriminator, when the
+    caller has them."""
+    shown_by_source: set[int] = set()
+    for d in project.discriminators:
+        runtime = project.runtime.get(d.cls.qualname)
+        found = found_in[d.cls.qualname] if found_in is not None else couplings(project, d)
         for c in found:
             where = "its norm_layer default builds " if c.via_default else ""
-            yield ctx.finding(
+            finding = ctx.finding(
                 "SN301", c.site,
                 f"{where}{c.what} in {describe(d.ref)} normalizes with the statistics of the "
                 f"current batch: when real and generated samples arrive in separate batches, "
                 f"those statistics alone tell them apart",
                 symbol=c.symbol, discriminator=d.ref, data={"layer": c.what})
-    yield from _batch_reductions(project, ctx)
-    yield from _penalties(project, ctx, coupled)
-    yield from _separate_batches(project, ctx, coupled)
+            if runtime is not None:
+                shown = [m for m in runtime.leaves_built_at(c.site) if leaf_has_batch_statistics(m)]
+                shown += [s for s in runtime.facts.batch_norm_calls
+                          if s is not None and runtime.locate(s) == c.site]
+                if shown:
+                    shown_by_source.update(map(id, shown))
+                    finding = confirmed(finding, runtime)
+            yield finding
+    shown: list[Shown] = []
+    for runtime in project.runtime.values():
+        for m in runtime.facts.modules:
+            if leaf_has_batch_statistics(m) and id(m) not in shown_by_source:
+                why = "in training mode" if m.training else "(track_running_stats=False)"
+                shown.append(Shown(
+                    runtime, "SN301", m.param_site or m.site, m.path,
+                    f"{m.type_name} normalizes with batch statistics {why}: real and generated "
+                    "batches become separable by their statistics", {"layer": m.type_name}))
+        shown += [Shown(runtime, "SN301", site, "",
+                        "`F.batch_norm` normalizes with batch statistics in training",
+                        {"layer": "F.batch_norm"}, layers=False)
+                  for site in runtime.facts.batch_norm_calls if id(site) not in shown_by_source]
+    yield from runtime_only(ctx, shown)
 
 
 def _first(found: list[Coupling]) -> str:
@@ -148,10 +187,14 @@ def _pairs(calls: list) -> list[tuple]:
     return sorted(pairs, key=lambda p: p[0].order)
 
 
-def _batch_reductions(project, ctx: Context) -> Iterator[Finding]:
+def sn302(project, ctx: Context) -> Iterator[Finding]:
     """SN302: operations that mix samples (minibatch stddev and the like). Often
-    deliberate, so info and opt-in; the graph pass's probe sees the rest."""
+    deliberate, so info and opt-in. The source's reductions are confirmed by the ones the
+    built discriminator records at the same call; the runtime's others, and the coupling
+    only its probe sees, are the graph's."""
+    shown_by_source: set[int] = set()
     for d in project.discriminators:
+        runtime = project.runtime.get(d.cls.qualname)
         classes = {d.cls.qualname}
         for inst in [d.instance] + project.instances_of(d.cls.qualname):
             if inst is not None:
@@ -159,10 +202,55 @@ def _batch_reductions(project, ctx: Context) -> Iterator[Finding]:
         for r in project.events.batch_reductions:
             if r.owner is None or r.owner.cls is None or r.owner.cls.qualname not in classes:
                 continue
-            yield ctx.finding(
+            finding = ctx.finding(
                 "SN302", r.call,
                 f"{r.what} in {r.owner.short_type}.forward reduces over the batch: each score of "
                 f"{describe(d.ref)} then depends on the other samples in the batch (minibatch "
                 f"statistics; often deliberate, as StyleGAN's minibatch stddev)",
                 symbol=f"{r.owner.short_type}.forward", discriminator=d.ref,
                 data={"operation": r.what})
+            if runtime is not None:
+                shown = [pair for pair in runtime.facts.batch_reductions
+                         if pair[1] is not None and runtime.locate(pair[1]) == r.call]
+                if shown:
+                    shown_by_source.update(map(id, shown))
+                    finding = confirmed(finding, runtime)
+            yield finding
+    shown: list[Shown] = []
+    for runtime in project.runtime.values():
+        facts = runtime.facts
+        for pair in facts.batch_reductions:
+            if id(pair) not in shown_by_source:
+                what, site = pair
+                shown.append(Shown(runtime, "SN302", site, "",
+                                   f"{what} reduces over the batch dimension: it mixes samples",
+                                   {"operation": what}, layers=False))
+        shown += _probed_coupling(runtime)
+    yield from runtime_only(ctx, shown)
+
+
+def _probed_coupling(runtime) -> list[Shown]:
+    """Where the probe located the coupling, each place no batch norm explains; batch
+    reductions the forward recorded are more precise and win when there are some."""
+    facts = runtime.facts
+    probe = facts.probe or {}
+    if not probe.get("coupled") or facts.batch_reductions or facts.batch_norm_calls:
+        return []
+    batch_stats = {m.path for m in facts.modules if m.kind == "batch_norm" and m.uses_batch_stats}
+    sources = probe.get("sources") or []
+    shown = []
+    for source in sources:
+        if source.get("path") in batch_stats:
+            continue
+        path = source.get("path", "")
+        where = f"{source.get('type', '')} `{path}`" if path else facts.target.class_name
+        shown.append(Shown(runtime, "SN302", Site.from_dict(source.get("site")), path,
+                           f"the batch-coupling probe sees {where} mix samples: changing one "
+                           "sample's input changed the others' outputs there", {"probe": True},
+                           layers=False))
+    if not sources and not batch_stats:
+        shown.append(Shown(runtime, "SN302", None, "",
+                           "the batch-coupling probe sees samples coupled (changing one input "
+                           "changed the others' outputs) and no batch norm explains it",
+                           {"probe": True}, layers=False))
+    return shown

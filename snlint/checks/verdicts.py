@@ -1,11 +1,11 @@
-"""Judgements both passes share: written once, read by the source rules (over the link
-step's `Layer`s) and the graph rules (over runtime `LeafFacts`), so a precision rule
-holds whichever pass sees the layer.
+"""Judgements both passes share: written once, read by each rule over the link step's
+`Layer`s and over the runtime `LeafFacts` joined to them (`snlint.checks.linked`), so a
+precision rule holds whichever pass sees the layer.
 """
 
 from __future__ import annotations
 
-from snlint.torchapi import NEEDS_SN
+from snlint.torchapi import NEEDS_SN, NORMALIZATION, SN_HOOK, WEIGHTLESS
 
 
 def needs_sn(kind: str, *, weight_norm: str = "", bypassed: bool = False,
@@ -25,6 +25,42 @@ def normalizes_with_batch_statistics(kind: str, *, uses_batch_stats: bool = True
     override that puts it back)."""
     return kind == "batch_norm" and uses_batch_stats and not kept_in_eval
 
+
+# SN1xx: where SN is put. The source knows a layer's kind and arguments, the runtime also
+# its parameters' shapes; what one side does not know is None and never decides alone.
+
+def sn_on_normalization(kind: str) -> bool:
+    """SN101: SN on a normalization layer divides its affine weight vector by its norm."""
+    return kind in NORMALIZATION
+
+
+def sn_without_weight_matrix(kind: str, *, weight_ndim: int | None = None,
+                             has_weight: bool = True) -> bool:
+    """SN102: SN on a layer with no weight matrix (an activation, a container, a module
+    without a weight of its own) or a 1-D weight (PReLU's slope)."""
+    return (kind in WEIGHTLESS or (kind == "module" and not has_weight)
+            or (weight_ndim is not None and weight_ndim <= 1))
+
+
+def sn_off_the_weight(kind: str, name: str | None, *, param_ndim: int | None = None) -> bool:
+    """SN104: SN on a parameter other than the weight (a bias), which is no matrix; a
+    normalization layer's is SN101's."""
+    return (name is not None and name != "weight" and not sn_on_normalization(kind)
+            and (param_ndim is None or param_ndim <= 1))
+
+
+def sn_dim_off_output_axis(kind: str, dim: int | None, output_axis: int,
+                           one_by_one: bool | None) -> bool:
+    """SN105: a conv's SN told to flatten along another axis than its output's estimates
+    sigma for the wrong matrix; a 1x1 kernel's two flattenings are transposes (same sigma)."""
+    return (kind in ("conv", "conv_transpose") and dim is not None and dim != output_axis
+            and one_by_one is not True)
+
+
+def hook_sn_never_runs(api: str, bypassed: bool) -> bool:
+    """SN107: the hook API on a layer whose forward torch bypasses (MultiheadAttention
+    reads out_proj.weight directly)."""
+    return api == SN_HOOK and bypassed
 
 
 # The same judgements over what the graph pass built at a source site (`snlint.link.join`):

@@ -20,11 +20,11 @@ from typing import Any, Callable
 
 from torch import nn
 
-from snlint.checks.graph_rules import graph_findings
 from snlint.findings import Finding, Location, Span
 from snlint.graph import sites
 from snlint.graph.facts import GraphTarget
 from snlint.graph.worker import collect
+from snlint.link.graph import built_findings
 
 
 def _display_for(path: str) -> str:
@@ -109,5 +109,5 @@ def audit(target: nn.Module | Callable[[], nn.Module], example_input: Any = None
         rules = load_catalogue()
     except (FileNotFoundError, OSError):
         rules = {}
-    return graph_findings(facts, rules, display_for=_display_for, fallback=fallback,
+    return built_findings(facts, rules, display_for=_display_for, fallback=fallback,
                           evidence="configuration")

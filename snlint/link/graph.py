@@ -9,7 +9,7 @@ import os
 from snlint.checks.catalogue import Rule
 from snlint.config import Config
 from snlint.findings import Finding, Location
-from snlint.link.graph_diagnostics import import_diagnostics
+from snlint.link.graph_diagnostics import import_diagnostics, target_diagnostics
 from snlint.link.roots import import_roots, locate_module
 from snlint.link.arguments import candidates_for
 
@@ -27,12 +27,12 @@ def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:
     return None
 
 
-def graph_pass(project, config: Config, rules: dict[str, Rule],
-               only: set[str] | None = None, graph_run=None) -> tuple[list[Finding], dict]:
-    """Findings of the graph pass, and the facts of each discriminator class it built
-    (by qualname). `graph_run` (a GraphRun) reports progress while the targets are built
-    and receives their facts."""
-    from snlint.checks.graph_rules import graph_findings
+def graph_pass(project, config: Config, only: set[str] | None = None,
+               graph_run=None) -> tuple[list[Finding], dict]:
+    """The graph pass's diagnostics (SN91x), and the facts of each discriminator class it
+    built (by qualname), which `snlint.link.join` joins to the project for the rules.
+    `graph_run` (a GraphRun) reports progress while the targets are built and receives
+    their facts."""
     from snlint.graph import GraphTarget, run_graph
 
     displays = {os.path.abspath(f.path): f.path for f in project.index.files}
@@ -65,9 +65,32 @@ def graph_pass(project, config: Config, rules: dict[str, Rule],
     for d, facts in zip(ds, results):
         if facts.status == "import_error":
             continue
-        fallback = Location(d.file.path, d.cls.span)
-        findings.extend(graph_findings(facts, rules, display_for=displays.get, fallback=fallback,
-                                       evidence=d.ref.evidence))
+        findings.extend(target_diagnostics(facts, displays.get, Location(d.file.path, d.cls.span)))
         if facts.status == "ok":
             built[d.cls.qualname] = facts
     return list(dict.fromkeys(findings)), built
+
+
+def built_findings(facts, rules: dict[str, Rule], *, display_for, fallback: Location,
+                   evidence: str = "name") -> list[Finding]:
+    """Findings and SN91x diagnostics for one built discriminator with no source side
+    (`snlint.audit`, a live module): the same rules as a lint run, over a linked project
+    whose only facts are the runtime's. `display_for(abs_path)` gives a file's display
+    path, or None for one outside the project (its findings go to `fallback`, normally
+    the class's line); `evidence` is why the class is a discriminator."""
+    from snlint.checks import Context, run_checks
+    from snlint.findings import DiscriminatorRef
+    from snlint.link import link
+    from snlint.link.join import runtime_of
+
+    diagnostics = target_diagnostics(facts, display_for, fallback)
+    if facts.status != "ok":
+        return diagnostics
+    target = facts.target
+    project = link([])
+    ref = DiscriminatorRef(f"{target.display}:{target.class_name}", evidence)
+    project.runtime = {target.class_name: runtime_of(facts, display_for, ref, fallback)}
+    found, failures = run_checks(project, Context(rules))
+    if failures:
+        raise failures[0][1]  # snlint's bug: audit() has no other way to say so
+    return sorted(found + diagnostics, key=Finding.sort_key)

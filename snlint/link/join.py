@@ -4,15 +4,17 @@ discriminator, found by the source sites the link step reports.
 Runs in the parent (no torch): it reads `snlint.graph.facts` only. The rules ask a
 `Runtime` what the built discriminator has at a source site, and judge those leaves
 with the same functions (`snlint.checks.verdicts`) they apply to the source's layers: a
-source finding the runtime clears is not made, and only where the graph built the class.
+source finding the runtime clears is not made (only where the graph built the class), one
+it shows too is "source+graph", and what only the runtime has is a "graph" finding from
+the same rule function (`snlint.checks.linked`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable
 
-from snlint.findings import Finding, Location, Span
+from snlint.findings import DiscriminatorRef, Location, Span
 from snlint.graph.facts import LeafFacts, Site, TargetFacts
 
 DisplayFor = Callable[[str], "str | None"]
@@ -27,9 +29,15 @@ def site_key(site: Site, display_for: DisplayFor) -> tuple[str, Span] | None:
 
 @dataclass
 class Runtime:
-    """One discriminator as the graph pass built it."""
+    """One discriminator as the graph pass built it, indexed by the source sites the link
+    step knows, and named as the source names it."""
 
     facts: TargetFacts
+    # The discriminator findings about it name, and where a finding without a project
+    # site goes (its `class` line).
+    ref: DiscriminatorRef
+    fallback: Location
+    display_for: DisplayFor
     # (display path, span) of a construction (site, origin, norm_layer parameter) -> the
     # leaves built there; of an SN call (or its dim= argument) -> the leaves it wraps.
     built_at: dict[tuple[str, Span], list[LeafFacts]] = field(default_factory=dict)
@@ -38,9 +46,29 @@ class Runtime:
     def leaves_built_at(self, loc: Location) -> list[LeafFacts]:
         return self.built_at.get((loc.path, loc.span), [])
 
+    def leaves_with_sn_at(self, loc: Location) -> list[LeafFacts]:
+        return self.sn_at.get((loc.path, loc.span), [])
 
-def runtime_of(facts: TargetFacts, display_for: DisplayFor) -> Runtime:
-    runtime = Runtime(facts)
+    def locate(self, site: Site | None) -> Location:
+        """A recorded site as a finding's location; one outside the project (torch, a
+        package) or unknown goes to the class."""
+        key = site_key(site, self.display_for) if site is not None else None
+        return Location(*key) if key is not None else self.fallback
+
+    def symbol(self, path: str) -> str:
+        name = self.facts.target.class_name
+        return f"{name}.{path}" if path else name
+
+    @property
+    def note(self) -> str:
+        return built_note(self.facts.built_with)
+
+
+def runtime_of(facts: TargetFacts, display_for: DisplayFor, ref: DiscriminatorRef | None = None,
+               fallback: Location | None = None) -> Runtime:
+    target = facts.target
+    runtime = Runtime(facts, ref or DiscriminatorRef(f"{target.display}:{target.class_name}", "name"),
+                      fallback or Location(target.display, Span(1, 1, 1, 1)), display_for)
 
     def keys(sites) -> list[tuple[str, Span]]:
         found = (site_key(s, display_for) for s in sites if s is not None)
@@ -58,8 +86,15 @@ def join(project, built: dict[str, TargetFacts], display_for: DisplayFor) -> Non
     """Attach each built discriminator's runtime facts (by class qualname) to `project`.
     A class the graph pass did not build (not imported, needs arguments, timed out) gets
     none: its source findings stand as they are."""
-    project.runtime = {qual: runtime_of(facts, display_for)
-                       for qual, facts in built.items() if facts.status == "ok"}
+    ds = {d.cls.qualname: d for d in project.discriminators}
+    project.runtime = {}
+    for qual, facts in built.items():
+        if facts.status != "ok":
+            continue
+        d = ds.get(qual)
+        project.runtime[qual] = runtime_of(
+            facts, display_for, d.ref if d is not None else None,
+            Location(d.file.path, d.cls.span) if d is not None else None)
 
 
 def built_note(built_with: str) -> str:
@@ -69,29 +104,3 @@ def built_note(built_with: str) -> str:
     if not built_with or built_with.startswith("built with its defaults"):
         return ""
     return f"; graph pass: {built_with}"
-
-
-def one_finding_per_mistake(source: list[Finding], graph: list[Finding]) -> list[Finding]:
-    """Source findings, the graph's that name the same node (at the node, or, for a layer a
-    helper builds inside the container it returns, at its innermost construction) become
-    one finding with pass "source+graph"; the graph's others stay "graph". What the
-    runtime clears never became a source finding (the rules read `Runtime`)."""
-    by_key = {(f.code, f.path, f.span): f for f in graph if not f.is_diagnostic}
-    by_origin: dict[tuple, list[tuple]] = {}
-    for g in graph:
-        if not g.is_diagnostic and g.get("origin"):
-            by_origin.setdefault((g.code, *g.get("origin")), []).append((g.code, g.path, g.span))
-    out: list[Finding] = []
-    for f in source:
-        key = (f.code, f.path, f.span)
-        same = [k for k in dict.fromkeys([key, *by_origin.get(key, [])]) if k in by_key]
-        if same:
-            note = built_note(by_key[same[0]].get("built_with") or "")
-            out.append(replace(f, pass_="source+graph", message=f.message + note))
-            for k in same:
-                del by_key[k]
-            continue
-        out.append(f)
-    out.extend(by_key.values())
-    out.extend(f for f in graph if f.is_diagnostic)
-    return out

@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 
 from graph_helpers import class_location, display_for, span_of, write  # noqa: E402
 
-from snlint.checks.graph_rules import graph_findings  # noqa: E402
+from snlint.link.graph import built_findings  # noqa: E402
 from snlint.graph import GraphTarget, run_graph  # noqa: E402
 
 TIMEOUT = 3.0
@@ -175,7 +175,7 @@ def test_other_classes_of_a_hung_file_are_not_retried(run):
     assert results["hang_import.py:D2"].status == "timeout"
     assert results["hang_import.py:D2"].seconds == 0.0
     # One diagnostic for the file, whichever class asked: equal findings deduplicate.
-    findings = [graph_findings(results[f"hang_import.py:{c}"], {}, display_for=display_for(root),
+    findings = [built_findings(results[f"hang_import.py:{c}"], {}, display_for=display_for(root),
                                fallback=class_location(root / "hang_import.py", "hang_import.py", c))
                 for c in ("D", "D2")]
     assert findings[0] == findings[1]
@@ -209,7 +209,7 @@ def test_module_raising_on_import_gives_sn910_at_the_failing_line(run):
     facts = results["raises.py:D"]
     assert facts.status == "import_error"
     fallback = class_location(root / "raises.py", "raises.py", "D")
-    findings = graph_findings(facts, {}, display_for=display_for(root), fallback=fallback)
+    findings = built_findings(facts, {}, display_for=display_for(root), fallback=fallback)
     assert [(f.code, f.severity, f.path, f.line, f.column, f.end_column) for f in findings] == [
         ("SN910", "info", "raises.py", *span_of(RAISES, "import missing_module_xyz")[:2],
          span_of(RAISES, "import missing_module_xyz")[3])]
@@ -229,7 +229,7 @@ def test_hung_build_is_killed_and_a_fresh_worker_builds_the_next_class(run):
     assert slow.status == "timeout"
     assert slow.message.startswith("building slow_build.py exceeded the 3 s limit")
     fallback = class_location(root / "slow_build.py", "slow_build.py", "Slow")
-    findings = graph_findings(slow, {}, display_for=display_for(root), fallback=fallback)
+    findings = built_findings(slow, {}, display_for=display_for(root), fallback=fallback)
     assert [(f.code, f.line) for f in findings] == [("SN911", fallback.span.line)]
     fine = results["slow_build.py:Fine"]
     assert fine.status == "ok"

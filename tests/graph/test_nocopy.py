@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 from graph_helpers import at, class_location, display_for, span_of, write  # noqa: E402
 
 from snlint.checks.catalogue import load_catalogue  # noqa: E402
-from snlint.checks.graph_rules import graph_findings  # noqa: E402
+from snlint.link.graph import built_findings  # noqa: E402
 from snlint.config import Config  # noqa: E402
 from snlint.engine import run  # noqa: E402
 from snlint.graph import GraphTarget, run_graph, sites  # noqa: E402
@@ -186,7 +186,7 @@ def runtime(tmp_path_factory):
     out = {}
     for target, facts in zip(targets, results):
         fallback = class_location(root / target.display, target.display, target.class_name)
-        findings = graph_findings(facts, rules, display_for=display_for(root), fallback=fallback)
+        findings = built_findings(facts, rules, display_for=display_for(root), fallback=fallback)
         out[target.class_name] = (facts, findings)
     return out
 

@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 from graph_helpers import span_of  # noqa: E402
 
 from snlint.checks.catalogue import load_catalogue  # noqa: E402
-from snlint.checks.graph_rules import graph_findings  # noqa: E402
+from snlint.link.graph import built_findings  # noqa: E402
 from snlint.config import Config  # noqa: E402
 from snlint.engine import run  # noqa: E402
 from snlint.findings import Location, Span  # noqa: E402
@@ -212,7 +212,7 @@ def _facts(built_with: str) -> TargetFacts:
     ("", ""),
 ])
 def test_graph_findings_say_how_the_discriminator_was_built(built_with, suffix):
-    found = graph_findings(_facts(built_with), load_catalogue(), display_for=lambda p: "d.py",
+    found = built_findings(_facts(built_with), load_catalogue(), display_for=lambda p: "d.py",
                            fallback=Location("d.py", Span(1, 1, 1, 2)))
     (finding,) = [f for f in found if not f.is_diagnostic]
     assert finding.code == "SN301"

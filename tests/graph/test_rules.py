@@ -13,7 +13,8 @@ pytest.importorskip("torch")
 from graph_helpers import at, class_location, display_for, span_of, write  # noqa: E402
 
 from snlint.checks.catalogue import load_catalogue  # noqa: E402
-from snlint.checks.graph_rules import graph_findings, has_batch_statistics  # noqa: E402
+from snlint.checks.verdicts import has_batch_statistics  # noqa: E402
+from snlint.link.graph import built_findings  # noqa: E402
 from snlint.link.join import runtime_of  # noqa: E402
 from snlint.graph import GraphTarget, run_graph  # noqa: E402
 
@@ -393,7 +394,7 @@ def runtime(tmp_path_factory):
     out = {}
     for target, facts in zip(targets, results):
         fallback = class_location(root / target.display, target.display, target.class_name)
-        findings = graph_findings(facts, rules, display_for=display_for(root), fallback=fallback)
+        findings = built_findings(facts, rules, display_for=display_for(root), fallback=fallback)
         key = target.class_name + ("[configured]" if target.kwargs else "")
         out[key] = (facts, findings)
     out["_root"] = root

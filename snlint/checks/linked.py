@@ -1,0 +1,65 @@
+"""Findings from linked facts: what the source saw, what the built discriminator shows.
+
+Each rule (one function per code, in its family's module) judges the source's layers and
+the runtime leaves joined to them (`snlint.link.join.Runtime`) with the same verdicts. A
+source finding whose runtime leaves show the mistake too is confirmed ("source+graph");
+a mistake only the runtime shows (a layer built in a loop the source cannot follow, an
+`F.batch_norm` call, the probe) becomes a "graph" finding at its recorded site, one per
+site and code however many instances the program built there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+from snlint.checks import Context
+from snlint.findings import Finding, Location
+
+if TYPE_CHECKING:
+    from snlint.graph.facts import Site
+    from snlint.link.join import Runtime
+
+
+@dataclass
+class Shown:
+    """One mistake the runtime shows on a built discriminator."""
+
+    runtime: Runtime
+    code: str
+    site: Site | None
+    path: str  # the module's path in the discriminator ("" for the class itself)
+    message: str  # for one instance; the count is added when several share a site
+    data: dict = field(default_factory=dict)
+    layers: bool = True  # instances of built layers (counted), not operations
+    names_discriminator: bool = True  # SN1xx are about SN itself, wherever it is
+
+
+def confirmed(finding: Finding, runtime: Runtime) -> Finding:
+    """A source finding the built discriminator shows too."""
+    return replace(finding, pass_="source+graph", message=finding.message + runtime.note)
+
+
+def runtime_only(ctx: Context, shown: Iterable[Shown]) -> Iterator[Finding]:
+    """Findings for mistakes no source finding covers: one per discriminator, code and
+    location, counting the layers built there."""
+    groups: dict[tuple[int, str, Location], list[Shown]] = {}
+    for s in shown:
+        groups.setdefault((id(s.runtime), s.code, s.runtime.locate(s.site)), []).append(s)
+    for (_, code, location), group in groups.items():
+        first = group[0]
+        count = len(group)
+        message = first.message
+        data = dict(first.data)
+        if first.layers:
+            if count > 1:
+                message += f" ({count} instances built here)"
+            data["instances"] = count
+        note = first.runtime.note
+        if note:
+            message += note
+            data["built_with"] = first.runtime.facts.built_with
+        finding = ctx.finding(code, location, message, symbol=first.runtime.symbol(first.path),
+                              discriminator=first.runtime.ref if first.names_discriminator else None,
+                              data=data)
+        yield replace(finding, pass_="graph")
