@@ -95,12 +95,20 @@ def _guess_plain(name: str, profile: int, annotation: Any = inspect.Parameter.em
 class _Guesses:
     """What one attempt guessed: `name=value` texts, in the order the class asked."""
 
-    def __init__(self, profile: int) -> None:
+    def __init__(self, profile: int, options: dict[str, dict[str, Any]] | None = None) -> None:
         self.profile = profile
+        self.options = options or {}
         self.made: list[str] = []
+        self.declared: list[str] = []  # "opt.norm_D='x': --norm_D default at o.py:9"
         self.objects = 0  # guessing namespaces/dicts handed out
 
     def value(self, path: str, name: str) -> Any:
+        option = self.options.get(name)
+        if option is not None:
+            # The project declares this option somewhere (an options class the
+            # interpreter did not run for this `opt`): its default, not a guess.
+            self.declared.append(f"{path}={option['value']!r}: --{name} default at {option['where']}")
+            return option["value"]
         if category(name) == "config" or _NESTED.match(name):
             return self.attr_dict({}, path)
         value = _guess_plain(name, self.profile)
@@ -207,6 +215,7 @@ class Plan:
     kwargs: dict[str, Any] = field(default_factory=dict)
     origins: dict[str, str] = field(default_factory=dict)
     profile: int = 0
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # GraphTarget.options
 
 
 @dataclass
@@ -225,15 +234,21 @@ class Call:
 
     def describe(self, built: bool) -> str:
         guessed = self.guessed + self.guesses.made
-        guessed += [f"{c}={{}}" for c in self.configs if not any(g.startswith(c + ".") for g in guessed)]
-        if self.label:
-            details = list(self.notes)
+        guessed += [f"{c}={{}}" for c in self.configs if not any(
+            g.startswith(c + ".") for g in guessed + self.guesses.declared)]
+        declared = self.guesses.declared[:3] + (
+            [f"{len(self.guesses.declared) - 3} more option defaults"]
+            if len(self.guesses.declared) > 3 else [])
+        if self.label or (declared and not guessed):
+            details = list(self.notes) + declared
             if guessed:
                 details.append("guessed " + ", ".join(guessed))
-            text = self.label + (f" ({'; '.join(details)})" if details else "")
+            label = self.label or "with the project's option defaults"
+            text = label + (f" ({'; '.join(details)})" if details else "")
             return ("built " if built else "") + text
         if guessed:
-            return ("built with " if built else "") + "guessed sizes: " + ", ".join(guessed)
+            shown = f" (and {'; '.join(declared)})" if declared else ""
+            return ("built with " if built else "") + "guessed sizes: " + ", ".join(guessed) + shown
         return "built with its defaults" if built else "its defaults"
 
 
@@ -250,7 +265,7 @@ def _shown(value: Any) -> str:
 def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
     """The call a plan makes: its values bound to the parameters, defaults where it gives
     none, guesses for required parameters nothing gives."""
-    guesses = _Guesses(plan.profile)
+    guesses = _Guesses(plan.profile, plan.options)
     values: dict[str, Any] = {}
     notes: list[str] = []
     extra_pos: list[Any] = []
@@ -314,15 +329,17 @@ def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
 
 
 def plans(target: GraphTarget, params: list[inspect.Parameter]) -> list[Plan]:
+    options = dict(target.options or {})
     if target.kwargs is not None:
-        return [Plan("with the [tool.snlint.models] arguments", kwargs=dict(target.kwargs))]
+        return [Plan("with the [tool.snlint.models] arguments", kwargs=dict(target.kwargs),
+                     options=options)]
     out = [Plan(c.get("source", "as in the project"), list(c.get("args", [])), dict(c.get("kwargs", {})),
-                dict(c.get("origins", {}))) for c in target.candidates or []]
-    out.append(Plan(""))
+                dict(c.get("origins", {})), options=options) for c in target.candidates or []]
+    out.append(Plan("", options=options))
     needs_guess = any(p.default is inspect.Parameter.empty and p.kind not in (
         inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD) for p in params)
     if needs_guess:
-        out.extend(Plan("", profile=k) for k in range(1, GUESS_PROFILES))
+        out.extend(Plan("", profile=k, options=options) for k in range(1, GUESS_PROFILES))
     return out
 
 

@@ -43,6 +43,9 @@ class GraphTarget:
     # Argument sets the project itself builds the class with (snlint.link.arguments), tried
     # in order after `kwargs` (the [tool.snlint.models] override, used alone when given).
     candidates: list[dict[str, Any]] | None = None
+    # The project's command-line options with literal defaults (snlint.link.options):
+    # {dest: {"value": ..., "where": "path:line"}}, read by a guessing namespace.
+    options: dict[str, dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -50,7 +53,8 @@ class GraphTarget:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "GraphTarget":
         return cls(d["file"], d["display"], d["class_name"], d.get("kwargs"), d.get("root", ""),
-                   tuple(d.get("paths", ())), d.get("line", 0), d.get("candidates"))
+                   tuple(d.get("paths", ())), d.get("line", 0), d.get("candidates"),
+                   d.get("options"))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from snlint.findings import Finding, Location
 from snlint.link.graph_diagnostics import import_diagnostics, target_diagnostics
 from snlint.link.roots import import_roots, locate_module
 from snlint.link.arguments import candidates_for
+from snlint.link.options import option_defaults
 
 def graph_enabled(config: Config) -> bool:
     if config.graph is not None:
@@ -37,6 +38,7 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
 
     displays = {os.path.abspath(f.path): f.path for f in project.index.files}
     targets, ds = [], []
+    options = option_defaults(project.index.files)
     for d in project.discriminators:
         if only is not None and d.file.path not in only:
             continue  # a file read only for context: not linted, not imported
@@ -48,7 +50,8 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
                                    _model_kwargs(config, rel, d.cls.name), str(config.root),
                                    paths=import_roots(absolute, config.root, config.graph_paths),
                                    line=d.cls.span.line,
-                                   candidates=candidates_for(project.instances_of(d.cls.qualname))))
+                                   candidates=candidates_for(project.instances_of(d.cls.qualname)),
+                                   options=options))
         ds.append(d)
     if not targets:
         return [], {}

@@ -269,3 +269,32 @@ def test_every_build_starts_from_the_same_seed():
     torch.rand(100)  # another target's work moves the global generator
     second = build(module, target).model
     assert torch.equal(first.fc.weight, second.fc.weight)
+
+
+def test_a_guessing_namespace_answers_with_the_projects_declared_option_defaults(lint):
+    _, facts = lint({"options.py": '''
+        class BaseOptions:
+            def initialize(self, parser):
+                parser.add_argument("--norm_D", type=str, default="instance")
+                parser.add_argument("--ndf", type=int, default=8)
+                return parser
+    ''', "nets.py": '''
+        import torch.nn as nn
+
+
+        class PatchDiscriminator(nn.Module):
+            def __init__(self, opt):
+                super().__init__()
+                if not opt.norm_D.startswith("instance"):
+                    raise ValueError(opt.norm_D)
+                self.conv = nn.Conv2d(3, opt.ndf, 4, 2, 1)
+                self.norm = nn.InstanceNorm2d(opt.ndf)
+
+            def forward(self, x):
+                return self.norm(self.conv(x)).mean(dim=(1, 2, 3))
+    '''})
+    d = facts["PatchDiscriminator"]
+    assert (d.status, d.built_with) == (
+        "ok", "built with the project's option defaults (opt.norm_D='instance': --norm_D "
+              "default at options.py:4; opt.ndf=8: --ndf default at options.py:5)")
+    assert [m.weight_shape for m in d.modules if m.type_name == "Conv2d"] == [(8, 3, 4, 4)]
