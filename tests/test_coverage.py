@@ -9,7 +9,6 @@ discriminators are judged: SN in a generator is legitimate and never SN201.
 
 from __future__ import annotations
 
-import pytest
 
 SOURCE_RULES = ["SN1", "SN2"]
 

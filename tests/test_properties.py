@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from unittest import mock
 
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 

@@ -5,7 +5,6 @@ One run_graph call covers every case (each killed worker costs a fresh torch imp
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
