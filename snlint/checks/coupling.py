@@ -107,10 +107,13 @@ def sn301(project, ctx: Context, found_in: dict[str, list[Coupling]] | None = No
                 why = "in training mode" if m.training else "(track_running_stats=False)"
                 shown.append(Shown(
                     runtime, "SN301", m.param_site or m.site, m.path,
-                    f"{m.type_name} normalizes with batch statistics {why}: real and generated "
-                    "batches become separable by their statistics", {"layer": m.type_name}))
+                    f"{m.type_name} in {describe(runtime.ref) or 'the discriminator'} "
+                    f"normalizes with the statistics of the current batch {why} (seen in the "
+                    "built model): when real and generated samples arrive in separate batches, "
+                    "those statistics alone tell them apart", {"layer": m.type_name}))
         shown += [Shown(runtime, "SN301", site, "",
-                        "`F.batch_norm` normalizes with batch statistics in training",
+                        f"`F.batch_norm` in {describe(runtime.ref) or 'the discriminator'} "
+                        "normalizes with the statistics of the current batch in training",
                         {"layer": "F.batch_norm"}, layers=False)
                   for site in runtime.facts.batch_norm_calls if id(site) not in shown_by_source]
     yield from runtime_only(ctx, shown)

@@ -86,10 +86,16 @@ def sn201(project, ctx: Context) -> Iterator[Finding]:
             yield finding
     yield from runtime_only(ctx, (
         Shown(runtime, "SN201", m.site, m.path,
-              f"{m.type_name} has no spectral norm, but the discriminator's other conv/linear "
-              "layers use it", {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts)})
+              f"{m.type_name} {_owner(runtime)}.{m.path} has no spectral norm, but "
+              f"{describe(runtime.ref) or 'the discriminator'} normalizes its other conv/linear "
+              "layers (seen in the built model)",
+              {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts)})
         for runtime in project.runtime.values() if uses_sn(runtime.facts)
         for m in runtime.facts.modules if leaf_missing_sn(m) and id(m) not in shown_by_source))
+
+
+def _owner(runtime) -> str:
+    return runtime.facts.target.class_name
 
 
 def _runtime_sn_api(facts) -> str:

@@ -117,3 +117,14 @@ def test_runtime_only_sn_gets_the_source_rules_1x1_exception(tmp_path):
     assert where(findings) == [("SN105", span_of(HIDDEN_SN, "dim=1", nth=1))]
     (sn105,) = findings
     assert (sn105.pass_, sn105.symbol, sn105.discriminator) == ("graph", "DimDiscriminator.b", None)
+
+
+def test_runtime_only_findings_name_the_discriminator_as_the_source_rules_do(project):
+    findings = run([str(project)], Config(root=project, graph=True)).findings
+    sn301, sn201 = findings
+    assert sn301.message.startswith(
+        "BatchNorm2d in Discriminator (a discriminator by its name) normalizes with the "
+        "statistics of the current batch in training mode (seen in the built model)")
+    assert sn201.message.startswith(
+        "Conv2d Discriminator.plain has no spectral norm, but Discriminator (a discriminator "
+        "by its name) normalizes its other conv/linear layers (seen in the built model)")
