@@ -8,7 +8,7 @@ from typing import Iterator
 
 from snlint.checks import Context, describe
 from snlint.checks.coverage import members
-from snlint.checks.linked import Shown, confirmed, runtime_only
+from snlint.checks.linked import Shown, confirmed_by, runtime_only
 from snlint.checks.verdicts import (
     has_batch_statistics, leaf_has_batch_statistics, normalizes_with_batch_statistics,
     runtime_clears_batch_norm,
@@ -96,9 +96,7 @@ def sn301(project, ctx: Context, found_in: dict[str, list[Coupling]] | None = No
                 shown = [m for m in runtime.leaves_built_at(c.site) if leaf_has_batch_statistics(m)]
                 shown += [s for s in runtime.facts.batch_norm_calls
                           if s is not None and runtime.locate(s) == c.site]
-                if shown:
-                    shown_by_source.update(map(id, shown))
-                    finding = confirmed(finding, runtime)
+                finding = confirmed_by(finding, runtime, shown, shown_by_source)
             yield finding
     shown: list[Shown] = []
     for runtime in project.runtime.values():
@@ -215,9 +213,7 @@ def sn302(project, ctx: Context) -> Iterator[Finding]:
             if runtime is not None:
                 shown = [pair for pair in runtime.facts.batch_reductions
                          if pair[1] is not None and runtime.locate(pair[1]) == r.call]
-                if shown:
-                    shown_by_source.update(map(id, shown))
-                    finding = confirmed(finding, runtime)
+                finding = confirmed_by(finding, runtime, shown, shown_by_source)
             yield finding
     shown: list[Shown] = []
     for runtime in project.runtime.values():

@@ -40,6 +40,14 @@ def confirmed(finding: Finding, runtime: Runtime) -> Finding:
     return replace(finding, pass_="source+graph", message=finding.message + runtime.note)
 
 
+def confirmed_by(finding: Finding, runtime: Runtime, shown: list, seen: set[int]) -> Finding:
+    """`finding`, confirmed when the built discriminator shows it (`shown`, its runtime
+    facts at the finding's site); those facts go into `seen`, so that `runtime_only` does
+    not report them a second time."""
+    seen.update(map(id, shown))
+    return confirmed(finding, runtime) if shown else finding
+
+
 def runtime_only(ctx: Context, shown: Iterable[Shown]) -> Iterator[Finding]:
     """Findings for mistakes no source finding covers: one per discriminator, code and
     location, counting the layers built there."""

@@ -362,8 +362,9 @@ class _Filter:
     def _if(self, stmt: cst.If) -> list[cst.BaseStatement]:
         if _is_main_guard(stmt.test):
             return [self._placeholder(stmt)]
-        if not _defines_class(stmt) and _pure(_tests(stmt), self.parsers) and not (
-                _names_read(_tests(stmt)) & self.unbound):
+        tests = _tests(stmt)
+        if not _defines_class(stmt) and _pure(tests, self.parsers) and not (
+                _names_read(tests) & self.unbound):
             # `if new_torch: from ... import spectral_norm else: ...`: the script's own
             # choice, made as it would make it.
             test = stmt.test
@@ -372,7 +373,7 @@ class _Filter:
                 # nc = 1` on an option with no default (`required=True`): no branch would
                 # run and `nc` would be missing, so the first branch is the default. The
                 # test grows on its own line; nothing moves.
-                others = _tests(stmt).elements[1:]
+                others = tests.elements[1:]
                 test = cst.BooleanOperation(
                     left=_parenthesized(test), operator=cst.Or(),
                     right=cst.UnaryOperation(cst.Not(), _parenthesized(
@@ -410,11 +411,23 @@ class _Filter:
 def definitions_only(source: str) -> tuple[str, int]:
     """(the definitions-only copy of `source`, how many top-level statements it left
     out). Raises libcst's ParserSyntaxError on text that does not parse."""
-    module = cst.parse_module(source)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    return _copy(MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True))
+
+
+def _copy(wrapper: MetadataWrapper) -> tuple[str, int]:
     work = _Filter(wrapper)
     body = work.statements(wrapper.module.body)
     return wrapper.module.with_changes(body=body).code, work.dropped
+
+
+def script_copy(source: str) -> str | None:
+    """The definitions-only copy of `source` when it is a script (`looks_like_script`),
+    else None; one parse for both."""
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+    except cst.ParserSyntaxError:
+        return None
+    return _copy(wrapper)[0] if _is_script(wrapper) else None
 
 
 def parse_args_without_command_line(parser: argparse.ArgumentParser, known: bool = False) -> Any:
@@ -438,7 +451,10 @@ def looks_like_script(source: str) -> bool:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError:
         return False
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    return _is_script(MetadataWrapper(module, unsafe_skip_copy=True))
+
+
+def _is_script(wrapper: MetadataWrapper) -> bool:
     work = _Filter(wrapper)
     for stmt in wrapper.module.body:
         if isinstance(stmt, cst.If) and _is_main_guard(stmt.test):

@@ -115,19 +115,20 @@ def _is_user_module(name: str, module: Any) -> bool:
         return False
 
 
-def _is_script(file: str) -> bool:
+def _script_copy(file: str) -> str | None:
+    """The file's definitions-only copy when it is a training script, else None."""
     try:
         with open(file, "rb") as handle:
             source = importlib.util.decode_source(handle.read())
         tree = ast.parse(source)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return False  # the ordinary import reports it
+        return None  # the ordinary import reports it
     # Most modules only import and define: no need to load libcst (0.4 s) to know that.
     if not any(_may_do_work(stmt) for stmt in tree.body):
-        return False
-    from snlint.graph.definitions import looks_like_script
+        return None
+    from snlint.graph.definitions import script_copy
 
-    return looks_like_script(source)
+    return script_copy(source)
 
 
 def _may_do_work(stmt: ast.stmt) -> bool:
@@ -143,12 +144,13 @@ class _DefinitionsLoader(importlib.machinery.SourceFileLoader):
     """Loads a training script's definitions-only copy (snlint.graph.definitions),
     compiled under the script's own path so every line number stays the user's."""
 
-    def get_code(self, fullname: str) -> types.CodeType:
-        from snlint.graph.definitions import definitions_only
+    def __init__(self, fullname: str, path: str, copy: str) -> None:
+        super().__init__(fullname, path)
+        self.copy = copy
 
+    def get_code(self, fullname: str) -> types.CodeType:
         # Never a cached .pyc: that would be the whole script.
-        copy, _ = definitions_only(self.get_source(fullname))
-        return compile(copy, self.path, "exec", dont_inherit=True)
+        return compile(self.copy, self.path, "exec", dont_inherit=True)
 
     def exec_module(self, module: types.ModuleType) -> None:
         from snlint.graph.definitions import PARSE_HELPER, parse_args_without_command_line
@@ -157,13 +159,13 @@ class _DefinitionsLoader(importlib.machinery.SourceFileLoader):
         super().exec_module(module)
 
 
-def _import_definitions(name: str, file: str) -> types.ModuleType:
+def _import_definitions(name: str, file: str, copy: str) -> types.ModuleType:
     """Import `file` as module `name` from its definitions-only copy, its parent package
     (when `name` is dotted) imported as usual first, so relative imports work."""
     parent, _, child = name.rpartition(".")
     if parent:
         importlib.import_module(parent)
-    loader = _DefinitionsLoader(name, file)
+    loader = _DefinitionsLoader(name, file, copy)
     spec = importlib.util.spec_from_file_location(name, file, loader=loader)
     if spec is None:
         raise ImportError(f"cannot load {file}")
@@ -241,8 +243,9 @@ class Loader:
         try:
             if package_root is not None:
                 self._add_path(package_root)
-            if _is_script(file):
-                module = _import_definitions(name, file)
+            copy = _script_copy(file)
+            if copy is not None:
+                module = _import_definitions(name, file, copy)
             elif package_root is not None:
                 module = importlib.import_module(name)
             else:

@@ -91,7 +91,7 @@ def parser_method(parser: NamespaceV, name: str, args: list[Value], kwargs: dict
     if parser.parsed:
         return None
     if name == "add_argument":
-        dest, value = _option(args, kwargs, loc)
+        dest, value = option(args, kwargs, loc)
         if dest is not None:
             parser.attrs[dest] = value
         return ConstV(None)
@@ -109,7 +109,8 @@ def parser_method(parser: NamespaceV, name: str, args: list[Value], kwargs: dict
     return None
 
 
-def _option(args: list[Value], kwargs: dict[str, Value], loc: Location) -> tuple[str | None, Value]:
+def option(args: list[Value], kwargs: dict[str, Value], loc: Location) -> tuple[str | None, Value]:
+    """(dest, default) of one `add_argument(...)` call, as argparse would set it."""
     flags = [a.value for a in args if isinstance(a, ConstV) and isinstance(a.value, str)]
     if len(flags) != len(args) or not flags:
         return None, UNKNOWN

@@ -13,44 +13,43 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from snlint import facts as F
-
-_FLAG_ACTIONS = {"store_true": False, "store_false": True}
-
+from snlint.findings import Location
+from snlint.link.configvalues import option
+from snlint.link.values import UNKNOWN, ConstV, NameV, Value
 
 def option_defaults(files: list[F.FileFacts]) -> dict[str, dict[str, Any]]:
-    """`{dest: {"value": default, "where": "path:line"}}` for each `add_argument` call with
-    a literal default (or a store_true/store_false flag); the first declaration wins."""
+    """`{dest: {"value": default, "where": "path:line"}}` for each `add_argument` call whose
+    default argparse would set to a literal; the first declaration wins."""
     found: dict[str, dict[str, Any]] = {}
     for file in files:
         for call in _calls(file):
-            declared = _declared(call)
+            declared = _declared(call, file.path)
             if declared is not None and declared[0] not in found:
                 dest, value = declared
                 found[dest] = {"value": value, "where": f"{file.path}:{call.span.line}"}
     return found
 
 
-def _declared(call: F.Call) -> tuple[str, Any] | None:
+def _declared(call: F.Call, path: str) -> tuple[str, Any] | None:
     if not (isinstance(call.func, F.Attr) and call.func.attr == "add_argument"):
         return None
-    names = [a.value.value for a in call.args if a.keyword is None
-             and isinstance(a.value, F.Const) and isinstance(a.value.value, str)]
-    longs = [n for n in names if n.startswith("--")]
-    if not longs:
+    # The interpreter's reading of the call (configvalues.option), on the literal values.
+    args = [_value(a.value) for a in call.args if a.keyword is None]
+    kwargs = {a.keyword: _value(a.value) for a in call.args if a.keyword is not None}
+    dest, value = option(args, kwargs, Location(path, call.span))
+    if dest is None or not isinstance(value, ConstV):
         return None
-    dest_arg = call.keyword("dest")
-    dest = (dest_arg.value.value if dest_arg is not None and isinstance(dest_arg.value, F.Const)
-            else longs[0][2:].replace("-", "_"))
-    action = call.keyword("action")
-    if action is not None and isinstance(action.value, F.Const) and action.value.value in _FLAG_ACTIONS:
-        return dest, _FLAG_ACTIONS[action.value.value]
-    default = call.keyword("default")
-    if default is None or not isinstance(default.value, F.Const):
-        return None
-    value = default.value.value
-    if not isinstance(value, (str, int, float, bool)):
-        return None
-    return dest, value
+    if isinstance(value.value, bool) or isinstance(value.value, (str, int, float)):
+        return dest, value.value
+    return None  # no default (None), or one that is not a literal
+
+
+def _value(expr: F.Expr) -> Value:
+    if isinstance(expr, F.Const):
+        return ConstV(expr.value)
+    if isinstance(expr, F.Global):
+        return NameV(expr.qual, expr.text)
+    return UNKNOWN
 
 
 def _calls(file: F.FileFacts) -> Iterator[F.Call]:
