@@ -247,6 +247,7 @@ class ClassFacts:
     methods: tuple[tuple[str, FunctionFacts], ...]
     span: Span  # the class name
     body: tuple[Stmt, ...] = ()  # class-level assignments
+    decorators: tuple[Expr, ...] = ()  # `@ARCH_REGISTRY.register()`, as written
 
     def method(self, name: str) -> FunctionFacts | None:
         for key, fn in self.methods:

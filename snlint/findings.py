@@ -51,9 +51,15 @@ class DiscriminatorRef:
     cls: str  # "path.py:ClassName"
     evidence: str  # "configuration" | "training code" | "name"
     detail: str = ""  # human words for the message, e.g. "called on real and fake in train()"
+    # How the code reaches the instance a finding judged, when it is not built where it is
+    # called: "built by define_D() at train.py:40 (netD='basic' ...)", "; "-separated steps.
+    via: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"class": self.cls, "evidence": self.evidence}
+        out = {"class": self.cls, "evidence": self.evidence}
+        if self.via:
+            out["via"] = self.via
+        return out
 
 
 @dataclass(frozen=True)

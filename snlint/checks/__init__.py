@@ -87,7 +87,8 @@ def describe(ref: DiscriminatorRef | None) -> str:
     why = {"configuration": "configured as a discriminator",
            "name": "a discriminator by its name",
            "training code": "used as a discriminator by the training code"}.get(ref.evidence, ref.evidence)
-    return f"{cls} ({why}{'; ' + ref.detail if ref.detail else ''})"
+    via = f"; {ref.via}" if ref.via else ""
+    return f"{cls} ({why}{'; ' + ref.detail if ref.detail else ''}{via})"
 
 
 def iter_unique(items: Iterable[Any], key) -> Iterator[Any]:

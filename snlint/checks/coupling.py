@@ -3,7 +3,7 @@ through one), SN401 (real and generated samples scored in separate forward calls
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 from snlint.checks import Context, describe
@@ -14,6 +14,7 @@ from snlint.checks.verdicts import (
     runtime_clears_batch_norm,
 )
 from snlint.findings import Finding, Location
+from snlint.link.values import DictV, ListV, NamespaceV, TupleV, UnknownV
 from snlint.graph.facts import Site
 
 
@@ -31,9 +32,45 @@ def couplings(project, d) -> list[Coupling]:
     """Batch-statistics normalization in every instance of discriminator `d` the program
     builds (alone, and as training code builds it), less what a train() override keeps in
     eval mode."""
+    instances = [d.instance] + [i for i in project.instances_of(d.cls.qualname) if i is not d.instance]
+    return _couplings_in(project, d, instances)
+
+
+def called_couplings(project, d, call, pooled: list[Coupling]) -> list[Coupling]:
+    """Batch statistics in the instance a forward call reaches. Where training code built
+    that instance with arguments all known (`define_D(norm="instance")`, a registry's
+    config), it alone decides: the class's other configurations do not run. Otherwise
+    (built alone with its defaults, assumed, or built from unknown arguments) every
+    instance counts, as for SN301."""
+    module = call.module
+    if module is None or module is d.instance or id(call) in project.assumptions \
+            or not _configured(module):
+        return pooled
+    return _couplings_in(project, d, [module])
+
+
+def _configured(layer) -> bool:
+    return bool(layer.args or layer.kwargs) and all(
+        _known(v) for v in list(layer.args) + list(layer.kwargs.values()))
+
+
+def _known(value, depth: int = 0) -> bool:
+    if depth > 4:
+        return False
+    if isinstance(value, UnknownV):
+        return False
+    if isinstance(value, (ListV, TupleV)):
+        return all(_known(v, depth + 1) for v in value.items)
+    if isinstance(value, DictV):
+        return all(_known(v, depth + 1) for v in value.items.values())
+    if isinstance(value, NamespaceV):
+        return all(_known(v, depth + 1) for v in value.attrs.values())
+    return True
+
+
+def _couplings_in(project, d, instances: list) -> list[Coupling]:
     found: dict[tuple, Coupling] = {}
     runtime = project.runtime.get(d.cls.qualname)
-    instances = [d.instance] + [i for i in project.instances_of(d.cls.qualname) if i is not d.instance]
     classes = {d.cls.qualname}
     for inst in instances:
         if inst is None:
@@ -123,19 +160,28 @@ def _first(found: list[Coupling]) -> str:
 
 
 def _penalties(project, ctx: Context, coupled: dict) -> Iterator[Finding]:
+    at_site: dict[tuple, list] = {}
     for penalty in project.events.penalties:
         module = penalty.forward.module
         if module is None or module.cls is None or module.cls.qualname not in coupled:
             continue
-        d, found = coupled[module.cls.qualname]
+        d, pooled = coupled[module.cls.qualname]
+        found = called_couplings(project, d, penalty.forward, pooled)
+        if found:
+            site = penalty.forward.node or penalty.forward.call
+            at_site.setdefault((site.path, site.span), []).append(
+                (penalty, site, _reached(d, [penalty.forward]), found))
+    for entries in at_site.values():
+        penalty, site, ref, _ = entries[0]
+        subject, stats = _candidates([(r, f) for _, _, r, f in entries])
         assumed = project.assumptions.get(id(penalty.forward))
         yield ctx.finding(
-            "SN303", penalty.forward.node or penalty.forward.call,
+            "SN303", site,
             f"the gradient penalty at line {penalty.grad.span.line} differentiates this output "
-            f"of {describe(d.ref)}, which has batch statistics ({_first(found)}): each sample's "
+            f"of {subject}, which has batch statistics ({stats}): each sample's "
             f"score depends on the whole batch, so the per-sample gradient it constrains does "
             f"not exist" + (f" ({assumed})" if assumed else ""),
-            symbol=penalty.forward.function, discriminator=d.ref)
+            symbol=penalty.forward.function, discriminator=ref)
 
 
 def _separate_batches(project, ctx: Context, coupled: dict) -> Iterator[Finding]:
@@ -145,20 +191,58 @@ def _separate_batches(project, ctx: Context, coupled: dict) -> Iterator[Finding]
         if module is None or module.cls is None or module.cls.qualname not in coupled:
             continue
         groups.setdefault((call.update, module.cls.qualname), []).append(call)
+    # One call may reach one of several candidate classes: one finding names each.
+    at_site: dict[tuple, list] = {}
     for (_, qual), calls in groups.items():
-        d, found = coupled[qual]
+        d, pooled = coupled[qual]
         for a, b in _pairs(sorted(calls, key=lambda c: c.order)):
+            found = called_couplings(project, d, a, pooled) or called_couplings(project, d, b, pooled)
+            if not found:
+                continue
             first, second = a.site_apart_from(b), b.site_apart_from(a)
-            assumed = project.assumptions.get(id(a)) or project.assumptions.get(id(b))
-            note = f" ({assumed})" if assumed else ""
-            yield ctx.finding(
-                "SN401", first,
-                f"{a.kind} samples go through {describe(d.ref)} here and {b.kind} "
-                f"samples in a separate call at line {second.span.line}; its batch "
-                f"statistics ({_first(found)}) then differ between the two batches and give "
-                f"real from fake away{note}",
-                symbol=a.function, discriminator=d.ref,
-                data={"second": (second.path, second.span.line, second.span.column)})
+            at_site.setdefault((first.path, first.span, second.span), []).append(
+                (a, b, first, second, _reached(d, [a, b]), found))
+    for entries in sorted(at_site.values(), key=lambda e: e[0][0].order):
+        a, b, first, second, ref, _ = entries[0]
+        subject, stats = _candidates([(e[4], e[5]) for e in entries])
+        assumed = project.assumptions.get(id(a)) or project.assumptions.get(id(b))
+        note = f" ({assumed})" if assumed else ""
+        its = "its batch statistics" if len(entries) == 1 else "the batch statistics of each"
+        yield ctx.finding(
+            "SN401", first,
+            f"{a.kind} samples go through {subject} here and {b.kind} "
+            f"samples in a separate call at line {second.span.line}; {its} "
+            f"({stats}) then differ between the two batches and give "
+            f"real from fake away{note}",
+            symbol=a.function, discriminator=ref,
+            data={"second": (second.path, second.span.line, second.span.column)})
+
+
+def _candidates(scored: list[tuple]) -> tuple[str, str]:
+    """(who, which batch statistics) for a message: one discriminator, or each candidate
+    class with batch statistics a call may reach ("DCGAN_D (...) or SNGAN_D (...), one of 2
+    classes define_D() may build ...")."""
+    unique: dict[str, tuple] = {}
+    for ref, found in scored:
+        unique.setdefault(ref.cls, (ref, found))
+    if len(unique) == 1:
+        ref, found = next(iter(unique.values()))
+        return describe(ref), _first(found)
+    refs = [r for r, _ in unique.values()]
+    who = " or ".join(describe(replace(r, via="")) for r in refs)
+    via = refs[0].via
+    return f"{who}, {via}" if via else who, "; ".join(_first(f) for _, f in unique.values())
+
+
+def _reached(d, calls: list):
+    """`d.ref`, with how the calls reach the instance they score (`Layer.via`), when they
+    do not call one built where they are."""
+    steps: list[str] = []
+    for call in calls:
+        for step in reversed(call.module.via if call.module is not None else []):
+            if step not in steps:
+                steps.append(step)
+    return replace(d.ref, via="; ".join(steps)) if steps else d.ref
 
 
 def _pairs(calls: list) -> list[tuple]:

@@ -124,7 +124,10 @@ def option(args: list[Value], kwargs: dict[str, Value], loc: Location) -> tuple[
         return None, UNKNOWN
     action = kwargs.get("action")
     action_name = action.value if isinstance(action, ConstV) else None
-    if "default" in kwargs:
+    required = kwargs.get("required")
+    if isinstance(required, ConstV) and required.value:
+        value = UnknownV(f"--{dest} is required")  # the user always passes it
+    elif "default" in kwargs:
         value = kwargs["default"]
     elif action_name == "store_true":
         value = ConstV(False)

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 from snlint import facts as F
 from snlint.findings import Location, Span
-from snlint.link import configvalues
+from snlint.link import configvalues, resolve
 from snlint.link.index import ProjectIndex
 from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV,
-    ClassOfV, ModulesV, ModuleV, NameFindV, NamespaceV, NameV, PartialV, SNApp, SNFuncV, SuperV, TensorV, TorchTypeV, TupleV,
+    ClassOfV, ModulesV, ModuleV, NameFindV, NamespaceV, NameV, OneOfV, PartialV, SNApp, SNFuncV, SuperV, TensorV,
+    TorchTypeV, TupleV,
     UnknownV, Value, WeightV,
 )
 from snlint.torchapi import (
@@ -134,6 +135,7 @@ class Interpreter:
         self._resolving: set[tuple[str, str]] = set()
         self.steps = 0
         self.budget = STEP_BUDGET
+        self._registries: set[str] | None = None
 
     # ------------------------------------------------------------ entry points
 
@@ -360,13 +362,13 @@ class Interpreter:
             returned_else = frame.returned
         finally:
             frame.cond_depth -= 1
-        frame.env = _merge(env_then, frame.env)
+        frame.env = _merge_choices(env_then, frame.env, owner)
         if owner is not None:
-            merged = _merge(attrs_then, owner.attrs)
+            merged = _merge_choices(attrs_then, owner.attrs, owner)
             order = order_then + [k for k in owner.children_order if k not in order_then]
             owner.attrs, owner.children_order = merged, [k for k in order if k in merged]
         if returned_then is not None and returned_else is not None:
-            frame.returned = _merge({"r": returned_then}, {"r": returned_else})["r"]
+            frame.returned = _merge_choices({"r": returned_then}, {"r": returned_else}, owner)["r"]
         else:
             frame.returned = None
 
@@ -492,10 +494,10 @@ class Interpreter:
             self.assign(target, value, frame)
 
     def assign(self, target: F.Expr, value: Value, frame: Frame) -> None:
-        if isinstance(value, Layer):
+        for layer in resolve.layers(value):
             name = _text(target)
-            if name and name not in value.bound_names:
-                value.bound_names.append(name)
+            if name and name not in layer.bound_names:
+                layer.bound_names.append(name)
         if isinstance(target, F.Local):
             frame.env[target.name] = value
         elif isinstance(target, F.Global):
@@ -570,7 +572,13 @@ class Interpreter:
                 out.items[key.value if isinstance(key, ConstV) else object()] = self.expr(v, frame)
             return out
         if isinstance(e, F.Subscript):
-            return self.subscript(self.expr(e.value, frame), self.expr(e.index, frame))
+            container, key = self.expr(e.value, frame), self.expr(e.index, frame)
+            # A key the dict lacks (`--arch` with no default) is one the user passes.
+            if isinstance(container, DictV) and not (isinstance(key, ConstV) and key.value in container.items):
+                chosen = resolve.of_dict(container.items, _text(e.value))
+                if chosen is not None:
+                    return chosen
+            return self.subscript(container, key)
         if isinstance(e, F.BinOp):
             left, right = self.expr(e.left, frame), self.expr(e.right, frame)
             if e.op == "Add" and isinstance(left, ListV) and isinstance(right, ListV):
@@ -676,7 +684,7 @@ class Interpreter:
                 return bool(value.value)
             except Exception:
                 return None
-        if isinstance(value, (Layer, FuncV, ClassV, TorchTypeV, SNFuncV, PartialV)):
+        if isinstance(value, (Layer, FuncV, ClassV, TorchTypeV, SNFuncV, PartialV, OneOfV)):
             return True
         if isinstance(value, ListV):
             return bool(value.items) if value.items else None
@@ -728,6 +736,9 @@ class Interpreter:
     def call(self, e: F.Call, frame: Frame) -> Value:
         loc = Location(frame.file.path, e.span)
         func_expr = e.func
+        found = self.registry_lookup(e, frame)
+        if found is not None:
+            return found
         # Method calls on a value keep their receiver.
         local = self.module_local(func_expr, frame) if isinstance(func_expr, F.Global) else None
         if local is not None and local[1]:
@@ -761,6 +772,29 @@ class Interpreter:
         args, kwargs = self.arguments(e, frame)
         return self.apply(callee, args, kwargs, e, frame, loc, _text(func_expr))
 
+    def registry_lookup(self, e: F.Call, frame: Frame) -> Value | None:
+        """`ARCH_REGISTRY.get(key)`, `key` known, with a project class registered under it by
+        `@ARCH_REGISTRY.register()`: that class."""
+        registry, _, method = _text(e.func).rpartition(".")
+        if method != "get" or not registry or len(e.args) != 1:
+            return None
+        registry = registry.rpartition(".")[2]
+        if self._registries is None:
+            self._registries = {resolve._dotted(d.func if isinstance(d, F.Call) else d).rpartition(".")[0]
+                                .rpartition(".")[2]
+                                for f in self.index.files for _, c in f.classes for d in c.decorators}
+        if registry not in self._registries:
+            return None
+        key = self.expr(e.args[0].value, frame)
+        if not (isinstance(key, ConstV) and isinstance(key.value, str)):
+            return None
+        found = resolve.registered(((c, f) for f in self.index.files for _, c in f.classes), registry, key.value)
+        if found is None:
+            return None
+        source = f" from the {key.origin}" if key.origin else ""
+        return ClassV(found[0], found[1], via=f"registry {registry} key {key.value!r}{source} at "
+                                              f"{configvalues.where(Location(frame.file.path, e.span))}")
+
     def arguments(self, e: F.Call, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
         args: list[Value] = []
         kwargs: dict[str, Value] = {}
@@ -793,6 +827,15 @@ class Interpreter:
             return built
         if isinstance(callee, Layer):
             return self.forward_call(callee, text, args, frame, loc, e)
+        if isinstance(callee, OneOfV):
+            # Each candidate is built, or called, as the code would with that one.
+            results = [self.apply(option, list(args), dict(kwargs), e, frame, loc, text)
+                       for option in callee.options]
+            if all(isinstance(r, Layer) for r in results):
+                for r in results:
+                    r.via.append(f"{callee.why} at {configvalues.where(loc)}")  # type: ignore[union-attr]
+                return OneOfV(tuple(results), callee.why)
+            return _tensor_join(results) if any(isinstance(r, TensorV) for r in results) else UNKNOWN
         if isinstance(callee, UnknownV) and text and (D_NAME.search(text) or G_NAME.search(text)):
             return self.forward_call(None, text, args, frame, loc, e)
         if isinstance(callee, ClassV):
@@ -823,6 +866,13 @@ class Interpreter:
         qual = callee.qual
         if weight_norm_api(qual) and args and isinstance(args[0], Layer):
             args[0].weight_norm = weight_norm_api(qual)
+            return args[0]
+        if qual in resolve.COPIES and len(args) == 1:
+            if isinstance(args[0], DictV):
+                return DictV(dict(args[0].items), args[0].attrs, args[0].origin)
+            if resolve.layers(args[0]):
+                return resolve.copied(args[0], qual.rsplit(".", 1)[-1], loc)
+        if resolve.is_wrapper(qual) and args and resolve.layers(args[0]):
             return args[0]
         configured = configvalues.named_config_call(qual, args, kwargs, loc, frame.file.path)
         if configured is not None:
@@ -913,7 +963,12 @@ class Interpreter:
                 return receiver.items.get(args[0].value, args[1] if len(args) > 1 else ConstV(None))
             if name == "update" and args and isinstance(args[0], DictV):
                 receiver.items.update(args[0].items)
+            if name == "pop" and args and isinstance(args[0], ConstV):
+                return receiver.items.pop(args[0].value, args[1] if len(args) > 1 else UNKNOWN)
             return None
+        if isinstance(receiver, OneOfV) and name in ("to", "cuda", "cpu", "float", "double", "half", "train"):
+            self.arguments(e, frame)
+            return receiver
         if isinstance(receiver, NamespaceV):
             args, kwargs = self.arguments(e, frame)
             return configvalues.parser_method(receiver, name, args, kwargs, loc)
@@ -1088,6 +1143,8 @@ class Interpreter:
         layer = Layer(cls.qualname, layer_kind, loc, frame, cls=cls, args=args, kwargs=dict(kwargs),
                       in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
                       base_type=torch_base if torch_base != "Module" else None)
+        if cls_value.via:
+            layer.via.append(cls_value.via)
         if kind == "sn_mixin":
             layer.sn.append(SNApp(SN_CUSTOM, cls.name, loc, loc, frame))
         init = self.find_method(cls, file, "__init__")
@@ -1122,8 +1179,12 @@ class Interpreter:
                     sub.self_value = func.bound
             args = [func.bound, *args]
         self.bind_params(func.fn, args, kwargs, sub, use_defaults=True)
+        passed = len(args) + len(kwargs)
+        strings = [(p.name, sub.env[p.name]) for p in func.fn.params
+                   if isinstance(sub.env.get(p.name), ConstV) and isinstance(sub.env[p.name].value, str)
+                   and (p.name in kwargs or func.fn.params.index(p) < passed)]
         self.block(func.fn.body, sub)
-        return sub.returned or UNKNOWN
+        return resolve.built_by(sub.returned or UNKNOWN, func.fn, sub, loc, strings)
 
     def bind_params(self, fn: F.FunctionFacts, args: list[Value], kwargs: dict[str, Value],
                     frame: Frame, use_defaults: bool) -> None:
@@ -1339,6 +1400,18 @@ def _merge(a: dict, b: dict) -> dict:
                 if isinstance(v, Layer):
                     v.ambiguous = True
             out[key] = other if isinstance(other, Layer) else value
+    return out
+
+
+def _merge_choices(a: dict, b: dict, owner: Layer | None) -> dict:
+    """`_merge`, except that where an undecided `if` in a function or a plain object (a
+    factory, a trainer) leaves a name to instances of different project classes, the name
+    holds one of them (`OneOfV`). A module's own layers keep `_merge`'s reading."""
+    if owner is not None and owner.kind != "object":
+        return _merge(a, b)
+    chosen = {k: resolve.one_of(v, b[k]) for k, v in a.items() if k in b and b[k] is not v}
+    out = _merge(a, b)
+    out.update({k: v for k, v in chosen.items() if v is not None})
     return out
 
 

@@ -127,6 +127,9 @@ class Layer(Value):
     origin: Location | None = None  # the `norm_layer=...` parameter whose default built it
     bound_names: list[str] = field(default_factory=list)  # `netD`, `self.D`: names it was bound to
     called_methods: set[str] = field(default_factory=set)  # its methods that already ran
+    # How training code reaches this instance, outermost step last ("built by define_D() at
+    # train.py:40", "copied by deepcopy at train.py:41"); empty when built where it is used.
+    via: list[str] = field(default_factory=list)
 
     @property
     def short_type(self) -> str:
@@ -224,6 +227,16 @@ class LambdaV(Value):
 class ClassV(Value):
     cls: "ClassFacts"
     file: "FileFacts"
+    via: str = ""  # how it was looked up ("registry ARCH_REGISTRY key 'X'"), for what it builds
+
+
+@dataclass(eq=False)
+class OneOfV(Value):
+    """One of several classes or instances, where a key that picks one is not known
+    (`define_D(opt.netD)` with `opt.netD` unknown, `{"a": A, "b": B}[args.arch]`)."""
+
+    options: tuple[Value, ...]
+    why: str  # "one of 2 classes define_D() may build", for the message
 
 
 @dataclass(eq=False)

@@ -472,8 +472,9 @@ class Lowerer:
                     body.extend(self.stmt(stmt))
         finally:
             self.class_stack = self.class_stack[:-1]
+        decorators = tuple(self.expr(d.decorator) for d in node.decorators)
         return F.ClassFacts(name, f"{prefix}.{name}" if prefix else name, bases, tuple(methods),
-                            self.span(node.name), tuple(body))
+                            self.span(node.name), tuple(body), decorators)
 
     def file(self, path: str) -> F.FileFacts:
         body = self.block(self.tree.body)

@@ -1,0 +1,135 @@
+"""Which instance a call reaches when training code does not build it where it calls it.
+
+Real projects build their discriminator through a factory (`define_D(opt.netD)`), a
+registry (`ARCH_REGISTRY.get(opt["type"])(**opt)`), a dict of classes indexed by a
+configuration key, or copy it (`copy.deepcopy(netD)`). The interpreter follows each of
+these; this module holds the parts that decide what they yield and note how, so that a
+finding can say which path led to the instance it judged (`Layer.via`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from snlint import facts as F
+from snlint.findings import Location
+from snlint.link.configvalues import where
+from snlint.link.values import ClassV, ConstV, Layer, OneOfV, Value
+
+# `copy.deepcopy(netD)`: the copy has the original's layers.
+COPIES = frozenset({"copy.deepcopy", "copy.copy"})
+# Wrappers whose forward is the wrapped module's.
+WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
+_REGISTER = ("register", "register_module")
+
+
+def is_wrapper(qual: str) -> bool:
+    return qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in WRAPPERS
+
+
+def options(value: Value) -> list[Value]:
+    return list(value.options) if isinstance(value, OneOfV) else [value]
+
+
+def layers(value: Value) -> list[Layer]:
+    return [v for v in options(value) if isinstance(v, Layer)]
+
+
+def _project_module(value: Value) -> str | None:
+    if isinstance(value, Layer) and value.cls is not None and value.kind not in ("object",):
+        return value.cls.qualname
+    if isinstance(value, ClassV):
+        return value.cls.qualname
+    return None
+
+
+def one_of(a: Value, b: Value) -> Value | None:
+    """Two values an undecided `if` leaves for one name: "one of" them when both are
+    project modules (or classes) of different classes; None when that does not apply."""
+    found = options(a) + options(b)
+    if not found or any(_project_module(v) is None for v in found):
+        return None
+    seen: dict[str, Value] = {}
+    for v in found:
+        seen.setdefault(_project_module(v), v)  # type: ignore[arg-type]
+    if len(seen) < 2:
+        return None
+    return OneOfV(tuple(seen.values()), "")
+
+
+def of_dict(items: dict, text: str) -> Value | None:
+    """`{"dcgan": DCGAN_D, "resnet": ResNetD}[args.arch]` with an unknown key: one of the
+    dict's classes (the dict must hold only project classes)."""
+    values = list(items.values())
+    if len(values) < 2 or not all(isinstance(v, ClassV) for v in values):
+        return None
+    names = len({v.cls.qualname for v in values})  # type: ignore[attr-defined]
+    if names < 2:
+        return values[0]
+    return OneOfV(tuple(values), f"one of {names} classes {text or 'a dict'}[...] may pick")
+
+
+def built_by(returned: Value, fn: F.FunctionFacts, sub_frame, call: Location,
+             strings: list[tuple[str, ConstV]]) -> Value:
+    """Note on what a function returns that it built an instance (a factory), or may have
+    built one of several: `built by define_D() at train.py:40 (netD='basic', argparse
+    default at train.py:12)`."""
+    chosen = "".join(f"{', ' if i else ' ('}{name}={v.value!r}" + (f" from the {v.origin}" if v.origin else "")
+                     for i, (name, v) in enumerate(strings))
+    chosen += ")" if strings else ""
+    if isinstance(returned, OneOfV):
+        if not any(layer.frame.is_within(sub_frame) for layer in layers(returned)):
+            return returned  # passed through (`init_net(net)`), built elsewhere
+        if not returned.why:
+            classes = len({_project_module(v) for v in returned.options})
+            returned = OneOfV(returned.options, f"one of {classes} classes {fn.name}() may build")
+        for layer in layers(returned):
+            if layer.frame.is_within(sub_frame):
+                layer.via.append(f"{returned.why} at {where(call)}{chosen}")
+        return returned
+    if isinstance(returned, Layer) and returned.cls is not None and returned.frame.is_within(sub_frame):
+        returned.via.append(f"built by {fn.name}() at {where(call)}{chosen}")
+    return returned
+
+
+def copied(value: Value, how: str, call: Location) -> Value:
+    """A copy of a module: an instance with the same layers, noted as a copy."""
+    out = []
+    for v in options(value):
+        if isinstance(v, Layer):
+            v = replace(v, via=v.via + [f"copied by {how} at {where(call)}"], bound_names=[])
+        out.append(v)
+    return out[0] if not isinstance(value, OneOfV) else OneOfV(tuple(out), value.why)
+
+
+def registered(classes, registry: str, key: str) -> tuple[F.ClassFacts, F.FileFacts] | None:
+    """The class `@<registry>.register()` (or `.register("key")`) registered under `key`."""
+    for cls, file in classes:
+        for d in cls.decorators:
+            name = _registered_as(d, registry, cls.name)
+            if name == key:
+                return cls, file
+    return None
+
+
+def _registered_as(d: F.Expr, registry: str, default: str) -> str | None:
+    func = d.func if isinstance(d, F.Call) else d
+    text = _dotted(func)
+    head, _, last = text.rpartition(".")
+    if last not in _REGISTER or head.rpartition(".")[2] != registry:
+        return None
+    if isinstance(d, F.Call):
+        for a in d.args:
+            if a.keyword in (None, "name") and isinstance(a.value, F.Const) and isinstance(a.value.value, str):
+                return a.value.value
+    return default
+
+
+def _dotted(e: F.Expr) -> str:
+    if isinstance(e, F.Global):
+        return e.text or e.qual
+    if isinstance(e, F.Local):
+        return e.name
+    if isinstance(e, F.Attr):
+        return f"{_dotted(e.value)}.{e.attr}"
+    return ""

@@ -1,0 +1,535 @@
+"""Which discriminator a forward call reaches when training code does not build it where it
+calls it: factories (a class picked by a string), registries, dicts of classes, copies,
+attributes of a model or loss class, helpers. SN401/SN303 judge the instance the code
+calls, built with the project's own arguments, and say how it was reached.
+
+Each project is small and self-written; real and generated samples are named plainly, so
+these tests do not depend on how provenance is decided.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+from snlint.config import Config
+from snlint.engine import run
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    (root / ".git").mkdir(exist_ok=True)
+    for name, code in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code), encoding="utf-8")
+
+
+def lint(root: Path, files: dict[str, str]):
+    """The findings of `snlint .` run in the project, as a user would."""
+    write(root, files)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        return run(["."], Config(root=root, graph=False)).findings
+    finally:
+        os.chdir(cwd)
+
+
+def found(findings):
+    return [(f.code, f.path.rsplit("/", 1)[-1], f.line) for f in findings]
+
+
+def only(findings, code):
+    return [f for f in findings if f.code == code]
+
+
+# ---------------------------------------------------------------- factories
+
+NETWORKS = '''
+    import torch.nn as nn
+
+
+    class NLayerDiscriminator(nn.Module):
+        def __init__(self, input_nc, ndf=64, norm="batch"):
+            super().__init__()
+            norm_layer = nn.BatchNorm2d if norm == "batch" else nn.InstanceNorm2d
+            self.model = nn.Sequential(
+                nn.Conv2d(input_nc, ndf, 4, 2, 1),
+                norm_layer(ndf),
+                nn.LeakyReLU(0.2),
+                nn.Conv2d(ndf, 1, 4),
+            )
+
+        def forward(self, x):
+            return self.model(x)
+
+
+    class PixelDiscriminator(nn.Module):
+        def __init__(self, input_nc, ndf=64, norm="batch"):
+            super().__init__()
+            self.net = nn.Sequential(nn.Conv2d(input_nc, ndf, 1), nn.BatchNorm2d(ndf), nn.Conv2d(ndf, 1, 1))
+
+        def forward(self, x):
+            return self.net(x)
+
+
+    class Generator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.ConvTranspose2d(8, 3, 4)
+
+        def forward(self, z):
+            return self.net(z)
+
+
+    def init_net(net, gpu_ids=()):
+        if len(gpu_ids) > 0:
+            net.to(gpu_ids[0])
+            net = nn.DataParallel(net, gpu_ids)
+        return net
+
+
+    def define_D(input_nc, ndf, netD, norm="batch", gpu_ids=()):
+        if netD == "basic":
+            net = NLayerDiscriminator(input_nc, ndf, norm=norm)
+        elif netD == "pixel":
+            net = PixelDiscriminator(input_nc, ndf, norm=norm)
+        else:
+            raise NotImplementedError(netD)
+        return init_net(net, gpu_ids)
+'''
+
+
+def train_script(net_d: str, norm: str) -> str:
+    return f'''
+        import argparse
+
+        import torch
+        from models import networks
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--netD", {net_d})
+        parser.add_argument("--norm", default="{norm}")
+        opt = parser.parse_args()
+
+        netG = networks.Generator()
+        netD = networks.define_D(3, 64, opt.netD, norm=opt.norm)
+        loader = torch.utils.data.DataLoader([])
+        for real, _ in loader:
+            fake = netG(torch.randn(8, 8, 1, 1))
+            pred_real = netD(real)
+            pred_fake = netD(fake.detach())
+    '''
+
+
+def test_factory_with_the_argparse_default_builds_a_batch_norm_discriminator(tmp_path):
+    findings = lint(tmp_path, {"models/networks.py": NETWORKS,
+                               "train.py": train_script('default="basic"', "batch")})
+    assert found(findings) == [("SN301", "networks.py", 11), ("SN301", "networks.py", 23),
+                               ("SN401", "train.py", 17)]
+    sn401 = only(findings, "SN401")[0]
+    assert "built by define_D() at train.py:13" in sn401.message
+    assert "netD='basic' from the argparse default at train.py:8" in sn401.message
+    assert sn401.discriminator.to_dict() == {
+        "class": "models/networks.py:NLayerDiscriminator", "evidence": "training code",
+        "via": "built by define_D() at train.py:13 (netD='basic' from the argparse default at "
+               "train.py:8, norm='batch' from the argparse default at train.py:9)"}
+
+
+def test_factory_with_the_default_norm_instance_builds_no_batch_statistics(tmp_path):
+    findings = lint(tmp_path, {"models/networks.py": NETWORKS,
+                               "train.py": train_script('default="basic"', "instance")})
+    # The classes' own default (norm="batch") still builds a batch norm (SN301); the
+    # instance the training code calls has instance norm: no SN401.
+    assert found(findings) == [("SN301", "networks.py", 11), ("SN301", "networks.py", 23)]
+
+
+def test_factory_with_an_unknown_key_names_each_candidate(tmp_path):
+    findings = lint(tmp_path, {"models/networks.py": NETWORKS,
+                               "train.py": train_script("required=True", "batch")})
+    assert found(only(findings, "SN401")) == [("SN401", "train.py", 17)]
+    message = only(findings, "SN401")[0].message
+    assert "NLayerDiscriminator (" in message and " or PixelDiscriminator (" in message
+    assert "one of 2 classes define_D() may build at train.py:13" in message
+    assert "the batch statistics of each" in message
+
+
+def test_factory_with_an_unknown_key_skips_the_candidate_without_batch_statistics(tmp_path):
+    networks = NETWORKS.replace("nn.BatchNorm2d(ndf), nn.Conv2d(ndf, 1, 1)",
+                                "nn.GroupNorm(1, ndf), nn.Conv2d(ndf, 1, 1)")
+    findings = lint(tmp_path, {"models/networks.py": networks,
+                               "train.py": train_script("required=True", "batch")})
+    assert found(findings) == [("SN301", "networks.py", 11), ("SN401", "train.py", 17)]
+    message = only(findings, "SN401")[0].message
+    assert "NLayerDiscriminator" in message and "PixelDiscriminator" not in message
+    assert "one of 2 classes define_D() may build" in message
+
+
+# ---------------------------------------------------------------- registries
+
+REGISTRY = '''
+    class Registry:
+        def __init__(self, name):
+            self._name = name
+            self._obj_map = {}
+
+        def register(self, obj=None):
+            def deco(cls):
+                self._obj_map[cls.__name__] = cls
+                return cls
+            return deco
+
+        def get(self, name):
+            return self._obj_map[name]
+
+
+    ARCH_REGISTRY = Registry("arch")
+'''
+
+ARCHS = '''
+    import torch.nn as nn
+
+    from archs.registry import ARCH_REGISTRY
+
+
+    @ARCH_REGISTRY.register()
+    class VGGStyleDiscriminator(nn.Module):
+        def __init__(self, num_in_ch=3, num_feat=64):
+            super().__init__()
+            self.conv0 = nn.Conv2d(num_in_ch, num_feat, 3, 1, 1)
+            self.bn0 = nn.BatchNorm2d(num_feat)
+            self.linear = nn.Linear(num_feat, 1)
+
+        def forward(self, x):
+            return self.linear(self.bn0(self.conv0(x)))
+
+
+    @ARCH_REGISTRY.register()
+    class UNetDiscriminatorSN(nn.Module):
+        def __init__(self, num_in_ch=3, num_feat=64):
+            super().__init__()
+            self.conv0 = nn.Conv2d(num_in_ch, num_feat, 3, 1, 1)
+            self.linear = nn.Linear(num_feat, 1)
+
+        def forward(self, x):
+            return self.linear(self.conv0(x))
+
+
+    @ARCH_REGISTRY.register()
+    class SRNet(nn.Module):
+        def __init__(self, num_feat=64):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 3, 3, 1, 1)
+
+        def forward(self, x):
+            return self.conv(x)
+'''
+
+BUILD = '''
+    from copy import deepcopy
+
+    from archs.registry import ARCH_REGISTRY
+
+
+    def build_network(opt):
+        opt = deepcopy(opt)
+        network_type = opt.pop("type")
+        net = ARCH_REGISTRY.get(network_type)(**opt)
+        return net
+'''
+
+
+def srgan_model(network_d: str) -> str:
+    return f'''
+        from archs import build_network
+
+        OPTIONS = {{"network_g": {{"type": "SRNet"}}, "network_d": {{"type": "{network_d}", "num_feat": 64}}}}
+
+
+        class SRGANModel:
+            def __init__(self, opt=OPTIONS):
+                self.net_g = build_network(opt["network_g"])
+                self.net_d = build_network(opt["network_d"])
+
+            def optimize_parameters(self, real, noise):
+                self.fake = self.net_g(noise)
+                self.backward_d(real)
+
+            def backward_d(self, real):
+                real_d_pred = self.net_d(real)
+                fake_d_pred = self.net_d(self.fake.detach())
+                return real_d_pred, fake_d_pred
+    '''
+
+
+def test_registry_built_discriminator_in_a_framework_model(tmp_path):
+    findings = lint(tmp_path, {"archs/registry.py": REGISTRY, "archs/discriminator_arch.py": ARCHS,
+                               "archs/__init__.py": BUILD,
+                               "models/srgan.py": srgan_model("VGGStyleDiscriminator")})
+    assert found(findings) == [("SN301", "discriminator_arch.py", 12), ("SN401", "srgan.py", 17)]
+    via = only(findings, "SN401")[0].discriminator.via
+    assert via == ("built by build_network() at models/srgan.py:10; registry ARCH_REGISTRY key "
+                   "'VGGStyleDiscriminator' at archs/__init__.py:10")
+    assert "registry ARCH_REGISTRY key 'VGGStyleDiscriminator'" in only(findings, "SN401")[0].message
+
+
+def test_registry_key_naming_a_discriminator_without_batch_norm(tmp_path):
+    findings = lint(tmp_path, {"archs/registry.py": REGISTRY, "archs/discriminator_arch.py": ARCHS,
+                               "archs/__init__.py": BUILD,
+                               "models/srgan.py": srgan_model("UNetDiscriminatorSN")})
+    # VGGStyleDiscriminator is still a discriminator by its name (SN301); the model calls
+    # the other one.
+    assert found(findings) == [("SN301", "discriminator_arch.py", 12)]
+
+
+# ---------------------------------------------------------------- dicts of classes
+
+def arch_dict(second_norm: str) -> str:
+    return f'''
+        import argparse
+
+        import torch
+        import torch.nn as nn
+
+
+        class DCGAN_D(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 64, 4, 2, 1), nn.BatchNorm2d(64), nn.Conv2d(64, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class SNGAN_D(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 64, 4, 2, 1), {second_norm}, nn.Conv2d(64, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class Generator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.ConvTranspose2d(8, 3, 4)
+
+            def forward(self, z):
+                return self.net(z)
+
+
+        ARCHS = {{"dcgan": DCGAN_D, "sngan": SNGAN_D}}
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--arch", choices=list(ARCHS))
+        args = parser.parse_args()
+
+        netG = Generator()
+        model = ARCHS[args.arch]()
+        loader = torch.utils.data.DataLoader([])
+        for real, _ in loader:
+            fake = netG(torch.randn(8, 8, 1, 1))
+            pred_real = model(real)
+            pred_fake = model(fake.detach())
+    '''
+
+
+def test_dict_of_classes_with_an_unknown_key_names_both_batch_norm_candidates(tmp_path):
+    findings = lint(tmp_path, {"train.py": arch_dict("nn.BatchNorm2d(64)")})
+    assert found(findings) == [("SN301", "train.py", 11), ("SN301", "train.py", 20),
+                               ("SN401", "train.py", 45)]
+    message = only(findings, "SN401")[0].message
+    assert "DCGAN_D (" in message and " or SNGAN_D (" in message
+    assert "one of 2 classes ARCHS[...] may pick at train.py:41" in message
+    assert "BatchNorm2d at train.py:11; BatchNorm2d at train.py:20" in message
+
+
+def test_dict_of_classes_reports_only_the_batch_norm_candidate(tmp_path):
+    findings = lint(tmp_path, {"train.py": arch_dict("nn.InstanceNorm2d(64)")})
+    assert found(findings) == [("SN301", "train.py", 11), ("SN401", "train.py", 45)]
+    message = only(findings, "SN401")[0].message
+    assert "DCGAN_D" in message and "SNGAN_D" not in message
+
+
+# ---------------------------------------------------------------- copies, attributes, helpers
+
+PLAYERS = '''
+    import copy
+
+    import torch
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self, norm=nn.BatchNorm2d):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(3, 64, 4, 2, 1), norm(64), nn.Conv2d(64, 1, 4))
+
+        def forward(self, x):
+            return self.main(x)
+
+
+    class Generator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.ConvTranspose2d(8, 3, 4)
+
+        def forward(self, z):
+            return self.net(z)
+'''
+
+
+def test_deepcopy_called_separately_on_real_and_fake(tmp_path):
+    findings = lint(tmp_path, {"train.py": PLAYERS + '''
+    netG = Generator()
+    netD = Discriminator()
+    d_copy = copy.deepcopy(netD)
+    loader = torch.utils.data.DataLoader([])
+    for real, _ in loader:
+        fake = netG(torch.randn(8, 8, 1, 1))
+        pred_real = d_copy(real)
+        pred_fake = d_copy(fake.detach())
+    '''})
+    assert found(findings) == [("SN301", "train.py", 9), ("SN401", "train.py", 31)]
+    assert only(findings, "SN401")[0].discriminator.via == "copied by deepcopy at train.py:27"
+
+
+def test_deepcopy_of_a_discriminator_built_with_instance_norm(tmp_path):
+    findings = lint(tmp_path, {"train.py": PLAYERS + '''
+    netG = Generator()
+    netD = Discriminator(norm=nn.InstanceNorm2d)
+    d_copy = copy.deepcopy(netD)
+    loader = torch.utils.data.DataLoader([])
+    for real, _ in loader:
+        fake = netG(torch.randn(8, 8, 1, 1))
+        pred_real = d_copy(real)
+        pred_fake = d_copy(fake.detach())
+    '''})
+    assert found(findings) == [("SN301", "train.py", 9)]
+
+
+def loss_module(args: str) -> str:
+    return PLAYERS + f'''
+
+    class GANLoss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.discriminator = Discriminator({args})
+
+        def forward(self, real, fake, optimizer_idx):
+            if optimizer_idx == 0:
+                return -torch.mean(self.discriminator(fake))
+            logits_real = self.discriminator(real.detach())
+            logits_fake = self.discriminator(fake.detach())
+            return logits_real, logits_fake
+    '''
+
+
+def test_loss_module_holding_the_discriminator(tmp_path):
+    findings = lint(tmp_path, {"losses.py": loss_module("")})
+    assert found(findings) == [("SN301", "losses.py", 9), ("SN401", "losses.py", 34)]
+
+
+def test_loss_module_holding_a_layer_norm_discriminator(tmp_path):
+    findings = lint(tmp_path, {"losses.py": loss_module("norm=nn.InstanceNorm2d")})
+    assert found(findings) == [("SN301", "losses.py", 9)]
+
+
+def helper_script(args: str) -> str:
+    return PLAYERS + f'''
+
+    def main():
+        netG = Generator()
+        disc = Discriminator({args})
+
+        def run_D(img):
+            return disc(img)
+
+        loader = torch.utils.data.DataLoader([])
+        for real, _ in loader:
+            fake = netG(torch.randn(8, 8, 1, 1))
+            d_real = run_D(real)
+            d_fake = run_D(fake.detach())
+    '''
+
+
+def test_run_d_helper_called_on_real_and_fake(tmp_path):
+    findings = lint(tmp_path, {"train.py": helper_script("")})
+    assert found(findings) == [("SN301", "train.py", 9), ("SN401", "train.py", 36)]
+
+
+def test_run_d_helper_over_an_instance_norm_discriminator(tmp_path):
+    findings = lint(tmp_path, {"train.py": helper_script("norm=nn.InstanceNorm2d")})
+    assert found(findings) == [("SN301", "train.py", 9)]
+
+
+# ---------------------------------------------------------------- WGAN-GP through a factory
+
+def wgan_gp(norm: str) -> str:
+    return f'''
+        import torch
+        import torch.nn as nn
+
+
+        class Critic(nn.Module):
+            def __init__(self, norm="batch"):
+                super().__init__()
+                norm_layer = nn.BatchNorm2d(64) if norm == "batch" else nn.LayerNorm([64, 16, 16])
+                self.main = nn.Sequential(nn.Conv2d(3, 64, 4, 2, 1), norm_layer, nn.Conv2d(64, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class Generator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.ConvTranspose2d(8, 3, 4)
+
+            def forward(self, z):
+                return self.net(z)
+
+
+        def build_critic(kind):
+            if kind == "dcgan":
+                return Critic(norm="{norm}")
+            raise ValueError(kind)
+
+
+        netG = Generator()
+        netC = build_critic("dcgan")
+        loader = torch.utils.data.DataLoader([])
+        for real, _ in loader:
+            fake = netG(torch.randn(8, 8, 1, 1)).detach()
+            alpha = torch.rand(real.size(0), 1, 1, 1)
+            interp = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+            out = netC(interp)
+            grad = torch.autograd.grad(outputs=out.sum(), inputs=interp, create_graph=True)[0]
+            penalty = ((grad.norm(2, dim=1) - 1) ** 2).mean()
+            loss = netC(fake).mean() - netC(real).mean() + 10 * penalty
+    '''
+
+
+def test_wgan_gp_critic_built_by_a_factory_with_batch_norm(tmp_path):
+    findings = lint(tmp_path, {"train.py": wgan_gp("batch")})
+    assert found(findings) == [("SN301", "train.py", 9), ("SN303", "train.py", 38),
+                               ("SN401", "train.py", 41)]
+    sn303 = only(findings, "SN303")[0]
+    assert "built by build_critic() at train.py:32 (kind='dcgan')" in sn303.message
+
+
+def test_wgan_gp_critic_built_by_a_factory_with_layer_norm(tmp_path):
+    findings = lint(tmp_path, {"train.py": wgan_gp("layer")})
+    assert found(findings) == [("SN301", "train.py", 9)]
+
+
+def test_json_output_carries_the_resolution_path(tmp_path):
+    findings = lint(tmp_path, {"models/networks.py": NETWORKS,
+                               "train.py": train_script('default="basic"', "batch")})
+    out = json.loads(json.dumps([f.to_dict() for f in findings]))
+    sn401 = next(f for f in out if f["code"] == "SN401")
+    assert sn401["discriminator"]["via"].startswith("built by define_D() at train.py:13")
+    sn301 = next(f for f in out if f["code"] == "SN301")
+    assert "via" not in sn301["discriminator"]
