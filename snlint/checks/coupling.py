@@ -207,7 +207,7 @@ def _separate_batches(project, ctx: Context, coupled: dict) -> Iterator[Finding]
         subject, stats = _candidates([(e[4], e[5]) for e in entries])
         assumed = project.assumptions.get(id(a)) or project.assumptions.get(id(b))
         note = f" ({assumed})" if assumed else ""
-        its = "its batch statistics" if len(entries) == 1 else "the batch statistics of each"
+        its = "its batch statistics" if len({e[4].cls for e in entries}) == 1 else "the batch statistics of each"
         yield ctx.finding(
             "SN401", first,
             f"{a.kind} samples go through {subject} here and {b.kind} "

@@ -575,7 +575,7 @@ class Interpreter:
             container, key = self.expr(e.value, frame), self.expr(e.index, frame)
             # A key the dict lacks (`--arch` with no default) is one the user passes.
             if isinstance(container, DictV) and not (isinstance(key, ConstV) and key.value in container.items):
-                chosen = resolve.of_dict(container.items, _text(e.value))
+                chosen = resolve.of_dict(container.items, _text(e.value), Location(frame.file.path, e.span))
                 if chosen is not None:
                     return chosen
             return self.subscript(container, key)

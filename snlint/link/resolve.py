@@ -57,15 +57,18 @@ def one_of(a: Value, b: Value) -> Value | None:
     return OneOfV(tuple(seen.values()), "")
 
 
-def of_dict(items: dict, text: str) -> Value | None:
+def of_dict(items: dict, text: str, at: Location) -> Value | None:
     """`{"dcgan": DCGAN_D, "resnet": ResNetD}[args.arch]` with an unknown key: one of the
     dict's classes (the dict must hold only project classes)."""
     values = list(items.values())
-    if len(values) < 2 or not all(isinstance(v, ClassV) for v in values):
+    if not values or not all(isinstance(v, ClassV) for v in values):
         return None
     names = len({v.cls.qualname for v in values})  # type: ignore[attr-defined]
     if names < 2:
-        return values[0]
+        # Any key that works picks this class.
+        only = values[0]
+        return ClassV(only.cls, only.file,  # type: ignore[attr-defined]
+                      f"the only class in {text or 'a dict'}, indexed at {where(at)}")
     return OneOfV(tuple(values), f"one of {names} classes {text or 'a dict'}[...] may pick")
 
 
