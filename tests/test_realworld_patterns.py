@@ -290,10 +290,7 @@ def test_sn401_global_discriminator_built_in_both_branches_of_an_if(lint):
     assert found(findings) == [("SN301", 9), ("SN401", 39)]
 
 
-@pytest.mark.xfail(strict=True, reason="a discriminator taken from a registry dict "
-                   "(net_D_models[FLAGS.arch]()) is unknown even when every entry has batch norm "
-                   "(pytorch-gan-collections)")
-def test_sn401_discriminator_from_a_registry_dict(lint):
+def test_sn401_discriminator_from_a_registry_dict(lint):  # pytorch-gan-collections
     findings = lint(with_models('''
 
         class OtherDiscriminator(nn.Module):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from snlint import facts as F
 from snlint.findings import Location, Span
-from snlint.link import configvalues, resolve
+from snlint.link import configvalues, options, resolve
 from snlint.link.index import ProjectIndex
 from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV,
@@ -136,6 +136,7 @@ class Interpreter:
         self.steps = 0
         self.budget = STEP_BUDGET
         self._registries: set[str] | None = None
+        self._options: dict | None = None
 
     # ------------------------------------------------------------ entry points
 
@@ -155,7 +156,25 @@ class Interpreter:
         """Build a class the way its defaults allow, as a top-level object."""
         loc = Location(file.path, cls.span)
         root = Frame(file, f"<build {cls.name}>")
-        return self.instantiate(ClassV(cls, file), (), {}, loc, root, root_build=True)
+        return self.instantiate(ClassV(cls, file), (), self.root_options(cls, file), loc, root, root_build=True)
+
+    def root_options(self, cls: F.ClassFacts, file: F.FileFacts) -> dict[str, Value]:
+        """A class built alone that takes the parsed options (`def __init__(self, opt)`, the
+        pix2pix / SPADE tradition) gets the options the project declares, with their
+        defaults, as the training script's `opt` would hold them unless the user overrides
+        them; unknown options stay unknown."""
+        found = self.find_method(cls, file, "__init__")
+        if found is None:
+            return {}
+        if self._options is None:
+            self._options = options.option_defaults(self.index.files)
+        if not self._options:
+            return {}
+        out: dict[str, Value] = {}
+        for p in found[0].params[1:]:
+            if p.name in options.OPTION_PARAMS and p.default is None and p.kind in ("pos", "kwonly"):
+                out[p.name] = options.namespace(self._options, options.class_defaults(cls))
+        return out
 
     def run_methods(self, instance: Layer, file: F.FileFacts) -> None:
         """Every method but __init__ of a built instance, with `self` bound to it: a
@@ -1180,8 +1199,10 @@ class Interpreter:
             args = [func.bound, *args]
         self.bind_params(func.fn, args, kwargs, sub, use_defaults=True)
         passed = len(args) + len(kwargs)
+        named = resolve.deciding(func.fn)
         strings = [(p.name, sub.env[p.name]) for p in func.fn.params
-                   if isinstance(sub.env.get(p.name), ConstV) and isinstance(sub.env[p.name].value, str)
+                   if p.name in named and isinstance(sub.env.get(p.name), ConstV)
+                   and isinstance(sub.env[p.name].value, str)
                    and (p.name in kwargs or func.fn.params.index(p) < passed)]
         self.block(func.fn.body, sub)
         return resolve.built_by(sub.returned or UNKNOWN, func.fn, sub, loc, strings)

@@ -15,7 +15,10 @@ from typing import Any, Iterator
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link.configvalues import option
-from snlint.link.values import UNKNOWN, ConstV, NameV, Value
+from snlint.link.values import UNKNOWN, ConstV, NamespaceV, NameV, Value
+
+# Parameters that receive the parsed options (`def __init__(self, opt)`).
+OPTION_PARAMS = frozenset({"opt", "opts", "args"})
 
 def option_defaults(files: list[F.FileFacts]) -> dict[str, dict[str, Any]]:
     """`{dest: {"value": default, "where": "path:line"}}` for each `add_argument` call whose
@@ -73,3 +76,25 @@ def _in(body: tuple[F.Stmt, ...]) -> Iterator[F.Call]:
             inner = getattr(stmt, child, None)
             if isinstance(inner, tuple):
                 yield from _in(inner)
+
+
+def namespace(declared: dict[str, dict[str, Any]], overrides: dict[str, tuple[Any, str]]) -> NamespaceV:
+    """The namespace `parse_args()` would return with no flag given: each declared default,
+    then a class's own `parser.set_defaults(...)` (a model's `modify_commandline_options`)."""
+    attrs: dict[str, Value] = {dest: ConstV(d["value"], f"--{dest} default at {d['where']}")
+                               for dest, d in declared.items()}
+    attrs.update({k: ConstV(v, f"--{k} default set at {where}") for k, (v, where) in overrides.items()})
+    return NamespaceV(attrs, parsed=True, origin="the project's option defaults")
+
+
+def class_defaults(cls: F.ClassFacts) -> dict[str, tuple[Any, str]]:
+    """`parser.set_defaults(norm="batch")` with literal values in a class's own methods."""
+    out: dict[str, tuple[Any, str]] = {}
+    for _, method in cls.methods:
+        for call in _in(method.body):
+            if isinstance(call.func, F.Attr) and call.func.attr == "set_defaults":
+                for a in call.args:
+                    if a.keyword is not None and isinstance(a.value, F.Const) \
+                            and isinstance(a.value.value, (str, int, float, bool)):
+                        out[a.keyword] = (a.value.value, f"{cls.name}.{method.name} line {call.span.line}")
+    return out

@@ -95,6 +95,28 @@ def built_by(returned: Value, fn: F.FunctionFacts, sub_frame, call: Location,
     return returned
 
 
+def deciding(fn: F.FunctionFacts) -> set[str]:
+    """Parameters of a factory worth naming in the path: those its body compares (the
+    string that picks a class) and norm choices (they decide batch statistics)."""
+    names = {p.name for p in fn.params if "norm" in p.name.lower()}
+    stack: list = list(fn.body)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, F.Compare):
+            for side in (x.left, x.right):
+                if isinstance(side, F.Local):
+                    names.add(side.name)
+        if isinstance(x, (F.Stmt, F.Expr)):
+            for value in vars(x).values():
+                if isinstance(value, (F.Stmt, F.Expr)):
+                    stack.append(value)
+                elif isinstance(value, tuple):
+                    stack.extend(v for v in value if isinstance(v, (F.Stmt, F.Expr, F.Arg)))
+        if isinstance(x, F.Arg):
+            stack.append(x.value)
+    return names
+
+
 def copied(value: Value, how: str, call: Location) -> Value:
     """A copy of a module: an instance with the same layers, noted as a copy."""
     out = []
