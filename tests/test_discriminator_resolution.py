@@ -533,3 +533,67 @@ def test_json_output_carries_the_resolution_path(tmp_path):
     assert sn401["discriminator"]["via"].startswith("built by define_D() at train.py:13")
     sn301 = next(f for f in out if f["code"] == "SN301")
     assert "via" not in sn301["discriminator"]
+
+
+def test_dict_of_one_class_indexed_by_an_unknown_flag(tmp_path):
+    findings = lint(tmp_path, {"train.py": arch_dict("nn.BatchNorm2d(64)").replace(
+        'ARCHS = {"dcgan": DCGAN_D, "sngan": SNGAN_D}', 'ARCHS = {"dcgan": DCGAN_D}').replace(
+        "model = ARCHS[args.arch]()", "model = ARCHS[FLAGS.arch]()")})
+    assert found(findings) == [("SN301", "train.py", 11), ("SN401", "train.py", 45)]
+    assert only(findings, "SN401")[0].discriminator.via == \
+        "the only class in ARCHS, indexed at train.py:41"
+
+
+# ---------------------------------------------------------------- options classes
+
+OPTIONS = '''
+    class BaseOptions:
+        def initialize(self, parser):
+            parser.add_argument("--gpu_ids", type=str, default="0")
+            parser.add_argument("--input_nc", type=int, default=3)
+            parser.add_argument("--ndf", type=int, default=64)
+            parser.add_argument("--netD", type=str, default="basic")
+            parser.add_argument("--norm", type=str, default="instance")
+            return parser
+'''
+
+
+def model_class(set_defaults: str) -> str:
+    return f'''
+        from models import networks
+
+
+        class GANModel:
+            @staticmethod
+            def modify_commandline_options(parser, is_train=True):
+                {set_defaults}
+                return parser
+
+            def __init__(self, opt):
+                self.gpu_ids = opt.gpu_ids
+                self.netD = networks.define_D(opt.input_nc, opt.ndf, opt.netD, norm=opt.norm)
+
+            def backward_D_basic(self, netD, real, fake):
+                pred_real = netD(real)
+                pred_fake = netD(fake.detach())
+                return pred_real, pred_fake
+
+            def backward_D(self):
+                self.loss_D = self.backward_D_basic(self.netD, self.real_B, self.fake_B)
+    '''
+
+
+def test_model_class_whose_options_default_to_batch_norm(tmp_path):
+    findings = lint(tmp_path, {"models/networks.py": NETWORKS, "options/base_options.py": OPTIONS,
+                               "models/gan_model.py": model_class('parser.set_defaults(norm="batch")')})
+    assert found(only(findings, "SN401")) == [("SN401", "gan_model.py", 16)]
+    assert only(findings, "SN401")[0].discriminator.via == (
+        "built by define_D() at models/gan_model.py:13 (netD='basic' from the --netD default at "
+        "options/base_options.py:7, norm='batch' from the --norm default set at "
+        "GANModel.modify_commandline_options line 8)")
+
+
+def test_model_class_whose_options_default_to_instance_norm(tmp_path):
+    findings = lint(tmp_path, {"models/networks.py": NETWORKS, "options/base_options.py": OPTIONS,
+                               "models/gan_model.py": model_class("pass")})
+    assert only(findings, "SN401") == []

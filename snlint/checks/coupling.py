@@ -229,7 +229,7 @@ def _candidates(scored: list[tuple]) -> tuple[str, str]:
         ref, found = next(iter(unique.values()))
         return describe(ref), _first(found)
     refs = [r for r, _ in unique.values()]
-    who = " or ".join(describe(replace(r, via="")) for r in refs)
+    who = " or ".join(describe(replace(r, via="", detail="")) for r in refs)
     via = refs[0].via
     return f"{who}, {via}" if via else who, "; ".join(_first(f) for _, f in unique.values())
 

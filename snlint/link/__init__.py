@@ -167,10 +167,12 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
             continue
         if "real" in kinds and "fake" in kinds:
             fn = _where(kinds["real"][0].function)
-            evidence[q] = ("training code", f"called on real and generated samples {fn}")
+            evidence[q] = ("training code", f"called on real and generated samples {fn}"
+                                            f"{_as_candidate(kinds['real'][0])}")
         elif "mixed" in kinds:
             fn = _where(kinds["mixed"][0].function)
-            evidence[q] = ("training code", f"called on real and generated samples together {fn}")
+            evidence[q] = ("training code", f"called on real and generated samples together {fn}"
+                                            f"{_as_candidate(kinds['mixed'][0])}")
     for penalty in project.events.penalties:
         module = penalty.forward.module
         if module is not None and module.cls is not None:
@@ -193,6 +195,13 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         ref = DiscriminatorRef(f"{file.path}:{cls.name}", kind, detail)
         project.discriminators.append(Discriminator(cls, file, ref, project.roots[q]))
     project.discriminators.sort(key=lambda d: (d.file.path, d.cls.span))
+
+
+def _as_candidate(call) -> str:
+    """When the call reaches this class as one of several a factory may build, say so: the
+    training code calls whichever the configuration picks."""
+    step = next((v for v in call.module.via if v.startswith("one of ")), None)
+    return f", as {step.split(' at ')[0]}" if step else ""
 
 
 def _where(function: str) -> str:
