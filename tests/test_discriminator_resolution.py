@@ -437,6 +437,41 @@ def test_loss_module_holding_a_layer_norm_discriminator(tmp_path):
     assert found(findings) == [("SN301", "losses.py", 9)]
 
 
+def received_by_a_loss(args: str) -> str:
+    return PLAYERS + f'''
+
+    class GANLoss:
+        def __init__(self, netD):
+            self.netD = netD
+
+        def d_loss(self, real, fake):
+            pred_real = self.netD(real)
+            pred_fake = self.netD(fake.detach())
+            return pred_real.mean() - pred_fake.mean()
+
+
+    netG = Generator()
+    netD = Discriminator({args})
+    criterion = GANLoss(netD)
+    loader = torch.utils.data.DataLoader([])
+    for real, _ in loader:
+        fake = netG(torch.randn(8, 8, 1, 1))
+        loss = criterion.d_loss(real, fake)
+    '''
+
+
+def test_loss_class_receiving_the_discriminator(tmp_path):
+    findings = lint(tmp_path, {"train.py": received_by_a_loss("")})
+    assert found(findings) == [("SN301", "train.py", 9), ("SN401", "train.py", 31)]
+
+
+def test_loss_class_receiving_an_instance_norm_discriminator(tmp_path):
+    # The method also runs for GANLoss built alone, where `self.netD` is unknown; the
+    # instance the script passes decides.
+    findings = lint(tmp_path, {"train.py": received_by_a_loss("norm=nn.InstanceNorm2d")})
+    assert found(findings) == [("SN301", "train.py", 9)]
+
+
 def helper_script(args: str) -> str:
     return PLAYERS + f'''
 

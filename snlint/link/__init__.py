@@ -149,8 +149,13 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     candidates = set(evidence) | named
     sole = next(iter(candidates)) if len(candidates) == 1 else None
     assumed: dict[int, str] = {}
+    # A call the program also runs with the instance it reaches (a method run for an
+    # object the script built, after the same method ran for the class built alone) is
+    # judged on that instance, not on an assumed one.
+    resolved = {(c.call.path, c.call.span) for c in project.events.forwards if c.module is not None}
     for call in project.events.forwards:
-        if call.module is None and sole is not None and _BOUND.search(call.callee):
+        if call.module is None and sole is not None and _BOUND.search(call.callee) \
+                and (call.call.path, call.call.span) not in resolved:
             call.module = project.roots.get(sole)
             assumed[id(call)] = (f"{call.callee} is not built where it is used; assumed to be "
                                  f"{by_qual[sole][0].name}, the project's only discriminator class")
