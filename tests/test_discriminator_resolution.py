@@ -632,3 +632,83 @@ def test_model_class_whose_options_default_to_instance_norm(tmp_path):
     findings = lint(tmp_path, {"models/networks.py": NETWORKS, "options/base_options.py": OPTIONS,
                                "models/gan_model.py": model_class("pass")})
     assert only(findings, "SN401") == []
+
+
+# ---------------------------------------------------------------- imports inside a factory
+
+KAIR_NETS = '''
+    import torch.nn as nn
+
+
+    class Discriminator_VGG(nn.Module):
+        def __init__(self, in_nc=3):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(in_nc, 64, 3), nn.BatchNorm2d(64), nn.Conv2d(64, 1, 3))
+
+        def forward(self, x):
+            return self.main(x)
+
+
+    class Discriminator_UNet(nn.Module):
+        def __init__(self, in_nc=3):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(in_nc, 64, 3), nn.Conv2d(64, 1, 3))
+
+        def forward(self, x):
+            return self.main(x)
+'''
+
+KAIR_SELECT = '''
+    def define_D(opt):
+        opt_net = opt["netD"]
+        net_type = opt_net["net_type"]
+        if net_type == "discriminator_vgg":
+            from models.network_discriminator import Discriminator_VGG as discriminator
+            netD = discriminator(in_nc=opt_net["in_nc"])
+        elif net_type == "discriminator_unet":
+            from models.network_discriminator import Discriminator_UNet as discriminator
+            netD = discriminator(in_nc=opt_net["in_nc"])
+        else:
+            raise NotImplementedError(net_type)
+        return netD
+'''
+
+
+def kair_model(net_type: str) -> str:
+    return f'''
+        from models.select_network import define_D
+
+
+        class ModelGAN:
+            def __init__(self, opt={{"netD": {{"net_type": {net_type}, "in_nc": 3}}}}):
+                self.netD = define_D(opt)
+
+            def optimize_parameters(self, real, fake):
+                pred_d_real = self.netD(real)
+                pred_d_fake = self.netD(fake.detach())
+    '''
+
+
+def test_factory_importing_the_class_in_each_branch(tmp_path):
+    # Both branches bind `discriminator`: with the key unknown, the call reaches one of
+    # the two classes, and only the batch-norm one is reported.
+    findings = lint(tmp_path, {"models/network_discriminator.py": KAIR_NETS,
+                               "models/select_network.py": KAIR_SELECT,
+                               "models/model_gan.py": kair_model("opt_net_type()")})
+    assert found(findings) == [("SN401", "model_gan.py", 10), ("SN301", "network_discriminator.py", 8)]
+    assert "one of 2 classes define_D() may build" in only(findings, "SN401")[0].message
+
+
+def test_factory_importing_the_class_in_each_branch_with_a_known_batch_norm_key(tmp_path):
+    findings = lint(tmp_path, {"models/network_discriminator.py": KAIR_NETS,
+                               "models/select_network.py": KAIR_SELECT,
+                               "models/model_gan.py": kair_model('"discriminator_vgg"')})
+    assert found(findings) == [("SN401", "model_gan.py", 10), ("SN301", "network_discriminator.py", 8)]
+    assert only(findings, "SN401")[0].discriminator.via == "built by define_D() at models/model_gan.py:7"
+
+
+def test_factory_importing_the_class_in_each_branch_with_a_known_key(tmp_path):
+    findings = lint(tmp_path, {"models/network_discriminator.py": KAIR_NETS,
+                               "models/select_network.py": KAIR_SELECT,
+                               "models/model_gan.py": kair_model('"discriminator_unet"')})
+    assert found(findings) == [("SN301", "network_discriminator.py", 8)]

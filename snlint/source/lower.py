@@ -163,6 +163,30 @@ class _Imports(cst.CSTVisitor):
             self._bind(local, f"{base}.{name}" if base else name)
 
 
+class _FunctionImports(cst.CSTVisitor):
+    """The import statements of one function body (not of functions nested in it)."""
+
+    def __init__(self) -> None:
+        self.nodes: list[cst.CSTNode] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        self.nodes.append(node)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        self.nodes.append(node)
+        return False
+
+
 class Lowerer:
     def __init__(self, wrapper: MetadataWrapper, module: str, is_package: bool,
                  text: str | None = None) -> None:
@@ -187,6 +211,9 @@ class Lowerer:
             self.module_names = top.names - set(self.imports)
         self.scopes: list[set[str]] = []
         self.class_stack: list[str] = []
+        # Per function being lowered: names it imports more than once with different
+        # targets, lowered as assignments where each import runs.
+        self.rebound: list[set[str]] = []
 
     # ------------------------------------------------------------ helpers
 
@@ -401,6 +428,9 @@ class Lowerer:
             return [F.Return(self.expr(node.value) if node.value is not None else None, span=span)]
         if isinstance(node, (cst.Continue, cst.Break)):
             return [F.Jump("continue" if isinstance(node, cst.Continue) else "break", span=span)]
+        if isinstance(node, (cst.Import, cst.ImportFrom)) and self.rebound and self.rebound[-1]:
+            return [F.Assign((F.Local(local),), F.Global(qual, text=local), span=span)
+                    for local, qual in self._imported(node).items() if local in self.rebound[-1]]
         return []
 
     # ------------------------------------------------------------ definitions
@@ -446,16 +476,36 @@ class Lowerer:
             # `global x` makes x module-level again.
             for stmt in _iter_globals(node.body):
                 local.discard(stmt)
-        self.scopes.append(local)
+        rebound = self._rebound_imports(node.body)
+        self.scopes.append(local | rebound)
+        self.rebound.append(rebound)
         saved_classes = self.class_stack
         self.class_stack = []
         try:
             body = self.block(node.body)
         finally:
             self.scopes.pop()
+            self.rebound.pop()
             self.class_stack = saved_classes
         return F.FunctionFacts(name, f"{prefix}.{name}" if prefix else name, params, body,
                                self.span(node), is_method=bool(saved_classes))
+
+    def _imported(self, node: cst.CSTNode) -> dict[str, str]:
+        table = _Imports(self.module, self.is_package)
+        node.visit(table)
+        return table.table
+
+    def _rebound_imports(self, body: cst.BaseSuite) -> set[str]:
+        """A factory's `if kind == "a": from m import A as net` / `elif ...: from m import B
+        as net`: the file's import table holds one target per name (the last), so such a
+        name is a local of the function instead, and each branch assigns its own class."""
+        found = _FunctionImports()
+        body.visit(found)
+        targets: dict[str, set[str]] = {}
+        for node in found.nodes:
+            for local, qual in self._imported(node).items():
+                targets.setdefault(local, set()).add(qual)
+        return {local for local, quals in targets.items() if len(quals) > 1}
 
     def cls(self, node: cst.ClassDef) -> F.ClassFacts:
         name = node.name.value
