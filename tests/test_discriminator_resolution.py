@@ -712,3 +712,24 @@ def test_factory_importing_the_class_in_each_branch_with_a_known_key(tmp_path):
                                "models/select_network.py": KAIR_SELECT,
                                "models/model_gan.py": kair_model('"discriminator_unet"')})
     assert found(findings) == [("SN301", "network_discriminator.py", 8)]
+
+
+def test_gradient_penalty_through_one_of_two_batch_norm_critics(tmp_path):
+    script = wgan_gp("batch").replace('''def build_critic(kind):
+            if kind == "dcgan":
+                return Critic(norm="batch")
+            raise ValueError(kind)''', '''class Critic2(Critic):
+            pass
+
+
+        def build_critic(kind):
+            if kind == "dcgan":
+                net = Critic(norm="batch")
+            else:
+                net = Critic2(norm="batch")
+            return net''').replace('netC = build_critic("dcgan")', "netC = build_critic(KIND)")
+    findings = lint(tmp_path, {"train.py": script})
+    sn303 = only(findings, "SN303")
+    assert found(sn303) == [("SN303", "train.py", 44)]
+    assert "Critic (" in sn303[0].message and " or Critic2 (" in sn303[0].message
+    assert "one of 2 classes build_critic() may build" in sn303[0].message

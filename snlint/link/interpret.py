@@ -381,13 +381,14 @@ class Interpreter:
             returned_else = frame.returned
         finally:
             frame.cond_depth -= 1
-        frame.env = _merge_choices(env_then, frame.env, owner)
+        choices = not _building_module(frame)
+        frame.env = _merge_choices(env_then, frame.env, choices)
         if owner is not None:
-            merged = _merge_choices(attrs_then, owner.attrs, owner)
+            merged = _merge_choices(attrs_then, owner.attrs, choices)
             order = order_then + [k for k in owner.children_order if k not in order_then]
             owner.attrs, owner.children_order = merged, [k for k in order if k in merged]
         if returned_then is not None and returned_else is not None:
-            frame.returned = _merge_choices({"r": returned_then}, {"r": returned_else}, owner)["r"]
+            frame.returned = _merge_choices({"r": returned_then}, {"r": returned_else}, choices)["r"]
         else:
             frame.returned = None
 
@@ -799,15 +800,15 @@ class Interpreter:
             return None
         registry = registry.rpartition(".")[2]
         if self._registries is None:
-            self._registries = {resolve._dotted(d.func if isinstance(d, F.Call) else d).rpartition(".")[0]
-                                .rpartition(".")[2]
-                                for f in self.index.files for _, c in f.classes for d in c.decorators}
+            self._registries = resolve.registries(
+                (c, f) for f in self.index.files for _, c in f.classes)
         if registry not in self._registries:
             return None
         key = self.expr(e.args[0].value, frame)
         if not (isinstance(key, ConstV) and isinstance(key.value, str)):
             return None
-        found = resolve.registered(((c, f) for f in self.index.files for _, c in f.classes), registry, key.value)
+        found = resolve.registered(((c, f) for f in self.index.files for _, c in f.classes),
+                                   registry, key.value)
         if found is None:
             return None
         source = f" from the {key.origin}" if key.origin else ""
@@ -1107,8 +1108,10 @@ class Interpreter:
         outputs = kwargs.get("outputs", args[0] if args else UNKNOWN)
         for tensor in _tensors(outputs):
             for module, where in tensor.outputs:
+                # One call may score one of several candidates: each has its forward.
                 forward = next((f for f in reversed(self.events.forwards)
-                                if f.node == where or (module == "?" and f is where)), None)
+                                if (f.node == where and f.module is module) or (module == "?" and f is where)),
+                               None)
                 if forward is not None:
                     self.events.penalties.append(Penalty(forward, loc))
 
@@ -1424,11 +1427,23 @@ def _merge(a: dict, b: dict) -> dict:
     return out
 
 
-def _merge_choices(a: dict, b: dict, owner: Layer | None) -> dict:
-    """`_merge`, except that where an undecided `if` in a function or a plain object (a
-    factory, a trainer) leaves a name to instances of different project classes, the name
-    holds one of them (`OneOfV`). A module's own layers keep `_merge`'s reading."""
-    if owner is not None and owner.kind != "object":
+def _building_module(frame: Frame) -> bool:
+    """Whether this frame runs for a module's own code (its __init__, a helper building its
+    blocks, its forward): there an undecided `if` keeps `_merge`'s one reading, so that
+    the module's layers stay layers."""
+    scope: Frame | None = frame
+    while scope is not None:
+        if scope.self_value is not None and scope.self_value.kind != "object":
+            return True
+        scope = scope.parent
+    return False
+
+
+def _merge_choices(a: dict, b: dict, choices: bool) -> dict:
+    """`_merge`, except that where an undecided `if` in a factory or a plain object (a
+    trainer, a model class) leaves a name to instances of different project classes, the
+    name holds one of them (`OneOfV`), when `choices`."""
+    if not choices:
         return _merge(a, b)
     chosen = {k: resolve.one_of(v, b[k]) for k, v in a.items() if k in b and b[k] is not v}
     out = _merge(a, b)

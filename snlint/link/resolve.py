@@ -127,6 +127,17 @@ def copied(value: Value, how: str, call: Location) -> Value:
     return out[0] if not isinstance(value, OneOfV) else OneOfV(tuple(out), value.why)
 
 
+def registries(classes) -> set[str]:
+    """Names of the registries the project's class decorators register into."""
+    out = set()
+    for cls, _ in classes:
+        for d in cls.decorators:
+            head, _, last = _dotted(d.func if isinstance(d, F.Call) else d).rpartition(".")
+            if last in _REGISTER and head:
+                out.add(head.rpartition(".")[2])
+    return out
+
+
 def registered(classes, registry: str, key: str) -> tuple[F.ClassFacts, F.FileFacts] | None:
     """The class `@<registry>.register()` (or `.register("key")`) registered under `key`."""
     for cls, file in classes:
