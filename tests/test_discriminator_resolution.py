@@ -733,3 +733,47 @@ def test_gradient_penalty_through_one_of_two_batch_norm_critics(tmp_path):
     assert found(sn303) == [("SN303", "train.py", 44)]
     assert "Critic (" in sn303[0].message and " or Critic2 (" in sn303[0].message
     assert "one of 2 classes build_critic() may build" in sn303[0].message
+
+
+def namespace_script(norm: str) -> str:
+    return f'''
+        import argparse
+
+        import torch
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self, opt):
+                super().__init__()
+                norm = nn.BatchNorm2d if opt.norm == "batch" else nn.InstanceNorm2d
+                self.main = nn.Sequential(nn.Conv2d(3, 64, 4, 2, 1), norm(64), nn.Conv2d(64, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--dataroot", required=True)
+        parser.add_argument("--norm", default="{norm}")
+        opt = parser.parse_args()
+
+        netD = Discriminator(opt)
+        loader = torch.utils.data.DataLoader([])
+        for real, _ in loader:
+            fake = torch.randn(8, 3, 64, 64)
+            pred_real = netD(real)
+            pred_fake = netD(fake)
+    '''
+
+
+def test_discriminator_built_from_the_options_namespace_with_batch_norm(tmp_path):
+    findings = lint(tmp_path, {"train.py": namespace_script("batch")})
+    assert found(only(findings, "SN401")) == [("SN401", "train.py", 27)]
+
+
+def test_discriminator_built_from_the_options_namespace_with_instance_norm(tmp_path):
+    # `--dataroot` is unknown (required), but the class does not read it: the namespace
+    # decides its norm, and the class built alone is not what the script calls.
+    findings = lint(tmp_path, {"train.py": namespace_script("instance")})
+    assert only(findings, "SN401") == []

@@ -14,7 +14,7 @@ from snlint.checks.verdicts import (
     runtime_clears_batch_norm,
 )
 from snlint.findings import Finding, Location
-from snlint.link.values import DictV, ListV, NamespaceV, TupleV, UnknownV
+from snlint.link.values import ListV, TupleV, UnknownV
 from snlint.graph.facts import Site
 
 
@@ -61,10 +61,9 @@ def _known(value, depth: int = 0) -> bool:
         return False
     if isinstance(value, (ListV, TupleV)):
         return all(_known(v, depth + 1) for v in value.items)
-    if isinstance(value, DictV):
-        return all(_known(v, depth + 1) for v in value.items.values())
-    if isinstance(value, NamespaceV):
-        return all(_known(v, depth + 1) for v in value.attrs.values())
+    # A config dict or options namespace is known as a whole: the options the class reads
+    # from it decide its layers, and one it does not read must not send the judgement back
+    # to the class's own defaults.
     return True
 
 
