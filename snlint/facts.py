@@ -130,12 +130,20 @@ class Lambda(Expr):
 
 
 @dataclass(frozen=True)
-class Comprehension(Expr):
-    """`[elt for target in iter if ...]`, evaluated as a loop that appends `elt`."""
+class CompFor:
+    """One `for target in iter if ...` clause of a comprehension."""
 
-    elt: Expr
     target: Expr
     iter: Expr
+    ifs: tuple[Expr, ...] = ()
+
+
+@dataclass(frozen=True)
+class Comprehension(Expr):
+    """`[elt for a in x if ... for b in a ...]`, evaluated as nested loops that append `elt`."""
+
+    elt: Expr
+    fors: tuple[CompFor, ...]
     kind: str = "list"
 
 

@@ -260,6 +260,10 @@ class Interpreter:
                     frame.env[name] = value
                     self.expr(stmt.value, frame)
                 elif isinstance(stmt, (F.If, F.Block)):
+                    defined = self.branch_definition(stmt, name, file, frame)
+                    if defined is not None:
+                        value = defined
+                        continue
                     # `if args.arch == "resnet": netD = ResNetD() else: netD = ResNetD(sn=False)`:
                     # one value when every branch builds the same class, else unknown.
                     found = [self.expr(a.value, frame) for a in _assignments(stmt, qual)]
@@ -280,6 +284,34 @@ class Interpreter:
             return value
         finally:
             self._resolving.discard(key)
+
+    def branch_definition(self, stmt: F.If | F.Block, name: str, file: F.FileFacts,
+                          frame: Frame) -> Value | None:
+        """The class or function `name` defined under a module-level `if` or `try`: from
+        the branch the test takes when it is known (`if param.arch == 0:` with the argparse
+        default), else the one definition the branches agree on; None when none defines it."""
+        if isinstance(stmt, F.Block):
+            bodies = [stmt.body]
+        else:
+            truth = self.truth(self.expr(stmt.test, frame))
+            bodies = [stmt.body] if truth is True else [stmt.orelse] if truth is False else [stmt.body, stmt.orelse]
+        found: list[Value] = []
+        for body in bodies:
+            hit: Value | None = None
+            for inner in body:
+                if isinstance(inner, F.ClassStmt) and inner.cls.name == name:
+                    hit = ClassV(inner.cls, file)
+                elif isinstance(inner, F.DefStmt) and inner.function.name == name:
+                    hit = FuncV(inner.function, file)
+                elif isinstance(inner, (F.If, F.Block)):
+                    hit = self.branch_definition(inner, name, file, frame) or hit
+            if hit is not None:
+                found.append(hit)
+        if not found:
+            return None
+        if len(found) == 2 and found[0] != found[1]:
+            return UNKNOWN  # each branch its own class, and no telling which runs
+        return found[-1]
 
     # ------------------------------------------------------------ statements
 
@@ -484,13 +516,23 @@ class Interpreter:
                 tags = iterable.tags if isinstance(iterable, TensorV) and iterable.tags else frozenset({"real"})
                 self.assign_all(stmt.target, TensorV(tags), frame)
                 self.block(stmt.body, frame)
+            elif isinstance(iterable, ModulesIterV) and iterable.children_only and not iterable.named \
+                    and iterable.root.kind == "container" and 0 < len(_items(iterable.root)) <= MAX_UNROLL:
+                # `for m in seq.children(): layers.append(m)` (re-packing a Sequential's
+                # layers into another): each child, as it is.
+                for value in _items(iterable.root):
+                    self.assign(stmt.target, value, frame)
+                    self.block(stmt.body, frame)
+                    frame.jumped = False
+                    if frame.returned is not None:
+                        break
             elif isinstance(iterable, ModulesIterV):
                 item: Value = ModulesV(iterable.root, children_only=iterable.children_only)
                 if iterable.named:
                     item = TupleV((UNKNOWN, item))
                 self.assign(stmt.target, item, frame)
                 self.block(stmt.body, frame)
-            elif isinstance(iterable, (ListV, TupleV, Layer)) and 0 < len(_items(iterable)) <= MAX_UNROLL:
+            elif isinstance(iterable, (ListV, TupleV, Layer, ConstV)) and 0 < len(_items(iterable)) <= MAX_UNROLL:
                 for value in _items(iterable):
                     self.assign(stmt.target, value, frame)
                     self.block(stmt.body, frame)
@@ -538,8 +580,12 @@ class Interpreter:
             key = self.expr(target.index, frame)
             if isinstance(owner, DictV) and isinstance(key, ConstV):
                 owner.items[key.value] = value
-            elif isinstance(owner, Layer) and owner.kind == "container" and isinstance(key, ConstV):
-                owner.set_attr(str(key.value), value)
+            elif isinstance(owner, DictV) and isinstance(value, Layer):
+                # `layers[f"conv{i}"] = nn.Conv2d(...)` in a loop: a computed key is one of
+                # many, kept so the `nn.Sequential(layers)` built from it has the layer.
+                owner.items[f"*{len(owner.items)}"] = value
+            elif isinstance(owner, Layer) and owner.kind == "container":
+                owner.set_attr(str(key.value) if isinstance(key, ConstV) else f"*{len(owner.attrs)}", value)
         elif isinstance(target, F.ListE):
             items: tuple[Value, ...] = ()
             if isinstance(value, (TupleV, ListV)):
@@ -657,30 +703,49 @@ class Interpreter:
         return UNKNOWN
 
     def comprehension(self, e: F.Comprehension, frame: Frame) -> Value:
-        iterable = self.expr(e.iter, frame)
         out = ListV()
         saved = dict(frame.env)
         frame.loop_depth += 1
         try:
-            if isinstance(iterable, (ListV, TupleV, Layer)) and 0 < len(_items(iterable)) <= MAX_UNROLL:
-                for item in _items(iterable):
-                    self.assign(e.target, item, frame)
-                    out.items.append(self.expr(e.elt, frame))
-            elif isinstance(iterable, ModulesIterV):
-                self.assign(e.target, ModulesV(iterable.root, children_only=iterable.children_only), frame)
-                self.expr(e.elt, frame)
+            if not self.clauses(e, e.fors, frame, out):
                 return UNKNOWN
-            else:
-                self.assign(e.target, UNKNOWN, frame)
-                out.items.append(self.expr(e.elt, frame))
         finally:
             frame.loop_depth -= 1
             frame.env = saved
         return out
 
+    def clauses(self, e: F.Comprehension, fors: tuple[F.CompFor, ...], frame: Frame, out: ListV) -> bool:
+        """Run the clauses from the first as nested loops, appending `elt` where every
+        filter holds or may hold. False when the result is not a list one can know (a
+        modules() walk)."""
+        if not fors:
+            out.items.append(self.expr(e.elt, frame))
+            return True
+        clause, rest = fors[0], fors[1:]
+        iterable = self.expr(clause.iter, frame)
+        if isinstance(iterable, (ListV, TupleV, Layer, ConstV)) and 0 < len(_items(iterable)) <= MAX_UNROLL:
+            items = _items(iterable)
+        elif isinstance(iterable, ModulesIterV):
+            self.assign(clause.target, ModulesV(iterable.root, children_only=iterable.children_only), frame)
+            self.expr(e.elt, frame)
+            return False
+        else:
+            items = [UNKNOWN]
+        for item in items:
+            self.assign(clause.target, item, frame)
+            # A filter known false drops the item (`[m for m in (conv, norm, act) if m is not None]`).
+            if any(self.truth(self.expr(test, frame)) is False for test in clause.ifs):
+                continue
+            if not self.clauses(e, rest, frame, out):
+                return False
+        return True
+
     def subscript(self, value: Value, key: Value) -> Value:
         if isinstance(value, TensorV):
             return value
+        if isinstance(value, ConstV) and isinstance(value.value, str) and isinstance(key, ConstV) \
+                and isinstance(key.value, int) and -len(value.value) <= key.value < len(value.value):
+            return ConstV(value.value[key.value])  # `mode[-1]`, a layer-code string
         if isinstance(value, (ListV, TupleV)) and isinstance(key, ConstV) and isinstance(key.value, int):
             try:
                 return value.items[key.value]
@@ -917,6 +982,13 @@ class Interpreter:
             return UNKNOWN
         if qual in ("builtins.list",) and not args:
             return ListV()
+        if qual == "builtins.sum" and len(args) == 2 and isinstance(args[1], (ListV, TupleV)):
+            # `sum(blocks, [])`: lists of layers flattened into one.
+            return _concatenated([args[0]], start=args[1])
+        if qual == "itertools.chain":
+            return _concatenated([TupleV(tuple(args))])
+        if qual == "itertools.chain.from_iterable" and args:
+            return _concatenated(args[:1])
         if qual in ("builtins.dict", "collections.OrderedDict"):
             out = DictV(dict(kwargs))
             if args and isinstance(args[0], (ListV, TupleV)):
@@ -961,6 +1033,15 @@ class Interpreter:
         return UNKNOWN
 
     def method_call(self, receiver: Value, name: str, e: F.Call, frame: Frame, loc: Location) -> Value | None:
+        if isinstance(receiver, ConstV) and isinstance(receiver.value, str) and name in _STR_METHODS:
+            # `norm_type.lower()`, `mode.upper()`: factories normalise their key first.
+            args, kwargs = self.arguments(e, frame)
+            if kwargs or not all(isinstance(a, ConstV) for a in args):
+                return UNKNOWN
+            try:
+                return ConstV(getattr(receiver.value, name)(*(a.value for a in args)))  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001 - a call Python itself would reject
+                return UNKNOWN
         if isinstance(receiver, ListV):
             args, _ = self.arguments(e, frame)
             if name == "append" and args:
@@ -1559,11 +1640,26 @@ def _items(value: Value) -> list[Value]:
     """What iterating a value yields: list items, or a container module's children."""
     if isinstance(value, (ListV, TupleV)):
         return list(value.items)
+    if isinstance(value, ConstV) and isinstance(value.value, str):
+        return [ConstV(c) for c in value.value]  # `for t in mode:` over a layer-code string
     if isinstance(value, Layer) and value.kind == "container":
         if value.type == "ModuleDict":
             return [ConstV(k) for k in value.children_order]
         return [child for _, child in value.children()]
     return []
+
+
+def _concatenated(outer: list[Value], start: Value | None = None) -> Value:
+    """The items of each list in `outer[0]`, in order: `sum(blocks, [])` and
+    `itertools.chain(*blocks)`. Unknown unless every part is a list one can read."""
+    items = list(start.items) if isinstance(start, (ListV, TupleV)) else []
+    if not outer or not isinstance(outer[0], (ListV, TupleV)):
+        return UNKNOWN
+    for part in outer[0].items:
+        if not isinstance(part, (ListV, TupleV)):
+            return UNKNOWN
+        items.extend(part.items)
+    return ListV(items)
 
 
 def _compare(op: str, left: Value, right: Value) -> Value:
@@ -1592,6 +1688,10 @@ def _chain(frame: Frame, loc: Location) -> tuple[Location, ...]:
         frame = frame.parent
     return tuple(out)
 
+
+# String methods whose result follows from literal arguments alone.
+_STR_METHODS = frozenset({"lower", "upper", "casefold", "strip", "lstrip", "rstrip", "replace",
+                          "startswith", "endswith", "title", "capitalize"})
 
 _REDUCTIONS = frozenset({"std", "var", "mean", "sum", "max", "min", "amax", "amin", "logsumexp",
                          "prod", "norm", "std_mean", "var_mean", "median"})

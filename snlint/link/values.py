@@ -133,7 +133,8 @@ class Layer(Value):
 
     @property
     def short_type(self) -> str:
-        return self.type.rsplit(".", 1)[-1]
+        # A class defined twice in one module has `@line` on its second qualname.
+        return self.type.rsplit(".", 1)[-1].partition("@")[0]
 
     def set_attr(self, name: str, value: Value) -> None:
         if name not in self.attrs:

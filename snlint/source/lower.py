@@ -194,6 +194,7 @@ class Lowerer:
         self.positions = wrapper.resolve(PositionProvider)
         self.module = module
         self.is_package = is_package
+        self.class_qualnames: set[str] = set()
         self.scopes_info = scan(self.tree.code if text is None else text, module, is_package,
                                 resolve_relative)
         if self.scopes_info is not None:
@@ -327,18 +328,27 @@ class Lowerer:
         return F.Unknown(type(node).__name__, span=span)
 
     def comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp, span: Span) -> F.Expr:
-        clause = node.for_in
-        iter_expr = self.expr(clause.iter)
-        names = _Bindings()
-        names._target(clause.target)
-        self.scopes.append(names.names)
+        # Each clause's iterable sees the names the clauses before it bind
+        # (`[m for block in blocks for m in block]`).
+        fors: list[F.CompFor] = []
+        pushed = 0
+        clause: cst.CompFor | None = node.for_in
         try:
-            target = self.expr(clause.target)
+            while clause is not None:
+                iter_expr = self.expr(clause.iter)
+                names = _Bindings()
+                names._target(clause.target)
+                self.scopes.append(names.names)
+                pushed += 1
+                target = self.expr(clause.target)
+                ifs = tuple(self.expr(c.test) for c in clause.ifs)
+                fors.append(F.CompFor(target, iter_expr, ifs))
+                clause = clause.inner_for_in
             elt = self.expr(node.elt)
         finally:
-            self.scopes.pop()
+            del self.scopes[len(self.scopes) - pushed:]
         kind = "list" if isinstance(node, cst.ListComp) else "generator"
-        return F.Comprehension(elt, target, iter_expr, kind, span=span)
+        return F.Comprehension(elt, tuple(fors), kind, span=span)
 
     def arg(self, node: cst.Arg) -> F.Arg:
         # The contract's "argument" node is `dim=0` without the trailing comma.
@@ -523,8 +533,14 @@ class Lowerer:
         finally:
             self.class_stack = self.class_stack[:-1]
         decorators = tuple(self.expr(d.decorator) for d in node.decorators)
-        return F.ClassFacts(name, f"{prefix}.{name}" if prefix else name, bases, tuple(methods),
-                            self.span(node.name), tuple(body), decorators)
+        qualname = f"{prefix}.{name}" if prefix else name
+        if qualname in self.class_qualnames:
+            # The same name defined again (the other branch of a module-level `if`): a key
+            # of its own, so that the link step analyses both and neither hides the other.
+            qualname = f"{qualname}@{self.span(node.name).line}"
+        self.class_qualnames.add(qualname)
+        return F.ClassFacts(name, qualname, bases, tuple(methods), self.span(node.name), tuple(body),
+                            decorators)
 
     def file(self, path: str) -> F.FileFacts:
         body = self.block(self.tree.body)
