@@ -1033,6 +1033,9 @@ class Interpreter:
         return UNKNOWN
 
     def method_call(self, receiver: Value, name: str, e: F.Call, frame: Frame, loc: Location) -> Value | None:
+        if name == "step" and isinstance(receiver, (UnknownV, NameV)):
+            # `optimizer_d.step()`, `scaler.step(opt)`: the update so far is over.
+            frame.root.optimizer_steps += 1
         if isinstance(receiver, ConstV) and isinstance(receiver.value, str) and name in _STR_METHODS:
             # `norm_type.lower()`, `mode.upper()`: factories normalise their key first.
             args, kwargs = self.arguments(e, frame)
@@ -1168,7 +1171,9 @@ class Interpreter:
         root = frame.root
         # The update key holds id(root): keep the root alive so no later frame reuses its id.
         self.events.update_roots.append(root)
-        call = ForwardCall(module, text, loc, kind, (id(root), tuple(root.loops)),
+        # One update: one loop body of one entry point, up to the next optimizer step (a
+        # discriminator step and the generator step after it score apart by design).
+        call = ForwardCall(module, text, loc, kind, (id(root), tuple(root.loops), root.optimizer_steps),
                            frame.function or root.function or root.name, len(self.events.forwards), loc,
                            _chain(frame, loc))
         self.events.forwards.append(call)

@@ -36,6 +36,7 @@ class Frame:
     jumped: bool = False  # a `continue`/`break` ran: the rest of this loop body does not
     qualname: str = ""  # the function being run (recursion guard)
     function: str = ""  # the function's own name (`train`, `forward`)
+    optimizer_steps: int = 0  # `optimizer.step()` calls run so far (on a root frame)
 
     @property
     def root(self) -> "Frame":

@@ -1,0 +1,82 @@
+"""An optimizer step ends an update: SN401 pairs real and generated calls of one
+discriminator step (or one relativistic generator step), never a call of the discriminator
+step with one of the generator step after it."""
+
+from __future__ import annotations
+
+TRAINER = '''
+    import torch
+    import torch.nn as nn
+    from torch.autograd import grad
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(3, 64, 4), nn.BatchNorm2d(64), nn.Conv2d(64, 1, 4))
+
+        def forward(self, x):
+            return self.main(x)
+
+
+    class Trainer:
+        def __init__(self, G, loader):
+            self.G = G
+            self.D = Discriminator()
+            self.D_optimizer = torch.optim.Adam(self.D.parameters())
+            self.G_optimizer = torch.optim.Adam(G.parameters())
+            self.loader = loader
+
+        def train(self):
+            for x_, _ in self.loader:
+                z_ = torch.randn(8, 100)
+                self.D_optimizer.zero_grad()
+    {d_step}
+                self.D_optimizer.step()
+
+                self.G_optimizer.zero_grad()
+                G_ = self.G(z_)
+                D_fake = self.D(G_)
+                G_loss = -D_fake.mean()
+                G_loss.backward()
+                self.G_optimizer.step()
+'''
+
+
+def found(findings):
+    return [(f.code, f.line) for f in findings]
+
+
+def test_a_penalty_call_left_over_is_not_paired_with_the_generator_step(lint):
+    # DRAGAN: real, fake, then the penalty on perturbed real data; the generator step's
+    # D(G_) after the optimizer step is not the other half of the penalty call.
+    findings = lint(TRAINER.format(d_step='''
+                D_real = self.D(x_)
+                G_ = self.G(z_)
+                D_fake = self.D(G_)
+                x_p = x_ + 0.5 * x_.std() * torch.rand(x_.size())
+                interpolates = x_ + 0.5 * (x_p - x_)
+                pred_hat = self.D(interpolates)
+                gradients = grad(outputs=pred_hat, inputs=interpolates, create_graph=True)[0]
+                (D_real.mean() - D_fake.mean() + gradients.norm()).backward()'''))
+    assert found(findings) == [("SN301", 10), ("SN401", 29), ("SN303", 34)]
+    assert "separate call at line 31" in findings[1].message
+
+
+def test_a_discriminator_step_with_one_call_is_not_paired_with_the_generator_step(lint):
+    findings = lint(TRAINER.format(d_step='''
+                D_real = self.D(x_)
+                D_real.mean().backward()'''))
+    assert found(findings) == [("SN301", 10)]
+
+
+def test_backward_between_the_calls_does_not_end_the_update(lint):
+    # pytorch/examples dcgan: errD_real.backward() between the two calls, one step after.
+    findings = lint(TRAINER.format(d_step='''
+                D_real = self.D(x_)
+                D_real.mean().backward()
+                G_ = self.G(z_)
+                D_fake = self.D(G_.detach())
+                D_fake.mean().backward()'''))
+    assert found(findings) == [("SN301", 10), ("SN401", 29)]
+    assert "separate call at line 32" in findings[1].message
