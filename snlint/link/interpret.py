@@ -927,6 +927,10 @@ class Interpreter:
             if _is_dict_class(callee.cls):
                 return configvalues.attr_dict(args, kwargs)
             return self.instantiate(callee, tuple(args), kwargs, loc, frame)
+        if isinstance(callee, FuncV) and callee.fn.name == "forward" and isinstance(callee.bound, Layer) \
+                and callee.bound.kind == "module":
+            # `self.forward(x)` in a discriminator's own `compute_loss`: a call of the module.
+            return self.forward_call(callee.bound, text, args, frame, loc, e)
         if isinstance(callee, FuncV):
             return self.invoke(callee, args, kwargs, frame, loc)
         if isinstance(callee, LambdaV):
