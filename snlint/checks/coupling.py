@@ -209,12 +209,20 @@ def _separate_batches(project, ctx: Context, coupled: dict) -> Iterator[Finding]
         its = "its batch statistics" if len({e[4].cls for e in entries}) == 1 else "the batch statistics of each"
         yield ctx.finding(
             "SN401", first,
-            f"{a.kind} samples go through {subject} here and {b.kind} "
-            f"samples in a separate call at line {second.span.line}; {its} "
+            f"{_side(a)} go through {subject} here and {_side(b)} "
+            f"in a separate call at line {second.span.line}; {its} "
             f"({stats}) then differ between the two batches and give "
             f"real from fake away{note}",
             symbol=a.function, discriminator=ref,
-            data={"second": (second.path, second.span.line, second.span.column)})
+            data={"second": (second.path, second.span.line, second.span.column),
+                  **{kind: why for call in (a, b) for kind, why in call.evidence.items()}})
+
+
+def _side(call) -> str:
+    """`real samples (a batch of `loader`, line 30)`: the kind and what decided it."""
+    what = "real samples" if call.kind == "real" else "generated samples"
+    why = call.evidence.get(call.kind)
+    return f"{what} ({why})" if why else what
 
 
 def _candidates(scored: list[tuple]) -> tuple[str, str]:

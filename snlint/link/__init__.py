@@ -14,7 +14,8 @@ from pathlib import Path
 from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef
 from snlint.link.index import ProjectIndex
-from snlint.link.interpret import D_NAME, BudgetExceeded, Events, Interpreter
+from snlint.link import provenance
+from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
 from snlint.link.values import Layer
 
 _NAME = re.compile(r"(discriminator|critic)", re.I)
@@ -115,7 +116,27 @@ def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminat
     project.files = {f.path: f for f in files}
 
     find_discriminators(project, list(discriminators), list(not_discriminators), root)
+    decide_sides(project)
     return project
+
+
+def decide_sides(project: LinkedProject) -> None:
+    """What each call of a discriminator scores, from where its input came from: the data
+    (real), another model's output (generated), or, where the data flow says nothing, the
+    names it is written with. Training code was read before the discriminators were known;
+    only now does "the output of a model that is not this discriminator" mean something."""
+    classes = {d.cls.qualname for d in project.discriminators}
+    for call in project.events.forwards:
+        module = call.module
+        if module is None or module.cls is None or module.cls.qualname not in classes:
+            continue
+        found = provenance.sides(call.origins, module.cls.qualname)
+        if found:
+            call.kind, call.evidence = provenance.kind_of(found), found
+        elif call.kind in ("real", "fake"):
+            name = next((n for n in call.names if (FAKE_NAME if call.kind == "fake" else REAL_NAME).search(n)),
+                        None)
+            call.evidence = {call.kind: f"named `{name}`" if name else "by name"}
 
 
 def _classes(files: list[FileFacts]):

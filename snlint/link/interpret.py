@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from snlint import facts as F
 from snlint.findings import Location, Span
 from snlint.link import configvalues, options, resolve
+from snlint.link.provenance import Channels, Data, Named, Output
 from snlint.link.index import ProjectIndex
 from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV,
@@ -42,7 +43,7 @@ import re  # noqa: E402
 D_NAME = re.compile(r"(?:^|[._])(?:net_?d|d_?net|disc|discriminator|critic|model_?d|d_model)$|(?:^|\.)D(?:_\w+)?$", re.I)
 G_NAME = re.compile(r"(?:^|[._])(?:net_?g|g_?net|gen|generator|model_?g|g_model|g_ema|netg_ema)$|(?:^|\.)G(?:_\w+)?$|(?:^|\.)G_ema$", re.I)
 REAL_NAME = re.compile(r"real|^x$|^imgs?$|^images?$|^x_?data$|^inputs?$|^batch$|^data$", re.I)
-FAKE_NAME = re.compile(r"fake|gen(?:erated)?_|^x_?gen|^g_?out|samples?_?g|^x_?fake", re.I)
+FAKE_NAME = re.compile(r"fake|gen(?:erated)?_|^x_?gen|^g_?out|samples?_?g|^x_?fake|recon|^x_?rec$|^sr$", re.I)
 DATA_SOURCE = re.compile(r"loader|dataset|dataiter|data_iter|batches", re.I)
 
 
@@ -80,6 +81,9 @@ class ForwardCall:
     order: int
     node: Location | None = None  # the forward call itself
     chain: tuple[Location, ...] = ()  # the call, then each call site above it up to the update
+    origins: frozenset = frozenset()  # where its input came from (`provenance`)
+    names: tuple[str, ...] = ()  # the names its input is written with: the fallback evidence
+    evidence: dict = field(default_factory=dict)  # {"real"/"fake": why}, once `kind` is decided
 
     def site_apart_from(self, other: "ForwardCall") -> Location:
         """Where this call shows apart from `other`: itself, or, when both are one call
@@ -136,6 +140,7 @@ class Interpreter:
         self.steps = 0
         self.budget = STEP_BUDGET
         self._registries: set[str] | None = None
+        self._scorers: dict[str, bool] = {}
         self._options: dict | None = None
 
     # ------------------------------------------------------------ entry points
@@ -513,8 +518,13 @@ class Interpreter:
                     not isinstance(iterable, (ListV, TupleV, ModulesIterV))
                     and any(DATA_SOURCE.search(n) for n in _names_in(stmt.iter))):
                 # Batches of a data loader: what comes out is real data.
-                tags = iterable.tags if isinstance(iterable, TensorV) and iterable.tags else frozenset({"real"})
-                self.assign_all(stmt.target, TensorV(tags), frame)
+                if isinstance(iterable, TensorV) and iterable.tags:
+                    batch = TensorV(iterable.tags, (), iterable.origins)
+                else:
+                    source = next((n for n in _names_in(stmt.iter) if DATA_SOURCE.search(n)), "the data loader")
+                    batch = TensorV(frozenset({"real"}), (), frozenset({
+                        Data(f"a batch of `{source}` (line {stmt.span.line})")}))
+                self.assign_all(stmt.target, batch, frame)
                 self.block(stmt.body, frame)
             elif isinstance(iterable, ModulesIterV) and iterable.children_only and not iterable.named \
                     and iterable.root.kind == "container" and 0 < len(_items(iterable.root)) <= MAX_UNROLL:
@@ -824,6 +834,9 @@ class Interpreter:
         found = self.registry_lookup(e, frame)
         if found is not None:
             return found
+        copied = self.inplace_copy(e, frame)
+        if copied is not None:
+            return copied
         # Method calls on a value keep their receiver.
         local = self.module_local(func_expr, frame) if isinstance(func_expr, F.Global) else None
         if local is not None and local[1]:
@@ -856,6 +869,35 @@ class Interpreter:
             return UNKNOWN
         args, kwargs = self.arguments(e, frame)
         return self.apply(callee, args, kwargs, e, frame, loc, _text(func_expr))
+
+    def inplace_copy(self, e: F.Call, frame: Frame) -> Value | None:
+        """`input.resize_as_(real).copy_(real)`, `x.data.copy_(fake)`: the tutorial scripts'
+        preallocated buffer now holds what was copied into it, whatever it held before."""
+        method = _last_attr(e.func)
+        if method not in _COPIES_INTO or not e.args:
+            return None
+        source = self.expr(e.args[0].value, frame)
+        if not isinstance(source, TensorV):
+            return None
+        target = e.func.value if isinstance(e.func, F.Attr) else None
+        while isinstance(target, F.Call) and _last_attr(target.func) in _RESHAPES_IN_PLACE:
+            for a in target.args:
+                self.expr(a.value, frame)
+            target = target.func.value if isinstance(target.func, F.Attr) else target.func
+            if isinstance(target, F.Global):  # a module-level `input.resize_as_`: drop the method
+                target = F.Global(target.qual.rpartition(".")[0])
+        if isinstance(e.func, F.Global):
+            target = F.Global(e.func.qual.rpartition(".")[0])
+        while isinstance(target, F.Attr) and target.attr == "data":
+            target = target.value
+        if isinstance(target, F.Global):
+            local = self.module_local(target, frame)
+            if local is not None and not local[1]:
+                frame.env[target.qual.rpartition(".")[2]] = source
+            return source
+        if isinstance(target, (F.Local, F.Attr)):
+            self.assign(target, source, frame)
+        return source
 
     def registry_lookup(self, e: F.Call, frame: Frame) -> Value | None:
         """`ARCH_REGISTRY.get(key)`, `key` known, with a project class registered under it by
@@ -1020,7 +1062,16 @@ class Interpreter:
                 self.events.batch_norm_calls.append(BatchNormCall(frame.self_value, loc))
             return _tensor_join(args)
         if qual == "builtins.next":
-            return TensorV(frozenset({"real"}))
+            if args and isinstance(args[0], TensorV) and args[0].origins:
+                return args[0]
+            return TensorV(frozenset({"real"}), (), frozenset({Data(f"next() at line {loc.span.line}")}))
+        if qual == "builtins.iter" and e is not None and e.args \
+                and any(DATA_SOURCE.search(n) for n in _names_in(e.args[0].value)):
+            source = next(n for n in _names_in(e.args[0].value) if DATA_SOURCE.search(n))
+            return TensorV(frozenset({"real"}), (), frozenset({
+                Data(f"a batch of `{source}` (line {loc.span.line})")}))
+        if qual == "torch.cat" and args:
+            return _concatenation(args, kwargs, loc)
         short = qual.rsplit(".", 1)[-1]
         if qual.startswith("torch.") and short in _REDUCTIONS and args and _has_tensor(args[0]) \
                 and _over_batch(args[1] if len(args) > 1 else kwargs.get("dim")):
@@ -1171,7 +1222,8 @@ class Interpreter:
     def forward_call(self, module: Layer | None, text: str, args: list[Value], frame: Frame,
                      loc: Location, e: F.Call | None) -> Value:
         first = args[0] if args else UNKNOWN
-        kind = _input_kind(first, e.args[0].value if e is not None and e.args else None)
+        first_expr = e.args[0].value if e is not None and e.args else None
+        kind = _input_kind(first, first_expr)
         root = frame.root
         # The update key holds id(root): keep the root alive so no later frame reuses its id.
         self.events.update_roots.append(root)
@@ -1179,16 +1231,48 @@ class Interpreter:
         # discriminator step and the generator step after it score apart by design).
         call = ForwardCall(module, text, loc, kind, (id(root), tuple(root.loops), root.optimizer_steps),
                            frame.function or root.function or root.name, len(self.events.forwards), loc,
-                           _chain(frame, loc))
+                           _chain(frame, loc),
+                           origins=first.origins if isinstance(first, TensorV) else frozenset(),
+                           names=tuple(_names_in(first_expr)))
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or (
             module is not None and (re.search("generator", module.short_type, re.I) is not None
                                     or any(G_NAME.search(n) for n in module.bound_names)))
         out = _tensor_join(args) if args else TensorV()
+        is_discriminator = D_NAME.search(text or "") is not None
+        if module is not None and module.cls is None and not is_generator:
+            origins = out.origins  # a torch layer only transforms what it is given
+        else:
+            origins = frozenset({Output(module, text, loc.span.line, out.origins,
+                                        "generator" if is_generator else
+                                        "discriminator" if is_discriminator else "")})
+        if self.scores_with_discriminator(module):
+            self.run_forward(module, args, frame, loc)  # type: ignore[arg-type]
         if is_generator:
-            return TensorV(frozenset({"fake"}), ((module, loc),) if module is not None else ())
-        return TensorV(out.tags if not (D_NAME.search(text or "")) else frozenset(),
-                       ((module, loc),) if module is not None else (("?", call),))
+            return TensorV(frozenset({"fake"}), ((module, loc),) if module is not None else (), origins)
+        return TensorV(out.tags if not is_discriminator else frozenset(),
+                       ((module, loc),) if module is not None else (("?", call),), origins)
+
+    def scores_with_discriminator(self, module: Layer | None) -> bool:
+        """A loss module holding the discriminator (`self.discriminator(inputs)` in its
+        forward): what it scores is what its caller passes, so its forward runs with them."""
+        if module is None or module.cls is None:
+            return False
+        key = module.cls.qualname
+        if key not in self._scorers:
+            fn = module.cls.method("forward")
+            self._scorers[key] = fn is not None and any(
+                D_NAME.search(_text(c.func)) and _text(c.func).startswith("self.")
+                for stmt in _walk(fn.body) for c in _calls(stmt))
+        return self._scorers[key]
+
+    def run_forward(self, module: Layer, args: list[Value], frame: Frame, loc: Location) -> None:
+        cls = module.cls
+        file = next((f for f in self.index.files for _, c in f.classes if c is cls), None)
+        found = self.find_method(cls, file, "forward") if cls is not None and file is not None else None
+        if found is None or _recursing(frame, found[0].qualname):
+            return
+        self.invoke(FuncV(found[0], found[1], bound=module, cls=found[2]), list(args), {}, frame, loc)
 
     def gradient_penalty(self, args: list[Value], kwargs: dict[str, Value], frame: Frame,
                          loc: Location) -> None:
@@ -1573,10 +1657,24 @@ def span_of(loc: Location) -> Span:
 def _unknown_parameter(name: str) -> Value:
     """A parameter nobody passed: training helpers name their tensors for what they hold."""
     if FAKE_NAME.search(name):
-        return TensorV(frozenset({"fake"}))
+        return TensorV(frozenset({"fake"}), (), frozenset({Named("fake", name)}))
     if REAL_NAME.search(name) and not D_NAME.search(name) and not G_NAME.search(name):
-        return TensorV(frozenset({"real"}))
+        return TensorV(frozenset({"real"}), (), frozenset({Named("real", name)}))
     return UnknownV(f"parameter {name}")
+
+
+def _concatenation(args: list[Value], kwargs: dict[str, Value], loc: Location) -> TensorV:
+    """`torch.cat(seq, dim)`. Along the batch (dim 0, the default) it joins batches: real
+    and generated parts make one mixed batch. Along any other axis each sample gains
+    channels (a conditional discriminator's `(cond, fake)` pair): one batch of what the
+    generated part makes it."""
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", kwargs.get("axis"))
+    parts = _tensors(args[0])
+    joined = _tensor_join(parts)
+    if isinstance(dim, ConstV) and isinstance(dim.value, int) and dim.value != 0:
+        return TensorV(joined.tags, joined.outputs,
+                       frozenset({Channels(tuple(p.origins for p in parts), loc.span.line)}))
+    return joined
 
 
 def _has_tensor(value: Value) -> bool:
@@ -1696,6 +1794,20 @@ def _chain(frame: Frame, loc: Location) -> tuple[Location, ...]:
         out.append(frame.call_site)
         frame = frame.parent
     return tuple(out)
+
+
+# In-place tensor methods that make the receiver hold their argument's data, and the ones
+# that only reshape it first (`input.resize_as_(real).copy_(real)`).
+_COPIES_INTO = frozenset({"copy_", "set_"})
+_RESHAPES_IN_PLACE = frozenset({"resize_as_", "resize_"})
+
+
+def _last_attr(e: F.Expr) -> str:
+    if isinstance(e, F.Attr):
+        return e.attr
+    if isinstance(e, F.Global) and "." in e.qual:
+        return e.qual.rpartition(".")[2]
+    return ""
 
 
 # String methods whose result follows from literal arguments alone.

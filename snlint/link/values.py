@@ -369,6 +369,10 @@ class TensorV(Value):
 
     tags: frozenset[str] = frozenset()
     outputs: tuple[tuple[Layer, Location], ...] = ()
+    # Where each part of it came from, as `snlint.link.provenance` records it: read against
+    # one discriminator once the project is known.
+    origins: frozenset = frozenset()
 
     def join(self, other: "TensorV") -> "TensorV":
-        return TensorV(self.tags | other.tags, self.outputs + tuple(o for o in other.outputs if o not in self.outputs))
+        return TensorV(self.tags | other.tags, self.outputs + tuple(o for o in other.outputs if o not in self.outputs),
+                       self.origins | other.origins)

@@ -1,0 +1,107 @@
+"""Where a tensor in training code came from, and what that makes it for one discriminator.
+
+The interpreter attaches origins to every tensor it follows: a batch of the data loader or
+the function's data parameter (real), the output of a module call (generated, unless the
+module only transforms what it is given: a frozen feature network, an augmentation, a
+torch layer), a concatenation along channels (one sample each: generated if any part is).
+Which module is the discriminator is known only after the whole project ran, so the
+output of a module call stays an `Output` until `sides` reads it against one
+discriminator class. Names (`real_x`, `fake`) decide only where the data flow says nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Modules that change what they are given without generating anything new: what they return
+# is what went in (a resized real batch is still real).
+_PASSES_THROUGH = re.compile(
+    r"vgg|lpips|perceptual|inception|feature|extractor|augment|^aug|_aug|transform|normali[sz]|"
+    r"resize|upsampl|downsampl|interpolat|blur|crop|pool|loss|criterion|classifier", re.I)
+
+
+@dataclass(frozen=True, eq=False)
+class Data:
+    """Real samples: what a data loader yields, a `dict` batch, a data parameter."""
+
+    what: str
+
+
+@dataclass(frozen=True, eq=False)
+class Named:
+    """A parameter nobody passed, judged by its name (`real_imgs`, `fake`): the fallback."""
+
+    kind: str  # "real" | "fake"
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class Output:
+    """What a module call returned: generated, unless the module is the discriminator
+    itself or only transforms its input (then `inner`, what it was given, decides)."""
+
+    module: object  # the Layer called, or None when the callee is not resolved
+    callee: str
+    line: int
+    inner: frozenset
+    role: str = ""  # "generator" / "discriminator" when its name already says so
+
+
+@dataclass(frozen=True, eq=False)
+class Channels:
+    """`torch.cat((cond, fake), 1)`: each sample gains channels; the batch stays one of
+    generated samples if any part is generated."""
+
+    parts: tuple
+    line: int
+
+
+def passes_through(module, callee: str) -> bool:
+    if module is None:
+        return True
+    if getattr(module, "cls", None) is None:
+        return True  # a torch layer (nn.Upsample, nn.AvgPool2d) or an opaque object
+    if module.frozen or module.kept_in_eval:
+        return True
+    names = [module.short_type, callee, *module.bound_names]
+    return any(_PASSES_THROUGH.search(n or "") for n in names)
+
+
+def sides(origins, discriminator: str | None, depth: int = 0) -> dict[str, str]:
+    """{"real": evidence, "fake": evidence} for an input of `discriminator` (a class
+    qualname): what the data flow says each part of the batch is, and why."""
+    out: dict[str, str] = {}
+    if depth > 12:
+        return out
+    for origin in origins:
+        if isinstance(origin, Data):
+            out.setdefault("real", origin.what)
+        elif isinstance(origin, Named):
+            out.setdefault(origin.kind, f"the data parameter `{origin.name}`" if origin.kind == "real"
+                           else f"named `{origin.name}`")
+        elif isinstance(origin, Output):
+            module = origin.module
+            cls = getattr(module, "cls", None)
+            if origin.role == "discriminator" or (cls is not None and cls.qualname == discriminator):
+                continue
+            if origin.role == "generator" or not passes_through(module, origin.callee):
+                out.setdefault("fake", f"returned by {origin.callee or 'a module'} at line {origin.line}")
+            else:
+                for kind, why in sides(origin.inner, discriminator, depth + 1).items():
+                    out.setdefault(kind, why)
+        elif isinstance(origin, Channels):
+            parts = [sides(p, discriminator, depth + 1) for p in origin.parts]
+            fakes = [p["fake"] for p in parts if "fake" in p]
+            reals = [p["real"] for p in parts if "real" in p]
+            if fakes:
+                out.setdefault("fake", f"{fakes[0]}, concatenated along channels at line {origin.line}")
+            elif reals:
+                out.setdefault("real", f"{reals[0]}, concatenated along channels at line {origin.line}")
+    return out
+
+
+def kind_of(found: dict[str, str]) -> str:
+    if "real" in found and "fake" in found:
+        return "mixed"
+    return next(iter(found), "unknown")

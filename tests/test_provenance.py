@@ -1,0 +1,396 @@
+"""Which samples a discriminator call scores, decided by where its input came from.
+
+Real: what a data loader yields, `next()` of it, a data parameter, a `dict` batch read by
+key. Generated: what any model that is not the discriminator returned, through
+`.detach()`, attributes set in another method, unpacking, helpers, in-place copies into a
+preallocated buffer. `torch.cat` along channels keeps one batch; only the batch axis joins
+real and generated samples. Names decide only where the data flow says nothing.
+
+The samples here are named neutrally (`target`/`output`, `gt`, `hr`/`sr`, `inputv`) unless
+a test is about names, so only the data flow can decide.
+"""
+
+from __future__ import annotations
+
+BN_DISCRIMINATOR = '''
+    import torch.nn as nn
+
+
+    class PatchDiscriminator(nn.Module):
+        def __init__(self, ch=3, ndf=64):
+            super().__init__()
+            self.main = nn.Sequential(
+                nn.Conv2d(ch, ndf, 4, 2, 1),
+                nn.BatchNorm2d(ndf),
+                nn.LeakyReLU(0.2),
+                nn.Conv2d(ndf, 1, 4, 1, 1),
+            )
+
+        def forward(self, x):
+            return self.main(x)
+'''
+
+IN_DISCRIMINATOR = BN_DISCRIMINATOR.replace("nn.BatchNorm2d(ndf)", "nn.InstanceNorm2d(ndf)")
+
+
+def found(findings):
+    return [(f.code, f.path.rsplit("/", 1)[-1], f.line) for f in findings]
+
+
+def sn401(findings):
+    [finding] = [f for f in findings if f.code == "SN401"]
+    return finding
+
+
+# ---------------------------------------------------------------- autoencoder GANs
+
+AUTOENCODER = '''
+    import torch
+    import torch.nn as nn
+
+    from disc import PatchDiscriminator
+
+
+    class AdversarialLoss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.discriminator = PatchDiscriminator()
+
+        def forward(self, target, output, step):
+            if step == 0:
+                return -self.discriminator(output).mean()
+            logits_a = self.discriminator(target.detach())
+            logits_b = self.discriminator(output.detach())
+            return (torch.relu(1 - logits_a) + torch.relu(1 + logits_b)).mean()
+
+
+    class AutoEncoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Conv2d(3, 8, 3, 1, 1)
+            self.decoder = nn.Conv2d(8, 3, 3, 1, 1)
+            self.loss = AdversarialLoss()
+
+        def forward(self, x):
+            return self.decoder(self.encoder(x))
+
+        def training_step(self, batch, step):
+            x = batch["image"]
+            xrec = self(x)
+            return self.loss(x, xrec, step)
+'''
+
+
+def test_autoencoder_loss_module_scoring_its_inputs_and_reconstructions_apart(lint_project):
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "model.py": AUTOENCODER})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "model.py", 16)]
+    finding = sn401(findings)
+    assert finding.message.startswith(
+        "real samples (the data parameter `batch`) go through PatchDiscriminator")
+    assert "generated samples (returned by self at line 33) in a separate call at line 17" \
+        in finding.message
+    assert dict(finding.data)["real"] == "the data parameter `batch`"
+    assert dict(finding.data)["fake"] == "returned by self at line 33"
+
+
+def test_autoencoder_loss_module_with_an_instance_norm_discriminator(lint_project):
+    findings = lint_project({"disc.py": IN_DISCRIMINATOR, "model.py": AUTOENCODER})
+    assert found(findings) == []
+
+
+def test_loss_module_named_as_taming_names_it_is_found_by_name_alone(lint_project):
+    # The loss module's caller builds it from a config snlint cannot read: the forward,
+    # run on its own, has only the names `inputs` and `reconstructions` to go by.
+    loss = '''
+        import torch.nn as nn
+
+        from disc import PatchDiscriminator
+
+
+        class VQLPIPSWithDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.discriminator = PatchDiscriminator()
+
+            def forward(self, inputs, reconstructions):
+                logits_real = self.discriminator(inputs.contiguous().detach())
+                logits_fake = self.discriminator(reconstructions.contiguous().detach())
+                return logits_real, logits_fake
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "loss.py": loss})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "loss.py", 13)]
+    assert sn401(findings).message.startswith(
+        "real samples (the data parameter `inputs`) go through PatchDiscriminator")
+    assert "generated samples (named `reconstructions`)" in sn401(findings).message
+
+
+# ---------------------------------------------------------------- framework model classes
+
+FRAMEWORK = '''
+    from disc import PatchDiscriminator
+    from nets import SRNet
+
+    NETWORKS = {"PatchDiscriminator": PatchDiscriminator, "SRNet": SRNet}
+
+
+    class SRModel:
+        def __init__(self, opt):
+            self.net_g = NETWORKS[opt["network_g"]]()
+            self.net_d = NETWORKS[opt["network_d"]]()
+
+        def feed_data(self, data):
+            self.lq = data["lq"]
+            self.gt = data["gt"]
+
+        def optimize_parameters(self, current_iter):
+            self.output = self.net_g(self.lq)
+            self.backward_d()
+
+        def backward_d(self):
+            pred_a = self.net_d(self.gt)
+            pred_b = self.net_d(self.output.detach())
+            return pred_a, pred_b
+'''
+
+SRNET = '''
+    import torch.nn as nn
+
+
+    class SRNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Conv2d(3, 3, 3, 1, 1)
+
+        def forward(self, x):
+            return self.body(x)
+'''
+
+
+def test_framework_model_with_a_registry_discriminator_and_attributes_set_in_other_methods(
+        lint_project):
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "model.py": FRAMEWORK})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "model.py", 22)]
+    finding = sn401(findings)
+    assert "real samples (the data parameter `data`)" in finding.message
+    assert "generated samples (returned by self.net_g at line 18)" in finding.message
+
+
+def test_framework_model_whose_generator_is_not_named_as_one(lint_project):
+    code = FRAMEWORK.replace("self.net_g", "self.model")
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "model.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "model.py", 22)]
+    assert "generated samples (returned by self.model at line 18)" in sn401(findings).message
+
+
+def test_framework_model_whose_registry_discriminator_has_instance_norm(lint_project):
+    findings = lint_project({"disc.py": IN_DISCRIMINATOR, "nets.py": SRNET, "model.py": FRAMEWORK})
+    assert found(findings) == []
+
+
+# ---------------------------------------------------------------- tutorial scripts
+
+TUTORIAL = '''
+    import torch
+    import torch.nn as nn
+    from torch.autograd import Variable
+
+    from disc import PatchDiscriminator
+    from nets import SRNet
+
+    netD = PatchDiscriminator()
+    netG = SRNet()
+    dataloader = torch.utils.data.DataLoader([], batch_size=64)
+    input = torch.FloatTensor(64, 3, 64, 64)
+    noise = torch.FloatTensor(64, 3, 64, 64)
+
+    for epoch in range(25):
+        data_iter = iter(dataloader)
+        i = 0
+        while i < len(dataloader):
+            data = data_iter.next()
+            i += 1
+            real_cpu, _ = data
+            netD.zero_grad()
+            input.resize_as_(real_cpu).copy_(real_cpu)
+            inputv = Variable(input)
+            errD_a = netD(inputv)
+            noise.resize_(64, 3, 64, 64).normal_(0, 1)
+            produced = Variable(netG(Variable(noise)).data)
+            inputv = produced
+            errD_b = netD(inputv)
+'''
+
+
+def test_module_level_script_with_in_place_copies_and_a_rebound_input(lint_project):
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "main.py": TUTORIAL})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "main.py", 25)]
+    finding = sn401(findings)
+    assert "real samples (a batch of `dataloader` (line 16))" in finding.message
+    assert "generated samples (returned by netG at line 27) in a separate call at line 29" \
+        in finding.message
+
+
+def test_in_place_copy_into_an_attribute_buffer(lint_project):
+    code = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+
+        class Trainer:
+            def __init__(self):
+                self.d = PatchDiscriminator()
+                self.g = SRNet()
+                self.buf = torch.zeros(8, 3, 32, 32)
+
+            def step(self, loader):
+                for batch in loader:
+                    self.buf.data.copy_(batch)
+                    a = self.d(self.buf)
+                    self.buf.copy_(self.g(batch).detach())
+                    b = self.d(self.buf)
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 17)]
+
+
+# ---------------------------------------------------------------- concatenation
+
+PIX2PIX = '''
+    import torch
+
+    from disc import PatchDiscriminator
+    from nets import SRNet
+
+    netD = PatchDiscriminator(ch=6)
+    netG = SRNet()
+    loader = torch.utils.data.DataLoader([])
+    for cond, target in loader:
+        produced = netG(cond)
+        {body}
+'''
+
+
+def test_conditional_pairs_concatenated_along_channels_are_two_separate_batches(lint_project):
+    body = '''pred_b = netD(torch.cat((cond, produced.detach()), 1))
+        pred_a = netD(torch.cat((cond, target), 1))'''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET,
+                             "train.py": PIX2PIX.format(body=body)})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 12)]
+    assert sn401(findings).message.startswith(
+        "generated samples (returned by netG at line 11, concatenated along channels at line 12)")
+
+
+def test_conditional_pairs_joined_along_the_batch_are_one_batch(lint_project):
+    body = '''pairs = torch.cat((torch.cat((cond, target), 1), torch.cat((cond, produced.detach()), 1)))
+        pred = netD(pairs)'''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET,
+                             "train.py": PIX2PIX.format(body=body)})
+    assert found(findings) == [("SN301", "disc.py", 10)]
+
+
+def test_conditional_pairs_scored_apart_by_an_instance_norm_discriminator(lint_project):
+    body = '''pred_b = netD(torch.cat((cond, produced.detach()), 1))
+        pred_a = netD(torch.cat((cond, target), 1))'''
+    findings = lint_project({"disc.py": IN_DISCRIMINATOR, "nets.py": SRNET,
+                             "train.py": PIX2PIX.format(body=body)})
+    assert found(findings) == []
+
+
+def test_a_batch_axis_given_by_keyword_joins(lint_project):
+    body = '''pred = netD(torch.cat([target, produced.detach()], dim=0))'''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET,
+                             "train.py": PIX2PIX.format(body=body)})
+    assert found(findings) == [("SN301", "disc.py", 10)]
+
+
+# ---------------------------------------------------------------- losses and names
+
+def test_relativistic_loss_scoring_data_and_generator_output_apart(lint_project):
+    code = '''
+        import torch
+        import torch.nn.functional as F
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+        critic = PatchDiscriminator()
+        upscaler = SRNet()
+        loader = torch.utils.data.DataLoader([])
+        for lr, hr in loader:
+            sr = upscaler(lr)
+            d_hr = critic(hr)
+            d_sr = critic(sr.detach())
+            loss = F.softplus(-(d_hr - d_sr.mean())).mean() + F.softplus(d_sr - d_hr.mean()).mean()
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 13)]
+    assert "generated samples (returned by upscaler at line 12)" in sn401(findings).message
+
+
+def test_frozen_feature_network_output_is_not_generated(lint_project):
+    # `features(x)` of a frozen network is still the data it was given: scoring it and the
+    # data itself is not a real/fake pair.
+    code = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+
+        class Trainer:
+            def __init__(self):
+                self.critic = PatchDiscriminator()
+                self.features = SRNet()
+                self.features.requires_grad_(False)
+
+            def step(self, loader):
+                for x in loader:
+                    a = self.critic(x)
+                    b = self.critic(self.features(x))
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10)]
+
+
+def test_data_flow_overrides_a_misleading_name(lint_project):
+    # `real_batch` holds the generator's output here: both calls score generated samples.
+    code = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+        critic = PatchDiscriminator()
+        g = SRNet()
+        loader = torch.utils.data.DataLoader([])
+        for x in loader:
+            fake_a = g(x)
+            real_batch = g(fake_a)
+            a = critic(fake_a.detach())
+            b = critic(real_batch.detach())
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10)]
+
+
+def test_next_of_an_iterator_over_the_loader_is_real(lint_project):
+    code = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+        critic = PatchDiscriminator()
+        g = SRNet()
+        loader = torch.utils.data.DataLoader([])
+        it = iter(loader)
+        for step in range(100):
+            x = next(it)
+            a = critic(x)
+            b = critic(g(x).detach())
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 13)]
+    assert "real samples (a batch of `loader` (line 10))" in sn401(findings).message
