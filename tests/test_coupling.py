@@ -209,6 +209,28 @@ def test_functional_batch_norm_in_eval_mode_is_fine(lint, call):
     assert found(findings) == []
 
 
+def test_functional_batch_norm_over_a_batch_of_one_is_instance_norm(lint):
+    # AdaIN as MUNIT writes it: the batch reshaped to one sample of b * c channels, so
+    # each channel of each sample is normalized with its own statistics.
+    findings = lint('''
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+
+            def forward(self, x):
+                h = self.conv(x)
+                b, c = h.size(0), h.size(1)
+                flat = h.contiguous().view(1, b * c, *h.size()[2:])
+                out = F.batch_norm(flat, None, None, None, None, True, 0.1, 1e-5)
+                return out.view(b, c, *h.size()[2:])
+    ''')
+    assert found(findings) == []
+
+
 def test_functional_batch_norm_in_a_generator_is_fine(lint):
     findings = lint('''
         import torch.nn as nn

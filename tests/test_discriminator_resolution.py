@@ -777,3 +777,90 @@ def test_discriminator_built_from_the_options_namespace_with_instance_norm(tmp_p
     # decides its norm, and the class built alone is not what the script calls.
     findings = lint(tmp_path, {"train.py": namespace_script("instance")})
     assert only(findings, "SN401") == []
+
+
+# ---------------------------------------------------------------- options a script parses
+
+TRAIN_OPTIONS = '''
+    import sys
+
+    from options.base_options import BaseOptions
+
+
+    class TrainOptions(BaseOptions):
+        def parse(self):
+            self.parser = make_parser(sys.argv)
+            self.opt = self.parser.parse_args()
+            self.opt.isTrain = True
+            return self.opt
+'''
+
+
+def framework_model(set_defaults: str) -> str:
+    return f'''
+        from models import networks
+
+
+        class GANModel:
+            @staticmethod
+            def modify_commandline_options(parser, is_train=True):
+                {set_defaults}
+                return parser
+
+            def __init__(self, opt):
+                self.gpu_ids = [int(i) for i in opt.gpu_ids.split(",")]
+                self.netG = networks.Generator()
+                self.netD = networks.define_D(opt.input_nc, opt.ndf, opt.netD, opt.norm, self.gpu_ids)
+
+            def set_input(self, input):
+                self.real_A = input["A"]
+                self.real_B = input["B"]
+
+            def optimize_parameters(self):
+                self.fake_B = self.netG(self.real_A)
+                pred_a = self.netD(self.real_B)
+                pred_b = self.netD(self.fake_B.detach())
+    '''
+
+
+TRAIN_SCRIPT = '''
+    from models.gan_model import GANModel
+    from options.train_options import TrainOptions
+
+
+    def create_model(opt):
+        return GANModel(opt)
+
+
+    def train(opt, loader, model):
+        for data in loader:
+            model.set_input(data)
+            model.optimize_parameters()
+
+
+    opt = TrainOptions().parse()
+    train(opt, make_loader(opt), create_model(opt))
+'''
+
+
+def options_project(set_defaults: str) -> dict[str, str]:
+    return {"models/networks.py": NETWORKS, "options/base_options.py": OPTIONS,
+            "options/train_options.py": TRAIN_OPTIONS, "models/gan_model.py": framework_model(set_defaults),
+            "train.py": TRAIN_SCRIPT}
+
+
+def test_options_a_script_parses_out_of_sight_take_the_declared_defaults(tmp_path):
+    # `--norm` defaults to instance; the parser is made where snlint cannot follow, the
+    # device list is computed: the discriminator the script trains has no batch norm.
+    findings = lint(tmp_path, options_project("pass"))
+    assert only(findings, "SN401") == []
+
+
+def test_options_a_script_parses_out_of_sight_with_a_model_default_of_batch_norm(tmp_path):
+    findings = lint(tmp_path, options_project('parser.set_defaults(norm="batch")'))
+    assert found(only(findings, "SN401")) == [("SN401", "gan_model.py", 22)]
+    message = only(findings, "SN401")[0].message
+    assert "norm='batch' from the --norm default set at GANModel.modify_commandline_options line 8" \
+        in message
+    assert "real samples (the data parameter `input`)" in message
+    assert "generated samples (returned by self.netG at line 21)" in message

@@ -394,3 +394,52 @@ def test_next_of_an_iterator_over_the_loader_is_real(lint_project):
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 13)]
     assert "real samples (a batch of `loader` (line 10))" in sn401(findings).message
+
+
+def test_two_discriminators_of_one_class_each_pair_their_own_calls(lint_project):
+    # MUNIT's `dis_a` and `dis_b`: each scores the generated then the real samples of its
+    # domain; the pairs are within one instance, so one finding, on the first call.
+    code = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+
+        def dis_loss(dis, input_a, input_b):
+            out_a = dis(input_a)
+            out_b = dis(input_b)
+            return out_a.mean() - out_b.mean()
+
+
+        dis_a, dis_b = PatchDiscriminator(), PatchDiscriminator()
+        gen_ab, gen_ba = SRNet(), SRNet()
+        loader = torch.utils.data.DataLoader([])
+        for x_a, x_b in loader:
+            x_ab, x_ba = gen_ab(x_a), gen_ba(x_b)
+            loss = dis_loss(dis_a, x_ba.detach(), x_a) + dis_loss(dis_b, x_ab.detach(), x_b)
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 9)]
+    assert sn401(findings).message.startswith(
+        "generated samples (returned by gen_ba at line 18) go through PatchDiscriminator")
+
+
+def test_a_discriminator_method_called_from_another_file_reports_in_its_own_file(lint_project):
+    disc = BN_DISCRIMINATOR + '''
+        def calc_dis_loss(self, input_fake, input_real):
+            return self(input_fake).mean() - self(input_real).mean()
+    '''
+    code = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+        dis, gen = PatchDiscriminator(), SRNet()
+        for x in torch.utils.data.DataLoader([]):
+            loss = dis.calc_dis_loss(gen(x).detach(), x)
+    '''
+    findings = lint_project({"disc.py": disc, "nets.py": SRNET, "train.py": code})
+    assert [(f.code, f.path, f.line) for f in findings] == [("SN301", "disc.py", 10),
+                                                           ("SN401", "disc.py", 19)]

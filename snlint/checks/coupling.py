@@ -14,6 +14,7 @@ from snlint.checks.verdicts import (
     runtime_clears_batch_norm,
 )
 from snlint.findings import Finding, Location
+from snlint.link import resolve
 from snlint.link.values import ListV, TupleV, UnknownV
 from snlint.graph.facts import Site
 
@@ -50,8 +51,21 @@ def called_couplings(project, d, call, pooled: list[Coupling]) -> list[Coupling]
 
 
 def _configured(layer) -> bool:
-    return bool(layer.args or layer.kwargs) and all(
-        _known(v) for v in list(layer.args) + list(layer.kwargs.values()))
+    """Built with arguments, and every one that can decide its layers known: a norm choice
+    or a string its `__init__` compares. An unknown device list or channel count does not
+    send the judgement back to the class's defaults."""
+    if not (layer.args or layer.kwargs):
+        return False
+    init = layer.cls.method("__init__") if layer.cls is not None else None
+    if init is None:
+        return all(_known(v) for v in list(layer.args) + list(layer.kwargs.values()))
+    params = [p.name for p in init.params[1:] if p.kind in ("pos", "posonly")]
+    bound = dict(zip(params, layer.args))
+    bound.update(layer.kwargs)
+    deciding = resolve.deciding(init)
+    if len(layer.args) > len(params) or any(k not in deciding and k not in params for k in layer.kwargs):
+        return all(_known(v) for v in list(layer.args) + list(layer.kwargs.values()))
+    return all(_known(v) for k, v in bound.items() if k in deciding)
 
 
 def _known(value, depth: int = 0) -> bool:
@@ -264,11 +278,14 @@ def _pairs(calls: list) -> list[tuple]:
             segments[-1].append(call)
     pairs = []
     for segment in segments:
-        candidates = [(j - i, 0 if segment[i].kind == "real" else 1, i, j)
+        # Calls of one instance pair first: two discriminators of one class (MUNIT's
+        # `dis_a` and `dis_b`) each score their own real and generated batches.
+        candidates = [(segment[i].module is not segment[j].module, j - i,
+                       0 if segment[i].kind == "real" else 1, i, j)
                       for i in range(len(segment)) for j in range(i + 1, len(segment))
                       if segment[i].kind != segment[j].kind]
         used: set[int] = set()
-        for _, _, i, j in sorted(candidates):
+        for _, _, _, i, j in sorted(candidates):
             if i in used or j in used:
                 continue
             a, b = segment[i], segment[j]

@@ -141,6 +141,7 @@ class Interpreter:
         self.budget = STEP_BUDGET
         self._registries: set[str] | None = None
         self._scorers: dict[str, bool] = {}
+        self._class_files: dict[int, F.FileFacts] | None = None
         self._options: dict | None = None
 
     # ------------------------------------------------------------ entry points
@@ -171,12 +172,18 @@ class Interpreter:
         found = self.find_method(cls, file, "__init__")
         if found is None:
             return {}
+        return self.option_arguments(found[0], cls)
+
+    def option_arguments(self, fn: F.FunctionFacts, cls: F.ClassFacts) -> dict[str, Value]:
+        """The parsed options for `fn`'s parameters that take them (`opt`, `args`), when the
+        project declares options: `__init__(self, opt)`, or `initialize(self, opt)` in the
+        DeblurGAN / older pix2pix tradition."""
         if self._options is None:
             self._options = options.option_defaults(self.index.files)
         if not self._options:
             return {}
         out: dict[str, Value] = {}
-        for p in found[0].params[1:]:
+        for p in fn.params[1:]:
             if p.name in options.OPTION_PARAMS and p.default is None and p.kind in ("pos", "kwonly"):
                 out[p.name] = options.namespace(self._options, options.class_defaults(cls))
         return out
@@ -191,7 +198,8 @@ class Interpreter:
                 continue  # a helper __init__ called already ran; running it again doubles SN
             frame = Frame(file, f"{instance.cls.name}.{name}", self_value=instance, cls=instance.cls,
                           function=name)
-            self.bind_params(fn, [instance], {}, frame, use_defaults=True)
+            self.bind_params(fn, [instance], self.option_arguments(fn, instance.cls), frame,
+                             use_defaults=True)
             if name == "forward":
                 # What a forward receives is a batch of tensors, whatever its name.
                 for p in fn.params[1:]:
@@ -792,7 +800,7 @@ class Interpreter:
             if attr in ("weight", "bias") or attr.endswith(("_weight", "weight_orig")):
                 return WeightV(value, attr)
             if value.cls is not None:
-                method = self.find_method(value.cls, frame.file, attr)
+                method = self.find_method(value.cls, self.file_of(value.cls) or frame.file, attr)
                 if method is not None:
                     return FuncV(method[0], method[1], bound=value, cls=method[2])
             return NameV(f"<layer>.{attr}")
@@ -821,6 +829,12 @@ class Interpreter:
         if isinstance(value, NameV):
             return NameV(f"{value.qual}.{attr}", f"{value.text}.{attr}")
         if isinstance(value, NamespaceV) and value.parsed:
+            if attr not in value.attrs:
+                # Parsed by a parser whose `add_argument` calls did not all run here (an
+                # options class's `initialize()`): the default the project declares.
+                declared = self.declared_options().get(attr)
+                if declared is not None:
+                    return ConstV(declared["value"], f"--{attr} default at {declared['where']}")
             return value.attrs.get(attr, UnknownV(f"option {attr}"))
         if isinstance(value, DictV) and value.attrs:
             return value.items.get(attr, UnknownV(f"key {attr}"))
@@ -1058,7 +1072,9 @@ class Interpreter:
             return UNKNOWN
         if qual == "torch.nn.functional.batch_norm":
             training = kwargs.get("training", args[5] if len(args) > 5 else None)
-            if training is not None and not (isinstance(training, ConstV) and not training.value):
+            per_sample = bool(args) and isinstance(args[0], TensorV) and _PER_SAMPLE in args[0].tags
+            if training is not None and not (isinstance(training, ConstV) and not training.value) \
+                    and not per_sample:
                 self.events.batch_norm_calls.append(BatchNormCall(frame.self_value, loc))
             return _tensor_join(args)
         if qual == "builtins.next":
@@ -1141,6 +1157,10 @@ class Interpreter:
             args, kwargs = self.arguments(e, frame)
             if name in _REDUCTIONS and _over_batch(args[0] if args else kwargs.get("dim")):
                 self.batch_reduction(f".{name}(dim=0)", frame, loc)
+            if name in ("view", "reshape") and args and isinstance(args[0], ConstV) and args[0].value == 1:
+                # `x.view(1, b * c, h, w)`: a batch of one whose channels are the samples'
+                # channels (AdaIN through `F.batch_norm`): statistics per sample.
+                return TensorV(receiver.tags | {_PER_SAMPLE}, receiver.outputs, receiver.origins)
             return _tensor_join([receiver, *args, *kwargs.values()])
         if isinstance(receiver, WeightV):
             if name in INPLACE_TENSOR_INIT:
@@ -1268,7 +1288,7 @@ class Interpreter:
 
     def run_forward(self, module: Layer, args: list[Value], frame: Frame, loc: Location) -> None:
         cls = module.cls
-        file = next((f for f in self.index.files for _, c in f.classes if c is cls), None)
+        file = self.file_of(cls) if cls is not None else None
         found = self.find_method(cls, file, "forward") if cls is not None and file is not None else None
         if found is None or _recursing(frame, found[0].qualname):
             return
@@ -1411,6 +1431,33 @@ class Interpreter:
             elif p.kind == "dstar":
                 frame.env[p.name] = DictV(dict(extra_kwargs))
                 extra_kwargs = {}
+        for p in fn.params:
+            if p.name in options.OPTION_PARAMS and p.kind in ("pos", "kwonly"):
+                frame.env[p.name] = self.parsed_options(frame.env.get(p.name), frame)
+
+    def declared_options(self) -> dict:
+        if self._options is None:
+            self._options = options.option_defaults(self.index.files)
+        return self._options
+
+    def parsed_options(self, value: Value | None, frame: Frame) -> Value | None:
+        """What `opt` holds when the code that parses it cannot be followed (an options
+        class's `parse()`, a YAML file): the options the project declares, with their
+        defaults, as a run without flags has them. A model class's own
+        `parser.set_defaults(...)` applies where the options reach its `__init__`."""
+        built = frame.self_value.cls if frame.self_value is not None else None
+        if isinstance(value, UnknownV):
+            if self._options is None:
+                self._options = options.option_defaults(self.index.files)
+            if not self._options:
+                return value
+            return options.namespace(self._options, options.class_defaults(built) if built else {})
+        if isinstance(value, NamespaceV) and value.origin == options.DEFAULTS_ORIGIN and built is not None \
+                and (frame.function == "__init__" or frame.name.endswith(".__init__")):
+            overrides = options.class_defaults(built)
+            if overrides:
+                return options.namespace(self._options or {}, overrides)
+        return value
 
     def annotated(self, p: F.Param, frame: Frame) -> Value | None:
         """`def d_step(netD: Critic, ...)`: an instance of the annotated project module."""
@@ -1501,6 +1548,13 @@ class Interpreter:
             if isinstance(value, ClassV):
                 out.append((value.cls, value.file))
         return out
+
+    def file_of(self, cls: F.ClassFacts) -> F.FileFacts | None:
+        """The file that defines `cls`: a method runs there, with its imports, wherever the
+        instance is used."""
+        if self._class_files is None:
+            self._class_files = {id(c): f for f in self.index.files for _, c in f.classes}
+        return self._class_files.get(id(cls))
 
     def find_method(self, cls: F.ClassFacts, file: F.FileFacts, name: str,
                     seen: frozenset[str] = frozenset()) -> tuple[F.FunctionFacts, F.FileFacts, F.ClassFacts] | None:
@@ -1795,6 +1849,9 @@ def _chain(frame: Frame, loc: Location) -> tuple[Location, ...]:
         frame = frame.parent
     return tuple(out)
 
+
+# A tensor reshaped to a batch of one (`x.view(1, b * c, h, w)`).
+_PER_SAMPLE = "per-sample"
 
 # In-place tensor methods that make the receiver hold their argument's data, and the ones
 # that only reshape it first (`input.resize_as_(real).copy_(real)`).

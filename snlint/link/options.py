@@ -19,6 +19,7 @@ from snlint.link.values import UNKNOWN, ConstV, NamespaceV, NameV, Value
 
 # Parameters that receive the parsed options (`def __init__(self, opt)`).
 OPTION_PARAMS = frozenset({"opt", "opts", "args"})
+DEFAULTS_ORIGIN = "the project's option defaults"
 
 def option_defaults(files: list[F.FileFacts]) -> dict[str, dict[str, Any]]:
     """`{dest: {"value": default, "where": "path:line"}}` for each `add_argument` call whose
@@ -84,7 +85,7 @@ def namespace(declared: dict[str, dict[str, Any]], overrides: dict[str, tuple[An
     attrs: dict[str, Value] = {dest: ConstV(d["value"], f"--{dest} default at {d['where']}")
                                for dest, d in declared.items()}
     attrs.update({k: ConstV(v, f"--{k} default set at {where}") for k, (v, where) in overrides.items()})
-    return NamespaceV(attrs, parsed=True, origin="the project's option defaults")
+    return NamespaceV(attrs, parsed=True, origin=DEFAULTS_ORIGIN)
 
 
 def class_defaults(cls: F.ClassFacts) -> dict[str, tuple[Any, str]]:
