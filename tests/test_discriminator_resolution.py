@@ -864,3 +864,57 @@ def test_options_a_script_parses_out_of_sight_with_a_model_default_of_batch_norm
         in message
     assert "real samples (the data parameter `input`)" in message
     assert "generated samples (returned by self.netG at line 21)" in message
+
+
+# ---------------------------------------------------------------- a registry key from a YAML file
+
+def yaml_framework(model: str) -> str:
+    return f'''
+        import yaml
+
+        from archs import build_network
+
+
+        class BaseModel:
+            def __init__(self, opt_path):
+                self.opt = yaml.safe_load(open(opt_path))
+
+            def feed_data(self, data):
+                self.lq = data["lq"]
+                self.gt = data["gt"]
+
+
+        class {model}(BaseModel):
+            def __init__(self, opt_path):
+                super().__init__(opt_path)
+                self.net_g = build_network(self.opt["network_g"])
+                self.net_d = build_network(self.opt["network_d"])
+
+            def optimize_parameters(self, current_iter):
+                self.output = self.net_g(self.lq)
+                real_d_pred = self.net_d(self.gt)
+                fake_d_pred = self.net_d(self.output.detach())
+    '''
+
+
+def test_registry_key_from_a_config_file_names_the_batch_norm_discriminator_it_may_pick(tmp_path):
+    # The key comes from a YAML file the command line names: the discriminator is one of
+    # the registry's discriminator classes; only the one with batch norm is reported, and
+    # `self.net_g`, not a discriminator's binding, is none of them. `self.gt` is set by
+    # the base class's `feed_data`.
+    findings = lint(tmp_path, {"archs/registry.py": REGISTRY, "archs/discriminator_arch.py": ARCHS,
+                               "archs/__init__.py": BUILD, "models/srgan.py": yaml_framework("SRGANModel")})
+    assert found(findings) == [("SN301", "discriminator_arch.py", 12), ("SN401", "srgan.py", 24)]
+    message = only(findings, "SN401")[0].message
+    assert "go through VGGStyleDiscriminator (a discriminator by its name; built by build_network() at " \
+           "models/srgan.py:20; one of 2 discriminator classes registry ARCH_REGISTRY holds (key not " \
+           "known here) at archs/__init__.py:10)" in message
+    assert "real samples (the data parameter `data`)" in message
+    assert "generated samples (returned by self.net_g at line 23)" in message
+
+
+def test_registry_key_from_a_config_file_picks_the_discriminator_named_after_the_model(tmp_path):
+    archs = ARCHS.replace("class UNetDiscriminatorSN", "class UNetDiscriminator")
+    findings = lint(tmp_path, {"archs/registry.py": REGISTRY, "archs/discriminator_arch.py": archs,
+                               "archs/__init__.py": BUILD, "models/unet.py": yaml_framework("UNetModel")})
+    assert only(findings, "SN401") == []

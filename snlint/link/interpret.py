@@ -44,6 +44,8 @@ D_NAME = re.compile(r"(?:^|[._])(?:net_?d|d_?net|disc|discriminator|critic|model
 G_NAME = re.compile(r"(?:^|[._])(?:net_?g|g_?net|gen|generator|model_?g|g_model|g_ema|netg_ema)$|(?:^|\.)G(?:_\w+)?$|(?:^|\.)G_ema$", re.I)
 REAL_NAME = re.compile(r"real|^x$|^imgs?$|^images?$|^x_?data$|^inputs?$|^batch$|^data$", re.I)
 FAKE_NAME = re.compile(r"fake|gen(?:erated)?_|^x_?gen|^g_?out|samples?_?g|^x_?fake|recon|^x_?rec$|^sr$", re.I)
+# Classes named as discriminators (a registry's candidates for a key not known here).
+DISCRIMINATOR_CLASS = re.compile(r"discriminator|critic", re.I)
 DATA_SOURCE = re.compile(r"loader|dataset|dataiter|data_iter|batches", re.I)
 
 
@@ -193,10 +195,10 @@ class Interpreter:
         `train()` override, a forward that calls `F.batch_norm`, a trainer's steps."""
         if instance.cls is None:
             return
-        for name, fn in instance.cls.methods:
+        for name, fn, owner, owner_file in self.methods_of(instance.cls, file):
             if name == "__init__" or name in instance.called_methods:
                 continue  # a helper __init__ called already ran; running it again doubles SN
-            frame = Frame(file, f"{instance.cls.name}.{name}", self_value=instance, cls=instance.cls,
+            frame = Frame(owner_file, f"{instance.cls.name}.{name}", self_value=instance, cls=owner,
                           function=name)
             self.bind_params(fn, [instance], self.option_arguments(fn, instance.cls), frame,
                              use_defaults=True)
@@ -574,6 +576,13 @@ class Interpreter:
             self.assign(target, value, frame)
 
     def assign(self, target: F.Expr, value: Value, frame: Frame) -> None:
+        if isinstance(value, OneOfV) and value.role == "discriminator" or \
+                isinstance(value, Layer) and "holds (key not known here)" in " ".join(value.via):
+            # A registry's discriminators, for a key not known here: only a discriminator's
+            # binding (`self.net_d`) is one of them; `self.net_g` is some other class.
+            name = _text(target)
+            if isinstance(target, F.Attr) and not D_NAME.search(name) or G_NAME.search(name):
+                value = UNKNOWN
         for layer in resolve.layers(value):
             name = _text(target)
             if name and name not in layer.bound_names:
@@ -927,7 +936,22 @@ class Interpreter:
             return None
         key = self.expr(e.args[0].value, frame)
         if not (isinstance(key, ConstV) and isinstance(key.value, str)):
-            return None
+            # A key from a YAML file or the command line: the discriminator it picks is one
+            # of the registry's discriminator classes (names them; the others are not).
+            where = configvalues.where(Location(frame.file.path, e.span))
+            found_all = [ClassV(c, f) for c, f in resolve.registered_classes(
+                ((c, f) for f in self.index.files for _, c in f.classes), registry)
+                if DISCRIMINATOR_CLASS.search(c.name)]
+            if not found_all:
+                return None
+            found_all = _named_after_the_model(found_all, frame)
+            why = (f"one of {len(found_all)} discriminator classes registry {registry} holds (key not known "
+                   f"here)" if len(found_all) > 1 else
+                   f"the only discriminator class registry {registry} holds (key not known here)")
+            if len(found_all) == 1:
+                return OneOfV((ClassV(found_all[0].cls, found_all[0].file, via=f"{why} at {where}"),),
+                              why, role="discriminator")
+            return OneOfV(tuple(found_all), why, role="discriminator")
         found = resolve.registered(((c, f) for f in self.index.files for _, c in f.classes),
                                    registry, key.value)
         if found is None:
@@ -975,7 +999,9 @@ class Interpreter:
             if all(isinstance(r, Layer) for r in results):
                 for r in results:
                     r.via.append(f"{callee.why} at {configvalues.where(loc)}")  # type: ignore[union-attr]
-                return OneOfV(tuple(results), callee.why)
+                if len(results) == 1:
+                    return results[0]
+                return OneOfV(tuple(results), callee.why, callee.role)
             return _tensor_join(results) if any(isinstance(r, TensorV) for r in results) else UNKNOWN
         if isinstance(callee, UnknownV) and text and (D_NAME.search(text) or G_NAME.search(text)):
             return self.forward_call(None, text, args, frame, loc, e)
@@ -1540,6 +1566,28 @@ class Interpreter:
 
     # ------------------------------------------------------------ classes
 
+    def methods_of(self, cls: F.ClassFacts, file: F.FileFacts) -> list[tuple]:
+        """(name, function, defining class, its file) for each method an instance of `cls`
+        has, inherited ones included (a framework's `feed_data` in its base model), bases
+        first: a base's data-loading method runs before the subclass's training step."""
+        chain: list[tuple[F.ClassFacts, F.FileFacts]] = []
+        stack = [(cls, file)]
+        while stack and len(chain) < 16:
+            current, current_file = stack.pop(0)
+            if any(c is current for c, _ in chain):
+                continue
+            chain.append((current, current_file))
+            stack.extend(self.project_bases(current, current_file))
+        seen: set[str] = set()
+        out = []
+        for owner, owner_file in chain:
+            for name, fn in owner.methods:
+                if name not in seen:
+                    seen.add(name)
+                    out.append((name, fn, owner, owner_file))
+        depth = {id(owner): i for i, (owner, _) in enumerate(chain)}
+        return sorted(out, key=lambda m: -depth[id(m[2])])
+
     def project_bases(self, cls: F.ClassFacts, file: F.FileFacts) -> list[tuple[F.ClassFacts, F.FileFacts]]:
         out = []
         frame = Frame(file, "<bases>")
@@ -1857,6 +1905,21 @@ _PER_SAMPLE = "per-sample"
 # that only reshape it first (`input.resize_as_(real).copy_(real)`).
 _COPIES_INTO = frozenset({"copy_", "set_"})
 _RESHAPES_IN_PLACE = frozenset({"resize_as_", "resize_"})
+
+
+def _named_after_the_model(candidates: list[ClassV], frame: Frame) -> list[ClassV]:
+    """A framework's `StyleGAN2Model` builds its `StyleGAN2Discriminator` from its config:
+    of a registry's discriminators, the one named after the model class that builds it,
+    when exactly one is."""
+    scope: Frame | None = frame
+    while scope is not None:
+        owner = scope.self_value
+        if owner is not None and owner.cls is not None and owner.kind == "object":
+            stem = re.sub(r"_?model$", "", owner.cls.name, flags=re.I).lower()
+            named = [c for c in candidates if stem and c.cls.name.lower().startswith(stem)]
+            return named if len(named) == 1 else candidates
+        scope = scope.parent
+    return candidates
 
 
 def _last_attr(e: F.Expr) -> str:

@@ -88,7 +88,8 @@ def built_by(returned: Value, fn: F.FunctionFacts, sub_frame, call: Location,
             returned = OneOfV(returned.options, f"one of {classes} classes {fn.name}() may build")
         for layer in layers(returned):
             if layer.frame.is_within(sub_frame):
-                layer.via.append(f"{returned.why} at {where(call)}{chosen}")
+                said = any(v.startswith(returned.why) for v in layer.via)
+                layer.via.append(f"{'built by ' + fn.name + '()' if said else returned.why} at {where(call)}{chosen}")
         return returned
     if isinstance(returned, Layer) and returned.cls is not None and returned.frame.is_within(sub_frame):
         returned.via.append(f"built by {fn.name}() at {where(call)}{chosen}")
@@ -146,6 +147,12 @@ def registered(classes, registry: str, key: str) -> tuple[F.ClassFacts, F.FileFa
             if name == key:
                 return cls, file
     return None
+
+
+def registered_classes(classes, registry: str) -> list[tuple[F.ClassFacts, F.FileFacts]]:
+    """Every class `@<registry>.register()` registers."""
+    return [(cls, file) for cls, file in classes
+            if any(_registered_as(d, registry, cls.name) is not None for d in cls.decorators)]
 
 
 def _registered_as(d: F.Expr, registry: str, default: str) -> str | None:

@@ -239,6 +239,9 @@ class OneOfV(Value):
 
     options: tuple[Value, ...]
     why: str  # "one of 2 classes define_D() may build", for the message
+    # "discriminator": the discriminator classes a registry holds, for a key not known here;
+    # meaningful only where the result is bound to a discriminator (`self.net_d`).
+    role: str = ""
 
 
 @dataclass(eq=False)
