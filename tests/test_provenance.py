@@ -443,3 +443,28 @@ def test_a_discriminator_method_called_from_another_file_reports_in_its_own_file
     findings = lint_project({"disc.py": disc, "nets.py": SRNET, "train.py": code})
     assert [(f.code, f.path, f.line) for f in findings] == [("SN301", "disc.py", 10),
                                                            ("SN401", "disc.py", 19)]
+
+
+def test_a_class_defined_under_the_main_guard_and_trained_there(lint_project):
+    # A self-test at the bottom of a utilities module: the class lives in no module
+    # namespace, and the run goes on.
+    code = '''
+        import torch
+        import torch.nn as nn
+
+        if __name__ == "__main__":
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.body = nn.Sequential(nn.Conv2d(3, 3, 3), nn.BatchNorm2d(3))
+
+                def forward(self, x):
+                    return self.body(x)
+
+            net = Net()
+            for x in torch.utils.data.DataLoader([]):
+                a = net(x)
+                b = net(net(x).detach())
+    '''
+    findings = lint_project({"utils_model.py": code})
+    assert found(findings) == []

@@ -164,7 +164,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     named = {q for q, (c, f) in by_qual.items() if q not in excluded and q in project.roots
              and (_NAME.search(c.name) or _EXACT.match(c.name))}
     for inst in project.events.instances:
-        if inst.cls is not None and inst.cls.qualname not in excluded and any(
+        if inst.cls is not None and inst.cls.qualname in by_qual and inst.cls.qualname not in excluded and any(
                 _BOUND.search(n) for n in inst.bound_names):
             named.add(inst.cls.qualname)
     candidates = set(evidence) | named
@@ -189,8 +189,8 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         q = call.module.cls.qualname
         updates.setdefault((call.update, q), {}).setdefault(call.kind, []).append(call)
     for (update, q), kinds in updates.items():
-        if q in excluded or q in evidence or _FEATURES.search(by_qual[q][0].name):
-            continue
+        if q not in by_qual or q in excluded or q in evidence or _FEATURES.search(by_qual[q][0].name):
+            continue  # not in by_qual: a class defined inside a function or a `__main__` block
         if "real" in kinds and "fake" in kinds:
             fn = _where(kinds["real"][0].function)
             evidence[q] = ("training code", f"called on real and generated samples {fn}"
