@@ -291,7 +291,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
 
 
 def _catalogue() -> dict:
-    from snlint.checks.catalogue import load_catalogue
+    from snlint.catalogue import load_catalogue
 
     try:
         return load_catalogue()

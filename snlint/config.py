@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from snlint.catalogue import load_catalogue
+
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -132,13 +134,6 @@ def selector_matches(code: str, selectors: Iterable[str]) -> bool:
     return any(s == "ALL" or code.startswith(s) for s in selectors)
 
 
-def _opt_in() -> frozenset[str]:
-    # Imported here, not at module level: config sits on the bottom floor and must not
-    # pull in the checks package (whose modules import config).
-    from snlint.checks.catalogue import OPT_IN
-    return OPT_IN
-
-
 def _validate_selectors(codes: Any, where: str) -> list[str]:
     codes = _string_list(codes, where)
     for code in codes:
@@ -175,6 +170,7 @@ class Config:
     force_exclude: bool = False
     _relative: dict[tuple[Path, str], str] = field(default_factory=dict, init=False,
                                                     repr=False, compare=False)
+    _opt_in: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.abspath(self.root))
@@ -209,10 +205,16 @@ class Config:
         if code.startswith("SN9"):
             return True
         if self.select is None:
-            chosen = code not in _opt_in()
+            chosen = code not in self.opt_in_codes()
         else:
             chosen = selector_matches(code, self.select)
         return chosen or selector_matches(code, self.extend_select)
+
+    def opt_in_codes(self) -> frozenset[str]:
+        """The rules whose page says `default: off` (read once per configuration)."""
+        if self._opt_in is None:
+            self._opt_in = frozenset(code for code, rule in load_catalogue().items() if rule.opt_in)
+        return self._opt_in
 
     def is_enabled(self, code: str, path: str) -> bool:
         """Whether findings of `code` are reported for the file with display path `path`."""

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from snlint.checks import Context, run_checks
-from snlint.checks.catalogue import load_catalogue
+from snlint.checks.emit import Emitter
+from snlint.checks.registry import run_checks
+from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.context import context_sources
@@ -88,7 +89,7 @@ def lint_sources(sources: dict[str, str], config: Config,
             except Exception as e:  # noqa: BLE001 - the source findings still stand
                 graph_diagnostics, project.runtime = [], {}
                 findings.append(_internal(project.discriminators[0].file.path, e, "graph"))
-        found, failures = run_checks(project, Context(rules))
+        found, failures = run_checks(project, Emitter(rules))
         findings.extend(found + graph_diagnostics)
         for family, error in failures:
             findings.append(_internal(facts[0].path if facts else "<project>", error, family))

@@ -113,3 +113,10 @@ def type_names(short_type: str) -> frozenset[str]:
     if short_type.startswith("InstanceNorm") or short_type.startswith("LazyInstanceNorm"):
         names |= {"_InstanceNorm", "_NormBase"}
     return frozenset(names)
+
+
+# What a state dict holds for a spectrally normalized `weight`, per API (fix messages:
+# moving SN between APIs or off a layer renames these keys).
+KEYS_HOOK = "`weight_orig`, `weight_u`, `weight_v`"
+KEYS_PARAM = ("`parametrizations.weight.original`, `parametrizations.weight.0._u`, "
+              "`parametrizations.weight.0._v`")

@@ -291,7 +291,7 @@ def test_python_dash_m(project):
 
 
 def test_list_rules_table(project):
-    from snlint.checks.catalogue import load_catalogue
+    from snlint.catalogue import load_catalogue
 
     result = snlint("--list-rules")
     assert result.exit_code == 0

@@ -13,7 +13,8 @@ import pytest
 
 from snlint.config import Config
 from snlint.engine import lint_sources
-from snlint.fix import attach_fixes, fix_paths, transforms
+from snlint.checks import sn105
+from snlint.fix import attach_fixes, fix_paths
 from snlint.fix.apply import fixed_point, write_atomic
 
 BUGGY = textwrap.dedent("""\
@@ -93,15 +94,18 @@ def test_fix_carries_a_diff_and_the_new_text():
     assert "-        self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4), dim=0)\n" in sn105.fix.diff
 
 
+_DIM_FIX = sn105.fix
+
+
 def _broken_dim_fix(finding, ctx, cfg):
     """A deliberately broken SN105 fix: replaces the dim argument's call with a keyword."""
-    plan = transforms._wrong_dim(finding, ctx, cfg)
+    plan = _DIM_FIX(finding, ctx, cfg)
     call = next(node for node, _ in plan.changes.values())
     return plan.replace(call, cst.Name("lambda"))
 
 
 def test_fix_whose_result_does_not_parse_is_dropped_and_reported(monkeypatch):
-    monkeypatch.setitem(transforms.PLANNERS, "SN105", _broken_dim_fix)
+    monkeypatch.setattr(sn105, "fix", _broken_dim_fix)
     cfg = config()
     reports: list[str] = []
     plain = lint_sources({"d.py": BUGGY}, cfg)
@@ -122,7 +126,7 @@ def test_a_planner_that_raises_does_not_end_the_run(monkeypatch):
     def boom(finding, ctx, cfg):
         raise RuntimeError("bug")
 
-    monkeypatch.setitem(transforms.PLANNERS, "SN105", boom)
+    monkeypatch.setattr(sn105, "fix", boom)
     reports: list[str] = []
     cfg = config()
     findings = attach_fixes(lint_sources({"d.py": BUGGY}, Config(root=Path("."), graph=False,

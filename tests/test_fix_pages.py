@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from snlint.checks.catalogue import load_catalogue
+from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.engine import lint_sources
 from snlint.fix.apply import fixed_point

@@ -655,14 +655,14 @@ def plan_with(code: str, rule: str, message: str = "", **data):
     keys overridden, so a test shows what the fix reads."""
     import dataclasses
 
-    from snlint.fix.context import FileContext
-    from snlint.fix.transforms import plan_for
+    from snlint.edit.parsed import ParsedFile
+    from snlint.fix.planning import plan_for
 
     found = [f for f in findings(code) if f.code == rule]
     assert len(found) == 1
     finding = dataclasses.replace(found[0], message=message,
                                   data=tuple(sorted({**dict(found[0].data), **data}.items())))
-    return plan_for(finding, FileContext("d.py", textwrap.dedent(code)), config())
+    return plan_for(finding, ParsedFile("d.py", textwrap.dedent(code)), config())
 
 
 def test_sn101_from_filter_comes_from_the_data_not_the_message():
@@ -862,15 +862,15 @@ def test_sn301_at_the_construction_inside_a_norm_factory_has_no_fix():
     import libcst as cst
 
     from snlint.findings import Span
-    from snlint.fix.context import FileContext
-    from snlint.fix.transforms import plan_for
+    from snlint.edit.parsed import ParsedFile
+    from snlint.fix.planning import plan_for
 
     text = textwrap.dedent(FACTORY)
     reported = next(f for f in findings(FACTORY) if f.code == "SN301" and f.line == 22)
     line, call = 9, "functools.partial(nn.BatchNorm2d, affine=True)"
     start = text.splitlines()[line - 1].index(call) + 1
     in_factory = dataclasses.replace(reported, span=Span(line, start, line, start + len(call)))
-    ctx = FileContext("d.py", text)
+    ctx = ParsedFile("d.py", text)
     assert ctx.code(ctx.at(in_factory.span, cst.Call)) == call
     assert plan_for(in_factory, ctx, config()) is None
     assert plan_for(reported, ctx, config()) is not None

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from snlint import engine
-from snlint.checks.catalogue import load_catalogue
+from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.engine import lint_text, run
 from snlint.findings import Finding

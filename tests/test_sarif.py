@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from snlint.checks.catalogue import load_catalogue
+from snlint.catalogue import load_catalogue
 from snlint.cli import main
 from snlint.findings import Edit, Finding, Fix, Span
 from snlint.report import render

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Iterator
 
-from snlint.checks import Context
+from snlint.checks.emit import Emitter
 from snlint.findings import Finding, Location
+
 
 if TYPE_CHECKING:
     from snlint.graph.facts import Site
@@ -48,7 +49,7 @@ def confirmed_by(finding: Finding, runtime: Runtime, shown: list, seen: set[int]
     return confirmed(finding, runtime) if shown else finding
 
 
-def runtime_only(ctx: Context, shown: Iterable[Shown]) -> Iterator[Finding]:
+def runtime_only(emit: Emitter, shown: Iterable[Shown]) -> Iterator[Finding]:
     """Findings for mistakes no source finding covers: one per discriminator, code and
     location, counting the layers built there."""
     groups: dict[tuple[int, str, Location], list[Shown]] = {}
@@ -67,7 +68,7 @@ def runtime_only(ctx: Context, shown: Iterable[Shown]) -> Iterator[Finding]:
         if note:
             message += note
             data["built_with"] = first.runtime.facts.built_with
-        finding = ctx.finding(code, location, message, symbol=first.runtime.symbol(first.path),
+        finding = emit.finding(code, location, message, symbol=first.runtime.symbol(first.path),
                               discriminator=first.runtime.ref if first.names_discriminator else None,
                               data=data)
         yield replace(finding, pass_="graph")

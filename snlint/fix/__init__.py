@@ -29,9 +29,10 @@ from snlint.fix.apply import (
     where,
     write_atomic,
 )
-from snlint.fix.context import FileContext
+from snlint.edit.parsed import ParsedFile
+from snlint.edit.plan import apply_plans
 from snlint.fix.diff import unified_diff
-from snlint.fix.transforms import PLANNERS, apply_plans, plan_for
+from snlint.fix.planning import plan_for, planners
 
 __all__ = ["FixOutcome", "attach_fixes", "fix_paths", "unified_diff"]
 
@@ -48,24 +49,25 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
     findings = list(findings)
     broken = {f.path for f in findings if f.code == "SN901"}
     wanted: dict[str, list[int]] = {}
+    by_code = planners()
     for i, f in enumerate(findings):
-        if f.code in PLANNERS and f.fix is None and f.cell is None and f.path in sources \
+        if f.code in by_code and f.fix is None and f.cell is None and f.path in sources \
                 and f.path not in broken:
             wanted.setdefault(f.path, []).append(i)
     for path, indexes in wanted.items():
         text = sources[path]
         try:
-            ctx = FileContext(path, text)
+            parsed = ParsedFile(path, text)
         except cst.ParserSyntaxError:
             continue
         strict: bool | None = None
         for i in indexes:
             finding = findings[i]
             try:
-                plan = plan_for(finding, ctx, config)
+                plan = plan_for(finding, parsed, config, by_code)
                 if plan is None:
                     continue
-                new = apply_plans(ctx, [plan])
+                new = apply_plans(parsed, [plan])
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {finding.code} fix for {where(finding)}: "
                        f"{type(e).__name__}: {e}")

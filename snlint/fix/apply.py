@@ -25,8 +25,9 @@ import libcst as cst
 from snlint.config import Config
 from snlint.files import write_atomic  # noqa: F401 - the fix writer's and its tests' name
 from snlint.findings import Finding
-from snlint.fix.context import FileContext
-from snlint.fix.transforms import SAFE, Plan, apply_plans, overlaps, plan_for, signature
+from snlint.edit.parsed import ParsedFile
+from snlint.edit.plan import SAFE, Plan, apply_plans, overlaps, signature
+from snlint.fix.planning import plan_for, planners
 
 MAX_ROUNDS = 8
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # lines as Python counts them
@@ -54,7 +55,7 @@ def where(finding: Finding) -> str:
     return f"{finding.path}:{finding.line}:{finding.column}"
 
 
-def checked(ctx: FileContext, plans: list[tuple[Finding, Plan]], report: Report,
+def checked(parsed: ParsedFile, plans: list[tuple[Finding, Plan]], report: Report,
             strict: bool) -> tuple[str, list[tuple[Finding, Plan]]]:
     """The text with `plans` applied, and the plans kept. A combination that does not
     compile is rebuilt one plan at a time, dropping (and reporting) each plan that
@@ -63,20 +64,20 @@ def checked(ctx: FileContext, plans: list[tuple[Finding, Plan]], report: Report,
 
     def ok(text: str) -> str | None:
         if strict:
-            return compiles(text, ctx.path)
+            return compiles(text, parsed.path)
         try:
             cst.parse_module(text)
         except cst.ParserSyntaxError as e:
             return f"ParserSyntaxError: {str(e).splitlines()[0]}"
         return None
 
-    text = apply_plans(ctx, [p for _, p in plans])
+    text = apply_plans(parsed, [p for _, p in plans])
     if ok(text) is None:
         return text, plans
     kept: list[tuple[Finding, Plan]] = []
-    text = ctx.text
+    text = parsed.text
     for finding, plan in plans:
-        candidate = apply_plans(ctx, [p for _, p in kept] + [plan])
+        candidate = apply_plans(parsed, [p for _, p in kept] + [plan])
         error = ok(candidate)
         if error is None:
             kept.append((finding, plan))
@@ -93,35 +94,36 @@ class Round:
     applied: list[Finding] = field(default_factory=list)
 
 
-def fix_file(ctx: FileContext, findings: Iterable[Finding], config: Config, *, unsafe: bool,
+def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *, unsafe: bool,
              report: Report) -> Round:
     """One round on one file: the fixable findings' plans, the overlapping ones
     deferred, applied together."""
     chosen: list[tuple[Finding, Plan]] = []
+    by_code = planners()
     signatures: dict[tuple, Finding] = {}
     duplicates: list[tuple[Finding, tuple]] = []
     for finding in sorted(findings, key=Finding.sort_key):
         try:
-            plan = plan_for(finding, ctx, config)
+            plan = plan_for(finding, parsed, config, by_code)
         except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
             report(f"snlint: internal error planning the {finding.code} fix for "
                    f"{where(finding)}: {type(e).__name__}: {e}")
             continue
         if plan is None or not allowed(plan, unsafe):
             continue
-        sig = signature(ctx, plan)
+        sig = signature(parsed, plan)
         if sig in signatures:
             duplicates.append((finding, sig))  # the same edit as a fix already chosen
             continue
-        if any(overlaps(ctx, plan, other) for _, other in chosen):
+        if any(overlaps(parsed, plan, other) for _, other in chosen):
             continue
         signatures[sig] = finding
         chosen.append((finding, plan))
     if not chosen:
-        return Round(ctx.text)
-    strict = compiles(ctx.text, ctx.path) is None
-    text, kept = checked(ctx, chosen, report, strict)
-    kept_sigs = {signature(ctx, p) for _, p in kept}
+        return Round(parsed.text)
+    strict = compiles(parsed.text, parsed.path) is None
+    text, kept = checked(parsed, chosen, report, strict)
+    kept_sigs = {signature(parsed, p) for _, p in kept}
     applied = [f for f, _ in kept] + [f for f, sig in duplicates if sig in kept_sigs]
     return Round(text, applied)
 
@@ -205,11 +207,11 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
         changed = False
         for path, fs in sorted(by_path.items()):
             try:
-                ctx = FileContext(path, current[path])
+                parsed = ParsedFile(path, current[path])
             except cst.ParserSyntaxError:
                 result.blocked.add(path)
                 continue
-            done = fix_file(ctx, fs, config, unsafe=unsafe, report=report)
+            done = fix_file(parsed, fs, config, unsafe=unsafe, report=report)
             for f in done.applied:
                 pending[anchors[id(f)]] = counts[anchors[id(f)]]
             if done.text != current[path]:

@@ -104,7 +104,7 @@ def audit(target: nn.Module | Callable[[], nn.Module], example_input: Any = None
         for m, mode in modes:
             m.training = mode
     try:
-        from snlint.checks.catalogue import load_catalogue
+        from snlint.catalogue import load_catalogue
 
         rules = load_catalogue()
     except (FileNotFoundError, OSError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from snlint.checks.catalogue import Rule
+from snlint.catalogue import Rule
 from snlint.config import Config
 from snlint.findings import Finding, Location
 from snlint.link.graph_diagnostics import import_diagnostics, target_diagnostics
@@ -81,7 +81,8 @@ def built_findings(facts, rules: dict[str, Rule], *, display_for, fallback: Loca
     whose only facts are the runtime's. `display_for(abs_path)` gives a file's display
     path, or None for one outside the project (its findings go to `fallback`, normally
     the class's line); `evidence` is why the class is a discriminator."""
-    from snlint.checks import Context, run_checks
+    from snlint.checks.emit import Emitter
+    from snlint.checks.registry import run_checks
     from snlint.findings import DiscriminatorRef
     from snlint.link import link
     from snlint.link.join import runtime_of
@@ -93,7 +94,7 @@ def built_findings(facts, rules: dict[str, Rule], *, display_for, fallback: Loca
     project = link([])
     ref = DiscriminatorRef(f"{target.display}:{target.class_name}", evidence)
     project.runtime = {target.class_name: runtime_of(facts, display_for, ref, fallback)}
-    found, failures = run_checks(project, Context(rules))
+    found, failures = run_checks(project, Emitter(rules))
     if failures:
         raise failures[0][1]  # snlint's bug: audit() has no other way to say so
     return sorted(found + diagnostics, key=Finding.sort_key)

@@ -93,7 +93,7 @@ def _rule_descriptor(rule, repository: str) -> dict:
 
 
 def _rules() -> dict:
-    from snlint.checks.catalogue import load_catalogue
+    from snlint.catalogue import load_catalogue
 
     return load_catalogue()
 

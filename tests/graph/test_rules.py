@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 
 from graph_helpers import at, class_location, display_for, span_of, write  # noqa: E402
 
-from snlint.checks.catalogue import load_catalogue  # noqa: E402
+from snlint.catalogue import load_catalogue  # noqa: E402
 from snlint.checks.verdicts import has_batch_statistics  # noqa: E402
 from snlint.link.graph import built_findings  # noqa: E402
 from snlint.link.join import runtime_of  # noqa: E402

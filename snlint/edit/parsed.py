@@ -16,6 +16,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 from snlint.findings import Span
 from snlint.torchapi import SN_FUNCTIONS
 
+
 N = TypeVar("N", bound=cst.CSTNode)
 
 PARAM_SN = "torch.nn.utils.parametrizations.spectral_norm"
@@ -190,7 +191,7 @@ def _target_names(node: cst.CSTNode) -> Iterator[str]:
         yield from _target_names(node.value)
 
 
-class FileContext:
+class ParsedFile:
     """A parsed file. Raises libcst.ParserSyntaxError when the text does not parse."""
 
     def __init__(self, path: str, text: str) -> None:

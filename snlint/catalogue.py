@@ -1,7 +1,10 @@
 """The rule catalogue, read from the rule pages (`rules/*.md`).
 
-The pages are the single source of a rule's code, name, severity and fix
-applicability; --explain prints them and SARIF metadata is built from them.
+A page is the only place a rule's metadata is written: its front matter gives the code,
+name, severity, fix applicability, whether the rule is on by default, the one-line
+summary (`--list-rules`, the README table) and which other rules its Example necessarily
+triggers too (`example-also`, read by the page tests). --explain prints the page, and
+SARIF metadata is built from it.
 """
 
 from __future__ import annotations
@@ -11,9 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from snlint.findings import DIAGNOSTICS
-
-# Rules that are off unless selected (DESIGN, "Selection").
-OPT_IN = frozenset({"SN302", "SN501"})
 
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 _SECTION = re.compile(r"^## (.+)$", re.M)
@@ -27,6 +27,9 @@ class Rule:
     severity: str
     fix: str  # "safe" | "unsafe" | "none"
     page: str = field(repr=False, default="")
+    default_on: bool = True
+    short: str = ""  # the front matter's `summary`
+    example_also: frozenset[str] = frozenset()
 
     @property
     def is_diagnostic(self) -> bool:
@@ -34,7 +37,7 @@ class Rule:
 
     @property
     def opt_in(self) -> bool:
-        return self.code in OPT_IN
+        return not self.default_on
 
     def section(self, title: str) -> str:
         """The text of one `## title` section of the page, without its heading."""
@@ -50,7 +53,9 @@ class Rule:
 
     @property
     def summary(self) -> str:
-        """The first sentence of "What it finds" (short descriptions, --list-rules)."""
+        """One line: the page's `summary`, else the first sentence of "What it finds"."""
+        if self.short:
+            return self.short
         text = " ".join(self.section("What it finds").split())
         if not text:
             return DIAGNOSTICS.get(self.code, ("", "", ""))[2]
@@ -60,7 +65,7 @@ class Rule:
 
 def pages_dir() -> Path:
     """Where the pages are: inside the installed wheel, else the source checkout."""
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parent
     for candidate in (here / "rules", here.parent / "rules"):
         if candidate.is_dir():
             return candidate
@@ -75,7 +80,12 @@ def parse_page(text: str) -> Rule:
     for line in match.group(1).splitlines():
         key, _, value = line.partition(":")
         meta[key.strip()] = value.strip()
-    return Rule(meta["code"], meta["name"], meta["severity"], meta.get("fix", "none"), text)
+    default = meta.get("default", "on")
+    if default not in ("on", "off"):
+        raise ValueError(f"rule page {meta.get('code')}: default is {default!r}, not on or off")
+    also = frozenset(c.strip() for c in meta.get("example-also", "").split(",") if c.strip())
+    return Rule(meta["code"], meta["name"], meta["severity"], meta.get("fix", "none"), text,
+                default_on=default == "on", short=meta.get("summary", ""), example_also=also)
 
 
 def load_catalogue(directory: Path | None = None) -> dict[str, Rule]:
@@ -87,3 +97,14 @@ def load_catalogue(directory: Path | None = None) -> dict[str, Rule]:
     for code, (name, severity, what) in DIAGNOSTICS.items():
         rules.setdefault(code, Rule(code, name, severity, "none", f"# {code} {name}\n\n{what}\n"))
     return rules
+
+
+def markdown_table(rules: dict[str, Rule]) -> str:
+    """The README's rule table, generated from the pages (a test keeps the README equal)."""
+    lines = ["| code | name | severity | finds | fix |", "| --- | --- | --- | --- | --- |"]
+    for code, rule in sorted(rules.items()):
+        if rule.is_diagnostic:
+            continue
+        severity = rule.severity + (", opt-in" if rule.opt_in else "")
+        lines.append(f"| [{code}](rules/{code}.md) | {rule.name} | {severity} | {rule.summary} | {rule.fix} |")
+    return "\n".join(lines)

@@ -1,0 +1,181 @@
+"""Batch coupling in discriminators, as SN301, SN303 and SN401 read it: where each
+discriminator normalizes with batch statistics (`couplings`), in the instance a forward
+call reaches (`called_couplings`), and which real and generated calls belong together
+(`pairs`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from snlint.checks.emit import describe
+from snlint.checks.members import members
+from snlint.checks.verdicts import (
+    has_batch_statistics, normalizes_with_batch_statistics, runtime_clears_batch_norm,
+)
+from snlint.findings import Location
+from snlint.link import resolve
+from snlint.link.values import ListV, TupleV, UnknownV
+
+
+@dataclass
+class Coupling:
+    """One place that makes a discriminator's output depend on the rest of the batch."""
+
+    site: Location
+    what: str
+    symbol: str | None
+    via_default: bool = False
+
+
+def couplings(project, d) -> list[Coupling]:
+    """Batch-statistics normalization in every instance of discriminator `d` the program
+    builds (alone, and as training code builds it), less what a train() override keeps in
+    eval mode."""
+    instances = [d.instance] + [i for i in project.instances_of(d.cls.qualname) if i is not d.instance]
+    return couplings_in(project, d, instances)
+
+
+def called_couplings(project, d, call, pooled: list[Coupling]) -> list[Coupling]:
+    """Batch statistics in the instance a forward call reaches. Where training code built
+    that instance with arguments all known (`define_D(norm="instance")`, a registry's
+    config), it alone decides: the class's other configurations do not run. Otherwise
+    (built alone with its defaults, assumed, or built from unknown arguments) every
+    instance counts, as for SN301."""
+    module = call.module
+    if module is None or module is d.instance or id(call) in project.assumptions \
+            or not configured(module):
+        return pooled
+    return couplings_in(project, d, [module])
+
+
+def configured(layer) -> bool:
+    """Built with arguments, and every one that can decide its layers known: a norm choice
+    or a string its `__init__` compares. An unknown device list or channel count does not
+    send the judgement back to the class's defaults."""
+    if not (layer.args or layer.kwargs):
+        return False
+    init = layer.cls.method("__init__") if layer.cls is not None else None
+    if init is None:
+        return all(known(v) for v in list(layer.args) + list(layer.kwargs.values()))
+    params = [p.name for p in init.params[1:] if p.kind in ("pos", "posonly")]
+    bound = dict(zip(params, layer.args))
+    bound.update(layer.kwargs)
+    deciding = resolve.deciding(init)
+    if len(layer.args) > len(params) or any(k not in deciding and k not in params for k in layer.kwargs):
+        return all(known(v) for v in list(layer.args) + list(layer.kwargs.values()))
+    return all(known(v) for k, v in bound.items() if k in deciding)
+
+
+def known(value, depth: int = 0) -> bool:
+    if depth > 4:
+        return False
+    if isinstance(value, UnknownV):
+        return False
+    if isinstance(value, (ListV, TupleV)):
+        return all(known(v, depth + 1) for v in value.items)
+    # A config dict or options namespace is known as a whole: the options the class reads
+    # from it decide its layers, and one it does not read must not send the judgement back
+    # to the class's own defaults.
+    return True
+
+
+def couplings_in(project, d, instances: list) -> list[Coupling]:
+    found: dict[tuple, Coupling] = {}
+    runtime = project.runtime.get(d.cls.qualname)
+    classes = {d.cls.qualname}
+    for inst in instances:
+        if inst is None:
+            continue
+        for m in members(inst):
+            if m.layer.cls is not None:
+                classes.add(m.layer.cls.qualname)
+            kept = m.layer.kept_in_eval or (m.layer.call.path, m.layer.call.span) in project.kept_in_eval
+            if not normalizes_with_batch_statistics(m.layer.kind, kept_in_eval=kept):
+                continue
+            site = m.layer.origin or m.site
+            if runtime is not None and runtime_clears_batch_norm(runtime, site):
+                continue  # built, and kept in eval mode there
+            found.setdefault((site.path, site.span), Coupling(
+                site, m.layer.short_type, m.symbol, via_default=m.layer.origin is not None))
+    for call in project.events.batch_norm_calls:
+        owner = call.owner
+        if owner is not None and owner.cls is not None and owner.cls.qualname in classes:
+            found.setdefault((call.call.path, call.call.span), Coupling(
+                call.call, "F.batch_norm(training=True)", f"{owner.short_type}.forward"))
+    return list(found.values())
+
+
+def first_place(found: list[Coupling]) -> str:
+    c = found[0]
+    return f"{c.what} at {c.site.path}:{c.site.span.line}"
+
+
+def candidates(scored: list[tuple]) -> tuple[str, str]:
+    """(who, which batch statistics) for a message: one discriminator, or each candidate
+    class with batch statistics a call may reach ("DCGAN_D (...) or SNGAN_D (...), one of 2
+    classes define_D() may build ...")."""
+    unique: dict[str, tuple] = {}
+    for ref, found in scored:
+        unique.setdefault(ref.cls, (ref, found))
+    if len(unique) == 1:
+        ref, found = next(iter(unique.values()))
+        return describe(ref), first_place(found)
+    refs = [r for r, _ in unique.values()]
+    who = " or ".join(describe(replace(r, via="", detail="")) for r in refs)
+    via = refs[0].via
+    return f"{who}, {via}" if via else who, "; ".join(first_place(f) for _, f in unique.values())
+
+
+def reached(d, calls: list):
+    """`d.ref`, with how the calls reach the instance they score (`Layer.via`), when they
+    do not call one built where they are."""
+    steps: list[str] = []
+    for call in calls:
+        for step in reversed(call.module.via if call.module is not None else []):
+            if step not in steps:
+                steps.append(step)
+    return replace(d.ref, via="; ".join(steps)) if steps else d.ref
+
+
+def pairs(calls: list) -> list[tuple]:
+    """Real and fake calls that belong together: nearest first, and on a tie the pair that
+    scores real before fake (a discriminator step), so that a generator step's lone
+    `D(fake)` before it is not taken for half of it. A concatenated call separates."""
+    segments: list[list] = [[]]
+    for call in calls:
+        if call.kind == "mixed":
+            segments.append([])
+        elif call.kind in ("real", "fake"):
+            segments[-1].append(call)
+    pairs = []
+    for segment in segments:
+        # Calls of one instance pair first: two discriminators of one class (MUNIT's
+        # `dis_a` and `dis_b`) each score their own real and generated batches.
+        candidates = [(segment[i].module is not segment[j].module, j - i,
+                       0 if segment[i].kind == "real" else 1, i, j)
+                      for i in range(len(segment)) for j in range(i + 1, len(segment))
+                      if segment[i].kind != segment[j].kind]
+        used: set[int] = set()
+        for _, _, _, i, j in sorted(candidates):
+            if i in used or j in used:
+                continue
+            a, b = segment[i], segment[j]
+            if a.site_apart_from(b) == b.site_apart_from(a):
+                continue
+            used.update((i, j))
+            pairs.append((a, b))
+    return sorted(pairs, key=lambda p: p[0].order)
+
+
+def coupled_discriminators(project) -> dict[str, tuple]:
+    """Discriminator qualname -> (discriminator, its couplings), for those SN303 and SN401
+    judge: with batch statistics in the source, less those the graph pass built without."""
+    coupled: dict[str, tuple] = {}
+    for d in project.discriminators:
+        found = couplings(project, d)
+        if not found:
+            continue
+        runtime = project.runtime.get(d.cls.qualname)
+        if runtime is None or has_batch_statistics(runtime.facts):
+            coupled[d.cls.qualname] = (d, found)
+    return coupled

@@ -1,0 +1,59 @@
+"""How a rule says what it found: `Emitter` turns a code, a location and a message into a
+Finding carrying the page's name and severity; `describe` names a discriminator and the
+evidence that makes it one, the same way in every rule's message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from snlint.catalogue import Rule
+from snlint.findings import DiscriminatorRef, Finding, Location
+
+
+@dataclass
+class Emitter:
+    rules: dict[str, Rule]
+    _seen: dict[tuple[str, str, Any], int] = field(default_factory=dict)
+
+    def finding(self, code: str, loc: Location, message: str, *, symbol: str | None = None,
+                discriminator: DiscriminatorRef | None = None,
+                data: dict[str, Any] | None = None) -> Finding:
+        name, severity = self.meta(code)
+        return Finding(code, name, severity, message, loc.path, loc.span,
+                       symbol=symbol, discriminator=discriminator,
+                       data=tuple(sorted((data or {}).items())))
+
+    def meta(self, code: str) -> tuple[str, str]:
+        rule = self.rules[code]
+        return rule.name, rule.severity
+
+
+def merge_instances(findings: Iterable[Finding]) -> list[Finding]:
+    """One finding per (code, site). The interpreter builds a class once on its own and
+    again inside every module that uses it, so the same site is seen many times; checks
+    that count instances say so in their own message."""
+    seen: dict[tuple, Finding] = {}
+    for f in findings:
+        seen.setdefault((f.code, f.path, f.span), f)
+    return list(seen.values())
+
+
+def describe(ref: DiscriminatorRef | None) -> str:
+    if ref is None:
+        return ""
+    cls = ref.cls.rpartition(":")[2]
+    why = {"configuration": "configured as a discriminator",
+           "name": "a discriminator by its name",
+           "training code": "used as a discriminator by the training code"}.get(ref.evidence, ref.evidence)
+    via = f"; {ref.via}" if ref.via else ""
+    return f"{cls} ({why}{'; ' + ref.detail if ref.detail else ''}{via})"
+
+
+def iter_unique(items: Iterable[Any], key) -> Iterator[Any]:
+    seen = set()
+    for item in items:
+        k = key(item)
+        if k not in seen:
+            seen.add(k)
+            yield item

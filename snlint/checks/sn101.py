@@ -1,0 +1,42 @@
+"""SN101 sn-on-normalization: spectral norm on a normalization layer."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from snlint.checks.emit import Emitter
+from snlint.checks.sn_applications import (
+    State, applications, filter_note, linked_findings, shape_text,
+)
+from snlint.checks.unwrap_sn import remove_sn
+from snlint.checks.verdicts import sn_on_normalization
+from snlint.config import Config
+from snlint.edit.parsed import ParsedFile
+from snlint.edit.plan import Plan
+from snlint.findings import Finding
+
+
+CODE = "SN101"
+
+
+def check(project, emit: Emitter) -> Iterator[Finding]:
+    """SN on a normalization layer."""
+    source = (emit.finding(
+        "SN101", a.app.site,
+        f"spectral norm on {a.what}, a normalization layer: it divides the affine "
+        f"weight vector by its L2 norm and bounds nothing{filter_note(a.app)}",
+        symbol=a.symbol, data={"api": a.app.api, "layer": a.what, "from_filter": a.app.from_filter})
+        for a in applications(project) if sn_on_normalization(a.kind))
+
+    def built(st: State):
+        m, state = st.leaf, st.state
+        if st.index == 0 and sn_on_normalization(m.kind):
+            return state.site, (
+                f"spectral norm on {m.type_name}: it divides the layer's affine {state.name} "
+                f"(shape {shape_text(state.param_shape)}) by its norm; no Lipschitz bound results"), st.data
+        return None
+    return linked_findings(project, emit, "SN101", source, built)
+
+
+def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
+    return remove_sn(finding, parsed, config)

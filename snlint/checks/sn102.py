@@ -1,0 +1,56 @@
+"""SN102 sn-on-weightless-layer: spectral norm on a layer without a weight matrix."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from snlint.checks.emit import Emitter
+from snlint.checks.sn_applications import (
+    State, applications, filter_note, linked_findings, on_a_vector, shape_text,
+)
+from snlint.checks.unwrap_sn import remove_sn
+from snlint.checks.verdicts import sn_on_normalization, sn_without_weight_matrix
+from snlint.config import Config
+from snlint.edit.parsed import ParsedFile
+from snlint.edit.plan import Plan
+from snlint.findings import Finding
+
+
+CODE = "SN102"
+
+
+def check(project, emit: Emitter) -> Iterator[Finding]:
+    """SN on a layer without a weight matrix (an activation, a container, a 1-D weight)."""
+    def source() -> Iterator[Finding]:
+        for a in applications(project):
+            kind, what = a.kind, a.what
+            if sn_on_normalization(kind) or not sn_without_weight_matrix(
+                    kind, has_weight="weight" in a.layer.attrs):
+                continue
+            detail = {
+                "activation": "an activation",
+                "container": "a container (SN must go on the conv/linear layers inside it)",
+            }.get(kind, "a module without a weight matrix")
+            if what == "PReLU":
+                detail = "PReLU, whose 1-D slope SN scales to unit norm, turning it into identity or |x|"
+            elif kind == "module":
+                detail = "a module without a weight of its own (SN must go on its conv/linear layers)"
+            yield emit.finding("SN102", a.app.site, f"spectral norm on {what}: {detail}{filter_note(a.app)}",
+                              symbol=a.symbol, data={"api": a.app.api, "layer": what, "kind": kind,
+                                                     "from_filter": a.app.from_filter})
+
+    def built(st: State):
+        m, state, ndim = st.leaf, st.state, st.ndim
+        if st.index > 0 or sn_on_normalization(m.kind) or on_a_vector(st):
+            return None
+        if sn_without_weight_matrix(m.kind, weight_ndim=ndim):
+            what = ("has a 1-D weight (shape " + shape_text(state.param_shape)
+                    + "): SN scales it to unit norm") if ndim is not None and ndim <= 1 else (
+                "has no weight matrix")
+            return state.site, f"spectral norm on {m.type_name}, which {what}", st.data
+        return None
+    return linked_findings(project, emit, "SN102", source(), built)
+
+
+def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
+    return remove_sn(finding, parsed, config)

@@ -1,0 +1,49 @@
+"""SN103 sn-applied-twice: one layer spectrally normalized twice."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from snlint.checks.emit import Emitter
+from snlint.checks.sn_applications import State, applications, linked_findings
+from snlint.checks.unwrap_sn import remove_sn
+from snlint.config import Config
+from snlint.edit.parsed import ParsedFile
+from snlint.edit.plan import Plan
+from snlint.findings import Finding
+from snlint.torchapi import SN_HOOK, SN_PARAM
+
+
+CODE = "SN103"
+
+
+def check(project, emit: Emitter) -> Iterator[Finding]:
+    """SN applied twice to one layer."""
+    def source() -> Iterator[Finding]:
+        for a in applications(project):
+            app, layer, what = a.app, a.layer, a.what
+            index = next((i for i, x in enumerate(layer.sn) if x is app), 0)
+            if index < 1:
+                continue
+            first = layer.sn[0]
+            yield emit.finding(
+                "SN103", app.site,
+                f"{what} is spectrally normalized twice: it already got SN at line "
+                f"{first.site.span.line}"
+                + (f" of {first.site.path}" if first.site.path != app.site.path else "")
+                + (" (two parametrizations stack silently: two power iterations)" if app.api == first.api == SN_PARAM
+                   else " (torch raises at construction)" if SN_HOOK in (app.api, first.api) else ""),
+                symbol=a.symbol, data={"api": app.api, "first_api": first.api, "layer": what,
+                                       "from_filter": app.from_filter})
+
+    def built(st: State):
+        if st.index == 0:
+            return None
+        m, state, first = st.leaf, st.state, st.leaf.sn[0]
+        return state.site, (f"{m.type_name} is spectral-normalized twice ({first.api} then "
+                            f"{state.api}): the second SN is redundant"), {**st.data, "first_api": first.api}
+    return linked_findings(project, emit, "SN103", source(), built)
+
+
+def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
+    return remove_sn(finding, parsed, config)

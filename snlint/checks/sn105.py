@@ -1,0 +1,80 @@
+"""SN105 sn-wrong-dim: spectral norm estimating sigma for the wrong matrix shape."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from snlint.checks.emit import Emitter
+from snlint.checks.sn_applications import State, applications, linked_findings, on_a_vector
+from snlint.checks.verdicts import (
+    sn_dim_off_output_axis, sn_on_normalization, sn_without_weight_matrix,
+)
+from snlint.config import Config
+from snlint.edit.parsed import ParsedFile
+from snlint.edit.plan import SAFE, Plan
+from snlint.edit.syntax import positional, remove_arg
+from snlint.findings import Finding
+from snlint.torchapi import SN_HOOK, SN_PARAM, default_sn_dim
+
+
+CODE = "SN105"
+
+
+def check(project, emit: Emitter) -> Iterator[Finding]:
+    """SN estimating sigma for the wrong matrix shape: a dim= off the output axis, or a
+    hand-written reshape along dim 0 of a transposed conv."""
+    def source() -> Iterator[Finding]:
+        for a in applications(project):
+            app, layer, what, kind = a.app, a.layer, a.what, a.kind
+            axis = default_sn_dim(what if layer.base_type is None else layer.base_type)
+            if app.dim_explicit and sn_dim_off_output_axis(kind, app.dim, axis, layer.kernel_is_1x1()):
+                yield emit.finding(
+                    "SN105", app.dim_arg or app.site,
+                    f"dim={app.dim} on {what}: its output axis is dim {axis}, so σ is estimated "
+                    f"for the wrong matrix shape",
+                    symbol=a.symbol, data={"api": app.api})
+            if app.reshape is not None and kind == "conv_transpose":
+                yield emit.finding(
+                    "SN105", app.reshape,
+                    f"{app.callee} flattens the weight along dim 0, but {what}'s output axis is "
+                    f"dim 1: σ is estimated for the wrong matrix shape",
+                    symbol=a.symbol, data={"api": app.api, "hand_written": True})
+
+    def built(st: State):
+        m, state, ndim = st.leaf, st.state, st.ndim
+        if (st.index > 0 or sn_on_normalization(m.kind) or on_a_vector(st)
+                or sn_without_weight_matrix(m.kind, weight_ndim=ndim)
+                or state.api not in (SN_HOOK, SN_PARAM) or ndim is None or ndim < 3):
+            return None
+        default = 1 if m.kind == "conv_transpose" else 0
+        kernel = 1
+        for size in (state.param_shape or ())[2:]:
+            kernel *= size
+        if sn_dim_off_output_axis(m.kind, state.dim, default, kernel == 1):
+            return state.dim_site or state.site, (
+                f"spectral norm of {m.type_name} with dim={state.dim}; its output axis is dim "
+                f"{default}, and this dim changes the estimated sigma"), {
+                **st.data, "dim": state.dim, "default_dim": default}
+        return None
+    return linked_findings(project, emit, "SN105", source(), built)
+
+
+def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
+    arg = parsed.at(finding.span, cst.Arg)
+    if arg is None:
+        return None
+    call = parsed.parent(arg)
+    if not isinstance(call, cst.Call):
+        return None
+    pos = positional(call)
+    if arg.keyword is None and (arg not in pos or pos.index(arg) != len(pos) - 1):
+        return None
+    if arg.keyword is not None and arg.keyword.value != "dim":
+        return None
+    plan = Plan(finding.code, SAFE,
+                f"Drop {parsed.code(arg).strip().rstrip(',')} so the API's default, the layer's output "
+                f"axis, applies; state_dict keys stay, the u/v vectors change shape (drop them "
+                f"from old checkpoints)")
+    return plan.replace(call, remove_arg(call, arg))

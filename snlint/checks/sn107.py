@@ -1,0 +1,46 @@
+"""SN107 sn-never-applied: hook spectral norm on a weight the forward reads directly."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from snlint.checks.emit import Emitter
+from snlint.checks.sn_applications import State, applications, linked_findings
+from snlint.checks.sn_migration import migrate
+from snlint.checks.verdicts import hook_sn_never_runs
+from snlint.config import Config
+from snlint.edit.parsed import ParsedFile
+from snlint.edit.plan import Plan
+from snlint.findings import Finding
+
+
+CODE = "SN107"
+
+
+def check(project, emit: Emitter) -> Iterator[Finding]:
+    """Hook-based SN on MultiheadAttention.out_proj, whose weight attention reads directly."""
+    source = (emit.finding(
+        "SN107", a.app.site,
+        "hook-based spectral norm on MultiheadAttention.out_proj never runs: attention "
+        "reads out_proj.weight directly, so the weight stays un-normalized",
+        symbol=a.symbol, data={"api": a.app.api})
+        for a in applications(project) if hook_sn_never_runs(a.app.api, a.layer.bypassed))
+
+    def built(st: State):
+        m, state = st.leaf, st.state
+        if st.index == 0 and hook_sn_never_runs(state.api, m.bypassed_forward):
+            return state.site, (
+                f"hook-based spectral norm on {m.type_name} `{m.path.rpartition('.')[2]}` never "
+                "runs: MultiheadAttention reads out_proj.weight directly, so the weight is never "
+                "normalized"), st.data
+        return None
+    return linked_findings(project, emit, "SN107", source, built)
+
+
+def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
+    plan = migrate(finding, parsed, whole_file=False)
+    if plan is not None:
+        plan.message = ("Use the parametrizations API, which normalizes the layer even though "
+                        "its owner reads the weight directly (the layer's output changes). "
+                        + plan.message)
+    return plan

@@ -1,0 +1,187 @@
+"""SN201 missing-sn: a conv/linear layer of a discriminator that uses SN elsewhere."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterator
+
+import libcst as cst
+
+from snlint.checks.emit import Emitter, describe
+from snlint.checks.linked import Shown, confirmed, runtime_only
+from snlint.checks.members import Member, members
+from snlint.checks.sn_migration import param_sn_ref
+from snlint.checks.verdicts import leaf_missing_sn, needs_sn, runtime_clears_missing_sn, uses_sn
+from snlint.config import Config
+from snlint.edit.parsed import ParsedFile
+from snlint.edit.plan import SAFE, Plan
+from snlint.edit.syntax import binds, code_of
+from snlint.findings import Finding, Location
+from snlint.link.values import Layer
+from snlint.torchapi import KEYS_HOOK, KEYS_PARAM, NEEDS_SN, SN_HOOK, SN_PARAM, weight_norm_api
+
+
+CODE = "SN201"
+
+
+def check(project, emit: Emitter) -> Iterator[Finding]:
+    """SN201 from the source's layers and the runtime leaves joined to them: a group the
+    built discriminator shows without SN is confirmed, one it shows with SN (added by
+    apply, a loop...) is cleared, and a leaf only the runtime has (built where the source
+    cannot follow) is judged by the same `needs_sn`."""
+    shown_by_source: set[int] = set()
+    for d in project.discriminators:
+        runtime = project.runtime.get(d.cls.qualname)
+        for finding, site in _source_sn201(project, d, emit):
+            if runtime is not None:
+                leaves = runtime.leaves_built_at(site)
+                shown_by_source.update(map(id, leaves))
+                if runtime_clears_missing_sn(runtime, site):
+                    continue
+                if leaves:
+                    finding = confirmed(finding, runtime)
+            yield finding
+    yield from runtime_only(emit, (
+        Shown(runtime, "SN201", m.site, m.path,
+              f"{m.type_name} {_owner(runtime)}.{m.path} has no spectral norm, but "
+              f"{describe(runtime.ref) or 'the discriminator'} normalizes its other conv/linear "
+              "layers (seen in the built model)",
+              {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts)})
+        for runtime in project.runtime.values() if uses_sn(runtime.facts)
+        for m in runtime.facts.modules if leaf_missing_sn(m) and id(m) not in shown_by_source))
+
+
+def _needs_sn(layer: Layer) -> bool:
+    return needs_sn(layer.kind, weight_norm=layer.weight_norm, bypassed=layer.bypassed,
+                    frozen=layer.frozen)
+
+
+def _owner(runtime) -> str:
+    return runtime.facts.target.class_name
+
+
+def _runtime_sn_api(facts) -> str:
+    apis = Counter(s.api for m in facts.modules if m.kind in NEEDS_SN for s in m.sn)
+    return apis.most_common(1)[0][0] if apis else ""
+
+
+def _source_sn201(project, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]:
+    root = d.instance
+    if root is None:
+        return
+    tree = members(root)
+    if root.opaque or any(m.layer.opaque for m in tree):
+        return  # something we cannot follow may add SN; do not guess
+    layers = [m for m in tree if _needs_sn(m.layer)]
+    with_sn = [m for m in layers if m.layer.sn]
+    if not with_sn:
+        return
+    callees = Counter(a.callee for m in with_sn for a in m.layer.sn if not a.from_filter)
+    apis = {a.callee: a.api for m in with_sn for a in m.layer.sn if not a.from_filter}
+    missing = [m for m in layers if not m.layer.sn and not m.layer.ambiguous]
+    by_site: dict[tuple, list[Member]] = {}
+    for m in missing:
+        by_site.setdefault((m.site.path, m.site.span), []).append(m)
+    normalized_sites = {(m.site.path, m.site.span) for m in with_sn}
+    all_sites = {(m.site.path, m.site.span) for m in layers}
+    for group in by_site.values():
+        m = group[0]
+        count = len(group)
+        # Instances behind an `if` we could not decide may not all exist; do not count them.
+        many = f" ({count} instances built here)" if count > 1 and not any(
+            g.layer.conditional for g in group) else ""
+        yield emit.finding(
+            "SN201", m.site,
+            f"{m.layer.short_type} {m.symbol} has no spectral norm, but {describe(d.ref)} "
+            f"normalizes the layers built at {len(normalized_sites)} of its "
+            f"{len(all_sites)} conv/linear sites{many}",
+            symbol=m.symbol, discriminator=d.ref,
+            data={"sn_callee": callees.most_common(1)[0][0] if callees else "",
+                  "sn_api": apis.get(callees.most_common(1)[0][0], "") if callees else "",
+                  "instances": count, "layer": m.layer.short_type}), m.site
+
+
+def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
+    call = parsed.at(finding.span, cst.Call)
+    if call is None or _weight_normalized(parsed, call):
+        return None
+    plan = Plan(finding.code, SAFE, "")
+    chosen = _sn_wrapper(finding, parsed, plan)
+    if chosen is None:
+        return None
+    func, api = chosen
+    keys = KEYS_HOOK if api == SN_HOOK else KEYS_PARAM
+    layer = finding.get("layer") or "layer"
+    plan.message = (f"Wrap the {layer} in `{code_of(func)}`"
+                    f"{' (imported)' if plan.imports else ''}; its state_dict keys change "
+                    f"(`weight` becomes {keys})")
+    return plan.replace(call, cst.Call(func=func, args=[cst.Arg(call)]))
+
+
+def _sn_wrapper(finding: Finding, parsed: ParsedFile, plan: Plan) -> tuple[cst.BaseExpression, str | None] | None:
+    """The SN callable to wrap a layer with: the spelling the discriminator uses when this
+    file calls it so, else the one this file calls most (an alias, a partial with its
+    settings), else the discriminator's if this file can name it, else
+    parametrizations.spectral_norm (imported). A helper that builds a layer
+    (`snconv2d`) cannot wrap one, so only SN functions and partials of them count."""
+    wanted = finding.get("sn_callee") or ""
+    counts = parsed.sn_callees()
+    if counts:
+        text = wanted if wanted in counts else sorted(
+            counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        expr = cst.parse_expression(text)
+        return expr, parsed.sn_api(expr) or parsed.sn_partial_api(expr)
+    if wanted:
+        try:
+            expr = cst.parse_expression(wanted)
+        except cst.ParserSyntaxError:
+            expr = None
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            api = parsed.sn_api(expr) or parsed.sn_partial_api(expr)
+            if api is not None:
+                return expr, api
+    if finding.get("sn_api") == "custom" and wanted.isidentifier() and binds(parsed.module, wanted):
+        # The project's own SN wrapper (`SpectralNorm(module)`): mixing it with torch's
+        # SN in one model would normalize layers two different ways.
+        return cst.Name(wanted), "custom"
+    names = parsed.sn_names()
+    if names:
+        return cst.Name(names[0]), parsed.sn_api(cst.Name(names[0]))
+    ref = param_sn_ref(parsed, plan)
+    return (ref, SN_PARAM) if ref is not None else None
+
+
+def _weight_normalized(parsed: ParsedFile, call: cst.Call) -> bool:
+    """The layer this call builds goes straight into weight_norm (either API), or into a
+    callable that may be it (`norm_f = weight_norm if ... else spectral_norm`): it has
+    its own weight normalization, and wrapping it in SN would stack two."""
+    wrappers = [call]
+    parent = parsed.parent(call)
+    if isinstance(parent, cst.Arg):
+        outer = parsed.parent(parent)
+        if isinstance(outer, cst.Call):
+            wrappers.append(outer)
+    for node in wrappers:
+        if weight_norm_api(parsed.qualify(node.func) or ""):
+            return True
+        if "weight_norm" in parsed.code(node.func):
+            return True
+        if isinstance(node.func, cst.Name) and node is not call:
+            scope = next((a for a in parsed.ancestors(node) if isinstance(a, cst.FunctionDef)), parsed.module)
+            if _assigned_weight_norm(parsed, scope, node.func.value):
+                return True
+    return False
+
+
+def _assigned_weight_norm(parsed: ParsedFile, scope: cst.CSTNode, name: str) -> bool:
+    found = False
+
+    class Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal found
+            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets) \
+                    and "weight_norm" in parsed.code(node.value):
+                found = True
+
+    scope.visit(Assignments())
+    return found

@@ -1,0 +1,81 @@
+"""SN302 batch-coupled-op-in-discriminator: an operation that mixes samples in a discriminator."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from snlint.checks.emit import Emitter, describe
+from snlint.checks.linked import Shown, confirmed_by, runtime_only
+from snlint.checks.members import members
+from snlint.findings import Finding
+from snlint.graph.facts import Site
+
+
+CODE = "SN302"
+
+
+def check(project, emit: Emitter) -> Iterator[Finding]:
+    """SN302: operations that mix samples (minibatch stddev and the like). Often
+    deliberate, so info and opt-in. The source's reductions are confirmed by the ones the
+    built discriminator records at the same call; the runtime's others, and the coupling
+    only its probe sees, are the graph's."""
+    shown_by_source: set[int] = set()
+    for d in project.discriminators:
+        runtime = project.runtime.get(d.cls.qualname)
+        classes = {d.cls.qualname}
+        for inst in [d.instance] + project.instances_of(d.cls.qualname):
+            if inst is not None:
+                classes.update(m.layer.cls.qualname for m in members(inst) if m.layer.cls is not None)
+        for r in project.events.batch_reductions:
+            if r.owner is None or r.owner.cls is None or r.owner.cls.qualname not in classes:
+                continue
+            finding = emit.finding(
+                "SN302", r.call,
+                f"{r.what} in {r.owner.short_type}.forward reduces over the batch: each score of "
+                f"{describe(d.ref)} then depends on the other samples in the batch (minibatch "
+                f"statistics; often deliberate, as StyleGAN's minibatch stddev)",
+                symbol=f"{r.owner.short_type}.forward", discriminator=d.ref,
+                data={"operation": r.what})
+            if runtime is not None:
+                shown = [pair for pair in runtime.facts.batch_reductions
+                         if pair[1] is not None and runtime.locate(pair[1]) == r.call]
+                finding = confirmed_by(finding, runtime, shown, shown_by_source)
+            yield finding
+    shown: list[Shown] = []
+    for runtime in project.runtime.values():
+        facts = runtime.facts
+        for pair in facts.batch_reductions:
+            if id(pair) not in shown_by_source:
+                what, site = pair
+                shown.append(Shown(runtime, "SN302", site, "",
+                                   f"{what} reduces over the batch dimension: it mixes samples",
+                                   {"operation": what}, layers=False))
+        shown += _probed_coupling(runtime)
+    yield from runtime_only(emit, shown)
+
+
+def _probed_coupling(runtime) -> list[Shown]:
+    """Where the probe located the coupling, each place no batch norm explains; batch
+    reductions the forward recorded are more precise and win when there are some."""
+    facts = runtime.facts
+    probe = facts.probe or {}
+    if not probe.get("coupled") or facts.batch_reductions or facts.batch_norm_calls:
+        return []
+    batch_stats = {m.path for m in facts.modules if m.kind == "batch_norm" and m.uses_batch_stats}
+    sources = probe.get("sources") or []
+    shown = []
+    for source in sources:
+        if source.get("path") in batch_stats:
+            continue
+        path = source.get("path", "")
+        where = f"{source.get('type', '')} `{path}`" if path else facts.target.class_name
+        shown.append(Shown(runtime, "SN302", Site.from_dict(source.get("site")), path,
+                           f"the batch-coupling probe sees {where} mix samples: changing one "
+                           "sample's input changed the others' outputs there", {"probe": True},
+                           layers=False))
+    if not sources and not batch_stats:
+        shown.append(Shown(runtime, "SN302", None, "",
+                           "the batch-coupling probe sees samples coupled (changing one input "
+                           "changed the others' outputs) and no batch norm explains it",
+                           {"probe": True}, layers=False))
+    return shown

@@ -1,0 +1,38 @@
+"""SN303 batch-norm-with-gradient-penalty: a gradient penalty through a critic with batch statistics."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from snlint.checks.couplings import called_couplings, candidates, coupled_discriminators, reached
+from snlint.checks.emit import Emitter
+from snlint.findings import Finding
+
+
+CODE = "SN303"
+
+
+def check(project, emit: Emitter) -> Iterator[Finding]:
+    coupled = coupled_discriminators(project)
+    at_site: dict[tuple, list] = {}
+    for penalty in project.events.penalties:
+        module = penalty.forward.module
+        if module is None or module.cls is None or module.cls.qualname not in coupled:
+            continue
+        d, pooled = coupled[module.cls.qualname]
+        found = called_couplings(project, d, penalty.forward, pooled)
+        if found:
+            site = penalty.forward.node or penalty.forward.call
+            at_site.setdefault((site.path, site.span), []).append(
+                (penalty, site, reached(d, [penalty.forward]), found))
+    for entries in at_site.values():
+        penalty, site, ref, _ = entries[0]
+        subject, stats = candidates([(r, f) for _, _, r, f in entries])
+        assumed = project.assumptions.get(id(penalty.forward))
+        yield emit.finding(
+            "SN303", site,
+            f"the gradient penalty at line {penalty.grad.span.line} differentiates this output "
+            f"of {subject}, which has batch statistics ({stats}): each sample's "
+            f"score depends on the whole batch, so the per-sample gradient it constrains does "
+            f"not exist" + (f" ({assumed})" if assumed else ""),
+            symbol=penalty.forward.function, discriminator=ref)

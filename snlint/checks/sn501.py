@@ -1,0 +1,34 @@
+"""SN501 legacy-spectral-norm: the hook API `torch.nn.utils.spectral_norm`."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from snlint.checks import sn107
+from snlint.checks.emit import Emitter
+from snlint.checks.sn_migration import migrate
+from snlint.config import Config
+from snlint.edit.parsed import ParsedFile
+from snlint.edit.plan import Plan
+from snlint.findings import Finding
+from snlint.torchapi import SN_HOOK
+
+
+CODE = "SN501"
+
+
+def check(project, emit: Emitter) -> Iterator[Finding]:
+    # Where SN107 reports the hook API (it never runs there), SN501 would be a second
+    # finding for one mistake.
+    never_applied = {(f.path, f.span) for f in sn107.check(project, emit)}
+    for call in project.events.sn_calls:
+        if call.api == SN_HOOK and (call.call.path, call.call.span) not in never_applied:
+            yield emit.finding(
+                "SN501", call.call,
+                "torch.nn.utils.spectral_norm is the legacy hook API; "
+                "torch.nn.utils.parametrizations.spectral_norm is the maintained one",
+                data={"api": call.api})
+
+
+def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
+    return migrate(finding, parsed, whole_file=True)

@@ -1,0 +1,107 @@
+"""The spectral norms a project applies, as SN101-SN107 and SN501 read them: each SN
+application the source saw, with its layer, kind and symbol (`applications`), each SN
+state of a built discriminator's leaves (`states`), and `linked_findings`, which joins a
+rule's source findings to the runtime states at the same SN call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+from snlint.checks.emit import Emitter
+from snlint.checks.linked import Shown, confirmed, runtime_only
+from snlint.checks.members import members
+from snlint.checks.verdicts import sn_off_the_weight
+from snlint.findings import Finding, Location
+from snlint.graph.facts import LeafFacts, Site, SNState
+from snlint.torchapi import KINDS
+
+
+def filter_note(app) -> str:
+    if app.from_filter:
+        return " (applied by a loop or apply() whose isinstance filter lets it through)"
+    return ""
+
+
+def symbol_map(project) -> dict[int, str]:
+    """id(layer) -> its symbol (`Discriminator.main.3`), from every module built alone."""
+    symbols: dict[int, str] = {}
+    for root in project.roots.values():
+        for m in members(root):
+            symbols.setdefault(id(m.layer), m.symbol)
+    return symbols
+
+
+@dataclass
+class Application:
+    app: object
+    layer: object
+    symbol: str | None
+    kind: str
+    what: str
+
+
+def applications(project) -> Iterator[Application]:
+    symbols = symbol_map(project)
+    for event in project.events.sn:
+        layer = event.target
+        kind = layer.kind if layer.base_type is None else kind_of_base(layer)
+        yield Application(event.app, layer, symbols.get(id(layer)), kind, layer.short_type)
+
+
+@dataclass
+class State:
+    """One SN state of a runtime leaf, with its index among the leaf's SN states."""
+
+    leaf: LeafFacts
+    state: SNState
+    index: int
+
+    @property
+    def ndim(self) -> int | None:
+        shape = self.state.param_shape
+        return len(shape) if shape is not None else None
+
+    @property
+    def data(self) -> dict:
+        m, state = self.leaf, self.state
+        return {"layer": m.type_name, "api": state.api, "name": state.name, "kind": m.kind}
+
+
+def states(runtime) -> Iterator[State]:
+    for m in runtime.facts.modules:
+        for i, state in enumerate(m.sn):
+            yield State(m, state, i)
+
+
+def linked_findings(project, emit: Emitter, code: str, source: Iterable[Finding],
+            built: Callable[[State], "tuple[Site | None, str, dict] | None"]) -> Iterator[Finding]:
+    """`source` confirmed where a built discriminator's SN state at the same SN call is the
+    same mistake (`built`), and the mistakes only the runtime shows."""
+    judged = [(runtime, st, out) for runtime in project.runtime.values() for st in states(runtime)
+              for out in [built(st)] if out is not None]
+    shown_by_source: set[int] = set()
+    for finding in source:
+        loc = Location(finding.path, finding.span)
+        same = [(runtime, i) for i, (runtime, _, (site, _, _)) in enumerate(judged)
+                if runtime.locate(site) == loc]
+        if same:
+            shown_by_source.update(i for _, i in same)
+            finding = confirmed(finding, same[0][0])
+        yield finding
+    yield from runtime_only(emit, (
+        Shown(runtime, code, site, st.leaf.path, message, data, names_discriminator=False)
+        for i, (runtime, st, (site, message, data)) in enumerate(judged) if i not in shown_by_source))
+
+
+def on_a_vector(st: State) -> bool:
+    """SN104's case, which takes precedence over SN102 and SN105 on the runtime's side."""
+    return sn_off_the_weight(st.leaf.kind, st.state.name, param_ndim=st.ndim)
+
+
+def shape_text(shape: tuple[int, ...] | None) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]" if shape is not None else "?"
+
+
+def kind_of_base(layer) -> str:
+    return KINDS.get(layer.base_type or "", layer.kind)

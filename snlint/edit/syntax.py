@@ -1,0 +1,149 @@
+"""Small libcst helpers the fix planners share: call arguments, comments, statements and
+the commas between items, read and rebuilt without touching other bytes."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+import libcst as cst
+
+from snlint.edit.parsed import ParsedFile
+from snlint.torchapi import KINDS
+
+
+def positional(call: cst.Call) -> list[cst.Arg]:
+    return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a
+    return None
+
+
+def has_star(call: cst.Call) -> bool:
+    return any(a.star for a in call.args)
+
+
+def module_arg(call: cst.Call) -> cst.Arg | None:
+    """The module an SN call wraps: its first positional argument or `module=`."""
+    if has_star(call):
+        return None
+    pos = positional(call)
+    return pos[0] if pos else keyword(call, "module")
+
+
+def last_name(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def torch_nn_type(parsed: ParsedFile, node: cst.CSTNode) -> str | None:
+    """`Conv2d` when `node` names torch.nn.Conv2d (through any alias), else None."""
+    qual = parsed.qualify(node)
+    if qual is None:
+        return None
+    head, _, name = qual.rpartition(".")
+    if head in ("torch.nn",) or head.startswith("torch.nn.modules"):
+        return name if name in KINDS else None
+    return None
+
+
+def has_comments(node: cst.CSTNode, skip: cst.CSTNode | None = None) -> bool:
+    """Whether `node` holds a comment outside the subtree `skip`."""
+
+    class Finder(cst.CSTVisitor):
+        found = False
+
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is skip:
+                return False
+            if isinstance(n, cst.Comment):
+                Finder.found = True
+            return not Finder.found
+
+    finder = Finder()
+    node.visit(finder)
+    return Finder.found
+
+
+def merge_comma(prev: Any, removed: Any) -> Any:
+    """The comma the item before a removed last item keeps: the removed one's (so a
+    trailing comma and the line break before the closing bracket stay), with a comment
+    that followed the previous item kept."""
+    if not isinstance(removed, cst.Comma):
+        return cst.MaybeSentinel.DEFAULT
+    if (isinstance(prev, cst.Comma) and isinstance(prev.whitespace_after, cst.ParenthesizedWhitespace)
+            and isinstance(removed.whitespace_after, cst.ParenthesizedWhitespace)):
+        kept, tail = prev.whitespace_after, removed.whitespace_after
+        return removed.with_changes(whitespace_after=kept.with_changes(
+            indent=tail.indent, last_line=tail.last_line))
+    return removed
+
+
+def without(items: Sequence[Any], index: int) -> list[Any]:
+    """`items` (Arg, Element, ImportAlias: things with a `comma`) without one, commas fixed."""
+    items = list(items)
+    removed = items.pop(index)
+    if index == len(items) and index > 0:
+        prev = items[index - 1]
+        changes = {"comma": merge_comma(prev.comma, removed.comma)}
+        if isinstance(prev, cst.Arg):
+            changes["whitespace_after_arg"] = removed.whitespace_after_arg
+        items[index - 1] = prev.with_changes(**changes)
+    return items
+
+
+def remove_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    index = next(i for i, a in enumerate(call.args) if a is arg)
+    return call.with_changes(args=without(call.args, index))
+
+
+def statement(parsed: ParsedFile, node: cst.CSTNode) -> tuple[cst.BaseSmallStatement, cst.CSTNode] | None:
+    """The small statement holding `node` directly (its value), and its line."""
+    parent = parsed.parent(node)
+    if isinstance(parent, (cst.Expr, cst.Assign)) and parent.value is node:
+        line = parsed.parent(parent)
+        if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return parent, line
+    return None
+
+
+def enclosing_function(parsed: ParsedFile, node: cst.CSTNode) -> cst.FunctionDef | None:
+    for anc in parsed.ancestors(node):
+        if isinstance(anc, cst.FunctionDef):
+            return anc
+    return None
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from walk(child)
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def binds(module: cst.Module, name: str) -> bool:
+    """The file defines or imports `name` at module level."""
+    for stmt in module.body:
+        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value == name:
+            return True
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname else alias.name
+                        if isinstance(bound, cst.Name) and bound.value == name:
+                            return True
+    return False
