@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
 import pytest
 
-from snlint.catalogue import load_catalogue, markdown_table, pages_dir
+from snlint.catalogue import load_catalogue, pages_dir
 from snlint.checks.registry import fixers, rule_modules
 from snlint.config import Config
 from snlint.engine import lint_text
@@ -84,8 +83,3 @@ def test_fixed_triggers_nothing(code, tmp_path):
     config = Config(root=tmp_path, select=["ALL"], ignore=FIXED_IGNORE.get(code, []))
     findings = lint(CATALOGUE[code].code_block("Fixed"), config)
     assert [(f.code, f.line, f.message) for f in findings] == []
-
-
-def test_readme_rule_table_is_the_one_the_pages_make():
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    assert markdown_table(CATALOGUE) in readme

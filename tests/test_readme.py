@@ -1,0 +1,26 @@
+"""The README says what the code does: its rule table is the one the pages make, and the
+modules "How it works" names exist. Regenerate the table after adding a rule:
+
+    python -c "from snlint.catalogue import *; print(markdown_table(load_catalogue()))"
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from snlint.catalogue import load_catalogue, markdown_table
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_rule_table_is_the_one_the_pages_make():
+    assert markdown_table(load_catalogue()) in README
+
+
+def test_every_module_how_it_works_names_exists():
+    section = README.split("## How it works", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`(snlint/[\w/]+(?:\.py)?)`", section))
+    assert named, "How it works names no module"
+    assert sorted(p for p in named if not (ROOT / p).exists()) == []
