@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import stat
 import tempfile
 import tokenize
@@ -290,20 +289,6 @@ def _span_at(raw: bytes, offset: int, encoding: str) -> Span:
 
 
 # ---------------------------------------------------------------------------- writing and lines
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, broken only where Python breaks them."""
-    lines, start = [], 0
-    for match in _LINE_BREAK.finditer(text):
-        lines.append(text[start:match.end()])
-        start = match.end()
-    if start < len(text):
-        lines.append(text[start:])
-    return lines
-
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace the file at `path` (through a symlink: its target) with `data`, atomically:

@@ -70,12 +70,21 @@ class Edit:
     new_text: str
 
 
+def applies(applicability: str, unsafe: bool) -> bool:
+    """Whether a fix of this applicability is applied (and marked `[*]`): safe fixes
+    always, unsafe ones only with --unsafe-fixes."""
+    return applicability == "safe" or unsafe
+
+
 @dataclass(frozen=True)
 class Fix:
     applicability: str  # "safe" | "unsafe"
     message: str
     diff: str = ""
     edits: tuple[Edit, ...] = ()
+
+    def applies(self, unsafe: bool) -> bool:
+        return applies(self.applicability, unsafe)
 
     def to_dict(self) -> dict[str, str]:
         return {"applicability": self.applicability, "message": self.message, "diff": self.diff}

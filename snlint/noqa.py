@@ -15,31 +15,14 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import tokenize
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from snlint.files import write_atomic
 from snlint.findings import Finding
-
-_CODE = r"[A-Z]+[0-9]+"
-# The directive as snlint.suppress reads it: the first `# noqa` of a comment counts.
-_NOQA = re.compile(
-    rf"#\s*(?i:noqa)(?!\w)(?P<colon>\s*:\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*)?)?")
-_SPLIT = re.compile(r"[\s,]+")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def _lines(text: str) -> list[tuple[str, str]]:
-    """(content, line ending) of each line, broken where Python breaks lines."""
-    out, start = [], 0
-    for match in _LINE_BREAK.finditer(text):
-        out.append((text[start:match.start()], match.group()))
-        start = match.end()
-    if start < len(text):
-        out.append((text[start:], ""))
-    return out
+from snlint.lines import lines_with_endings
+from snlint.suppress import CODE_SEPARATOR, NOQA
 
 
 def _scan(text: str) -> tuple[set[int], dict[int, tokenize.TokenInfo]]:
@@ -67,13 +50,13 @@ def _directive(codes: Iterable[str]) -> str:
 
 def _merged_comment(comment: str, codes: set[str]) -> str | None:
     """The comment with `codes` in its noqa directive; None when nothing changes."""
-    match = _NOQA.search(comment)
+    match = NOQA.search(comment)
     if match is None:
         return f"{comment}  {_directive(codes)}"
     if match.group("colon") is None:  # a bare `# noqa` already silences the line
         return None
     if match.group("codes"):
-        present = _SPLIT.split(match.group("codes"))
+        present = CODE_SEPARATOR.split(match.group("codes"))
         new = sorted(codes - set(present))
         if not new:
             return None
@@ -93,7 +76,7 @@ def add_noqa(text: str, codes_by_line: Mapping[int, Iterable[str]]) -> tuple[str
         inside, comments = _scan(text)
     except (tokenize.TokenError, SyntaxError, ValueError):
         return text, 0
-    lines = _lines(text)
+    lines = lines_with_endings(text)
     changed = 0
     for row, codes in sorted(codes_by_line.items()):
         codes = set(codes)

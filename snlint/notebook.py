@@ -27,7 +27,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from snlint.files import split_lines
+from snlint.lines import split_lines
 from snlint.findings import Finding, Span, diagnostic
 
 # Cell magics whose body is Python (IPython runs it as such).
@@ -42,7 +42,6 @@ _LITERAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|n
 _WS = re.compile(r"[ \t\n\r]*")
 
 
-_lines = split_lines
 
 
 # ---------------------------------------------------------------------------- JSON spans
@@ -297,8 +296,8 @@ class Notebook:
         cannot be placed in one cell."""
         if new_python == self.python:
             return self.text
-        old_lines = _lines(self.python)
-        new_lines = _lines(new_python)
+        old_lines = split_lines(self.python)
+        new_lines = split_lines(new_python)
         owner = [None] * len(old_lines)  # virtual line -> (cell, index in cell)
         for cell in self.cells:
             for k in range(len(cell.lines)):
@@ -420,7 +419,7 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
             source_text = source
         else:
             return diagnostic("SN902", path, f"cell {index + 1}: \"source\" is not text")
-        lines = _lines(source_text)
+        lines = split_lines(source_text)
         if not lines:
             continue
         added = not lines[-1].endswith(("\n", "\r"))

@@ -19,18 +19,20 @@ from __future__ import annotations
 
 import io
 import re
+from snlint.lines import line_texts
 import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 _CODE = r"[A-Z]+[0-9]+"
-_NOQA = re.compile(
+# The `# noqa` directive (the first in a comment counts); `--add-noqa` writes the same
+# grammar it reads here.
+NOQA = re.compile(
     rf"#\s*(?i:noqa)(?!\w)(?P<colon>\s*:\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*)?)?")
 _SELECTOR = r"(?:SN[0-9]{0,3}|ALL)(?![\w])"
 _DISABLE = re.compile(
     rf"#\s*snlint\s*:\s*disable\s*=\s*(?P<codes>{_SELECTOR}(?:[\s,]+{_SELECTOR})*)")
-_SPLIT = re.compile(r"[\s,]+")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+CODE_SEPARATOR = re.compile(r"[\s,]+")
 
 
 @dataclass(frozen=True)
@@ -45,14 +47,14 @@ class Suppressions:
         noqa: dict[int, frozenset[str] | None] = {}
         disabled: set[str] = set()
         for line, comment in _comments(text):
-            match = _NOQA.search(comment)
+            match = NOQA.search(comment)
             if match and line not in noqa:
                 if match.group("codes"):
-                    noqa[line] = frozenset(_SPLIT.split(match.group("codes")))
+                    noqa[line] = frozenset(CODE_SEPARATOR.split(match.group("codes")))
                 elif not match.group("colon"):
                     noqa[line] = None
             for match in _DISABLE.finditer(comment):
-                disabled.update(_SPLIT.split(match.group("codes")))
+                disabled.update(CODE_SEPARATOR.split(match.group("codes")))
         return cls(noqa, frozenset(disabled))
 
     def allows(self, code: str, line: int) -> bool:
@@ -86,7 +88,7 @@ def _comments(text: str) -> Iterator[tuple[int, str]]:
                 yield tok.start[0], tok.string
             last_line = max(last_line, tok.end[0])
     except (tokenize.TokenError, SyntaxError, ValueError):
-        lines = _LINE_BREAK.split(text)
+        lines = line_texts(text)
         for number in range(last_line + 1, len(lines) + 1):
             comment = _comment_in_line(lines[number - 1])
             if comment is not None:

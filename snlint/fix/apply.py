@@ -13,7 +13,6 @@ Guarantees (DESIGN, "Architecture" and issue 6):
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -24,13 +23,13 @@ import libcst as cst
 
 from snlint.config import Config
 from snlint.files import write_atomic  # noqa: F401 - the fix writer's and its tests' name
-from snlint.findings import Finding
+from snlint.findings import Finding, applies
 from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import SAFE, Plan, apply_plans, overlaps, signature
+from snlint.edit.plan import Plan, apply_plans, overlaps, signature
 from snlint.fix.planning import plan_for, planners
+from snlint.lines import split_lines
 
 MAX_ROUNDS = 8
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # lines as Python counts them
 Report = Callable[[str], None]
 
 
@@ -45,10 +44,6 @@ def compiles(text: str, path: str) -> str | None:
     except (ValueError, MemoryError, RecursionError) as e:
         return f"{type(e).__name__}: {e}"
     return None
-
-
-def allowed(plan: Plan, unsafe: bool) -> bool:
-    return plan.applicability == SAFE or unsafe
 
 
 def where(finding: Finding) -> str:
@@ -109,7 +104,7 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *,
             report(f"snlint: internal error planning the {finding.code} fix for "
                    f"{where(finding)}: {type(e).__name__}: {e}")
             continue
-        if plan is None or not allowed(plan, unsafe):
+        if plan is None or not applies(plan.applicability, unsafe):
             continue
         sig = signature(parsed, plan)
         if sig in signatures:
@@ -139,7 +134,7 @@ class FixedPoint:
 
 def text_at(text: str, span) -> str:
     """The source text of a span (1-based lines and columns, end exclusive)."""
-    lines = _LINES.findall(text)
+    lines = split_lines(text)
     if not 1 <= span.line <= len(lines) or span.end_line > len(lines):
         return ""
     if span.line == span.end_line:
@@ -186,7 +181,7 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
         if cleared:
             findings = [f for f in findings if f.is_diagnostic or anchor(f) not in cleared]
         if round_ == 0 and not unsafe:
-            result.hidden = sum(1 for f in findings if f.fix is not None and not allowed_fix(f, False))
+            result.hidden = sum(1 for f in findings if f.fix is not None and not f.fix.applies(False))
         # A fix that did not remove its finding (the check does not see what it wrote)
         # is not applied again: that could wrap a layer once per round.
         anchors = {id(f): anchor(f) for f in findings if not f.is_diagnostic}
@@ -227,15 +222,10 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
             return result
         seen.add(state)
     findings = [f for f in (lint_later or lint)(current) if not cleared or anchor(f) not in cleared]
-    if any(f.fix is not None and allowed_fix(f, unsafe) for f in findings if f.path not in result.blocked):
+    if any(f.fix is not None and f.fix.applies(unsafe) for f in findings if f.path not in result.blocked):
         report(f"snlint: fixes did not settle after {max_rounds} round{'s' if max_rounds != 1 else ''}")
         result.settled = False
     return result
-
-
-def allowed_fix(finding: Finding, unsafe: bool) -> bool:
-    fix = finding.fix
-    return fix is not None and (fix.applicability == SAFE or unsafe)
 
 
 # ---------------------------------------------------------------------------- writing

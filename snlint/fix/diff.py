@@ -11,6 +11,8 @@ import difflib
 import os
 import re
 
+# A patch's lines end at "\n" only (`patch` and `git apply` keep a "\r" as part of the
+# line), unlike Python's lines (snlint.lines).
 _LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
 NO_NEWLINE = "\\ No newline at end of file\n"
 

@@ -10,11 +10,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Layer kinds, as the graph rules group them.
-KINDS = (
-    "conv", "conv_transpose", "linear", "batch_norm", "sample_norm", "activation",
-    "pooling", "dropout", "identity", "upsample", "container", "attention", "other",
-)
 STATUSES = ("ok", "import_error", "build_error", "timeout")
 
 

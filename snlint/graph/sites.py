@@ -34,6 +34,7 @@ from torch.nn.utils.spectral_norm import SpectralNorm
 from torch.nn.utils.weight_norm import WeightNorm
 
 from snlint.graph.facts import LeafFacts, Site, SNState
+from snlint.torchapi import KINDS
 
 _BUILT = "_snlint_built"  # module.__dict__ key: (site, origin, param_site)
 _KEPT_IN_EVAL = "_snlint_kept_in_eval"  # module.__dict__ key: `.eval()` in an __init__
@@ -411,11 +412,16 @@ _SAMPLE_NORMS = tuple(c for c in (
 _CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)
 _IDENTITY = (nn.Identity, nn.Flatten, nn.Unflatten)
 _UPSAMPLE = (nn.Upsample, nn.PixelShuffle, nn.PixelUnshuffle)
+# torch's private bases of the public layers (`_ConvNd`, `_InstanceNorm`) catch subclasses
+# the name table (`torchapi.KINDS`, the one the source pass uses) does not know; a torch
+# module's own file decides the rest.
 _KIND_BY_TORCH_MODULE = {
     "torch.nn.modules.activation": "activation",
     "torch.nn.modules.pooling": "pooling",
     "torch.nn.modules.dropout": "dropout",
     "torch.nn.modules.upsampling": "upsample",
+    "torch.nn.modules.padding": "padding",
+    "torch.nn.modules.sparse": "embedding",
 }
 _WRAPPERS_NOT_SN = ("DataParallel", "DistributedDataParallel")
 
@@ -459,6 +465,8 @@ def kind_of(module: nn.Module) -> str:
     if isinstance(module, _UPSAMPLE):
         return "upsample"
     for klass in base_class(module).__mro__:
+        if getattr(nn, klass.__name__, None) is klass and KINDS.get(klass.__name__, "module") != "module":
+            return KINDS[klass.__name__]
         kind = _KIND_BY_TORCH_MODULE.get(getattr(klass, "__module__", ""))
         if kind:
             return kind

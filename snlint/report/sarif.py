@@ -27,14 +27,13 @@ import difflib
 import hashlib
 import json
 import os
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import quote
 
-from snlint.files import split_lines
 from snlint.findings import Finding, Fix
+from snlint.lines import LINE_BREAK, line_texts, split_lines
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -43,7 +42,6 @@ FINGERPRINT_KEY = "snlint/v1"
 DEFAULT_REPOSITORY = "https://github.com/snlint/snlint"
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 # ---------------------------------------------------------------------------- the tool
@@ -138,7 +136,7 @@ def _line_text(sources: Mapping[str, str], finding: Finding) -> str:
     text = sources.get(finding.path)
     if text is None or finding.cell is not None:  # a cell's lines are not the file's
         return ""
-    lines = _LINE_BREAK.split(text)
+    lines = line_texts(text)
     return lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
 
 
@@ -158,14 +156,11 @@ def fingerprints(findings: list[Finding], sources: Mapping[str, str], root: Path
 
 # ---------------------------------------------------------------------------- fixes
 
-_split_lines = split_lines
-
-
 def _position(block: str, offset: int, first_line: int) -> tuple[int, int]:
     """(line, column) of character `offset` in `block`, a text starting at column 1 of
     `first_line`."""
     before = block[:offset]
-    breaks = list(_LINE_BREAK.finditer(before))
+    breaks = list(LINE_BREAK.finditer(before))
     if not breaks:
         return first_line, offset + 1
     return first_line + len(breaks), offset - breaks[-1].end() + 1
@@ -174,7 +169,7 @@ def _position(block: str, offset: int, first_line: int) -> tuple[int, int]:
 def replacements(old: str, new: str) -> list[dict]:
     """The SARIF replacements that turn `old` into `new`: one per changed stretch of
     lines, each trimmed to the characters that differ. Regions are in `old`."""
-    old_lines, new_lines = _split_lines(old), _split_lines(new)
+    old_lines, new_lines = split_lines(old), split_lines(new)
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     out = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

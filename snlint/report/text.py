@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping
 import click
 
 from snlint.findings import Finding
+from snlint.lines import line_texts
 
 # Lines as Python and libcst count them: only \n, \r\n and \r end a line (str.splitlines
 # would also split on \f, \v, \x1c.. and U+2028, and shift every line after them).
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # C0 controls and DEL other than tab: shown as "?" so a source line cannot drive the terminal.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _TAB_WIDTH = 4
@@ -33,8 +33,7 @@ _SEVERITY_COLOR = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 def fix_applies(finding: Finding, unsafe_fixes: bool) -> bool:
     """Whether the finding's fix is available under the current settings (ruff's `[*]`)."""
-    fix = finding.fix
-    return fix is not None and (fix.applicability == "safe" or unsafe_fixes)
+    return finding.fix is not None and finding.fix.applies(unsafe_fixes)
 
 
 def location(finding: Finding) -> str:
@@ -45,7 +44,7 @@ def location(finding: Finding) -> str:
 
 def one_line(text: str) -> str:
     """A message on one line (a parser's message may span several)."""
-    return " ".join(part.strip() for part in _LINE_BREAK.split(text) if part.strip())
+    return " ".join(part.strip() for part in line_texts(text) if part.strip())
 
 
 def _style_code(code: str, severity: str, color: bool) -> str:
@@ -100,7 +99,7 @@ def _source_lines(finding: Finding, sources: Mapping[str, str],
     if text is None:
         return None
     if key not in cache:
-        cache[key] = _LINE_BREAK.split(text)
+        cache[key] = line_texts(text)
     lines = cache[key]
     if not 1 <= finding.line <= len(lines):
         return None
