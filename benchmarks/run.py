@@ -180,7 +180,7 @@ class StageTimer:
     with CPU timers, so one engine run also says where its time went; no profiler. The
     graph stage counts this process only (its worker is a child)."""
 
-    STAGES = [("snlint.engine", "read_source", "read"), ("snlint.source", "lower", "lower"),
+    STAGES = [("snlint.engine", "read_source", "read"), ("snlint.source", "lower_file", "lower"),
               ("snlint.engine", "extract", "parse+lower"), ("snlint.engine", "link", "link"),
               ("snlint.engine", "run_checks", "checks"), ("snlint.engine", "graph_pass", "graph"),
               ("snlint.engine", "attach_fixes", "fixes"), ("snlint.engine", "_select", "select")]
@@ -222,13 +222,13 @@ class StageTimer:
 
 
 class GraphSpy:
-    """Counts the graph pass's targets and their statuses (wraps snlint.graph.run_graph)."""
+    """Counts the graph pass's targets and their statuses (wraps snlint.graph_pass.run_graph)."""
 
     def __init__(self) -> None:
         self.stats: dict = {}
 
     def __enter__(self) -> "GraphSpy":
-        import snlint.graph as graph
+        import snlint.graph_pass as graph
 
         self.module, self.original = graph, graph.run_graph
 

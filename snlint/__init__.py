@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     # snlint.audit imports torch: load it only when asked for, so the source path never does.
     if name == "audit":
-        from snlint.graph.audit import audit
+        from snlint.live_audit import audit
 
         globals()["audit"] = audit
         return audit

@@ -232,7 +232,7 @@ def _progress(quiet: bool):
 def _graph_summary(results) -> None:
     """One line on standard error after a run with the graph pass; stdout keeps only the
     report (JSON and SARIF stay parseable)."""
-    from snlint.link.graph_diagnostics import graph_summary
+    from snlint.graph.diagnostics import graph_summary
 
     text = graph_summary(results)
     if text:
@@ -254,11 +254,11 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
         # The graph pass imports files from disk: it joins the first round only, while
         # the texts are still what is on disk.
         source_only = replace(config, graph=False)
-        from snlint.context import context_sources
+        from snlint.imported_files import imported_sources
 
         # The files the fixed ones import are read for their facts, never fixed.
         def lint(sources, cfg=config):
-            return lint_sources(sources, cfg, context_sources(sources, cfg))
+            return lint_sources(sources, cfg, imported_sources(sources, cfg))
 
         outcome = fix_paths(paths, config, lint,
                             unsafe=unsafe, write=not diff,

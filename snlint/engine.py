@@ -18,15 +18,15 @@ from snlint.checks.registry import run_checks
 from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
-from snlint.context import context_sources
+from snlint.imported_files import imported_sources
 from snlint.files import discover, read_source
 from snlint.findings import Edit, Finding, diagnostic
 from snlint.fix.diff import unified_diff
 from snlint.notebook import Notebook, cell_key, parse_notebook
 from snlint.fix import attach_fixes
 from snlint.link import link
-from snlint.link.graph import graph_enabled, graph_pass
-from snlint.link.graph_diagnostics import GraphRun, Progress
+from snlint.graph_pass import graph_enabled, graph_pass
+from snlint.graph.diagnostics import GraphRun, Progress
 from snlint.link.join import join
 from snlint.source import extract
 from snlint.suppress import Suppressions
@@ -51,15 +51,15 @@ def _internal(path: str, error: BaseException, stage: str = "") -> Finding:
 
 
 def lint_sources(sources: dict[str, str], config: Config,
-                 context: dict[str, str] | None = None,
+                 imported: dict[str, str] | None = None,
                  graph_run: GraphRun | None = None) -> list[Finding]:
-    """Lint already-read files (display path -> text) as one project. `context` files are
+    """Lint already-read files (display path -> text) as one project. `imported` files are
     read for their facts (helpers, blocks, the discriminator a script imports) but their
     own findings are not reported."""
     findings: list[Finding] = []
     facts: list[FileFacts] = []
-    context = {p: t for p, t in (context or {}).items() if p not in sources}
-    for path, text in {**sources, **context}.items():
+    imported = {p: t for p, t in (imported or {}).items() if p not in sources}
+    for path, text in {**sources, **imported}.items():
         try:
             result = extract(text, path, config.relative_path(path))
         except Exception as e:  # noqa: BLE001 - one file's bug must not end the run
@@ -131,9 +131,9 @@ def run(paths: list[str], config: Config, progress: Progress | None = None) -> R
                 sources[display] = notebook.python
         else:
             sources[display] = read.text
-    context = context_sources({p: t for p, t in sources.items() if p not in notebooks}, config)
+    imported = imported_sources({p: t for p, t in sources.items() if p not in notebooks}, config)
     graph_run = GraphRun(progress)
-    findings = in_cells(lint_sources(sources, config, context, graph_run), notebooks)
+    findings = in_cells(lint_sources(sources, config, imported, graph_run), notebooks)
     findings.extend(d for d in diagnostics if config.is_enabled(d.code, d.path))
     shown = dict(sources)
     for display, notebook in notebooks.items():

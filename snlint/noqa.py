@@ -19,7 +19,7 @@ import tokenize
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from snlint.files import write_atomic
+from snlint.files import read_source, write_atomic
 from snlint.findings import Finding
 from snlint.lines import lines_with_endings
 from snlint.suppress import CODE_SEPARATOR, NOQA
@@ -115,8 +115,6 @@ def write_noqa(findings: Iterable[Finding], sources: Mapping[str, str],
                max_size: int) -> int:
     """Add the directives to the files on disk; the number of directives added. A file
     that changed since it was linted is left alone."""
-    from snlint.files import read_source
-
     total = 0
     for path, codes in codes_by_file(findings).items():
         if path not in sources:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from snlint.cli import main
 from snlint.engine import RunResult
 from snlint.graph.facts import GraphTarget, Site, TargetFacts
-from snlint.link.graph_diagnostics import graph_summary, import_diagnostics, install_hint
+from snlint.graph.diagnostics import graph_summary, import_diagnostics, install_hint
 from snlint.report.progress import ProgressLine, progress_text, wants_progress
 
 ROOT = "/repo"

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+from snlint.catalogue import load_catalogue
 from snlint.findings import Finding, Fix
 from snlint.lines import LINE_BREAK, line_texts, split_lines
 
@@ -91,8 +92,6 @@ def _rule_descriptor(rule, repository: str) -> dict:
 
 
 def _rules() -> dict:
-    from snlint.catalogue import load_catalogue
-
     return load_catalogue()
 
 

@@ -6,7 +6,7 @@ import libcst as cst
 
 from snlint.facts import FileFacts
 from snlint.findings import Finding, Span, diagnostic
-from snlint.source.lower import lower
+from snlint.source.lower import lower_file
 
 
 def module_name(relpath: str) -> tuple[str, bool]:
@@ -30,7 +30,7 @@ def extract(text: str, path: str, relpath: str) -> FileFacts | Finding:
         # characters newer than this Python's Unicode tables): CPython says why.
         return _syntax_error(text, path, None, str(e))
     module, is_package = module_name(relpath)
-    return lower(tree, path, module, is_package, text)
+    return lower_file(tree, path, module, is_package, text)
 
 
 def _syntax_error(text: str, path: str, e: cst.ParserSyntaxError | None,

@@ -602,7 +602,7 @@ def _with_span(e: F.Expr, span: Span) -> F.Expr:
     return replace(e, span=span)
 
 
-def lower(module: cst.Module, path: str, module_name: str, is_package: bool = False,
+def lower_file(module: cst.Module, path: str, module_name: str, is_package: bool = False,
           text: str | None = None) -> F.FileFacts:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     return Lowerer(wrapper, module_name, is_package, text).file(path)

@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 
 from graph_helpers import class_location, display_for, span_of, write  # noqa: E402
 
-from snlint.link.graph import built_findings  # noqa: E402
+from snlint.graph_pass import built_findings  # noqa: E402
 from snlint.graph import GraphTarget, run_graph  # noqa: E402
 
 TIMEOUT = 3.0

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 from graph_helpers import at, class_location, display_for, span_of, write  # noqa: E402
 
 from snlint.catalogue import load_catalogue  # noqa: E402
-from snlint.link.graph import built_findings  # noqa: E402
+from snlint.graph_pass import built_findings  # noqa: E402
 from snlint.config import Config  # noqa: E402
 from snlint.engine import run  # noqa: E402
 from snlint.graph import GraphTarget, run_graph, sites  # noqa: E402

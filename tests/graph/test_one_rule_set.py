@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 from graph_helpers import span_of  # noqa: E402
 
 from snlint.catalogue import load_catalogue  # noqa: E402
-from snlint.link.graph import built_findings  # noqa: E402
+from snlint.graph_pass import built_findings  # noqa: E402
 from snlint.config import Config  # noqa: E402
 from snlint.engine import run  # noqa: E402
 from snlint.findings import Location, Span  # noqa: E402
@@ -231,7 +231,7 @@ def test_a_finding_both_passes_see_carries_the_graph_note(tmp_path, monkeypatch)
         return results
 
     monkeypatch.setattr(runner, "run_graph", with_note)
-    monkeypatch.setattr("snlint.graph.run_graph", with_note)
+    monkeypatch.setattr("snlint.graph_pass.run_graph", with_note)
     findings = lint_project(tmp_path, "frozen.py", FROZEN)
     sn301 = [f for f in findings if f.code == "SN301"]
     assert len(sn301) == 1 and sn301[0].pass_ == "source+graph"

@@ -14,7 +14,7 @@ from graph_helpers import at, class_location, display_for, span_of, write  # noq
 
 from snlint.catalogue import load_catalogue  # noqa: E402
 from snlint.checks.verdicts import has_batch_statistics  # noqa: E402
-from snlint.link.graph import built_findings  # noqa: E402
+from snlint.graph_pass import built_findings  # noqa: E402
 from snlint.link.join import runtime_of  # noqa: E402
 from snlint.graph import GraphTarget, run_graph  # noqa: E402
 

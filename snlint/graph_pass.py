@@ -6,13 +6,20 @@ from __future__ import annotations
 
 import importlib.util
 import os
+
 from snlint.catalogue import Rule
+from snlint.checks.emit import Emitter
+from snlint.checks.registry import run_checks
 from snlint.config import Config
-from snlint.findings import Finding, Location
-from snlint.link.graph_diagnostics import import_diagnostics, target_diagnostics
-from snlint.link.roots import import_roots, locate_module
+from snlint.findings import DiscriminatorRef, Finding, Location
+from snlint.graph import GraphTarget, run_graph
+from snlint.graph.diagnostics import import_diagnostics, target_diagnostics
+from snlint.link import link
 from snlint.link.arguments import candidates_for
+from snlint.link.join import runtime_of
 from snlint.link.options import option_defaults
+from snlint.link.roots import import_roots, locate_module
+
 
 def graph_enabled(config: Config) -> bool:
     if config.graph is not None:
@@ -34,14 +41,12 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
     built (by qualname), which `snlint.link.join` joins to the project for the rules.
     `graph_run` (a GraphRun) reports progress while the targets are built and receives
     their facts."""
-    from snlint.graph import GraphTarget, run_graph
-
     displays = {os.path.abspath(f.path): f.path for f in project.index.files}
     targets, ds = [], []
     options = option_defaults(project.index.files)
     for d in project.discriminators:
         if only is not None and d.file.path not in only:
-            continue  # a file read only for context: not linted, not imported
+            continue  # an imported file, read for its facts only: not linted, not built
         absolute = os.path.abspath(d.file.path)
         if not os.path.isfile(absolute) or absolute.endswith(".ipynb"):
             continue  # in-memory text (stdin, tests) or notebook cells: nothing to import
@@ -81,12 +86,6 @@ def built_findings(facts, rules: dict[str, Rule], *, display_for, fallback: Loca
     whose only facts are the runtime's. `display_for(abs_path)` gives a file's display
     path, or None for one outside the project (its findings go to `fallback`, normally
     the class's line); `evidence` is why the class is a discriminator."""
-    from snlint.checks.emit import Emitter
-    from snlint.checks.registry import run_checks
-    from snlint.findings import DiscriminatorRef
-    from snlint.link import link
-    from snlint.link.join import runtime_of
-
     diagnostics = target_diagnostics(facts, display_for, fallback)
     if facts.status != "ok":
         return diagnostics

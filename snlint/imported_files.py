@@ -39,7 +39,7 @@ def imported_modules(text: str, module: str, is_package: bool) -> set[str]:
     return {m for m in out if m and not m.startswith(("torch", "numpy", "functools", "typing"))}
 
 
-def context_sources(given: dict[str, str], config: Config) -> dict[str, str]:
+def imported_sources(given: dict[str, str], config: Config) -> dict[str, str]:
     """Display path -> text of the project files the `given` files import, transitively,
     that are not among them; {} when the given files already are the whole project."""
     root = Path(config.root)

@@ -20,11 +20,12 @@ from typing import Any, Callable
 
 from torch import nn
 
+from snlint.catalogue import load_catalogue
 from snlint.findings import Finding, Location, Span
 from snlint.graph import sites
 from snlint.graph.facts import GraphTarget
 from snlint.graph.worker import collect
-from snlint.link.graph import built_findings
+from snlint.graph_pass import built_findings
 
 
 def _display_for(path: str) -> str:
@@ -103,11 +104,5 @@ def audit(target: nn.Module | Callable[[], nn.Module], example_input: Any = None
     finally:
         for m, mode in modes:
             m.training = mode
-    try:
-        from snlint.catalogue import load_catalogue
-
-        rules = load_catalogue()
-    except (FileNotFoundError, OSError):
-        rules = {}
-    return built_findings(facts, rules, display_for=_display_for, fallback=fallback,
+    return built_findings(facts, load_catalogue(), display_for=_display_for, fallback=fallback,
                           evidence="configuration")
