@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from snlint.findings import DIAGNOSTICS
 
@@ -61,6 +62,12 @@ class Rule:
             return DIAGNOSTICS.get(self.code, ("", "", ""))[2]
         end = text.find(". ")
         return text if end < 0 else text[: end + 1]
+
+
+def selector_matches(code: str, selectors: Iterable[str]) -> bool:
+    """Whether `code` is named by any selector (`ALL`, a code, or a prefix of one): the
+    grammar of `select`, `ignore`, `per-file-ignores` and suppression comments."""
+    return any(s == "ALL" or code.startswith(s) for s in selectors)
 
 
 def pages_dir() -> Path:

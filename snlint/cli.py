@@ -1,4 +1,4 @@
-"""The command line: `snlint [OPTIONS] [PATHS]...` (DESIGN, "CLI and configuration").
+"""The command line: `snlint [OPTIONS] [PATHS]...` (README, "Usage").
 
 Options, not subcommands, so no path can collide with a command. This module parses
 options, asks config/engine/report to do the work, and turns the outcome into output

@@ -1,6 +1,6 @@
-"""`[tool.snlint]` and the CLI options that override it (DESIGN "CLI and configuration").
+"""`[tool.snlint]` and the CLI options that override it (README, "Configuration").
 
-Selection follows DESIGN "Selection" with ruff's simple rule: a code is enabled when it is
+Selection follows ruff's simple rule: a code is enabled when it is
 selected (by `select`, or the default set when `select` is None, or `extend-select`) and
 no `ignore` or matching `per-file-ignores` entry names it. Selectors are `ALL`, a code
 (`SN301`) or a prefix (`SN3`, `SN30`). SN9xx diagnostics are on whatever the selection
@@ -19,12 +19,12 @@ import difflib
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from snlint.catalogue import load_catalogue
+from snlint.catalogue import load_catalogue, selector_matches
 
 try:  # Python 3.11+
     import tomllib
@@ -128,11 +128,6 @@ def _compile_glob(pattern: str) -> Glob:
 
 
 # ---------------------------------------------------------------------------- selection
-
-def selector_matches(code: str, selectors: Iterable[str]) -> bool:
-    """Whether `code` is named by any selector (`ALL`, a code, or a prefix of one)."""
-    return any(s == "ALL" or code.startswith(s) for s in selectors)
-
 
 def _validate_selectors(codes: Any, where: str) -> list[str]:
     codes = _string_list(codes, where)

@@ -1,4 +1,4 @@
-"""Suppression comments (DESIGN "CLI and configuration"):
+"""Suppression comments (README, "Suppressing findings"):
 
 - `# noqa` on a line suppresses every finding reported on that line;
 - `# noqa: SN201, SN3` (commas or spaces; `noqa` in any case) suppresses those codes and
@@ -11,17 +11,18 @@ Comments are found with `tokenize`, so a `# noqa` inside a string is not a comme
 tokenize gives up (the file does not parse), the lines it did not reach are scanned one
 by one, skipping `#` that sits inside quotes on that line.
 
-Comments never suppress SN9xx diagnostics (DESIGN "Selection": `# noqa` applies to
-findings only); `ignore` / `per-file-ignores` do.
+Comments never suppress SN9xx diagnostics (`# noqa` applies to findings only, as in
+ruff); `ignore` / `per-file-ignores` do.
 """
 
 from __future__ import annotations
 
 import io
 import re
+from snlint.catalogue import selector_matches
 from snlint.lines import line_texts
 import tokenize
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _CODE = r"[A-Z]+[0-9]+"
@@ -61,20 +62,13 @@ class Suppressions:
         """False when a comment suppresses a finding of `code` reported on `line`."""
         if code.startswith("SN9"):
             return True
-        if _names(code, self.file_disabled):
+        if selector_matches(code, self.file_disabled):
             return False
         if line not in self.noqa:
             return True
         codes = self.noqa[line]
-        return codes is not None and not _names(code, codes)
+        return codes is not None and not selector_matches(code, codes)
 
-    def noqa_lines(self) -> dict[int, set[str] | None]:
-        """line -> the codes of its `# noqa: ...` (None for a bare `# noqa`)."""
-        return {line: None if codes is None else set(codes) for line, codes in self.noqa.items()}
-
-
-def _names(code: str, selectors: Iterable[str]) -> bool:
-    return any(s == "ALL" or code.startswith(s) for s in selectors)
 
 
 def _comments(text: str) -> Iterator[tuple[int, str]]:

@@ -5,8 +5,8 @@ and hand-written SN (wrapper classes, BigGAN-style mixins).
 
 Every test asserts the exact (code, line, column) list. Placement rules concern any
 module, generator or discriminator, so the inputs use both. Most tests select the
-first-milestone families SN1 and SN2 (so a false SN201 would show) and leave later rule
-families out, so that new rules do not change these expectations.
+families SN1 and SN2 (so a false SN201 would show) and leave the batch-coupling rules
+out, so that their findings do not change these expectations.
 """
 
 from __future__ import annotations

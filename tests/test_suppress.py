@@ -116,16 +116,16 @@ def test_comments_never_suppress_diagnostics():
 
 def test_lines_count_carriage_returns_as_python_does():
     s = Suppressions.parse("a = 1\rb = 2  # noqa\rc = 3\r")
-    assert s.noqa_lines() == {2: None}
+    assert s.noqa == {2: None}
 
 
-def test_noqa_lines_reports_codes_and_bare_directives():
+def test_noqa_maps_lines_to_codes_and_bare_directives():
     s = parse("""\
         a = 1  # noqa
         b = 2
         c = 3  # noqa: SN201,SN3
     """)
-    assert s.noqa_lines() == {1: None, 3: {"SN201", "SN3"}}
+    assert s.noqa == {1: None, 3: frozenset({"SN201", "SN3"})}
 
 
 def test_unclosed_string_falls_back_to_a_line_scan():

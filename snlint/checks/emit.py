@@ -5,7 +5,7 @@ evidence that makes it one, the same way in every rule's message."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from snlint.catalogue import Rule
 from snlint.findings import DiscriminatorRef, Finding, Location
@@ -50,10 +50,3 @@ def describe(ref: DiscriminatorRef | None) -> str:
     return f"{cls} ({why}{'; ' + ref.detail if ref.detail else ''}{via})"
 
 
-def iter_unique(items: Iterable[Any], key) -> Iterator[Any]:
-    seen = set()
-    for item in items:
-        k = key(item)
-        if k not in seen:
-            seen.add(k)
-            yield item

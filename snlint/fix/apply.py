@@ -1,7 +1,7 @@
 """Applying fixes: per file a set of non-overlapping plans in one libcst pass, rounds
 until nothing changes (a fix can expose another finding), and atomic writes.
 
-Guarantees (DESIGN, "Architecture" and issue 6):
+Guarantees (README, "Autofix"):
 - two fixes that overlap are never applied in the same round; the later one is planned
   again on the new text in the next round, if its finding is still there;
 - a result that does not compile is never kept: the plans that break it are dropped and

@@ -70,17 +70,6 @@ def _config_matches(entry: str, file: FileFacts, cls: ClassFacts, root: Path | N
     return path in candidates or any(c.endswith("/" + path) for c in candidates)
 
 
-def discriminator_evidence(cls: ClassFacts, file: FileFacts, discriminators: list[str],
-                           not_discriminators: list[str], root: Path | None) -> str | None:
-    if any(_config_matches(e, file, cls, root) for e in not_discriminators):
-        return None
-    if any(_config_matches(e, file, cls, root) for e in discriminators):
-        return "configuration"
-    if _NAME.search(cls.name) or _EXACT.match(cls.name):
-        return "name"
-    return None
-
-
 def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminators: list[str] = (),
          root: Path | None = None) -> LinkedProject:
     index = ProjectIndex(files)

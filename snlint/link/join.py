@@ -46,9 +46,6 @@ class Runtime:
     def leaves_built_at(self, loc: Location) -> list[LeafFacts]:
         return self.built_at.get((loc.path, loc.span), [])
 
-    def leaves_with_sn_at(self, loc: Location) -> list[LeafFacts]:
-        return self.sn_at.get((loc.path, loc.span), [])
-
     def locate(self, site: Site | None) -> Location:
         """A recorded site as a finding's location; one outside the project (torch, a
         package) or unknown goes to the class."""

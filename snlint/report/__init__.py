@@ -1,4 +1,4 @@
-"""Output formats (DESIGN "Output contract"): concise, full, json, json-lines, github,
+"""Output formats (README, "Usage"): concise, full, json, json-lines, github,
 sarif."""
 
 from __future__ import annotations
