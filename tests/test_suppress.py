@@ -135,7 +135,7 @@ def test_unclosed_string_falls_back_to_a_line_scan():
         s = \"\"\"
         y = 2  # noqa: SN201
     """)
-    assert s.noqa_lines() == {1: {"SN101"}, 3: {"SN201"}}
+    assert s.noqa == {1: frozenset({"SN101"}), 3: frozenset({"SN201"})}
 
 
 def test_indentation_error_falls_back_after_the_last_good_line():
@@ -145,7 +145,7 @@ def test_indentation_error_falls_back_after_the_last_good_line():
             y = 2  # noqa: SN201
         z = '# noqa'
     """)
-    assert s.noqa_lines() == {2: {"SN101"}, 3: {"SN201"}}
+    assert s.noqa == {2: frozenset({"SN101"}), 3: frozenset({"SN201"})}
 
 
 def test_empty_text_has_no_suppressions():
