@@ -8,10 +8,11 @@ follow is `UnknownV`, and rules skip what depends on one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from snlint import facts as F
-from snlint.findings import Location, Span
+from snlint.findings import Location
 from snlint.link import configvalues, options, resolve
 from snlint.link.provenance import Channels, Data, Named, Output
 from snlint.link.index import ProjectIndex
@@ -36,7 +37,6 @@ STEP_BUDGET = 200_000
 class BudgetExceeded(Exception):
     """One entry point took more interpretation than any real model needs."""
 
-import re  # noqa: E402
 
 # Names training code gives its players. A discriminator bound to `netD` or `self.D`, a
 # generator bound to `netG`; single letters only as whole names.
@@ -1750,10 +1750,6 @@ def _text(e: F.Expr) -> str:
     if isinstance(e, F.Attr):
         return f"{_text(e.value)}.{e.attr}"
     return ""
-
-
-def span_of(loc: Location) -> Span:
-    return loc.span
 
 
 def _unknown_parameter(name: str) -> Value:
