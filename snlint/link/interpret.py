@@ -19,11 +19,12 @@ from snlint.link.events import (
 )
 from snlint.link.index import ProjectIndex
 from snlint.link.provenance import Channels, Data, Named, Output
+from snlint.link.syntax import assignments_to, calls_in, last_attr, names_in, text_of, walk
 from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV,
     ClassOfV, ModulesV, ModuleV, NameFindV, NamespaceV, NameV, OneOfV, PartialV, SNApp, SNFuncV, SuperV, TensorV,
     TorchTypeV, TupleV,
-    UnknownV, Value, WeightV,
+    UnknownV, Value, WeightV, tensor_join, tensors,
 )
 from snlint.torchapi import (
     INIT_FUNCTION, INPLACE_TENSOR_INIT, KINDS, PARTIAL, SN_CUSTOM, SN_FUNCTIONS, layer_type,
@@ -189,7 +190,7 @@ class Interpreter:
                         continue
                     # `if args.arch == "resnet": netD = ResNetD() else: netD = ResNetD(sn=False)`:
                     # one value when every branch builds the same class, else unknown.
-                    found = [self.expr(a.value, frame) for a in _assignments(stmt, qual)]
+                    found = [self.expr(a.value, frame) for a in assignments_to(stmt, qual)]
                     if found:
                         classes = {v.cls.qualname if isinstance(v, Layer) and v.cls else None for v in found}
                         value = found[-1] if len(classes) == 1 and None not in classes else UNKNOWN
@@ -434,12 +435,12 @@ class Interpreter:
         try:
             if isinstance(iterable, TensorV) or (
                     not isinstance(iterable, (ListV, TupleV, ModulesIterV))
-                    and any(DATA_SOURCE.search(n) for n in _names_in(stmt.iter))):
+                    and any(DATA_SOURCE.search(n) for n in names_in(stmt.iter))):
                 # Batches of a data loader: what comes out is real data.
                 if isinstance(iterable, TensorV) and iterable.tags:
                     batch = TensorV(iterable.tags, (), iterable.origins)
                 else:
-                    source = next((n for n in _names_in(stmt.iter) if DATA_SOURCE.search(n)), "the data loader")
+                    source = next((n for n in names_in(stmt.iter) if DATA_SOURCE.search(n)), "the data loader")
                     batch = TensorV(frozenset({"real"}), (), frozenset({
                         Data(f"a batch of `{source}` (line {stmt.span.line})")}))
                 self.assign_all(stmt.target, batch, frame)
@@ -488,11 +489,11 @@ class Interpreter:
                 isinstance(value, Layer) and "holds (key not known here)" in " ".join(value.via):
             # A registry's discriminators, for a key not known here: only a discriminator's
             # binding (`self.net_d`) is one of them; `self.net_g` is some other class.
-            name = _text(target)
+            name = text_of(target)
             if isinstance(target, F.Attr) and not D_NAME.search(name) or G_NAME.search(name):
                 value = UNKNOWN
         for layer in resolve.layers(value):
-            name = _text(target)
+            name = text_of(target)
             if name and name not in layer.bound_names:
                 layer.bound_names.append(name)
         if isinstance(target, F.Local):
@@ -576,7 +577,7 @@ class Interpreter:
             container, key = self.expr(e.value, frame), self.expr(e.index, frame)
             # A key the dict lacks (`--arch` with no default) is one the user passes.
             if isinstance(container, DictV) and not (isinstance(key, ConstV) and key.value in container.items):
-                chosen = resolve.of_dict(container.items, _text(e.value), Location(frame.file.path, e.span))
+                chosen = resolve.of_dict(container.items, text_of(e.value), Location(frame.file.path, e.span))
                 if chosen is not None:
                     return chosen
             return self.subscript(container, key)
@@ -587,7 +588,7 @@ class Interpreter:
             if isinstance(left, ConstV) and isinstance(right, ConstV):
                 return _arith(e.op, left.value, right.value)
             if isinstance(left, TensorV) or isinstance(right, TensorV):
-                return _tensor_join([left, right])
+                return tensor_join([left, right])
             return UNKNOWN
         if isinstance(e, F.Compare):
             return _compare(e.op, self.expr(e.left, frame), self.expr(e.right, frame))
@@ -799,19 +800,19 @@ class Interpreter:
                 return SuperV(frame.self_value, frame.cls, frame.file)
             return UNKNOWN
         args, kwargs = self.arguments(e, frame)
-        return self.apply(callee, args, kwargs, e, frame, loc, _text(func_expr))
+        return self.apply(callee, args, kwargs, e, frame, loc, text_of(func_expr))
 
     def inplace_copy(self, e: F.Call, frame: Frame) -> Value | None:
         """`input.resize_as_(real).copy_(real)`, `x.data.copy_(fake)`: the tutorial scripts'
         preallocated buffer now holds what was copied into it, whatever it held before."""
-        method = _last_attr(e.func)
+        method = last_attr(e.func)
         if method not in _COPIES_INTO or not e.args:
             return None
         source = self.expr(e.args[0].value, frame)
         if not isinstance(source, TensorV):
             return None
         target = e.func.value if isinstance(e.func, F.Attr) else None
-        while isinstance(target, F.Call) and _last_attr(target.func) in _RESHAPES_IN_PLACE:
+        while isinstance(target, F.Call) and last_attr(target.func) in _RESHAPES_IN_PLACE:
             for a in target.args:
                 self.expr(a.value, frame)
             target = target.func.value if isinstance(target.func, F.Attr) else target.func
@@ -833,7 +834,7 @@ class Interpreter:
     def registry_lookup(self, e: F.Call, frame: Frame) -> Value | None:
         """`ARCH_REGISTRY.get(key)`, `key` known, with a project class registered under it by
         `@ARCH_REGISTRY.register()`: that class."""
-        registry, _, method = _text(e.func).rpartition(".")
+        registry, _, method = text_of(e.func).rpartition(".")
         if method != "get" or not registry or len(e.args) != 1:
             return None
         registry = registry.rpartition(".")[2]
@@ -910,7 +911,7 @@ class Interpreter:
                 if len(results) == 1:
                     return results[0]
                 return OneOfV(tuple(results), callee.why, callee.role)
-            return _tensor_join(results) if any(isinstance(r, TensorV) for r in results) else UNKNOWN
+            return tensor_join(results) if any(isinstance(r, TensorV) for r in results) else UNKNOWN
         if isinstance(callee, UnknownV) and text and (D_NAME.search(text) or G_NAME.search(text)):
             return self.forward_call(None, text, args, frame, loc, e)
         if isinstance(callee, ClassV):
@@ -1010,25 +1011,25 @@ class Interpreter:
             if training is not None and not (isinstance(training, ConstV) and not training.value) \
                     and not per_sample:
                 self.events.batch_norm_calls.append(BatchNormCall(frame.self_value, loc))
-            return _tensor_join(args)
+            return tensor_join(args)
         if qual == "builtins.next":
             if args and isinstance(args[0], TensorV) and args[0].origins:
                 return args[0]
             return TensorV(frozenset({"real"}), (), frozenset({Data(f"next() at line {loc.span.line}")}))
         if qual == "builtins.iter" and e is not None and e.args \
-                and any(DATA_SOURCE.search(n) for n in _names_in(e.args[0].value)):
-            source = next(n for n in _names_in(e.args[0].value) if DATA_SOURCE.search(n))
+                and any(DATA_SOURCE.search(n) for n in names_in(e.args[0].value)):
+            source = next(n for n in names_in(e.args[0].value) if DATA_SOURCE.search(n))
             return TensorV(frozenset({"real"}), (), frozenset({
                 Data(f"a batch of `{source}` (line {loc.span.line})")}))
         if qual == "torch.cat" and args:
             return _concatenation(args, kwargs, loc)
         short = qual.rsplit(".", 1)[-1]
-        if qual.startswith("torch.") and short in _REDUCTIONS and args and _has_tensor(args[0]) \
+        if qual.startswith("torch.") and short in _REDUCTIONS and args and tensors(args[0]) \
                 and _over_batch(args[1] if len(args) > 1 else kwargs.get("dim")):
             self.batch_reduction(f"torch.{short}(dim=0)", frame, loc)
-        tensors = [v for v in list(args) + list(kwargs.values()) if _has_tensor(v)]
-        if tensors:
-            return _tensor_join(tensors)
+        carried = [v for v in list(args) + list(kwargs.values()) if tensors(v)]
+        if carried:
+            return tensor_join(carried)
         if qual.startswith(("builtins.", "torch.")):
             return UNKNOWN
         # An unknown function that receives a module may do anything to it (add SN, say).
@@ -1095,7 +1096,7 @@ class Interpreter:
                 # `x.view(1, b * c, h, w)`: a batch of one whose channels are the samples'
                 # channels (AdaIN through `F.batch_norm`): statistics per sample.
                 return TensorV(receiver.tags | {_PER_SAMPLE}, receiver.outputs, receiver.origins)
-            return _tensor_join([receiver, *args, *kwargs.values()])
+            return tensor_join([receiver, *args, *kwargs.values()])
         if isinstance(receiver, WeightV):
             if name in INPLACE_TENSOR_INIT:
                 self.arguments(e, frame)
@@ -1119,7 +1120,7 @@ class Interpreter:
                 return ModulesIterV(receiver, named=name.startswith("named"),
                                     children_only=name.endswith("children"))
             if name == "apply" and args:
-                self.apply(args[0], [ModulesV(receiver)], {}, e, frame, loc, _text(e.args[0].value))
+                self.apply(args[0], [ModulesV(receiver)], {}, e, frame, loc, text_of(e.args[0].value))
                 return receiver
             if name == "requires_grad_" and args and self.truth(args[0]) is False:
                 self.frozen(receiver, frame)
@@ -1146,9 +1147,7 @@ class Interpreter:
     def kept_in_eval(self, layer: Layer, frame: Frame) -> None:
         """`.eval()` that lasts: in a `train()` override (it runs after every `.train()`),
         or in `__init__` on a frozen part. An `.eval()` in training code is for validation."""
-        scope = frame
-        while scope is not None and scope.self_value is None:
-            scope = scope.parent
+        scope = frame.owner_frame
         if scope is None or scope.function not in ("train", "__init__") and not scope.name.endswith(".__init__"):
             return
         for target in [layer] + [m for _, m in layer.descendants()]:
@@ -1158,18 +1157,14 @@ class Interpreter:
     def frozen(self, layer: Layer, frame: Frame) -> None:
         """`requires_grad_(False)` in an `__init__`: a pretrained part that never trains.
         Training code that toggles it around a generator step does not count."""
-        scope = frame
-        while scope is not None and scope.self_value is None:
-            scope = scope.parent
+        scope = frame.owner_frame
         if scope is None or scope.function != "__init__" and not scope.name.endswith(".__init__"):
             return
         for target in [layer] + [m for _, m in layer.descendants()]:
             target.frozen = True
 
     def batch_reduction(self, what: str, frame: Frame, loc: Location) -> None:
-        scope: Frame | None = frame
-        while scope is not None and scope.self_value is None:
-            scope = scope.parent
+        scope = frame.owner_frame
         owner = scope.self_value if scope is not None else None
         self.events.batch_reductions.append(BatchReduction(owner, loc, what))
 
@@ -1187,12 +1182,12 @@ class Interpreter:
                            frame.function or root.function or root.name, len(self.events.forwards), loc,
                            _chain(frame, loc),
                            origins=first.origins if isinstance(first, TensorV) else frozenset(),
-                           names=tuple(_names_in(first_expr)))
+                           names=tuple(names_in(first_expr)))
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or (
             module is not None and (re.search("generator", module.short_type, re.I) is not None
                                     or any(G_NAME.search(n) for n in module.bound_names)))
-        out = _tensor_join(args) if args else TensorV()
+        out = tensor_join(args) if args else TensorV()
         is_discriminator = D_NAME.search(text or "") is not None
         if module is not None and module.cls is None and not is_generator:
             origins = out.origins  # a torch layer only transforms what it is given
@@ -1216,15 +1211,15 @@ class Interpreter:
         if key not in self._scorers:
             fn = module.cls.method("forward")
             self._scorers[key] = fn is not None and any(
-                D_NAME.search(_text(c.func)) and _text(c.func).startswith("self.")
-                for stmt in _walk(fn.body) for c in _calls(stmt))
+                D_NAME.search(text_of(c.func)) and text_of(c.func).startswith("self.")
+                for stmt in walk(fn.body) for c in calls_in(stmt))
         return self._scorers[key]
 
     def run_forward(self, module: Layer, args: list[Value], frame: Frame, loc: Location) -> None:
         cls = module.cls
         file = self.file_of(cls) if cls is not None else None
         found = self.find_method(cls, file, "forward") if cls is not None and file is not None else None
-        if found is None or _recursing(frame, found[0].qualname):
+        if found is None or frame.runs(found[0].qualname):
             return
         self.invoke(FuncV(found[0], found[1], bound=module, cls=found[2]), list(args), {}, frame, loc)
 
@@ -1234,7 +1229,7 @@ class Interpreter:
         if create_graph is None or self.truth(create_graph) is False:
             return
         outputs = kwargs.get("outputs", args[0] if args else UNKNOWN)
-        for tensor in _tensors(outputs):
+        for tensor in tensors(outputs):
             for module, where in tensor.outputs:
                 # One call may score one of several candidates: each has its forward.
                 forward = next((f for f in reversed(self.events.forwards)
@@ -1298,7 +1293,7 @@ class Interpreter:
         if kind == "sn_mixin":
             layer.sn.append(SNApp(SN_CUSTOM, cls.name, loc, loc, frame))
         init = self.find_method(cls, file, "__init__")
-        if init is not None and frame.depth < MAX_DEPTH and not _recursing(frame, init[0].qualname):
+        if init is not None and frame.depth < MAX_DEPTH and not frame.runs(init[0].qualname):
             fn, fn_file, owner_cls = init
             sub = Frame(fn_file, f"{cls.name}.__init__", frame, None if root_build else loc,
                         self_value=layer, cls=owner_cls, depth=frame.depth + 1,
@@ -1311,7 +1306,7 @@ class Interpreter:
 
     def invoke(self, func: FuncV, args: list[Value], kwargs: dict[str, Value], frame: Frame,
                loc: Location) -> Value:
-        if frame.depth >= MAX_DEPTH or _recursing(frame, func.fn.qualname):
+        if frame.depth >= MAX_DEPTH or frame.runs(func.fn.qualname):
             # A function already being interpreted further up: following it again would
             # explore its paths exponentially and learn nothing new.
             return UNKNOWN
@@ -1650,16 +1645,6 @@ def _arith(op: str, a: object, b: object) -> Value:
     return UNKNOWN
 
 
-def _text(e: F.Expr) -> str:
-    if isinstance(e, F.Global):
-        return e.text or e.qual.rsplit(".", 1)[-1]
-    if isinstance(e, F.Local):
-        return e.name
-    if isinstance(e, F.Attr):
-        return f"{_text(e.value)}.{e.attr}"
-    return ""
-
-
 def _unknown_parameter(name: str) -> Value:
     """A parameter nobody passed: training helpers name their tensors for what they hold."""
     if FAKE_NAME.search(name):
@@ -1675,38 +1660,18 @@ def _concatenation(args: list[Value], kwargs: dict[str, Value], loc: Location) -
     channels (a conditional discriminator's `(cond, fake)` pair): one batch of what the
     generated part makes it."""
     dim = args[1] if len(args) > 1 else kwargs.get("dim", kwargs.get("axis"))
-    parts = _tensors(args[0])
-    joined = _tensor_join(parts)
+    parts = tensors(args[0])
+    joined = tensor_join(parts)
     if isinstance(dim, ConstV) and isinstance(dim.value, int) and dim.value != 0:
         return TensorV(joined.tags, joined.outputs,
                        frozenset({Channels(tuple(p.origins for p in parts), loc.span.line)}))
     return joined
 
 
-def _has_tensor(value: Value) -> bool:
-    return bool(_tensors(value))
-
-
-def _tensors(value: Value) -> list[TensorV]:
-    if isinstance(value, TensorV):
-        return [value]
-    if isinstance(value, (ListV, TupleV)):
-        return [t for item in value.items for t in _tensors(item)]
-    return []
-
-
-def _tensor_join(values) -> TensorV:
-    out = TensorV()
-    for value in values:
-        for t in _tensors(value):
-            out = out.join(t)
-    return out
-
-
 def _input_kind(value: Value, expr: F.Expr | None) -> str:
     tags: frozenset[str] = value.tags if isinstance(value, TensorV) else frozenset()
     if not tags and expr is not None:
-        names = _names_in(expr)
+        names = names_in(expr)
         if any(FAKE_NAME.search(n) for n in names):
             tags = tags | {"fake"}
         if any(REAL_NAME.search(n) and not FAKE_NAME.search(n) for n in names):
@@ -1718,35 +1683,6 @@ def _input_kind(value: Value, expr: F.Expr | None) -> str:
     if "real" in tags:
         return "real"
     return "unknown"
-
-
-def _names_in(e: F.Expr | None) -> list[str]:
-    """The identifiers an expression mentions (for name-based evidence only)."""
-    out: list[str] = []
-
-    def walk(x) -> None:
-        if isinstance(x, F.Local):
-            out.append(x.name)
-        elif isinstance(x, F.Global):
-            out.append(x.text or x.qual.rsplit(".", 1)[-1])
-        elif isinstance(x, F.Attr):
-            out.append(x.attr)
-            walk(x.value)
-        elif isinstance(x, F.Call):
-            walk(x.func)
-            for a in x.args:
-                walk(a.value)
-        elif isinstance(x, (F.ListE,)):
-            for i in x.items:
-                walk(i)
-        elif isinstance(x, (F.Subscript, F.Starred, F.Not)):
-            walk(x.value)
-        elif isinstance(x, F.BinOp):
-            walk(x.left)
-            walk(x.right)
-
-    walk(e)
-    return out
 
 
 def _items(value: Value) -> list[Value]:
@@ -1826,14 +1762,6 @@ def _named_after_the_model(candidates: list[ClassV], frame: Frame) -> list[Class
     return candidates
 
 
-def _last_attr(e: F.Expr) -> str:
-    if isinstance(e, F.Attr):
-        return e.attr
-    if isinstance(e, F.Global) and "." in e.qual:
-        return e.qual.rpartition(".")[2]
-    return ""
-
-
 # String methods whose result follows from literal arguments alone.
 _STR_METHODS = frozenset({"lower", "upper", "casefold", "strip", "lstrip", "rstrip", "replace",
                           "startswith", "endswith", "title", "capitalize"})
@@ -1851,40 +1779,16 @@ def _over_batch(dim: Value | None) -> bool:
     return False
 
 
-def _recursing(frame: Frame, qualname: str) -> bool:
-    scope: Frame | None = frame
-    while scope is not None:
-        if scope.qualname == qualname:
-            return True
-        scope = scope.parent
-    return False
-
-
-def _assignments(stmt: F.Stmt, qual: str) -> list[F.Assign]:
-    """Assignments to the module-level name `qual` inside top-level if/with/try blocks."""
-    out: list[F.Assign] = []
-    if isinstance(stmt, F.Assign):
-        if any(isinstance(t, F.Global) and t.qual == qual for t in stmt.targets):
-            out.append(stmt)
-    elif isinstance(stmt, F.If):
-        for sub in stmt.body + stmt.orelse:
-            out.extend(_assignments(sub, qual))
-    elif isinstance(stmt, F.Block):
-        for sub in stmt.body:
-            out.extend(_assignments(sub, qual))
-    return out
-
-
 def _reshape_along_dim0(cls: F.ClassFacts, file: F.FileFacts) -> Location | None:
     """Where a hand-written SN flattens the weight to (shape[0], -1): `w.view(height, -1)`
     with `height = w.data.shape[0]` (or `w.size(0)`). Right for conv and linear; for a
     ConvTranspose, whose output axis is 1, it normalizes the wrong matrix (SN105)."""
     for _, fn in cls.methods:
         dim0: set[str] = set()
-        for stmt in _walk(fn.body):
+        for stmt in walk(fn.body):
             if isinstance(stmt, F.Assign) and _is_dim0(stmt.value, dim0):
                 dim0.update(t.name for t in stmt.targets if isinstance(t, F.Local))
-            for call in _calls(stmt):
+            for call in calls_in(stmt):
                 if isinstance(call.func, F.Attr) and call.func.attr in ("view", "reshape") \
                         and call.args and _is_dim0(call.args[0].value, dim0):
                     return Location(file.path, call.span)
@@ -1901,34 +1805,3 @@ def _is_dim0(e: F.Expr, dim0: set[str]) -> bool:
         return isinstance(e.func, F.Attr) and e.func.attr == "size" and len(e.args) == 1 \
             and isinstance(e.args[0].value, F.Const) and e.args[0].value.value == 0
     return False
-
-
-def _walk(body: tuple[F.Stmt, ...]):
-    for stmt in body:
-        yield stmt
-        for attr in ("body", "orelse"):
-            yield from _walk(getattr(stmt, attr, ()) or ())
-
-
-def _calls(stmt: F.Stmt):
-    """The calls in one statement's own expressions (not its nested statements)."""
-    roots = []
-    for attr in ("value", "test", "iter"):
-        e = getattr(stmt, attr, None)
-        if isinstance(e, F.Expr):
-            roots.append(e)
-    stack = roots
-    while stack:
-        e = stack.pop()
-        if isinstance(e, F.Call):
-            yield e
-            stack.append(e.func)
-            stack.extend(a.value for a in e.args)
-        elif isinstance(e, (F.Attr, F.Starred, F.Not)):
-            stack.append(e.value)
-        elif isinstance(e, F.Subscript):
-            stack.extend((e.value, e.index))
-        elif isinstance(e, F.BinOp):
-            stack.extend((e.left, e.right))
-        elif isinstance(e, F.ListE):
-            stack.extend(e.items)
