@@ -65,6 +65,24 @@ class Frame:
             frame = frame.parent
         return False
 
+    def runs(self, qualname: str) -> bool:
+        """Whether this frame or one above it runs the function `qualname`: calling it
+        again would recurse."""
+        frame: Frame | None = self
+        while frame is not None:
+            if frame.qualname == qualname:
+                return True
+            frame = frame.parent
+        return False
+
+    @property
+    def owner_frame(self) -> "Frame | None":
+        """The nearest frame, this one or above, that runs for an instance (`self`)."""
+        frame: Frame | None = self
+        while frame is not None and frame.self_value is None:
+            frame = frame.parent
+        return frame
+
 
 class Value:
     pass
@@ -379,3 +397,21 @@ class TensorV(Value):
     def join(self, other: "TensorV") -> "TensorV":
         return TensorV(self.tags | other.tags, self.outputs + tuple(o for o in other.outputs if o not in self.outputs),
                        self.origins | other.origins)
+
+
+def tensors(value: Value) -> list[TensorV]:
+    """The tensors a value is or holds (a tuple of them, say)."""
+    if isinstance(value, TensorV):
+        return [value]
+    if isinstance(value, (ListV, TupleV)):
+        return [t for item in value.items for t in tensors(item)]
+    return []
+
+
+def tensor_join(values) -> TensorV:
+    """One tensor carrying what every tensor among `values` carries."""
+    out = TensorV()
+    for value in values:
+        for t in tensors(value):
+            out = out.join(t)
+    return out

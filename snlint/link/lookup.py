@@ -1,0 +1,207 @@
+"""What names and methods refer to: module globals across the project's files, and
+the methods a class has with its project bases.
+
+The evaluator's lookups: a global resolves through imports and star imports to the value
+the defining module gives it (running that module's top level as far as needed), and a
+method through the class's bases. Kept apart from statement and expression evaluation
+because it works across files, with its own caches.
+"""
+
+from __future__ import annotations
+
+from snlint import facts as F
+from snlint.link.index import ProjectIndex
+from snlint.link.syntax import assignments_to
+from snlint.link.values import (
+    UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, Layer, ModuleV, NamespaceV, NameV, UnknownV, Value,
+)
+
+
+class Lookup:
+    index: ProjectIndex
+    _globals: dict[tuple[str, str], Value]  # (path, name) -> its value, once computed
+    _resolving: set[tuple[str, str]]  # being computed: a cycle reads UNKNOWN
+    _class_files: dict[int, F.FileFacts] | None
+
+    def global_value(self, qual: str, text: str, frame: Frame) -> Value:
+        """What the name `qual` (as the source pass resolved it) refers to, seen from
+        `frame`'s file: a project class, function or constant, a torch name, or a NameV
+        for anything outside the project."""
+        if qual.startswith("*."):
+            # A name from one of the file's star imports: the last that defines it wins.
+            for module in reversed(frame.file.star_imports):
+                value = self.global_value(f"{module}.{qual[2:]}", text, frame)
+                if not isinstance(value, (NameV, UnknownV)):
+                    return value
+            return NameV(qual[2:], text)
+        torch_value = self.torch_name(qual, text)
+        if torch_value is not None:
+            return torch_value
+        if qual.startswith(("torch.", "builtins.", "functools.", "collections.", "typing.")):
+            return NameV(qual, text)
+        resolved = self.index.resolve(qual, frame.file)
+        if resolved is None:
+            return NameV(qual, text)
+        if not resolved.name:
+            return ModuleV(resolved.file)
+        head, _, rest = resolved.name.partition(".")
+        value = self.module_global(resolved.file, head)
+        for attr in rest.split(".") if rest else ():
+            value = self.attribute(value, attr, frame)
+        return value
+
+    def module_local(self, e: F.Global, frame: Frame) -> tuple[Value, list[str]] | None:
+        """A module-level variable the module body being run has assigned (`samples`,
+        `samples.detach`): its value and the attributes after it."""
+        module = frame.file.module
+        if frame.name != "<module>" or not module or not e.qual.startswith(module + "."):
+            return None
+        head, *attrs = e.qual[len(module) + 1:].split(".")
+        if head not in frame.env:
+            return None
+        return frame.env[head], attrs
+
+    def module_global(self, file: F.FileFacts, name: str) -> Value:
+        """The value a module-level name of `file` holds once the module has run, computed
+        once and cached."""
+        key = (file.path, name)
+        if key in self._globals:
+            return self._globals[key]
+        if key in self._resolving:
+            return UNKNOWN
+        self._resolving.add(key)
+        try:
+            value: Value = UNKNOWN
+            qual = f"{file.module}.{name}" if file.module else name
+            frame = Frame(file, "<module>")
+            for stmt in file.body:
+                if isinstance(stmt, F.DefStmt) and stmt.function.name == name:
+                    value = FuncV(stmt.function, file)
+                elif isinstance(stmt, F.ClassStmt) and stmt.cls.name == name:
+                    value = ClassV(stmt.cls, file)
+                elif isinstance(stmt, F.Assign):
+                    for target in stmt.targets:
+                        if isinstance(target, F.Global) and target.qual == qual:
+                            value = with_origin(self.expr(stmt.value, frame), name, file, stmt)
+                elif isinstance(stmt, F.ExprStmt) and isinstance(value, NamespaceV) and not value.parsed \
+                        and isinstance(stmt.value, F.Call) and isinstance(stmt.value.func, F.Global) \
+                        and stmt.value.func.qual.startswith(qual + "."):
+                    # `parser.add_argument(...)` at module level: options of this parser.
+                    frame.env[name] = value
+                    self.expr(stmt.value, frame)
+                elif isinstance(stmt, (F.If, F.Block)):
+                    defined = self.branch_definition(stmt, name, file, frame)
+                    if defined is not None:
+                        value = defined
+                        continue
+                    # `if args.arch == "resnet": netD = ResNetD() else: netD = ResNetD(sn=False)`:
+                    # one value when every branch builds the same class, else unknown.
+                    found = [self.expr(a.value, frame) for a in assignments_to(stmt, qual)]
+                    if found:
+                        classes = {v.cls.qualname if isinstance(v, Layer) and v.cls else None for v in found}
+                        value = found[-1] if len(classes) == 1 and None not in classes else UNKNOWN
+            if isinstance(value, UnknownV):
+                # A name the module imports (a package's `__init__` re-exporting a class),
+                # or takes from a star import of its own.
+                imported = file.imported(name)
+                if imported is not None:
+                    value = self.global_value(imported, name, frame)
+                elif file.star_imports:
+                    value = self.global_value(f"*.{name}", name, frame)
+                if isinstance(value, NameV) and not value.qual.startswith(("torch.", "builtins.")):
+                    value = UNKNOWN
+            self._globals[key] = value
+            return value
+        finally:
+            self._resolving.discard(key)
+
+    def branch_definition(self, stmt: F.If | F.Block, name: str, file: F.FileFacts,
+                          frame: Frame) -> Value | None:
+        """The class or function `name` defined under a module-level `if` or `try`: from
+        the branch the test takes when it is known (`if param.arch == 0:` with the argparse
+        default), else the one definition the branches agree on; None when none defines it."""
+        if isinstance(stmt, F.Block):
+            bodies = [stmt.body]
+        else:
+            truth = self.truth(self.expr(stmt.test, frame))
+            bodies = [stmt.body] if truth is True else [stmt.orelse] if truth is False else [stmt.body, stmt.orelse]
+        found: list[Value] = []
+        for body in bodies:
+            hit: Value | None = None
+            for inner in body:
+                if isinstance(inner, F.ClassStmt) and inner.cls.name == name:
+                    hit = ClassV(inner.cls, file)
+                elif isinstance(inner, F.DefStmt) and inner.function.name == name:
+                    hit = FuncV(inner.function, file)
+                elif isinstance(inner, (F.If, F.Block)):
+                    hit = self.branch_definition(inner, name, file, frame) or hit
+            if hit is not None:
+                found.append(hit)
+        if not found:
+            return None
+        if len(found) == 2 and found[0] != found[1]:
+            return UNKNOWN  # each branch its own class, and no telling which runs
+        return found[-1]
+
+    # ------------------------------------------------------------ classes
+
+    def methods_of(self, cls: F.ClassFacts, file: F.FileFacts) -> list[tuple]:
+        """(name, function, defining class, its file) for each method an instance of `cls`
+        has, inherited ones included (a framework's `feed_data` in its base model), bases
+        first: a base's data-loading method runs before the subclass's training step."""
+        chain: list[tuple[F.ClassFacts, F.FileFacts]] = []
+        stack = [(cls, file)]
+        while stack and len(chain) < 16:
+            current, current_file = stack.pop(0)
+            if any(c is current for c, _ in chain):
+                continue
+            chain.append((current, current_file))
+            stack.extend(self.project_bases(current, current_file))
+        seen: set[str] = set()
+        out = []
+        for owner, owner_file in chain:
+            for name, fn in owner.methods:
+                if name not in seen:
+                    seen.add(name)
+                    out.append((name, fn, owner, owner_file))
+        depth = {id(owner): i for i, (owner, _) in enumerate(chain)}
+        return sorted(out, key=lambda m: -depth[id(m[2])])
+
+    def project_bases(self, cls: F.ClassFacts, file: F.FileFacts) -> list[tuple[F.ClassFacts, F.FileFacts]]:
+        out = []
+        frame = Frame(file, "<bases>")
+        for base in cls.bases:
+            value = self.expr(base, frame)
+            if isinstance(value, ClassV):
+                out.append((value.cls, value.file))
+        return out
+
+    def file_of(self, cls: F.ClassFacts) -> F.FileFacts | None:
+        """The file that defines `cls`: a method runs there, with its imports, wherever the
+        instance is used."""
+        if self._class_files is None:
+            self._class_files = {id(c): f for f in self.index.files for _, c in f.classes}
+        return self._class_files.get(id(cls))
+
+    def find_method(self, cls: F.ClassFacts, file: F.FileFacts, name: str,
+                    seen: frozenset[str] = frozenset()) -> tuple[F.FunctionFacts, F.FileFacts, F.ClassFacts] | None:
+        if cls.qualname in seen:
+            return None
+        method = cls.method(name)
+        if method is not None:
+            return method, file, cls
+        for base_cls, base_file in self.project_bases(cls, file):
+            found = self.find_method(base_cls, base_file, name, seen | {cls.qualname})
+            if found is not None:
+                return found
+        return None
+
+
+def with_origin(value: Value, name: str, file: F.FileFacts, stmt: F.Stmt) -> Value:
+    """A module constant or config dict remembers its assignment, for the graph pass's
+    account of where a constructor argument came from."""
+    if isinstance(value, ConstV) and not value.origin:
+        return ConstV(value.value, f"{name} at {file.path}:{stmt.span.line}")
+    if isinstance(value, DictV) and not value.origin:
+        value.origin = f"{name} at {file.path}:{stmt.span.line}"
+    return value

@@ -1,0 +1,396 @@
+"""Running statements: blocks, branches, loops and assignment.
+
+The part of the evaluator that knows Python's control flow: which branch of an `if` runs
+(both, when the test cannot be decided, with what each built marked ambiguous; a branch
+on `isinstance(m, nn.Conv2d)` over `modules()` sees the modules that pass), how many
+times a loop body runs, what an assignment target binds. Values come from the expression
+evaluator; what a loop over a data loader yields and what binding a name tells about a
+module come from the training semantics.
+"""
+
+from __future__ import annotations
+
+from snlint import facts as F
+from snlint.link import resolve
+from snlint.link.lookup import with_origin
+from snlint.link.values import (
+    UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, Layer, ListV, ModulesIterV, ModulesV,
+    NameFindV, NamespaceV, NameV, TensorV, TorchTypeV, TupleV, Value,
+)
+
+# Iterations of one loop the evaluator unrolls; longer loops run once, over unknown items.
+MAX_UNROLL = 64
+
+
+class BudgetExceeded(Exception):
+    """One entry point took more interpretation than any real model needs."""
+
+
+class Statements:
+    steps: int  # statements run for the current entry point
+    budget: int
+
+    def block(self, body: tuple[F.Stmt, ...], frame: Frame, module_level: bool = False) -> None:
+        for stmt in body:
+            if frame.returned is not None or frame.jumped:
+                return
+            self.stmt(stmt, frame, module_level)
+
+    def stmt(self, stmt: F.Stmt, frame: Frame, module_level: bool = False) -> None:
+        """Run one statement. `module_level`: a module's own statement (its assignments
+        name module constants; its `def`s are globals, not closures)."""
+        self.steps += 1
+        if self.steps > self.budget:
+            raise BudgetExceeded()
+        handler = self.STATEMENTS.get(type(stmt))
+        if handler is not None:
+            handler(self, stmt, frame, module_level)
+
+    def assign_stmt(self, stmt: F.Assign, frame: Frame, module_level: bool) -> None:
+        value = self.expr(stmt.value, frame)
+        if module_level and len(stmt.targets) == 1 and isinstance(stmt.targets[0], F.Global):
+            value = with_origin(value, stmt.targets[0].qual.rsplit(".", 1)[-1], frame.file, stmt)
+        for target in stmt.targets:
+            self.assign(target, value, frame)
+
+    def aug_assign_stmt(self, stmt: F.AugAssign, frame: Frame, module_level: bool) -> None:
+        current = self.expr(stmt.target, frame)
+        value = self.expr(stmt.value, frame)
+        if isinstance(current, ListV) and stmt.op == "Add":
+            self.extend(current, value)
+        else:
+            self.assign(stmt.target, UNKNOWN, frame)
+
+    def expr_stmt(self, stmt: F.ExprStmt, frame: Frame, module_level: bool) -> None:
+        self.expr(stmt.value, frame)
+
+    def return_stmt(self, stmt: F.Return, frame: Frame, module_level: bool) -> None:
+        frame.returned = self.expr(stmt.value, frame) if stmt.value is not None else ConstV(None)
+
+    def while_stmt(self, stmt: F.While, frame: Frame, module_level: bool) -> None:
+        frame.loop_depth += 1
+        frame.loops.append(stmt.span)
+        try:
+            self.block(stmt.body, frame)
+        finally:
+            frame.loop_depth -= 1
+            frame.loops.pop()
+            frame.jumped = False
+
+    def block_stmt(self, stmt: F.Block, frame: Frame, module_level: bool) -> None:
+        self.block(stmt.body, frame, module_level)
+
+    def jump_stmt(self, stmt: F.Jump, frame: Frame, module_level: bool) -> None:
+        frame.jumped = True
+
+    def def_stmt(self, stmt: F.DefStmt, frame: Frame, module_level: bool) -> None:
+        if not module_level:
+            frame.env[stmt.function.name] = FuncV(stmt.function, frame.file, closure=frame.env)
+
+    def if_stmt(self, stmt: F.If, frame: Frame, module_level: bool) -> None:
+        test = stmt.test
+        narrowed = self.narrowing(test, frame)
+        if narrowed is not None:
+            name, inside, outside = narrowed
+            saved = frame.env.get(name)
+            frame.env[name] = inside
+            self.block(stmt.body, frame, module_level)
+            frame.jumped = False  # a `continue` for some modules is not one for all
+            frame.env[name] = outside
+            self.block(stmt.orelse, frame, module_level)
+            frame.jumped = False
+            # `if not isinstance(m, T): continue`: what follows sees only T.
+            if not (stmt.body and isinstance(stmt.body[-1], (F.Jump, F.Return)) and not stmt.orelse) \
+                    and saved is not None:
+                frame.env[name] = saved
+            return
+        truth = self.truth(self.expr(test, frame))
+        if truth is True:
+            self.block(stmt.body, frame, module_level)
+            return
+        if truth is False:
+            self.block(stmt.orelse, frame, module_level)
+            return
+        self.both_branches(stmt.body, stmt.orelse, frame, module_level)
+
+    def both_branches(self, body: tuple[F.Stmt, ...], orelse: tuple[F.Stmt, ...], frame: Frame,
+                      module_level: bool) -> None:
+        """An `if` whose test we cannot decide: run each branch from the same state, and
+        where they disagree about a name or attribute, mark what they built as ambiguous."""
+        owner = frame.self_value
+        env0 = dict(frame.env)
+        attrs0 = dict(owner.attrs) if owner is not None else {}
+        order0 = list(owner.children_order) if owner is not None else []
+        frame.cond_depth += 1
+        try:
+            self.block(body, frame, module_level)
+            frame.jumped = False
+            returned_then = frame.returned
+            frame.returned = None
+            env_then, attrs_then = dict(frame.env), dict(owner.attrs) if owner is not None else {}
+            order_then = list(owner.children_order) if owner is not None else []
+            frame.env = dict(env0)
+            if owner is not None:
+                owner.attrs, owner.children_order = dict(attrs0), list(order0)
+            self.block(orelse, frame, module_level)
+            frame.jumped = False
+            returned_else = frame.returned
+        finally:
+            frame.cond_depth -= 1
+        choices = not _building_module(frame)
+        frame.env = merge_choices(env_then, frame.env, choices)
+        if owner is not None:
+            merged = merge_choices(attrs_then, owner.attrs, choices)
+            order = order_then + [k for k in owner.children_order if k not in order_then]
+            owner.attrs, owner.children_order = merged, [k for k in order if k in merged]
+        if returned_then is not None and returned_else is not None:
+            frame.returned = merge_choices({"r": returned_then}, {"r": returned_else}, choices)["r"]
+        else:
+            frame.returned = None
+
+    def narrowing(self, test: F.Expr, frame: Frame) -> tuple[str, Value, Value] | None:
+        """Tests that split a `modules()` variable: `isinstance(m, (nn.Conv2d, nn.Linear))`,
+        `not ...`, `isinstance(m, A) or isinstance(m, B)`, and DCGAN's class-name tests
+        (`m.__class__.__name__.find("Conv") != -1`, `"Norm" in classname`). The branch
+        sees the modules that pass; the other branch the rest."""
+        if isinstance(test, F.Not):
+            inner = self.narrowing(test.value, frame)
+            return None if inner is None else (inner[0], inner[2], inner[1])
+        if isinstance(test, F.BoolOp) and test.op == "or":
+            parts = [self.narrowing(v, frame) for v in test.values]
+            if any(p is None for p in parts) or len({p[0] for p in parts}) != 1:
+                return None
+            insides = [p[1] for p in parts]
+            if not all(isinstance(i, ModulesV) and i.types is not None and not i.name_has for i in insides):
+                return None
+            base = frame.env.get(parts[0][0])
+            if not isinstance(base, ModulesV):
+                return None
+            types = tuple(t for i in insides for t in i.types)  # type: ignore[union-attr]
+            return parts[0][0], base.narrowed(types=types), base.narrowed(exclude=base.exclude + types)
+        if isinstance(test, F.Compare):
+            return self.name_narrowing(test, frame)
+        if not (isinstance(test, F.Call) and isinstance(test.func, F.Global)
+                and test.func.qual == "builtins.isinstance" and len(test.args) == 2):
+            return None
+        subject = test.args[0].value
+        if not isinstance(subject, F.Local):
+            return None
+        value = frame.env.get(subject.name)
+        if not isinstance(value, ModulesV):
+            return None
+        types = self.type_names(self.expr(test.args[1].value, frame))
+        if types is None:
+            return None
+        inside = value.narrowed(types=types if value.types is None else
+                                tuple(t for t in types if t in value.types))
+        outside = value.narrowed(exclude=value.exclude + types)
+        return subject.name, inside, outside
+
+    def name_narrowing(self, test: F.Compare, frame: Frame) -> tuple[str, Value, Value] | None:
+        left, right = self.expr(test.left, frame), self.expr(test.right, frame)
+        modules, needle, has = None, None, None
+        if isinstance(left, NameFindV) and isinstance(right, ConstV) and right.value == -1 \
+                and test.op in ("!=", "=="):
+            modules, needle, has = left.modules, left.needle, test.op == "!="
+        elif isinstance(left, NameFindV) and isinstance(right, ConstV) and right.value == 0 \
+                and test.op in (">=", "<"):
+            modules, needle, has = left.modules, left.needle, test.op == ">="
+        elif isinstance(right, ClassOfV) and right.named and isinstance(left, ConstV) \
+                and isinstance(left.value, str) and test.op in ("in", "not in"):
+            modules, needle, has = right.modules, left.value, test.op == "in"
+        if modules is None or needle is None:
+            return None
+        name = next((k for k, v in frame.env.items() if v is modules), None)
+        if name is None:
+            return None
+        inside = modules.narrowed(name_has=modules.name_has + (needle,))
+        outside = modules.narrowed(name_lacks=modules.name_lacks + (needle,))
+        if not has:
+            inside, outside = outside, inside
+        return name, inside, outside
+
+    def type_names(self, value: Value) -> tuple[str, ...] | None:
+        if isinstance(value, TorchTypeV):
+            return (value.name,)
+        if isinstance(value, ClassV):
+            return (value.cls.qualname,)
+        if isinstance(value, (ListV, TupleV)):
+            items = value.items
+            names: list[str] = []
+            for item in items:
+                sub = self.type_names(item)
+                if sub is None:
+                    return None
+                names.extend(sub)
+            return tuple(names)
+        if isinstance(value, NameV) and value.qual.startswith("torch.nn."):
+            return (value.qual.rsplit(".", 1)[-1],)
+        return None
+
+    def for_stmt(self, stmt: F.For, frame: Frame, module_level: bool) -> None:
+        iterable = self.expr(stmt.iter, frame)
+        frame.loop_depth += 1
+        frame.loops.append(stmt.span)
+        try:
+            batch = self.loader_batch(iterable, stmt)
+            if batch is not None:
+                self.assign_all(stmt.target, batch, frame)
+                self.block(stmt.body, frame)
+            elif isinstance(iterable, ModulesIterV) and iterable.children_only and not iterable.named \
+                    and iterable.root.kind == "container" and 0 < len(items_of(iterable.root)) <= MAX_UNROLL:
+                # `for m in seq.children(): layers.append(m)` (re-packing a Sequential's
+                # layers into another): each child, as it is.
+                for value in items_of(iterable.root):
+                    self.assign(stmt.target, value, frame)
+                    self.block(stmt.body, frame)
+                    frame.jumped = False
+                    if frame.returned is not None:
+                        break
+            elif isinstance(iterable, ModulesIterV):
+                item: Value = ModulesV(iterable.root, children_only=iterable.children_only)
+                if iterable.named:
+                    item = TupleV((UNKNOWN, item))
+                self.assign(stmt.target, item, frame)
+                self.block(stmt.body, frame)
+            elif isinstance(iterable, (ListV, TupleV, Layer, ConstV)) and 0 < len(items_of(iterable)) <= MAX_UNROLL:
+                for value in items_of(iterable):
+                    self.assign(stmt.target, value, frame)
+                    self.block(stmt.body, frame)
+                    frame.jumped = False
+                    if frame.returned is not None:
+                        break
+            else:
+                self.assign(stmt.target, UNKNOWN, frame)
+                self.block(stmt.body, frame)
+        finally:
+            frame.loop_depth -= 1
+            frame.loops.pop()
+            frame.jumped = False
+        self.block(stmt.orelse, frame)
+
+    STATEMENTS = {
+        F.Assign: assign_stmt, F.AugAssign: aug_assign_stmt, F.ExprStmt: expr_stmt,
+        F.Return: return_stmt, F.If: if_stmt, F.For: for_stmt, F.While: while_stmt,
+        F.Block: block_stmt, F.Jump: jump_stmt, F.DefStmt: def_stmt,
+    }
+
+    # ------------------------------------------------------------ assignment
+
+    def assign_all(self, target: F.Expr, value: Value, frame: Frame) -> None:
+        if isinstance(target, F.ListE):
+            for sub in target.items:
+                self.assign_all(sub, value, frame)
+        else:
+            self.assign(target, value, frame)
+
+    def assign(self, target: F.Expr, value: Value, frame: Frame) -> None:
+        value = self.bound(target, value)
+        handler = self.TARGETS.get(type(target))
+        if handler is not None:
+            handler(self, target, value, frame)
+
+    def assign_local(self, target: F.Local, value: Value, frame: Frame) -> None:
+        frame.env[target.name] = value
+
+    def assign_global(self, target: F.Global, value: Value, frame: Frame) -> None:
+        if target.qual.startswith(frame.file.module + ".") or not frame.file.module:
+            name = target.qual[len(frame.file.module) + 1:] if frame.file.module else target.qual
+            if "." not in name:
+                frame.env[name] = value
+
+    def assign_attr(self, target: F.Attr, value: Value, frame: Frame) -> None:
+        owner = self.expr(target.value, frame)
+        if isinstance(owner, Layer):
+            owner.set_attr(target.attr, value)
+        elif isinstance(owner, NamespaceV) and owner.parsed:
+            owner.attrs[target.attr] = value
+        elif isinstance(owner, DictV) and owner.attrs:
+            owner.items[target.attr] = value
+
+    def assign_item(self, target: F.Subscript, value: Value, frame: Frame) -> None:
+        owner = self.expr(target.value, frame)
+        key = self.expr(target.index, frame)
+        if isinstance(owner, DictV) and isinstance(key, ConstV):
+            owner.items[key.value] = value
+        elif isinstance(owner, DictV) and isinstance(value, Layer):
+            # `layers[f"conv{i}"] = nn.Conv2d(...)` in a loop: a computed key is one of
+            # many, kept so the `nn.Sequential(layers)` built from it has the layer.
+            owner.items[f"*{len(owner.items)}"] = value
+        elif isinstance(owner, Layer) and owner.kind == "container":
+            owner.set_attr(str(key.value) if isinstance(key, ConstV) else f"*{len(owner.attrs)}", value)
+
+    def assign_unpacked(self, target: F.ListE, value: Value, frame: Frame) -> None:
+        items: tuple[Value, ...] = ()
+        if isinstance(value, (TupleV, ListV)):
+            items = tuple(value.items)
+        elif isinstance(value, TensorV):
+            # `x, skip = self.block(x)`: each part carries what the tensor carried.
+            items = tuple(value for _ in target.items)
+        for i, sub in enumerate(target.items):
+            self.assign(sub, items[i] if i < len(items) else UNKNOWN, frame)
+
+    TARGETS = {
+        F.Local: assign_local, F.Global: assign_global, F.Attr: assign_attr,
+        F.Subscript: assign_item, F.ListE: assign_unpacked,
+    }
+
+    def extend(self, target: ListV, value: Value) -> None:
+        if isinstance(value, (ListV, TupleV)):
+            target.items.extend(value.items)
+        else:
+            target.items.append(UNKNOWN)
+
+
+def items_of(value: Value) -> list[Value]:
+    """What iterating a value yields: list items, or a container module's children."""
+    if isinstance(value, (ListV, TupleV)):
+        return list(value.items)
+    if isinstance(value, ConstV) and isinstance(value.value, str):
+        return [ConstV(c) for c in value.value]  # `for t in mode:` over a layer-code string
+    if isinstance(value, Layer) and value.kind == "container":
+        if value.type == "ModuleDict":
+            return [ConstV(k) for k in value.children_order]
+        return [child for _, child in value.children()]
+    return []
+
+
+def merge(a: dict, b: dict) -> dict:
+    """Two readings of one set of names (the branches of an undecided `if`): where they
+    disagree, the layers either built are ambiguous, and a layer is kept over anything
+    else."""
+    out = dict(b)
+    for key, value in a.items():
+        if key not in b:
+            out[key] = value
+        elif b[key] is not value:
+            other = b[key]
+            for v in (value, other):
+                if isinstance(v, Layer):
+                    v.ambiguous = True
+            out[key] = other if isinstance(other, Layer) else value
+    return out
+
+
+def _building_module(frame: Frame) -> bool:
+    """Whether this frame runs for a module's own code (its __init__, a helper building its
+    blocks, its forward): there an undecided `if` keeps `merge`'s one reading, so that
+    the module's layers stay layers."""
+    scope: Frame | None = frame
+    while scope is not None:
+        if scope.self_value is not None and scope.self_value.kind != "object":
+            return True
+        scope = scope.parent
+    return False
+
+
+def merge_choices(a: dict, b: dict, choices: bool) -> dict:
+    """`merge`, except that where an undecided `if` in a factory or a plain object (a
+    trainer, a model class) leaves a name to instances of different project classes, the
+    name holds one of them (`OneOfV`), when `choices`."""
+    if not choices:
+        return merge(a, b)
+    chosen = {k: resolve.one_of(v, b[k]) for k, v in a.items() if k in b and b[k] is not v}
+    out = merge(a, b)
+    out.update({k: v for k, v in chosen.items() if v is not None})
+    return out

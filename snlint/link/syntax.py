@@ -1,0 +1,106 @@
+"""What the facts say as written, read without running them.
+
+The names an expression mentions, a call's dotted text, the statements of a body and the
+calls in them: the interpreter's parts use these as evidence (a `netD` name, a
+`w.view(height, -1)` in an SN class) where running the code would not tell.
+"""
+
+from __future__ import annotations
+
+from snlint import facts as F
+
+
+def text_of(e: F.Expr) -> str:
+    """A name or attribute chain as written (`netD`, `self.D`); "" for anything else."""
+    if isinstance(e, F.Global):
+        return e.text or e.qual.rsplit(".", 1)[-1]
+    if isinstance(e, F.Local):
+        return e.name
+    if isinstance(e, F.Attr):
+        return f"{text_of(e.value)}.{e.attr}"
+    return ""
+
+
+def last_attr(e: F.Expr) -> str:
+    """The method a call's callee names (`copy_` of `x.data.copy_`)."""
+    if isinstance(e, F.Attr):
+        return e.attr
+    if isinstance(e, F.Global) and "." in e.qual:
+        return e.qual.rpartition(".")[2]
+    return ""
+
+
+def names_in(e: F.Expr | None) -> list[str]:
+    """The identifiers an expression mentions (for name-based evidence only)."""
+    out: list[str] = []
+
+    def walk(x) -> None:
+        if isinstance(x, F.Local):
+            out.append(x.name)
+        elif isinstance(x, F.Global):
+            out.append(x.text or x.qual.rsplit(".", 1)[-1])
+        elif isinstance(x, F.Attr):
+            out.append(x.attr)
+            walk(x.value)
+        elif isinstance(x, F.Call):
+            walk(x.func)
+            for a in x.args:
+                walk(a.value)
+        elif isinstance(x, (F.ListE,)):
+            for i in x.items:
+                walk(i)
+        elif isinstance(x, (F.Subscript, F.Starred, F.Not)):
+            walk(x.value)
+        elif isinstance(x, F.BinOp):
+            walk(x.left)
+            walk(x.right)
+
+    walk(e)
+    return out
+
+
+def assignments_to(stmt: F.Stmt, qual: str) -> list[F.Assign]:
+    """Assignments to the module-level name `qual` inside top-level if/with/try blocks."""
+    out: list[F.Assign] = []
+    if isinstance(stmt, F.Assign):
+        if any(isinstance(t, F.Global) and t.qual == qual for t in stmt.targets):
+            out.append(stmt)
+    elif isinstance(stmt, F.If):
+        for sub in stmt.body + stmt.orelse:
+            out.extend(assignments_to(sub, qual))
+    elif isinstance(stmt, F.Block):
+        for sub in stmt.body:
+            out.extend(assignments_to(sub, qual))
+    return out
+
+
+def walk(body: tuple[F.Stmt, ...]):
+    """Every statement of a body, nested ones included."""
+    for stmt in body:
+        yield stmt
+        for attr in ("body", "orelse"):
+            yield from walk(getattr(stmt, attr, ()) or ())
+
+
+def calls_in(stmt: F.Stmt):
+    """The calls in one statement's own expressions (not its nested statements)."""
+    roots = []
+    for attr in ("value", "test", "iter"):
+        e = getattr(stmt, attr, None)
+        if isinstance(e, F.Expr):
+            roots.append(e)
+    stack = roots
+    while stack:
+        e = stack.pop()
+        if isinstance(e, F.Call):
+            yield e
+            stack.append(e.func)
+            stack.extend(a.value for a in e.args)
+        elif isinstance(e, (F.Attr, F.Starred, F.Not)):
+            stack.append(e.value)
+        elif isinstance(e, F.Subscript):
+            stack.extend((e.value, e.index))
+        elif isinstance(e, F.BinOp):
+            stack.extend((e.left, e.right))
+        elif isinstance(e, F.ListE):
+            stack.extend(e.items)

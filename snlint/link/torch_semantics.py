@@ -1,0 +1,423 @@
+"""What torch code does to modules: building layers and project modules, spectral norm
+through either API or a hand-written wrapper, init calls, and the module methods that
+change a module (`add_module`, `apply`, `eval`, `requires_grad_`).
+
+The evaluator knows Python; this part knows torch.nn: which classes are modules, what a
+torch layer type builds, where SN is applied and to which layers, and which class a
+framework's registry builds. Norm factories (`get_norm_layer("batch")`) are Python that
+builds torch layers: the evaluator runs them, and `resolve` notes which argument chose
+what they built.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from snlint import facts as F
+from snlint.findings import Location
+from snlint.link import configvalues, resolve
+from snlint.link.calls import MAX_DEPTH
+from snlint.link.events import DISCRIMINATOR_CLASS, Events, InitEvent, SNCall, SNEvent
+from snlint.link.index import ProjectIndex
+from snlint.link.syntax import calls_in, text_of, walk
+from snlint.link.values import (
+    UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, Layer, ListV, ModulesIterV, ModulesV,
+    NameFindV, NameV, OneOfV, SNApp, SNFuncV, TorchTypeV, TupleV, Value, WeightV,
+)
+from snlint.torchapi import (
+    INIT_FUNCTION, INPLACE_TENSOR_INIT, KINDS, SN_CUSTOM, SN_FUNCTIONS, WN_FUNCTIONS, layer_type,
+    weight_norm_api,
+)
+
+
+class TorchSemantics:
+    index: ProjectIndex
+    events: Events
+    _registries: set[str] | None  # the project's class registries, found once
+
+    def torch_name(self, qual: str, text: str) -> Value | None:
+        """What a torch name is, when it is more than a name: an SN function, a layer type."""
+        if qual in SN_FUNCTIONS:
+            return SNFuncV(SN_FUNCTIONS[qual], text or qual.rsplit(".", 1)[-1])
+        ltype = layer_type(qual)
+        if ltype is not None:
+            return TorchTypeV(ltype)
+        return None
+
+    # ------------------------------------------------------------ building modules
+
+    def build_torch(self, name: str, args: list[Value], kwargs: dict[str, Value], frame: Frame,
+                    loc: Location) -> Value:
+        kind = KINDS[name]
+        layer = Layer(name, kind, loc, frame, args=tuple(args), kwargs=dict(kwargs),
+                      in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0)
+        if kind == "container":
+            items: list[tuple[str, Value]] = []
+            if name == "ModuleDict" or (args and isinstance(args[0], DictV)):
+                source = args[0] if args and isinstance(args[0], DictV) else DictV(dict(kwargs))
+                items = [(str(k), v) for k, v in source.items.items()]
+            elif name == "ModuleList":
+                if args and isinstance(args[0], (ListV, TupleV)):
+                    items = [(str(i), v) for i, v in enumerate(args[0].items)]
+            else:
+                items = [(str(i), v) for i, v in enumerate(args)]
+            for key, value in items:
+                layer.set_attr(key, value)
+        elif kind == "attention":
+            out_proj = Layer("Linear", "linear", loc, frame, in_loop=layer.in_loop, bypassed=True)
+            layer.set_attr("out_proj", out_proj)
+        return layer
+
+    def instantiate(self, cls_value: ClassV, args: tuple[Value, ...], kwargs: dict[str, Value],
+                    loc: Location, frame: Frame, root_build: bool = False) -> Value:
+        cls, file = cls_value.cls, cls_value.file
+        kind = self.class_kind(cls, file)
+        if kind == "sn_wrapper":
+            target = args[0] if args else kwargs.get("module", UNKNOWN)
+            reshape = _reshape_along_dim0(cls, file)
+            return self.apply_sn(SN_CUSTOM, cls.name, target, {}, None, frame, loc, reshape)
+        torch_base = self.torch_base(cls, file)
+        if kind is None and torch_base is None:
+            if cls.method("__init__") is None and not cls.methods:
+                return UNKNOWN
+        if kind is None and torch_base is None:
+            # A plain object (a trainer holding `self.netD`): built so its methods can run.
+            layer_kind = "object"
+        else:
+            layer_kind = KINDS.get(torch_base or "", "module") if torch_base not in (None, "Module") else "module"
+        layer = Layer(cls.qualname, layer_kind, loc, frame, cls=cls, args=args, kwargs=dict(kwargs),
+                      in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
+                      base_type=torch_base if torch_base != "Module" else None)
+        if cls_value.via:
+            layer.via.append(cls_value.via)
+        if kind == "sn_mixin":
+            layer.sn.append(SNApp(SN_CUSTOM, cls.name, loc, loc, frame))
+        init = self.find_method(cls, file, "__init__")
+        if init is not None and frame.depth < MAX_DEPTH and not frame.runs(init[0].qualname):
+            fn, fn_file, owner_cls = init
+            sub = Frame(fn_file, f"{cls.name}.__init__", frame, None if root_build else loc,
+                        self_value=layer, cls=owner_cls, depth=frame.depth + 1,
+                        qualname=fn.qualname)
+            layer.init_frame = sub
+            self.bind_params(fn, [layer, *args], kwargs, sub, use_defaults=True)
+            self.block(fn.body, sub)
+        self.events.instances.append(layer)
+        return layer
+
+    def torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> str | None:
+        """The torch.nn type a project class derives from (`Conv2d`, or `Module`)."""
+        if cls.qualname in seen:
+            return None
+        frame = Frame(file, "<bases>")
+        found: str | None = None
+        for base in cls.bases:
+            value = self.expr(base, frame)
+            if isinstance(value, TorchTypeV):
+                if value.name != "Module" or found is None:
+                    found = value.name
+            elif isinstance(value, ClassV):
+                sub = self.torch_base(value.cls, value.file, seen | {cls.qualname})
+                if sub is not None and (sub != "Module" or found is None):
+                    found = sub
+            elif not (isinstance(value, NameV) and value.qual.startswith(("builtins.", "typing.", "torch."))):
+                # A base from outside the project (`BaseNetwork` from a package we do not
+                # see) is most likely a module; treat it as one so its layers are read.
+                if found is None and cls.method("__init__") is not None:
+                    found = "Module"
+        return found
+
+    def class_kind(self, cls: F.ClassFacts, file: F.FileFacts) -> str | None:
+        """"sn_wrapper" (hand-written SN around a module), "sn_mixin" (an SN layer class),
+        "module" (another nn.Module), None (not a module)."""
+        torch_base = self.torch_base(cls, file)
+        if self.hand_written_sn(cls, file):
+            init = cls.method("__init__")
+            params = [p.name for p in init.params[1:]] if init else []
+            if torch_base in KINDS and KINDS.get(torch_base) in ("conv", "conv_transpose", "linear", "embedding"):
+                return "sn_mixin"
+            if params and params[0] in ("module", "layer", "m", "mod", "net"):
+                return "sn_wrapper"
+            return "sn_mixin" if torch_base not in (None, "Module") else "sn_wrapper"
+        if torch_base is not None:
+            return "module"
+        return None
+
+    def hand_written_sn(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> bool:
+        """A class that implements SN itself: power iteration in its methods, or named so."""
+        if cls.qualname in seen:
+            return False
+        if cls.method_names & _SN_METHODS or cls.name.lower().replace("_", "") in _SN_NAMES:
+            return True
+        return any(self.hand_written_sn(b, f, seen | {cls.qualname})
+                   for b, f in self.project_bases(cls, file))
+
+    def registry_lookup(self, e: F.Call, frame: Frame) -> Value | None:
+        """`ARCH_REGISTRY.get(key)`, `key` known, with a project class registered under it by
+        `@ARCH_REGISTRY.register()`: that class."""
+        registry, _, method = text_of(e.func).rpartition(".")
+        if method != "get" or not registry or len(e.args) != 1:
+            return None
+        registry = registry.rpartition(".")[2]
+        if self._registries is None:
+            self._registries = resolve.registries(
+                (c, f) for f in self.index.files for _, c in f.classes)
+        if registry not in self._registries:
+            return None
+        key = self.expr(e.args[0].value, frame)
+        if not (isinstance(key, ConstV) and isinstance(key.value, str)):
+            # A key from a YAML file or the command line: the discriminator it picks is one
+            # of the registry's discriminator classes (names them; the others are not).
+            where = configvalues.where(Location(frame.file.path, e.span))
+            found_all = [ClassV(c, f) for c, f in resolve.registered_classes(
+                ((c, f) for f in self.index.files for _, c in f.classes), registry)
+                if DISCRIMINATOR_CLASS.search(c.name)]
+            if not found_all:
+                return None
+            found_all = _named_after_the_model(found_all, frame)
+            why = (f"one of {len(found_all)} discriminator classes registry {registry} holds (key not known "
+                   f"here)" if len(found_all) > 1 else
+                   f"the only discriminator class registry {registry} holds (key not known here)")
+            if len(found_all) == 1:
+                return OneOfV((ClassV(found_all[0].cls, found_all[0].file, via=f"{why} at {where}"),),
+                              why, role="discriminator")
+            return OneOfV(tuple(found_all), why, role="discriminator")
+        found = resolve.registered(((c, f) for f in self.index.files for _, c in f.classes),
+                                   registry, key.value)
+        if found is None:
+            return None
+        source = f" from the {key.origin}" if key.origin else ""
+        return ClassV(found[0], found[1], via=f"registry {registry} key {key.value!r}{source} at "
+                                              f"{configvalues.where(Location(frame.file.path, e.span))}")
+
+    # ------------------------------------------------------------ spectral norm and init
+
+    def spectral_norm(self, api: str, text: str, args: list[Value], kwargs: dict[str, Value],
+                      e: F.Call | None, frame: Frame, loc: Location) -> Value:
+        self.events.sn_calls.append(SNCall(api, text, loc))
+        target = args[0] if args else kwargs.get("module", UNKNOWN)
+        options: dict[str, tuple[Value, Location | None]] = {}
+        positional = ["module", "name", "n_power_iterations", "eps", "dim"]
+        for i, value in enumerate(args[1:], start=1):
+            if i < len(positional):
+                options[positional[i]] = (value, None)
+        for key, value in kwargs.items():
+            options[key] = (value, None)
+        if e is not None:
+            positional_args = [a for a in e.args if a.keyword is None and not a.star]
+            for i, a in enumerate(positional_args[1:], start=1):
+                if i < len(positional) and positional[i] in options:
+                    options[positional[i]] = (options[positional[i]][0], Location(loc.path, a.span))
+            for a in e.args:
+                if a.keyword in options:
+                    options[a.keyword] = (options[a.keyword][0], Location(loc.path, a.span))
+        return self.apply_sn(api, text, target, options, e, frame, loc)
+
+    def apply_sn(self, api: str, text: str, target: Value,
+                 options: dict[str, tuple[Value, Location | None]], e: F.Call | None,
+                 frame: Frame, loc: Location, reshape: Location | None = None) -> Value:
+        name_value, name_loc = options.get("name", (ConstV("weight"), None))
+        dim_value, dim_loc = options.get("dim", (ConstV(None), None))
+        name = name_value.value if isinstance(name_value, ConstV) else None
+        dim = dim_value.value if isinstance(dim_value, ConstV) and isinstance(dim_value.value, int) else None
+        dim_explicit = "dim" in options and not (isinstance(dim_value, ConstV) and dim_value.value is None)
+
+        def one(layer: Layer, from_filter: bool, types: tuple[str, ...]) -> None:
+            site = loc if from_filter or layer.frame.is_within(frame) else frame.seen_from(layer.frame, loc)
+            app = SNApp(api, text, loc, site, frame, name, name_loc, dim, dim_loc, dim_explicit,
+                        from_filter, types, reshape)
+            layer.sn.append(app)
+            self.events.sn.append(SNEvent(app, layer))
+
+        if isinstance(target, Layer):
+            one(target, False, ())
+        elif isinstance(target, ModulesV):
+            for _, layer in target.members():
+                one(layer, True, target.types or ())
+        return target
+
+    def init_event(self, target: Value, loc: Location) -> None:
+        if not isinstance(target, WeightV):
+            return
+        owners: list[Layer] = []
+        if isinstance(target.owner, Layer):
+            owners = [target.owner]
+        elif isinstance(target.owner, ModulesV):
+            owners = [m for _, m in target.owner.members()]
+        for layer in owners:
+            self.events.inits.append(InitEvent(loc, layer, tuple(layer.sn), target.name))
+
+    # ------------------------------------------------------------ module state
+
+    def kept_in_eval(self, layer: Layer, frame: Frame) -> None:
+        """`.eval()` that lasts: in a `train()` override (it runs after every `.train()`),
+        or in `__init__` on a frozen part. An `.eval()` in training code is for validation."""
+        scope = frame.owner_frame
+        if scope is None or scope.function not in ("train", "__init__") and not scope.name.endswith(".__init__"):
+            return
+        for target in [layer] + [m for _, m in layer.descendants()]:
+            target.kept_in_eval = True
+            self.events.kept_sites.add((target.call.path, target.call.span))
+
+    def frozen(self, layer: Layer, frame: Frame) -> None:
+        """`requires_grad_(False)` in an `__init__`: a pretrained part that never trains.
+        Training code that toggles it around a generator step does not count."""
+        scope = frame.owner_frame
+        if scope is None or scope.function != "__init__" and not scope.name.endswith(".__init__"):
+            return
+        for target in [layer] + [m for _, m in layer.descendants()]:
+            target.frozen = True
+
+    # ------------------------------------------------------------ calls torch knows
+
+    def call_sn_function(self, callee: SNFuncV, args, kwargs, e, frame, loc, text) -> Value:
+        return self.spectral_norm(callee.api, callee.text, args, kwargs, e, frame, loc)
+
+    def call_torch_type(self, callee: TorchTypeV, args, kwargs, e, frame, loc, text) -> Value:
+        built = self.build_torch(callee.name, args, kwargs, frame, loc)
+        if callee.origin is not None and isinstance(built, Layer):
+            built.origin = callee.origin
+        return built
+
+    CALLEES: dict[type, Callable] = {SNFuncV: call_sn_function, TorchTypeV: call_torch_type}
+
+    def weight_norm_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        if args and isinstance(args[0], Layer):
+            args[0].weight_norm = weight_norm_api(callee.qual)
+            return args[0]
+        return None
+
+    def wrapper_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        """`nn.DataParallel(netD)`: the wrapped module is what is called."""
+        return args[0] if args and resolve.layers(args[0]) else None
+
+    def init_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        """`nn.init.normal_(m.weight, ...)`."""
+        if not args:
+            return None
+        self.init_event(args[0], loc)
+        return UNKNOWN
+
+    NAMED_CALLS: dict[str, Callable] = dict.fromkeys(WN_FUNCTIONS, weight_norm_call)
+    NAMED_FAMILIES: list[tuple[Callable[[str], bool], Callable]] = [
+        (resolve.is_wrapper, wrapper_call),
+        (lambda qual: INIT_FUNCTION.match(qual) is not None, init_call),
+    ]
+
+    def layer_method(self, receiver: Layer, name: str, e, frame, loc) -> Value | None:
+        args, kwargs = self.arguments(e, frame)
+        if name in ("add_module", "register_module") and len(args) >= 2:
+            key = args[0].value if isinstance(args[0], ConstV) else f"*{len(receiver.attrs)}"
+            receiver.set_attr(str(key), args[1])
+            return ConstV(None)
+        if name == "append" and receiver.kind == "container" and args:
+            receiver.set_attr(str(len(receiver.attrs)), args[0])
+            return ConstV(None)
+        if name == "extend" and receiver.kind == "container" and args and isinstance(args[0], (ListV, TupleV)):
+            for item in args[0].items:
+                receiver.set_attr(str(len(receiver.attrs)), item)
+            return ConstV(None)
+        if name in ("modules", "named_modules", "children", "named_children"):
+            return ModulesIterV(receiver, named=name.startswith("named"),
+                                children_only=name.endswith("children"))
+        if name == "apply" and args:
+            self.apply(args[0], [ModulesV(receiver)], {}, e, frame, loc, text_of(e.args[0].value))
+            return receiver
+        if name == "requires_grad_" and args and self.truth(args[0]) is False:
+            self.frozen(receiver, frame)
+            return receiver
+        if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "requires_grad_"):
+            return receiver
+        if name == "eval" or (name == "train" and args and self.truth(args[0]) is False):
+            self.kept_in_eval(receiver, frame)
+            return receiver
+        return None
+
+    def modules_method(self, receiver: ModulesV, name: str, e, frame, loc) -> Value | None:
+        if name == "eval" or name == "train":
+            args, _ = self.arguments(e, frame)
+            if name == "eval" or (args and self.truth(args[0]) is False):
+                for _, layer in receiver.members():
+                    self.kept_in_eval(layer, frame)
+            return ConstV(None)
+        if name in ("modules", "named_modules", "children", "named_children"):
+            return ModulesIterV(receiver.root, named=name.startswith("named"),
+                                children_only=name.endswith("children"))
+        return None
+
+    def one_of_method(self, receiver: OneOfV, name: str, e, frame, loc) -> Value | None:
+        if name in ("to", "cuda", "cpu", "float", "double", "half", "train"):
+            self.arguments(e, frame)
+            return receiver
+        return None
+
+    def weight_method(self, receiver: WeightV, name: str, e, frame, loc) -> Value | None:
+        if name in INPLACE_TENSOR_INIT:
+            self.arguments(e, frame)
+            self.init_event(receiver, loc)
+            return UNKNOWN
+        return None
+
+    def class_name_method(self, receiver: ClassOfV, name: str, e, frame, loc) -> Value | None:
+        """`classname.find("Conv")` in DCGAN's weights_init: a test `narrowing` reads."""
+        if not (receiver.named and name in ("find", "startswith", "endswith")):
+            return None
+        args, _ = self.arguments(e, frame)
+        if args and isinstance(args[0], ConstV) and isinstance(args[0].value, str):
+            if name == "find":
+                return NameFindV(receiver.modules, args[0].value)
+        return UNKNOWN
+
+    RECEIVERS: dict[type, Callable] = {
+        Layer: layer_method, ModulesV: modules_method, OneOfV: one_of_method, WeightV: weight_method,
+        ClassOfV: class_name_method,
+    }
+
+
+_SN_METHODS = frozenset({"_update_u_v", "update_u_v", "power_iteration", "_power_iteration",
+                         "l2normalize", "_l2normalize", "compute_weight", "W_", "sn_weight",
+                         "_make_params", "sv", "_noupdate_u_v"})
+_SN_NAMES = frozenset({"spectralnorm", "sn", "spectralnormalization", "spectralnormwrapper"})
+
+
+def _named_after_the_model(candidates: list[ClassV], frame: Frame) -> list[ClassV]:
+    """A framework's `StyleGAN2Model` builds its `StyleGAN2Discriminator` from its config:
+    of a registry's discriminators, the one named after the model class that builds it,
+    when exactly one is."""
+    scope: Frame | None = frame
+    while scope is not None:
+        owner = scope.self_value
+        if owner is not None and owner.cls is not None and owner.kind == "object":
+            stem = re.sub(r"_?model$", "", owner.cls.name, flags=re.I).lower()
+            named = [c for c in candidates if stem and c.cls.name.lower().startswith(stem)]
+            return named if len(named) == 1 else candidates
+        scope = scope.parent
+    return candidates
+
+
+def _reshape_along_dim0(cls: F.ClassFacts, file: F.FileFacts) -> Location | None:
+    """Where a hand-written SN flattens the weight to (shape[0], -1): `w.view(height, -1)`
+    with `height = w.data.shape[0]` (or `w.size(0)`). Right for conv and linear; for a
+    ConvTranspose, whose output axis is 1, it normalizes the wrong matrix (SN105)."""
+    for _, fn in cls.methods:
+        dim0: set[str] = set()
+        for stmt in walk(fn.body):
+            if isinstance(stmt, F.Assign) and _is_dim0(stmt.value, dim0):
+                dim0.update(t.name for t in stmt.targets if isinstance(t, F.Local))
+            for call in calls_in(stmt):
+                if isinstance(call.func, F.Attr) and call.func.attr in ("view", "reshape") \
+                        and call.args and _is_dim0(call.args[0].value, dim0):
+                    return Location(file.path, call.span)
+    return None
+
+
+def _is_dim0(e: F.Expr, dim0: set[str]) -> bool:
+    if isinstance(e, F.Local):
+        return e.name in dim0
+    if isinstance(e, F.Subscript):
+        return isinstance(e.index, F.Const) and e.index.value == 0 and \
+            isinstance(e.value, F.Attr) and e.value.attr == "shape"
+    if isinstance(e, F.Call):
+        return isinstance(e.func, F.Attr) and e.func.attr == "size" and len(e.args) == 1 \
+            and isinstance(e.args[0].value, F.Const) and e.args[0].value.value == 0
+    return False

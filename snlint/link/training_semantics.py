@@ -1,0 +1,308 @@
+"""What GAN training code does with modules and tensors.
+
+Which module a forward call runs and on what (real data, generated samples, a mix), where
+each tensor came from (`provenance`), gradient penalties, `F.batch_norm` calls, reductions
+over the batch, in-place copies into preallocated buffers, and the optimizer steps that
+end one update. The evaluator runs the code; this part knows what training means by it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from snlint import facts as F
+from snlint.findings import Location
+from snlint.link import resolve
+from snlint.link.events import (
+    D_NAME, DATA_SOURCE, FAKE_NAME, G_NAME, REAL_NAME, BatchNormCall, BatchReduction, Events,
+    ForwardCall, Penalty,
+)
+from snlint.link.provenance import Channels, Data, Named, Output
+from snlint.link.syntax import calls_in, last_attr, names_in, text_of, walk
+from snlint.link.values import (
+    UNKNOWN, ConstV, Frame, FuncV, Layer, ListV, ModulesIterV, NameV, OneOfV, TensorV, TupleV,
+    UnknownV, Value, tensor_join, tensors,
+)
+
+
+class TrainingSemantics:
+    events: Events
+    _scorers: dict[str, bool]  # class qualname -> whether its forward calls the discriminator
+
+    # ------------------------------------------------------------ what the evaluator asks
+
+    def loader_batch(self, iterable: Value, stmt: F.For) -> TensorV | None:
+        """What a `for` loop over batches of a data loader gets: real data. None when the
+        loop is over something else."""
+        if not (isinstance(iterable, TensorV) or (
+                not isinstance(iterable, (ListV, TupleV, ModulesIterV))
+                and any(DATA_SOURCE.search(n) for n in names_in(stmt.iter)))):
+            return None
+        if isinstance(iterable, TensorV) and iterable.tags:
+            return TensorV(iterable.tags, (), iterable.origins)
+        source = next((n for n in names_in(stmt.iter) if DATA_SOURCE.search(n)), "the data loader")
+        return TensorV(frozenset({"real"}), (), frozenset({
+            Data(f"a batch of `{source}` (line {stmt.span.line})")}))
+
+    def bound(self, target: F.Expr, value: Value) -> Value:
+        """The value an assignment binds to `target`, and what the binding tells: a layer
+        remembers the names it is bound to (`netD`, `self.D`: which player it is)."""
+        if isinstance(value, OneOfV) and value.role == "discriminator" or \
+                isinstance(value, Layer) and "holds (key not known here)" in " ".join(value.via):
+            # A registry's discriminators, for a key not known here: only a discriminator's
+            # binding (`self.net_d`) is one of them; `self.net_g` is some other class.
+            name = text_of(target)
+            if isinstance(target, F.Attr) and not D_NAME.search(name) or G_NAME.search(name):
+                value = UNKNOWN
+        for layer in resolve.layers(value):
+            name = text_of(target)
+            if name and name not in layer.bound_names:
+                layer.bound_names.append(name)
+        return value
+
+    def unpassed_parameter(self, name: str) -> Value:
+        """A parameter nobody passed: training helpers name their tensors for what they hold."""
+        if FAKE_NAME.search(name):
+            return TensorV(frozenset({"fake"}), (), frozenset({Named("fake", name)}))
+        if REAL_NAME.search(name) and not D_NAME.search(name) and not G_NAME.search(name):
+            return TensorV(frozenset({"real"}), (), frozenset({Named("real", name)}))
+        return UnknownV(f"parameter {name}")
+
+    # ------------------------------------------------------------ forward calls
+
+    def forward_call(self, module: Layer | None, text: str, args: list[Value], frame: Frame,
+                     loc: Location, e: F.Call | None) -> Value:
+        first = args[0] if args else UNKNOWN
+        first_expr = e.args[0].value if e is not None and e.args else None
+        kind = _input_kind(first, first_expr)
+        root = frame.root
+        # The update key holds id(root): keep the root alive so no later frame reuses its id.
+        self.events.update_roots.append(root)
+        # One update: one loop body of one entry point, up to the next optimizer step (a
+        # discriminator step and the generator step after it score apart by design).
+        call = ForwardCall(module, text, loc, kind, (id(root), tuple(root.loops), root.optimizer_steps),
+                           frame.function or root.function or root.name, len(self.events.forwards), loc,
+                           _chain(frame, loc),
+                           origins=first.origins if isinstance(first, TensorV) else frozenset(),
+                           names=tuple(names_in(first_expr)))
+        self.events.forwards.append(call)
+        is_generator = G_NAME.search(text or "") is not None or (
+            module is not None and (re.search("generator", module.short_type, re.I) is not None
+                                    or any(G_NAME.search(n) for n in module.bound_names)))
+        out = tensor_join(args) if args else TensorV()
+        is_discriminator = D_NAME.search(text or "") is not None
+        if module is not None and module.cls is None and not is_generator:
+            origins = out.origins  # a torch layer only transforms what it is given
+        else:
+            origins = frozenset({Output(module, text, loc.span.line, out.origins,
+                                        "generator" if is_generator else
+                                        "discriminator" if is_discriminator else "")})
+        if self.scores_with_discriminator(module):
+            self.run_forward(module, args, frame, loc)  # type: ignore[arg-type]
+        if is_generator:
+            return TensorV(frozenset({"fake"}), ((module, loc),) if module is not None else (), origins)
+        return TensorV(out.tags if not is_discriminator else frozenset(),
+                       ((module, loc),) if module is not None else (("?", call),), origins)
+
+    def scores_with_discriminator(self, module: Layer | None) -> bool:
+        """A loss module holding the discriminator (`self.discriminator(inputs)` in its
+        forward): what it scores is what its caller passes, so its forward runs with them."""
+        if module is None or module.cls is None:
+            return False
+        key = module.cls.qualname
+        if key not in self._scorers:
+            fn = module.cls.method("forward")
+            self._scorers[key] = fn is not None and any(
+                D_NAME.search(text_of(c.func)) and text_of(c.func).startswith("self.")
+                for stmt in walk(fn.body) for c in calls_in(stmt))
+        return self._scorers[key]
+
+    def run_forward(self, module: Layer, args: list[Value], frame: Frame, loc: Location) -> None:
+        cls = module.cls
+        file = self.file_of(cls) if cls is not None else None
+        found = self.find_method(cls, file, "forward") if cls is not None and file is not None else None
+        if found is None or frame.runs(found[0].qualname):
+            return
+        self.invoke(FuncV(found[0], found[1], bound=module, cls=found[2]), list(args), {}, frame, loc)
+
+    def gradient_penalty(self, args: list[Value], kwargs: dict[str, Value], frame: Frame,
+                         loc: Location) -> None:
+        create_graph = kwargs.get("create_graph")
+        if create_graph is None or self.truth(create_graph) is False:
+            return
+        outputs = kwargs.get("outputs", args[0] if args else UNKNOWN)
+        for tensor in tensors(outputs):
+            for module, where in tensor.outputs:
+                # One call may score one of several candidates: each has its forward.
+                forward = next((f for f in reversed(self.events.forwards)
+                                if (f.node == where and f.module is module) or (module == "?" and f is where)),
+                               None)
+                if forward is not None:
+                    self.events.penalties.append(Penalty(forward, loc))
+
+    def batch_reduction(self, what: str, frame: Frame, loc: Location) -> None:
+        scope = frame.owner_frame
+        owner = scope.self_value if scope is not None else None
+        self.events.batch_reductions.append(BatchReduction(owner, loc, what))
+
+    def inplace_copy(self, e: F.Call, frame: Frame) -> Value | None:
+        """`input.resize_as_(real).copy_(real)`, `x.data.copy_(fake)`: the tutorial scripts'
+        preallocated buffer now holds what was copied into it, whatever it held before."""
+        method = last_attr(e.func)
+        if method not in _COPIES_INTO or not e.args:
+            return None
+        source = self.expr(e.args[0].value, frame)
+        if not isinstance(source, TensorV):
+            return None
+        target = e.func.value if isinstance(e.func, F.Attr) else None
+        while isinstance(target, F.Call) and last_attr(target.func) in _RESHAPES_IN_PLACE:
+            for a in target.args:
+                self.expr(a.value, frame)
+            target = target.func.value if isinstance(target.func, F.Attr) else target.func
+            if isinstance(target, F.Global):  # a module-level `input.resize_as_`: drop the method
+                target = F.Global(target.qual.rpartition(".")[0])
+        if isinstance(e.func, F.Global):
+            target = F.Global(e.func.qual.rpartition(".")[0])
+        while isinstance(target, F.Attr) and target.attr == "data":
+            target = target.value
+        if isinstance(target, F.Global):
+            local = self.module_local(target, frame)
+            if local is not None and not local[1]:
+                frame.env[target.qual.rpartition(".")[2]] = source
+            return source
+        if isinstance(target, (F.Local, F.Attr)):
+            self.assign(target, source, frame)
+        return source
+
+    # ------------------------------------------------------------ calls training code makes
+
+    def call_module(self, callee: Layer, args, kwargs, e, frame, loc, text) -> Value:
+        return self.forward_call(callee, text, args, frame, loc, e)
+
+    def call_unknown(self, callee: UnknownV, args, kwargs, e, frame, loc, text) -> Value:
+        """A player the evaluator cannot follow (`netD` a parameter nobody passed), called."""
+        if text and (D_NAME.search(text) or G_NAME.search(text)):
+            return self.forward_call(None, text, args, frame, loc, e)
+        return UNKNOWN
+
+    CALLEES: dict[type, Callable] = {Layer: call_module, UnknownV: call_unknown}
+
+    def grad_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        self.gradient_penalty(args, kwargs, frame, loc)
+        return UNKNOWN
+
+    def batch_norm_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        training = kwargs.get("training", args[5] if len(args) > 5 else None)
+        per_sample = bool(args) and isinstance(args[0], TensorV) and _PER_SAMPLE in args[0].tags
+        if training is not None and not (isinstance(training, ConstV) and not training.value) \
+                and not per_sample:
+            self.events.batch_norm_calls.append(BatchNormCall(frame.self_value, loc))
+        return tensor_join(args)
+
+    def next_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        if args and isinstance(args[0], TensorV) and args[0].origins:
+            return args[0]
+        return TensorV(frozenset({"real"}), (), frozenset({Data(f"next() at line {loc.span.line}")}))
+
+    def iter_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        if not (e is not None and e.args and any(DATA_SOURCE.search(n) for n in names_in(e.args[0].value))):
+            return None
+        source = next(n for n in names_in(e.args[0].value) if DATA_SOURCE.search(n))
+        return TensorV(frozenset({"real"}), (), frozenset({
+            Data(f"a batch of `{source}` (line {loc.span.line})")}))
+
+    def cat_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        return _concatenation(args, kwargs, loc) if args else None
+
+    def reduction_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        """`torch.std(x, 0)`: noted when over the batch; the result is the default's."""
+        if args and tensors(args[0]) and _over_batch(args[1] if len(args) > 1 else kwargs.get("dim")):
+            self.batch_reduction(f"torch.{callee.qual.rsplit('.', 1)[-1]}(dim=0)", frame, loc)
+        return None
+
+    NAMED_CALLS: dict[str, Callable] = {
+        "torch.autograd.grad": grad_call, "torch.nn.functional.batch_norm": batch_norm_call,
+        "builtins.next": next_call, "builtins.iter": iter_call, "torch.cat": cat_call,
+    }
+    NAMED_FAMILIES: list[tuple[Callable[[str], bool], Callable]] = [
+        (lambda qual: qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in _REDUCTIONS, reduction_call),
+    ]
+
+    def tensor_method(self, receiver: TensorV, name: str, e, frame, loc) -> Value | None:
+        args, kwargs = self.arguments(e, frame)
+        if name in _REDUCTIONS and _over_batch(args[0] if args else kwargs.get("dim")):
+            self.batch_reduction(f".{name}(dim=0)", frame, loc)
+        if name in ("view", "reshape") and args and isinstance(args[0], ConstV) and args[0].value == 1:
+            # `x.view(1, b * c, h, w)`: a batch of one whose channels are the samples'
+            # channels (AdaIN through `F.batch_norm`): statistics per sample.
+            return TensorV(receiver.tags | {_PER_SAMPLE}, receiver.outputs, receiver.origins)
+        return tensor_join([receiver, *args, *kwargs.values()])
+
+    def optimizer_method(self, receiver: Value, name: str, e, frame, loc) -> Value | None:
+        if name == "step":
+            # `optimizer_d.step()`, `scaler.step(opt)`: the update so far is over.
+            frame.root.optimizer_steps += 1
+        return None
+
+    RECEIVERS: dict[type, Callable] = {TensorV: tensor_method, UnknownV: optimizer_method, NameV: optimizer_method}
+
+
+# A tensor reshaped to a batch of one (`x.view(1, b * c, h, w)`).
+_PER_SAMPLE = "per-sample"
+
+# In-place tensor methods that make the receiver hold their argument's data, and the ones
+# that only reshape it first (`input.resize_as_(real).copy_(real)`).
+_COPIES_INTO = frozenset({"copy_", "set_"})
+_RESHAPES_IN_PLACE = frozenset({"resize_as_", "resize_"})
+
+_REDUCTIONS = frozenset({"std", "var", "mean", "sum", "max", "min", "amax", "amin", "logsumexp",
+                         "prod", "norm", "std_mean", "var_mean", "median"})
+
+
+def _over_batch(dim: Value | None) -> bool:
+    """A reduction's `dim` that includes the batch axis (0)."""
+    if isinstance(dim, ConstV):
+        return dim.value == 0 or (isinstance(dim.value, tuple) and 0 in dim.value)
+    if isinstance(dim, (ListV, TupleV)):
+        return any(isinstance(i, ConstV) and i.value == 0 for i in dim.items)
+    return False
+
+
+def _concatenation(args: list[Value], kwargs: dict[str, Value], loc: Location) -> TensorV:
+    """`torch.cat(seq, dim)`. Along the batch (dim 0, the default) it joins batches: real
+    and generated parts make one mixed batch. Along any other axis each sample gains
+    channels (a conditional discriminator's `(cond, fake)` pair): one batch of what the
+    generated part makes it."""
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", kwargs.get("axis"))
+    parts = tensors(args[0])
+    joined = tensor_join(parts)
+    if isinstance(dim, ConstV) and isinstance(dim.value, int) and dim.value != 0:
+        return TensorV(joined.tags, joined.outputs,
+                       frozenset({Channels(tuple(p.origins for p in parts), loc.span.line)}))
+    return joined
+
+
+def _input_kind(value: Value, expr: F.Expr | None) -> str:
+    tags: frozenset[str] = value.tags if isinstance(value, TensorV) else frozenset()
+    if not tags and expr is not None:
+        names = names_in(expr)
+        if any(FAKE_NAME.search(n) for n in names):
+            tags = tags | {"fake"}
+        if any(REAL_NAME.search(n) and not FAKE_NAME.search(n) for n in names):
+            tags = tags | {"real"}
+    if "real" in tags and "fake" in tags:
+        return "mixed"
+    if "fake" in tags:
+        return "fake"
+    if "real" in tags:
+        return "real"
+    return "unknown"
+
+
+def _chain(frame: Frame, loc: Location) -> tuple[Location, ...]:
+    out = [loc]
+    while frame.call_site is not None and frame.parent is not None:
+        out.append(frame.call_site)
+        frame = frame.parent
+    return tuple(out)
