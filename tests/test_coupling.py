@@ -511,6 +511,25 @@ def test_batch_norm_kept_in_eval_by_a_train_override_is_fine(lint):
     assert found(findings) == []
 
 
+def test_batch_norm_kept_in_eval_by_train_false_is_fine(lint):
+    """`m.train(False)` is `m.eval()`: the override keeps the batch norm on running stats."""
+    findings = lint('''
+        import torch.nn as nn
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+                self.bn = nn.BatchNorm2d(64)
+
+            def train(self, mode=True):
+                super().train(mode)
+                self.bn.train(False)
+                return self
+    ''')
+    assert found(findings) == []
+
+
 def test_a_train_override_that_keeps_other_layers_in_eval_does_not_clear_batch_norm(lint):
     findings = lint('''
         import torch.nn as nn

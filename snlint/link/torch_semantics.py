@@ -326,10 +326,11 @@ class TorchSemantics:
         if name == "requires_grad_" and args and self.truth(args[0]) is False:
             self.frozen(receiver, frame)
             return receiver
-        if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "requires_grad_"):
-            return receiver
+        # `train(False)` is `eval()`; checked before `train` passes the receiver through.
         if name == "eval" or (name == "train" and args and self.truth(args[0]) is False):
             self.kept_in_eval(receiver, frame)
+            return receiver
+        if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "requires_grad_"):
             return receiver
         return None
 
