@@ -42,7 +42,7 @@ def called_couplings(project, d, call, pooled: list[Coupling]) -> list[Coupling]
     (built alone with its defaults, assumed, or built from unknown arguments) every
     instance counts, as for SN301."""
     module = call.module
-    if module is None or module is d.instance or id(call) in project.assumptions \
+    if module is None or module is d.instance or call.assumed \
             or not configured(module):
         return pooled
     return couplings_in(project, d, [module])

@@ -28,7 +28,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
     for entries in at_site.values():
         penalty, site, ref, _ = entries[0]
         subject, stats = candidates([(r, f) for _, _, r, f in entries])
-        assumed = project.assumptions.get(id(penalty.forward))
+        assumed = penalty.forward.assumed
         yield emit.finding(
             "SN303", site,
             f"the gradient penalty at line {penalty.grad.span.line} differentiates this output "

@@ -43,7 +43,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
     for entries in sorted(at_site.values(), key=lambda e: e[0][0].order):
         a, b, first, second, ref, _ = entries[0]
         subject, stats = candidates([(e[4], e[5]) for e in entries])
-        assumed = project.assumptions.get(id(a)) or project.assumptions.get(id(b))
+        assumed = a.assumed or b.assumed
         note = f" ({assumed})" if assumed else ""
         its = "its batch statistics" if len({e[4].cls for e in entries}) == 1 else "the batch statistics of each"
         yield emit.finding(

@@ -48,7 +48,6 @@ class LinkedProject:
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     kept_in_eval: set = field(default_factory=set)  # construction sites a train() override keeps in eval
     files: dict[str, FileFacts] = field(default_factory=dict)
-    assumptions: dict[int, str] = field(default_factory=dict)  # id(ForwardCall) -> what was assumed
     # Class qualname -> what the graph pass built for it (`snlint.link.join.Runtime`);
     # empty without the graph pass.
     runtime: dict = field(default_factory=dict)
@@ -158,7 +157,6 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
             named.add(inst.cls.qualname)
     candidates = set(evidence) | named
     sole = next(iter(candidates)) if len(candidates) == 1 else None
-    assumed: dict[int, str] = {}
     # A call the program also runs with the instance it reaches (a method run for an
     # object the script built, after the same method ran for the class built alone) is
     # judged on that instance, not on an assumed one.
@@ -167,9 +165,8 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         if call.module is None and sole is not None and _BOUND.search(call.callee) \
                 and (call.call.path, call.call.span) not in resolved:
             call.module = project.roots.get(sole)
-            assumed[id(call)] = (f"{call.callee} is not built where it is used; assumed to be "
+            call.assumed = (f"{call.callee} is not built where it is used; assumed to be "
                                  f"{by_qual[sole][0].name}, the project's only discriminator class")
-    project.assumptions = assumed
 
     updates: dict[tuple, dict[str, list]] = {}
     for call in project.events.forwards:

@@ -61,6 +61,9 @@ class ForwardCall:
     origins: frozenset = frozenset()  # where its input came from (`provenance`)
     names: tuple[str, ...] = ()  # the names its input is written with: the fallback evidence
     evidence: dict = field(default_factory=dict)  # {"real"/"fake": why}, once `kind` is decided
+    # Set when the instance was not built where it is called and the project's only
+    # discriminator class was assumed: what was assumed, for the message.
+    assumed: str = ""
 
     def site_apart_from(self, other: "ForwardCall") -> Location:
         """Where this call shows apart from `other`: itself, or, when both are one call
