@@ -48,6 +48,23 @@ def called_couplings(project, d, call, pooled: list[Coupling]) -> list[Coupling]
     return couplings_in(project, d, [module])
 
 
+def trained_couplings(project, d) -> list[Coupling]:
+    """SN301's view of `d`: where every instance the training code calls was built with
+    its deciding arguments known (`define_D(norm=opt.norm)` with the project's declared
+    default), those instances alone decide: a batch-norm default of the class that the
+    project never trains with is no finding. Otherwise every instance counts, the class
+    built alone with its defaults included."""
+    called: dict[int, object] = {}
+    for call in project.events.forwards:
+        module = call.module
+        if module is not None and module is not d.instance and not call.assumed \
+                and module.cls is not None and module.cls.qualname == d.cls.qualname:
+            called.setdefault(id(module), module)
+    if called and all(configured(m) for m in called.values()):
+        return couplings_in(project, d, list(called.values()))
+    return couplings(project, d)
+
+
 def configured(layer) -> bool:
     """Built with arguments, and every one that can decide its layers known: a norm choice
     or a string its `__init__` compares. An unknown device list or channel count does not

@@ -6,7 +6,7 @@ from typing import Any, Iterator, Sequence
 
 import libcst as cst
 
-from snlint.checks.couplings import couplings
+from snlint.checks.couplings import trained_couplings
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
 from snlint.checks.verdicts import leaf_has_batch_statistics
@@ -28,7 +28,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
     shown_by_source: set[int] = set()
     for d in project.discriminators:
         runtime = project.runtime.get(d.cls.qualname)
-        found = couplings(project, d)
+        found = trained_couplings(project, d)
         for c in found:
             where = "its norm_layer default builds " if c.via_default else ""
             finding = emit.finding(
