@@ -47,3 +47,49 @@ def lint_project():
         return lint_sources(sources, _config(root, **options))
 
     return run
+
+
+@pytest.fixture
+def interpreter_work(monkeypatch):
+    """Counts the statements snlint's project interpreter runs, instead of timing a lint.
+
+    `work = interpreter_work(limit=1000)` before linting; then `work.statements` (all entry
+    points together) and `work.cut_short` (entry points the interpreter's own step budget
+    stopped). Past `limit` statements the test fails at once: a runaway (an exponential
+    recursion) fails it, it does not hang it."""
+    from snlint.link import interpret
+
+    class Work:
+        def __init__(self, limit: int) -> None:
+            self.limit = limit
+            self.statements = 0
+            self.stopped: list[BaseException] = []  # each BudgetExceeded once
+
+        @property
+        def cut_short(self) -> int:
+            return len(self.stopped)
+
+    works: list[Work] = []
+    stmt = interpret.Interpreter.stmt
+
+    def counted(self, *args, **kwargs):
+        work = works[-1]
+        work.statements += 1
+        if work.statements > work.limit:
+            # pytest's Failed is a BaseException, so snlint's guards (an Exception becomes
+            # an SN999 finding) let it through. No traceback: formatting the interpreter's
+            # deeply nested frames would take longer than the runaway itself.
+            pytest.fail(f"more than {work.limit} statements interpreted", pytrace=False)
+        try:
+            return stmt(self, *args, **kwargs)
+        except interpret.BudgetExceeded as e:
+            if not any(e is seen for seen in work.stopped):
+                work.stopped.append(e)
+            raise
+
+    def start(limit: int = interpret.STEP_BUDGET) -> Work:
+        works.append(Work(limit))
+        monkeypatch.setattr(interpret.Interpreter, "stmt", counted)
+        return works[-1]
+
+    return start
