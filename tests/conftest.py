@@ -14,12 +14,37 @@ import pytest
 
 from snlint.config import Config
 
+# A discriminator with SN on two of its three convs: one SN201, at 10:21-10:47 on the head's
+# `nn.Conv2d(128, 1, 4, 1, 0)`; its message names the 2 of 3 sites.
+MISSING_SN = textwrap.dedent("""\
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))
+            self.c2 = spectral_norm(nn.Conv2d(64, 128, 4, 2, 1))
+            self.head = nn.Conv2d(128, 1, 4, 1, 0)
+
+        def forward(self, x):
+            return self.head(self.c2(self.c1(x)))
+""")
+
 
 def _config(root: Path | None, **options) -> Config:
     # In-memory text cannot be imported: these fixtures test the source pass alone
     # unless a test asks for the graph pass (graph=True).
     options.setdefault("graph", False)
     return Config(root=root if root is not None else Path.cwd(), **options)
+
+
+@pytest.fixture
+def missing_sn() -> str:
+    """The text of a discriminator whose head alone lacks SN (MISSING_SN above): the
+    file the CLI, output-format and hook tests lint, one SN201 at line 10, column 21."""
+    return MISSING_SN
 
 
 @pytest.fixture
