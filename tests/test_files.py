@@ -226,46 +226,34 @@ def test_pep263_cookie_is_honoured(tmp_path):
     assert (source.text, source.encoding) == ("# -*- coding: latin-1 -*-\ns = 'é'\n", "iso-8859-1")
 
 
-def test_invalid_utf8_names_encoding_and_offset(tmp_path):
-    path = write_bytes(tmp_path, b"a = 1\nb = 2\nc = '\xff'\n")
+# Bytes that are no healthy text: (the file, the SN902 message, where it points).
+UNDECODABLE = [
+    pytest.param(b"a = 1\nb = 2\nc = '\xff'\n",
+                 "cannot decode as utf-8: invalid start byte at byte offset 17", Span(3, 6, 3, 7),
+                 id="invalid-utf8-names-encoding-and-offset"),
+    pytest.param(b"s = '\xc3('\n",
+                 "cannot decode as utf-8: invalid continuation byte at byte offset 5",
+                 Span(1, 6, 1, 7), id="invalid-utf8-in-first-line-names-offset"),
+    pytest.param(b"# coding: klingon\nx = 1\n",
+                 "unknown encoding 'klingon' in the coding declaration", Span(1, 1, 1, 1),
+                 id="unknown-encoding-in-cookie"),
+    pytest.param(b"# coding: rot13\nx = 1\n",
+                 "cannot decode: 'rot13' is not a text encoding", Span(1, 1, 1, 1),
+                 id="non-text-encoding-in-cookie"),
+    pytest.param(b"\xef\xbb\xbf# coding: latin-1\nx = 1\n",
+                 "the UTF-8 byte order mark contradicts the coding declaration", Span(1, 1, 1, 1),
+                 id="bom-with-other-cookie"),
+    pytest.param(b"x = 1\n\x00\x01\x02", "binary file", Span(2, 1, 2, 2),
+                 id="nul-byte-marks-a-binary-file"),
+]
+
+
+@pytest.mark.parametrize(("raw", "message", "span"), UNDECODABLE)
+def test_undecodable_file_is_an_sn902_saying_why(tmp_path, raw, message, span):
+    path = write_bytes(tmp_path, raw)
     finding = read_source("m.py", path, 1000)
-    assert (finding.code, finding.message, finding.span) == (
-        "SN902", "cannot decode as utf-8: invalid start byte at byte offset 17", Span(3, 6, 3, 7))
-
-
-def test_invalid_utf8_in_first_line_names_offset(tmp_path):
-    path = write_bytes(tmp_path, b"s = '\xc3('\n")
-    finding = read_source("m.py", path, 1000)
-    assert (finding.code, finding.message, finding.span) == (
-        "SN902", "cannot decode as utf-8: invalid continuation byte at byte offset 5",
-        Span(1, 6, 1, 7))
-
-
-def test_unknown_encoding_in_cookie(tmp_path):
-    path = write_bytes(tmp_path, b"# coding: klingon\nx = 1\n")
-    finding = read_source("m.py", path, 1000)
-    assert (finding.code, finding.message) == (
-        "SN902", "unknown encoding 'klingon' in the coding declaration")
-
-
-def test_non_text_encoding_in_cookie(tmp_path):
-    path = write_bytes(tmp_path, b"# coding: rot13\nx = 1\n")
-    finding = read_source("m.py", path, 1000)
-    assert (finding.code, finding.message) == (
-        "SN902", "cannot decode: 'rot13' is not a text encoding")
-
-
-def test_bom_with_other_cookie(tmp_path):
-    path = write_bytes(tmp_path, b"\xef\xbb\xbf# coding: latin-1\nx = 1\n")
-    finding = read_source("m.py", path, 1000)
-    assert (finding.code, finding.message) == (
-        "SN902", "the UTF-8 byte order mark contradicts the coding declaration")
-
-
-def test_nul_byte_marks_a_binary_file(tmp_path):
-    path = write_bytes(tmp_path, b"x = 1\n\x00\x01\x02")
-    finding = read_source("m.py", path, 1000)
-    assert (finding.code, finding.message, finding.path) == ("SN902", "binary file", "m.py")
+    assert (finding.code, finding.path, finding.message, finding.span) == (
+        "SN902", "m.py", message, span)
 
 
 def test_file_larger_than_max_size(tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 
 from click.testing import CliRunner
 
@@ -10,18 +9,6 @@ from snlint.cli import main
 from snlint.findings import Finding, Span
 from snlint.report import render
 
-MISSING_SN = textwrap.dedent("""\
-    import torch.nn as nn
-    from torch.nn.utils.parametrizations import spectral_norm
-
-
-    class Discriminator(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.c1 = spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))
-            self.c2 = spectral_norm(nn.Conv2d(64, 128, 4, 2, 1))
-            self.head = nn.Conv2d(128, 1, 4, 1, 0)
-""")
 
 
 def finding(severity: str = "error", message: str = "m", path: str = "d.py",
@@ -29,10 +16,10 @@ def finding(severity: str = "error", message: str = "m", path: str = "d.py",
     return Finding("SN201", "missing-sn", severity, message, path, Span(10, 21, 11, 4), cell=cell)
 
 
-def test_cli_prints_one_annotation_per_finding(tmp_path, monkeypatch):
+def test_cli_prints_one_annotation_per_finding(tmp_path, monkeypatch, missing_sn):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "models").mkdir()
-    (tmp_path / "models" / "d.py").write_text(MISSING_SN)
+    (tmp_path / "models" / "d.py").write_text(missing_sn)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["models", "--no-graph", "--output-format", "github"])
     assert result.exit_code == 1

@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 import tomllib
 from pathlib import Path
 
@@ -24,21 +23,6 @@ from snlint.cli import main
 REPO = Path(__file__).resolve().parents[1]
 MANIFEST = REPO / ".pre-commit-hooks.yaml"
 
-BUGGY = textwrap.dedent("""\
-    import torch.nn as nn
-    from torch.nn.utils.parametrizations import spectral_norm
-
-
-    class Discriminator(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.c1 = spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))
-            self.c2 = spectral_norm(nn.Conv2d(64, 128, 4, 2, 1))
-            self.head = nn.Conv2d(128, 1, 4, 1, 0)
-
-        def forward(self, x):
-            return self.head(self.c2(self.c1(x)))
-""")
 
 
 def hooks() -> dict[str, dict]:
@@ -67,10 +51,10 @@ def test_hook_environment_does_not_install_torch():
     assert not any(hook.get("additional_dependencies") for hook in hooks().values())
 
 
-def test_no_file_left_after_exclusion_exits_0_silently(tmp_path, monkeypatch):
+def test_no_file_left_after_exclusion_exits_0_silently(tmp_path, monkeypatch, missing_sn):
     (tmp_path / "pyproject.toml").write_text('[tool.snlint]\nexclude = ["gen/"]\n')
     (tmp_path / "gen").mkdir()
-    (tmp_path / "gen" / "d.py").write_text(BUGGY)
+    (tmp_path / "gen" / "d.py").write_text(missing_sn)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["--no-graph", "--force-exclude", "gen/d.py"])
     assert (result.exit_code, result.output) == (0, "")
@@ -87,11 +71,11 @@ def pre_commit_available() -> None:
 
 
 @pytest.fixture
-def gan_repo(tmp_path):
+def gan_repo(tmp_path, missing_sn):
     """A git repository with a buggy discriminator, tracked (try-repo runs tracked files)."""
     repo = tmp_path / "gan"
     (repo / "models").mkdir(parents=True)
-    (repo / "models" / "d.py").write_text(BUGGY)
+    (repo / "models" / "d.py").write_text(missing_sn)
     git(repo, "init", "-q")
     git(repo, "add", ".")
     return repo
@@ -139,12 +123,12 @@ def test_hook_fails_with_the_finding(gan_repo, tmp_path):
     assert "Discriminator.head has no spectral norm" in run.stdout
 
 
-def test_fix_hook_repairs_the_file(gan_repo, tmp_path):
+def test_fix_hook_repairs_the_file(gan_repo, tmp_path, missing_sn):
     pre_commit_available()
     run = try_repo(gan_repo, "snlint-fix", tmp_path)
     # pre-commit fails a hook that modified files, so the user reviews the fix.
     assert run.returncode == 1, run.stdout + run.stderr
     fixed = (gan_repo / "models" / "d.py").read_text()
     assert "self.head = spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))" in fixed
-    assert fixed == BUGGY.replace("nn.Conv2d(128, 1, 4, 1, 0)",
+    assert fixed == missing_sn.replace("nn.Conv2d(128, 1, 4, 1, 0)",
                                   "spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))")

@@ -40,128 +40,49 @@ LAYERS = '''
 
 # ---------------------------------------------------------------- import forms
 
-def test_relative_import_from_a_sibling_module(lint_project):
-    findings = lint_project({
-        "models/__init__.py": "",
-        "models/layers.py": LAYERS,
-        "models/d.py": '''
-            import torch.nn as nn
-            from .layers import snconv2d, conv1x1
+def discriminator_using(import_line: str, prefix: str = "") -> str:
+    """A discriminator that builds one conv with LAYERS' snconv2d and one with its plain
+    conv1x1 (the SN201, at 9:21), the helpers imported by `import_line`."""
+    return f'''
+        import torch.nn as nn
+        {import_line}
 
-            class Discriminator(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.conv = snconv2d(3, 64, 3)
-                    self.proj = conv1x1(64, 64)
-        ''',
-    }, select=SOURCE_RULES)
-    assert found(findings) == [("models/d.py", "SN201", 9, 21)]
-    assert findings[0].symbol == "Discriminator.proj"
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = {prefix}snconv2d(3, 64, 3)
+                self.proj = {prefix}conv1x1(64, 64)
+    '''
 
 
-def test_relative_import_without_an_init_file(lint_project):
-    findings = lint_project({
-        "models/layers.py": LAYERS,
-        "models/d.py": '''
-            import torch.nn as nn
-            from .layers import snconv2d, conv1x1
+PACKAGE = {"models/__init__.py": "", "models/layers.py": LAYERS}
 
-            class Discriminator(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.conv = snconv2d(3, 64, 3)
-                    self.proj = conv1x1(64, 64)
-        ''',
-    }, select=SOURCE_RULES)
-    assert found(findings) == [("models/d.py", "SN201", 9, 21)]
-
-
-def test_relative_import_of_the_module(lint_project):
-    findings = lint_project({
-        "models/__init__.py": "",
-        "models/layers.py": LAYERS,
-        "models/d.py": '''
-            import torch.nn as nn
-            from . import layers
-
-            class Discriminator(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.conv = layers.snconv2d(3, 64, 3)
-                    self.proj = layers.conv1x1(64, 64)
-        ''',
-    }, select=SOURCE_RULES)
-    assert found(findings) == [("models/d.py", "SN201", 9, 21)]
-
-
-def test_import_of_a_sibling_script_module(lint_project):
-    findings = lint_project({
-        "layers.py": LAYERS,
-        "d.py": '''
-            import torch.nn as nn
-            import layers
-
-            class Discriminator(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.conv = layers.snconv2d(3, 64, 3)
-                    self.proj = layers.conv1x1(64, 64)
-        ''',
-    }, select=SOURCE_RULES)
-    assert found(findings) == [("d.py", "SN201", 9, 21)]
-
-
-def test_import_of_a_sibling_script_module_in_a_subfolder(lint_project):
+# (the files beside the discriminator, its path, the import line, how helpers are named)
+IMPORT_FORMS = [
+    pytest.param(PACKAGE, "models/d.py", "from .layers import snconv2d, conv1x1", "",
+                 id="relative-import-from-a-sibling-module"),
+    pytest.param({"models/layers.py": LAYERS}, "models/d.py",
+                 "from .layers import snconv2d, conv1x1", "",
+                 id="relative-import-without-an-init-file"),
+    pytest.param(PACKAGE, "models/d.py", "from . import layers", "layers.",
+                 id="relative-import-of-the-module"),
+    pytest.param({"layers.py": LAYERS}, "d.py", "import layers", "layers.",
+                 id="import-of-a-sibling-script-module"),
     # Scripts run with their folder on sys.path: `import layers` in gan/d.py is gan/layers.py.
-    findings = lint_project({
-        "gan/layers.py": LAYERS,
-        "gan/d.py": '''
-            import torch.nn as nn
-            import layers as L
-
-            class Discriminator(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.conv = L.snconv2d(3, 64, 3)
-                    self.proj = L.conv1x1(64, 64)
-        ''',
-    }, select=SOURCE_RULES)
-    assert found(findings) == [("gan/d.py", "SN201", 9, 21)]
+    pytest.param({"gan/layers.py": LAYERS}, "gan/d.py", "import layers as L", "L.",
+                 id="import-of-a-sibling-script-module-in-a-subfolder"),
+    pytest.param(PACKAGE, "train.py", "from models.layers import snconv2d, conv1x1", "",
+                 id="absolute-from-import-of-a-package-module"),
+    pytest.param({"layers.py": LAYERS}, "d.py", "from layers import *", "", id="star-import"),
+]
 
 
-def test_absolute_from_import_of_a_package_module(lint_project):
-    findings = lint_project({
-        "models/__init__.py": "",
-        "models/layers.py": LAYERS,
-        "train.py": '''
-            import torch.nn as nn
-            from models.layers import snconv2d, conv1x1
-
-            class Discriminator(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.conv = snconv2d(3, 64, 3)
-                    self.proj = conv1x1(64, 64)
-        ''',
-    }, select=SOURCE_RULES)
-    assert found(findings) == [("train.py", "SN201", 9, 21)]
-
-
-def test_star_import(lint_project):
-    findings = lint_project({
-        "layers.py": LAYERS,
-        "d.py": '''
-            import torch.nn as nn
-            from layers import *
-
-            class Discriminator(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.conv = snconv2d(3, 64, 3)
-                    self.proj = conv1x1(64, 64)
-        ''',
-    }, select=SOURCE_RULES)
-    assert found(findings) == [("d.py", "SN201", 9, 21)]
+@pytest.mark.parametrize(("beside", "path", "import_line", "prefix"), IMPORT_FORMS)
+def test_helpers_resolve_through_every_import_form(lint_project, beside, path, import_line, prefix):
+    findings = lint_project({**beside, path: discriminator_using(import_line, prefix)},
+                            select=SOURCE_RULES)
+    assert found(findings) == [(path, "SN201", 9, 21)]
+    assert findings[0].symbol == "Discriminator.proj"
 
 
 def test_three_files_block_reported_in_the_block_file(lint_project):

@@ -9,8 +9,6 @@ or a wrong location. The others pin real-world patterns that already work.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -68,7 +66,9 @@ BN_MODELS = '''
 
 # ============================================================== hangs (PyTorch-StudioGAN)
 
-def test_recursive_function_with_two_self_calls_finishes(tmp_path):
+def test_recursive_function_with_two_self_calls_finishes(tmp_path, interpreter_work):
+    # Each call followed into itself twice explored 2**MAX_DEPTH paths: snlint never
+    # finished. A call already running is not entered again; the limit stops a regression.
     write(tmp_path, {"walk.py": '''
         def convert(module):
             if module is None:
@@ -77,23 +77,21 @@ def test_recursive_function_with_two_self_calls_finishes(tmp_path):
                 convert(child)
             return module
     '''})
-    done = subprocess.run([sys.executable, "-m", "snlint", "walk.py", "--no-graph",
-                           "--output-format", "concise"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=5)
-    assert done.returncode == 0
+    work = interpreter_work(limit=1000)
+    assert run_paths(tmp_path, ["walk.py"]) == []
+    assert work.cut_short == 0
 
 
-def test_recursive_function_with_one_self_call_finishes(tmp_path):
+def test_recursive_function_with_one_self_call_finishes(tmp_path, interpreter_work):
     write(tmp_path, {"walk.py": '''
         def convert(module):
             for child in module.children():
                 convert(child)
             return module
     '''})
-    done = subprocess.run([sys.executable, "-m", "snlint", "walk.py", "--no-graph",
-                           "--output-format", "concise"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=20)
-    assert done.returncode == 0
+    work = interpreter_work(limit=1000)
+    assert run_paths(tmp_path, ["walk.py"]) == []
+    assert work.cut_short == 0
 
 
 # ============================================ SN103 false positive (pytorch-gan-collections)

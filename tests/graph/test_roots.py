@@ -88,29 +88,24 @@ def test_a_module_named_like_its_package_loads_inside_the_package(tmp_path):
     ]
 
 
-def test_a_module_named_like_its_folder_without_init_loads_as_a_namespace_package(tmp_path):
+# A folder without __init__.py: (where the helper is, where the discriminator is, its import).
+FOLDERS_WITHOUT_INIT = [
+    pytest.param("models/models.py", "models/d.py", "from models.models import sn_conv",
+                 id="a-module-named-like-its-folder-loads-as-a-namespace-package"),
+    pytest.param("nets/layers.py", "nets/d.py", "from .layers import sn_conv",
+                 id="relative-imports-work"),
+    pytest.param("gan/networks.py", "gan/d.py", "from networks import sn_conv",
+                 id="sibling-imports-keep-working"),
+]
+
+
+@pytest.mark.parametrize(("helper", "path", "import_line"), FOLDERS_WITHOUT_INIT)
+def test_imports_in_a_folder_without_init(tmp_path, helper, path, import_line):
     write(tmp_path, ".git/HEAD", "")
-    write(tmp_path, "models/models.py", SN_CONV)
-    write(tmp_path, "models/d.py", discriminator("from models.models import sn_conv",
-                                                 "sn_conv(3, 8)"))
+    write(tmp_path, helper, SN_CONV)
+    write(tmp_path, path, discriminator(import_line, "sn_conv(3, 8)"))
     result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
-    assert built(result) == [(f"{tmp_path}/models/d.py", "Discriminator", "ok")]
-
-
-def test_relative_imports_work_in_a_folder_without_init(tmp_path):
-    write(tmp_path, ".git/HEAD", "")
-    write(tmp_path, "nets/layers.py", SN_CONV)
-    write(tmp_path, "nets/d.py", discriminator("from .layers import sn_conv", "sn_conv(3, 8)"))
-    result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
-    assert built(result) == [(f"{tmp_path}/nets/d.py", "Discriminator", "ok")]
-
-
-def test_sibling_imports_in_a_folder_without_init_keep_working(tmp_path):
-    write(tmp_path, ".git/HEAD", "")
-    write(tmp_path, "gan/networks.py", SN_CONV)
-    write(tmp_path, "gan/d.py", discriminator("from networks import sn_conv", "sn_conv(3, 8)"))
-    result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
-    assert built(result) == [(f"{tmp_path}/gan/d.py", "Discriminator", "ok")]
+    assert built(result) == [(f"{tmp_path}/{path}", "Discriminator", "ok")]
 
 
 def test_a_vendored_package_at_the_root_is_importable(tmp_path):
