@@ -468,3 +468,31 @@ def test_a_class_defined_under_the_main_guard_and_trained_there(lint_project):
     '''
     findings = lint_project({"utils_model.py": code})
     assert found(findings) == []
+
+
+def test_dunder_next_of_a_generator_over_the_loader_is_real(lint_project):
+    # pytorch-wgan's trainer: an endless generator over the loader, read with `__next__()`.
+    code = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+
+        def endless(data_loader):
+            while True:
+                for tgt, _ in data_loader:
+                    yield tgt
+
+
+        critic = PatchDiscriminator()
+        g = SRNet()
+        batches = endless(torch.utils.data.DataLoader([]))
+        for step in range(100):
+            tgt = batches.__next__()
+            a = critic(tgt)
+            b = critic(g(tgt).detach())
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 19)]
+    assert sn401(findings).message.startswith("real samples (next() at line 18) go through")

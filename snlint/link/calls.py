@@ -264,6 +264,10 @@ class Calls:
     def method_call(self, receiver: Value, name: str, e: F.Call, frame: Frame, loc: Location) -> Value | None:
         """`receiver.name(...)`, when the receiver's kind says what it does; None leaves
         the call to the attribute's value (a method of a project class)."""
+        builtin = _DUNDER_BUILTINS.get(name)
+        if builtin is not None and not e.args:
+            # `it.__next__()` is `next(it)` (an endless generator over the loader).
+            return self.named_call(NameV(builtin), [receiver], {}, e, frame, loc)
         handler = self.RECEIVERS.get(type(receiver))
         return None if handler is None else handler(self, receiver, name, e, frame, loc)
 
@@ -348,3 +352,7 @@ def _concatenated(outer: list[Value], start: Value | None = None) -> Value:
 # String methods whose result follows from literal arguments alone.
 _STR_METHODS = frozenset({"lower", "upper", "casefold", "strip", "lstrip", "rstrip", "replace",
                           "startswith", "endswith", "title", "capitalize"})
+
+
+# Methods that are what a builtin calls: `x.__next__()` is `next(x)`.
+_DUNDER_BUILTINS = {"__next__": "builtins.next", "__iter__": "builtins.iter", "__len__": "builtins.len"}
