@@ -22,7 +22,7 @@ CODE = "SN101"
 def check(project, emit: Emitter) -> Iterator[Finding]:
     """SN on a normalization layer."""
     source = (emit.finding(
-        "SN101", a.app.site,
+        CODE, a.app.site,
         f"spectral norm on {a.what}, a normalization layer: it divides the affine "
         f"weight vector by its L2 norm and bounds nothing{filter_note(a.app)}",
         symbol=a.symbol, data={"api": a.app.api, "layer": a.what, "from_filter": a.app.from_filter})
@@ -35,7 +35,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 f"spectral norm on {m.type_name}: it divides the layer's affine {state.name} "
                 f"(shape {shape_text(state.param_shape)}) by its norm; no Lipschitz bound results"), st.data
         return None
-    return linked_findings(project, emit, "SN101", source, built)
+    return linked_findings(project, emit, CODE, source, built)
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:

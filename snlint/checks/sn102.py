@@ -35,7 +35,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 detail = "PReLU, whose 1-D slope SN scales to unit norm, turning it into identity or |x|"
             elif kind == "module":
                 detail = "a module without a weight of its own (SN must go on its conv/linear layers)"
-            yield emit.finding("SN102", a.app.site, f"spectral norm on {what}: {detail}{filter_note(a.app)}",
+            yield emit.finding(CODE, a.app.site, f"spectral norm on {what}: {detail}{filter_note(a.app)}",
                               symbol=a.symbol, data={"api": a.app.api, "layer": what, "kind": kind,
                                                      "from_filter": a.app.from_filter})
 
@@ -49,7 +49,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 "has no weight matrix")
             return state.site, f"spectral norm on {m.type_name}, which {what}", st.data
         return None
-    return linked_findings(project, emit, "SN102", source(), built)
+    return linked_findings(project, emit, CODE, source(), built)
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:

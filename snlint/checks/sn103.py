@@ -27,7 +27,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 continue
             first = layer.sn[0]
             yield emit.finding(
-                "SN103", app.site,
+                CODE, app.site,
                 f"{what} is spectrally normalized twice: it already got SN at line "
                 f"{first.site.span.line}"
                 + (f" of {first.site.path}" if first.site.path != app.site.path else "")
@@ -42,7 +42,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
         m, state, first = st.leaf, st.state, st.leaf.sn[0]
         return state.site, (f"{m.type_name} is spectral-normalized twice ({first.api} then "
                             f"{state.api}): the second SN is redundant"), {**st.data, "first_api": first.api}
-    return linked_findings(project, emit, "SN103", source(), built)
+    return linked_findings(project, emit, CODE, source(), built)
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:

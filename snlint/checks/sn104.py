@@ -26,7 +26,7 @@ CODE = "SN104"
 def check(project, emit: Emitter) -> Iterator[Finding]:
     """SN on a parameter other than the weight matrix."""
     source = (emit.finding(
-        "SN104", a.app.site,
+        CODE, a.app.site,
         f"spectral norm on {a.what}.{a.app.name}, not on its weight matrix: a 1-D parameter "
         f"is just divided by its L2 norm",
         symbol=a.symbol, data={"api": a.app.api})
@@ -38,7 +38,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
             return state.site, (f"spectral norm on `{state.name}` of {m.type_name} (shape "
                                 f"{shape_text(state.param_shape)}), not its weight matrix"), st.data
         return None
-    return linked_findings(project, emit, "SN104", source, built)
+    return linked_findings(project, emit, CODE, source, built)
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:

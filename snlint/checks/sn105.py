@@ -31,13 +31,13 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
             axis = default_sn_dim(what if layer.base_type is None else layer.base_type)
             if app.dim_explicit and sn_dim_off_output_axis(kind, app.dim, axis, layer.kernel_is_1x1()):
                 yield emit.finding(
-                    "SN105", app.dim_arg or app.site,
+                    CODE, app.dim_arg or app.site,
                     f"dim={app.dim} on {what}: its output axis is dim {axis}, so σ is estimated "
                     f"for the wrong matrix shape",
                     symbol=a.symbol, data={"api": app.api})
             if app.reshape is not None and kind == "conv_transpose":
                 yield emit.finding(
-                    "SN105", app.reshape,
+                    CODE, app.reshape,
                     f"{app.callee} flattens the weight along dim 0, but {what}'s output axis is "
                     f"dim 1: σ is estimated for the wrong matrix shape",
                     symbol=a.symbol, data={"api": app.api, "hand_written": True})
@@ -58,7 +58,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 f"{default}, and this dim changes the estimated sigma"), {
                 **st.data, "dim": state.dim, "default_dim": default}
         return None
-    return linked_findings(project, emit, "SN105", source(), built)
+    return linked_findings(project, emit, CODE, source(), built)
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:

@@ -27,7 +27,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
         normalized = [a for a in init.sn if a.api == SN_PARAM and a.name == init.param]
         if normalized:
             yield emit.finding(
-                "SN106", init.call,
+                CODE, init.call,
                 f"this init writes {init.layer.short_type}.{init.param}, which "
                 f"parametrizations.spectral_norm recomputes on every access: it lands in a "
                 f"temporary and does nothing; initialize parametrizations.{init.param}.original",

@@ -20,7 +20,7 @@ CODE = "SN107"
 def check(project, emit: Emitter) -> Iterator[Finding]:
     """Hook-based SN on MultiheadAttention.out_proj, whose weight attention reads directly."""
     source = (emit.finding(
-        "SN107", a.app.site,
+        CODE, a.app.site,
         "hook-based spectral norm on MultiheadAttention.out_proj never runs: attention "
         "reads out_proj.weight directly, so the weight stays un-normalized",
         symbol=a.symbol, data={"api": a.app.api})
@@ -34,7 +34,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 "runs: MultiheadAttention reads out_proj.weight directly, so the weight is never "
                 "normalized"), st.data
         return None
-    return linked_findings(project, emit, "SN107", source, built)
+    return linked_findings(project, emit, CODE, source, built)
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:

@@ -42,7 +42,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                     finding = confirmed(finding, runtime)
             yield finding
     yield from runtime_only(emit, (
-        Shown(runtime, "SN201", m.site, m.path,
+        Shown(runtime, CODE, m.site, m.path,
               f"{m.type_name} {_owner(runtime)}.{m.path} has no spectral norm, but "
               f"{describe(runtime.ref) or 'the discriminator'} normalizes its other conv/linear "
               "layers (seen in the built model)",
@@ -91,7 +91,7 @@ def _source_sn201(project, d, emit: Emitter) -> Iterator[tuple[Finding, Location
         many = f" ({count} instances built here)" if count > 1 and not any(
             g.layer.conditional for g in group) else ""
         yield emit.finding(
-            "SN201", m.site,
+            CODE, m.site,
             f"{m.layer.short_type} {m.symbol} has no spectral norm, but {describe(d.ref)} "
             f"normalizes the layers built at {len(normalized_sites)} of its "
             f"{len(all_sites)} conv/linear sites{many}",

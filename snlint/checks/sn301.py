@@ -32,7 +32,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
         for c in found:
             where = "its norm_layer default builds " if c.via_default else ""
             finding = emit.finding(
-                "SN301", c.site,
+                CODE, c.site,
                 f"{where}{c.what} in {describe(d.ref)} normalizes with the statistics of the "
                 f"current batch: when real and generated samples arrive in separate batches, "
                 f"those statistics alone tell them apart",
@@ -49,12 +49,12 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
             if leaf_has_batch_statistics(m) and id(m) not in shown_by_source:
                 why = "in training mode" if m.training else "(track_running_stats=False)"
                 shown.append(Shown(
-                    runtime, "SN301", m.param_site or m.site, m.path,
+                    runtime, CODE, m.param_site or m.site, m.path,
                     f"{m.type_name} in {describe(runtime.ref) or 'the discriminator'} "
                     f"normalizes with the statistics of the current batch {why} (seen in the "
                     "built model): when real and generated samples arrive in separate batches, "
                     "those statistics alone tell them apart", {"layer": m.type_name}))
-        shown += [Shown(runtime, "SN301", site, "",
+        shown += [Shown(runtime, CODE, site, "",
                         f"`F.batch_norm` in {describe(runtime.ref) or 'the discriminator'} "
                         "normalizes with the statistics of the current batch in training",
                         {"layer": "F.batch_norm"}, layers=False)

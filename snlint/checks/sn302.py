@@ -30,7 +30,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
             if r.owner is None or r.owner.cls is None or r.owner.cls.qualname not in classes:
                 continue
             finding = emit.finding(
-                "SN302", r.call,
+                CODE, r.call,
                 f"{r.what} in {r.owner.short_type}.forward reduces over the batch: each score of "
                 f"{describe(d.ref)} then depends on the other samples in the batch (minibatch "
                 f"statistics; often deliberate, as StyleGAN's minibatch stddev)",
@@ -47,7 +47,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
         for pair in facts.batch_reductions:
             if id(pair) not in shown_by_source:
                 what, site = pair
-                shown.append(Shown(runtime, "SN302", site, "",
+                shown.append(Shown(runtime, CODE, site, "",
                                    f"{what} reduces over the batch dimension: it mixes samples",
                                    {"operation": what}, layers=False))
         shown += _probed_coupling(runtime)
@@ -69,12 +69,12 @@ def _probed_coupling(runtime) -> list[Shown]:
             continue
         path = source.get("path", "")
         where = f"{source.get('type', '')} `{path}`" if path else facts.target.class_name
-        shown.append(Shown(runtime, "SN302", Site.from_dict(source.get("site")), path,
+        shown.append(Shown(runtime, CODE, Site.from_dict(source.get("site")), path,
                            f"the batch-coupling probe sees {where} mix samples: changing one "
                            "sample's input changed the others' outputs there", {"probe": True},
                            layers=False))
     if not sources and not batch_stats:
-        shown.append(Shown(runtime, "SN302", None, "",
+        shown.append(Shown(runtime, CODE, None, "",
                            "the batch-coupling probe sees samples coupled (changing one input "
                            "changed the others' outputs) and no batch norm explains it",
                            {"probe": True}, layers=False))

@@ -30,7 +30,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
         subject, stats = candidates([(r, f) for _, _, r, f in entries])
         assumed = penalty.forward.assumed
         yield emit.finding(
-            "SN303", site,
+            CODE, site,
             f"the gradient penalty at line {penalty.grad.span.line} differentiates this output "
             f"of {subject}, which has batch statistics ({stats}): each sample's "
             f"score depends on the whole batch, so the per-sample gradient it constrains does "

@@ -47,7 +47,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
         note = f" ({assumed})" if assumed else ""
         its = "its batch statistics" if len({e[4].cls for e in entries}) == 1 else "the batch statistics of each"
         yield emit.finding(
-            "SN401", first,
+            CODE, first,
             f"{_side(a)} go through {subject} here and {_side(b)} "
             f"in a separate call at line {second.span.line}; {its} "
             f"({stats}) then differ between the two batches and give "

@@ -24,7 +24,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
     for call in project.events.sn_calls:
         if call.api == SN_HOOK and (call.call.path, call.call.span) not in never_applied:
             yield emit.finding(
-                "SN501", call.call,
+                CODE, call.call,
                 "torch.nn.utils.spectral_norm is the legacy hook API; "
                 "torch.nn.utils.parametrizations.spectral_norm is the maintained one",
                 data={"api": call.api})
