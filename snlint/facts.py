@@ -127,6 +127,8 @@ class IfExp(Expr):
 class Lambda(Expr):
     params: tuple[str, ...]
     body: Expr
+    star: str | None = None  # `*args`
+    dstar: str | None = None  # `**kwargs`
 
 
 @dataclass(frozen=True)

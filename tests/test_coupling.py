@@ -1260,6 +1260,33 @@ def test_sn302_minibatch_stddev_block_when_selected(lint):
     assert findings[0].symbol == "MinibatchStd.forward"
 
 
+def test_sn302_through_a_lambda_that_forwards_its_keywords(lint):
+    # PGGAN's minibatch stddev: `lambda x, **kwargs: torch.mean(..., **kwargs)` called with dim=0.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        class MinibatchStd(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.std = lambda x, *rest, **kw: torch.sqrt(torch.mean(x ** 2, **kw))
+
+            def forward(self, x):
+                return torch.cat([x, self.std(x, dim=0, keepdim=True).expand_as(x)], 1)
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mbstd = MinibatchStd()
+                self.conv = nn.Conv2d(6, 1, 3)
+
+            def forward(self, x):
+                return self.conv(self.mbstd(x))
+    ''', select=["SN302"])
+    assert [(f.code, f.line, f.column) for f in findings] == [("SN302", 8, 54)]
+    assert findings[0].message.startswith("torch.mean(dim=0) in MinibatchStd.forward reduces over the batch")
+
+
 def test_sn302_is_off_by_default(lint):
     assert lint(MINIBATCH_STD) == []
 

@@ -126,8 +126,17 @@ class Calls:
     def call_lambda(self, callee: LambdaV, args, kwargs, e, frame, loc, text) -> Value:
         sub = Frame(callee.file, "<lambda>", frame, loc, depth=frame.depth + 1,
                     env=dict(callee.closure), loop_depth=frame.loop_depth)
-        for name, value in zip(callee.params, args):
-            sub.env[name] = value
+        rest, named = list(args), dict(kwargs)
+        for name in callee.params:
+            if rest:
+                sub.env[name] = rest.pop(0)
+            elif name in named:
+                sub.env[name] = named.pop(name)
+        if callee.star:
+            sub.env[callee.star] = TupleV(tuple(rest))
+        if callee.dstar:
+            # `lambda x, **kw: torch.mean(x, **kw)`: the keywords reach the calls inside.
+            sub.env[callee.dstar] = DictV(named)
         return self.expr(callee.body, sub)
 
     def call_partial(self, callee: PartialV, args, kwargs, e, frame, loc, text) -> Value:

@@ -133,7 +133,7 @@ class Expressions:
         return merge({"v": a}, {"v": b})["v"]
 
     def lambda_value(self, e: F.Lambda, frame: Frame) -> Value:
-        return LambdaV(e.params, e.body, frame.file, frame.env)
+        return LambdaV(e.params, e.body, frame.file, frame.env, e.star, e.dstar)
 
     def comprehension(self, e: F.Comprehension, frame: Frame) -> Value:
         out = ListV()

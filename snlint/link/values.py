@@ -241,6 +241,8 @@ class LambdaV(Value):
     body: Any  # facts.Expr
     file: "FileFacts"
     closure: dict[str, Value]
+    star: str | None = None
+    dstar: str | None = None
 
 
 @dataclass(eq=False)

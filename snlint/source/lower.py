@@ -313,12 +313,14 @@ class Lowerer:
             return F.IfExp(self.expr(node.test), self.expr(node.body), self.expr(node.orelse), span=span)
         if isinstance(node, cst.Lambda):
             params = tuple(p.name.value for p in node.params.params)
-            self.scopes.append(set(params))
+            star = node.params.star_arg.name.value if isinstance(node.params.star_arg, cst.Param) else None
+            dstar = node.params.star_kwarg.name.value if node.params.star_kwarg is not None else None
+            self.scopes.append(set(params) | {n for n in (star, dstar) if n})
             try:
                 body = self.expr(node.body)
             finally:
                 self.scopes.pop()
-            return F.Lambda(params, body, span=span)
+            return F.Lambda(params, body, star, dstar, span=span)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
             return self.comprehension(node, span)
         if isinstance(node, cst.NamedExpr):
