@@ -491,28 +491,19 @@ def test_per_sample_norm_chosen_from_a_dict_is_fine(lint):
 
 # ---------------------------------------------------------------- SN301: kept in eval mode
 
-def test_batch_norm_kept_in_eval_by_a_train_override_is_fine(lint):
-    findings = lint('''
-        import torch.nn as nn
-
-        class Discriminator(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv = nn.Conv2d(3, 64, 4, 2, 1)
-                self.bn = nn.BatchNorm2d(64)
-
-            def train(self, mode=True):
-                super().train(mode)
+KEPT_IN_EVAL = {
+    "eval() on each batch norm": """
                 for m in self.modules():
                     if isinstance(m, nn.BatchNorm2d):
-                        m.eval()
-                return self
-    ''')
-    assert found(findings) == []
+                        m.eval()""",
+    # `m.train(False)` is `m.eval()`.
+    "train(False)": """
+                self.bn.train(False)""",
+}
 
 
-def test_batch_norm_kept_in_eval_by_train_false_is_fine(lint):
-    """`m.train(False)` is `m.eval()`: the override keeps the batch norm on running stats."""
+@pytest.mark.parametrize("keeps", list(KEPT_IN_EVAL))
+def test_batch_norm_kept_in_eval_by_a_train_override_is_fine(lint, keeps):
     findings = lint('''
         import torch.nn as nn
 
@@ -523,8 +514,7 @@ def test_batch_norm_kept_in_eval_by_train_false_is_fine(lint):
                 self.bn = nn.BatchNorm2d(64)
 
             def train(self, mode=True):
-                super().train(mode)
-                self.bn.train(False)
+                super().train(mode)''' + KEPT_IN_EVAL[keeps] + '''
                 return self
     ''')
     assert found(findings) == []
