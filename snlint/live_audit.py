@@ -1,6 +1,7 @@
 """`snlint.audit`: the graph pass on a live module, in this process (a test, a notebook).
 
-Imported lazily (it imports torch): `import snlint` stays torch-free.
+Imported lazily: `import snlint` stays torch-free, and this module imports torch (through
+`snlint.graph.live`) only when `audit` is called.
 
     >>> findings = snlint.audit(lambda: Discriminator(ndf=64))
     >>> [f.code for f in findings]
@@ -12,97 +13,24 @@ findings sit at the class definition.
 
 from __future__ import annotations
 
-import ast
-import inspect
-import linecache
-import os
-from typing import Any, Callable
-
-from torch import nn
+from typing import Any
 
 from snlint.catalogue import load_catalogue
-from snlint.findings import Finding, Location, Span
-from snlint.graph import sites
-from snlint.graph.facts import GraphTarget
-from snlint.graph.worker import collect
+from snlint.findings import Finding
 from snlint.graph_pass import built_findings
 
 
-def _display_for(path: str) -> str:
-    if path.startswith("<"):
-        return path
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
-        return path
-    return path if rel.startswith(os.pardir) else rel
-
-
-def _class_file(cls: type) -> str:
-    try:
-        return inspect.getsourcefile(cls) or inspect.getfile(cls)
-    except (TypeError, OSError):
-        pass
-    # The class's module is not importable by name (loaded by path, a notebook): its
-    # methods still know their file.
-    for value in vars(cls).values():
-        code = getattr(getattr(value, "__func__", value), "__code__", None)
-        if code is not None:
-            return code.co_filename
-    return "<unknown>"
-
-
-def _class_location(cls: type) -> tuple[str, Location]:
-    """The class's file and its `class Name` line (the home of findings without a site)."""
-    file = _class_file(cls)
-    file = file if file.startswith("<") else os.path.abspath(file)
-    span = Span(1, 1, 1, 1)
-    methods = [getattr(getattr(v, "__func__", v), "__code__", None) for v in vars(cls).values()]
-    lines = {c.co_firstlineno for c in methods if c is not None and c.co_filename == file}
-    try:
-        tree = ast.parse("".join(linecache.getlines(file)))
-    except (SyntaxError, ValueError):
-        tree = None
-    candidates = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
-                  and n.name == cls.__name__] if tree is not None else []
-    # Two classes of one name in a file: the one holding the methods.
-    candidates.sort(key=lambda n: not any(n.lineno <= ln <= (n.end_lineno or n.lineno) for ln in lines))
-    if candidates:
-        node = candidates[0]
-        text = linecache.getline(file, node.lineno).rstrip()
-        column = max(text.find("class "), 0)
-        span = Span(node.lineno, column + 1, node.lineno, len(text) + 1)
-    return file, Location(_display_for(file), span)
-
-
-def audit(target: nn.Module | Callable[[], nn.Module], example_input: Any = None) -> list[Finding]:
-    """Graph-pass findings for a module, or for a zero-argument factory that builds one.
+def audit(target: Any, example_input: Any = None) -> list[Finding]:
+    """Graph-pass findings for an `nn.Module`, or for a zero-argument factory that builds
+    one.
 
     `example_input` (a tensor, or a tuple of forward arguments) replaces the probe's guess
     of an input. The module is inspected in training mode; a passed module is run, and its
     state (parameters, buffers, modes, attributes) and the random generators are restored
     afterwards.
     """
-    sites.clear_caches()
-    if isinstance(target, nn.Module):
-        model = target
-    elif callable(target):
-        with sites.recording():
-            model = target()
-        if not isinstance(model, nn.Module):
-            raise TypeError(f"audit(): the factory returned {type(model).__name__}, not an nn.Module")
-    else:
-        raise TypeError(f"audit() takes an nn.Module or a factory, not {type(target).__name__}")
+    from snlint.graph.live import collect_live, display_for  # torch: only when called
 
-    modes = [(m, m.training) for m in model.modules()]
-    model.train()
-    try:
-        cls = sites.base_class(model)
-        file, fallback = _class_location(cls)
-        graph_target = GraphTarget(file, fallback.path, cls.__qualname__, None, os.getcwd())
-        facts = collect(model, graph_target, example_input)
-    finally:
-        for m, mode in modes:
-            m.training = mode
-    return built_findings(facts, load_catalogue(), display_for=_display_for, fallback=fallback,
+    facts, fallback = collect_live(target, example_input)
+    return built_findings(facts, load_catalogue(), display_for=display_for, fallback=fallback,
                           evidence="configuration")

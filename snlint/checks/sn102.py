@@ -10,9 +10,6 @@ from snlint.checks.sn_applications import (
 )
 from snlint.checks.unwrap_sn import remove_sn
 from snlint.checks.verdicts import sn_on_normalization, sn_without_weight_matrix
-from snlint.config import Config
-from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import Plan
 from snlint.findings import Finding
 
 
@@ -52,5 +49,4 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
     return linked_findings(project, emit, CODE, source(), built)
 
 
-def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    return remove_sn(finding, parsed, config)
+fix = remove_sn  # shared with SN101-SN103: take the spectral norm off the layer

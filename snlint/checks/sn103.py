@@ -7,9 +7,6 @@ from typing import Iterator
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings
 from snlint.checks.unwrap_sn import remove_sn
-from snlint.config import Config
-from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import Plan
 from snlint.findings import Finding
 from snlint.torchapi import SN_HOOK, SN_PARAM
 
@@ -45,5 +42,4 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
     return linked_findings(project, emit, CODE, source(), built)
 
 
-def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    return remove_sn(finding, parsed, config)
+fix = remove_sn  # shared with SN101-SN103: take the spectral norm off the layer

@@ -32,7 +32,8 @@ from snlint.fix.apply import (
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import apply_plans
 from snlint.fix.diff import unified_diff
-from snlint.fix.planning import plan_for, planners
+from snlint.checks.registry import fixers
+from snlint.fix.planning import plan_for
 
 __all__ = ["FixOutcome", "attach_fixes", "fix_paths", "unified_diff"]
 
@@ -49,7 +50,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
     findings = list(findings)
     broken = {f.path for f in findings if f.code == "SN901"}
     wanted: dict[str, list[int]] = {}
-    by_code = planners()
+    by_code = fixers()
     for i, f in enumerate(findings):
         if f.code in by_code and f.fix is None and f.cell is None and f.path in sources \
                 and f.path not in broken:

@@ -26,7 +26,8 @@ from snlint.files import write_atomic  # noqa: F401 - the fix writer's and its t
 from snlint.findings import Finding, applies
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import Plan, apply_plans, overlaps, signature
-from snlint.fix.planning import plan_for, planners
+from snlint.checks.registry import fixers
+from snlint.fix.planning import Planners, plan_for
 from snlint.lines import split_lines
 
 MAX_ROUNDS = 8
@@ -90,11 +91,11 @@ class Round:
 
 
 def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *, unsafe: bool,
-             report: Report) -> Round:
+             report: Report, by_code: Planners | None = None) -> Round:
     """One round on one file: the fixable findings' plans, the overlapping ones
-    deferred, applied together."""
+    deferred, applied together. `by_code`: the rules' planners, when the caller has them."""
     chosen: list[tuple[Finding, Plan]] = []
-    by_code = planners()
+    by_code = fixers() if by_code is None else by_code
     signatures: dict[tuple, Finding] = {}
     duplicates: list[tuple[Finding, tuple]] = []
     for finding in sorted(findings, key=Finding.sort_key):
@@ -159,6 +160,7 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
     A source finding the first round's graph pass cleared (its runtime facts say there
     is no mistake) is then never fixed in a later round: it is recognised by its file,
     code and node text."""
+    by_code = fixers()
     current = dict(texts)
     result = FixedPoint(current)
     seen = {tuple(sorted(current.items()))}
@@ -206,7 +208,7 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
             except cst.ParserSyntaxError:
                 result.blocked.add(path)
                 continue
-            done = fix_file(parsed, fs, config, unsafe=unsafe, report=report)
+            done = fix_file(parsed, fs, config, unsafe=unsafe, report=report, by_code=by_code)
             for f in done.applied:
                 pending[anchors[id(f)]] = counts[anchors[id(f)]]
             if done.text != current[path]:

@@ -13,10 +13,6 @@ from snlint.findings import Finding
 Planners = dict[str, Callable[[Finding, ParsedFile, Config], "Plan | None"]]
 
 
-def planners() -> Planners:
-    return fixers()
-
-
 def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
              planners_by_code: Planners | None = None) -> Plan | None:
     """The fix for `finding` in the parsed file, or None."""
