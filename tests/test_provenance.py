@@ -496,3 +496,33 @@ def test_dunder_next_of_a_generator_over_the_loader_is_real(lint_project):
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 19)]
     assert sn401(findings).message.startswith("real samples (next() at line 18) go through")
+
+
+def test_data_parallel_function_calls_its_module_on_its_inputs(lint_project):
+    # StackGAN: `nn.parallel.data_parallel(netD, (real_imgs), gpus)` runs netD(real_imgs).
+    code = '''
+        import torch.nn as nn
+
+
+        def discriminator_loss(critic, tgt, out, gpus):
+            a = nn.parallel.data_parallel(critic, (tgt), gpus)
+            b = nn.parallel.data_parallel(critic, (out.detach(),), gpus)
+            return a.mean() - b.mean()
+    '''
+    train = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from losses import discriminator_loss
+        from nets import SRNet
+
+
+        critic = PatchDiscriminator()
+        g = SRNet()
+        for tgt, z in torch.utils.data.DataLoader([]):
+            loss = discriminator_loss(critic, tgt, g(z), [0])
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "losses.py": code,
+                             "train.py": train})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "losses.py", 6)]
+    assert sn401(findings).message.startswith("real samples (a batch of `torch.utils.data.DataLoader")

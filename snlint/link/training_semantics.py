@@ -221,7 +221,22 @@ class TrainingSemantics:
             self.batch_reduction(f"torch.{callee.qual.rsplit('.', 1)[-1]}(dim=0)", frame, loc)
         return None
 
+    def data_parallel_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        """`nn.parallel.data_parallel(netD, inputs, gpus)` runs `netD(*inputs)` on each
+        device: a call of the module on its inputs, as written in the second argument."""
+        module = args[0] if args else kwargs.get("module")
+        inputs = args[1] if len(args) > 1 else kwargs.get("inputs")
+        if module is None or inputs is None or e is None or len(e.positional()) < 2:
+            return None
+        written = e.positional()[1].value
+        items = list(inputs.items) if isinstance(inputs, TupleV) else [inputs]
+        written_items = written.items if isinstance(written, F.ListE) and written.kind == "tuple" else (written,)
+        shown = F.Call(e.positional()[0].value, tuple(F.Arg(i) for i in written_items), span=e.span)
+        return self.apply(module, items, {}, shown, frame, loc, text_of(shown.func))
+
     NAMED_CALLS: dict[str, Callable] = {
+        "torch.nn.parallel.data_parallel": data_parallel_call,
+        "torch.nn.parallel.data_parallel.data_parallel": data_parallel_call,
         "torch.autograd.grad": grad_call, "torch.nn.functional.batch_norm": batch_norm_call,
         "builtins.next": next_call, "builtins.iter": iter_call, "torch.cat": cat_call,
     }
