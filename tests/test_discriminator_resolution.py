@@ -919,3 +919,38 @@ def test_registry_key_from_a_config_file_picks_the_discriminator_named_after_the
     findings = lint(tmp_path, {"archs/registry.py": REGISTRY, "archs/discriminator_arch.py": archs,
                                "archs/__init__.py": BUILD, "models/unet.py": yaml_framework("UNetModel")})
     assert only(findings, "SN401") == []
+
+
+def test_a_base_class_finding_names_the_subclass_the_training_code_uses(tmp_path):
+    # pytorch-gan-collections: `Discriminator32(Discriminator)` is what train() calls; the
+    # batch norm is built by the base's __init__, found by its name too.
+    code = '''
+        import torch
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self, M):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 64, 4), nn.BatchNorm2d(64))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class Discriminator32(Discriminator):
+            def __init__(self):
+                super().__init__(M=32)
+
+
+        def train(net_G, loader):
+            net_D = Discriminator32()
+            for real in loader:
+                a = net_D(real)
+                b = net_D(net_G(torch.randn(8, 128)).detach())
+    '''
+    findings = lint(tmp_path, {"train.py": code})
+    assert found(findings) == [("SN301", "train.py", 9), ("SN401", "train.py", 23)]
+    sn301 = only(findings, "SN301")[0]
+    assert sn301.discriminator.cls == "train.py:Discriminator32"
+    assert sn301.message.startswith("BatchNorm2d in Discriminator32 (used as a discriminator by the training code;")

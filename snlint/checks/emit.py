@@ -32,11 +32,23 @@ class Emitter:
 def merge_instances(findings: Iterable[Finding]) -> list[Finding]:
     """One finding per (code, site). The interpreter builds a class once on its own and
     again inside every module that uses it, so the same site is seen many times; checks
-    that count instances say so in their own message."""
+    that count instances say so in their own message. Where several discriminators share
+    the site (a base class's `__init__` run by a subclass), the finding names the one with
+    the strongest evidence: the class the training code uses, not its base found by name."""
     seen: dict[tuple, Finding] = {}
     for f in findings:
-        seen.setdefault((f.code, f.path, f.span), f)
+        key = (f.code, f.path, f.span)
+        if key not in seen or _strength(f) > _strength(seen[key]):
+            seen[key] = f
     return list(seen.values())
+
+
+_EVIDENCE = ("name", "training code", "configuration")
+
+
+def _strength(f: Finding) -> int:
+    ref = f.discriminator
+    return _EVIDENCE.index(ref.evidence) if ref is not None and ref.evidence in _EVIDENCE else -1
 
 
 def describe(ref: DiscriminatorRef | None) -> str:
