@@ -739,6 +739,20 @@ def test_netD_parameter_with_one_candidate_class_says_what_was_assumed(lint):
     assert "only discriminator class" in findings[1].message
 
 
+def test_a_meter_bound_to_a_d_name_is_no_second_candidate(lint):
+    # SRGAN-PyTorch: `d_losses = AverageMeter(...)` is a meter, not a discriminator.
+    findings = lint(PARAMETER_LOOP + '''
+
+    class AverageMeter(object):
+        def __init__(self, name):
+            self.name = name
+
+    d_losses = AverageMeter("D loss")
+    ''')
+    assert found(findings) == [("SN301", 9), ("SN401", 12)]
+    assert "assumed to be Discriminator" in findings[1].message
+
+
 def test_netD_parameter_with_two_candidate_classes_assumes_nothing(lint):
     findings = lint(PARAMETER_LOOP + '''
     class PatchDiscriminator(nn.Module):

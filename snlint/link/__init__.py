@@ -152,8 +152,9 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     named = {q for q, (c, f) in by_qual.items() if q not in excluded and q in project.roots
              and (_NAME.search(c.name) or _EXACT.match(c.name))}
     for inst in project.events.instances:
-        if inst.cls is not None and inst.cls.qualname in by_qual and inst.cls.qualname not in excluded and any(
-                _BOUND.search(n) for n in inst.bound_names):
+        # Only a module: a meter or a config object bound to a D-like name scores nothing.
+        if inst.kind == "module" and inst.cls is not None and inst.cls.qualname in by_qual \
+                and inst.cls.qualname not in excluded and any(_BOUND.search(n) for n in inst.bound_names):
             named.add(inst.cls.qualname)
     candidates = set(evidence) | named
     sole = next(iter(candidates)) if len(candidates) == 1 else None
