@@ -209,6 +209,13 @@ class Block(Stmt):
 
 
 @dataclass(frozen=True)
+class Fallback(Block):
+    """An `except` handler inside its `try`'s Block: the path taken when the body fails
+    (the end of an epoch, a missing package). Readers of the module's definitions see it
+    as a block; the interpreter lets it fill in only what the body left unknown."""
+
+
+@dataclass(frozen=True)
 class Return(Stmt):
     value: Expr | None
 

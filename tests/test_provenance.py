@@ -526,3 +526,56 @@ def test_data_parallel_function_calls_its_module_on_its_inputs(lint_project):
                              "train.py": train})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "losses.py", 6)]
     assert sn401(findings).message.startswith("real samples (a batch of `torch.utils.data.DataLoader")
+
+
+def test_a_prefetcher_whose_except_handler_clears_the_batch_keeps_the_loader_batch(lint_project):
+    # SRGAN-PyTorch's CUDAPrefetcher: `try: self.batch_data = next(self.data)` with an
+    # `except StopIteration: self.batch_data = None`; the handler is the end of an epoch,
+    # not what every batch is.
+    prefetcher = '''
+        import torch
+
+
+        class CUDAPrefetcher:
+            def __init__(self, dataloader):
+                self.batch_data = None
+                self.data = iter(dataloader)
+                self.preload()
+
+            def preload(self):
+                try:
+                    self.batch_data = next(self.data)
+                except StopIteration:
+                    self.batch_data = None
+                    return None
+
+            def next(self):
+                batch_data = self.batch_data
+                self.preload()
+                return batch_data
+    '''
+    train = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+        from prefetch import CUDAPrefetcher
+
+
+        def train(g, critic, prefetcher):
+            batch = prefetcher.next()
+            while batch is not None:
+                tgt = batch["gt"].to("cuda", non_blocking=True)
+                out = g(batch["lr"])
+                a = critic(tgt)
+                b = critic(out.detach().clone())
+                batch = prefetcher.next()
+
+
+        train(SRNet(), PatchDiscriminator(), CUDAPrefetcher(torch.utils.data.DataLoader([])))
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "prefetch.py": prefetcher,
+                             "train.py": train})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 14)]
+    assert sn401(findings).message.startswith("real samples (a batch of `dataloader` (line 8)) go through")
+

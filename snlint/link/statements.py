@@ -15,7 +15,7 @@ from snlint.link import resolve
 from snlint.link.lookup import with_origin
 from snlint.link.values import (
     UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, Layer, ListV, ModulesIterV, ModulesV,
-    NameFindV, NamespaceV, NameV, TensorV, TorchTypeV, TupleV, Value,
+    NameFindV, NamespaceV, NameV, TensorV, TorchTypeV, TupleV, UnknownV, Value,
 )
 
 # Iterations of one loop the evaluator unrolls; longer loops run once, over unknown items.
@@ -79,6 +79,21 @@ class Statements:
 
     def block_stmt(self, stmt: F.Block, frame: Frame, module_level: bool) -> None:
         self.block(stmt.body, frame, module_level)
+
+    def fallback_stmt(self, stmt: F.Fallback, frame: Frame, module_level: bool) -> None:
+        """An `except` handler: what it builds and calls is recorded, but of the names and
+        attributes it sets only those the `try` body left unknown take its values (`except
+        StopIteration: self.batch = None` ends an epoch; it is not what every batch is)."""
+        owner = frame.self_value
+        env0 = dict(frame.env)
+        attrs0 = dict(owner.attrs) if owner is not None else None
+        returned, jumped = frame.returned, frame.jumped
+        self.block(stmt.body, frame, module_level)
+        frame.returned, frame.jumped = returned, jumped
+        frame.env = _fill_unknown(env0, frame.env)
+        if owner is not None and attrs0 is not None:
+            owner.attrs = _fill_unknown(attrs0, owner.attrs)
+            owner.children_order = [k for k in owner.children_order if k in owner.attrs]
 
     def jump_stmt(self, stmt: F.Jump, frame: Frame, module_level: bool) -> None:
         frame.jumped = True
@@ -272,7 +287,7 @@ class Statements:
     STATEMENTS = {
         F.Assign: assign_stmt, F.AugAssign: aug_assign_stmt, F.ExprStmt: expr_stmt,
         F.Return: return_stmt, F.If: if_stmt, F.For: for_stmt, F.While: while_stmt,
-        F.Block: block_stmt, F.Jump: jump_stmt, F.DefStmt: def_stmt,
+        F.Block: block_stmt, F.Fallback: fallback_stmt, F.Jump: jump_stmt, F.DefStmt: def_stmt,
     }
 
     # ------------------------------------------------------------ assignment
@@ -353,6 +368,15 @@ def items_of(value: Value) -> list[Value]:
             return [ConstV(k) for k in value.children_order]
         return [child for _, child in value.children()]
     return []
+
+
+def _fill_unknown(before: dict, after: dict) -> dict:
+    """`before`, with the names it lacks or holds as unknown taken from `after`."""
+    out = dict(before)
+    for key, value in after.items():
+        if key not in before or isinstance(before[key], UnknownV):
+            out[key] = value
+    return out
 
 
 def merge(a: dict, b: dict) -> dict:

@@ -410,7 +410,7 @@ class Lowerer:
         if isinstance(node, cst.Try):
             body = list(self.block(node.body))
             for handler in node.handlers:
-                body.extend(self.block(handler.body))
+                body.append(F.Fallback(self.block(handler.body), span=self.span(handler)))
             if node.orelse:
                 body.extend(self.block(node.orelse.body))
             if node.finalbody:
