@@ -954,3 +954,65 @@ def test_a_base_class_finding_names_the_subclass_the_training_code_uses(tmp_path
     sn301 = only(findings, "SN301")[0]
     assert sn301.discriminator.cls == "train.py:Discriminator32"
     assert sn301.message.startswith("BatchNorm2d in Discriminator32 (used as a discriminator by the training code;")
+
+
+MODULE_OF_MODELS = '''
+    import torch.nn as nn
+
+
+    class SRResNet(nn.Module):
+        def __init__(self, channels=64):
+            super().__init__()
+            self.body = nn.Sequential(nn.Conv2d(3, channels, 3), nn.BatchNorm2d(channels))
+
+        def forward(self, x):
+            return self.body(x)
+
+
+    class DiscriminatorForVGG(nn.Module):
+        def __init__(self, in_channels=3, channels=64):
+            super().__init__()
+            self.features = nn.Sequential(nn.Conv2d(in_channels, channels, 3), nn.BatchNorm2d(channels))
+
+        def forward(self, x):
+            return self.features(x)
+'''
+
+
+def module_namespace_script(pick: str) -> str:
+    return f'''
+        import torch
+        import yaml
+
+        import model
+
+
+        config = yaml.safe_load(open("train.yaml"))
+        g_model = model.SRResNet()
+        d_model = {pick}
+        for lr, gt in torch.utils.data.DataLoader([]):
+            sr = g_model(lr)
+            gt_output = d_model(gt)
+            sr_output = d_model(sr.detach().clone())
+    '''
+
+
+def test_a_class_picked_from_a_module_namespace_by_a_config_key(tmp_path):
+    # SRGAN-PyTorch: `model.__dict__[config["MODEL"]["D"]["NAME"]](...)`, the key in YAML.
+    script = module_namespace_script('model.__dict__[config["MODEL"]["D"]["NAME"]](in_channels=3)')
+    findings = lint(tmp_path, {"model.py": MODULE_OF_MODELS, "train.py": script})
+    assert found(findings) == [("SN301", "model.py", 17), ("SN401", "train.py", 13)]
+    assert only(findings, "SN401")[0].discriminator.via == (
+        "the only discriminator class in model (key not known here) at train.py:10")
+
+
+def test_a_class_picked_from_a_module_by_getattr(tmp_path):
+    script = module_namespace_script('getattr(model, config["d_name"])(in_channels=3)')
+    findings = lint(tmp_path, {"model.py": MODULE_OF_MODELS, "train.py": script})
+    assert found(findings) == [("SN301", "model.py", 17), ("SN401", "train.py", 13)]
+
+
+def test_a_known_key_into_a_module_namespace_is_that_class(tmp_path):
+    script = module_namespace_script('model.__dict__["DiscriminatorForVGG"]()')
+    findings = lint(tmp_path, {"model.py": MODULE_OF_MODELS, "train.py": script})
+    assert found(findings) == [("SN301", "model.py", 17), ("SN401", "train.py", 13)]

@@ -17,7 +17,7 @@ from snlint.findings import Location
 from snlint.link import configvalues, resolve
 from snlint.link.syntax import text_of
 from snlint.link.values import (
-    UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesV,
+    UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesV, ModuleV,
     NamespaceV, NameV, OneOfV, PartialV, SuperV, TensorV, TupleV, UnknownV, Value, tensor_join,
     tensors,
 )
@@ -204,6 +204,8 @@ class Calls:
         return ConstV(None)
 
     def getattr_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        if len(args) >= 2 and isinstance(args[0], ModuleV):
+            return self.module_item(args[0], args[1], "", frame, loc.span)
         if len(args) >= 2 and isinstance(args[1], ConstV):
             return self.attribute(args[0], str(args[1].value), frame)
         return None

@@ -68,6 +68,11 @@ class Expressions:
         return out
 
     def item(self, e: F.Subscript, frame: Frame) -> Value:
+        namespace = _namespace_of(e.value)
+        if namespace is not None:
+            module = self.expr(namespace, frame)
+            if isinstance(module, ModuleV):
+                return self.module_item(module, self.expr(e.index, frame), text_of(e.value), frame, e.span)
         container, key = self.expr(e.value, frame), self.expr(e.index, frame)
         # A key the dict lacks (`--arch` with no default) is one the user passes.
         if isinstance(container, DictV) and not (isinstance(key, ConstV) and key.value in container.items):
@@ -252,6 +257,13 @@ class Expressions:
     def tensor_attribute(self, value: TensorV, attr: str, frame: Frame) -> Value:
         return value
 
+    def module_item(self, module: ModuleV, key: Value, text: str, frame: Frame, span) -> Value:
+        """A module's namespace read by a key: the name itself when known, else one of the
+        module's discriminator classes."""
+        if isinstance(key, ConstV) and isinstance(key.value, str):
+            return self.module_attribute(module, key.value, frame)
+        return resolve.of_module(module, text, Location(frame.file.path, span)) or UNKNOWN
+
     def module_attribute(self, value: ModuleV, attr: str, frame: Frame) -> Value:
         return self.global_value(f"{value.file.module}.{attr}", attr, frame)
 
@@ -321,3 +333,13 @@ def _compare(op: str, left: Value, right: Value) -> Value:
     except Exception:  # noqa: BLE001 - a comparison Python itself would reject
         return UNKNOWN
     return ConstV(bool(result))
+
+
+def _namespace_of(e: F.Expr) -> F.Expr | None:
+    """`models` in `models.__dict__` (an attribute, or one dotted global at module level)."""
+    if isinstance(e, F.Attr) and e.attr == "__dict__":
+        return e.value
+    if isinstance(e, F.Global) and e.qual.endswith(".__dict__"):
+        qual = e.qual[: -len(".__dict__")]
+        return F.Global(qual, e.text.rpartition(".")[0], span=e.span)
+    return None

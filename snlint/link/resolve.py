@@ -14,7 +14,8 @@ from dataclasses import replace
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link.configvalues import where
-from snlint.link.values import ClassV, ConstV, Layer, OneOfV, Value
+from snlint.link.events import DISCRIMINATOR_CLASS
+from snlint.link.values import ClassV, ConstV, Layer, ModuleV, OneOfV, Value
 
 # `copy.deepcopy(netD)`: the copy has the original's layers.
 COPIES = frozenset({"copy.deepcopy", "copy.copy"})
@@ -176,3 +177,20 @@ def _dotted(e: F.Expr) -> str:
     if isinstance(e, F.Attr):
         return f"{_dotted(e.value)}.{e.attr}"
     return ""
+
+
+def of_module(module: ModuleV, text: str, at: Location) -> Value | None:
+    """`models.__dict__[config["D"]["NAME"]]`, `getattr(models, name)`: a class of a
+    project module picked by a key not known here. What it picks is bound to the
+    discriminator only where a discriminator is expected, so the candidates are the
+    module's classes named as discriminators."""
+    found = [ClassV(c, module.file) for _, c in module.file.classes if DISCRIMINATOR_CLASS.search(c.name)]
+    if not found:
+        return None
+    name = module.file.module.rpartition(".")[2]
+    if len(found) == 1:
+        why = f"the only discriminator class in {name} (key not known here)"
+        return OneOfV((ClassV(found[0].cls, found[0].file, via=f"{why} at {where(at)}"),), why,
+                      role="discriminator")
+    return OneOfV(tuple(found), f"one of {len(found)} discriminator classes in {name} (key not known here)",
+                  role="discriminator")
