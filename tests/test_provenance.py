@@ -282,6 +282,18 @@ def test_conditional_pairs_concatenated_along_channels_are_two_separate_batches(
         "generated samples (returned by netG at line 11, concatenated along channels at line 12)")
 
 
+def test_pairs_named_real_and_fake_along_channels_are_not_scored_together(lint_project):
+    # mrzhu-cool/pix2pix-pytorch: `fake_ab = cat((real_a, fake_b), 1)` is named both, but
+    # it is one generated batch; the evidence must not say the two are scored together.
+    code = PIX2PIX.replace("cond, target", "real_a, real_b").replace("netG(cond)", "netG(real_a)")
+    body = '''pred_fake = netD(torch.cat((real_a, produced.detach()), 1))
+        pred_real = netD(torch.cat((real_a, real_b), 1))'''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET,
+                             "train.py": code.format(body=body)})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 12)]
+    assert sn401(findings).discriminator.detail == "called on real and generated samples at module level"
+
+
 def test_conditional_pairs_joined_along_the_batch_are_one_batch(lint_project):
     body = '''pairs = torch.cat((torch.cat((cond, target), 1), torch.cat((cond, produced.detach()), 1)))
         pred = netD(pairs)'''

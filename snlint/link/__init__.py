@@ -184,7 +184,12 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
                                             f"{_as_candidate(kinds['real'][0])}")
         elif "mixed" in kinds:
             fn = _where(kinds["mixed"][0].function)
-            evidence[q] = ("training code", f"called on real and generated samples together {fn}"
+            # Named both (`cat((real_a, fake_b), 1)`), the data flow may still say one
+            # batch of each side: then they are not scored together.
+            sides = {provenance.kind_of(found) for calls in kinds.values() for c in calls
+                     if (found := provenance.sides(c.origins, q))}
+            together = "" if {"real", "fake"} <= sides else " together"
+            evidence[q] = ("training code", f"called on real and generated samples{together} {fn}"
                                             f"{_as_candidate(kinds['mixed'][0])}")
     for penalty in project.events.penalties:
         module = penalty.forward.module
