@@ -807,6 +807,101 @@ def test_gradient_penalty_through_a_per_sample_norm_is_fine(lint):
     assert found(findings) == []
 
 
+def test_a_jacobian_taken_with_respect_to_a_modules_output_is_no_penalty_through_it(lint):
+    # first-order-model: the keypoint detector's output is warped and differentiated with
+    # respect to itself (an equivariance Jacobian); nothing is differentiated through the
+    # detector's input, so it is no critic.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+        from torch.autograd import grad
+
+        class KPDetector(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 10, 3)
+                self.norm = nn.BatchNorm2d(10)
+
+            def forward(self, x):
+                return {"value": self.norm(self.conv(x))}
+
+        class Transform:
+            def __init__(self, theta):
+                self.theta = theta
+
+            def warp_coordinates(self, coordinates):
+                return torch.matmul(self.theta, coordinates.unsqueeze(-1)).squeeze(-1)
+
+            def jacobian(self, coordinates):
+                new_coordinates = self.warp_coordinates(coordinates)
+                grad_x = grad(new_coordinates[..., 0].sum(), coordinates, create_graph=True)
+                return grad_x[0]
+
+        class MultiScaleDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 1, 3)
+
+            def forward(self, x):
+                return self.conv(x)
+
+        class GeneratorFullModel(nn.Module):
+            def __init__(self, kp_extractor, discriminator):
+                super().__init__()
+                self.kp_extractor = kp_extractor
+                self.discriminator = discriminator
+
+            def forward(self, x):
+                transform = Transform(torch.eye(2))
+                transformed_kp = self.kp_extractor(x["driving"])
+                score = self.discriminator(x["driving"])
+                return score.mean() + transform.jacobian(transformed_kp["value"]).mean()
+
+        model = GeneratorFullModel(KPDetector(), MultiScaleDiscriminator())
+        for x in torch.utils.data.DataLoader([]):
+            model(x)
+    ''')
+    assert found(findings) == []
+
+
+def test_a_wrapper_named_after_the_discriminator_it_calls_is_not_one(lint):
+    # first-order-model's DiscriminatorFullModel holds the generator (batch norm) and calls
+    # self.discriminator in its forward: a loss wrapper, not a discriminator.
+    findings = lint('''
+        import torch.nn as nn
+
+        class Generator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 3)
+                self.norm = nn.BatchNorm2d(3)
+
+            def forward(self, x):
+                return self.norm(self.conv(x))
+
+        class MultiScaleDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 1, 3)
+                self.norm = nn.InstanceNorm2d(1)
+
+            def forward(self, x):
+                return self.norm(self.conv(x))
+
+        class DiscriminatorFullModel(nn.Module):
+            def __init__(self, generator, discriminator):
+                super().__init__()
+                self.generator = generator
+                self.discriminator = discriminator
+
+            def forward(self, x):
+                return self.discriminator(x) - self.discriminator(self.generator(x).detach())
+
+        full = DiscriminatorFullModel(Generator(), MultiScaleDiscriminator())
+    ''')
+    assert found(findings) == []
+
+
 def test_autograd_grad_without_create_graph_is_not_a_penalty(lint):
     findings = lint(CRITIC.format(norm="nn.BatchNorm2d(64)", create_graph="False"))
     assert found(findings) == [("SN301", 9)]

@@ -15,6 +15,7 @@ from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef
 from snlint.link.index import ProjectIndex
 from snlint.link import provenance
+from snlint.link.training_semantics import calls_its_discriminator
 from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
 from snlint.link.values import Layer
 
@@ -149,8 +150,10 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
 
     # Forward calls through a bare name (`netD` passed in as a parameter) belong to the
     # project's discriminator when there is exactly one candidate.
+    # A class named as one whose forward calls the discriminator it holds
+    # (first-order-model's DiscriminatorFullModel) wraps a discriminator; it is none.
     named = {q for q, (c, f) in by_qual.items() if q not in excluded and q in project.roots
-             and (_NAME.search(c.name) or _EXACT.match(c.name))}
+             and (_NAME.search(c.name) or _EXACT.match(c.name)) and not calls_its_discriminator(c)}
     for inst in project.events.instances:
         # Only a module: a meter or a config object bound to a D-like name scores nothing.
         if inst.kind == "module" and inst.cls is not None and inst.cls.qualname in by_qual \

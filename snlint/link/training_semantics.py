@@ -112,10 +112,7 @@ class TrainingSemantics:
             return False
         key = module.cls.qualname
         if key not in self._scorers:
-            fn = module.cls.method("forward")
-            self._scorers[key] = fn is not None and any(
-                D_NAME.search(text_of(c.func)) and text_of(c.func).startswith("self.")
-                for stmt in walk(fn.body) for c in calls_in(stmt))
+            self._scorers[key] = calls_its_discriminator(module.cls)
         return self._scorers[key]
 
     def run_forward(self, module: Layer, args: list[Value], frame: Frame, loc: Location) -> None:
@@ -132,8 +129,14 @@ class TrainingSemantics:
         if create_graph is None or self.truth(create_graph) is False:
             return
         outputs = kwargs.get("outputs", args[0] if args else UNKNOWN)
+        inputs = kwargs.get("inputs", args[1] if len(args) > 1 else UNKNOWN)
+        # Differentiated with respect to what a module returned (an equivariance Jacobian of
+        # a keypoint detector's output): no gradient flows through that module's input.
+        upstream = {_output_key(m, w) for t in tensors(inputs) for m, w in t.outputs}
         for tensor in tensors(outputs):
             for module, where in tensor.outputs:
+                if _output_key(module, where) in upstream:
+                    continue
                 # One call may score one of several candidates: each has its forward.
                 forward = next((f for f in reversed(self.events.forwards)
                                 if (f.node == where and f.module is module) or (module == "?" and f is where)),
@@ -321,3 +324,18 @@ def _chain(frame: Frame, loc: Location) -> tuple[Location, ...]:
         out.append(frame.call_site)
         frame = frame.parent
     return tuple(out)
+
+
+def _output_key(module, where) -> tuple:
+    """A hashable key for one entry of `TensorV.outputs`: the module (or "?") and the call
+    that returned the tensor (a Location, or the unresolved ForwardCall itself)."""
+    return id(module), where if isinstance(where, Location) else id(where)
+
+
+def calls_its_discriminator(cls: F.ClassFacts) -> bool:
+    """Whether the class's forward calls a discriminator it holds (`self.discriminator(x)`):
+    a loss or a full-model wrapper around the discriminator, not one itself."""
+    fn = cls.method("forward")
+    return fn is not None and any(
+        D_NAME.search(text_of(c.func)) and text_of(c.func).startswith("self.")
+        for stmt in walk(fn.body) for c in calls_in(stmt))
