@@ -10,6 +10,7 @@ freezing costs about one walk of what the program built.
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from snlint.findings import Location
 from snlint.link import resolve
@@ -19,14 +20,17 @@ from snlint.link.model import (
 )
 from snlint.link.values import Layer, ListV, SNApp, TupleV, UnknownV, Value
 
+if TYPE_CHECKING:
+    from snlint.link import LinkedProject
 
-def freeze(project) -> LinkedModel:
-    """The model of `project` (a `snlint.link.LinkedProject`, joined)."""
+
+def freeze(project: LinkedProject) -> LinkedModel:
+    """The model of `project`, with the graph pass's facts joined (or none)."""
     return _Freezer(project).model()
 
 
 class _Freezer:
-    def __init__(self, project) -> None:
+    def __init__(self, project: LinkedProject) -> None:
         self.project = project
         self.ids: dict[int, int] = {}  # id() of a Layer -> its record's id
         self.order: list[Layer] = []
