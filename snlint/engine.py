@@ -25,6 +25,7 @@ from snlint.fix.diff import unified_diff
 from snlint.notebook import Notebook, cell_key, parse_notebook
 from snlint.fix import attach_fixes
 from snlint.link import link
+from snlint.link.freeze import freeze
 from snlint.graph_pass import graph_enabled, graph_pass
 from snlint.graph.diagnostics import GraphRun, Progress
 from snlint.link.join import join
@@ -75,8 +76,8 @@ def lint_sources(sources: dict[str, str], config: Config,
         for path, message in project.errors:
             findings.append(diagnostic("SN999", path, f"internal error: {message}"))
         rules = load_catalogue()
-        # link -> graph pass -> join -> checks: the rules read what the runtime built for
-        # each discriminator next to what the source says.
+        # link -> graph pass -> join -> freeze -> checks: the rules read what the runtime
+        # built for each discriminator next to what the source says, in one frozen model.
         # The graph pass itself reports only its SN91x diagnostics; its facts reach the
         # findings through the rules.
         graph_diagnostics: list[Finding] = []
@@ -89,7 +90,7 @@ def lint_sources(sources: dict[str, str], config: Config,
             except Exception as e:  # noqa: BLE001 - the source findings still stand
                 graph_diagnostics, project.runtime = [], {}
                 findings.append(_internal(project.discriminators[0].file.path, e, "graph"))
-        found, failures = run_checks(project, Emitter(rules))
+        found, failures = run_checks(freeze(project), Emitter(rules))
         findings.extend(found + graph_diagnostics)
         for family, error in failures:
             findings.append(_internal(facts[0].path if facts else "<project>", error, family))

@@ -73,14 +73,12 @@ None: remove the layer.
 MODULE = '''\
 """SN601 dropout-in-discriminator: a test rule."""
 
-from snlint.checks.members import members
-
 CODE = "SN601"
 
 
-def check(project, emit):
-    for d in project.discriminators:
-        for m in members(d.instance):
+def check(model, emit):
+    for d in model.discriminators:
+        for m in model.members(d.instance):
             if m.layer.kind == "dropout":
                 yield emit.finding(CODE, m.site, f"{m.layer.short_type} in {d.cls.name}",
                                    symbol=m.symbol, discriminator=d.ref)

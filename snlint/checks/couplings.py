@@ -8,13 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from snlint.checks.emit import describe
-from snlint.checks.members import members
 from snlint.checks.verdicts import (
     has_batch_statistics, normalizes_with_batch_statistics, runtime_clears_batch_norm,
 )
 from snlint.findings import Location
-from snlint.link import resolve
-from snlint.link.values import ListV, TupleV, UnknownV
+from snlint.link.model import DiscriminatorFact, ForwardFact, LayerFact, LinkedModel
 
 
 @dataclass
@@ -27,86 +25,55 @@ class Coupling:
     via_default: bool = False
 
 
-def couplings(project, d) -> list[Coupling]:
+def couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
     """Batch-statistics normalization in every instance of discriminator `d` the program
     builds (alone, and as training code builds it), less what a train() override keeps in
     eval mode."""
-    instances = [d.instance] + [i for i in project.instances_of(d.cls.qualname) if i is not d.instance]
-    return couplings_in(project, d, instances)
+    instances = [d.instance] + [i for i in model.instances_of(d.cls.qualname) if i is not d.instance]
+    return couplings_in(model, d, instances)
 
 
-def called_couplings(project, d, call, pooled: list[Coupling]) -> list[Coupling]:
+def called_couplings(model: LinkedModel, d: DiscriminatorFact, call: ForwardFact,
+                     pooled: list[Coupling]) -> list[Coupling]:
     """Batch statistics in the instance a forward call reaches. Where training code built
     that instance with arguments all known (`define_D(norm="instance")`, a registry's
     config), it alone decides: the class's other configurations do not run. Otherwise
     (built alone with its defaults, assumed, or built from unknown arguments) every
     instance counts, as for SN301."""
     module = call.module
-    if module is None or module is d.instance or call.assumed \
-            or not configured(module):
+    if module is None or module is d.instance or call.assumed or not module.configured:
         return pooled
-    return couplings_in(project, d, [module])
+    return couplings_in(model, d, [module])
 
 
-def trained_couplings(project, d) -> list[Coupling]:
+def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
     """SN301's view of `d`: where every instance the training code calls was built with
     its deciding arguments known (`define_D(norm=opt.norm)` with the project's declared
     default), those instances alone decide: a batch-norm default of the class that the
     project never trains with is no finding. Otherwise every instance counts, the class
     built alone with its defaults included."""
-    called: dict[int, object] = {}
-    for call in project.events.forwards:
+    called: dict[int, LayerFact] = {}
+    for call in model.forwards:
         module = call.module
         if module is not None and module is not d.instance and not call.assumed \
-                and module.cls is not None and module.cls.qualname == d.cls.qualname:
-            called.setdefault(id(module), module)
-    if called and all(configured(m) for m in called.values()):
-        return couplings_in(project, d, list(called.values()))
-    return couplings(project, d)
+                and module.qualname == d.cls.qualname:
+            called.setdefault(module.id, module)
+    if called and all(m.configured for m in called.values()):
+        return couplings_in(model, d, list(called.values()))
+    return couplings(model, d)
 
 
-def configured(layer) -> bool:
-    """Built with arguments, and every one that can decide its layers known: a norm choice
-    or a string its `__init__` compares. An unknown device list or channel count does not
-    send the judgement back to the class's defaults."""
-    if not (layer.args or layer.kwargs):
-        return False
-    init = layer.cls.method("__init__") if layer.cls is not None else None
-    if init is None:
-        return all(known(v) for v in list(layer.args) + list(layer.kwargs.values()))
-    params = [p.name for p in init.params[1:] if p.kind in ("pos", "posonly")]
-    bound = dict(zip(params, layer.args))
-    bound.update(layer.kwargs)
-    deciding = resolve.deciding(init)
-    if len(layer.args) > len(params) or any(k not in deciding and k not in params for k in layer.kwargs):
-        return all(known(v) for v in list(layer.args) + list(layer.kwargs.values()))
-    return all(known(v) for k, v in bound.items() if k in deciding)
-
-
-def known(value, depth: int = 0) -> bool:
-    if depth > 4:
-        return False
-    if isinstance(value, UnknownV):
-        return False
-    if isinstance(value, (ListV, TupleV)):
-        return all(known(v, depth + 1) for v in value.items)
-    # A config dict or options namespace is known as a whole: the options the class reads
-    # from it decide its layers, and one it does not read must not send the judgement back
-    # to the class's own defaults.
-    return True
-
-
-def couplings_in(project, d, instances: list) -> list[Coupling]:
+def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> list[Coupling]:
     found: dict[tuple, Coupling] = {}
-    runtime = project.runtime.get(d.cls.qualname)
+    runtime = model.runtime.get(d.cls.qualname)
     classes = {d.cls.qualname}
     for inst in instances:
         if inst is None:
             continue
-        for m in members(inst):
+        for m in model.members(inst):
             if m.layer.cls is not None:
                 classes.add(m.layer.cls.qualname)
-            kept = m.layer.kept_in_eval or (m.layer.call.path, m.layer.call.span) in project.kept_in_eval
+            kept = m.layer.kept_in_eval or (m.layer.call.path, m.layer.call.span) in model.kept_in_eval
             if not normalizes_with_batch_statistics(m.layer.kind, kept_in_eval=kept):
                 continue
             site = m.layer.origin or m.site
@@ -114,7 +81,7 @@ def couplings_in(project, d, instances: list) -> list[Coupling]:
                 continue  # built, and kept in eval mode there
             found.setdefault((site.path, site.span), Coupling(
                 site, m.layer.short_type, m.symbol, via_default=m.layer.origin is not None))
-    for call in project.events.batch_norm_calls:
+    for call in model.batch_norm_calls:
         owner = call.owner
         if owner is not None and owner.cls is not None and owner.cls.qualname in classes:
             found.setdefault((call.call.path, call.call.span), Coupling(
@@ -143,18 +110,18 @@ def candidates(scored: list[tuple]) -> tuple[str, str]:
     return f"{who}, {via}" if via else who, "; ".join(first_place(f) for _, f in unique.values())
 
 
-def reached(d, calls: list):
-    """`d.ref`, with how the calls reach the instance they score (`Layer.via`), when they
-    do not call one built where they are."""
+def reached(d: DiscriminatorFact, calls: list[ForwardFact]):
+    """`d.ref`, with how the calls reach the instance they score (`LayerFact.via`), when
+    they do not call one built where they are."""
     steps: list[str] = []
     for call in calls:
-        for step in reversed(call.module.via if call.module is not None else []):
+        for step in reversed(call.module.via if call.module is not None else ()):
             if step not in steps:
                 steps.append(step)
     return replace(d.ref, via="; ".join(steps)) if steps else d.ref
 
 
-def pairs(calls: list) -> list[tuple]:
+def pairs(calls: list[ForwardFact]) -> list[tuple]:
     """Real and fake calls that belong together: nearest first, and on a tie the pair that
     scores real before fake (a discriminator step), so that a generator step's lone
     `D(fake)` before it is not taken for half of it. A concatenated call separates."""
@@ -184,15 +151,15 @@ def pairs(calls: list) -> list[tuple]:
     return sorted(pairs, key=lambda p: p[0].order)
 
 
-def coupled_discriminators(project) -> dict[str, tuple]:
+def coupled_discriminators(model: LinkedModel) -> dict[str, tuple]:
     """Discriminator qualname -> (discriminator, its couplings), for those SN303 and SN401
     judge: with batch statistics in the source, less those the graph pass built without."""
     coupled: dict[str, tuple] = {}
-    for d in project.discriminators:
-        found = couplings(project, d)
+    for d in model.discriminators:
+        found = couplings(model, d)
         if not found:
             continue
-        runtime = project.runtime.get(d.cls.qualname)
+        runtime = model.runtime.get(d.cls.qualname)
         if runtime is None or has_batch_statistics(runtime.facts):
             coupled[d.cls.qualname] = (d, found)
     return coupled

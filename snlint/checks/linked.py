@@ -1,7 +1,8 @@
 """Findings from linked facts: what the source saw, what the built discriminator shows.
 
-Each rule (one function per code, in its family's module) judges the source's layers and
-the runtime leaves joined to them (`snlint.link.join.Runtime`) with the same verdicts. A
+Each rule (one module per code) judges the source's layers (the linked model's
+`LayerFact`s, `snlint.link.model`) and the runtime leaves the model joins to them
+(`snlint.link.join.Runtime`) with the same verdicts. A
 source finding whose runtime leaves show the mistake too is confirmed ("source+graph");
 a mistake only the runtime shows (a layer built in a loop the source cannot follow, an
 `F.batch_norm` call, the probe) becomes a "graph" finding at its recorded site, one per

@@ -1,9 +1,9 @@
 """Which rules exist: every `snNNN` module of this package is one rule, matched to its page.
 
-A rule module has `CODE`, `check(project, emit)` yielding findings over the linked
-project, and, where a mechanical fix exists, `fix(finding, parsed, config)` returning a
-plan (`snlint.edit.plan.Plan`) or None. Adding a rule is a page in `rules/`, a module here
-and its tests; nothing else names it.
+A rule module has `CODE`, `check(model, emit)` yielding findings over the linked model
+(`snlint.link.model.LinkedModel`), and, where a mechanical fix exists, `fix(finding,
+parsed, config)` returning a plan (`snlint.edit.plan.Plan`) or None. Adding a rule is a
+page in `rules/`, a module here and its tests; nothing else names it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Callable
 
 from snlint.checks.emit import Emitter, merge_instances
 from snlint.findings import Finding
+from snlint.link.model import LinkedModel
 
 
 _RULE_MODULE = re.compile(r"^sn\d{3}$")
@@ -41,16 +42,16 @@ def fixers(modules: dict[str, ModuleType] | None = None) -> dict[str, Callable]:
     return {code: m.fix for code, m in modules.items() if callable(getattr(m, "fix", None))}
 
 
-def run_checks(project, emit: Emitter) -> tuple[list[Finding], list[tuple[str, BaseException]]]:
-    """Findings of every rule, and the rules that failed (snlint's bug: the others still
-    report)."""
+def run_checks(model: LinkedModel, emit: Emitter) -> tuple[list[Finding], list[tuple[str, BaseException]]]:
+    """Findings of every rule over `model`, and the rules that failed (snlint's bug: the
+    others still report)."""
     findings: list[Finding] = []
     failures: list[tuple[str, BaseException]] = []
     for code, module in rule_modules().items():
         if code not in emit.rules:
             continue  # a module without a page is no rule (the page tests say so)
         try:
-            findings.extend(module.check(project, emit))
+            findings.extend(module.check(model, emit))
         except Exception as e:  # noqa: BLE001
             failures.append((code, e))
     return merge_instances(findings), failures

@@ -16,14 +16,14 @@ from snlint.findings import Finding
 CODE = "SN101"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
+def check(model, emit: Emitter) -> Iterator[Finding]:
     """SN on a normalization layer."""
     source = (emit.finding(
         CODE, a.app.site,
         f"spectral norm on {a.what}, a normalization layer: it divides the affine "
         f"weight vector by its L2 norm and bounds nothing{filter_note(a.app)}",
         symbol=a.symbol, data={"api": a.app.api, "layer": a.what, "from_filter": a.app.from_filter})
-        for a in applications(project) if sn_on_normalization(a.kind))
+        for a in applications(model) if sn_on_normalization(a.kind))
 
     def built(st: State):
         m, state = st.leaf, st.state
@@ -32,7 +32,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 f"spectral norm on {m.type_name}: it divides the layer's affine {state.name} "
                 f"(shape {shape_text(state.param_shape)}) by its norm; no Lipschitz bound results"), st.data
         return None
-    return linked_findings(project, emit, CODE, source, built)
+    return linked_findings(model, emit, CODE, source, built)
 
 
 fix = remove_sn  # shared with SN101-SN103: take the spectral norm off the layer

@@ -16,13 +16,13 @@ from snlint.findings import Finding
 CODE = "SN102"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
+def check(model, emit: Emitter) -> Iterator[Finding]:
     """SN on a layer without a weight matrix (an activation, a container, a 1-D weight)."""
     def source() -> Iterator[Finding]:
-        for a in applications(project):
+        for a in applications(model):
             kind, what = a.kind, a.what
             if sn_on_normalization(kind) or not sn_without_weight_matrix(
-                    kind, has_weight="weight" in a.layer.attrs):
+                    kind, has_weight=a.layer.has_weight):
                 continue
             detail = {
                 "activation": "an activation",
@@ -46,7 +46,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 "has no weight matrix")
             return state.site, f"spectral norm on {m.type_name}, which {what}", st.data
         return None
-    return linked_findings(project, emit, CODE, source(), built)
+    return linked_findings(model, emit, CODE, source(), built)
 
 
 fix = remove_sn  # shared with SN101-SN103: take the spectral norm off the layer

@@ -14,13 +14,12 @@ from snlint.torchapi import SN_HOOK, SN_PARAM
 CODE = "SN103"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
+def check(model, emit: Emitter) -> Iterator[Finding]:
     """SN applied twice to one layer."""
     def source() -> Iterator[Finding]:
-        for a in applications(project):
+        for a in applications(model):
             app, layer, what = a.app, a.layer, a.what
-            index = next((i for i, x in enumerate(layer.sn) if x is app), 0)
-            if index < 1:
+            if a.index < 1:
                 continue
             first = layer.sn[0]
             yield emit.finding(
@@ -39,7 +38,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
         m, state, first = st.leaf, st.state, st.leaf.sn[0]
         return state.site, (f"{m.type_name} is spectral-normalized twice ({first.api} then "
                             f"{state.api}): the second SN is redundant"), {**st.data, "first_api": first.api}
-    return linked_findings(project, emit, CODE, source(), built)
+    return linked_findings(model, emit, CODE, source(), built)
 
 
 fix = remove_sn  # shared with SN101-SN103: take the spectral norm off the layer

@@ -23,14 +23,14 @@ from snlint.torchapi import SN_HOOK
 CODE = "SN104"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
+def check(model, emit: Emitter) -> Iterator[Finding]:
     """SN on a parameter other than the weight matrix."""
     source = (emit.finding(
         CODE, a.app.site,
         f"spectral norm on {a.what}.{a.app.name}, not on its weight matrix: a 1-D parameter "
         f"is just divided by its L2 norm",
         symbol=a.symbol, data={"api": a.app.api})
-        for a in applications(project) if sn_off_the_weight(a.kind, a.app.name))
+        for a in applications(model) if sn_off_the_weight(a.kind, a.app.name))
 
     def built(st: State):
         m, state = st.leaf, st.state
@@ -38,7 +38,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
             return state.site, (f"spectral norm on `{state.name}` of {m.type_name} (shape "
                                 f"{shape_text(state.param_shape)}), not its weight matrix"), st.data
         return None
-    return linked_findings(project, emit, CODE, source, built)
+    return linked_findings(model, emit, CODE, source, built)
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:

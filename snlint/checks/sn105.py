@@ -22,14 +22,14 @@ from snlint.torchapi import SN_HOOK, SN_PARAM, default_sn_dim
 CODE = "SN105"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
+def check(model, emit: Emitter) -> Iterator[Finding]:
     """SN estimating sigma for the wrong matrix shape: a dim= off the output axis, or a
     hand-written reshape along dim 0 of a transposed conv."""
     def source() -> Iterator[Finding]:
-        for a in applications(project):
+        for a in applications(model):
             app, layer, what, kind = a.app, a.layer, a.what, a.kind
             axis = default_sn_dim(what if layer.base_type is None else layer.base_type)
-            if app.dim_explicit and sn_dim_off_output_axis(kind, app.dim, axis, layer.kernel_is_1x1()):
+            if app.dim_explicit and sn_dim_off_output_axis(kind, app.dim, axis, layer.kernel_1x1):
                 yield emit.finding(
                     CODE, app.dim_arg or app.site,
                     f"dim={app.dim} on {what}: its output axis is dim {axis}, so σ is estimated "
@@ -58,7 +58,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 f"{default}, and this dim changes the estimated sigma"), {
                 **st.data, "dim": state.dim, "default_dim": default}
         return None
-    return linked_findings(project, emit, CODE, source(), built)
+    return linked_findings(model, emit, CODE, source(), built)
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:

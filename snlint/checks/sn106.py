@@ -20,10 +20,10 @@ from snlint.torchapi import SN_PARAM
 CODE = "SN106"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
+def check(model, emit: Emitter) -> Iterator[Finding]:
     """An init that writes a weight parametrizations.spectral_norm recomputes (source only:
     the runtime keeps no record of inits)."""
-    for init in project.events.inits:
+    for init in model.inits:
         normalized = [a for a in init.sn if a.api == SN_PARAM and a.name == init.param]
         if normalized:
             yield emit.finding(

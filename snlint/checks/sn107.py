@@ -17,14 +17,14 @@ from snlint.findings import Finding
 CODE = "SN107"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
+def check(model, emit: Emitter) -> Iterator[Finding]:
     """Hook-based SN on MultiheadAttention.out_proj, whose weight attention reads directly."""
     source = (emit.finding(
         CODE, a.app.site,
         "hook-based spectral norm on MultiheadAttention.out_proj never runs: attention "
         "reads out_proj.weight directly, so the weight stays un-normalized",
         symbol=a.symbol, data={"api": a.app.api})
-        for a in applications(project) if hook_sn_never_runs(a.app.api, a.layer.bypassed))
+        for a in applications(model) if hook_sn_never_runs(a.app.api, a.layer.bypassed))
 
     def built(st: State):
         m, state = st.leaf, st.state
@@ -34,7 +34,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 "runs: MultiheadAttention reads out_proj.weight directly, so the weight is never "
                 "normalized"), st.data
         return None
-    return linked_findings(project, emit, CODE, source, built)
+    return linked_findings(model, emit, CODE, source, built)
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:

@@ -9,7 +9,6 @@ import libcst as cst
 
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed, runtime_only
-from snlint.checks.members import Member, members
 from snlint.checks.sn_migration import param_sn_ref
 from snlint.checks.verdicts import leaf_missing_sn, needs_sn, runtime_clears_missing_sn, uses_sn
 from snlint.config import Config
@@ -17,22 +16,22 @@ from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import SAFE, Plan
 from snlint.edit.syntax import binds, code_of
 from snlint.findings import Finding, Location
-from snlint.link.values import Layer
+from snlint.link.model import LayerFact, Member
 from snlint.torchapi import KEYS_HOOK, KEYS_PARAM, NEEDS_SN, SN_HOOK, SN_PARAM, weight_norm_api
 
 
 CODE = "SN201"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
+def check(model, emit: Emitter) -> Iterator[Finding]:
     """SN201 from the source's layers and the runtime leaves joined to them: a group the
     built discriminator shows without SN is confirmed, one it shows with SN (added by
     apply, a loop...) is cleared, and a leaf only the runtime has (built where the source
     cannot follow) is judged by the same `needs_sn`."""
     shown_by_source: set[int] = set()
-    for d in project.discriminators:
-        runtime = project.runtime.get(d.cls.qualname)
-        for finding, site in _source_sn201(project, d, emit):
+    for d in model.discriminators:
+        runtime = model.runtime.get(d.cls.qualname)
+        for finding, site in _source_sn201(model, d, emit):
             if runtime is not None:
                 leaves = runtime.leaves_built_at(site)
                 shown_by_source.update(map(id, leaves))
@@ -47,11 +46,11 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
               f"{describe(runtime.ref) or 'the discriminator'} normalizes its other conv/linear "
               "layers (seen in the built model)",
               {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts)})
-        for runtime in project.runtime.values() if uses_sn(runtime.facts)
+        for runtime in model.runtime.values() if uses_sn(runtime.facts)
         for m in runtime.facts.modules if leaf_missing_sn(m) and id(m) not in shown_by_source))
 
 
-def _needs_sn(layer: Layer) -> bool:
+def _needs_sn(layer: LayerFact) -> bool:
     return needs_sn(layer.kind, weight_norm=layer.weight_norm, bypassed=layer.bypassed,
                     frozen=layer.frozen)
 
@@ -65,11 +64,11 @@ def _runtime_sn_api(facts) -> str:
     return apis.most_common(1)[0][0] if apis else ""
 
 
-def _source_sn201(project, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]:
+def _source_sn201(model, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]:
     root = d.instance
     if root is None:
         return
-    tree = members(root)
+    tree = model.members(root)
     if root.opaque or any(m.layer.opaque for m in tree):
         return  # something we cannot follow may add SN; do not guess
     layers = [m for m in tree if _needs_sn(m.layer)]

@@ -20,15 +20,15 @@ from snlint.findings import Finding
 CODE = "SN301"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
+def check(model, emit: Emitter) -> Iterator[Finding]:
     """SN301 from the source's batch norms (less what the built discriminator keeps in
     eval mode) and the runtime leaves and `F.batch_norm` calls joined to them; a batch
     norm or call only the runtime has is judged by the same
     `normalizes_with_batch_statistics`."""
     shown_by_source: set[int] = set()
-    for d in project.discriminators:
-        runtime = project.runtime.get(d.cls.qualname)
-        found = trained_couplings(project, d)
+    for d in model.discriminators:
+        runtime = model.runtime.get(d.cls.qualname)
+        found = trained_couplings(model, d)
         for c in found:
             where = "its norm_layer default builds " if c.via_default else ""
             finding = emit.finding(
@@ -44,7 +44,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 finding = confirmed_by(finding, runtime, shown, shown_by_source)
             yield finding
     shown: list[Shown] = []
-    for runtime in project.runtime.values():
+    for runtime in model.runtime.values():
         for m in runtime.facts.modules:
             if leaf_has_batch_statistics(m) and id(m) not in shown_by_source:
                 why = "in training mode" if m.training else "(track_running_stats=False)"

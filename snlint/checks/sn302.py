@@ -6,7 +6,6 @@ from typing import Iterator
 
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
-from snlint.checks.members import members
 from snlint.findings import Finding
 from snlint.graph.facts import Site
 
@@ -14,19 +13,19 @@ from snlint.graph.facts import Site
 CODE = "SN302"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
+def check(model, emit: Emitter) -> Iterator[Finding]:
     """SN302: operations that mix samples (minibatch stddev and the like). Often
     deliberate, so info and opt-in. The source's reductions are confirmed by the ones the
     built discriminator records at the same call; the runtime's others, and the coupling
     only its probe sees, are the graph's."""
     shown_by_source: set[int] = set()
-    for d in project.discriminators:
-        runtime = project.runtime.get(d.cls.qualname)
+    for d in model.discriminators:
+        runtime = model.runtime.get(d.cls.qualname)
         classes = {d.cls.qualname}
-        for inst in [d.instance] + project.instances_of(d.cls.qualname):
+        for inst in [d.instance, *model.instances_of(d.cls.qualname)]:
             if inst is not None:
-                classes.update(m.layer.cls.qualname for m in members(inst) if m.layer.cls is not None)
-        for r in project.events.batch_reductions:
+                classes.update(m.layer.cls.qualname for m in model.members(inst) if m.layer.cls is not None)
+        for r in model.batch_reductions:
             if r.owner is None or r.owner.cls is None or r.owner.cls.qualname not in classes:
                 continue
             finding = emit.finding(
@@ -42,7 +41,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
                 finding = confirmed_by(finding, runtime, shown, shown_by_source)
             yield finding
     shown: list[Shown] = []
-    for runtime in project.runtime.values():
+    for runtime in model.runtime.values():
         facts = runtime.facts
         for pair in facts.batch_reductions:
             if id(pair) not in shown_by_source:

@@ -12,15 +12,15 @@ from snlint.findings import Finding
 CODE = "SN303"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
-    coupled = coupled_discriminators(project)
+def check(model, emit: Emitter) -> Iterator[Finding]:
+    coupled = coupled_discriminators(model)
     at_site: dict[tuple, list] = {}
-    for penalty in project.events.penalties:
+    for penalty in model.penalties:
         module = penalty.forward.module
         if module is None or module.cls is None or module.cls.qualname not in coupled:
             continue
         d, pooled = coupled[module.cls.qualname]
-        found = called_couplings(project, d, penalty.forward, pooled)
+        found = called_couplings(model, d, penalty.forward, pooled)
         if found:
             site = penalty.forward.node or penalty.forward.call
             at_site.setdefault((site.path, site.span), []).append(

@@ -21,10 +21,10 @@ from snlint.findings import Finding
 CODE = "SN401"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
-    coupled = coupled_discriminators(project)
+def check(model, emit: Emitter) -> Iterator[Finding]:
+    coupled = coupled_discriminators(model)
     groups: dict[tuple, list] = {}
-    for call in project.events.forwards:
+    for call in model.forwards:
         module = call.module
         if module is None or module.cls is None or module.cls.qualname not in coupled:
             continue
@@ -34,7 +34,7 @@ def check(project, emit: Emitter) -> Iterator[Finding]:
     for (_, qual), calls in groups.items():
         d, pooled = coupled[qual]
         for a, b in pairs(sorted(calls, key=lambda c: c.order)):
-            found = called_couplings(project, d, a, pooled) or called_couplings(project, d, b, pooled)
+            found = called_couplings(model, d, a, pooled) or called_couplings(model, d, b, pooled)
             if not found:
                 continue
             first, second = a.site_apart_from(b), b.site_apart_from(a)

@@ -17,11 +17,11 @@ from snlint.torchapi import SN_HOOK
 CODE = "SN501"
 
 
-def check(project, emit: Emitter) -> Iterator[Finding]:
+def check(model, emit: Emitter) -> Iterator[Finding]:
     # Where SN107 reports the hook API (it never runs there), SN501 would be a second
     # finding for one mistake.
-    never_applied = {(f.path, f.span) for f in sn107.check(project, emit)}
-    for call in project.events.sn_calls:
+    never_applied = {(f.path, f.span) for f in sn107.check(model, emit)}
+    for call in model.sn_calls:
         if call.api == SN_HOOK and (call.call.path, call.call.span) not in never_applied:
             yield emit.finding(
                 CODE, call.call,

@@ -10,43 +10,44 @@ from typing import Callable, Iterable, Iterator
 
 from snlint.checks.emit import Emitter
 from snlint.checks.linked import Shown, confirmed, runtime_only
-from snlint.checks.members import members
 from snlint.checks.verdicts import sn_off_the_weight
 from snlint.findings import Finding, Location
 from snlint.graph.facts import LeafFacts, Site, SNState
+from snlint.link.model import LayerFact, LinkedModel, SNFact
 from snlint.torchapi import KINDS
 
 
-def filter_note(app) -> str:
+def filter_note(app: SNFact) -> str:
     if app.from_filter:
         return " (applied by a loop or apply() whose isinstance filter lets it through)"
     return ""
 
 
-def symbol_map(project) -> dict[int, str]:
-    """id(layer) -> its symbol (`Discriminator.main.3`), from every module built alone."""
+def symbol_map(model: LinkedModel) -> dict[int, str]:
+    """Layer id -> its symbol (`Discriminator.main.3`), from every module built alone."""
     symbols: dict[int, str] = {}
-    for root in project.roots.values():
-        for m in members(root):
-            symbols.setdefault(id(m.layer), m.symbol)
+    for root in model.roots.values():
+        for m in model.members(root):
+            symbols.setdefault(m.layer.id, m.symbol)
     return symbols
 
 
 @dataclass
 class Application:
-    app: object
-    layer: object
+    app: SNFact
+    layer: LayerFact
+    index: int  # its place among the layer's spectral norms
     symbol: str | None
     kind: str
     what: str
 
 
-def applications(project) -> Iterator[Application]:
-    symbols = symbol_map(project)
-    for event in project.events.sn:
+def applications(model: LinkedModel) -> Iterator[Application]:
+    symbols = symbol_map(model)
+    for event in model.sn:
         layer = event.target
         kind = layer.kind if layer.base_type is None else kind_of_base(layer)
-        yield Application(event.app, layer, symbols.get(id(layer)), kind, layer.short_type)
+        yield Application(event.app, layer, event.index, symbols.get(layer.id), kind, layer.short_type)
 
 
 @dataclass
@@ -74,11 +75,11 @@ def states(runtime) -> Iterator[State]:
             yield State(m, state, i)
 
 
-def linked_findings(project, emit: Emitter, code: str, source: Iterable[Finding],
+def linked_findings(model: LinkedModel, emit: Emitter, code: str, source: Iterable[Finding],
             built: Callable[[State], "tuple[Site | None, str, dict] | None"]) -> Iterator[Finding]:
     """`source` confirmed where a built discriminator's SN state at the same SN call is the
     same mistake (`built`), and the mistakes only the runtime shows."""
-    judged = [(runtime, st, out) for runtime in project.runtime.values() for st in states(runtime)
+    judged = [(runtime, st, out) for runtime in model.runtime.values() for st in states(runtime)
               for out in [built(st)] if out is not None]
     shown_by_source: set[int] = set()
     for finding in source:
@@ -103,5 +104,5 @@ def shape_text(shape: tuple[int, ...] | None) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]" if shape is not None else "?"
 
 
-def kind_of_base(layer) -> str:
+def kind_of_base(layer: LayerFact) -> str:
     return KINDS.get(layer.base_type or "", layer.kind)

@@ -1,6 +1,6 @@
-"""Judgements both passes share: written once, read by each rule over the link step's
-`Layer`s and over the runtime `LeafFacts` joined to them (`snlint.checks.linked`), so a
-precision rule holds whichever pass sees the layer.
+"""Judgements both passes share: written once, read by each rule over the linked model's
+`LayerFact`s and over the runtime `LeafFacts` joined to them (`snlint.checks.linked`), so
+a precision rule holds whichever pass sees the layer.
 """
 
 from __future__ import annotations

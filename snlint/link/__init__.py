@@ -1,8 +1,11 @@
 """The link step: join per-file facts into one project and interpret them.
 
 `link(files, config)` resolves names across files, runs every module body, helper and
-module class through the interpreter, and decides which classes are discriminators.
-Checks read the result; they never see a syntax tree.
+module class through the interpreter, and decides which classes are discriminators. The
+`LinkedProject` it returns holds the interpreter's own values; the graph pass reads it
+(which classes to build, with which arguments) and `snlint.link.join` adds what it built.
+Then `snlint.link.freeze` turns it into the frozen model the checks read
+(`snlint.link.model`); they never see a syntax tree, nor the interpreter's values.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """What the interpreter reports, and the names training code gives its players.
 
-The checks read `Events` (SN applications, init calls, forward calls of modules, gradient
-penalties, batch-statistics calls) and the link step reads the name patterns; neither
-needs the interpreter that fills them in, so they live apart from it.
+The link step reads `Events` (SN applications, init calls, forward calls of modules,
+gradient penalties, batch-statistics calls) and the name patterns, and freezes the events
+into the model the checks read (`snlint.link.model`); neither needs the interpreter that
+fills them in, so they live apart from it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,104 @@
+"""The rules read the linked model (`snlint.link.model`): frozen records with stable ids,
+worked out once from what the interpreter computed. No module of `snlint.checks` imports
+the interpreter, its working values or its event records, wherever the import is written,
+so a rule cannot come to depend on a frame or a value still being filled in."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from snlint.link import link
+from snlint.link.freeze import freeze
+from snlint.source import extract
+
+CHECKS = Path(__file__).resolve().parent.parent / "snlint" / "checks"
+
+# What the rules may read of the link step: the model, and the graph pass's facts joined
+# to it by source site (`Runtime`, which the model carries).
+READABLE = {"snlint.link.model", "snlint.link.join"}
+
+
+def _link_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "snlint":
+                found.update(f"snlint.{a.name}" for a in node.names if a.name == "link")
+            elif node.module == "snlint.link":
+                found.update(f"snlint.link.{a.name}" for a in node.names)
+            elif node.module.startswith("snlint.link."):
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[:2] == ["snlint", "link"])
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(CHECKS.glob("*.py")), ids=lambda p: p.name)
+def test_rules_import_only_the_model_of_the_link_step(path):
+    assert sorted(_link_imports(path) - READABLE) == []
+
+
+D = '''
+import torch.nn as nn
+from torch.nn.utils.parametrizations import spectral_norm
+
+
+def snconv(i, o):
+    return spectral_norm(nn.Conv2d(i, o, 3))
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = snconv(c, c)
+        self.norm = nn.BatchNorm2d(c)
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(*[Block(64) for _ in range(2)])
+        self.head = nn.Linear(64, 1)
+'''
+
+
+@pytest.fixture
+def model():
+    facts = extract(textwrap.dedent(D), "d.py", "d.py")
+    return freeze(link([facts]))
+
+
+def test_ids_are_places_in_the_model(model):
+    assert [layer.id for layer in model.layers] == list(range(len(model.layers)))
+    assert all(model.layer(child).id == child for layer in model.layers for _, child in layer.children)
+
+
+def test_freezing_twice_gives_the_same_ids():
+    facts = extract(textwrap.dedent(D), "d.py", "d.py")
+    project = link([facts])
+    first, second = freeze(project), freeze(project)
+    assert [(f.id, f.type, f.call) for f in first.layers] == [(s.id, s.type, s.call) for s in second.layers]
+
+
+def test_records_are_frozen(model):
+    layer = model.roots["d.Discriminator"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        layer.opaque = True  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        model.roots["d.Block"] = layer  # type: ignore[index]
+
+
+def test_members_carry_their_owner_symbol_and_site(model):
+    root = model.roots["d.Discriminator"]
+    members = {m.symbol: m for m in model.members(root)}
+    assert sorted(members) == ["Block.conv", "Block.norm", "Discriminator.blocks",
+                               "Discriminator.blocks[*]", "Discriminator.head"]
+    conv = members["Block.conv"]
+    assert conv.owner.type == "d.Block" and conv.layer.sn
+    # Built by a helper that returns the layer: it shows at the helper's call in Block.
+    assert conv.site.span.line == 13
