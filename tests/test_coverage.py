@@ -236,6 +236,25 @@ def test_sn201_in_a_module_dict(lint):
     assert findings[0].symbol == "Discriminator.heads.cls"
 
 
+def test_a_module_dict_built_from_key_module_pairs(lint):
+    # Projected GAN's MultiScaleD: `mini_discs += [str(i), Disc(...)],` then
+    # `nn.ModuleDict(mini_discs)`; the keys are not known here.
+    findings = lint('''
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import spectral_norm
+
+        class MultiScaleDiscriminator(nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                mini_discs = []
+                for i, cin in enumerate(channels):
+                    mini_discs += [str(i), nn.Sequential(spectral_norm(nn.Conv2d(cin, 64, 4)), nn.Conv2d(64, 1, 4))],
+                self.mini_discs = nn.ModuleDict(mini_discs)
+    ''', select=SOURCE_RULES)
+    assert found(findings) == [("SN201", 10, 88)]
+    assert findings[0].symbol == "MultiScaleDiscriminator.mini_discs[*][*]"
+
+
 def test_sn201_in_a_sequential_filled_with_add_module(lint):
     findings = lint('''
         import torch.nn as nn

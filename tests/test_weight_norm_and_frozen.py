@@ -118,3 +118,32 @@ def test_requires_grad_toggled_by_training_code_does_not_freeze_the_discriminato
     D.requires_grad_(False)
     ''', select=["SN2"])
     assert [(f.code, f.line) for f in findings] == [("SN201", 9)]
+
+
+def test_layers_of_a_feature_network_a_train_override_keeps_in_eval_are_not_missing_sn(lint):
+    # Projected GAN: the pretrained features and their fixed random projections stay in
+    # eval mode through ProjectedDiscriminator.train(); training code freezes their weights.
+    findings = lint('''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+
+        class F_RandomProj(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pretrained = nn.Conv2d(3, 8, 3)
+                self.scratch = nn.Conv2d(8, 8, 1)
+
+
+        class ProjectedDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.feature_network = F_RandomProj()
+                self.head = spectral_norm(nn.Conv2d(8, 8, 3))
+                self.out = spectral_norm(nn.Conv2d(8, 1, 4))
+
+            def train(self, mode=True):
+                self.feature_network = self.feature_network.train(False)
+                return self
+    ''', select=["SN2"])
+    assert findings == []

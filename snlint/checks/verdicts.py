@@ -73,7 +73,8 @@ def leaf_has_batch_statistics(leaf) -> bool:
 
 
 def leaf_missing_sn(leaf) -> bool:
-    return needs_sn(leaf.kind, weight_norm=leaf.weight_norm, frozen=leaf.frozen) and not leaf.sn
+    return needs_sn(leaf.kind, weight_norm=leaf.weight_norm, frozen=leaf.frozen or leaf.kept_in_eval) \
+        and not leaf.sn
 
 
 def uses_sn(facts) -> bool:

@@ -54,7 +54,15 @@ class TorchSemantics:
                       in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0)
         if kind == "container":
             items: list[tuple[str, Value]] = []
-            if name == "ModuleDict" or (args and isinstance(args[0], DictV)):
+            if name == "ModuleDict" and args and isinstance(args[0], (ListV, TupleV)):
+                # `nn.ModuleDict([[name, module], ...])`: key/module pairs; a key not known
+                # here stands for any of them.
+                for i, pair in enumerate(args[0].items):
+                    if isinstance(pair, (ListV, TupleV)) and len(pair.items) == 2:
+                        key, value = pair.items
+                        known = isinstance(key, ConstV) and isinstance(key.value, str)
+                        items.append((key.value if known else f"*{i}", value))
+            elif name == "ModuleDict" or (args and isinstance(args[0], DictV)):
                 source = args[0] if args and isinstance(args[0], DictV) else DictV(dict(kwargs))
                 items = [(str(k), v) for k, v in source.items.items()]
             elif name == "ModuleList":
@@ -257,6 +265,10 @@ class TorchSemantics:
             return
         for target in [layer] + [m for _, m in layer.descendants()]:
             target.kept_in_eval = True
+            # Held in eval through every `.train()`: a fixed feature network (Projected
+            # GAN's pretrained features and random projections), as good as frozen. An
+            # `.eval()` in `__init__` alone lasts only until the first `.train()`.
+            target.frozen = target.frozen or scope.function == "train"
             self.events.kept_sites.add((target.call.path, target.call.span))
 
     def frozen(self, layer: Layer, frame: Frame) -> None:

@@ -141,7 +141,7 @@ class Layer(Value):
     opaque: bool = False  # something snlint cannot follow touched its modules
     kept_in_eval: bool = False
     weight_norm: str = ""  # weight_norm's API when the layer uses it instead of SN
-    frozen: bool = False  # requires_grad_(False) in an __init__: its weights never train
+    frozen: bool = False  # requires_grad_(False) in an __init__, or eval through a train() override
     base_type: str | None = None  # torch type a project subclass derives from
     origin: Location | None = None  # the `norm_layer=...` parameter whose default built it
     bound_names: list[str] = field(default_factory=list)  # `netD`, `self.D`: names it was bound to
