@@ -1016,3 +1016,55 @@ def test_a_known_key_into_a_module_namespace_is_that_class(tmp_path):
     script = module_namespace_script('model.__dict__["DiscriminatorForVGG"]()')
     findings = lint(tmp_path, {"model.py": MODULE_OF_MODELS, "train.py": script})
     assert found(findings) == [("SN301", "model.py", 17), ("SN401", "train.py", 13)]
+
+
+def test_a_discriminator_inside_another_is_part_of_it_and_a_generators_sub_network_generates(tmp_path):
+    # Projected GAN: ProjectedDiscriminator holds MultiScaleD (both named as discriminators);
+    # the loss class receives G and D from a config-built factory and generates with
+    # self.G.synthesis(self.G.mapping(z)), scoring through a run_D(img) helper.
+    models = '''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+
+        class MultiScaleD(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(spectral_norm(nn.Conv2d(3, 64, 4)), nn.BatchNorm2d(64))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class ProjectedDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.discriminator = MultiScaleD()
+
+            def forward(self, x, c):
+                return self.discriminator(x)
+    '''
+    loss = '''
+        class ProjectedGANLoss:
+            def __init__(self, G, D):
+                self.G = G
+                self.D = D
+
+            def run_G(self, z, c):
+                ws = self.G.mapping(z, c)
+                return self.G.synthesis(ws, c)
+
+            def run_D(self, img, c):
+                return self.D(img, c)
+
+            def accumulate_gradients(self, real_img, real_c, gen_z, gen_c):
+                gen_img = self.run_G(gen_z, gen_c)
+                gen_logits = self.run_D(gen_img, gen_c)
+                real_logits = self.run_D(real_img.detach(), real_c)
+                return gen_logits.mean() - real_logits.mean()
+    '''
+    findings = lint(tmp_path, {"models.py": models, "loss.py": loss})
+    assert found(findings) == [("SN401", "loss.py", 16), ("SN301", "models.py", 9)]
+    sn401 = only(findings, "SN401")[0]
+    assert sn401.discriminator.cls == "models.py:ProjectedDiscriminator"
+    assert sn401.message.startswith("generated samples (returned by self.G at line 9) go through")

@@ -18,7 +18,7 @@ from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef
 from snlint.link.index import ProjectIndex
 from snlint.link import provenance
-from snlint.link.training_semantics import calls_its_discriminator
+from snlint.link.training_semantics import scores_real_and_generated
 from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
 from snlint.link.values import Layer
 
@@ -153,17 +153,22 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
 
     # Forward calls through a bare name (`netD` passed in as a parameter) belong to the
     # project's discriminator when there is exactly one candidate.
-    # A class named as one whose forward calls the discriminator it holds
-    # (first-order-model's DiscriminatorFullModel) wraps a discriminator; it is none.
+    # A class named as one whose forward scores real and generated samples with the
+    # discriminator it holds (first-order-model's DiscriminatorFullModel) is a loss wrapper.
     named = {q for q, (c, f) in by_qual.items() if q not in excluded and q in project.roots
-             and (_NAME.search(c.name) or _EXACT.match(c.name)) and not calls_its_discriminator(c)}
+             and (_NAME.search(c.name) or _EXACT.match(c.name)) and not scores_real_and_generated(c)}
     for inst in project.events.instances:
         # Only a module: a meter or a config object bound to a D-like name scores nothing.
         if inst.kind == "module" and inst.cls is not None and inst.cls.qualname in by_qual \
                 and inst.cls.qualname not in excluded and any(_BOUND.search(n) for n in inst.bound_names):
             named.add(inst.cls.qualname)
     candidates = set(evidence) | named
-    sole = next(iter(candidates)) if len(candidates) == 1 else None
+    # A candidate another one is built from (Projected GAN's MultiScaleD inside its
+    # ProjectedDiscriminator) is part of that one, not a second discriminator.
+    parts = {child.cls.qualname for q in candidates if q in project.roots
+             for _, child in project.roots[q].descendants() if child.cls is not None}
+    outer = candidates - parts
+    sole = next(iter(outer)) if len(outer) == 1 else None
     # A call the program also runs with the instance it reaches (a method run for an
     # object the script built, after the same method ran for the class built alone) is
     # judged on that instance, not on an assumed one.

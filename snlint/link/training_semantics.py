@@ -112,7 +112,7 @@ class TrainingSemantics:
             return False
         key = module.cls.qualname
         if key not in self._scorers:
-            self._scorers[key] = calls_its_discriminator(module.cls)
+            self._scorers[key] = _discriminator_calls(module.cls) > 0
         return self._scorers[key]
 
     def run_forward(self, module: Layer, args: list[Value], frame: Frame, loc: Location) -> None:
@@ -187,6 +187,11 @@ class TrainingSemantics:
         """A player the evaluator cannot follow (`netD` a parameter nobody passed), called."""
         if text and (D_NAME.search(text) or G_NAME.search(text)):
             return self.forward_call(None, text, args, frame, loc, e)
+        receiver = text.rpartition(".")[0] if text else ""
+        if receiver and G_NAME.search(receiver) and not D_NAME.search(receiver):
+            # `self.G.synthesis(ws)`, `G.mapping(z)`: a generator's sub-network, run by its
+            # owner's training code; what it returns is generated.
+            return self.forward_call(None, receiver, args, frame, loc, e)
         return UNKNOWN
 
     CALLEES: dict[type, Callable] = {Layer: call_module, UnknownV: call_unknown}
@@ -332,10 +337,17 @@ def _output_key(module, where) -> tuple:
     return id(module), where if isinstance(where, Location) else id(where)
 
 
-def calls_its_discriminator(cls: F.ClassFacts) -> bool:
-    """Whether the class's forward calls a discriminator it holds (`self.discriminator(x)`):
-    a loss or a full-model wrapper around the discriminator, not one itself."""
+def _discriminator_calls(cls: F.ClassFacts) -> int:
+    """How many times the class's forward calls a discriminator it holds (`self.D(x)`)."""
     fn = cls.method("forward")
-    return fn is not None and any(
-        D_NAME.search(text_of(c.func)) and text_of(c.func).startswith("self.")
-        for stmt in walk(fn.body) for c in calls_in(stmt))
+    return 0 if fn is None else sum(
+        1 for stmt in walk(fn.body) for c in calls_in(stmt)
+        if D_NAME.search(text_of(c.func)) and text_of(c.func).startswith("self."))
+
+
+def scores_real_and_generated(cls: F.ClassFacts) -> bool:
+    """Whether the class's forward runs the discriminator it holds more than once: a loss
+    wrapper scoring real and generated samples (first-order-model's DiscriminatorFullModel),
+    not a discriminator built around a head (Projected GAN's ProjectedDiscriminator calls
+    its `self.discriminator` once, on its own features)."""
+    return _discriminator_calls(cls) > 1
