@@ -109,6 +109,9 @@ class Finding:
     fix: Fix | None = None
     # Free-form data a fixer needs (e.g. the SN callable a file already uses); not output.
     data: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
+    # What the names of the finding's file mean (`snlint.facts.Names`, resolved by the
+    # link step): a fix names things through it. Not output.
+    names: Any = field(default=None, compare=False, repr=False)
 
     @property
     def node(self) -> int | None:
