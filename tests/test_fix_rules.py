@@ -946,3 +946,50 @@ def test_sn501_fix_follows_a_reexported_spectral_norm():
     assert "        self.a = nn.utils.parametrizations.spectral_norm(nn.Conv2d(3, 8, 3))\n" in out
     assert "        self.bn = nn.utils.parametrizations.spectral_norm(nn.Conv2d(8, 8, 3))\n" in out
     assert "= spectral_norm(" not in out
+
+
+def test_sn201_wraps_with_a_partial_the_project_defines_in_another_module():
+    files = {
+        "layers.py": """\
+            import functools
+
+            from torch.nn.utils.parametrizations import spectral_norm
+
+            SN = functools.partial(spectral_norm, eps=1e-6)
+        """,
+        "d.py": """\
+            import torch.nn as nn
+
+            from layers import SN
+
+
+            class Discriminator(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.a = SN(nn.Conv2d(3, 8, 3))
+                    self.head = nn.Conv2d(8, 1, 3)
+
+                def forward(self, x):
+                    return self.head(self.a(x))
+        """,
+    }
+    out = fixed_project(files, select=["SN201"])
+    assert "        self.head = SN(nn.Conv2d(8, 1, 3))\n" in out["d.py"]
+    assert "import spectral_norm" not in out["d.py"]
+
+
+def test_a_position_where_the_source_pass_read_no_node_has_no_fix():
+    import dataclasses
+
+    from snlint.edit.parsed import ParsedFile
+    from snlint.findings import Span
+    from snlint.fix.planning import plan_for
+
+    code = textwrap.dedent(disc("self.head = nn.Linear(8, 1)\n"))
+    reported = next(f for f in findings(code) if f.code == "SN201")
+    parsed = ParsedFile("d.py", code, reported.names)
+    at_layer = dataclasses.replace(reported, span=dataclasses.replace(reported.span, node=None))
+    assert plan_for(at_layer, parsed, config()) is not None  # the call, through the span table
+    line = reported.line
+    at_name = dataclasses.replace(reported, span=Span(line, 14, line, 18))  # `head`
+    assert plan_for(at_name, parsed, config()) is None
