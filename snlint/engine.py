@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from snlint.checks.emit import Emitter
-from snlint.checks.registry import run_checks
+from snlint.checks.registry import fixers, run_checks
 from snlint.catalogue import load_catalogue
 from snlint.config import Config
-from snlint.facts import FileFacts
+from snlint.facts import FileFacts, Names
 from snlint.imported_files import imported_sources
 from snlint.files import discover, read_source
 from snlint.findings import Edit, Finding, diagnostic
@@ -26,6 +26,7 @@ from snlint.notebook import Notebook, cell_key, parse_notebook
 from snlint.fix import attach_fixes
 from snlint.link import link
 from snlint.link.freeze import freeze
+from snlint.link.names import Definitions, resolved
 from snlint.graph_pass import graph_enabled, graph_pass
 from snlint.graph.diagnostics import GraphRun, Progress
 from snlint.link.join import join
@@ -60,6 +61,7 @@ def lint_sources(sources: dict[str, str], config: Config,
     findings: list[Finding] = []
     facts: list[FileFacts] = []
     imported = {p: t for p, t in (imported or {}).items() if p not in sources}
+    project = None
     for path, text in {**sources, **imported}.items():
         try:
             result = extract(text, path, config.relative_path(path))
@@ -97,7 +99,27 @@ def lint_sources(sources: dict[str, str], config: Config,
     except Exception as e:  # noqa: BLE001
         findings.append(_internal(facts[0].path if facts else "<project>", e))
     findings = [f for f in findings if f.path in sources or f.path == "<project>"]
-    return attach_fixes(_select(findings, sources, config), sources, config)
+    findings = _select(findings, sources, config)
+    if project is not None:
+        findings = _named(findings, project)
+    return attach_fixes(findings, sources, config)
+
+
+def _named(findings: list[Finding], project) -> list[Finding]:
+    """The findings a fix may exist for, each with its file's names as the link step
+    resolves them: a fix names things the way the finding was decided."""
+    planners = fixers()
+    definitions = Definitions(project.index)
+    names: dict[str, Names] = {}
+    out = []
+    for f in findings:
+        file = project.files.get(f.path)
+        if f.code in planners and file is not None:
+            if f.path not in names:
+                names[f.path] = resolved(definitions, file)
+            f = f.with_(names=names[f.path])
+        out.append(f)
+    return out
 
 
 def _select(findings: list[Finding], sources: dict[str, str], config: Config) -> list[Finding]:

@@ -11,6 +11,7 @@ Everything is a frozen dataclass, so per-file facts can be computed in parallel 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
 
 from snlint.findings import Span
 
@@ -234,6 +235,58 @@ class DefStmt(Stmt):
     function: "FunctionFacts"
 
 
+# ---------------------------------------------------------------- names, for the fixes
+
+
+def node_indices(nodes: Iterable[Any]) -> dict[Any, int]:
+    """Each node of a parsed file by its *node index*: its place in libcst's position table
+    of the file (`MetadataWrapper.resolve(PositionProvider)`, in the order the code
+    generator finishes nodes: children before their parent). The same text parses to the
+    same table, so the source pass and a fix that parses the file again agree on every
+    index, and a fix finds its node without looking for it by position."""
+    return {node: i for i, node in enumerate(nodes)}
+
+
+@dataclass(frozen=True, eq=False)
+class Names:
+    """What the names of one file mean, as a fix asks: the source pass reads them in the
+    file, and the link step resolves them across the project (`snlint.link.names`), so a
+    fix names things the way the findings were decided (`from .sn import spectral_norm`
+    is torch's `spectral_norm`).
+
+    Keyed by node index (`node_indices`) where a node is meant, by name where a spelling
+    is: a fix writes names, and must know which ones the file already binds."""
+
+    # The span of each call, argument and parameter the source pass read -> its node
+    # index (the call, where an argument is nothing but a call): where a location the
+    # graph pass reports (a position, no node) is in the file.
+    sites: Mapping[Span, int] = field(default_factory=dict)
+    # Node index of each name or attribute chain read as a global -> the qualified name
+    # (`nn.BatchNorm2d` -> `torch.nn.BatchNorm2d`); a local variable has none.
+    quals: Mapping[int, str] = field(default_factory=dict)
+    # A module-level name bound one way only (one import target and nothing else, or one
+    # module-level binding and no import) -> the qualified name.
+    scope: Mapping[str, str] = field(default_factory=dict)
+    # A name one import alias binds and nothing else -> the node index of that alias.
+    imports: Mapping[str, int] = field(default_factory=dict)
+    # A module-level name assigned once and bound nothing else -> the node index of the
+    # value (`SN = nn.utils.spectral_norm`).
+    aliases: Mapping[str, int] = field(default_factory=dict)
+    # The qualified name of a module-level `functools.partial(f, ...)` -> that of `f`;
+    # the link step fills it in.
+    partials: Mapping[str, str] = field(default_factory=dict)
+    # How often each name is read (not counting attribute names, keywords and imports).
+    reads: Mapping[str, int] = field(default_factory=dict)
+    # Every name the file binds, imports or reads, in any scope: a fix may add one
+    # outside it, once every binding of the file was counted (`complete`; libcst reads
+    # some files `ast` cannot, and then nothing was).
+    used: frozenset[str] = frozenset()
+    complete: bool = False
+
+    def is_free(self, name: str) -> bool:
+        return self.complete and name not in self.used
+
+
 # ---------------------------------------------------------------- definitions
 
 
@@ -287,6 +340,7 @@ class FileFacts:
     is_package: bool = False  # an __init__.py
     star_imports: tuple[str, ...] = ()  # modules of `from x import *`, in order
     imports: tuple[tuple[str, str], ...] = ()  # local name -> qualified name it imports
+    names: Names = field(default_factory=Names, compare=False)
 
     def imported(self, name: str) -> str | None:
         for local, qual in self.imports:

@@ -32,6 +32,10 @@ class Span:
     column: int
     end_line: int
     end_column: int
+    # The node the source pass read at this span (`snlint.facts.node_indices`), so a
+    # fix edits that node without looking for it again. Not part of equality: source and
+    # graph locations are joined by position, and a graph site has no node.
+    node: int | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def point(cls, line: int, column: int) -> "Span":
@@ -105,6 +109,14 @@ class Finding:
     fix: Fix | None = None
     # Free-form data a fixer needs (e.g. the SN callable a file already uses); not output.
     data: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
+    # What the names of the finding's file mean (`snlint.facts.Names`, resolved by the
+    # link step): a fix names things through it. Not output.
+    names: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def node(self) -> int | None:
+        """The index of the source node the finding is about, when the source pass read it."""
+        return self.span.node
 
     @property
     def line(self) -> int:

@@ -287,7 +287,8 @@ def test_findings_the_first_rounds_graph_pass_cleared_are_never_fixed_later():
 
 def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
     """Were the check not to see the SN a fix wrote, the layer would be wrapped once per
-    round; here a lint that keeps reporting the layer stands in for such a check."""
+    round; here a lint that keeps reporting the layer (at its position, with the names a
+    lint of the text resolves) stands in for such a check."""
     from snlint.findings import Finding, Span
 
     layer = "nn.Linear(8, 1)"
@@ -296,9 +297,10 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
         lines = sources["d.py"].split("\n")
         row = next(i for i, line in enumerate(lines) if layer in line)
         col = lines[row].index(layer) + 1
+        names = next(f.names for f in lint_sources(sources, config()) if f.names is not None)
         return [Finding("SN201", "missing-sn", "error", "no SN", "d.py",
                         Span(row + 1, col, row + 1, col + len(layer)),
-                        data=(("sn_callee", "spectral_norm"),))]
+                        data=(("sn_callee", "spectral_norm"),), names=names)]
 
     problems: list[str] = []
     result = fixed_point({"d.py": BUGGY}, stubborn, config(), unsafe=True, report=problems.append)

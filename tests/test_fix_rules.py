@@ -9,6 +9,8 @@ finding of that rule carries.
 from __future__ import annotations
 
 import textwrap
+
+import pytest
 from pathlib import Path
 
 from snlint.config import Config
@@ -662,7 +664,7 @@ def plan_with(code: str, rule: str, message: str = "", **data):
     assert len(found) == 1
     finding = dataclasses.replace(found[0], message=message,
                                   data=tuple(sorted({**dict(found[0].data), **data}.items())))
-    return plan_for(finding, ParsedFile("d.py", textwrap.dedent(code)), config())
+    return plan_for(finding, ParsedFile("d.py", textwrap.dedent(code), finding.names), config())
 
 
 def test_sn101_from_filter_comes_from_the_data_not_the_message():
@@ -869,9 +871,12 @@ def test_sn301_at_the_construction_inside_a_norm_factory_has_no_fix():
     reported = next(f for f in findings(FACTORY) if f.code == "SN301" and f.line == 22)
     line, call = 9, "functools.partial(nn.BatchNorm2d, affine=True)"
     start = text.splitlines()[line - 1].index(call) + 1
+    # A position, as the graph pass reports one: the fix finds the node the source pass
+    # read there.
     in_factory = dataclasses.replace(reported, span=Span(line, start, line, start + len(call)))
-    ctx = ParsedFile("d.py", text)
-    assert ctx.code(ctx.at(in_factory.span, cst.Call)) == call
+    ctx = ParsedFile("d.py", text, reported.names)
+    index = reported.names.sites[in_factory.span]
+    assert ctx.code(ctx.node(index, cst.Call)) == call
     assert plan_for(in_factory, ctx, config()) is None
     assert plan_for(reported, ctx, config()) is not None
 
@@ -889,3 +894,102 @@ def test_sn103_applied_by_a_loop_has_no_fix():
     assert len(found) == 1 and found[0].get("from_filter") is True
     assert found[0].fix is None
     assert fixed(code) == textwrap.dedent(code)
+
+
+# Names the link step resolves across files ----------------------------------------------
+
+REEXPORT = {
+    "models/__init__.py": "",
+    "models/sn.py": """\
+        from torch.nn.utils import spectral_norm
+    """,
+    "models/d.py": """\
+        import torch.nn as nn
+
+        {import_line}
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+                self.bn = spectral_norm(nn.BatchNorm2d(8))
+
+            def forward(self, x):
+                return self.bn(self.a(x))
+    """,
+}
+
+
+def reexport(import_line: str) -> dict[str, str]:
+    return {path: code.replace("{import_line}", import_line) for path, code in REEXPORT.items()}
+
+
+@pytest.mark.parametrize("import_line", ["from .sn import spectral_norm",
+                                         "from models.sn import spectral_norm"])
+def test_sn101_fix_follows_a_reexported_spectral_norm(import_line):
+    files = reexport(import_line)
+    found = [f for f in lint_sources({p: textwrap.dedent(c) for p, c in files.items()}, config())
+             if f.code == "SN101"]
+    assert [(f.path, f.line) for f in found] == [("models/d.py", 10)]
+    assert found[0].fix is not None and found[0].fix.applicability == "safe"
+    out = fixed_project(files, select=["SN101"])
+    assert "        self.bn = nn.BatchNorm2d(8)\n" in out["models/d.py"]
+    assert "        self.a = spectral_norm(nn.Conv2d(3, 8, 3))\n" in out["models/d.py"]
+    assert out["models/sn.py"] == textwrap.dedent(files["models/sn.py"])
+
+
+def test_sn501_fix_follows_a_reexported_spectral_norm():
+    files = reexport("from .sn import spectral_norm")
+    files["models/d.py"] = files["models/d.py"].replace("nn.BatchNorm2d(8)", "nn.Conv2d(8, 8, 3)")
+    out = fixed_project(files, select=["SN501"])["models/d.py"]
+    assert "        self.a = nn.utils.parametrizations.spectral_norm(nn.Conv2d(3, 8, 3))\n" in out
+    assert "        self.bn = nn.utils.parametrizations.spectral_norm(nn.Conv2d(8, 8, 3))\n" in out
+    assert "= spectral_norm(" not in out
+
+
+def test_sn201_wraps_with_a_partial_the_project_defines_in_another_module():
+    files = {
+        "layers.py": """\
+            import functools
+
+            from torch.nn.utils.parametrizations import spectral_norm
+
+            SN = functools.partial(spectral_norm, eps=1e-6)
+        """,
+        "d.py": """\
+            import torch.nn as nn
+
+            from layers import SN
+
+
+            class Discriminator(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.a = SN(nn.Conv2d(3, 8, 3))
+                    self.head = nn.Conv2d(8, 1, 3)
+
+                def forward(self, x):
+                    return self.head(self.a(x))
+        """,
+    }
+    out = fixed_project(files, select=["SN201"])
+    assert "        self.head = SN(nn.Conv2d(8, 1, 3))\n" in out["d.py"]
+    assert "import spectral_norm" not in out["d.py"]
+
+
+def test_a_position_where_the_source_pass_read_no_node_has_no_fix():
+    import dataclasses
+
+    from snlint.edit.parsed import ParsedFile
+    from snlint.findings import Span
+    from snlint.fix.planning import plan_for
+
+    code = textwrap.dedent(disc("self.head = nn.Linear(8, 1)\n"))
+    reported = next(f for f in findings(code) if f.code == "SN201")
+    parsed = ParsedFile("d.py", code, reported.names)
+    at_layer = dataclasses.replace(reported, span=dataclasses.replace(reported.span, node=None))
+    assert plan_for(at_layer, parsed, config()) is not None  # the call, through the span table
+    line = reported.line
+    at_name = dataclasses.replace(reported, span=Span(line, 14, line, 18))  # `head`
+    assert plan_for(at_name, parsed, config()) is None

@@ -62,7 +62,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    arg = parsed.at(finding.span, cst.Arg)
+    arg = parsed.node(finding.node, cst.Arg)
     if arg is None:
         return None
     call = parsed.parent(arg)

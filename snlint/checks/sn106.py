@@ -35,7 +35,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    call = parsed.at(finding.span, cst.Call)
+    call = parsed.node(finding.node, cst.Call)
     if call is None:
         return None
     param = finding.get("param") or "weight"

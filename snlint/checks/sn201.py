@@ -14,7 +14,7 @@ from snlint.checks.verdicts import leaf_missing_sn, needs_sn, runtime_clears_mis
 from snlint.config import Config
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import SAFE, Plan
-from snlint.edit.syntax import binds, code_of
+from snlint.edit.syntax import code_of
 from snlint.findings import Finding, Location
 from snlint.link.model import LayerFact, Member
 from snlint.torchapi import KEYS_HOOK, KEYS_PARAM, NEEDS_SN, SN_HOOK, SN_PARAM, weight_norm_api
@@ -101,7 +101,7 @@ def _source_sn201(model, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    call = parsed.at(finding.span, cst.Call)
+    call = parsed.node(finding.node, cst.Call)
     if call is None or _weight_normalized(parsed, call):
         return None
     plan = Plan(finding.code, SAFE, "")
@@ -124,28 +124,28 @@ def _sn_wrapper(finding: Finding, parsed: ParsedFile, plan: Plan) -> tuple[cst.B
     parametrizations.spectral_norm (imported). A helper that builds a layer
     (`snconv2d`) cannot wrap one, so only SN functions and partials of them count."""
     wanted = finding.get("sn_callee") or ""
-    counts = parsed.sn_callees()
+    names = parsed.names
+    counts = names.sn_callees()
     if counts:
         text = wanted if wanted in counts else sorted(
-            counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-        expr = cst.parse_expression(text)
-        return expr, parsed.sn_api(expr) or parsed.sn_partial_api(expr)
+            counts.items(), key=lambda kv: (-kv[1][0], kv[0]))[0][0]
+        return cst.parse_expression(text), counts[text][1]
     if wanted:
         try:
             expr = cst.parse_expression(wanted)
         except cst.ParserSyntaxError:
             expr = None
         if isinstance(expr, (cst.Name, cst.Attribute)):
-            api = parsed.sn_api(expr) or parsed.sn_partial_api(expr)
+            api = names.sn_api_of(wanted)
             if api is not None:
                 return expr, api
-    if finding.get("sn_api") == "custom" and wanted.isidentifier() and binds(parsed.module, wanted):
+    if finding.get("sn_api") == "custom" and wanted.isidentifier() and names.binds(wanted):
         # The project's own SN wrapper (`SpectralNorm(module)`): mixing it with torch's
         # SN in one model would normalize layers two different ways.
         return cst.Name(wanted), "custom"
-    names = parsed.sn_names()
-    if names:
-        return cst.Name(names[0]), parsed.sn_api(cst.Name(names[0]))
+    bound = names.sn_names()
+    if bound:
+        return cst.Name(bound[0][0]), bound[0][1]
     ref = param_sn_ref(parsed, plan)
     return (ref, SN_PARAM) if ref is not None else None
 
@@ -161,7 +161,7 @@ def _weight_normalized(parsed: ParsedFile, call: cst.Call) -> bool:
         if isinstance(outer, cst.Call):
             wrappers.append(outer)
     for node in wrappers:
-        if weight_norm_api(parsed.qualify(node.func) or ""):
+        if weight_norm_api(parsed.names.qualify(node.func) or ""):
             return True
         if "weight_norm" in parsed.code(node.func):
             return True

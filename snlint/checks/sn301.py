@@ -66,8 +66,8 @@ def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
     choice = (config.norm_replacement or "groupnorm").lower()
     if choice not in ("groupnorm", "instancenorm", "identity"):
         return None
-    call = parsed.at(finding.span, cst.Call)
-    param = parsed.at(finding.span, cst.Param) if call is None else None
+    call = parsed.node(finding.node, cst.Call)
+    param = parsed.node(finding.node, cst.Param) if call is None else None
     site = call or param
     if site is None or not _in_discriminator_class(finding, parsed, site):
         return None
@@ -90,22 +90,22 @@ BN_ONLY = frozenset({"momentum", "track_running_stats", "process_group"})
 def _nn_ref(parsed: ParsedFile, plan: Plan, name: str, like: cst.CSTNode | None) -> cst.BaseExpression | None:
     """An expression naming torch.nn.<name>: through the alias `like` used (`nn.`),
     else any alias of torch.nn in the file, else an added `from torch.nn import name`."""
-    if isinstance(like, cst.Attribute) and parsed.qualify(like.value) == "torch.nn":
+    if isinstance(like, cst.Attribute) and parsed.names.qualify(like.value) == "torch.nn":
         return cst.Attribute(value=like.value, attr=cst.Name(name))
-    ref = parsed.binding_for(f"torch.nn.{name}")
+    ref = parsed.names.binding_for(f"torch.nn.{name}")
     if ref is not None:
         return cst.parse_expression(ref)
-    if parsed.is_free(name):
+    if parsed.names.is_free(name):
         plan.imports.append(ImportSpec("torch.nn", name))
         return cst.Name(name)
     return None
 
 
 def _partial_ref(parsed: ParsedFile, plan: Plan) -> cst.BaseExpression | None:
-    ref = parsed.binding_for("functools.partial")
+    ref = parsed.names.binding_for("functools.partial")
     if ref is not None:
         return cst.parse_expression(ref)
-    if parsed.is_free("functools"):
+    if parsed.names.is_free("functools"):
         plan.imports.append(ImportSpec("functools"))
         return cst.parse_expression("functools.partial")
     return None
@@ -246,7 +246,7 @@ def _replace_norm_call(finding: Finding, parsed: ParsedFile, call: cst.Call, cho
                         + (f"; batch-norm-only {', '.join(dropped)} dropped" if dropped else "")
                         + f"; {_state_note(new)}")
         return plan.replace(call, new_call)
-    if parsed.qualify(call.func) == "functools.partial":
+    if parsed.names.qualify(call.func) == "functools.partial":
         return _replace_norm_partial(finding, parsed, call, choice)
     return None
 
@@ -290,7 +290,7 @@ def _replace_norm_default(finding: Finding, parsed: ParsedFile, default: cst.Bas
                           choice: str) -> Plan | None:
     if isinstance(default, cst.Call):
         return _replace_norm_partial(finding, parsed, default, choice) if (
-            parsed.qualify(default.func) == "functools.partial") else None
+            parsed.names.qualify(default.func) == "functools.partial") else None
     bn = torch_nn_type(parsed, default)
     if bn not in BATCH_NORMS:
         return None

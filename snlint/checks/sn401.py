@@ -12,7 +12,8 @@ from snlint.checks.couplings import (
 )
 from snlint.checks.emit import Emitter
 from snlint.config import Config
-from snlint.edit.parsed import ParsedFile, dotted
+from snlint.edit.names import dotted
+from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import UNSAFE, ImportSpec, Plan
 from snlint.edit.syntax import code_of, names_in
 from snlint.findings import Finding
@@ -65,7 +66,7 @@ def _side(call) -> str:
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    first = parsed.at(finding.span, cst.Call)
+    first = parsed.node(finding.node, cst.Call)
     second_at = finding.get("second")
     if first is None or not second_at or second_at[0] != finding.path:
         return None
@@ -105,9 +106,9 @@ def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
     if dotted(t1) == dotted(t2) or head1 in names_in(second) or head1 in names_in(x1):
         return None
     plan = Plan(finding.code, UNSAFE, "")
-    torch_cat = parsed.binding_for("torch.cat")
+    torch_cat = parsed.names.binding_for("torch.cat")
     if torch_cat is None:
-        if not parsed.is_free("torch"):
+        if not parsed.names.is_free("torch"):
             return None
         plan.imports.append(ImportSpec("torch"))
         torch_cat = "torch.cat"

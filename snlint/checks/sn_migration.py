@@ -7,7 +7,8 @@ from typing import Sequence
 
 import libcst as cst
 
-from snlint.edit.parsed import HOOK_SN, PARAM_SN, ParsedFile, dotted
+from snlint.edit.names import HOOK_SN, PARAM_SN, dotted
+from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import UNSAFE, ImportSpec, Plan
 from snlint.edit.syntax import enclosing_function, keyword, module_arg, positional, walk, without
 from snlint.findings import Finding
@@ -20,7 +21,7 @@ def init_target(parsed: ParsedFile, call: cst.Call, params: Sequence[str]) -> cs
     """The `X.weight` an init call writes (`nn.init.x_(X.weight[.data])`,
     `X.weight[.data].normal_()`)."""
     node: cst.CSTNode | None = None
-    qual = parsed.qualify(call.func)
+    qual = parsed.names.qualify(call.func)
     if qual is not None and INIT_FUNCTION.match(qual):
         pos = positional(call)
         node = pos[0].value if pos else (keyword(call, "tensor").value if keyword(call, "tensor") else None)
@@ -43,16 +44,17 @@ def original_of(attr: cst.Attribute, param: str) -> cst.Attribute:
 def param_sn_ref(parsed: ParsedFile, plan: Plan) -> cst.BaseExpression | None:
     """An expression for torch.nn.utils.parametrizations.spectral_norm in this file,
     adding an import when the file has no way to name it."""
-    for name in parsed.sn_names():
-        if parsed.sn_api(cst.Name(name)) == SN_PARAM:
+    names = parsed.names
+    for name, api in names.sn_names():
+        if api == SN_PARAM:
             return cst.Name(name)
-    if parsed.is_free("spectral_norm"):
+    if names.is_free("spectral_norm"):
         plan.imports.append(ImportSpec("torch.nn.utils.parametrizations", "spectral_norm"))
         return cst.Name("spectral_norm")
-    ref = parsed.binding_for(PARAM_SN)  # `nn.utils.parametrizations.spectral_norm`
+    ref = names.binding_for(PARAM_SN)  # `nn.utils.parametrizations.spectral_norm`
     if ref is not None:
         return cst.parse_expression(ref)
-    if parsed.is_free("parametrizations"):
+    if names.is_free("parametrizations"):
         plan.imports.append(ImportSpec("torch.nn.utils", "parametrizations"))
         return cst.parse_expression("parametrizations.spectral_norm")
     return None
@@ -61,9 +63,9 @@ def param_sn_ref(parsed: ParsedFile, plan: Plan) -> cst.BaseExpression | None:
 def _param_chain(parsed: ParsedFile, func: cst.Attribute) -> cst.BaseExpression | None:
     """`X.spectral_norm` (X naming torch.nn.utils) -> `X.parametrizations.spectral_norm`."""
     prefix: cst.BaseExpression = func.value
-    if parsed.qualify(prefix) == HOOK_SN and isinstance(prefix, cst.Attribute):
+    if parsed.names.qualify(prefix) == HOOK_SN and isinstance(prefix, cst.Attribute):
         prefix = prefix.value  # torch.nn.utils.spectral_norm.spectral_norm
-    if parsed.qualify(prefix) != "torch.nn.utils":
+    if parsed.names.qualify(prefix) != "torch.nn.utils":
         return None
     return cst.Attribute(value=cst.Attribute(value=prefix, attr=cst.Name("parametrizations")),
                          attr=cst.Name("spectral_norm"), lpar=func.lpar, rpar=func.rpar)
@@ -72,9 +74,9 @@ def _param_chain(parsed: ParsedFile, func: cst.Attribute) -> cst.BaseExpression 
 def _rebind(parsed: ParsedFile, plan: Plan, name: str) -> bool:
     """Point the one binding of `name` (an import from torch.nn.utils, or a module-level
     alias) at the parametrizations API. False when it is bound some other way."""
-    entry = parsed.names.import_nodes.get(name)
-    if entry is not None:
-        node, alias = entry
+    alias = parsed.names.import_of(name)
+    if alias is not None:
+        node = parsed.parent(alias)
         if not isinstance(node, cst.ImportFrom) or dotted(alias.name) != "spectral_norm":
             return False
         if dotted(node.module) not in ("torch.nn.utils", "torch.nn.utils.spectral_norm"):
@@ -88,7 +90,7 @@ def _rebind(parsed: ParsedFile, plan: Plan, name: str) -> bool:
             plan.imports.append(ImportSpec("torch.nn.utils.parametrizations", "spectral_norm",
                                            None if name == "spectral_norm" else name))
         return True
-    value = parsed.names.aliases.get(name)
+    value = parsed.names.alias_value(name)
     if isinstance(value, cst.Attribute):
         new = _param_chain(parsed, value)
         if new is not None:
@@ -134,8 +136,8 @@ def _migrate_inits(parsed: ParsedFile, plan: Plan, calls: list[cst.Call]) -> int
 
 def migrate(finding: Finding, parsed: ParsedFile, *, whole_file: bool) -> Plan | None:
     """Move an SN call from the hook API to torch.nn.utils.parametrizations.spectral_norm."""
-    call = parsed.at(finding.span, cst.Call)
-    if call is None or parsed.sn_api(call.func) != SN_HOOK:
+    call = parsed.node(finding.node, cst.Call)
+    if call is None or parsed.names.sn_api(call.func) != SN_HOOK:
         return None
     plan = Plan(finding.code, UNSAFE, "")
     func = call.func
@@ -148,10 +150,9 @@ def migrate(finding: Finding, parsed: ParsedFile, *, whole_file: bool) -> Plan |
         plan.replace(func, new)
     elif isinstance(func, cst.Name):
         name = func.value
-        only_use = parsed.names.loads[name] == 1
+        only_use = parsed.names.reads(name) == 1
         if (whole_file or only_use) and _rebind(parsed, plan, name):
-            migrated = [n for n in parsed.positions if isinstance(n, cst.Call)
-                        and isinstance(n.func, cst.Name) and n.func.value == name]
+            migrated = [n for n in parsed.calls() if isinstance(n.func, cst.Name) and n.func.value == name]
             if len(migrated) > 1:
                 scope = f"all {len(migrated)} calls of `{name}` in this file (its import changes)"
             else:

@@ -30,10 +30,10 @@ def keys_note(api: str | None, what: str = "the layer") -> str:
 def sn_call(finding: Finding, parsed: ParsedFile) -> cst.Call | None:
     """The SN call the finding points at, when it is one (a torch SN function, or the
     project's own SN wrapper the check recognised)."""
-    call = parsed.at(finding.span, cst.Call)
+    call = parsed.node(finding.node, cst.Call)
     if call is None:
         return None
-    if parsed.sn_api(call.func) is None and finding.get("api") != "custom":
+    if parsed.names.sn_api(call.func) is None and finding.get("api") != "custom":
         return None
     return call
 
@@ -56,7 +56,7 @@ def _filter_var(parsed: ParsedFile, call: cst.Call, arg: cst.Arg | None) -> str 
 
 
 def _isinstance_on(parsed: ParsedFile, node: cst.CSTNode, var: str) -> bool:
-    return (isinstance(node, cst.Call) and parsed.qualify(node.func) in (None, "builtins.isinstance")
+    return (isinstance(node, cst.Call) and parsed.names.qualify(node.func) in (None, "builtins.isinstance")
             and last_name(node.func) == "isinstance" and len(node.args) == 2
             and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == var)
 
@@ -208,7 +208,7 @@ def _container(finding: Finding, parsed: ParsedFile, call: cst.Call, arg: cst.Ar
                 f"Move spectral norm from the {what} onto the {len(layers)} Conv/Linear "
                 f"layer{'s' if len(layers) != 1 else ''} inside it; their state_dict keys change "
                 f"(`weight` becomes "
-                f"{KEYS_HOOK if parsed.sn_api(call.func) == SN_HOOK else KEYS_PARAM})")
+                f"{KEYS_HOOK if parsed.names.sn_api(call.func) == SN_HOOK else KEYS_PARAM})")
     return plan.replace(call, moved.with_changes(lpar=[*call.lpar, *moved.lpar],
                                                  rpar=[*moved.rpar, *call.rpar]))
 

@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterator, Sequence
 import libcst as cst
 
 from snlint.config import Config
-from snlint.edit.parsed import ParsedFile, dotted, scope_bindings
+from snlint.edit.names import dotted
+from snlint.edit.parsed import ParsedFile
 from snlint.edit.syntax import walk, without
 from snlint.findings import Finding
 
@@ -146,23 +147,6 @@ def _import_names(node: cst.CSTNode) -> Iterator[str]:
         yield from _import_names(child)
 
 
-def _sole_import(bindings: dict[str, list[Any]], name: str) -> Any | None:
-    """The assignment of `name` when it is bound exactly once in the whole file, by
-    `from m import x [as name]` or `import m as name`; else None."""
-    from libcst.metadata import ImportAssignment
-
-    found = bindings.get(name, [])
-    if len(found) != 1 or not isinstance(found[0], ImportAssignment):
-        return None
-    node = found[0].node
-    if isinstance(node, cst.ImportFrom):
-        if isinstance(node.names, cst.ImportStar) or dotted(node.module) == "__future__":
-            return None
-    elif not isinstance(node, cst.Import):
-        return None
-    return found[0]
-
-
 def _bound_alias(node: cst.Import | cst.ImportFrom, name: str) -> int | None:
     """The index of the alias of `node` that binds `name` (not a bare `import a.b`)."""
     for i, alias in enumerate(node.names):  # type: ignore[arg-type]
@@ -174,40 +158,76 @@ def _bound_alias(node: cst.Import | cst.ImportFrom, name: str) -> int | None:
     return None
 
 
+def _binds(node: cst.Import | cst.ImportFrom) -> Iterator[str]:
+    """The names an import statement binds."""
+    if isinstance(node.names, cst.ImportStar):
+        return
+    for alias in node.names:
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            yield alias.asname.name.value
+        else:
+            yield (dotted(alias.name) or "").split(".")[0]
+
+
+class _Imports(cst.CSTVisitor):
+    """Every import statement of a tree, with the line it is on."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[cst.SimpleStatementLine | cst.SimpleStatementSuite,
+                               cst.Import | cst.ImportFrom]] = []
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._add(node)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._add(node)
+
+    def _add(self, line: cst.SimpleStatementLine | cst.SimpleStatementSuite) -> None:
+        self.found.extend((line, small) for small in line.body
+                          if isinstance(small, (cst.Import, cst.ImportFrom)))
+
+
 def _prune_imports(parsed: ParsedFile, changes: dict[int, tuple[cst.CSTNode, Any]],
                    tree: cst.Module) -> cst.Module:
-    """`tree` without the imports the changes left unused: a name that an import binds
-    (once in the file), that the original file read and that the changed nodes held,
-    and that the fixed file reads and mentions nowhere. Every other import stays."""
+    """`tree` without the imports the changes left unused: a name that one import binds
+    (and nothing else in the file), that the original file read and that the changed
+    nodes held, and that the fixed file reads and mentions nowhere. Every other import
+    stays."""
     held: Counter[str] = Counter(n.value for node, _ in changes.values() for n in walk(node)
                                  if isinstance(n, cst.Name))
-    # A name the original file reads more often than the changed nodes hold it is still
-    # read: only the others need a look at the whole new tree.
-    touched = {name for name in held if name in parsed.names.import_nodes
-               and parsed.names.loads[name] <= held[name]}
+    names = parsed.names
+    # An import the original file never read is unused, but not by the fix's doing. A
+    # name it reads more often than the changed nodes hold it is still read: only the
+    # others need a look at the whole new tree.
+    touched = {name for name in held if names.import_of(name) is not None
+               and 0 < names.reads(name) <= held[name]}
     if not touched:
         return tree
     gone = touched - set(_import_names(tree))
     if not gone:
         return tree
-    from libcst.metadata import MetadataWrapper, ParentNodeProvider
-
-    before = parsed.bindings()
-    wrapper = MetadataWrapper(tree)  # a copy: a fix may reuse one node in several places
-    tree = wrapper.module
-    after = scope_bindings(wrapper)
-    statements: dict[int, tuple[Any, list[str]]] = {}  # import statement -> names it loses
+    # The fixed file mentions a gone name nowhere outside imports, so nothing but an
+    # import binds it there; only one that alone binds it goes.
+    imports = _Imports()
+    tree.visit(imports)
+    binders: dict[str, list[tuple[Any, Any]]] = {}
+    for line, node in imports.found:
+        for name in set(_binds(node)) & gone:
+            binders.setdefault(name, []).append((line, node))
+    statements: dict[int, tuple[Any, Any, list[str]]] = {}  # import -> its line, names it loses
     for name in sorted(gone):
-        was, now = _sole_import(before, name), _sole_import(after, name)
-        if was is None or now is None or not was.references or now.references:
-            continue  # unused before the fix (not the fix's doing), or still read
-        statements.setdefault(id(now.node), (now.node, []))[1].append(name)
+        found = binders.get(name, [])
+        if len(found) != 1:
+            continue
+        line, node = found[0]
+        if isinstance(node, cst.ImportFrom) and dotted(node.module) == "__future__":
+            continue
+        statements.setdefault(id(node), (line, node, []))[2].append(name)
     removals: dict[int, tuple[cst.CSTNode, Any]] = {}
     emptied: dict[int, tuple[Any, list[cst.CSTNode]]] = {}  # statement line -> imports it loses
-    parents = None
-    for node, names in statements.values():
+    for line, node, lost in statements.values():
         new = node
-        for name in names:
+        for name in lost:
             index = _bound_alias(new, name)
             if index is not None:
                 new = new.with_changes(names=without(new.names, index)) if len(new.names) > 1 else None
@@ -217,11 +237,7 @@ def _prune_imports(parsed: ParsedFile, changes: dict[int, tuple[cst.CSTNode, Any
             if new is not node:
                 removals[id(node)] = (node, new)
             continue
-        if parents is None:
-            parents = wrapper.resolve(ParentNodeProvider)
-        line = parents.get(node)
-        if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            emptied.setdefault(id(line), (line, []))[1].append(node)
+        emptied.setdefault(id(line), (line, []))[1].append(node)
     for line, dropped in emptied.values():
         body = [b for b in line.body if not any(b is d for d in dropped)]
         if not body:

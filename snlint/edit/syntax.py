@@ -44,7 +44,7 @@ def last_name(node: cst.CSTNode) -> str | None:
 
 def torch_nn_type(parsed: ParsedFile, node: cst.CSTNode) -> str | None:
     """`Conv2d` when `node` names torch.nn.Conv2d (through any alias), else None."""
-    qual = parsed.qualify(node)
+    qual = parsed.names.qualify(node)
     if qual is None:
         return None
     head, _, name = qual.rpartition(".")
@@ -132,18 +132,3 @@ def names_in(node: cst.CSTNode) -> set[str]:
 
 def code_of(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
-
-
-def binds(module: cst.Module, name: str) -> bool:
-    """The file defines or imports `name` at module level."""
-    for stmt in module.body:
-        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value == name:
-            return True
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
-                    for alias in small.names:
-                        bound = alias.asname.name if alias.asname else alias.name
-                        if isinstance(bound, cst.Name) and bound.value == name:
-                            return True
-    return False

@@ -33,7 +33,7 @@ from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import apply_plans
 from snlint.fix.diff import unified_diff
 from snlint.checks.registry import fixers
-from snlint.fix.planning import plan_for
+from snlint.fix.planning import names_of, plan_for
 
 __all__ = ["FixOutcome", "attach_fixes", "fix_paths", "unified_diff"]
 
@@ -58,7 +58,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
     for path, indexes in wanted.items():
         text = sources[path]
         try:
-            parsed = ParsedFile(path, text)
+            parsed = ParsedFile(path, text, names_of(findings[i] for i in indexes))
         except cst.ParserSyntaxError:
             continue
         strict: bool | None = None

@@ -27,7 +27,7 @@ from snlint.findings import Finding, applies
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import Plan, apply_plans, overlaps, signature
 from snlint.checks.registry import fixers
-from snlint.fix.planning import Planners, plan_for
+from snlint.fix.planning import Planners, names_of, plan_for
 from snlint.lines import split_lines
 
 MAX_ROUNDS = 8
@@ -204,7 +204,7 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
         changed = False
         for path, fs in sorted(by_path.items()):
             try:
-                parsed = ParsedFile(path, current[path])
+                parsed = ParsedFile(path, current[path], names_of(fs))
             except cst.ParserSyntaxError:
                 result.blocked.add(path)
                 continue

@@ -16,6 +16,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from snlint import facts as F
 from snlint.findings import Span
+from snlint.source.names import file_names
 from snlint.source.scan import scan
 
 _BUILTINS = frozenset(dir(builtins))
@@ -24,9 +25,9 @@ _COMPARE = {cst.Equal: "==", cst.NotEqual: "!=", cst.In: "in", cst.NotIn: "not i
             cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
 
 
-def to_span(rng: CodeRange) -> Span:
+def to_span(rng: CodeRange, node: int | None = None) -> Span:
     # libcst columns are 0-based and the end is exclusive; the contract is 1-based.
-    return Span(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
+    return Span(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1, node)
 
 
 def _dotted(node: cst.BaseExpression | cst.ImportFrom | None) -> str:
@@ -192,6 +193,12 @@ class Lowerer:
                  text: str | None = None) -> None:
         self.tree = wrapper.module
         self.positions = wrapper.resolve(PositionProvider)
+        self.order = F.node_indices(self.positions)
+        # What a fix reads of the file besides the facts (`facts.Names`).
+        self.sites: dict[Span, int] = {}
+        self.quals: dict[int, str] = {}
+        self.import_sites: dict[str, list[int]] = {}
+        self.assigned: dict[str, list[int]] = {}  # module-level `name = value`: value nodes
         self.module = module
         self.is_package = is_package
         self.class_qualnames: set[str] = set()
@@ -219,7 +226,13 @@ class Lowerer:
     # ------------------------------------------------------------ helpers
 
     def span(self, node: cst.CSTNode) -> Span:
-        return to_span(self.positions[node])
+        return to_span(self.positions[node], self.order[node])
+
+    def site(self, span: Span, call: bool = False) -> None:
+        """Record where a call, argument or parameter is. An argument that is nothing but a
+        call has the call's span: the call is what a location there means."""
+        if call or span not in self.sites:
+            self.sites[span] = span.node  # type: ignore[assignment]
 
     def text(self, node: cst.CSTNode) -> str:
         return self.tree.code_for_node(node)
@@ -249,16 +262,20 @@ class Lowerer:
             if node.value in ("True", "False", "None"):
                 return F.Const({"True": True, "False": False, "None": None}[node.value], span=span)
             e = self.qualify(node.value)
+            if isinstance(e, F.Global):
+                self.quals[span.node] = e.qual  # type: ignore[index]
             return _with_span(e, span)
         if isinstance(node, cst.Attribute):
             value = self.expr(node.value)
             if isinstance(value, F.Global):
                 # Text from the parts: code_for_node would run codegen for every dotted name.
                 head = value.text or value.qual
-                return F.Global(f"{value.qual}.{node.attr.value}", text=f"{head}.{node.attr.value}",
-                                span=span)
+                qual = f"{value.qual}.{node.attr.value}"
+                self.quals[span.node] = qual  # type: ignore[index]
+                return F.Global(qual, text=f"{head}.{node.attr.value}", span=span)
             return F.Attr(value, node.attr.value, span=span)
         if isinstance(node, cst.Call):
+            self.site(span, call=True)
             args = tuple(self.arg(a) for a in node.args)
             return F.Call(self.expr(node.func), args, span=span)
         if isinstance(node, cst.Integer):
@@ -357,7 +374,9 @@ class Lowerer:
         first: cst.CSTNode = node.keyword if node.keyword is not None else node.value
         start = self.positions[first].start
         end = self.positions[node.value].end
-        span = Span(start.line, start.column + 1 - len(node.star), end.line, end.column + 1)
+        span = Span(start.line, start.column + 1 - len(node.star), end.line, end.column + 1,
+                    self.order[node])
+        self.site(span)
         return F.Arg(
             self.expr(node.value),
             node.keyword.value if node.keyword is not None else None,
@@ -424,7 +443,12 @@ class Lowerer:
 
     def small(self, node: cst.BaseSmallStatement) -> list[F.Stmt]:
         span = self.span(node)
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            self._import_sites(node)
         if isinstance(node, cst.Assign):
+            if not self.scopes and not self.class_stack and len(node.targets) == 1 \
+                    and isinstance(node.targets[0].target, cst.Name):
+                self.assigned.setdefault(node.targets[0].target.value, []).append(self.order[node.value])
             targets = tuple(self.expr(t.target) for t in node.targets)
             return [F.Assign(targets, self.expr(node.value), span=span)]
         if isinstance(node, cst.AnnAssign):
@@ -456,7 +480,8 @@ class Lowerer:
             end = self.positions[p.default if p.default is not None else p.name].end
             if p.default is None and p.annotation is not None:
                 end = self.positions[p.annotation].end
-            span = Span(start.line, start.column + 1, end.line, end.column + 1)
+            span = Span(start.line, start.column + 1, end.line, end.column + 1, self.order[p])
+            self.site(span)
             annotation = self.expr(p.annotation.annotation) if p.annotation is not None else None
             out.append(F.Param(p.name.value, default, kind, span, annotation))
 
@@ -501,6 +526,16 @@ class Lowerer:
             self.class_stack = saved_classes
         return F.FunctionFacts(name, f"{prefix}.{name}" if prefix else name, params, body,
                                self.span(node), is_method=bool(saved_classes))
+
+    def _import_sites(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            else:
+                local = _dotted(alias.name).split(".")[0]
+            self.import_sites.setdefault(local, []).append(self.order[alias])
 
     def _imported(self, node: cst.CSTNode) -> dict[str, str]:
         table = _Imports(self.module, self.is_package)
@@ -549,7 +584,9 @@ class Lowerer:
         functions = tuple((s.function.name, s.function) for s in body if isinstance(s, F.DefStmt))
         classes = tuple((c.name, c) for c in _module_classes(body))
         return F.FileFacts(path, self.module, body, functions, classes, self.is_package,
-                           tuple(self.star), tuple(sorted(self.imports.items())))
+                           tuple(self.star), tuple(sorted(self.imports.items())),
+                           file_names(self.module, self.sites, self.quals, self.import_sites,
+                                      self.assigned, self.scopes_info))
 
 
 def _module_classes(body: Sequence[F.Stmt]) -> list[F.ClassFacts]:

@@ -8,6 +8,7 @@ visitor pass per function; the `ast` of the same text answers in a fraction of t
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass, field
 
 
@@ -18,6 +19,11 @@ class Scopes:
     module_names: set[str] = field(default_factory=set)  # bound at module level
     # (line of `def`, name) -> names the function binds, less its `global` names
     functions: dict[tuple[int, str], set[str]] = field(default_factory=dict)
+    # The whole file, every scope at once (what a fix may rely on or add):
+    imported: dict[str, list[str]] = field(default_factory=dict)  # local name -> each import's target
+    bound: Counter = field(default_factory=Counter)  # bindings of each name other than imports
+    reads: Counter = field(default_factory=Counter)  # loads of each name
+    mentioned: set[str] = field(default_factory=set)  # `global`, `nonlocal` and `del` names
 
 
 def _targets(node: ast.AST, out: set[str]) -> None:
@@ -62,6 +68,11 @@ def bound_names(body: list[ast.stmt]) -> tuple[set[str], set[str]]:
     return names, globals_
 
 
+# Nodes that bind their `name` (None for a bare `except:` or a `case _:`).
+_NAMED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
+                    ast.MatchAs, ast.MatchStar})
+
+
 def scan(text: str, module: str, is_package: bool, resolve_relative) -> Scopes | None:
     """The scopes of `text`, or None when `ast` cannot parse what libcst did."""
     try:
@@ -71,13 +82,34 @@ def scan(text: str, module: str, is_package: bool, resolve_relative) -> Scopes |
     scopes = Scopes()
 
     def bind(local: str, qual: str, in_except: bool) -> None:
+        scopes.imported.setdefault(local, []).append(qual)
         # `try: from new import x / except ImportError: from old import x`: the first wins.
         if in_except and local in scopes.imports:
             return
         scopes.imports[local] = qual
 
+    bound, reads, mentioned = scopes.bound, scopes.reads, scopes.mentioned
+
     def walk(node: ast.AST, in_except: bool) -> None:
         for child in ast.iter_child_nodes(node):
+            kind = type(child)
+            if kind is ast.Name:
+                if type(child.ctx) is ast.Load:
+                    reads[child.id] += 1
+                elif type(child.ctx) is ast.Store:
+                    bound[child.id] += 1
+                else:
+                    mentioned.add(child.id)
+                continue
+            if kind is ast.arg:
+                bound[child.arg] += 1
+            elif kind in _NAMED:
+                if child.name:
+                    bound[child.name] += 1
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                mentioned.update(child.names)
+            elif kind is ast.MatchMapping and child.rest:
+                bound[child.rest] += 1
             if isinstance(child, ast.Import):
                 for alias in child.names:
                     if alias.asname:
