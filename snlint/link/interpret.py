@@ -22,6 +22,7 @@ from snlint.link.events import D_NAME, FAKE_NAME, REAL_NAME, Events
 from snlint.link.expressions import Expressions
 from snlint.link.index import ProjectIndex
 from snlint.link.lookup import Lookup
+from snlint.link.names import Definitions
 from snlint.link.statements import BudgetExceeded, Statements
 from snlint.link.torch_semantics import TorchSemantics
 from snlint.link.training_semantics import TrainingSemantics
@@ -47,6 +48,7 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
 
     def __init__(self, index: ProjectIndex) -> None:
         self.index = index
+        self.definitions = Definitions(index)
         self.events = Events()
         self._globals: dict[tuple[str, str], Value] = {}
         self._resolving: set[tuple[str, str]] = set()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from snlint import facts as F
 from snlint.link.index import ProjectIndex
+from snlint.link.names import Definitions
 from snlint.link.syntax import assignments_to
 from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, Layer, ModuleV, NamespaceV, NameV, UnknownV, Value,
@@ -19,6 +20,7 @@ from snlint.link.values import (
 
 class Lookup:
     index: ProjectIndex
+    definitions: Definitions
     _globals: dict[tuple[str, str], Value]  # (path, name) -> its value, once computed
     _resolving: set[tuple[str, str]]  # being computed: a cycle reads UNKNOWN
     _class_files: dict[int, F.FileFacts] | None
@@ -28,12 +30,9 @@ class Lookup:
         `frame`'s file: a project class, function or constant, a torch name, or a NameV
         for anything outside the project."""
         if qual.startswith("*."):
-            # A name from one of the file's star imports: the last that defines it wins.
-            for module in reversed(frame.file.star_imports):
-                value = self.global_value(f"{module}.{qual[2:]}", text, frame)
-                if not isinstance(value, (NameV, UnknownV)):
-                    return value
-            return NameV(qual[2:], text)
+            # A name from one of the file's star imports, found where the fixes find it.
+            found = self.definitions.canonical(qual, frame.file)
+            return NameV(qual[2:], text) if found.startswith("*.") else self.global_value(found, text, frame)
         torch_value = self.torch_name(qual, text)
         if torch_value is not None:
             return torch_value
@@ -102,12 +101,11 @@ class Lookup:
                         value = found[-1] if len(classes) == 1 and None not in classes else UNKNOWN
             if isinstance(value, UnknownV):
                 # A name the module imports (a package's `__init__` re-exporting a class),
-                # or takes from a star import of its own.
-                imported = file.imported(name)
-                if imported is not None:
-                    value = self.global_value(imported, name, frame)
-                elif file.star_imports:
-                    value = self.global_value(f"*.{name}", name, frame)
+                # or takes from a star import of its own: where the project defines it, as
+                # the fixes resolve it (`snlint.link.names`).
+                found = self.definitions.canonical(qual, file)
+                if found != qual and not found.startswith("*."):
+                    value = self.global_value(found, name, frame)
                 if isinstance(value, NameV) and not value.qual.startswith(("torch.", "builtins.")):
                     value = UNKNOWN
             self._globals[key] = value
