@@ -1407,3 +1407,28 @@ def test_sn302_not_for_reductions_over_other_dims_or_outside_discriminators(lint
                 return self.c(x).mean(dim=(2, 3)).var(1)
     ''', select=["SN302"])
     assert findings == []
+
+
+def test_an_image_pool_called_on_generated_samples_is_no_discriminator():
+    # cycleGAN-PyTorch's Sample_from_Pool(object) with a __call__, called on real and
+    # generated images: not a module, so no discriminator for the graph pass to build.
+    from snlint.link import link
+    from snlint.source import extract
+
+    code = textwrap.dedent(PARAMETER_LOOP + '''
+
+    class Sample_from_Pool(object):
+        def __init__(self, max_elements=50):
+            self.items = []
+
+        def __call__(self, in_items):
+            return in_items
+
+    def pool_step(netG, loader):
+        pool = Sample_from_Pool()
+        for real_a in loader:
+            fake_a = netG(real_a)
+            fake_a = pool(torch.cat([real_a, fake_a]))
+    ''')
+    project = link([extract(code, "example.py", "example.py")])
+    assert [d.ref.cls for d in project.discriminators] == ["example.py:Discriminator"]

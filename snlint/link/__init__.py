@@ -182,7 +182,8 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
 
     updates: dict[tuple, dict[str, list]] = {}
     for call in project.events.forwards:
-        if call.module is None or call.module.cls is None:
+        # A plain object called like a function (an image pool's __call__) scores nothing.
+        if call.module is None or call.module.cls is None or call.module.kind != "module":
             continue
         q = call.module.cls.qualname
         updates.setdefault((call.update, q), {}).setdefault(call.kind, []).append(call)
@@ -204,7 +205,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
                                             f"{_as_candidate(kinds['mixed'][0])}")
     for penalty in project.events.penalties:
         module = penalty.forward.module
-        if module is not None and module.cls is not None:
+        if module is not None and module.cls is not None and module.kind == "module":
             q = module.cls.qualname
             if q not in excluded and q not in evidence and not _FEATURES.search(module.cls.name):
                 evidence[q] = ("training code", f"a gradient penalty is taken through it "
