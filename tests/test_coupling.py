@@ -1432,3 +1432,26 @@ def test_an_image_pool_called_on_generated_samples_is_no_discriminator():
     ''')
     project = link([extract(code, "example.py", "example.py")])
     assert [d.ref.cls for d in project.discriminators] == ["example.py:Discriminator"]
+
+
+def test_a_block_named_as_a_discriminator_inside_one_is_part_of_it():
+    # StyleGAN.pytorch's DiscriminatorBlock / DiscriminatorTop make up its Discriminator:
+    # not discriminators of their own (the graph pass would try to build each alone).
+    from snlint.link import link
+    from snlint.source import extract
+
+    code = textwrap.dedent('''
+        import torch.nn as nn
+
+        class DiscriminatorBlock(nn.Module):
+            def __init__(self, cin, cout):
+                super().__init__()
+                self.conv = nn.Conv2d(cin, cout, 3)
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([DiscriminatorBlock(3, 8), DiscriminatorBlock(8, 8)])
+    ''')
+    project = link([extract(code, "example.py", "example.py")])
+    assert [d.ref.cls for d in project.discriminators] == ["example.py:Discriminator"]

@@ -218,8 +218,13 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
             else:
                 bound = next(n for i in project.instances_of(q) for n in i.bound_names if _BOUND.search(n))
                 evidence[q] = ("name", f"bound to {bound}")
+    # A class found only by its name that another discriminator is built from
+    # (`DiscriminatorBlock` inside `Discriminator`) is a part of it: its layers are judged
+    # as the whole discriminator's.
+    blocks = {child.cls.qualname for q in evidence if q in project.roots
+              for _, child in project.roots[q].descendants() if child.cls is not None}
     for q, (kind, detail) in evidence.items():
-        if q not in project.roots:
+        if q not in project.roots or (kind == "name" and q in blocks):
             continue
         cls, file = by_qual[q]
         ref = DiscriminatorRef(f"{file.path}:{cls.name}", kind, detail)
