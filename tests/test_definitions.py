@@ -112,6 +112,21 @@ def test_parse_known_args_keeps_its_pair():
     ''')
 
 
+def test_a_type_the_parser_registers_stays_with_its_options():
+    # RelativisticGAN: parser.register('type', 'bool', strToBool), then type='bool'.
+    source = '''
+        def strToBool(s):
+            return s.lower() in ('true', 'yes')
+
+        parser = argparse.ArgumentParser()
+        parser.register('type', 'bool', strToBool)
+        parser.add_argument('--spectral', type='bool', default=False)
+        param = parser.parse_args()
+    '''
+    assert copy(source) == textwrap.dedent(source).replace(
+        "parser.parse_args()", "__snlint_parse_args__(parser)")
+
+
 def test_sys_path_edits_stay_so_the_scripts_imports_resolve():
     assert copy('''
         sys.path.append(os.path.join(os.path.dirname(__file__), ".."))

@@ -55,7 +55,7 @@ _PURE_CALLS = frozenset({
 # Methods of an argument parser or group that only describe arguments.
 _PARSER_METHODS = frozenset({
     "add_argument", "add_argument_group", "add_mutually_exclusive_group", "set_defaults",
-    "add_subparsers", "add_parser",
+    "add_subparsers", "add_parser", "register",
 })
 _PARSE_METHODS = frozenset({"parse_args", "parse_known_args"})
 _SYS_PATH_METHODS = frozenset({"append", "insert", "extend"})
