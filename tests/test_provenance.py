@@ -591,3 +591,28 @@ def test_a_prefetcher_whose_except_handler_clears_the_batch_keeps_the_loader_bat
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 14)]
     assert sn401(findings).message.startswith("real samples (a batch of `dataloader` (line 8)) go through")
 
+
+
+def test_one_call_run_once_for_each_side_by_a_loop(lint_project):
+    # `for batch, target in [(real, 1.0), (fake, 0.0)]: out = netD(batch)`: one call site,
+    # two batches; no second call to merge with, so no fix.
+    code = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+
+        critic = PatchDiscriminator()
+        g = SRNet()
+        for tgt in torch.utils.data.DataLoader([]):
+            out = g(tgt).detach()
+            for batch, label in [(tgt, 1.0), (out, 0.0)]:
+                score = critic(batch)
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 13)]
+    finding = sn401(findings)
+    assert "go through PatchDiscriminator" in finding.message
+    assert "here, one batch per run of this call;" in finding.message
+    assert finding.fix is None

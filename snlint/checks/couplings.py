@@ -144,8 +144,6 @@ def pairs(calls: list[ForwardFact]) -> list[tuple]:
             if i in used or j in used:
                 continue
             a, b = segment[i], segment[j]
-            if a.site_apart_from(b) == b.site_apart_from(a):
-                continue
             used.update((i, j))
             pairs.append((a, b))
     return sorted(pairs, key=lambda p: p[0].order)

@@ -47,6 +47,17 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         assumed = a.assumed or b.assumed
         note = f" ({assumed})" if assumed else ""
         its = "its batch statistics" if len({e[4].cls for e in entries}) == 1 else "the batch statistics of each"
+        evidence = {kind: why for call in (a, b) for kind, why in call.evidence.items()}
+        if first == second:
+            # One call run once per batch (`for x in (real, fake): D(x)`): no second call
+            # to merge with, so no fix either.
+            yield emit.finding(
+                CODE, first,
+                f"{_side(a)} and {_side(b)} go through {subject} here, one batch per run of "
+                f"this call; {its} ({stats}) then differ between the two batches and give "
+                f"real from fake away{note}",
+                symbol=a.function, discriminator=ref, data=evidence)
+            continue
         yield emit.finding(
             CODE, first,
             f"{_side(a)} go through {subject} here and {_side(b)} "
@@ -54,8 +65,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             f"({stats}) then differ between the two batches and give "
             f"real from fake away{note}",
             symbol=a.function, discriminator=ref,
-            data={"second": (second.path, second.span.line, second.span.column),
-                  **{kind: why for call in (a, b) for kind, why in call.evidence.items()}})
+            data={"second": (second.path, second.span.line, second.span.column), **evidence})
 
 
 def _side(call) -> str:
