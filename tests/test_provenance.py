@@ -616,3 +616,21 @@ def test_one_call_run_once_for_each_side_by_a_loop(lint_project):
     assert "go through PatchDiscriminator" in finding.message
     assert "here, one batch per run of this call;" in finding.message
     assert finding.fix is None
+
+
+def test_map_of_the_discriminator_over_both_batches(lint_project):
+    code = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+
+        critic = PatchDiscriminator()
+        g = SRNet()
+        for tgt in torch.utils.data.DataLoader([]):
+            out = g(tgt).detach()
+            score_a, score_b = map(critic, [tgt, out])
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 12)]

@@ -15,6 +15,7 @@ from typing import Callable
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link import configvalues, resolve
+from snlint.link.statements import MAX_UNROLL
 from snlint.link.syntax import text_of
 from snlint.link.values import (
     UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesV, ModuleV,
@@ -254,6 +255,13 @@ class Calls:
             return ClassOfV(args[0])
         return None
 
+    def map_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        """`map(netD, [real, fake])`: the function called on each item, in order."""
+        if len(args) != 2 or not isinstance(args[1], (ListV, TupleV)) or not 0 < len(args[1].items) <= MAX_UNROLL:
+            return None
+        text = text_of(e.args[0].value) if e is not None and e.args else ""
+        return ListV([self.apply(args[0], [item], {}, None, frame, loc, text) for item in args[1].items])
+
     def unknown_result(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         return UNKNOWN  # `len(x)` of a tensor is a number, not the tensor
 
@@ -265,7 +273,7 @@ class Calls:
         "itertools.chain": chain_call, "itertools.chain.from_iterable": chain_from_iterable_call,
         "builtins.dict": dict_call, "collections.OrderedDict": dict_call,
         "builtins.isinstance": isinstance_call, "builtins.type": type_call,
-        "builtins.range": unknown_result, "builtins.len": unknown_result,
+        "builtins.range": unknown_result, "builtins.len": unknown_result, "builtins.map": map_call,
     }
     # (matches(qual), handler): names known by their shape, not one by one.
     NAMED_FAMILIES: list[tuple[Callable[[str], bool], Callable]] = []
