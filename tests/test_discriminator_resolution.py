@@ -1068,3 +1068,69 @@ def test_a_discriminator_inside_another_is_part_of_it_and_a_generators_sub_netwo
     sn401 = only(findings, "SN401")[0]
     assert sn401.discriminator.cls == "models.py:ProjectedDiscriminator"
     assert sn401.message.startswith("generated samples (returned by self.G at line 9) go through")
+
+
+TWO_DISCRIMINATORS = '''
+    import torch.nn as nn
+
+
+    class LocalDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8))
+
+        def forward(self, x):
+            return self.main(x)
+
+
+    class GlobalDiscriminator(LocalDiscriminator):
+        pass
+
+
+    class Generator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Linear(8, 3)
+
+        def forward(self, z):
+            return self.main(z)
+'''
+
+
+def test_models_handed_back_by_accelerate_prepare(tmp_path):
+    script = '''
+        import torch
+        from accelerate import Accelerator
+
+        from nets import Generator, GlobalDiscriminator, LocalDiscriminator
+
+        accelerator = Accelerator()
+        local_d, global_d, netG = LocalDiscriminator(), GlobalDiscriminator(), Generator()
+        loader = torch.utils.data.DataLoader([])
+        local_d, global_d, netG, loader = accelerator.prepare(local_d, global_d, netG, loader)
+        for real in loader:
+            fake = netG(torch.randn(4, 8)).detach()
+            l_real, l_fake = local_d(real), local_d(fake)
+            g_real, g_fake = global_d(real), global_d(fake)
+    '''
+    findings = lint(tmp_path, {"nets.py": TWO_DISCRIMINATORS, "train.py": script})
+    assert found(findings) == [("SN301", "nets.py", 8), ("SN401", "train.py", 13), ("SN401", "train.py", 14)]
+
+
+def test_models_handed_back_by_apex_amp_initialize(tmp_path):
+    script = '''
+        import torch
+        from apex import amp
+
+        from nets import Generator, GlobalDiscriminator, LocalDiscriminator
+
+        local_d, global_d, netG = LocalDiscriminator(), GlobalDiscriminator(), Generator()
+        opts = [torch.optim.Adam(local_d.parameters()), torch.optim.Adam(global_d.parameters())]
+        [local_d, global_d], opts = amp.initialize([local_d, global_d], opts, opt_level="O1")
+        for real in torch.utils.data.DataLoader([]):
+            fake = netG(torch.randn(4, 8)).detach()
+            l_real, l_fake = local_d(real), local_d(fake)
+            g_real, g_fake = global_d(real), global_d(fake)
+    '''
+    findings = lint(tmp_path, {"nets.py": TWO_DISCRIMINATORS, "train.py": script})
+    assert found(findings) == [("SN301", "nets.py", 8), ("SN401", "train.py", 12), ("SN401", "train.py", 13)]

@@ -242,11 +242,15 @@ class TrainingSemantics:
         shown = F.Call(e.positional()[0].value, tuple(F.Arg(i) for i in written_items), span=e.span)
         return self.apply(module, items, {}, shown, frame, loc, text_of(shown.func))
 
+    def amp_initialize_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        return _handed_back(args)
+
     NAMED_CALLS: dict[str, Callable] = {
         "torch.nn.parallel.data_parallel": data_parallel_call,
         "torch.nn.parallel.data_parallel.data_parallel": data_parallel_call,
         "torch.autograd.grad": grad_call, "torch.nn.functional.batch_norm": batch_norm_call,
         "builtins.next": next_call, "builtins.iter": iter_call, "torch.cat": cat_call,
+        "apex.amp.initialize": amp_initialize_call,
     }
     NAMED_FAMILIES: list[tuple[Callable[[str], bool], Callable]] = [
         (lambda qual: qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in _REDUCTIONS, reduction_call),
@@ -266,9 +270,29 @@ class TrainingSemantics:
         if name == "step":
             # `optimizer_d.step()`, `scaler.step(opt)`: the update so far is over.
             frame.root.optimizer_steps += 1
+        if name in _SETUP_METHODS:
+            return self.setup_call(e, frame)
         return None
 
+    def setup_call(self, e, frame) -> Value | None:
+        args, _ = self.arguments(e, frame)
+        return _handed_back(args)
+
     RECEIVERS: dict[type, Callable] = {TensorV: tensor_method, UnknownV: optimizer_method, NameV: optimizer_method}
+
+
+# Methods of a distributed or mixed-precision framework that hand back the models given
+# to them (Accelerate, Lightning Fabric, apex.amp).
+_SETUP_METHODS = frozenset({"prepare", "prepare_model", "setup", "setup_module", "initialize"})
+
+def _handed_back(args: list[Value]) -> Value:
+    """`netD, optD, loader = accelerator.prepare(netD, optD, loader)`, Fabric's `setup`,
+    apex's `amp.initialize([netD, netG], [optD, optG])`: what goes in comes back, wrapped
+    for devices and precision, in the same order."""
+    if not any(resolve.layers(a) or isinstance(a, (ListV, TupleV)) and any(map(resolve.layers, a.items))
+               for a in args):
+        return UNKNOWN
+    return args[0] if len(args) == 1 else TupleV(tuple(args))
 
 
 # A tensor reshaped to a batch of one (`x.view(1, b * c, h, w)`).
