@@ -1134,3 +1134,27 @@ def test_models_handed_back_by_apex_amp_initialize(tmp_path):
     '''
     findings = lint(tmp_path, {"nets.py": TWO_DISCRIMINATORS, "train.py": script})
     assert found(findings) == [("SN301", "nets.py", 8), ("SN401", "train.py", 12), ("SN401", "train.py", 13)]
+
+
+def test_a_generator_picked_from_a_module_namespace_is_not_its_discriminator(tmp_path):
+    # SRGAN-PyTorch builds both players from `model.__dict__[...]`: the unknown key that
+    # builds `g_model` picks the generator, whatever the module's discriminator classes are.
+    script = '''
+        import torch
+        import yaml
+
+        import model
+
+
+        config = yaml.safe_load(open("train.yaml"))
+        g_model = model.__dict__[config["MODEL"]["G"]["NAME"]]()
+        d_model = model.__dict__[config["MODEL"]["D"]["NAME"]](in_channels=3)
+        for lr, gt in torch.utils.data.DataLoader([]):
+            sr = g_model(lr)
+            adversarial_loss = d_model(sr).mean()
+            g_optimizer.step()
+            gt_output = d_model(gt)
+            sr_output = d_model(sr.detach().clone())
+    '''
+    findings = lint(tmp_path, {"model.py": MODULE_OF_MODELS, "train.py": script})
+    assert found(findings) == [("SN301", "model.py", 17), ("SN401", "train.py", 15)]

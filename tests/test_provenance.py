@@ -589,7 +589,7 @@ def test_a_prefetcher_whose_except_handler_clears_the_batch_keeps_the_loader_bat
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "prefetch.py": prefetcher,
                              "train.py": train})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 14)]
-    assert sn401(findings).message.startswith("real samples (a batch of `dataloader` (line 8)) go through")
+    assert sn401(findings).message.startswith("real samples (a batch of `dataloader` (prefetch.py:8)) go through")
 
 
 

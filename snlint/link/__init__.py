@@ -122,7 +122,7 @@ def decide_sides(project: LinkedProject) -> None:
         module = call.module
         if module is None or module.cls is None or module.cls.qualname not in classes:
             continue
-        found = provenance.sides(call.origins, module.cls.qualname)
+        found = provenance.sides(call.origins, module.cls.qualname, here=call.call.path)
         if found:
             call.kind, call.evidence = provenance.kind_of(found), found
         elif call.kind in ("real", "fake"):

@@ -23,9 +23,13 @@ _PASSES_THROUGH = re.compile(
 
 @dataclass(frozen=True, eq=False)
 class Data:
-    """Real samples: what a data loader yields, a `dict` batch, a data parameter."""
+    """Real samples: what a data loader yields, a `dict` batch, a data parameter. `what`
+    holds `{at}` where the place goes: `line 12` in the file the evidence is read from,
+    `data.py:12` in another."""
 
     what: str
+    path: str = ""
+    line: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +50,7 @@ class Output:
     line: int
     inner: frozenset
     role: str = ""  # "generator" / "discriminator" when its name already says so
+    path: str = ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +60,7 @@ class Channels:
 
     parts: tuple
     line: int
+    path: str = ""
 
 
 def passes_through(module, callee: str) -> bool:
@@ -68,15 +74,20 @@ def passes_through(module, callee: str) -> bool:
     return any(_PASSES_THROUGH.search(n or "") for n in names)
 
 
-def sides(origins, discriminator: str | None, depth: int = 0) -> dict[str, str]:
+def _at(path: str, line: int, here: str) -> str:
+    return f"line {line}" if not path or path == here else f"{path}:{line}"
+
+
+def sides(origins, discriminator: str | None, depth: int = 0, here: str = "") -> dict[str, str]:
     """{"real": evidence, "fake": evidence} for an input of `discriminator` (a class
-    qualname): what the data flow says each part of the batch is, and why."""
+    qualname): what the data flow says each part of the batch is, and why; places in the
+    file `here` by line, elsewhere by path and line."""
     out: dict[str, str] = {}
     if depth > 12:
         return out
     for origin in origins:
         if isinstance(origin, Data):
-            out.setdefault("real", origin.what)
+            out.setdefault("real", origin.what.format(at=_at(origin.path, origin.line, here)))
         elif isinstance(origin, Named):
             out.setdefault(origin.kind, f"the data parameter `{origin.name}`" if origin.kind == "real"
                            else f"named `{origin.name}`")
@@ -86,18 +97,20 @@ def sides(origins, discriminator: str | None, depth: int = 0) -> dict[str, str]:
             if origin.role == "discriminator" or (cls is not None and cls.qualname == discriminator):
                 continue
             if origin.role == "generator" or not passes_through(module, origin.callee):
-                out.setdefault("fake", f"returned by {origin.callee or 'a module'} at line {origin.line}")
+                out.setdefault("fake", f"returned by {origin.callee or 'a module'} at "
+                                       f"{_at(origin.path, origin.line, here)}")
             else:
-                for kind, why in sides(origin.inner, discriminator, depth + 1).items():
+                for kind, why in sides(origin.inner, discriminator, depth + 1, here).items():
                     out.setdefault(kind, why)
         elif isinstance(origin, Channels):
-            parts = [sides(p, discriminator, depth + 1) for p in origin.parts]
+            parts = [sides(p, discriminator, depth + 1, here) for p in origin.parts]
             fakes = [p["fake"] for p in parts if "fake" in p]
             reals = [p["real"] for p in parts if "real" in p]
+            where = _at(origin.path, origin.line, here)
             if fakes:
-                out.setdefault("fake", f"{fakes[0]}, concatenated along channels at line {origin.line}")
+                out.setdefault("fake", f"{fakes[0]}, concatenated along channels at {where}")
             elif reals:
-                out.setdefault("real", f"{reals[0]}, concatenated along channels at line {origin.line}")
+                out.setdefault("real", f"{reals[0]}, concatenated along channels at {where}")
     return out
 
 

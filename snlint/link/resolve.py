@@ -179,6 +179,11 @@ def _dotted(e: F.Expr) -> str:
     return ""
 
 
+# How a pick among a project's discriminator classes by a key not known here says so; the
+# instance it builds is bound only where a discriminator is expected.
+KEY_NOT_KNOWN = "(key not known here)"
+
+
 def of_module(module: ModuleV, text: str, at: Location) -> Value | None:
     """`models.__dict__[config["D"]["NAME"]]`, `getattr(models, name)`: a class of a
     project module picked by a key not known here. What it picks is bound to the
@@ -189,8 +194,8 @@ def of_module(module: ModuleV, text: str, at: Location) -> Value | None:
         return None
     name = module.file.module.rpartition(".")[2]
     if len(found) == 1:
-        why = f"the only discriminator class in {name} (key not known here)"
+        why = f"the only discriminator class in {name} {KEY_NOT_KNOWN}"
         return OneOfV((ClassV(found[0].cls, found[0].file, via=f"{why} at {where(at)}"),), why,
                       role="discriminator")
-    return OneOfV(tuple(found), f"one of {len(found)} discriminator classes in {name} (key not known here)",
+    return OneOfV(tuple(found), f"one of {len(found)} discriminator classes in {name} {KEY_NOT_KNOWN}",
                   role="discriminator")

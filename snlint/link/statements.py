@@ -248,7 +248,7 @@ class Statements:
         frame.loop_depth += 1
         frame.loops.append(stmt.span)
         try:
-            batch = self.loader_batch(iterable, stmt)
+            batch = self.loader_batch(iterable, stmt, frame.file.path)
             if batch is not None:
                 self.assign_all(stmt.target, batch, frame)
                 self.block(stmt.body, frame)

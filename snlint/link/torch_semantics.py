@@ -183,9 +183,9 @@ class TorchSemantics:
             if not found_all:
                 return None
             found_all = _named_after_the_model(found_all, frame)
-            why = (f"one of {len(found_all)} discriminator classes registry {registry} holds (key not known "
-                   f"here)" if len(found_all) > 1 else
-                   f"the only discriminator class registry {registry} holds (key not known here)")
+            why = (f"one of {len(found_all)} discriminator classes registry {registry} holds "
+                   f"{resolve.KEY_NOT_KNOWN}" if len(found_all) > 1 else
+                   f"the only discriminator class registry {registry} holds {resolve.KEY_NOT_KNOWN}")
             if len(found_all) == 1:
                 return OneOfV((ClassV(found_all[0].cls, found_all[0].file, via=f"{why} at {where}"),),
                               why, role="discriminator")

@@ -32,7 +32,7 @@ class TrainingSemantics:
 
     # ------------------------------------------------------------ what the evaluator asks
 
-    def loader_batch(self, iterable: Value, stmt: F.For) -> TensorV | None:
+    def loader_batch(self, iterable: Value, stmt: F.For, path: str = "") -> TensorV | None:
         """What a `for` loop over batches of a data loader gets: real data. None when the
         loop is over something else."""
         if not (isinstance(iterable, TensorV) or (
@@ -43,15 +43,16 @@ class TrainingSemantics:
             return TensorV(iterable.tags, (), iterable.origins)
         source = next((n for n in names_in(stmt.iter) if DATA_SOURCE.search(n)), "the data loader")
         return TensorV(frozenset({"real"}), (), frozenset({
-            Data(f"a batch of `{source}` (line {stmt.span.line})")}))
+            Data(f"a batch of `{source}` ({{at}})", path, stmt.span.line)}))
 
     def bound(self, target: F.Expr, value: Value) -> Value:
         """The value an assignment binds to `target`, and what the binding tells: a layer
         remembers the names it is bound to (`netD`, `self.D`: which player it is)."""
         if isinstance(value, OneOfV) and value.role == "discriminator" or \
-                isinstance(value, Layer) and "holds (key not known here)" in " ".join(value.via):
+                isinstance(value, Layer) and resolve.KEY_NOT_KNOWN in " ".join(value.via):
             # A registry's discriminators, for a key not known here: only a discriminator's
-            # binding (`self.net_d`) is one of them; `self.net_g` is some other class.
+            # binding (`self.net_d`) is one of them; `self.net_g`, `g_model` are some other
+            # class. A plain local (`net` in a `build_network` helper) passes it on.
             name = text_of(target)
             if isinstance(target, F.Attr) and not D_NAME.search(name) or G_NAME.search(name):
                 value = UNKNOWN
@@ -97,7 +98,7 @@ class TrainingSemantics:
         else:
             origins = frozenset({Output(module, text, loc.span.line, out.origins,
                                         "generator" if is_generator else
-                                        "discriminator" if is_discriminator else "")})
+                                        "discriminator" if is_discriminator else "", loc.path)})
         if self.scores_with_discriminator(module):
             self.run_forward(module, args, frame, loc)  # type: ignore[arg-type]
         if is_generator:
@@ -211,14 +212,14 @@ class TrainingSemantics:
     def next_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         if args and isinstance(args[0], TensorV) and args[0].origins:
             return args[0]
-        return TensorV(frozenset({"real"}), (), frozenset({Data(f"next() at line {loc.span.line}")}))
+        return TensorV(frozenset({"real"}), (), frozenset({Data("next() at {at}", loc.path, loc.span.line)}))
 
     def iter_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         if not (e is not None and e.args and any(DATA_SOURCE.search(n) for n in names_in(e.args[0].value))):
             return None
         source = next(n for n in names_in(e.args[0].value) if DATA_SOURCE.search(n))
         return TensorV(frozenset({"real"}), (), frozenset({
-            Data(f"a batch of `{source}` (line {loc.span.line})")}))
+            Data(f"a batch of `{source}` ({{at}})", loc.path, loc.span.line)}))
 
     def cat_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         return _concatenation(args, kwargs, loc) if args else None
@@ -326,7 +327,7 @@ def _concatenation(args: list[Value], kwargs: dict[str, Value], loc: Location) -
     joined = tensor_join(parts)
     if isinstance(dim, ConstV) and isinstance(dim.value, int) and dim.value != 0:
         return TensorV(joined.tags, joined.outputs,
-                       frozenset({Channels(tuple(p.origins for p in parts), loc.span.line)}))
+                       frozenset({Channels(tuple(p.origins for p in parts), loc.span.line, loc.path)}))
     return joined
 
 
