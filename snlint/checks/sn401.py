@@ -47,20 +47,20 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         assumed = a.assumed or b.assumed
         note = f" ({assumed})" if assumed else ""
         its = "its batch statistics" if len({e[4].cls for e in entries}) == 1 else "the batch statistics of each"
-        evidence = {kind: why for call in (a, b) for kind, why in call.evidence.items()}
+        evidence = {kind: why.render(first.path) for call in (a, b) for kind, why in call.evidence.items()}
         if first == second:
             # One call run once per batch (`for x in (real, fake): D(x)`): no second call
             # to merge with, so no fix either.
             yield emit.finding(
                 CODE, first,
-                f"{_side(a)} and {_side(b)} go through {subject} here, one batch per run of "
+                f"{_side(a, first.path)} and {_side(b, first.path)} go through {subject} here, one batch per run of "
                 f"this call; {its} ({stats}) then differ between the two batches and give "
                 f"real from fake away{note}",
                 symbol=a.function, discriminator=ref, data=evidence)
             continue
         yield emit.finding(
             CODE, first,
-            f"{_side(a)} go through {subject} here and {_side(b)} "
+            f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
             f"in a separate call at line {second.span.line}; {its} "
             f"({stats}) then differ between the two batches and give "
             f"real from fake away{note}",
@@ -68,11 +68,12 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             data={"second": (second.path, second.span.line, second.span.column), **evidence})
 
 
-def _side(call) -> str:
-    """`real samples (a batch of `loader`, line 30)`: the kind and what decided it."""
+def _side(call, here: str) -> str:
+    """`real samples (a batch of `loader` (line 30))`: the kind and what decided it, its
+    places named as seen from the file `here`."""
     what = "real samples" if call.kind == "real" else "generated samples"
     why = call.evidence.get(call.kind)
-    return f"{what} ({why})" if why else what
+    return f"{what} ({why.render(here)})" if why else what
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:

@@ -122,13 +122,14 @@ def decide_sides(project: LinkedProject) -> None:
         module = call.module
         if module is None or module.cls is None or module.cls.qualname not in classes:
             continue
-        found = provenance.sides(call.origins, module.cls.qualname, here=call.call.path)
+        found = provenance.sides(call.origins, module.cls.qualname)
         if found:
             call.kind, call.evidence = provenance.kind_of(found), found
         elif call.kind in ("real", "fake"):
             name = next((n for n in call.names if (FAKE_NAME if call.kind == "fake" else REAL_NAME).search(n)),
                         None)
-            call.evidence = {call.kind: f"named `{name}`" if name else "by name"}
+            call.evidence = {call.kind: provenance.Evidence(
+                provenance.escaped(f"named `{name}`") if name else "by name")}
 
 
 def _classes(files: list[FileFacts]):

@@ -21,6 +21,7 @@ from snlint.findings import DiscriminatorRef, Location, Span
 if TYPE_CHECKING:
     from snlint.facts import ClassFacts, FileFacts
     from snlint.link.join import Runtime
+    from snlint.link.provenance import Evidence
 
 _EMPTY: Mapping = MappingProxyType({})
 
@@ -147,7 +148,7 @@ class ForwardFact:
     node: Location | None = None  # the forward call itself
     chain: tuple[Location, ...] = ()  # the call, then each call site above it up to the update
     names: tuple[str, ...] = ()  # the names its input is written with: the fallback evidence
-    evidence: Mapping[str, str] = field(default_factory=_empty)  # {"real"/"fake": why}
+    evidence: Mapping[str, Evidence] = field(default_factory=_empty)  # {"real"/"fake": why}
     # Set when the instance was not built where it is called and the project's only
     # discriminator class was assumed: what was assumed, for the message.
     assumed: str = ""

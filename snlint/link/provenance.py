@@ -74,44 +74,64 @@ def passes_through(module, callee: str) -> bool:
     return any(_PASSES_THROUGH.search(n or "") for n in names)
 
 
-def _at(path: str, line: int, here: str) -> str:
-    return f"line {line}" if not path or path == here else f"{path}:{line}"
+@dataclass(frozen=True)
+class Evidence:
+    """What decided one side of a call, with the places it names kept apart from the text
+    (`{0}`, `{1}` in `text`): a finding says `line 12` for a place in its own file and
+    `data.py:12` for one elsewhere, and only the finding knows which file it is in."""
+
+    text: str
+    places: tuple[tuple[str, int], ...] = ()
+
+    def render(self, here: str) -> str:
+        return self.text.format(*(f"line {line}" if not path or path == here else f"{path}:{line}"
+                                  for path, line in self.places))
+
+    def then(self, text: str, path: str, line: int) -> "Evidence":
+        """This evidence followed by `text`, which names one more place as `{}`."""
+        return Evidence(self.text + text.replace("{}", "{%d}" % len(self.places)),
+                        self.places + ((path, line),))
 
 
-def sides(origins, discriminator: str | None, depth: int = 0, here: str = "") -> dict[str, str]:
+def sides(origins, discriminator: str | None, depth: int = 0) -> dict[str, Evidence]:
     """{"real": evidence, "fake": evidence} for an input of `discriminator` (a class
-    qualname): what the data flow says each part of the batch is, and why; places in the
-    file `here` by line, elsewhere by path and line."""
-    out: dict[str, str] = {}
+    qualname): what the data flow says each part of the batch is, and why."""
+    out: dict[str, Evidence] = {}
     if depth > 12:
         return out
     for origin in origins:
         if isinstance(origin, Data):
-            out.setdefault("real", origin.what.format(at=_at(origin.path, origin.line, here)))
+            out.setdefault("real", Evidence(escaped(origin.what).replace("{{at}}", "{0}"),
+                                            ((origin.path, origin.line),)))
         elif isinstance(origin, Named):
-            out.setdefault(origin.kind, f"the data parameter `{origin.name}`" if origin.kind == "real"
-                           else f"named `{origin.name}`")
+            out.setdefault(origin.kind, Evidence(escaped(
+                f"the data parameter `{origin.name}`" if origin.kind == "real" else f"named `{origin.name}`")))
         elif isinstance(origin, Output):
             module = origin.module
             cls = getattr(module, "cls", None)
             if origin.role == "discriminator" or (cls is not None and cls.qualname == discriminator):
                 continue
             if origin.role == "generator" or not passes_through(module, origin.callee):
-                out.setdefault("fake", f"returned by {origin.callee or 'a module'} at "
-                                       f"{_at(origin.path, origin.line, here)}")
+                out.setdefault("fake", Evidence(escaped(f"returned by {origin.callee or 'a module'} at ") + "{0}",
+                                                ((origin.path, origin.line),)))
             else:
-                for kind, why in sides(origin.inner, discriminator, depth + 1, here).items():
+                for kind, why in sides(origin.inner, discriminator, depth + 1).items():
                     out.setdefault(kind, why)
         elif isinstance(origin, Channels):
-            parts = [sides(p, discriminator, depth + 1, here) for p in origin.parts]
+            parts = [sides(p, discriminator, depth + 1) for p in origin.parts]
             fakes = [p["fake"] for p in parts if "fake" in p]
             reals = [p["real"] for p in parts if "real" in p]
-            where = _at(origin.path, origin.line, here)
-            if fakes:
-                out.setdefault("fake", f"{fakes[0]}, concatenated along channels at {where}")
-            elif reals:
-                out.setdefault("real", f"{reals[0]}, concatenated along channels at {where}")
+            for kind, found in (("fake", fakes), ("real", reals)):
+                if found:
+                    out.setdefault(kind, found[0].then(", concatenated along channels at {}",
+                                                       origin.path, origin.line))
+                    break
     return out
+
+
+def escaped(text: str) -> str:
+    """Text a name or an expression brought in, safe inside a format string."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def kind_of(found: dict[str, str]) -> str:
