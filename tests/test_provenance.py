@@ -294,6 +294,21 @@ def test_pairs_named_real_and_fake_along_channels_are_not_scored_together(lint_p
     assert sn401(findings).discriminator.detail == "called on real and generated samples at module level"
 
 
+def test_a_generator_step_before_the_discriminator_step_does_not_speak_for_the_class(lint_project):
+    # BicycleGAN: the generator step scores `cat((real_a, fake_b), 1)` (named both, one
+    # generated batch); the discriminator step's separate real and generated calls are
+    # the evidence the message gives.
+    code = PIX2PIX.replace("cond, target", "real_a, real_b").replace("netG(cond)", "netG(real_a)")
+    body = '''pred_g = netD(torch.cat((real_a, produced), 1))
+        optimizer_g.step()
+        pred_fake = netD(torch.cat((real_a, produced.detach()), 1))
+        pred_real = netD(torch.cat((real_a, real_b), 1))'''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET,
+                             "train.py": code.format(body=body)})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 14)]
+    assert sn401(findings).discriminator.detail == "called on real and generated samples at module level"
+
+
 def test_conditional_pairs_joined_along_the_batch_are_one_batch(lint_project):
     body = '''pairs = torch.cat((torch.cat((cond, target), 1), torch.cat((cond, produced.detach()), 1)))
         pred = netD(pairs)'''

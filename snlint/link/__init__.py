@@ -188,22 +188,27 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
             continue
         q = call.module.cls.qualname
         updates.setdefault((call.update, q), {}).setdefault(call.kind, []).append(call)
-    for (update, q), kinds in updates.items():
-        if q not in by_qual or q in excluded or q in evidence or _FEATURES.search(by_qual[q][0].name):
-            continue  # not in by_qual: a class defined inside a function or a `__main__` block
-        if "real" in kinds and "fake" in kinds:
-            fn = _where(kinds["real"][0].function)
-            evidence[q] = ("training code", f"called on real and generated samples {fn}"
-                                            f"{_as_candidate(kinds['real'][0])}")
-        elif "mixed" in kinds:
-            fn = _where(kinds["mixed"][0].function)
-            # Named both (`cat((real_a, fake_b), 1)`), the data flow may still say one
-            # batch of each side: then they are not scored together.
-            sides = {provenance.kind_of(found) for calls in kinds.values() for c in calls
-                     if (found := provenance.sides(c.origins, q))}
-            together = "" if {"real", "fake"} <= sides else " together"
-            evidence[q] = ("training code", f"called on real and generated samples{together} {fn}"
-                                            f"{_as_candidate(kinds['mixed'][0])}")
+    # An update that scores real and generated samples apart is the stronger evidence: it
+    # is looked for first, so a generator step's `D(cat((real_a, fake_b), 1))` (named both,
+    # one generated batch by the data flow) does not speak for the class.
+    for want_apart in (True, False):
+        for (update, q), kinds in updates.items():
+            if q not in by_qual or q in excluded or q in evidence or _FEATURES.search(by_qual[q][0].name):
+                continue  # not in by_qual: a class defined inside a function or a `__main__` block
+            if want_apart and "real" in kinds and "fake" in kinds:
+                fn = _where(kinds["real"][0].function)
+                evidence[q] = ("training code", f"called on real and generated samples {fn}"
+                                                f"{_as_candidate(kinds['real'][0])}")
+            elif not want_apart and "mixed" in kinds:
+                # Named both, the data flow may still say what each call scores.
+                sides = {provenance.kind_of(found) for calls in kinds.values() for c in calls
+                         if (found := provenance.sides(c.origins, q))}
+                if sides and not sides & {"mixed"} and not {"real", "fake"} <= sides:
+                    continue  # one side only: generated samples named after their condition
+                together = "" if {"real", "fake"} <= sides else " together"
+                fn = _where(kinds["mixed"][0].function)
+                evidence[q] = ("training code", f"called on real and generated samples{together} {fn}"
+                                                f"{_as_candidate(kinds['mixed'][0])}")
     for penalty in project.events.penalties:
         module = penalty.forward.module
         if module is not None and module.cls is not None and module.kind == "module":
