@@ -357,10 +357,20 @@ def _hint(key: str) -> str:
     return hint
 
 
+def _in_file(path: Path, check: Any) -> Any:
+    """`check()`, its ConfigError naming the file the value came from."""
+    try:
+        return check()
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
+
+
 def _check_value(key: str, value: Any, path: Path) -> Any:
     where = f"{path}: [tool.snlint] {key}"
-    if key in ("select", "extend-select", "ignore", "exclude", "extend-exclude",
-               "discriminators", "not-discriminators"):
+    if key in ("select", "extend-select", "ignore"):
+        # Checked here too, where the file is known, so the message can name it.
+        return _in_file(path, lambda: _validate_selectors(value, f"[tool.snlint] {key}"))
+    if key in ("exclude", "extend-exclude", "discriminators", "not-discriminators"):
         return _string_list(value, where)
     if key == "graph-paths":
         folders = _string_list(value, where)
@@ -372,7 +382,8 @@ def _check_value(key: str, value: Any, path: Path) -> Any:
     if key == "per-file-ignores":
         if not isinstance(value, dict):
             raise ConfigError(f"{where} must be a table of glob = [codes]")
-        return {glob: _string_list(codes, f"{where} {glob!r}") for glob, codes in value.items()}
+        return {glob: _in_file(path, lambda codes=codes, glob=glob: _validate_selectors(
+            codes, f"[tool.snlint] {key} {glob!r}")) for glob, codes in value.items()}
     if key in ("graph", "force-exclude"):
         if not isinstance(value, bool):
             raise ConfigError(f"{where} must be true or false, got {value!r}")

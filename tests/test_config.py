@@ -285,6 +285,12 @@ PYPROJECT_ERRORS = [
     pytest.param('select = "SN1"',
                  "[tool.snlint] select must be a list of strings, got 'SN1'",
                  id="wrong-value-type"),
+    pytest.param('ignore = ["E501"]',
+                 f"invalid rule code 'E501' in [tool.snlint] ignore {CODE_HELP}",
+                 id="invalid-code"),
+    pytest.param('per-file-ignores = {"tests/*" = ["E501"]}',
+                 f"invalid rule code 'E501' in [tool.snlint] per-file-ignores 'tests/*' {CODE_HELP}",
+                 id="invalid-code-in-per-file-ignores"),
     pytest.param('norm-replacement = "layernorm"',
                  "[tool.snlint] norm-replacement must be one of groupnorm, instancenorm, "
                  "identity, got 'layernorm'",
@@ -297,14 +303,6 @@ def test_pyproject_error_names_the_file_and_the_key(tmp_path, table, message):
     write_pyproject(tmp_path, f"[tool.snlint]\n{table}\n")
     pyproject = tmp_path / "pyproject.toml"
     assert config_error(lambda: load_config(tmp_path)) == f"{pyproject}: {message}"
-
-
-def test_invalid_code_in_pyproject_is_a_config_error(tmp_path):
-    # Unlike the errors above, this one does not name the file (the codes are checked
-    # where Config is built, which does not know where they came from).
-    write_pyproject(tmp_path, '[tool.snlint]\nignore = ["E501"]\n')
-    assert config_error(lambda: load_config(tmp_path)) == (
-        f"invalid rule code 'E501' in ignore {CODE_HELP}")
 
 
 def test_invalid_toml_is_a_config_error(tmp_path):
