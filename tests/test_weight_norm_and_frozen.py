@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from snlint.config import Config
 from snlint.findings import Finding, Span
 from snlint.fix import attach_fixes
@@ -147,3 +149,44 @@ def test_layers_of_a_feature_network_a_train_override_keeps_in_eval_are_not_miss
                 return self
     ''', select=["SN2"])
     assert findings == []
+
+
+@pytest.mark.parametrize("freeze", [
+    "for p in self.features.parameters():\n                    p.requires_grad = False",
+    "for p in self.features.parameters():\n                    p.requires_grad_(False)",
+    "for _, p in self.features.named_parameters():\n                    p.requires_grad = False",
+], ids=["attribute", "method", "named"])
+def test_a_feature_network_frozen_parameter_by_parameter_is_not_missing_sn(lint, freeze):
+    findings = lint(f'''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+
+        class PerceptualDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.features = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3))
+                {freeze}
+                self.head = spectral_norm(nn.Conv2d(8, 1, 3))
+    ''', select=["SN2"])
+    assert findings == []
+
+
+def test_parameters_frozen_by_training_code_do_not_freeze_the_discriminator(lint):
+    findings = lint('''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+
+        class PerceptualDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.features = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU())
+                self.head = spectral_norm(nn.Conv2d(8, 1, 3))
+
+
+        D = PerceptualDiscriminator()
+        for p in D.parameters():
+            p.requires_grad = False
+    ''', select=["SN2"])
+    assert [(f.code, f.line) for f in findings] == [("SN201", 9)]

@@ -15,7 +15,7 @@ from snlint.link import resolve
 from snlint.link.lookup import with_origin
 from snlint.link.values import (
     UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, Layer, ListV, ModulesIterV, ModulesV,
-    NameFindV, NamespaceV, NameV, TensorV, TorchTypeV, TupleV, UnknownV, Value,
+    NameFindV, NamespaceV, NameV, ParametersV, ParamV, TensorV, TorchTypeV, TupleV, UnknownV, Value,
 )
 
 # Iterations of one loop the evaluator unrolls; longer loops run once, over unknown items.
@@ -268,6 +268,10 @@ class Statements:
                     item = TupleV((UNKNOWN, item))
                 self.assign(stmt.target, item, frame)
                 self.block(stmt.body, frame)
+            elif isinstance(iterable, ParametersV):
+                param = ParamV(iterable.root)
+                self.assign(stmt.target, TupleV((UNKNOWN, param)) if iterable.named else param, frame)
+                self.block(stmt.body, frame)
             elif isinstance(iterable, (ListV, TupleV, Layer, ConstV)) and 0 < len(items_of(iterable)) <= MAX_UNROLL:
                 for value in items_of(iterable):
                     self.assign(stmt.target, value, frame)
@@ -318,6 +322,10 @@ class Statements:
         owner = self.expr(target.value, frame)
         if isinstance(owner, Layer):
             owner.set_attr(target.attr, value)
+        elif isinstance(owner, ParamV):
+            # `for p in self.features.parameters(): p.requires_grad = False`
+            if target.attr == "requires_grad" and self.truth(value) is False:
+                self.frozen(owner.root, frame)
         elif isinstance(owner, NamespaceV) and owner.parsed:
             owner.attrs[target.attr] = value
         elif isinstance(owner, DictV) and owner.attrs:

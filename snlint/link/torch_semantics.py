@@ -23,7 +23,7 @@ from snlint.link.index import ProjectIndex
 from snlint.link.syntax import calls_in, text_of, walk
 from snlint.link.values import (
     UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, Layer, ListV, ModulesIterV, ModulesV,
-    NameFindV, NameV, OneOfV, SNApp, SNFuncV, TorchTypeV, TupleV, Value, WeightV,
+    NameFindV, NameV, OneOfV, ParametersV, ParamV, SNApp, SNFuncV, TorchTypeV, TupleV, Value, WeightV,
 )
 from snlint.torchapi import (
     INIT_FUNCTION, INPLACE_TENSOR_INIT, KINDS, SN_CUSTOM, SN_FUNCTIONS, WN_FUNCTIONS, layer_type,
@@ -332,6 +332,8 @@ class TorchSemantics:
         if name in ("modules", "named_modules", "children", "named_children"):
             return ModulesIterV(receiver, named=name.startswith("named"),
                                 children_only=name.endswith("children"))
+        if name in ("parameters", "named_parameters"):
+            return ParametersV(receiver, named=name == "named_parameters")
         if name == "apply" and args:
             self.apply(args[0], [ModulesV(receiver)], {}, e, frame, loc, text_of(e.args[0].value))
             return receiver
@@ -381,9 +383,16 @@ class TorchSemantics:
                 return NameFindV(receiver.modules, args[0].value)
         return UNKNOWN
 
+    def param_method(self, receiver: ParamV, name: str, e, frame, loc) -> Value | None:
+        """`for p in self.features.parameters(): p.requires_grad_(False)`."""
+        args, _ = self.arguments(e, frame)
+        if name == "requires_grad_" and args and self.truth(args[0]) is False:
+            self.frozen(receiver.root, frame)
+        return receiver
+
     RECEIVERS: dict[type, Callable] = {
         Layer: layer_method, ModulesV: modules_method, OneOfV: one_of_method, WeightV: weight_method,
-        ClassOfV: class_name_method,
+        ClassOfV: class_name_method, ParamV: param_method,
     }
 
 

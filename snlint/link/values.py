@@ -366,6 +366,22 @@ class ModulesIterV(Value):
 
 
 @dataclass(eq=False)
+class ParametersV(Value):
+    """`module.parameters()`: a loop over it sees one parameter at a time (`ParamV`)."""
+
+    root: Layer
+    named: bool = False
+
+
+@dataclass(eq=False)
+class ParamV(Value):
+    """A parameter out of `root.parameters()` in a loop: what the loop sets on it
+    (`p.requires_grad = False`) it sets on every parameter of `root`."""
+
+    root: Layer
+
+
+@dataclass(eq=False)
 class WeightV(Value):
     """A layer's parameter (`m.weight`, `m.weight.data`)."""
 
