@@ -153,6 +153,7 @@ class Comprehension(Expr):
 @dataclass(frozen=True)
 class Unknown(Expr):
     text: str = ""
+    unbound: bool = False  # a name nothing in the file binds (`netG` in a notebook's later cell)
 
 
 # ---------------------------------------------------------------- statements

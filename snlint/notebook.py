@@ -287,7 +287,23 @@ class Notebook:
             end_line, end_column = line, span.column + 1
         else:
             end_column = span.end_column
-        return finding.with_(cell=cell, span=Span(line, span.column, end_line, end_column))
+        return finding.with_(cell=cell, span=Span(line, span.column, end_line, end_column),
+                             message=self._cell_places(finding.message, finding.path))
+
+    def _cell_places(self, message: str, path: str) -> str:
+        """A message's places in this notebook as cell and line: rules write the lines of
+        the one module the code cells make (`line 189`, `nb.ipynb:189`), which the reader
+        never sees."""
+        def with_path(match: re.Match) -> str:
+            cell, line = self.locate(int(match.group(1)))
+            return f"{path}:cell {cell}:{line}"
+
+        def bare(match: re.Match) -> str:
+            cell, line = self.locate(int(match.group(1)))
+            return f"cell {cell}, line {line}"
+
+        message = re.sub(rf"{re.escape(path)}:(\d+)\b", with_path, message)
+        return re.sub(r"\bline (\d+)\b", bare, message)
 
     # -- writing back
 

@@ -78,3 +78,32 @@ def test_json_fix_diff_is_a_diff_of_the_notebook_file(tmp_path):
     result = CliRunner().invoke(main, [str(path), "--no-graph", "--output-format", "json"])
     fix = json.loads(result.output)[0]["fix"]
     assert '+    "        self.out = spectral_norm(nn.Linear(64, 1))\\n",' in fix["diff"]
+
+
+def test_places_a_message_names_are_given_as_cell_and_line(tmp_path):
+    # Rules count the lines of the one module the code cells make; the reader sees cells.
+    cells = [
+        {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [],
+         "source": ["import torch\n", "import torch.nn as nn\n", "\n",
+                    "class Discriminator(nn.Module):\n",
+                    "    def __init__(self):\n",
+                    "        super().__init__()\n",
+                    "        self.main = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8))\n",
+                    "\n",
+                    "    def forward(self, x):\n",
+                    "        return self.main(x)\n"]},
+        {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [],
+         "source": ["netD = Discriminator()\n",
+                    "for real, z in torch.utils.data.DataLoader([]):\n",
+                    "    a = netD(real)\n",
+                    "    b = netD(netG(z).detach())\n"]},
+    ]
+    (tmp_path / "gan.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                                    "nbformat_minor": 5}), encoding="utf-8")
+    findings = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
+    sn401 = next(f for f in findings if f.code == "SN401")
+    assert (sn401.cell, sn401.line) == (2, 3)
+    assert sn401.message.startswith(
+        "real samples (a batch of `torch.utils.data.DataLoader` (cell 2, line 2)) go through Discriminator")
+    assert "in a separate call at cell 2, line 4;" in sn401.message
+    assert f"(BatchNorm2d at {tmp_path / 'gan.ipynb'}:cell 1:7)" in sn401.message

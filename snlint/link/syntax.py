@@ -18,6 +18,8 @@ def text_of(e: F.Expr) -> str:
         return e.name
     if isinstance(e, F.Attr):
         return f"{text_of(e.value)}.{e.attr}"
+    if isinstance(e, F.Unknown) and e.unbound:
+        return e.text
     return ""
 
 

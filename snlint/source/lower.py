@@ -250,7 +250,7 @@ class Lowerer:
         if self.star:
             # Which `from x import *` it comes from is decided in the link step.
             return F.Global(f"*.{name}", text=name)
-        return F.Unknown(name)
+        return F.Unknown(name, unbound=True)
 
     # ------------------------------------------------------------ expressions
 
