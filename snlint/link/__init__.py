@@ -25,6 +25,8 @@ from snlint.link.values import Layer
 _NAME = re.compile(r"(discriminator|critic)", re.I)
 _EXACT = re.compile(r"^(NetD|netD|_netD|D_\w+|D)$")
 _BOUND = D_NAME
+# Names of the pieces a discriminator is assembled from.
+_PART = re.compile(r"block|layer|top|head|stage|stem|epilogue|prologue|unit|cell|branch", re.I)
 # Networks that training code also calls on real and generated images, for a loss, and
 # that are not discriminators: perceptual/feature networks and classifiers.
 _FEATURES = re.compile(r"vgg|perceptual|lpips|inception|feature|encoder|resnet|classifier|"
@@ -224,11 +226,12 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
             else:
                 bound = next(n for i in project.instances_of(q) for n in i.bound_names if _BOUND.search(n))
                 evidence[q] = ("name", f"bound to {bound}")
-    # A class found only by its name that another discriminator is built from
-    # (`DiscriminatorBlock` inside `Discriminator`) is a part of it: its layers are judged
-    # as the whole discriminator's.
+    # A class found only by its name, named as a part (`DiscriminatorBlock`), that another
+    # discriminator is built from is a part of it: its layers are judged as the whole
+    # discriminator's. (A `LossWithDiscriminator` holding a `Discriminator` holds a whole.)
     blocks = {child.cls.qualname for q in evidence if q in project.roots
-              for _, child in project.roots[q].descendants() if child.cls is not None}
+              for _, child in project.roots[q].descendants()
+              if child.cls is not None and _PART.search(child.cls.name)}
     for q, (kind, detail) in evidence.items():
         if q not in project.roots or (kind == "name" and q in blocks):
             continue
