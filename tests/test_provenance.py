@@ -649,3 +649,31 @@ def test_map_of_the_discriminator_over_both_batches(lint_project):
     '''
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 12)]
+
+
+def test_a_list_of_detached_generator_outputs_is_generated(lint_project):
+    # FastGAN: `train_d(netD, [fi.detach() for fi in fake_images], label="fake")`, the
+    # discriminator taking a list of scales; the helper's parameter is named `data`.
+    code = '''
+        import torch
+
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+
+        def train_d(net, data, label="real"):
+            if label == "real":
+                return net(data).mean()
+            return net(data).mean()
+
+
+        critic = PatchDiscriminator()
+        g = SRNet()
+        for tgt in torch.utils.data.DataLoader([]):
+            outs = g(tgt)
+            train_d(critic, tgt, label="real")
+            train_d(critic, [o.detach() for o in outs], label="fake")
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 10)]
+    assert "generated samples (returned by g at line 17)" in sn401(findings).message

@@ -174,6 +174,9 @@ class Expressions:
             self.assign(clause.target, ModulesV(iterable.root, children_only=iterable.children_only), frame)
             self.expr(e.elt, frame)
             return False
+        elif isinstance(iterable, TensorV):
+            # `[fi.detach() for fi in fake_images]`: each item is what the whole is.
+            items = [iterable]
         else:
             items = [UNKNOWN]
         for item in items:

@@ -75,6 +75,8 @@ class TrainingSemantics:
     def forward_call(self, module: Layer | None, text: str, args: list[Value], frame: Frame,
                      loc: Location, e: F.Call | None) -> Value:
         first = args[0] if args else UNKNOWN
+        if isinstance(first, (ListV, TupleV)) and tensors(first):
+            first = tensor_join(tensors(first))  # a multi-scale input: `[img, img_small]`
         first_expr = e.args[0].value if e is not None and e.args else None
         kind = _input_kind(first, first_expr)
         root = frame.root
