@@ -138,7 +138,7 @@ def test_quick_run_with_a_cached_parallel_build_and_peers_fills_every_row(tmp_pa
     assert results["corpora"]["real"]["corpus"]["files"] == 2  # the hidden folder left out
     assert (real / "pkg" / "nets.py").read_text().endswith("pass\n")  # the original untouched
     assert {t["status"] for t in results["targets"]} <= {"pass", "fail"}
-    assert {t["corpus"] for t in results["targets"]} == {"gen-3", "real", "gen-2,3,4"}
+    assert {t["corpus"] for t in results["targets"]} == {"gen-2", "gen-3", "gen-4", "real", "gen-2,3,4"}
     examples = results["corpora"]["examples"]
     assert set(examples["cases"]) == {"snlint_graph", "snlint_no_graph"} or examples["skipped"]
 
