@@ -1,104 +1,96 @@
-"""snlint's benchmark: ratios against peers measured in the same run, never wall-clock asserts.
+"""snlint's benchmark: every number is a ratio to a peer measured in the same run.
 
-On one generated corpus (benchmarks/corpus.py), in interleaved rounds (every case once
-per round, the order rotated each round; the median of the rounds is reported):
+One run measures, on the generated corpus (benchmarks/corpus.py) at three sizes and on
+any `--corpus DIR` of real files, every case below as a command in a fresh subprocess, in
+interleaved rounds (each case once per round, the order rotated each round; medians):
 
-  parse_floor            in process: read + `libcst.parse_module` of every file (the floor
-                         for any libcst linter)
-  engine_source          in process: `snlint.engine.run` with the graph pass off
-  engine_graph           in process: the same with the graph pass on (torch in a child)
-  python_startup         subprocess: `python -c pass`
-  parse_floor_cli        subprocess: python + libcst, read and parse every file
-  snlint_cli             subprocess: `snlint --no-graph .`
-  torchfix_cli_j1        subprocess: `torchfix -j 1 .` (serial, as snlint is)
-  torchfix_cli           subprocess: `torchfix .` (its default: one job per core)
-  parse_floor_cli_tf     subprocess: the parse floor with TorchFix's python and libcst
-  precommit_snlint       subprocess: the pre-commit hook's command on 5 files
-  precommit_parse_floor  subprocess: the parse floor on the same 5 files
-  precommit_torchfix     subprocess: `torchfix -j 1` on the same 5 files
+  python_startup     python -c pass
+  ast_parse          python + ast.parse of every file
+  libcst_parse       python + libcst.parse_module of every file, one core: the floor
+  snlint_cold        snlint --no-graph . with no cache (--no-cache when the build has it,
+                     and .snlint_cache deleted before the run)
+  snlint_cold_jobs1  the same with --jobs 1                  (when the build has --jobs)
+  snlint_warm        the cache filled by an untimed run, nothing changed (when it has a cache)
+  snlint_touched     the cache filled, then a comment appended to one file (the same)
+  snlint_fix         snlint --fix --no-graph . on a fresh copy, no cache
+  snlint_one         snlint --no-graph FILE: one small file alone in a folder
+  torchfix_one       torchfix FILE: the same file
+  torchfix           torchfix . (its default: one job per core)
+  ruff               ruff check --select ALL --no-cache .
+and, on the repository's examples/, snlint with the graph pass and without.
 
-Times are wall and CPU (user + system; for subprocesses from wait4, children included).
-On a shared machine CPU time is the steadier of the two. Peak memory: maxrss of the
-subprocesses, and tracemalloc peaks in process. One cProfile run of the source pass gives
-the hotspots, and timers around the engine's stages give their shares without a profiler.
+The full set runs on the middle generated size and on each real corpus; the other two
+sizes run the floor and snlint_cold only, for the time per file across sizes. Peak memory
+is ru_maxrss from wait4: the largest resident set of any one process of the command's
+tree (the issue's "per process").
 
-    python benchmarks/run.py                      # n=200, 5 rounds -> benchmarks/results.json
-    python benchmarks/run.py --quick --output /tmp/r.json   # seconds: proves the harness works
+The issue's targets are checked as pass/fail on wall-clock ratios; the output is Markdown
+(`--markdown` writes it into benchmarks/README.md between its result markers).
 
-TorchFix pins libcst<1.6 and snlint needs >=1.8, so TorchFix lives in a virtual
-environment of its own: `--torchfix PATH` or SNLINT_BENCH_TORCHFIX names its executable
-(else `torchfix` on PATH or next to this python). Without it, its cases are skipped.
+    python benchmarks/run.py --markdown                 # measure, write results.json + README
+    python benchmarks/run.py --quick --output /tmp/r.json   # seconds: proves the harness
+
+TorchFix pins libcst<1.6 and snlint needs >=1.8, so TorchFix and ruff live in virtual
+environments of their own, named by --torchfix/--ruff or SNLINT_BENCH_TORCHFIX/
+SNLINT_BENCH_RUFF (else found on PATH or next to this python); without them their rows
+say "not installed".
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
-import contextlib
-import cProfile
-import gc
+import hashlib
 import importlib.metadata
-import io
+import importlib.util
 import json
 import os
 import platform
-import pstats
-import resource
+import re
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import corpus as corpus_mod  # noqa: E402  (a sibling script, not a package)
 
-SCHEMA = 1
-PRECOMMIT_FILES = 5
+SCHEMA = 2
+CACHE_DIR = ".snlint_cache"
+README = HERE / "README.md"
+MARK_BEGIN, MARK_END = "<!-- results:begin -->", "<!-- results:end -->"
+SKIP_DIRS = {"venv", ".venv", "site-packages", "node_modules", "__pycache__", "build", "dist"}
+RUN_TIMEOUT = 1800.0  # seconds; a hung command must not hang the benchmark
 
-# The parse floor as a script: the same discovery as the in-process floor.
+# The floors as scripts: every .py file under the current folder, read as bytes (both
+# parsers detect the encoding); a file that does not parse is counted, not fatal.
 FLOOR_SCRIPT = """
 import sys
 from pathlib import Path
-import libcst
-files = sys.argv[1:] or sorted(str(p) for p in Path('.').rglob('*.py'))
-for f in files:
-    libcst.parse_module(Path(f).read_text(encoding='utf-8'))
+{imp}
+bad = 0
+for f in sorted(Path('.').rglob('*.py')):
+    try:
+        {parse}(f.read_bytes())
+    except Exception:
+        bad += 1
+print(bad, 'files did not parse', file=sys.stderr)
 """
-
-
-# --------------------------------------------------------------------------- measuring
-
-
-@dataclass
-class Sample:
-    wall: float
-    cpu: float
-    maxrss_kb: int | None = None
-    exit_code: int | None = None
-    extra: dict = field(default_factory=dict)
-
-
-@dataclass
-class Case:
-    name: str
-    what: str
-    run: Callable[[], Sample]
-    rounds: int | None = None  # None: every round
-    samples: list[Sample] = field(default_factory=list)
-
+AST_FLOOR = FLOOR_SCRIPT.format(imp="import ast", parse="ast.parse")
+LIBCST_FLOOR = FLOOR_SCRIPT.format(imp="import libcst", parse="libcst.parse_module")
 
 # A small launcher forks and execs the command and reports its wait4 numbers. Forking
-# from this (large) process would put our own RSS into the child's maxrss; the launcher
-# is a bare `python -S` of about 10 MB, the floor of every maxrss reported. Its own start
-# is not in the wall time: the clock starts at the fork.
+# from this (larger) process would put our own RSS into the child's maxrss; the launcher
+# is a bare `python -S` of about 10 MB, the floor of every maxrss reported. The clock
+# starts at the fork, so the launcher's own start is not in the wall time.
 LAUNCHER = """
 import json, os, sys, time
 argv = sys.argv[1:]
@@ -115,501 +107,624 @@ _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - start
 print(json.dumps([wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, os.waitstatus_to_exitcode(status)]))
 """
+LIBCST_VERSION = "import importlib.metadata as m; print(m.version('libcst'))"
+OK_EXIT = (0, 1)  # the linters exit 1 when they report something
 
-OK_EXIT = (0, 1)  # snlint and torchfix exit 1 when they report something
+
+# --------------------------------------------------------------------------- targets
 
 
-def run_subprocess(argv: list[str], cwd: Path, env: dict | None = None) -> Sample:
-    """Run argv to completion: wall time, CPU (user + system, its children included) and
-    peak RSS, as wait4 reports them."""
+@dataclass(frozen=True)
+class Target:
+    """One of issue 13's targets: median wall of `num` over that of `den` (same corpus)."""
+    key: str
+    text: str
+    num: str
+    den: str
+    op: str
+    bound: float
+
+
+TARGETS = [
+    Target("cold_vs_torchfix", "cold: ≥15× faster than TorchFix", "torchfix", "snlint_cold", ">=", 15),
+    Target("cold_vs_floor", "cold: ≤1.5× the one-core libcst parse", "snlint_cold", "libcst_parse", "<=", 1.5),
+    Target("warm_vs_cold", "warm, nothing changed: ≥10× faster than cold", "snlint_cold", "snlint_warm", ">=", 10),
+    Target("touched_vs_one", "warm, one file touched: ≤2× the one-file run",
+           "snlint_touched", "snlint_one", "<=", 2),
+    Target("fix_vs_lint", "--fix: ≤1.5× a plain lint", "snlint_fix", "snlint_cold", "<=", 1.5),
+    Target("one_vs_torchfix", "one small file: <0.75× TorchFix", "snlint_one", "torchfix_one", "<", 0.75),
+]
+MEMORY_BOUND_MB = 150  # peak RSS of any one process, source path
+SCALING_BOUND = 1.25  # largest over smallest time per file across the sizes
+SOURCE_PATH_CASES = ("snlint_cold", "snlint_cold_jobs1", "snlint_warm", "snlint_touched", "snlint_fix", "snlint_one")
+ROWS = ("python_startup", "ast_parse", "libcst_parse", "snlint_cold", "snlint_cold_jobs1", "snlint_warm",
+        "snlint_touched", "snlint_fix", "snlint_one", "torchfix", "torchfix_one", "ruff", "snlint_graph",
+        "snlint_no_graph")  # the order of the tables
+OPS = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, "<": lambda a, b: a < b}
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Sample:
+    wall: float
+    cpu: float
+    maxrss_kb: int | None
+    exit_code: int
+    extra: dict = field(default_factory=dict)
+
+
+def nothing() -> dict:
+    return {}
+
+
+@dataclass
+class Case:
+    name: str
+    what: str
+    argv: list[str]
+    cwd: Path
+    prepare: Callable[[], None] = lambda: None  # untimed, before each run
+    after: Callable[[], dict] = nothing  # untimed, after each run: extra facts of the run
+    rounds: int | None = None  # None: every round
+    vs_peer: str | None = "torchfix"  # the peer row this one is compared with
+    samples: list[Sample] = field(default_factory=list)
+
+
+def run_command(argv: list[str], cwd: Path) -> Sample:
+    """Run argv to completion in its own session: wall, CPU (user + system, children
+    included) and peak RSS as wait4 reports them; killed whole after RUN_TIMEOUT."""
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *argv], cwd=cwd, env=env,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, check=False)
+        proc = subprocess.Popen([sys.executable, "-S", "-c", LAUNCHER, *argv], cwd=cwd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=err, start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.communicate()
+            return Sample(float("nan"), float("nan"), None, -9, {"stderr_tail": ["timed out"]})
         err.seek(0)
         tail = err.read().decode("utf-8", "replace").strip().splitlines()[-3:]
     try:
-        wall, cpu, maxrss, code = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+        wall, cpu, maxrss, code = json.loads(out.decode().strip().splitlines()[-1])
     except (ValueError, IndexError):
         return Sample(float("nan"), float("nan"), None, proc.returncode or -1, {"stderr_tail": tail})
-    return Sample(wall, cpu, maxrss, code, {"stderr_tail": tail} if code not in OK_EXIT else {})
+    return Sample(wall, cpu, maxrss, code, {} if code in OK_EXIT else {"stderr_tail": tail})
 
 
-def run_in_process(fn: Callable[[], dict | None]) -> Sample:
-    gc.collect()
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    extra = fn() or {}
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    child_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
-    if child_cpu > 0:
-        extra["child_cpu"] = child_cpu
-    return Sample(wall, cpu + child_cpu, None, 0, extra)
-
-
-def summarize(values: list[float]) -> dict:
-    if not values:
-        return {}
-    return {"median": round(statistics.median(values), 4), "min": round(min(values), 4),
-            "max": round(max(values), 4), "all": [round(v, 4) for v in values]}
-
-
-def ratio(a: dict | None, b: dict | None, key: str) -> float | None:
-    try:
-        num, den = a[key]["median"], b[key]["median"]
-    except (KeyError, TypeError):
-        return None
-    return round(num / den, 3) if den else None
-
-
-# --------------------------------------------------------------------------- the cases
-
-
-def _parse_floor(files: list[Path]) -> Callable[[], dict]:
-    import libcst
-
-    def run() -> dict:
-        for f in files:
-            libcst.parse_module(f.read_text(encoding="utf-8"))
-        return {}
-    return run
-
-
-class StageTimer:
-    """Wraps the engine's stage functions (module attributes it looks up at call time)
-    with CPU timers, so one engine run also says where its time went; no profiler. The
-    graph stage counts this process only (its worker is a child)."""
-
-    STAGES = [("snlint.engine", "read_source", "read"), ("snlint.source", "lower_file", "lower"),
-              ("snlint.engine", "extract", "parse+lower"), ("snlint.engine", "link", "link"),
-              ("snlint.engine", "run_checks", "checks"), ("snlint.engine", "graph_pass", "graph"),
-              ("snlint.engine", "attach_fixes", "fixes"), ("snlint.engine", "_select", "select")]
-
-    def __init__(self) -> None:
-        self.totals: dict[str, float] = collections.defaultdict(float)
-        self.saved: list[tuple[object, str, object]] = []
-
-    def __enter__(self) -> "StageTimer":
-        import importlib
-
-        for module_name, attr, label in self.STAGES:
-            try:
-                module = importlib.import_module(module_name)
-                original = getattr(module, attr)
-            except (ImportError, AttributeError):
+def measure(cases: list[Case], repeat: int, log) -> None:
+    """Every case once per round, the order rotated so no case always follows another."""
+    for rnd in range(repeat):
+        shift = rnd * len(cases) // max(repeat, 1)
+        for case in cases[shift:] + cases[:shift]:
+            if case.rounds is not None and rnd >= case.rounds:
                 continue
-
-            def timed(*args, __original=original, __label=label, **kwargs):
-                start = time.process_time()
-                try:
-                    return __original(*args, **kwargs)
-                finally:
-                    self.totals[__label] += time.process_time() - start
-
-            self.saved.append((module, attr, original))
-            setattr(module, attr, timed)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for module, attr, original in reversed(self.saved):
-            setattr(module, attr, original)
-
-    def result(self) -> dict[str, float]:
-        out = dict(self.totals)
-        if "parse+lower" in out:
-            out["parse"] = out.pop("parse+lower") - out.get("lower", 0.0)
-        return {k: round(v, 4) for k, v in out.items()}
+            case.prepare()
+            sample = run_command(case.argv, case.cwd)
+            sample.extra.update(case.after())
+            case.samples.append(sample)
+            log(f"  round {rnd + 1}/{repeat} {case.cwd.name:>14s} {case.name:18s} wall {sample.wall:7.2f} s "
+                f"cpu {sample.cpu:7.2f} s" + (f" rss {sample.maxrss_kb / 1024:5.0f} MiB" if sample.maxrss_kb else "")
+                + ("" if sample.exit_code in OK_EXIT else f" exit {sample.exit_code} {sample.extra['stderr_tail']}"))
 
 
-class GraphSpy:
-    """Counts the graph pass's targets and their statuses (wraps snlint.graph_pass.run_graph)."""
-
-    def __init__(self) -> None:
-        self.stats: dict = {}
-
-    def __enter__(self) -> "GraphSpy":
-        import snlint.graph_pass as graph
-
-        self.module, self.original = graph, graph.run_graph
-
-        def spy(targets, timeout=20.0):
-            start = time.perf_counter()
-            results = self.original(targets, timeout)
-            self.stats = {"targets": len(targets), "run_graph_wall": round(time.perf_counter() - start, 4),
-                          "status": dict(collections.Counter(r.status for r in results)),
-                          "worker_seconds": round(sum(getattr(r, "seconds", 0) or 0 for r in results), 4)}
-            return results
-
-        graph.run_graph = spy
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.module.run_graph = self.original
+# --------------------------------------------------------------------------- the tools
 
 
-def _engine(root: Path, graph: bool) -> Callable[[], dict]:
-    from snlint.config import load_config
-    from snlint.engine import run
+@dataclass
+class Snlint:
+    cmd: list[str]
+    flags: set[str]
+    cache: bool  # the build keeps a cache: --no-cache in its help, or .snlint_cache appeared
 
-    config = load_config(root, graph=graph)
-
-    def go() -> dict:
-        with StageTimer() as stages, GraphSpy() if graph else contextlib.nullcontext() as spy:
-            result = run([str(root)], config)
-        extra = {"findings": dict(sorted(collections.Counter(f.code for f in result.findings).items())),
-                 "stages": stages.result()}
-        if graph and spy is not None:
-            extra["graph"] = spy.stats
-            extra["passes"] = dict(collections.Counter(f.pass_ for f in result.findings))
-        return extra
-    return go
+    def lint(self, *args: str, cache: bool = False) -> list[str]:
+        """A lint command; without `cache`, one that neither reads nor writes a cache."""
+        argv = [*self.cmd, *args, "--output-format", "concise"]
+        return argv + ["--no-cache"] if not cache and "--no-cache" in self.flags else argv
 
 
-def find_torchfix(explicit: str | None) -> str | None:
-    for candidate in (explicit, os.environ.get("SNLINT_BENCH_TORCHFIX"), shutil.which("torchfix"),
-                      str(Path(sys.executable).parent / "torchfix")):
+def default_snlint() -> list[str]:
+    script = Path(sys.executable).parent / "snlint"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "snlint"]
+
+
+def probe_snlint(cmd: list[str], work: Path) -> Snlint:
+    """What this build can do, from its --help and one run on a one-file folder."""
+    help_text = subprocess.run([*cmd, "--help"], capture_output=True, text=True, check=False).stdout
+    flags = set(re.findall(r"--[a-z][a-z-]*", help_text))
+    probe = work / "probe"
+    probe.mkdir()
+    (probe / "m.py").write_text("import torch.nn as nn\n", encoding="utf-8")
+    subprocess.run([*cmd, "--no-graph", "m.py"], cwd=probe, capture_output=True, check=False)
+    return Snlint(cmd, flags, cache="--no-cache" in flags or (probe / CACHE_DIR).exists())
+
+
+def find_tool(explicit: str | None, env_var: str, name: str) -> str | None:
+    for candidate in (explicit, os.environ.get(env_var), shutil.which(name), str(Path(sys.executable).parent / name)):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
 
 
-def _torchfix_python(torchfix: str) -> str | None:
-    python = Path(torchfix).parent / "python"
-    return str(python) if python.exists() else None
-
-
-def _tool_version(argv: list[str]) -> str | None:
+def tool_output(argv: list[str], cwd: Path | None = None) -> str | None:
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=cwd)
     except (OSError, subprocess.TimeoutExpired):
         return None
     text = (out.stdout or out.stderr).strip()
     return text.splitlines()[-1] if out.returncode == 0 and text else None
 
 
-def snlint_command() -> list[str]:
-    script = Path(sys.executable).parent / "snlint"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "snlint"]
+# --------------------------------------------------------------------------- the corpora
 
 
-# --------------------------------------------------------------------------- extras
+@dataclass
+class Subject:
+    """A folder the cases run in: a generated corpus or a copy of real files."""
+    name: str
+    root: Path
+    files: list[str]  # relative, sorted
+    origin: str
+    full: bool = True  # every case, or only the floor and snlint_cold (a scaling size)
+    lines: int = 0
+    digest: str = ""
+    facts: dict = field(default_factory=dict)  # the generator's kinds and planted mistakes
+
+    def summary(self) -> dict:
+        return {"origin": self.origin, "files": len(self.files), "lines": self.lines, "sha256": self.digest,
+                **self.facts}
 
 
-def tracemalloc_peaks(root: Path, files: list[Path]) -> dict:
-    """Peak traced Python memory of the parse floor and of one engine run (in process)."""
-    out = {}
-    for name, fn in (("parse_floor", _parse_floor(files)), ("engine_source", _engine(root, False))):
-        gc.collect()
-        tracemalloc.start()
-        fn()
-        out[name] = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    out["ratio"] = round(out["engine_source"] / out["parse_floor"], 3) if out["parse_floor"] else None
-    return out
+def describe(name: str, root: Path, origin: str, full: bool) -> Subject:
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*.py"))
+    digest, lines = hashlib.sha256(), 0
+    for rel in files:
+        data = (root / rel).read_bytes()
+        digest.update(rel.encode() + b"\0" + data)
+        lines += data.count(b"\n")
+    return Subject(name, root, files, origin, full, lines, digest.hexdigest())
 
 
-def profile_source_pass(root: Path, top: int = 15) -> dict:
-    """One cProfile run of the source pass: the top functions by own time, and snlint's
-    own functions by cumulative time (shares of the profiled total)."""
-    run = _engine(root, False)
-    profiler = cProfile.Profile()
-    profiler.enable()
-    run()
-    profiler.disable()
-    stats = pstats.Stats(profiler, stream=io.StringIO())
-    # The share basis is the profiled run itself (the largest cumulative time).
-    total = max((ct for (_, _, _, ct, _) in stats.stats.values()), default=0.0) or 1.0
-
-    def where(key) -> str:
-        file, line, name = key
-        for marker in ("site-packages/", "/snlint/", "/lib/python3"):
-            if marker in file:
-                file = file.split(marker, 1)[1]
-                file = ("snlint/" + file) if marker == "/snlint/" else file
-                break
-        return f"{file}:{line}({name})"
-
-    rows = [(key, tt, ct) for key, (cc, nc, tt, ct, callers) in stats.stats.items()]
-    by_self = sorted(rows, key=lambda r: r[1], reverse=True)[:top]
-    own = [r for r in rows if "/snlint/" in r[0][0] and "benchmarks" not in r[0][0]]
-    by_cumulative = sorted(own, key=lambda r: r[2], reverse=True)[:top]
-    return {
-        "profiled_total_s": round(total, 3),
-        "top_self": [{"function": where(k), "self_s": round(tt, 3), "share": round(tt / total, 3)}
-                     for k, tt, _ in by_self],
-        "top_snlint_cumulative": [{"function": where(k), "cumulative_s": round(ct, 3),
-                                   "share": round(ct / total, 3)} for k, _, ct in by_cumulative],
-    }
+def generated(n: int, seed: int, work: Path, full: bool) -> Subject:
+    made = corpus_mod.generate(n, seed, work / f"gen-{n}")
+    subject = describe(f"gen-{n}", made.root.resolve(), f"benchmarks/corpus.py --n {n} --seed {seed}", full)
+    subject.facts = {"kinds": made.kinds, "planted": made.planted}
+    return subject
 
 
-def scaling(sizes: list[int], seed: int, log) -> list[dict]:
-    """The source pass's CPU by stage at several corpus sizes (one warm run each): a stage
-    whose cost grows faster than the files do shows here first."""
-    rows = []
-    for n in sizes:
-        with tempfile.TemporaryDirectory(prefix="snlint-scale-") as folder:
-            corpus = corpus_mod.generate(n, seed, folder)
-            run = _engine(corpus.root.resolve(), False)
-            run()
-            start = time.process_time()
-            extra = run()
-            cpu = time.process_time() - start
-        rows.append({"files": n, "lines": corpus.lines, "cpu_s": round(cpu, 3),
-                     "ms_per_line": round(1000 * cpu / max(corpus.lines, 1), 3), "stages_cpu_s": extra["stages"]})
-        log(f"  scaling n={n}: cpu {cpu:.2f} s, link {extra['stages'].get('link', 0):.2f} s")
-    return rows
+def copy_real(source: Path, work: Path) -> Subject:
+    """Copy the .py files of a real project (never edit the original: the cases touch and
+    fix their folder), leaving out hidden folders, environments and build output."""
+    name = source.resolve().name
+    dest = work / f"real-{name}"
+    for path in sorted(source.rglob("*.py")):
+        rel = path.relative_to(source)
+        if path.is_file() and not any(p.startswith(".") or p in SKIP_DIRS for p in rel.parts[:-1]):
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest / rel)
+    return describe(name, dest, str(source), True)
 
 
-# --------------------------------------------------------------------------- main
+def pick_one_file(subject: Subject) -> str:
+    """The smallest file with a discriminator in it (so both linters have work), else the
+    smallest that mentions torch, else the smallest."""
+    sized = sorted(((subject.root / f).stat().st_size, f) for f in subject.files)
+    texts = {f: (subject.root / f).read_text(encoding="utf-8", errors="replace") for _, f in sized}
+    for wanted in (lambda t: "torch" in t and re.search(r"class \w*(Discriminator|Critic|NetD)\b", t),
+                   lambda t: "torch" in t, lambda t: True):
+        for _, f in sized:
+            if wanted(texts[f]):
+                return f
+    raise ValueError(f"{subject.name}: no .py files")
 
 
-def build_cases(root: Path, files: list[Path], args, torchfix: str | None) -> list[Case]:
-    rel = [str(f.relative_to(root)) for f in files]
-    precommit = rel[:PRECOMMIT_FILES]
-    py = sys.executable
-    snlint = snlint_command()
-    env = dict(os.environ)
-    cases = [
-        Case("parse_floor", "in process: read + libcst.parse_module of every file",
-             lambda: run_in_process(_parse_floor(files))),
-        Case("engine_source", "in process: snlint.engine.run, graph pass off",
-             lambda: run_in_process(_engine(root, False))),
-        Case("python_startup", "subprocess: python -c pass",
-             lambda: run_subprocess([py, "-c", "pass"], root, env)),
-    ]
-    if not args.quick:  # on a corpus of 5 files or fewer these are the pre-commit cases
-        cases += [
-            Case("parse_floor_cli", "subprocess: python + libcst, read and parse every file",
-                 lambda: run_subprocess([py, "-c", FLOOR_SCRIPT], root, env)),
-            Case("snlint_cli", "subprocess: snlint --no-graph --output-format concise .",
-                 lambda: run_subprocess(snlint + ["--no-graph", "--output-format", "concise", "."], root, env)),
-        ]
-    cases += [
-        Case("precommit_snlint", f"subprocess: snlint --no-graph --force-exclude on {len(precommit)} files",
-             lambda: run_subprocess(snlint + ["--no-graph", "--force-exclude", *precommit], root, env)),
-        Case("precommit_parse_floor", f"subprocess: the parse floor on the same {len(precommit)} files",
-             lambda: run_subprocess([py, "-c", FLOOR_SCRIPT, *precommit], root, env)),
-    ]
-    if args.graph_repeat > 0:
-        cases.append(Case("engine_graph", "in process: snlint.engine.run, graph pass on (torch in a child)",
-                          lambda: run_in_process(_engine(root, True)), rounds=args.graph_repeat))
-    if torchfix:
-        tf_python = _torchfix_python(torchfix)
-        cases += [
-            Case("torchfix_cli_j1", "subprocess: torchfix -j 1 . (serial)",
-                 lambda: run_subprocess([torchfix, "-j", "1", "."], root, env)),
-            Case("torchfix_cli", "subprocess: torchfix . (default jobs: one per core)",
-                 lambda: run_subprocess([torchfix, "."], root, env)),
-            Case("precommit_torchfix", f"subprocess: torchfix -j 1 on the same {len(precommit)} files",
-                 lambda: run_subprocess([torchfix, "-j", "1", *precommit], root, env)),
-        ]
-        if tf_python:
-            cases.append(Case("parse_floor_cli_tf", "subprocess: the parse floor with TorchFix's python/libcst",
-                              lambda: run_subprocess([tf_python, "-c", FLOOR_SCRIPT], root, env)))
+def remove_cache(folder: Path) -> None:
+    shutil.rmtree(folder / CACHE_DIR, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- the cases
+
+
+def fill_cache(snlint: Snlint, folder: Path) -> None:
+    subprocess.run(snlint.lint("--no-graph", ".", cache=True), cwd=folder, capture_output=True, check=False)
+
+
+def touching(path: Path) -> tuple[Callable[[], None], Callable[[], dict]]:
+    """prepare/after that append a comment to `path` (unique per run, so no cache entry of
+    an earlier round matches) and restore its bytes afterwards."""
+    original = path.read_bytes()
+
+    def touch() -> None:
+        path.write_bytes(original + f"\n# touched by the benchmark {time.time_ns()}\n".encode())
+
+    def restore() -> dict:
+        path.write_bytes(original)
+        return {}
+    return touch, restore
+
+
+def fix_copy(source: Path, dest: Path) -> tuple[Callable[[], None], Callable[[], dict]]:
+    """prepare/after for --fix: a fresh copy each run; afterwards, how many files changed."""
+    def reset() -> None:
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(source, dest, ignore=shutil.ignore_patterns(CACHE_DIR))
+
+    def changed() -> dict:
+        return {"files_changed": sum((dest / p.relative_to(source)).read_bytes() != p.read_bytes()
+                                     for p in source.rglob("*.py"))}
+    return reset, changed
+
+
+@dataclass
+class Group:
+    """The cases of one folder, and by name those this build or machine cannot run."""
+    name: str
+    corpus: dict
+    full: bool  # the issue's targets apply (every case ran here)
+    cases: list[Case] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def result(self) -> dict:
+        return {"corpus": self.corpus, "full": self.full, "skipped": self.skipped,
+                "cases": {c.name: case_summary(c) for c in self.cases}}
+
+
+def subject_group(s: Subject, snlint: Snlint, peers: dict, work: Path) -> Group:
+    py, root = sys.executable, s.root
+    g = Group(s.name, s.summary(), s.full)
+    g.cases = [Case("libcst_parse", "python + libcst.parse_module of every file (one core): the floor",
+                    [py, "-c", LIBCST_FLOOR], root),
+               Case("snlint_cold", "snlint --no-graph ., no cache", snlint.lint("--no-graph", "."), root,
+                    prepare=lambda: remove_cache(root))]
+    if not s.full:
+        return g
+    g.cases += [Case("python_startup", "python -c pass", [py, "-c", "pass"], root),
+                Case("ast_parse", "python + ast.parse of every file", [py, "-c", AST_FLOOR], root)]
+    if "--jobs" in snlint.flags:
+        g.cases.append(Case("snlint_cold_jobs1", "snlint --no-graph --jobs 1 ., no cache",
+                            snlint.lint("--no-graph", "--jobs", "1", "."), root, prepare=lambda: remove_cache(root)))
+    else:
+        g.skipped["snlint_cold_jobs1"] = "not available in this build (no --jobs)"
+    one = pick_one_file(s)
+    one_dir = work / f"{s.name}-one"
+    one_dir.mkdir()
+    shutil.copyfile(root / one, one_dir / Path(one).name)
+    g.cases.append(Case("snlint_one", f"snlint --no-graph {one} alone in a folder, no cache",
+                        snlint.lint("--no-graph", Path(one).name), one_dir, prepare=lambda: remove_cache(one_dir),
+                        vs_peer="torchfix_one"))
+    g.cases += cache_cases(snlint, root, one, g.skipped)
+    g.cases.append(fix_case(snlint, root, work / f"{s.name}-fix"))
+    g.cases += peer_cases(peers, root, one_dir, Path(one).name, g.skipped)
+    return g
+
+
+def cache_cases(snlint: Snlint, root: Path, one: str, skipped: dict) -> list[Case]:
+    """Warm runs: nothing changed, and `one` touched after the cache was filled."""
+    if not snlint.cache:
+        skipped["snlint_warm"] = skipped["snlint_touched"] = "not available in this build (no cache)"
+        return []
+    touch, restore = touching(root / one)
+
+    def fill_and_touch() -> None:
+        fill_cache(snlint, root)
+        touch()
+    warm = snlint.lint("--no-graph", ".", cache=True)
+    return [Case("snlint_warm", "snlint --no-graph ., cache filled, nothing changed", warm, root,
+                 prepare=lambda: fill_cache(snlint, root)),
+            Case("snlint_touched", f"snlint --no-graph ., cache filled, then {one} touched", warm, root,
+                 prepare=fill_and_touch, after=restore)]
+
+
+def fix_case(snlint: Snlint, root: Path, copy: Path) -> Case:
+    reset, changed = fix_copy(root, copy)
+    reset()  # the folder must exist before the first run: it is the case's cwd
+    return Case("snlint_fix", "snlint --fix --no-graph . on a fresh copy, no cache",
+                snlint.lint("--fix", "--no-graph", "."), copy, prepare=reset, after=changed)
+
+
+def peer_cases(peers: dict, root: Path, one_dir: Path, one: str, skipped: dict) -> list[Case]:
+    cases = []
+    if peers["torchfix"]:
+        cases += [Case("torchfix", "torchfix . (one job per core)", [peers["torchfix"], "."], root),
+                  Case("torchfix_one", f"torchfix {one} alone in a folder", [peers["torchfix"], one], one_dir,
+                       vs_peer=None)]
+    else:
+        skipped["torchfix"] = skipped["torchfix_one"] = "TorchFix not installed"
+    if peers["ruff"]:
+        cases.append(Case("ruff", "ruff check --select ALL --no-cache .",
+                          [peers["ruff"], "check", "--select", "ALL", "--no-cache", "--isolated", "--exit-zero", "."],
+                          root))
+    else:
+        skipped["ruff"] = "ruff not installed"
     return cases
 
 
-def measure(cases: list[Case], repeat: int, log, warm: bool = True) -> None:
-    if warm:  # imports and caches of the in-process cases; not counted
-        for case in cases:
-            if case.name in ("parse_floor", "engine_source"):
-                case.run()
-    for rnd in range(repeat):
-        order = cases[rnd % len(cases):] + cases[:rnd % len(cases)]
-        for case in order:
-            if case.rounds is not None and rnd >= case.rounds:
-                continue
-            sample = case.run()
-            case.samples.append(sample)
-            log(f"  round {rnd + 1}/{repeat} {case.name:24s} wall {sample.wall:8.3f} s  cpu {sample.cpu:8.3f} s"
-                + (f"  maxrss {sample.maxrss_kb / 1024:6.1f} MiB" if sample.maxrss_kb else "")
-                + (f"  exit {sample.exit_code}" if sample.exit_code not in (0, None) else "")
-                + (f"  stderr: {sample.extra['stderr_tail']}" if "stderr_tail" in sample.extra else ""))
+def examples_group(snlint: Snlint, work: Path, rounds: int) -> Group:
+    """snlint on a copy of the repository's examples/, with the graph pass and without."""
+    source = REPO / "examples"
+    g = Group("examples", describe("examples", source, "examples/ of this repository", False).summary(), False)
+    if rounds <= 0:
+        g.skipped["snlint_graph"] = "not measured (--graph-repeat 0)"
+    elif importlib.util.find_spec("torch") is None:
+        g.skipped["snlint_graph"] = "not available: torch is not importable"
+    else:
+        folder = work / "examples"
+        shutil.copytree(source, folder / "examples")
+        g.cases = [Case("snlint_graph", "snlint --graph examples/ (torch in a child)",
+                        snlint.lint("--graph", "examples"), folder, prepare=lambda: remove_cache(folder),
+                        rounds=rounds, vs_peer="snlint_no_graph"),
+                   Case("snlint_no_graph", "snlint --no-graph examples/", snlint.lint("--no-graph", "examples"),
+                        folder, prepare=lambda: remove_cache(folder), rounds=rounds, vs_peer=None)]
+    return g
+
+
+# --------------------------------------------------------------------------- results
+
+
+def summarize(values: list[float]) -> dict:
+    values = [v for v in values if v == v]  # a timed-out run is NaN
+    if not values:
+        return {}
+    return {"median": round(statistics.median(values), 4), "min": round(min(values), 4),
+            "max": round(max(values), 4), "all": [round(v, 4) for v in values]}
 
 
 def case_summary(case: Case) -> dict:
-    out = {"what": case.what, "runs": len(case.samples),
-           "wall_s": summarize([s.wall for s in case.samples]),
-           "cpu_s": summarize([s.cpu for s in case.samples])}
-    rss = [s.maxrss_kb for s in case.samples if s.maxrss_kb]
-    if rss:
-        out["maxrss_kb"] = summarize(rss)
-    out["exit_codes"] = sorted({s.exit_code for s in case.samples if s.exit_code is not None})
-    tails = [s.extra["stderr_tail"] for s in case.samples if "stderr_tail" in s.extra]
-    if tails:
-        out["stderr_tail"] = tails[-1]
-    last = case.samples[-1].extra if case.samples else {}
-    for key in ("findings", "graph", "passes"):
-        if key in last:
-            out[key] = last[key]
-    stages = [s.extra["stages"] for s in case.samples if "stages" in s.extra]
-    if stages:
-        out["stages_cpu_s"] = {k: round(statistics.median(st.get(k, 0.0) for st in stages), 4)
-                           for k in stages[0]}
+    out = {"what": case.what, "argv": shlex.join(case.argv), "runs": len(case.samples), "vs_peer": case.vs_peer,
+           "wall_s": summarize([s.wall for s in case.samples]), "cpu_s": summarize([s.cpu for s in case.samples]),
+           "maxrss_kb": summarize([s.maxrss_kb for s in case.samples if s.maxrss_kb]),
+           "exit_codes": sorted({s.exit_code for s in case.samples})}
+    for key in ("stderr_tail", "files_changed"):
+        seen = [s.extra[key] for s in case.samples if key in s.extra]
+        if seen:
+            out[key] = seen[-1]
     return out
 
 
-def compute_ratios(c: dict) -> dict:
-    def both(a: str, b: str) -> dict | None:
-        if a not in c or b not in c:
-            return None
-        return {"cpu": ratio(c[a], c[b], "cpu_s"), "wall": ratio(c[a], c[b], "wall_s")}
-
-    out = {
-        "snlint_engine_over_parse_floor": both("engine_source", "parse_floor"),
-        "snlint_cli_over_parse_floor_cli": both("snlint_cli", "parse_floor_cli"),
-        "snlint_cli_over_torchfix_j1": both("snlint_cli", "torchfix_cli_j1"),
-        "snlint_cli_over_torchfix": both("snlint_cli", "torchfix_cli"),
-        "torchfix_j1_over_its_parse_floor": both("torchfix_cli_j1", "parse_floor_cli_tf"),
-        "parse_floor_libcst_snlint_over_torchfix": both("parse_floor_cli", "parse_floor_cli_tf"),
-        "graph_run_over_source_run": both("engine_graph", "engine_source"),
-        "precommit_over_python_startup": both("precommit_snlint", "python_startup"),
-        "precommit_over_parse_floor": both("precommit_snlint", "precommit_parse_floor"),
-        "precommit_snlint_over_torchfix": both("precommit_snlint", "precommit_torchfix"),
-    }
-    if "snlint_cli" in c and "parse_floor_cli" in c:
-        out["maxrss_snlint_cli_over_parse_floor_cli"] = ratio(c["snlint_cli"], c["parse_floor_cli"], "maxrss_kb")
-    if "snlint_cli" in c and "torchfix_cli_j1" in c:
-        out["maxrss_snlint_cli_over_torchfix_j1"] = ratio(c["snlint_cli"], c["torchfix_cli_j1"], "maxrss_kb")
-    return {k: v for k, v in out.items() if v is not None}
+def median(cases: dict, name: str, key: str = "wall_s") -> float | None:
+    return (cases.get(name) or {}).get(key, {}).get("median")
 
 
-def machine(torchfix: str | None) -> dict:
+def ratio(cases: dict, num: str, den: str, key: str = "wall_s") -> float | None:
+    a, b = median(cases, num, key), median(cases, den, key)
+    return round(a / b, 3) if a is not None and b else None
+
+
+def check(value: float | None, op: str, bound: float, missing: str | None) -> dict:
+    if value is None:
+        return {"value": None, "status": "n/a", "note": missing or "not measured"}
+    return {"value": value, "status": "pass" if OPS[op](value, bound) else "fail"}
+
+
+def ratio_targets(cases: dict, skipped: dict) -> list[dict]:
+    """The issue's ratio targets on one fully measured corpus: pass, fail or n/a (why)."""
+    out = []
+    for t in TARGETS:
+        missing = skipped.get(t.num) or skipped.get(t.den)
+        row = {"key": t.key, "text": t.text, "needed": f"{t.op} {t.bound}",
+               **check(ratio(cases, t.num, t.den), t.op, t.bound, missing),
+               "cpu_value": ratio(cases, t.num, t.den, "cpu_s")}
+        if t.key == "fix_vs_lint" and row["value"] is not None and not cases["snlint_fix"].get("files_changed"):
+            row.update(status="n/a", note="no fix applied on this corpus (its ratio shown all the same)")
+        out.append(row)
+    return out
+
+
+def memory_target(cases: dict) -> dict:
+    peaks = [cases[c]["maxrss_kb"]["max"] for c in SOURCE_PATH_CASES if cases.get(c, {}).get("maxrss_kb")]
+    peak_mb = round(max(peaks) * 1024 / 1e6, 1) if peaks else None
+    return {"key": "memory", "text": f"peak memory <{MEMORY_BOUND_MB} MB per process (source path)",
+            "needed": f"< {MEMORY_BOUND_MB} MB", **check(peak_mb, "<", MEMORY_BOUND_MB, None)}
+
+
+def scaling(corpora: dict, sizes: list[int]) -> tuple[list[dict], dict]:
+    """Time per file of snlint_cold (and of the floor) at each generated size, and the
+    target: the largest per-file time over the smallest (wall; CPU beside it, since on a
+    shared machine the wall of a long run also measures the neighbours)."""
+    def per_file(cases: dict, name: str, n: int, key: str = "wall_s") -> float | None:
+        value = median(cases, name, key)
+        return round(1000 * value / n, 2) if value else None
+
+    rows = [{"files": n, "lines": corpora[f"gen-{n}"]["corpus"]["lines"],
+             "snlint_ms_per_file": per_file(corpora[f"gen-{n}"]["cases"], "snlint_cold", n),
+             "snlint_cpu_ms_per_file": per_file(corpora[f"gen-{n}"]["cases"], "snlint_cold", n, "cpu_s"),
+             "floor_ms_per_file": per_file(corpora[f"gen-{n}"]["cases"], "libcst_parse", n)} for n in sizes]
+
+    def spread(key: str) -> float | None:
+        values = [r[key] for r in rows if r[key]]
+        return round(max(values) / min(values), 3) if len(values) == len(sizes) > 1 else None
+    target = {"key": "scaling", "text": "time per file within 25% across the sizes", "needed": f"<= {SCALING_BOUND}",
+              **check(spread("snlint_ms_per_file"), "<=", SCALING_BOUND, "needs two sizes or more"),
+              "cpu_value": spread("snlint_cpu_ms_per_file")}
+    return rows, target
+
+
+def machine(snlint: Snlint, peers: dict) -> dict:
     def version(dist: str) -> str | None:
         try:
             return importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             return None
 
+    torchfix_python = Path(peers["torchfix"]).parent / "python" if peers["torchfix"] else None
     return {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-            "libcst": version("libcst"), "snlint": version("snlint"), "torch": version("torch"),
-            "torchfix": _tool_version([torchfix, "--version"]) if torchfix else None,
-            "torchfix_libcst": (_tool_version([_torchfix_python(torchfix), "-c",
-                                               "import importlib.metadata as m; print(m.version('libcst'))"])
-                                if torchfix and _torchfix_python(torchfix) else None),
+            "libcst": version("libcst"), "torch": version("torch"),
+            "snlint": tool_output([*snlint.cmd, "--version"]),
             # The code measured: the work tree at this commit ("-dirty": with local changes).
-            "snlint_commit": _tool_version(["git", "-C", str(HERE.parent), "describe", "--always", "--dirty"]),
+            "snlint_commit": tool_output(["git", "describe", "--always", "--dirty"], cwd=REPO),
+            "snlint_cache": snlint.cache, "snlint_jobs": "--jobs" in snlint.flags,
+            "torchfix": tool_output([peers["torchfix"], "--version"]) if peers["torchfix"] else None,
+            "torchfix_libcst": tool_output([str(torchfix_python), "-c", LIBCST_VERSION])
+            if torchfix_python and torchfix_python.exists() else None,
+            "ruff": tool_output([peers["ruff"], "--version"]) if peers["ruff"] else None,
             "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
 
 
-def main(argv: list[str] | None = None) -> dict:
+# --------------------------------------------------------------------------- Markdown
+
+
+def fmt(value: float | None, digits: int = 2, suffix: str = "") -> str:
+    return "" if value is None else f"{value:.{digits}f}{suffix}"
+
+
+def markdown(results: dict) -> str:
+    """The results section of benchmarks/README.md: machine, per-corpus rows with their
+    ratios, scaling, and the targets as pass/fail."""
+    m, st = results["machine"], results["settings"]
+    torchfix = (f"TorchFix {m['torchfix']} (libcst {m['torchfix_libcst']})" if m["torchfix"]
+                else "TorchFix not installed")
+    lines = [f"Measured by `{results['command']}` at snlint `{m['snlint_commit']}`: {m['cores']} cores, "
+             f"Python {m['python']}, libcst {m['libcst']}, torch {m['torch']}; {torchfix}, "
+             f"{m['ruff'] or 'ruff not installed'}. {st['repeat']} interleaved rounds"
+             f" (graph: {st['graph_repeat']}), medians; load average {m['loadavg_start']} at the start, "
+             f"{m.get('loadavg_end')} at the end. Wall and CPU seconds; peak RSS is the largest process; "
+             "× columns are wall-clock ratios." + (" **--quick: proves the harness, measures nothing.**"
+                                                   if results["quick"] else ""), ""]
+    lines += ["### Targets (issue 13)", "", "| corpus | target | measured (wall) | CPU | needed | result |",
+              "| --- | --- | ---: | ---: | --- | --- |"]
+    for t in results["targets"]:
+        result = t["status"] + (f": {t['note']}" if t.get("note") else "")
+        unit = " MB" if t["key"] == "memory" else "×"
+        lines.append(f"| {t['corpus']} | {t['text']} | {fmt(t['value'], suffix=unit)} | "
+                     f"{fmt(t.get('cpu_value'), suffix=unit)} | "
+                     f"{t['needed']} | {result} |")
+    for name, sub in results["corpora"].items():
+        c = sub["corpus"]
+        lines += ["", f"### {name}: {c['files']} files, {c['lines']} lines ({c['origin']})", "",
+                  "| case | what | wall s | CPU s | peak RSS MB | × floor | × peer |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+        cases = sub["cases"]
+        for case in sorted([*cases, *sub["skipped"]], key=ROWS.index):
+            if case in sub["skipped"]:
+                lines.append(f"| {case} | {sub['skipped'][case]} | | | | | |")
+                continue
+            row = cases[case]
+            what = row["what"] + (f" ({row['files_changed']} files fixed)" if "files_changed" in row else "")
+            rss = row["maxrss_kb"].get("max")
+            peer = (f"{fmt(ratio(cases, case, row['vs_peer']))} ({row['vs_peer']})"
+                    if row["vs_peer"] in cases and row["vs_peer"] != case else "")
+            lines.append(f"| {case} | {what} | {fmt(median(cases, case))} | {fmt(median(cases, case, 'cpu_s'))}"
+                         f" | {fmt(rss * 1024 / 1e6 if rss else None, 0)} | {fmt(ratio(cases, case, 'libcst_parse'))}"
+                         f" | {peer} |")
+    lines += ["", "### Scaling (snlint_cold, no cache)", "",
+              "| files | lines | snlint wall ms/file | snlint CPU ms/file | floor wall ms/file |",
+              "| ---: | ---: | ---: | ---: | ---: |"]
+    for row in results["scaling"]:
+        lines.append(f"| {row['files']} | {row['lines']} | {fmt(row['snlint_ms_per_file'], 1)} | "
+                     f"{fmt(row['snlint_cpu_ms_per_file'], 1)} | {fmt(row['floor_ms_per_file'], 1)} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_section(path: Path, section: str) -> None:
+    """Replace what stands between the result markers of `path` (append them if absent)."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    block = f"{MARK_BEGIN}\n{section}{MARK_END}"
+    if MARK_BEGIN in text and MARK_END in text:
+        head, rest = text.split(MARK_BEGIN, 1)
+        text = head + block + rest.split(MARK_END, 1)[1]
+    else:
+        text = text + ("\n" if text and not text.endswith("\n") else "") + block + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="snlint benchmarks: ratios against peers in one run.")
-    p.add_argument("--n", type=int, default=None, help="corpus files (default 200; --quick: 3)")
+    p.add_argument("--sizes", help="three generated corpus sizes; the middle one gets every case "
+                                   "(default 100,200,400; --quick: 2,3,4)")
     p.add_argument("--seed", type=int, default=corpus_mod.DEFAULT_SEED)
-    p.add_argument("--repeat", type=int, default=None, help="rounds (default 5; --quick: 1)")
-    p.add_argument("--graph-repeat", type=int, default=None,
-                   help="rounds that also run the graph pass (default 3; --quick: 0)")
+    p.add_argument("--corpus", action="append", default=[], metavar="DIR",
+                   help="a folder of real files to measure too (copied; may repeat)")
+    p.add_argument("--repeat", type=int, help="rounds (default 5; --quick: 1)")
+    p.add_argument("--graph-repeat", type=int, help="rounds of the graph pass on examples/ (default 3; --quick: 0)")
+    p.add_argument("--snlint", help="the snlint command to measure (default: the one next to this python)")
     p.add_argument("--torchfix", help="the torchfix executable (its own virtual environment)")
+    p.add_argument("--ruff", help="the ruff executable")
     p.add_argument("--no-torchfix", action="store_true")
-    p.add_argument("--no-profile", action="store_true")
-    p.add_argument("--quick", action="store_true",
-                   help="3 files, 1 round, no graph pass, no TorchFix: proves the harness, measures nothing")
+    p.add_argument("--no-ruff", action="store_true")
+    p.add_argument("--quick", action="store_true", help="tiny corpora, 1 round: proves the harness, measures nothing")
     p.add_argument("--output", help="JSON results (default benchmarks/results.json; --quick: none)")
-    p.add_argument("--note", default="", help="a note on the machine, stored in the results")
-    p.add_argument("--corpus", help="write the corpus here and keep it (default: a temporary folder)")
-    p.add_argument("--scaling", default="",
-                   help="comma-separated corpus sizes for a stage-by-stage scaling run (e.g. 100,200,400,800)")
+    p.add_argument("--markdown", nargs="?", const=str(README), metavar="PATH",
+                   help="write the results section into PATH between its markers (default benchmarks/README.md)")
+    p.add_argument("--from-json", metavar="FILE",
+                   help="measure nothing: judge and render FILE's results (--markdown, --output to write them)")
+    p.add_argument("--work", help="keep the corpora and copies in this folder (default: a temporary one)")
     p.add_argument("-q", "--quiet", action="store_true")
     args = p.parse_args(argv)
-    quick = args.quick
-    args.n = args.n if args.n is not None else (3 if quick else corpus_mod.DEFAULT_N)
-    args.repeat = args.repeat if args.repeat is not None else (1 if quick else 5)
-    args.graph_repeat = min(args.repeat, args.graph_repeat if args.graph_repeat is not None else (0 if quick else 3))
-    output = args.output if args.output is not None else (None if quick else str(HERE / "results.json"))
-    log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command, as the results state it
+    args.sizes = sorted(int(x) for x in (args.sizes or ("2,3,4" if args.quick else "100,200,400")).split(","))
+    args.repeat = args.repeat if args.repeat is not None else (1 if args.quick else 5)
+    args.graph_repeat = min(args.repeat, args.graph_repeat if args.graph_repeat is not None
+                            else (0 if args.quick else 3))
+    if args.output is None and not (args.quick or args.from_json):
+        args.output = str(HERE / "results.json")
+    return args
 
-    torchfix = None if (args.no_torchfix or quick) and not args.torchfix else find_torchfix(args.torchfix)
-    if args.graph_repeat > 0:
-        try:
-            import importlib.util
-            if importlib.util.find_spec("torch") is None:
-                log("torch is not importable: no graph pass")
-                args.graph_repeat = 0
-        except ImportError:
-            args.graph_repeat = 0
 
-    with contextlib.ExitStack() as stack:
-        if args.corpus:
-            out_dir = Path(args.corpus)
-        else:
-            out_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="snlint-bench-")))
-        corpus = corpus_mod.generate(args.n, args.seed, out_dir)
-        root = corpus.root.resolve()
-        files = [root / f for f in corpus.files]
-        log(f"corpus: {corpus.summary()}")
-        info = machine(torchfix)
-        if args.note:
-            info["note"] = args.note
-        cases = build_cases(root, files, args, torchfix)
-        log(f"measuring {len(cases)} cases, {args.repeat} round(s)"
-            + (f", graph pass in {args.graph_repeat}" if args.graph_repeat else "")
-            + ("" if torchfix else "; TorchFix not found: its cases skipped"))
-        measure(cases, args.repeat, log, warm=not quick)
-        summaries = {c.name: case_summary(c) for c in cases if c.samples}
-        results = {
-            "schema": SCHEMA,
-            "quick": quick,
-            "settings": {"n": args.n, "seed": args.seed, "repeat": args.repeat,
-                         "graph_repeat": args.graph_repeat, "precommit_files": min(PRECOMMIT_FILES, len(files))},
-            "machine": info,
-            "corpus": corpus.summary(),
-            "cases": summaries,
-            "ratios": compute_ratios(summaries),
-        }
-        pre = summaries.get("precommit_snlint")
-        if pre:
-            results["precommit"] = {"files": [str(f.relative_to(root)) for f in files[:PRECOMMIT_FILES]],
-                                    "wall_s": pre["wall_s"]["median"], "cpu_s": pre["cpu_s"]["median"],
-                                    "under_one_second_wall": pre["wall_s"]["median"] < 1.0,
-                                    "under_one_second_cpu": pre["cpu_s"]["median"] < 1.0}
-        log("memory: tracemalloc peaks")
-        results["tracemalloc_peak_bytes"] = tracemalloc_peaks(root, files)
-        if not args.no_profile:
-            log("profile: one cProfile run of the source pass")
-            results["profile"] = profile_source_pass(root)
-        if args.scaling:
-            log("scaling: the source pass at several corpus sizes")
-            results["scaling"] = scaling([int(x) for x in args.scaling.split(",") if x.strip()], args.seed, log)
-        results["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+def benchmark(args: argparse.Namespace, work: Path, log) -> dict:
+    snlint = probe_snlint(shlex.split(args.snlint) if args.snlint else default_snlint(), work)
+    peers = {"torchfix": None if args.no_torchfix else find_tool(args.torchfix, "SNLINT_BENCH_TORCHFIX", "torchfix"),
+             "ruff": None if args.no_ruff else find_tool(args.ruff, "SNLINT_BENCH_RUFF", "ruff")}
+    main_size = args.sizes[len(args.sizes) // 2]
+    subjects = [generated(n, args.seed, work, full=n == main_size) for n in args.sizes]
+    subjects += [copy_real(Path(d), work) for d in args.corpus]
+    info = machine(snlint, peers)
+    groups = [subject_group(s, snlint, peers, work) for s in subjects]
+    groups.append(examples_group(snlint, work, args.graph_repeat))
+    cases = [c for g in groups for c in g.cases]
+    log(f"measuring {len(cases)} cases, {args.repeat} round(s); cache: {snlint.cache}; "
+        f"torchfix: {peers['torchfix']}; ruff: {peers['ruff']}")
+    measure(cases, args.repeat, log)
+    info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
 
-    report(results, print)
-    if output:
-        Path(output).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-        log(f"wrote {output}")
+    command = shlex.join(["python", "benchmarks/run.py", *args.argv])
+    results = {"schema": SCHEMA, "quick": args.quick, "command": command,
+               "settings": {"sizes": args.sizes, "seed": args.seed, "repeat": args.repeat,
+                            "graph_repeat": args.graph_repeat},
+               "machine": info, "corpora": {g.name: g.result() for g in groups}}
+    evaluate(results)
     return results
 
 
-def report(results: dict, out) -> None:
-    cases = results["cases"]
-    out(f"corpus: {results['corpus']['files']} files, {results['corpus']['lines']} lines; "
-        f"{results['settings']['repeat']} rounds, medians; machine: {results['machine']['cores']} cores, "
-        f"load {results['machine']['loadavg_start']} -> {results['machine'].get('loadavg_end')}")
-    out(f"{'case':24s} {'wall s':>9s} {'cpu s':>9s} {'maxrss MiB':>11s}")
-    for name, c in cases.items():
-        rss = c.get("maxrss_kb", {}).get("median")
-        out(f"{name:24s} {c['wall_s']['median']:9.3f} {c['cpu_s']['median']:9.3f} "
-            f"{(rss / 1024 if rss else float('nan')):11.1f}")
-    out("ratios (cpu / wall):")
-    for name, value in results["ratios"].items():
-        if isinstance(value, dict):
-            out(f"  {name:44s} {value['cpu']!s:>8s} / {value['wall']!s:<8s}")
-        else:
-            out(f"  {name:44s} {value!s:>8s}")
-    tm = results.get("tracemalloc_peak_bytes")
-    if tm:
-        out(f"tracemalloc peak: parse floor {tm['parse_floor'] / 2**20:.1f} MiB, "
-            f"engine {tm['engine_source'] / 2**20:.1f} MiB (x{tm['ratio']})")
-    stages = cases.get("engine_source", {}).get("stages_cpu_s")
-    if stages:
-        out("engine stages (median cpu s): " + ", ".join(f"{k} {v:.3f}" for k, v in stages.items()))
-    for row in results.get("scaling", []):
-        out(f"scaling: {row['files']:5d} files {row['cpu_s']:8.2f} s cpu ({row['ms_per_line']} ms/line), "
-            f"link {row['stages_cpu_s'].get('link', 0):.2f} s")
-    prof = results.get("profile")
-    if prof:
-        out(f"profile (cProfile total {prof['profiled_total_s']} s), snlint functions by cumulative share:")
-        for row in prof["top_snlint_cumulative"][:10]:
-            out(f"  {row['share']:6.1%}  {row['function']}")
+def evaluate(results: dict) -> None:
+    """The targets and the scaling rows from the measurements; --from-json evaluates again,
+    so a stored run is judged by the current rules."""
+    corpora, sizes = results["corpora"], results["settings"]["sizes"]
+    targets = []
+    for name, sub in corpora.items():
+        if sub["full"]:
+            targets += [{"corpus": name, **t} for t in ratio_targets(sub["cases"], sub["skipped"])]
+        if any(c in sub["cases"] for c in SOURCE_PATH_CASES):  # memory: every corpus and size
+            targets.append({"corpus": name, **memory_target(sub["cases"])})
+    results["scaling"], target = scaling(corpora, sizes)
+    results["targets"] = targets + [{"corpus": "gen-" + ",".join(map(str, sizes)), **target}]
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
+    log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    if args.from_json:
+        results = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+        evaluate(results)
+    elif args.work:
+        Path(args.work).mkdir(parents=True, exist_ok=False)
+        results = benchmark(args, Path(args.work).resolve(), log)
+    else:
+        with tempfile.TemporaryDirectory(prefix="snlint-bench-") as folder:
+            results = benchmark(args, Path(folder).resolve(), log)
+    section = markdown(results)
+    if not args.quiet:
+        print(section)
+    if args.output:
+        Path(args.output).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        log(f"wrote {args.output}")
+    if args.markdown:
+        write_section(Path(args.markdown), section)
+        log(f"wrote the results section of {args.markdown}")
+    return results
 
 
 if __name__ == "__main__":
