@@ -297,6 +297,8 @@ def copy_real(source: Path, work: Path) -> Subject:
     """Copy the .py files of a real project (never edit the original: the cases touch and
     fix their folder), leaving out hidden folders, environments and build output."""
     name = source.resolve().name
+    while (work / f"real-{name}").exists():  # two --corpus folders of the same name
+        name += "_"
     dest = work / f"real-{name}"
     for path in sorted(source.rglob("*.py")):
         rel = path.relative_to(source)
@@ -371,6 +373,7 @@ class Group:
 
 
 def subject_group(s: Subject, snlint: Snlint, peers: dict, work: Path) -> Group:
+    """Every case on a full corpus; the floor and a cold run on a scaling size."""
     py, root = sys.executable, s.root
     g = Group(s.name, s.summary(), s.full)
     g.cases = [Case("libcst_parse", "python + libcst.parse_module of every file (one core): the floor",
