@@ -16,8 +16,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "snlint"
 
 FLOORS = [
-    # data: findings, torch's names, lines; the facts and the rule catalogue over them
-    {"findings", "torchapi", "lines"},
+    # data: findings, torch's names, lines, where libcst nodes are; the facts and the rule
+    # catalogue over them
+    {"findings", "torchapi", "lines", "positions"},
     {"facts", "catalogue"},
     {"config", "suppress"},
     {"files"},

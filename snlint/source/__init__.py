@@ -30,7 +30,7 @@ def extract(text: str, path: str, relpath: str) -> FileFacts | Finding:
         # characters newer than this Python's Unicode tables): CPython says why.
         return _syntax_error(text, path, None, str(e))
     module, is_package = module_name(relpath)
-    return lower_file(tree, path, module, is_package, text)
+    return lower_file(tree, path, module, is_package)
 
 
 def _syntax_error(text: str, path: str, e: cst.ParserSyntaxError | None,

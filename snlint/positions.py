@@ -1,0 +1,161 @@
+"""Where every node of a parsed file is: libcst's position table, computed in one pass.
+
+`MetadataWrapper.resolve(PositionProvider)` runs the position codegen and then an empty
+batched visit of the whole tree (its resolver always runs the batchable providers' visit,
+even when there are none), and builds frozen `CodeRange`/`CodePosition` dataclasses whose
+constructors dominate the codegen itself. Here the same codegen runs once, with a state
+that keeps libcst's bookkeeping exactly (which node is recorded when, the syntactic start
+and end nodes hoisted from children) but stores light ranges.
+
+The table's order is the *node index* (`snlint.facts.node_indices`): the source pass and
+the fixes (`snlint.edit.parsed`) both build it here, so they agree on every index.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Mapping, NamedTuple
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+
+class Position(NamedTuple):
+    line: int  # 1-based
+    column: int  # 0-based
+
+
+class Range:
+    """A node's range, read as libcst's `CodeRange` is (`.start.line`, `.end.column`)."""
+
+    __slots__ = ("start", "end")
+
+    def __init__(self, start: Position, end: Position) -> None:
+        self.start = start
+        self.end = end
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Range) and (self.start, self.end) == (other.start, other.end)
+
+    def __hash__(self) -> int:
+        return hash((self.start, self.end))
+
+    def __repr__(self) -> str:
+        return f"Range({self.start}, {self.end})"
+
+
+class Positions(Mapping[cst.CSTNode, Range]):
+    """The table: node -> Range. Ranges are stored as plain tuples and made on lookup, as
+    the source pass looks up a small part of the nodes."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: dict[cst.CSTNode, tuple[int, int, int, int]]) -> None:
+        self._raw = raw
+
+    def __getitem__(self, node: cst.CSTNode) -> Range:
+        sl, sc, el, ec = self._raw[node]
+        return Range(Position(sl, sc), Position(el, ec))
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._raw
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
+class _Syntactic:
+    """`record_syntactic_position` as a plain context manager (libcst's is a generator
+    one, which costs more than the recording)."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "line", "column")
+
+    def __init__(self, state: "_State", node: cst.CSTNode, start_node, end_node) -> None:
+        self.state = state
+        self.node = node
+        self.start_node = start_node
+        self.end_node = end_node
+
+    def __enter__(self) -> None:
+        self.line = self.state.line
+        self.column = self.state.column
+
+    def __exit__(self, *exc: object) -> None:
+        state = self.state
+        raw = state.raw
+        # libcst hoists the start and end of the given child nodes over its own.
+        if self.start_node is not None:
+            sl, sc = raw[self.start_node][:2]
+        else:
+            sl, sc = self.line, self.column
+        if self.end_node is not None:
+            el, ec = raw[self.end_node][2:]
+        else:
+            el, ec = state.line, state.column
+        raw[self.node] = (sl, sc, el, ec)
+
+
+class _State(CodegenState):
+    """libcst's PositionProvidingCodegenState, minus its dataclass machinery: the same
+    line and column arithmetic, the same order of recording."""
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(default_indent=module.default_indent,
+                         default_newline=module.default_newline)
+        self.raw: dict[cst.CSTNode, tuple[int, int, int, int]] = {}
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.line = 1
+        self.column = 0
+        # (line, column, node) where each node being generated started, innermost last
+        self.stack: list[tuple[int, int, cst.CSTNode]] = []
+
+    def _update(self, value: str) -> None:
+        if "\n" in value or "\r" in value:
+            # libcst splits on \r\n, \r and \n; the column restarts after the last one.
+            last = max(value.rfind("\n"), value.rfind("\r"))
+            self.line += value.count("\n") + value.count("\r") - value.count("\r\n")
+            self.column = len(value) - last - 1
+        else:
+            self.column += len(value)
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        for token in self.indent_tokens:
+            self._update(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self._update(value)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        stack = self.stack
+        if stack:
+            # A node is generated by its parent's codegen: the parent is the one being
+            # generated (libcst's ParentNodeProvider, without its visit).
+            self.parents[node] = stack[-1][2]
+        stack.append((self.line, self.column, node))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        line, column, _ = self.stack.pop()
+        # A syntactic position recorded while the node was generated stands.
+        if node not in self.raw:
+            self.raw[node] = (line, column, self.line, self.column)
+
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node=None,  # type: ignore[override]
+                                  end_node=None) -> _Syntactic:
+        return _Syntactic(self, node, start_node, end_node)
+
+
+def layout(module: cst.Module) -> tuple[Positions, dict[cst.CSTNode, cst.CSTNode]]:
+    """Every node of `module` -> its range, in the order of libcst's PositionProvider
+    table (children before their parent: the node index is the place in this table), and
+    every node but the module -> its parent; one codegen of the tree."""
+    state = _State(module)
+    module._codegen(state)
+    return Positions(state.raw), state.parents
+
+
+def positions(module: cst.Module) -> Positions:
+    return layout(module)[0]
