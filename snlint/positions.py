@@ -3,9 +3,11 @@
 `MetadataWrapper.resolve(PositionProvider)` runs the position codegen and then an empty
 batched visit of the whole tree (its resolver always runs the batchable providers' visit,
 even when there are none), and builds frozen `CodeRange`/`CodePosition` dataclasses whose
-constructors dominate the codegen itself. Here the same codegen runs once, with a state
-that keeps libcst's bookkeeping exactly (which node is recorded when, the syntactic start
-and end nodes hoisted from children) but stores light ranges.
+constructors cost more than the codegen itself. Here the same codegen runs once, with a
+state that keeps libcst's bookkeeping exactly (which node is recorded when, the syntactic
+start and end nodes hoisted from children) but stores plain tuples, keyed by `id(node)`
+(a libcst node hashes by identity through a Python-level `__hash__`, which a table of
+every node would call a million times). The same codegen records each node's parent.
 
 The table's order is the *node index* (`snlint.facts.node_indices`): the source pass and
 the fixes (`snlint.edit.parsed`) both build it here, so they agree on every index.
@@ -24,43 +26,65 @@ class Position(NamedTuple):
     column: int  # 0-based
 
 
-class Range:
+class Range(NamedTuple):
     """A node's range, read as libcst's `CodeRange` is (`.start.line`, `.end.column`)."""
 
-    __slots__ = ("start", "end")
-
-    def __init__(self, start: Position, end: Position) -> None:
-        self.start = start
-        self.end = end
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Range) and (self.start, self.end) == (other.start, other.end)
-
-    def __hash__(self) -> int:
-        return hash((self.start, self.end))
-
-    def __repr__(self) -> str:
-        return f"Range({self.start}, {self.end})"
+    start: Position
+    end: Position
 
 
 class Positions(Mapping[cst.CSTNode, Range]):
-    """The table: node -> Range. Ranges are stored as plain tuples and made on lookup, as
-    the source pass looks up a small part of the nodes."""
+    """The table: node -> Range, in libcst's order. `nodes[i]` is the node with index i."""
+
+    __slots__ = ("nodes", "_raw")
+
+    def __init__(self, nodes: list[cst.CSTNode],
+                 raw: dict[int, tuple[int, int, int, int, int]]) -> None:
+        self.nodes = nodes
+        self._raw = raw  # id(node) -> (start line, start column, end line, end column, index)
+
+    def __getitem__(self, node: cst.CSTNode) -> Range:
+        sl, sc, el, ec, _ = self._raw[id(node)]
+        return Range(Position(sl, sc), Position(el, ec))
+
+    def raw(self, node: cst.CSTNode) -> tuple[int, int, int, int, int]:
+        """(start line, start column, end line, end column, node index): what the source
+        pass reads for every node it keeps, without making a Range."""
+        return self._raw[id(node)]
+
+    def index(self, node: cst.CSTNode) -> int:
+        return self._raw[id(node)][4]
+
+    def __contains__(self, node: object) -> bool:
+        return id(node) in self._raw and self.nodes[self._raw[id(node)][4]] is node
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+class Parents(Mapping[cst.CSTNode, cst.CSTNode]):
+    """Every node but the module -> its parent (libcst's ParentNodeProvider)."""
 
     __slots__ = ("_raw",)
 
-    def __init__(self, raw: dict[cst.CSTNode, tuple[int, int, int, int]]) -> None:
-        self._raw = raw
+    def __init__(self, raw: dict[int, tuple[cst.CSTNode, cst.CSTNode]]) -> None:
+        self._raw = raw  # id(node) -> (node, parent)
 
-    def __getitem__(self, node: cst.CSTNode) -> Range:
-        sl, sc, el, ec = self._raw[node]
-        return Range(Position(sl, sc), Position(el, ec))
+    def __getitem__(self, node: cst.CSTNode) -> cst.CSTNode:
+        found = self._raw[id(node)]
+        if found[0] is not node:
+            raise KeyError(node)
+        return found[1]
 
-    def __contains__(self, node: object) -> bool:
-        return node in self._raw
+    def get(self, node, default=None):  # type: ignore[override]
+        found = self._raw.get(id(node))
+        return found[1] if found is not None and found[0] is node else default
 
     def __iter__(self) -> Iterator[cst.CSTNode]:
-        return iter(self._raw)
+        return (node for node, _ in self._raw.values())
 
     def __len__(self) -> int:
         return len(self._raw)
@@ -87,14 +111,14 @@ class _Syntactic:
         raw = state.raw
         # libcst hoists the start and end of the given child nodes over its own.
         if self.start_node is not None:
-            sl, sc = raw[self.start_node][:2]
+            sl, sc = raw[id(self.start_node)][:2]
         else:
             sl, sc = self.line, self.column
         if self.end_node is not None:
-            el, ec = raw[self.end_node][2:]
+            el, ec = raw[id(self.end_node)][2:4]
         else:
             el, ec = state.line, state.column
-        raw[self.node] = (sl, sc, el, ec)
+        state.record(self.node, sl, sc, el, ec)
 
 
 class _State(CodegenState):
@@ -104,12 +128,23 @@ class _State(CodegenState):
     def __init__(self, module: cst.Module) -> None:
         super().__init__(default_indent=module.default_indent,
                          default_newline=module.default_newline)
-        self.raw: dict[cst.CSTNode, tuple[int, int, int, int]] = {}
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.nodes: list[cst.CSTNode] = []
+        self.raw: dict[int, tuple[int, int, int, int, int]] = {}
+        self.parents: dict[int, tuple[cst.CSTNode, cst.CSTNode]] = {}
         self.line = 1
         self.column = 0
         # (line, column, node) where each node being generated started, innermost last
         self.stack: list[tuple[int, int, cst.CSTNode]] = []
+
+    def record(self, node: cst.CSTNode, sl: int, sc: int, el: int, ec: int) -> None:
+        # Recording a node again updates its range and keeps its place, as a dict does.
+        key = id(node)
+        old = self.raw.get(key)
+        if old is None:
+            self.raw[key] = (sl, sc, el, ec, len(self.nodes))
+            self.nodes.append(node)
+        else:
+            self.raw[key] = (sl, sc, el, ec, old[4])
 
     def _update(self, value: str) -> None:
         if "\n" in value or "\r" in value:
@@ -134,27 +169,29 @@ class _State(CodegenState):
         if stack:
             # A node is generated by its parent's codegen: the parent is the one being
             # generated (libcst's ParentNodeProvider, without its visit).
-            self.parents[node] = stack[-1][2]
+            self.parents[id(node)] = (node, stack[-1][2])
         stack.append((self.line, self.column, node))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         line, column, _ = self.stack.pop()
         # A syntactic position recorded while the node was generated stands.
-        if node not in self.raw:
-            self.raw[node] = (line, column, self.line, self.column)
+        key = id(node)
+        if key not in self.raw:
+            self.raw[key] = (line, column, self.line, self.column, len(self.nodes))
+            self.nodes.append(node)
 
     def record_syntactic_position(self, node: cst.CSTNode, *, start_node=None,  # type: ignore[override]
                                   end_node=None) -> _Syntactic:
         return _Syntactic(self, node, start_node, end_node)
 
 
-def layout(module: cst.Module) -> tuple[Positions, dict[cst.CSTNode, cst.CSTNode]]:
+def layout(module: cst.Module) -> tuple[Positions, Parents]:
     """Every node of `module` -> its range, in the order of libcst's PositionProvider
     table (children before their parent: the node index is the place in this table), and
     every node but the module -> its parent; one codegen of the tree."""
     state = _State(module)
     module._codegen(state)
-    return Positions(state.raw), state.parents
+    return Positions(state.nodes, state.raw), Parents(state.parents)
 
 
 def positions(module: cst.Module) -> Positions:

@@ -16,18 +16,13 @@ import libcst as cst
 from snlint import facts as F
 from snlint.findings import Span
 from snlint.source.names import file_names
-from snlint.positions import Range, layout
+from snlint.positions import layout
 from snlint.source.scan import scan
 
 _BUILTINS = frozenset(dir(builtins))
 _COMPARE = {cst.Equal: "==", cst.NotEqual: "!=", cst.In: "in", cst.NotIn: "not in", cst.Is: "is",
             cst.IsNot: "is not", cst.LessThan: "<", cst.LessThanEqual: "<=",
             cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
-
-
-def to_span(rng: Range, node: int | None = None) -> Span:
-    # libcst columns are 0-based and the end is exclusive; the contract is 1-based.
-    return Span(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1, node)
 
 
 def _dotted(node: cst.BaseExpression | cst.ImportFrom | None) -> str:
@@ -169,7 +164,7 @@ class Lowerer:
         self.tree = module
         # One codegen gives the positions (node indices) and the parents the scan reads.
         self.positions, parents = layout(module)
-        self.order = F.node_indices(self.positions)
+        self.order = _Order(self.positions)
         # What a fix reads of the file besides the facts (`facts.Names`).
         self.sites: dict[Span, int] = {}
         self.quals: dict[int, str] = {}
@@ -194,7 +189,8 @@ class Lowerer:
     # ------------------------------------------------------------ helpers
 
     def span(self, node: cst.CSTNode) -> Span:
-        return to_span(self.positions[node], self.order[node])
+        sl, sc, el, ec, index = self.positions.raw(node)
+        return Span(sl, sc + 1, el, ec + 1, index)
 
     def site(self, span: Span, call: bool = False) -> None:
         """Record where a call, argument or parameter is. An argument that is nothing but a
@@ -554,6 +550,18 @@ class Lowerer:
                            tuple(self.star), tuple(sorted(self.imports.items())),
                            file_names(self.module, self.sites, self.quals, self.import_sites,
                                       self.assigned, self.scopes_info))
+
+
+class _Order:
+    """node -> node index, read off the position table (`facts.node_indices` of it)."""
+
+    __slots__ = ("positions",)
+
+    def __init__(self, positions) -> None:
+        self.positions = positions
+
+    def __getitem__(self, node: cst.CSTNode) -> int:
+        return self.positions.index(node)
 
 
 def _module_classes(body: Sequence[F.Stmt]) -> list[F.ClassFacts]:

@@ -44,6 +44,12 @@ _CONSTANTS = frozenset({"True", "False", "None"})
 _OPAQUE = (cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
            cst.Import, cst.ImportFrom)
 _HANDLERS = (cst.ExceptHandler, cst.ExceptStarHandler)
+# The node types `scan` reads besides names.
+_READ = frozenset({cst.Attribute, cst.Arg, cst.Param, cst.AssignTarget, cst.AnnAssign,
+                   cst.AugAssign, cst.For, cst.NamedExpr, cst.CompFor, cst.WithItem, cst.Del,
+                   cst.FunctionDef, cst.ClassDef, *_HANDLERS, cst.NameItem, cst.Import,
+                   cst.ImportFrom, cst.ImportAlias, cst.MatchAs, cst.MatchStar, cst.MatchMapping,
+                   cst.MatchKeywordElement})
 _MODULE = "<module>"
 
 
@@ -98,6 +104,8 @@ def scan(module: cst.Module, table: Iterable[cst.CSTNode], parents: Mapping[cst.
         kind = type(node)
         if kind is cst.Name:
             names.append(node)
+        elif kind not in _READ:  # whitespace, operators, most expressions: nothing to count
+            continue
         elif kind is cst.Attribute:
             skip.add(id(node.attr))
         elif kind is cst.Arg:
