@@ -181,7 +181,7 @@ class StageTimer:
     graph stage counts this process only (its worker is a child)."""
 
     STAGES = [("snlint.engine", "read_source", "read"), ("snlint.source", "lower_file", "lower"),
-              ("snlint.engine", "extract", "parse+lower"), ("snlint.engine", "link", "link"),
+              ("snlint.per_file", "extract_file", "parse+lower"), ("snlint.engine", "link", "link"),
               ("snlint.engine", "run_checks", "checks"), ("snlint.engine", "graph_pass", "graph"),
               ("snlint.engine", "attach_fixes", "fixes"), ("snlint.engine", "_select", "select")]
 

@@ -119,6 +119,11 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
               help="Print the fixes as unified diffs on standard output and write nothing; "
                    "exit 1 when there is a diff.")
 @click.option("--show-fixes", is_flag=True, help="Show each finding's fix and its diff.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Worker processes that parse files (default: one per core; 1: none). "
+                   "Workers start only when there are enough files to pay for them.")
+@click.option("--no-cache", is_flag=True,
+              help="Neither read nor write the per-file cache (.snlint_cache in the project root).")
 @click.option("-q", "--quiet", is_flag=True,
               help="Print the findings and nothing else: no summary lines, no progress.")
 @click.version_option(_version(), "-V", "--version", prog_name="snlint",
@@ -129,7 +134,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
          force_exclude: bool | None, list_rules: bool, explain: str | None,
          stdin_filename: str | None = None, add_noqa: bool = False, fix: bool = False,
          unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False,
-         quiet: bool = False) -> None:
+         jobs: int | None = None, no_cache: bool = False, quiet: bool = False) -> None:
     """Audit PyTorch GAN code for spectral-normalization and batch-coupling mistakes."""
     fmt = output_format or ("full" if _stdout_is_terminal() else "concise")
     color = fmt in report.TEXT_FORMATS and _use_color()
@@ -170,7 +175,8 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         root = find_root(list(paths))
         config = load_config(root, select=select, extend_select=extend_select, ignore=ignore,
                              graph=graph, graph_timeout=graph_timeout,
-                             force_exclude=force_exclude)
+                             force_exclude=force_exclude, jobs=jobs,
+                             cache=False if no_cache else None)
     except ConfigError as exc:
         _fail(one_line(str(exc)))
     except Exception as exc:

@@ -21,9 +21,11 @@ FLOORS = [
     {"findings", "torchapi", "lines", "positions"},
     {"facts", "catalogue"},
     {"config", "suppress"},
-    {"files"},
+    {"files", "cache"},
     # per-file work: libcst lowering, notebooks, noqa, source editing; torch (in a child)
     {"source", "notebook", "noqa", "edit", "graph"},
+    # the per-file stage over them: prefilter, cache, workers
+    {"per_file"},
     # the project: names resolved across files, code interpreted
     {"link"},
     # the rules, over linked facts

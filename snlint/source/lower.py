@@ -616,5 +616,8 @@ def _with_span(e: F.Expr, span: Span) -> F.Expr:
     return replace(e, span=span)
 
 
-def lower_file(module: cst.Module, path: str, module_name: str, is_package: bool = False) -> F.FileFacts:
-    return Lowerer(module, module_name, is_package).file(path)
+def lower_file(module: cst.Module, path: str, module_name: str,
+               is_package: bool = False) -> tuple[F.FileFacts, set[str]]:
+    """The facts of a parsed file, and the modules it imports (`Scopes.modules`)."""
+    lowerer = Lowerer(module, module_name, is_package)
+    return lowerer.file(path), lowerer.scopes_info.modules

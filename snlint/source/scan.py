@@ -35,6 +35,9 @@ class Scopes:
     bound: Counter = field(default_factory=Counter)  # bindings of each name other than imports
     reads: Counter = field(default_factory=Counter)  # loads of each name
     mentioned: set[str] = field(default_factory=set)  # `global`, `nonlocal` and `del` names
+    # Every module the file imports, dotted, relative imports resolved: `import a.b` ->
+    # a.b; `from a import b, *` -> a, a.b, a.* (`snlint.imported_files` follows them).
+    modules: set[str] = field(default_factory=set)
 
 
 # libcst spells these as names; `ast` has constants.
@@ -191,11 +194,13 @@ def _imports(scopes: Scopes, imports: list, parents: Mapping, module_name: str,
             return
         scopes.imports[local] = qual
 
+    modules = scopes.modules
     for node in imports:  # statements: the table has them in source order
         fallback = in_except(node)
         if isinstance(node, cst.Import):
             for alias in node.names:
                 full = _dotted(alias.name)
+                modules.add(full)
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     bind(alias.asname.name.value, full, fallback)
                 else:
@@ -205,11 +210,14 @@ def _imports(scopes: Scopes, imports: list, parents: Mapping, module_name: str,
         base = _dotted(node.module)
         if node.relative:
             base = resolve_relative(module_name, is_package, len(node.relative), base)
+        modules.add(base)
         if isinstance(node.names, cst.ImportStar):
+            modules.add(f"{base}.*" if base else "*")
             scopes.star.append(base)
             continue
         for alias in node.names:
             name = _dotted(alias.name)
+            modules.add(f"{base}.{name}" if base else name)
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
