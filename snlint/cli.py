@@ -32,6 +32,13 @@ def _version() -> str:
         return "unknown"
 
 
+def _print_version(ctx: click.Context) -> None:
+    # Read from the installed metadata only when asked: importlib.metadata costs the
+    # one-file path (an editor, a pre-commit hook) more than linting a small file.
+    click.echo(f"snlint {_version()}")
+    ctx.exit()
+
+
 def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str] | None:
     """`--select SN1,SN201 --select SN3` -> ["SN1", "SN201", "SN3"]; None when not given,
     so the configuration's value stands."""
@@ -126,8 +133,9 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
               help="Neither read nor write the per-file cache (.snlint_cache in the project root).")
 @click.option("-q", "--quiet", is_flag=True,
               help="Print the findings and nothing else: no summary lines, no progress.")
-@click.version_option(_version(), "-V", "--version", prog_name="snlint",
-                      message="%(prog)s %(version)s")
+@click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, param, value: _print_version(ctx) if value else None,
+              help="Show the version and exit.")
 def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[str] | None,
          ignore: list[str] | None, graph: bool | None, graph_timeout: float | None,
          output_format: str | None, exit_zero: bool, statistics: bool,

@@ -51,6 +51,7 @@ MATTERS = re.compile(
 # the facts back costs about what lowering this much does on one core).
 PARALLEL_MIN_BYTES = 192 * 1024
 CHUNKS_PER_WORKER = 4
+SCAN_WEIGHT = 8
 
 
 @dataclass(frozen=True)
@@ -192,8 +193,8 @@ class PerFile:
         kept = set(texts)
         if self.prefilter:
             kept = {p for p, t in texts.items() if self._matters(p, t)} | self._connected(texts)
-            self._run([(p, t) for p, t in texts.items()
-                       if p in kept and not self._memo[(p, t)].lowered], full=True)
+            self._run([(p, t, True) for p, t in texts.items()
+                       if p in kept and not self._memo[(p, t)].lowered])
         out = {}
         for path, text in texts.items():
             found = self._memo[(path, text)]
@@ -211,13 +212,7 @@ class PerFile:
         todo = [(p, t) for p, t in texts.items() if (p, t) not in self._memo]
         if not todo:
             return
-        if not self.prefilter:
-            self._run(todo, full=True)
-            return
-        full = [(p, t) for p, t in todo if self._matters(p, t)]
-        light = [(p, t) for p, t in todo if not self._matters(p, t)]
-        self._run(full, full=True)
-        self._run(light, full=False)
+        self._run([(p, t, not self.prefilter or self._matters(p, t)) for p, t in todo])
 
     def _matters(self, path: str, text: str) -> bool:
         key = (path, text)
@@ -261,11 +256,11 @@ class PerFile:
                     changed = True
         return kept
 
-    def _run(self, files: list[tuple[str, str]], *, full: bool) -> None:
-        """Extract `files` (lowered when `full`, else only scanned) into the memo: from the
-        cache where it has them, the rest in workers or here."""
-        todo: list[tuple[str, str, str, str | None]] = []
-        for path, text in files:
+    def _run(self, files: list[tuple[str, str, bool]]) -> None:
+        """Extract `files` (path, text, whether to lower it or only scan it) into the memo:
+        from the cache where it has them, the rest in workers or here."""
+        todo: list[tuple[str, str, str, str | None, bool]] = []
+        for path, text, full in files:
             relpath = self.config.relative_path(path)
             key = digest(text) if self.cache is not None else None
             if self.cache is not None:
@@ -274,11 +269,11 @@ class PerFile:
                     self._memo[(path, text)] = stored
                     self.stats["cached"] += 1
                     continue
-            todo.append((path, text, relpath, key))
+            todo.append((path, text, relpath, key, full))
         if not todo:
             return
-        results = self._compute([(p, t, r, full) for p, t, r, _ in todo])
-        for (path, text, relpath, key), found in zip(todo, results):
+        results = self._compute([(p, t, r, full) for p, t, r, _, full in todo])
+        for (path, text, relpath, key, _), found in zip(todo, results):
             self._memo[(path, text)] = found
             self.stats["lowered" if found.lowered else "scanned"] += 1
             # A failure of snlint itself is not a fact of the file: computed again next time.
@@ -287,7 +282,8 @@ class PerFile:
                 self.cache.put(path, relpath, key, found)
 
     def _compute(self, items: list[tuple[str, str, str, bool]]) -> list[Extracted]:
-        size = sum(len(t) for _, t, _, full in items if full)
+        # What the work weighs: a scan (CPython's parser) costs a fraction of a lowering.
+        size = sum(len(t) if full else len(t) // SCAN_WEIGHT for _, t, _, full in items)
         if self.jobs <= 1 or len(items) < 2 or size < PARALLEL_MIN_BYTES:
             return _work(items)
         pool = self._executor()
