@@ -32,6 +32,21 @@ def _version() -> str:
         return "unknown"
 
 
+# A run keeps every file's facts alive and builds its model on top of them: at Python's
+# default thresholds the cyclic collector rescans all of it thousands of times, a quarter
+# of a run's time. Collect less often for the run (as mypy does); the few cycles it makes
+# are still collected.
+GC_THRESHOLD = (100_000, 30, 30)
+
+
+def _collect_less(ctx: click.Context) -> None:
+    import gc
+
+    previous = gc.get_threshold()
+    gc.set_threshold(*GC_THRESHOLD)
+    ctx.call_on_close(lambda: gc.set_threshold(*previous))  # in-process callers get theirs back
+
+
 def _print_version(ctx: click.Context) -> None:
     # Read from the installed metadata only when asked: importlib.metadata costs the
     # one-file path (an editor, a pre-commit hook) more than linting a small file.
@@ -144,6 +159,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
          unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False,
          jobs: int | None = None, no_cache: bool = False, quiet: bool = False) -> None:
     """Audit PyTorch GAN code for spectral-normalization and batch-coupling mistakes."""
+    _collect_less(click.get_current_context())
     fmt = output_format or ("full" if _stdout_is_terminal() else "concise")
     color = fmt in report.TEXT_FORMATS and _use_color()
 

@@ -44,8 +44,14 @@ def imported_sources(given: dict[str, str], config: Config,
         name, _ = module_name(config.relative_path(display))
         project.setdefault(name, (display, absolute))
 
+    # The given files' imports at once: the source pass reads them in one batch (workers).
+    found: dict[str, frozenset[str] | set[str] | None] = \
+        dict(modules(given)) if modules is not None else {}
+
     def imports_of(display: str, relpath: str, text: str) -> set[str]:
-        known = modules({display: text}).get(display) if modules is not None else None
+        if display not in found and modules is not None:
+            found.update(modules({display: text}))
+        known = found.get(display)
         if known is None:
             module, is_package = module_name(relpath)
             return imported_modules(text, module, is_package)
