@@ -163,6 +163,11 @@ class Config:
     graph_paths: list[str] = field(default_factory=list)  # sys.path folders, root-relative
     models: dict[str, dict] = field(default_factory=dict)
     force_exclude: bool = False
+    # The per-file stage (snlint.per_file): worker processes (None: one per core) and the
+    # cache of per-file facts (snlint.cache) in `cache_dir` (None: .snlint_cache in the root).
+    jobs: int | None = None
+    cache: bool = True
+    cache_dir: str | None = None
     _relative: dict[tuple[Path, str], str] = field(default_factory=dict, init=False,
                                                     repr=False, compare=False)
     _opt_in: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
@@ -192,6 +197,9 @@ class Config:
                                       "(expected \"path/relative/to/root.py:ClassName\")")
             setattr(self, name, refs)
         self.graph_paths = _string_list(self.graph_paths, "graph-paths")
+        if self.jobs is not None and (isinstance(self.jobs, bool) or not isinstance(self.jobs, int)
+                                      or self.jobs < 1):
+            raise ConfigError(f"jobs must be a positive number, got {self.jobs!r}")
 
     # -- selection
 
@@ -279,6 +287,8 @@ _KEYS = {
     "graph-paths": "graph_paths",
     "models": "models",
     "force-exclude": "force_exclude",
+    "cache": "cache",
+    "cache-dir": "cache_dir",
 }
 _FIELDS = frozenset(f.name for f in fields(Config) if f.init) - {"root"}
 
@@ -384,7 +394,11 @@ def _check_value(key: str, value: Any, path: Path) -> Any:
             raise ConfigError(f"{where} must be a table of glob = [codes]")
         return {glob: _in_file(path, lambda codes=codes, glob=glob: _validate_selectors(
             codes, f"[tool.snlint] {key} {glob!r}")) for glob, codes in value.items()}
-    if key in ("graph", "force-exclude"):
+    if key == "cache-dir":
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{where} must be a folder (relative to {path.parent}), got {value!r}")
+        return value
+    if key in ("graph", "force-exclude", "cache"):
         if not isinstance(value, bool):
             raise ConfigError(f"{where} must be true or false, got {value!r}")
         return value

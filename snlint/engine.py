@@ -8,7 +8,6 @@ diagnostic for that file, never the end of the run.
 from __future__ import annotations
 
 import os
-import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +22,7 @@ from snlint.files import discover, read_source
 from snlint.findings import Edit, Finding, diagnostic
 from snlint.fix.diff import unified_diff
 from snlint.notebook import Notebook, cell_key, parse_notebook
+from snlint.per_file import PerFile, internal
 from snlint.fix import attach_fixes
 from snlint.link import link
 from snlint.link.freeze import freeze
@@ -30,7 +30,6 @@ from snlint.link.names import Definitions, resolved
 from snlint.graph_pass import graph_enabled, graph_pass
 from snlint.graph.diagnostics import GraphRun, Progress
 from snlint.link.join import join
-from snlint.source import extract
 from snlint.suppress import Suppressions
 
 if TYPE_CHECKING:
@@ -45,34 +44,32 @@ class RunResult:
     graph: list[TargetFacts] = field(default_factory=list)  # [] when the graph pass did not run
 
 
-def _internal(path: str, error: BaseException, stage: str = "") -> Finding:
-    where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
-    at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
-    during = f" in the {stage} checks" if stage else ""
-    return diagnostic("SN999", path, f"internal error{during}: {type(error).__name__}: {error}{at}")
+_internal = internal
 
 
 def lint_sources(sources: dict[str, str], config: Config,
                  imported: dict[str, str] | None = None,
-                 graph_run: GraphRun | None = None) -> list[Finding]:
+                 graph_run: GraphRun | None = None,
+                 per_file: PerFile | None = None) -> list[Finding]:
     """Lint already-read files (display path -> text) as one project. `imported` files are
     read for their facts (helpers, blocks, the discriminator a script imports) but their
-    own findings are not reported."""
+    own findings are not reported. `per_file`: the per-file stage to use (its cache and
+    workers); by default one without a cache."""
     findings: list[Finding] = []
     facts: list[FileFacts] = []
     imported = {p: t for p, t in (imported or {}).items() if p not in sources}
     project = None
-    for path, text in {**sources, **imported}.items():
-        try:
-            result = extract(text, path, config.relative_path(path))
-        except Exception as e:  # noqa: BLE001 - one file's bug must not end the run
-            findings.append(_internal(path, e))
-            continue
-        if isinstance(result, Finding):
-            if path in sources:
-                findings.append(result)
-        else:
-            facts.append(result)
+    stage = per_file or PerFile(config)
+    try:
+        extracted = stage.results({**sources, **imported})
+    finally:
+        if per_file is None:
+            stage.close()
+    for path, found in extracted.items():
+        if found.finding is not None and path in sources:
+            findings.append(found.finding)
+        if found.facts is not None:
+            facts.append(found.facts)
     try:
         project = link(facts, config.discriminators, config.not_discriminators, config.root)
         for path, message in project.errors:
@@ -154,9 +151,11 @@ def run(paths: list[str], config: Config, progress: Progress | None = None) -> R
                 sources[display] = notebook.python
         else:
             sources[display] = read.text
-    imported = imported_sources({p: t for p, t in sources.items() if p not in notebooks}, config)
     graph_run = GraphRun(progress)
-    findings = in_cells(lint_sources(sources, config, imported, graph_run), notebooks)
+    with PerFile.for_run(config) as stage:
+        imported = imported_sources({p: t for p, t in sources.items() if p not in notebooks},
+                                    config, modules=stage.modules)
+        findings = in_cells(lint_sources(sources, config, imported, graph_run, stage), notebooks)
     findings.extend(d for d in diagnostics if config.is_enabled(d.code, d.path))
     shown = dict(sources)
     for display, notebook in notebooks.items():
@@ -189,4 +188,4 @@ def in_cells(findings: list[Finding], notebooks: dict[str, Notebook]) -> list[Fi
 def lint_text(text: str, path: str = "example.py", config: Config | None = None) -> list[Finding]:
     """Lint one in-memory file (tests, rule pages, editors' stdin)."""
     # Text that is not on disk cannot be imported: the graph pass does not apply.
-    return lint_sources({path: text}, config or Config(root=Path.cwd(), graph=False))
+    return lint_sources({path: text}, config or Config(root=Path.cwd(), graph=False, cache=False))

@@ -241,10 +241,11 @@ class DefStmt(Stmt):
 
 def node_indices(nodes: Iterable[Any]) -> dict[Any, int]:
     """Each node of a parsed file by its *node index*: its place in libcst's position table
-    of the file (`MetadataWrapper.resolve(PositionProvider)`, in the order the code
-    generator finishes nodes: children before their parent). The same text parses to the
-    same table, so the source pass and a fix that parses the file again agree on every
-    index, and a fix finds its node without looking for it by position."""
+    of the file (the order of `PositionProvider`'s table: the code generator finishes
+    nodes children before their parent), as `snlint.positions.layout` builds it for
+    the source pass and for the fixes alike. The same text parses to the same table, so
+    the source pass and a fix that parses the file again agree on every index, and a fix
+    finds its node without looking for it by position."""
     return {node: i for i, node in enumerate(nodes)}
 
 

@@ -8,51 +8,55 @@ own findings are not reported.
 
 from __future__ import annotations
 
-import ast
 import os
 from pathlib import Path
+from typing import Callable, Mapping
 
 from snlint.config import Config
 from snlint.files import SourceFile, discover, read_source
-from snlint.source import module_name
-from snlint.source.lower import resolve_relative
+from snlint.source import ast_modules, module_name, project_modules
 
 MAX_CONTEXT_FILES = 400
 
 
 def imported_modules(text: str, module: str, is_package: bool) -> set[str]:
     """Dotted names a file imports, relative imports resolved (ast: cheap, C-speed)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = resolve_relative(module, is_package, node.level, base)
-            out.add(base)
-            out.update(f"{base}.{alias.name}" if base else alias.name for alias in node.names)
-    return {m for m in out if m and not m.startswith(("torch", "numpy", "functools", "typing"))}
+    return project_modules(ast_modules(text, module, is_package) or ())
 
 
-def imported_sources(given: dict[str, str], config: Config) -> dict[str, str]:
+def imported_sources(given: dict[str, str], config: Config,
+                     modules: Callable[[dict[str, str]], Mapping[str, set[str] | None]] | None = None,
+                     ) -> dict[str, str]:
     """Display path -> text of the project files the `given` files import, transitively,
-    that are not among them; {} when the given files already are the whole project."""
+    that are not among them; {} when the given files already are the whole project.
+    `modules`, when given, tells the modules files import (display path -> `Scopes.modules`,
+    None when not known) as the source pass read them, so no file is parsed again here."""
     root = Path(config.root)
     if not given:
         return {}
     base = os.path.relpath(root)
     project: dict[str, tuple[str, Path]] = {}
-    for display, absolute in discover([base], config):
-        if absolute.suffix != ".py":
-            continue
+    files = [(d, a) for d, a in discover([base], config) if a.suffix == ".py"]
+    given_abs = {os.path.abspath(p) for p in given}
+    if all(str(a) in given_abs or os.path.abspath(d) in given_abs for d, a in files):
+        return {}
+    for display, absolute in files:
         name, _ = module_name(config.relative_path(display))
         project.setdefault(name, (display, absolute))
-    given_abs = {os.path.abspath(p) for p in given}
+
+    # The given files' imports at once: the source pass reads them in one batch (workers).
+    found: dict[str, frozenset[str] | set[str] | None] = \
+        dict(modules(given)) if modules is not None else {}
+
+    def imports_of(display: str, relpath: str, text: str) -> set[str]:
+        if display not in found and modules is not None:
+            found.update(modules({display: text}))
+        known = found.get(display)
+        if known is None:
+            module, is_package = module_name(relpath)
+            return imported_modules(text, module, is_package)
+        return project_modules(known)
+
     by_leaf: dict[str, list[str]] = {}
     for name in project:
         by_leaf.setdefault(name.rsplit(".", 1)[-1], []).append(name)
@@ -78,12 +82,12 @@ def imported_sources(given: dict[str, str], config: Config) -> dict[str, str]:
         return found
 
     out: dict[str, str] = {}
-    queue = [(config.relative_path(p), text) for p, text in given.items()]
+    queue = [(p, config.relative_path(p), text) for p, text in given.items()]
     seen: set[str] = set()
     while queue and len(out) < MAX_CONTEXT_FILES:
-        relpath, text = queue.pop()
-        module, is_package = module_name(relpath)
-        for imported in imported_modules(text, module, is_package):
+        display, relpath, text = queue.pop()
+        module, _ = module_name(relpath)
+        for imported in sorted(imports_of(display, relpath, text)):
             for name in candidates(imported, module):
                 if name in seen:
                     continue
@@ -95,5 +99,5 @@ def imported_sources(given: dict[str, str], config: Config) -> dict[str, str]:
                 if not isinstance(read, SourceFile):
                     continue
                 out[display] = read.text
-                queue.append((config.relative_path(display), read.text))
+                queue.append((display, config.relative_path(display), read.text))
     return out

@@ -16,13 +16,16 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "snlint"
 
 FLOORS = [
-    # data: findings, torch's names, lines; the facts and the rule catalogue over them
-    {"findings", "torchapi", "lines"},
+    # data: findings, torch's names, lines, where libcst nodes are; the facts and the rule
+    # catalogue over them
+    {"findings", "torchapi", "lines", "positions"},
     {"facts", "catalogue"},
     {"config", "suppress"},
-    {"files"},
+    {"files", "cache"},
     # per-file work: libcst lowering, notebooks, noqa, source editing; torch (in a child)
     {"source", "notebook", "noqa", "edit", "graph"},
+    # the per-file stage over them: prefilter, cache, workers
+    {"per_file"},
     # the project: names resolved across files, code interpreted
     {"link"},
     # the rules, over linked facts

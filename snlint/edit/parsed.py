@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Iterator, TypeVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from snlint.edit.names import FileNames
 from snlint.facts import Names, node_indices
+from snlint.positions import layout
 
 N = TypeVar("N", bound=cst.CSTNode)
 
@@ -29,9 +29,8 @@ class ParsedFile:
         self.path = path
         self.text = text
         self.module = cst.parse_module(text)
-        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        self.positions = wrapper.resolve(PositionProvider)
-        self.parents = wrapper.resolve(ParentNodeProvider)
+        # The source pass's own table: the same node indices (snlint.positions).
+        self.positions, self.parents = layout(self.module)
         self.nodes = list(self.positions)  # by node index
         self._indices: dict[cst.CSTNode, int] | None = None
         self.names = FileNames(self, names)

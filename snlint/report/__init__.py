@@ -7,9 +7,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from snlint.findings import Finding
-from snlint.report.github import render_github
-from snlint.report.json import render_json, render_json_lines, render_rows
-from snlint.report.sarif import render_sarif
+# The machine formats are imported when asked for: a run prints one format, and the
+# one-file path (an editor, a pre-commit hook) should not pay for the others.
 from snlint.report.text import (
     fix_applies,
     render_concise,
@@ -47,12 +46,20 @@ def render(findings: Iterable[Finding], fmt: str, sources: Mapping[str, str], *,
         return render_full(findings, sources, color=color, show_fixes=show_fixes,
                            unsafe_fixes=unsafe_fixes)
     if fmt == "json":
+        from snlint.report.json import render_json
+
         return render_json(findings)
     if fmt == "json-lines":
+        from snlint.report.json import render_json_lines
+
         return render_json_lines(findings)
     if fmt == "github":
+        from snlint.report.github import render_github
+
         return render_github(findings)
     if fmt == "sarif":
+        from snlint.report.sarif import render_sarif
+
         return render_sarif(findings, sources, root)
     raise ValueError(f"unknown output format {fmt!r} (expected one of {', '.join(FORMATS)})")
 
@@ -64,5 +71,7 @@ def render_stats(findings: Iterable[Finding], fmt: str, *, unsafe_fixes: bool = 
     if fmt in TEXT_FORMATS or fmt in ("github", "sarif"):  # a table is all they can say
         return render_statistics(rows)
     if fmt in ("json", "json-lines"):
+        from snlint.report.json import render_rows
+
         return render_rows(rows, fmt)
     raise ValueError(f"unknown output format {fmt!r} (expected one of {', '.join(FORMATS)})")

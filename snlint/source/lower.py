@@ -12,22 +12,17 @@ import builtins
 from typing import Sequence
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from snlint import facts as F
 from snlint.findings import Span
 from snlint.source.names import file_names
+from snlint.positions import layout
 from snlint.source.scan import scan
 
 _BUILTINS = frozenset(dir(builtins))
 _COMPARE = {cst.Equal: "==", cst.NotEqual: "!=", cst.In: "in", cst.NotIn: "not in", cst.Is: "is",
             cst.IsNot: "is not", cst.LessThan: "<", cst.LessThanEqual: "<=",
             cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
-
-
-def to_span(rng: CodeRange, node: int | None = None) -> Span:
-    # libcst columns are 0-based and the end is exclusive; the contract is 1-based.
-    return Span(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1, node)
 
 
 def _dotted(node: cst.BaseExpression | cst.ImportFrom | None) -> str:
@@ -164,59 +159,27 @@ class _Imports(cst.CSTVisitor):
             self._bind(local, f"{base}.{name}" if base else name)
 
 
-class _FunctionImports(cst.CSTVisitor):
-    """The import statements of one function body (not of functions nested in it)."""
-
-    def __init__(self) -> None:
-        self.nodes: list[cst.CSTNode] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        self.nodes.append(node)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        self.nodes.append(node)
-        return False
-
-
 class Lowerer:
-    def __init__(self, wrapper: MetadataWrapper, module: str, is_package: bool,
-                 text: str | None = None) -> None:
-        self.tree = wrapper.module
-        self.positions = wrapper.resolve(PositionProvider)
-        self.order = F.node_indices(self.positions)
+    def __init__(self, module: cst.Module, module_name: str, is_package: bool) -> None:
+        self.tree = module
+        # One codegen gives the positions (node indices) and the parents the scan reads.
+        self.positions, parents = layout(module)
+        self.order = _Order(self.positions)
         # What a fix reads of the file besides the facts (`facts.Names`).
         self.sites: dict[Span, int] = {}
         self.quals: dict[int, str] = {}
         self.import_sites: dict[str, list[int]] = {}
         self.assigned: dict[str, list[int]] = {}  # module-level `name = value`: value nodes
-        self.module = module
+        self.module = module_name
         self.is_package = is_package
         self.class_qualnames: set[str] = set()
-        self.scopes_info = scan(self.tree.code if text is None else text, module, is_package,
-                                resolve_relative)
-        if self.scopes_info is not None:
-            self.imports = self.scopes_info.imports
-            self.star = self.scopes_info.star
-            self.module_names = self.scopes_info.module_names
-        else:  # what ast cannot parse: the (slower) libcst visitors
-            imports = _Imports(module, is_package)
-            self.tree.visit(imports)
-            self.imports = imports.table
-            self.star = imports.star
-            top = _Bindings()
-            for stmt in self.tree.body:
-                stmt.visit(top)
-            self.module_names = top.names - set(self.imports)
+        positions = self.positions
+        self.scopes_info = scan(module, positions, parents,
+                                lambda node: positions[node].start.line,
+                                module_name, is_package, resolve_relative)
+        self.imports = self.scopes_info.imports
+        self.star = self.scopes_info.star
+        self.module_names = self.scopes_info.module_names
         self.scopes: list[set[str]] = []
         self.class_stack: list[str] = []
         # Per function being lowered: names it imports more than once with different
@@ -226,7 +189,8 @@ class Lowerer:
     # ------------------------------------------------------------ helpers
 
     def span(self, node: cst.CSTNode) -> Span:
-        return to_span(self.positions[node], self.order[node])
+        sl, sc, el, ec, index = self.positions.raw(node)
+        return Span(sl, sc + 1, el, ec + 1, index)
 
     def site(self, span: Span, call: bool = False) -> None:
         """Record where a call, argument or parameter is. An argument that is nothing but a
@@ -502,18 +466,19 @@ class Lowerer:
         prefix = ".".join(filter(None, [self.module, *self.class_stack]))
         # Defaults are evaluated in the enclosing scope.
         params = self.params(node.params)
-        known = self.scopes_info.functions.get((self.positions[node.name].start.line, name)) \
-            if self.scopes_info is not None else None
+        known = self.scopes_info.functions.get((self.positions[node.name].start.line, name))
         if known is not None:
             local = set(known) | {p.name for p in params}
         else:
+            # `def` and its name on different lines (a backslash between them): the scan
+            # keys functions by the line of `def`, so read the body's bindings here.
             scope = _Bindings()
             node.body.visit(scope)
             local = scope.names | {p.name for p in params}
             # `global x` makes x module-level again.
             for stmt in _iter_globals(node.body):
                 local.discard(stmt)
-        rebound = self._rebound_imports(node.body)
+        rebound = self._rebound_imports(node)
         self.scopes.append(local | rebound)
         self.rebound.append(rebound)
         saved_classes = self.class_stack
@@ -542,14 +507,12 @@ class Lowerer:
         node.visit(table)
         return table.table
 
-    def _rebound_imports(self, body: cst.BaseSuite) -> set[str]:
+    def _rebound_imports(self, function: cst.FunctionDef) -> set[str]:
         """A factory's `if kind == "a": from m import A as net` / `elif ...: from m import B
         as net`: the file's import table holds one target per name (the last), so such a
         name is a local of the function instead, and each branch assigns its own class."""
-        found = _FunctionImports()
-        body.visit(found)
         targets: dict[str, set[str]] = {}
-        for node in found.nodes:
+        for node in self.scopes_info.function_imports.get(function, ()):
             for local, qual in self._imported(node).items():
                 targets.setdefault(local, set()).add(qual)
         return {local for local, quals in targets.items() if len(quals) > 1}
@@ -587,6 +550,18 @@ class Lowerer:
                            tuple(self.star), tuple(sorted(self.imports.items())),
                            file_names(self.module, self.sites, self.quals, self.import_sites,
                                       self.assigned, self.scopes_info))
+
+
+class _Order:
+    """node -> node index, read off the position table (`facts.node_indices` of it)."""
+
+    __slots__ = ("positions",)
+
+    def __init__(self, positions) -> None:
+        self.positions = positions
+
+    def __getitem__(self, node: cst.CSTNode) -> int:
+        return self.positions.index(node)
 
 
 def _module_classes(body: Sequence[F.Stmt]) -> list[F.ClassFacts]:
@@ -641,7 +616,8 @@ def _with_span(e: F.Expr, span: Span) -> F.Expr:
     return replace(e, span=span)
 
 
-def lower_file(module: cst.Module, path: str, module_name: str, is_package: bool = False,
-          text: str | None = None) -> F.FileFacts:
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    return Lowerer(wrapper, module_name, is_package, text).file(path)
+def lower_file(module: cst.Module, path: str, module_name: str,
+               is_package: bool = False) -> tuple[F.FileFacts, set[str]]:
+    """The facts of a parsed file, and the modules it imports (`Scopes.modules`)."""
+    lowerer = Lowerer(module, module_name, is_package)
+    return lowerer.file(path), lowerer.scopes_info.modules

@@ -1,15 +1,22 @@
-"""Name scopes of one file, read with Python's own `ast` (C speed).
+"""Name scopes of one file, read off the one libcst tree the source pass parsed.
 
 The lowering needs, before it lowers an expression, which names a function binds (locals
-shadow globals) and what the file imports. Walking the libcst tree for that costs a full
-visitor pass per function; the `ast` of the same text answers in a fraction of the time.
+shadow globals) and what the file imports; a fix needs how often each name is bound and
+read anywhere in the file. Visiting the tree again for that costs a full visitor pass (per
+function, for the locals); parsing the text again with `ast` is a second parse. Instead
+this reads the position table (every node, in one flat loop) with the parents the same
+codegen recorded, and counts names as Python's own `ast` would: a name is *read* where
+`ast` has a `Name` in a load context, *bound* where it has one in a store context, a
+parameter, or a `def`/`class`/`except ... as`/match-capture name.
 """
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping
+
+import libcst as cst
 
 
 @dataclass
@@ -19,125 +26,257 @@ class Scopes:
     module_names: set[str] = field(default_factory=set)  # bound at module level
     # (line of `def`, name) -> names the function binds, less its `global` names
     functions: dict[tuple[int, str], set[str]] = field(default_factory=dict)
+    # The import statements of each function's own body (not of functions or classes
+    # nested in it), in source order.
+    function_imports: dict[cst.FunctionDef, list[cst.Import | cst.ImportFrom]] = \
+        field(default_factory=dict)
     # The whole file, every scope at once (what a fix may rely on or add):
     imported: dict[str, list[str]] = field(default_factory=dict)  # local name -> each import's target
     bound: Counter = field(default_factory=Counter)  # bindings of each name other than imports
     reads: Counter = field(default_factory=Counter)  # loads of each name
     mentioned: set[str] = field(default_factory=set)  # `global`, `nonlocal` and `del` names
+    # Every module the file imports, dotted, relative imports resolved: `import a.b` ->
+    # a.b; `from a import b, *` -> a, a.b, a.* (`snlint.imported_files` follows them).
+    modules: set[str] = field(default_factory=set)
 
 
-def _targets(node: ast.AST, out: set[str]) -> None:
-    if isinstance(node, ast.Name):
-        out.add(node.id)
-    elif isinstance(node, (ast.Tuple, ast.List)):
-        for el in node.elts:
-            _targets(el, out)
-    elif isinstance(node, ast.Starred):
-        _targets(node.value, out)
+# libcst spells these as names; `ast` has constants.
+_CONSTANTS = frozenset({"True", "False", "None"})
+# What hides a binding from the scope around it: `ast`'s walk of a scope's body stops at
+# nested definitions (only their name is bound), lambdas, comprehensions and imports.
+_OPAQUE = (cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+           cst.Import, cst.ImportFrom)
+_HANDLERS = (cst.ExceptHandler, cst.ExceptStarHandler)
+# The node types `scan` reads besides names.
+_READ = frozenset({cst.Attribute, cst.Arg, cst.Param, cst.AssignTarget, cst.AnnAssign,
+                   cst.AugAssign, cst.For, cst.NamedExpr, cst.CompFor, cst.WithItem, cst.Del,
+                   cst.FunctionDef, cst.ClassDef, *_HANDLERS, cst.NameItem, cst.Import,
+                   cst.ImportFrom, cst.ImportAlias, cst.MatchAs, cst.MatchStar, cst.MatchMapping,
+                   cst.MatchKeywordElement})
+_MODULE = "<module>"
 
 
-def bound_names(body: list[ast.stmt]) -> tuple[set[str], set[str]]:
-    """Names a scope binds (not descending into nested scopes), and its `global` names."""
-    names: set[str] = set()
-    globals_: set[str] = set()
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-            continue  # its body is another scope (decorators/defaults are rare binders)
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
-                             ast.Import, ast.ImportFrom)):
-            continue
-        if isinstance(node, ast.Global):
-            globals_.update(node.names)
-        elif isinstance(node, ast.Assign):
-            for t in node.targets:
-                _targets(t, names)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            _targets(node.target, names)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            _targets(node.target, names)
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            _targets(node.optional_vars, names)
-        elif isinstance(node, ast.NamedExpr):
-            _targets(node.target, names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        stack.extend(ast.iter_child_nodes(node))
-    return names, globals_
+def _dotted(node: cst.BaseExpression | None) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
 
 
-# Nodes that bind their `name` (None for a bare `except:` or a `case _:`).
-_NAMED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
-                    ast.MatchAs, ast.MatchStar})
+def _names_in(node: cst.CSTNode | None) -> Iterable[cst.Name]:
+    """The names of a dotted module path (`a.b.c`)."""
+    while isinstance(node, cst.Attribute):
+        yield node.attr
+        node = node.value
+    if isinstance(node, cst.Name):
+        yield node
 
 
-def scan(text: str, module: str, is_package: bool, resolve_relative) -> Scopes | None:
-    """The scopes of `text`, or None when `ast` cannot parse what libcst did."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+def scan(module: cst.Module, table: Iterable[cst.CSTNode], parents: Mapping[cst.CSTNode, cst.CSTNode],
+         lines: Callable[[cst.CSTNode], int], module_name: str, is_package: bool,
+         resolve_relative) -> Scopes:
+    """The scopes of `module`. `table`: every node of it (the position table); `parents`:
+    each node's parent; `lines(node)`: the line a node's syntactic range starts on."""
     scopes = Scopes()
+    names: list[cst.Name] = []
+    skip: set[int] = set()  # ids of names that are not `ast.Name`s (attributes, keywords, ...)
+    store: set[int] = set()
+    delete: set[int] = set()
+    stored: list[cst.Name] = []  # assignment-like targets, for the scopes they bind in
+    defs: list[cst.FunctionDef | cst.ClassDef] = []
+    handlers: list[cst.ExceptHandler | cst.ExceptStarHandler] = []
+    globals_: list[cst.NameItem] = []
+    imports: list[cst.Import | cst.ImportFrom] = []
+    bound, mentioned = scopes.bound, scopes.mentioned
 
-    def bind(local: str, qual: str, in_except: bool) -> None:
+    def target(node: cst.CSTNode, into: set[int], collect: bool) -> None:
+        # A store (or del) context reaches through tuples, lists and starred elements, as
+        # `ast` gives their elements the context of the whole.
+        if isinstance(node, cst.Name):
+            into.add(id(node))
+            if collect:
+                stored.append(node)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for el in node.elements:
+                target(el.value, into, collect)
+        elif isinstance(node, cst.StarredElement):
+            target(node.value, into, collect)
+
+    for node in table:
+        kind = type(node)
+        if kind is cst.Name:
+            names.append(node)
+        elif kind not in _READ:  # whitespace, operators, most expressions: nothing to count
+            continue
+        elif kind is cst.Attribute:
+            skip.add(id(node.attr))
+        elif kind is cst.Arg:
+            if node.keyword is not None:
+                skip.add(id(node.keyword))
+        elif kind is cst.Param:
+            skip.add(id(node.name))
+            bound[node.name.value] += 1
+        elif kind is cst.AssignTarget or kind is cst.AnnAssign or kind is cst.AugAssign \
+                or kind is cst.For or kind is cst.NamedExpr:
+            target(node.target, store, True)
+        elif kind is cst.CompFor:
+            target(node.target, store, False)
+        elif kind is cst.WithItem:
+            if node.asname is not None:
+                target(node.asname.name, store, True)
+        elif kind is cst.Del:
+            target(node.target, delete, False)
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
+            skip.add(id(node.name))
+            bound[node.name.value] += 1
+            defs.append(node)
+        elif kind in _HANDLERS:
+            if node.name is not None:
+                skip.add(id(node.name.name))
+                if isinstance(node.name.name, cst.Name):
+                    bound[node.name.name.value] += 1
+                handlers.append(node)
+        elif kind is cst.NameItem:
+            skip.add(id(node.name))
+            mentioned.add(node.name.value)
+            globals_.append(node)
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            imports.append(node)
+            if kind is cst.ImportFrom:
+                skip.update(id(n) for n in _names_in(node.module))
+        elif kind is cst.ImportAlias:
+            skip.update(id(n) for n in _names_in(node.name))
+            if node.asname is not None:
+                skip.update(id(n) for n in _names_in(node.asname.name))
+        elif kind is cst.MatchAs or kind is cst.MatchStar:
+            if node.name is not None:
+                skip.add(id(node.name))
+                bound[node.name.value] += 1
+        elif kind is cst.MatchMapping:
+            if node.rest is not None:
+                skip.add(id(node.rest))
+                bound[node.rest.value] += 1
+        elif kind is cst.MatchKeywordElement:
+            skip.add(id(node.key))
+
+    reads = scopes.reads
+    for name in names:
+        key = id(name)
+        if key in skip or name.value in _CONSTANTS:
+            continue
+        if key in store:
+            bound[name.value] += 1
+        elif key in delete:
+            mentioned.add(name.value)
+        else:
+            reads[name.value] += 1
+
+    _imports(scopes, imports, parents, module_name, is_package, resolve_relative)
+    _bindings(scopes, module, parents, lines, stored, defs, handlers, globals_, imports)
+    return scopes
+
+
+def _imports(scopes: Scopes, imports: list, parents: Mapping, module_name: str,
+             is_package: bool, resolve_relative) -> None:
+    def in_except(node: cst.CSTNode) -> bool:
+        parent = parents.get(node)
+        while parent is not None:
+            if isinstance(parent, _HANDLERS):
+                return True
+            parent = parents.get(parent)
+        return False
+
+    def bind(local: str, qual: str, fallback: bool) -> None:
         scopes.imported.setdefault(local, []).append(qual)
         # `try: from new import x / except ImportError: from old import x`: the first wins.
-        if in_except and local in scopes.imports:
+        if fallback and local in scopes.imports:
             return
         scopes.imports[local] = qual
 
-    bound, reads, mentioned = scopes.bound, scopes.reads, scopes.mentioned
-
-    def walk(node: ast.AST, in_except: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            kind = type(child)
-            if kind is ast.Name:
-                if type(child.ctx) is ast.Load:
-                    reads[child.id] += 1
-                elif type(child.ctx) is ast.Store:
-                    bound[child.id] += 1
+    modules = scopes.modules
+    for node in imports:  # statements: the table has them in source order
+        fallback = in_except(node)
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = _dotted(alias.name)
+                modules.add(full)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    bind(alias.asname.name.value, full, fallback)
                 else:
-                    mentioned.add(child.id)
-                continue
-            if kind is ast.arg:
-                bound[child.arg] += 1
-            elif kind in _NAMED:
-                if child.name:
-                    bound[child.name] += 1
-            elif kind is ast.Global or kind is ast.Nonlocal:
-                mentioned.update(child.names)
-            elif kind is ast.MatchMapping and child.rest:
-                bound[child.rest] += 1
-            if isinstance(child, ast.Import):
-                for alias in child.names:
-                    if alias.asname:
-                        bind(alias.asname, alias.name, in_except)
-                    else:
-                        head = alias.name.split(".")[0]
-                        bind(head, head, in_except)
-            elif isinstance(child, ast.ImportFrom):
-                base = child.module or ""
-                if child.level:
-                    base = resolve_relative(module, is_package, child.level, base)
-                for alias in child.names:
-                    if alias.name == "*":
-                        scopes.star.append(base)
-                    else:
-                        bind(alias.asname or alias.name,
-                             f"{base}.{alias.name}" if base else alias.name, in_except)
-            else:
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    names, globals_ = bound_names(child.body)
-                    args = child.args
-                    for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-                        if a is not None:
-                            names.add(a.arg)
-                    scopes.functions[(child.lineno, child.name)] = names - globals_
-                walk(child, in_except or isinstance(child, ast.ExceptHandler))
+                    head = full.split(".")[0]
+                    bind(head, head, fallback)
+            continue
+        base = _dotted(node.module)
+        if node.relative:
+            base = resolve_relative(module_name, is_package, len(node.relative), base)
+        modules.add(base)
+        if isinstance(node.names, cst.ImportStar):
+            modules.add(f"{base}.*" if base else "*")
+            scopes.star.append(base)
+            continue
+        for alias in node.names:
+            name = _dotted(alias.name)
+            modules.add(f"{base}.{name}" if base else name)
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            bind(local, f"{base}.{name}" if base else name, fallback)
 
-    walk(tree, False)
-    top, _ = bound_names(tree.body)
-    scopes.module_names = top - set(scopes.imports)
-    return scopes
+
+def _bindings(scopes: Scopes, module: cst.Module, parents: Mapping, lines: Callable,
+              stored: list, defs: list, handlers: list, globals_: list, imports: list) -> None:
+    """Each scope's own bindings, as `ast`'s walk of a scope's body finds them: not in
+    nested definitions (only their name), lambdas, comprehensions or imports, nor in a
+    function's decorators, defaults and annotations (they are outside its body, and the
+    scope around it stops at the `def`)."""
+
+    def owner(node: cst.CSTNode) -> object | None:
+        child, parent = node, parents.get(node)
+        while parent is not None:
+            if isinstance(parent, cst.FunctionDef):
+                return parent if child is parent.body else None
+            if isinstance(parent, _OPAQUE):
+                return None
+            child, parent = parent, parents.get(parent)
+        return _MODULE
+
+    local: dict[object, set[str]] = {}
+    global_: dict[object, set[str]] = {}
+    for name in stored:
+        scope = owner(name)
+        if scope is not None:
+            local.setdefault(scope, set()).add(name.value)
+    for node in defs:
+        scope = owner(node)
+        if scope is not None:
+            local.setdefault(scope, set()).add(node.name.value)
+    for node in handlers:
+        scope = owner(node)
+        if scope is not None and isinstance(node.name.name, cst.Name):
+            local.setdefault(scope, set()).add(node.name.name.value)
+    for item in globals_:
+        statement = parents.get(item)
+        if isinstance(statement, cst.Global):
+            scope = owner(statement)
+            if scope is not None:
+                global_.setdefault(scope, set()).add(item.name.value)
+
+    for node in defs:
+        if not isinstance(node, cst.FunctionDef):
+            continue
+        names = set(local.get(node, ()))
+        params = node.params
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params,
+                  params.star_arg, params.star_kwarg):
+            if isinstance(p, cst.Param):
+                names.add(p.name.value)
+        scopes.functions[(lines(node), node.name.value)] = names - global_.get(node, set())
+        scopes.function_imports[node] = []
+    for node in imports:
+        parent = parents.get(node)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            parent = parents.get(parent)
+        if isinstance(parent, cst.FunctionDef):
+            scopes.function_imports[parent].append(node)
+    scopes.module_names = local.get(_MODULE, set()) - set(scopes.imports)

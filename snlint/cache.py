@@ -1,0 +1,178 @@
+"""The per-file cache: each file's source facts, kept between runs in `.snlint_cache/`.
+
+A file's facts depend on its text, its display path and its path relative to the root
+(which names its module), and on the code that computes them; nothing else in the
+configuration reaches them (rule selection, ignores and the graph pass act after the link
+step, which runs every time). So an entry is found by (display path, root-relative path)
+and used only when it holds the same text digest; the folder it lives in is named by a
+salt over snlint's version and code, the rule pages, libcst's version and Python's, so an
+upgrade (or an edit of snlint itself) starts a folder of its own instead of reading facts
+an older lowering wrote.
+
+Never in the way: the folder holds a `.gitignore` of `*` and a CACHEDIR.TAG (backup
+tools skip it), as ruff's `.ruff_cache` does. Two runs may share it: an entry is written
+to a temporary file and renamed over the old one, and an entry that cannot be read
+(partial, corrupt, of another format) counts as absent. Entries are pickles read with an
+unpickler that builds only snlint's fact and finding classes, so a planted entry cannot
+run code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+FORMAT = 1  # of an entry; part of the salt
+DEFAULT_DIR = ".snlint_cache"
+GITIGNORE = "# Created by snlint: this folder is a cache.\n*\n"
+CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+                "# This file is a cache directory tag created by snlint.\n"
+                "# For information about cache directory tags see https://bford.info/cachedir/\n")
+
+# What an entry may contain: the facts, findings and the per-file stage's result, and the
+# builtins they are made of. Anything else in a pickle makes the entry unreadable.
+_ALLOWED_MODULES = frozenset({"snlint.facts", "snlint.findings", "snlint.per_file"})
+_ALLOWED_BUILTINS = frozenset({"frozenset", "set", "complex", "slice", "range"})
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if module in _ALLOWED_MODULES or (module == "builtins" and name in _ALLOWED_BUILTINS):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not a cached fact")
+
+
+def digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def salt() -> str:
+    """What every entry depends on besides its file: snlint's version and code (by each
+    file's size and modification time, so an edited checkout invalidates its entries),
+    the rule pages, libcst's version and Python's."""
+    import snlint
+    from snlint.catalogue import pages_dir
+
+    try:  # libcst's own record of its version (importlib.metadata costs a small run ~25 ms)
+        from libcst._version import __version__ as libcst_version
+    except ImportError:
+        libcst_version = _dist_version("libcst")
+    parts = [f"format={FORMAT}", f"snlint={snlint.__version__}", f"libcst={libcst_version}",
+             f"python={sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"]
+    package = Path(__file__).resolve().parent
+    try:
+        pages = pages_dir()
+    except Exception:  # noqa: BLE001 - no catalogue: the other parts still key the cache
+        pages = None
+    for folder, pattern in ((package, "*.py"), (pages, "*.md")):
+        if folder is None:
+            continue
+        for path in sorted(folder.rglob(pattern)):
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            parts.append(f"{path.relative_to(folder).as_posix()}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def _dist_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class Cache:
+    """The entries of one cache folder (`directory`), under one salt."""
+
+    def __init__(self, directory: Path, salt_value: str | None = None) -> None:
+        self.directory = Path(directory)
+        self.salt = salt_value if salt_value is not None else salt()
+        self.entries = self.directory / f"facts-{self.salt}"
+        self._ready = False
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+
+    @staticmethod
+    def for_root(root: Path, cache_dir: str | os.PathLike | None = None) -> "Cache":
+        directory = Path(cache_dir) if cache_dir else Path(DEFAULT_DIR)
+        return Cache(directory if directory.is_absolute() else Path(root) / directory)
+
+    def _name(self, path: str, relpath: str) -> Path:
+        key = hashlib.blake2b(f"{path}\0{relpath}".encode("utf-8", "surrogatepass"),
+                              digest_size=16).hexdigest()
+        return self.entries / key[:2] / key[2:]
+
+    def get(self, path: str, relpath: str, text_digest: str):
+        """The value stored for this file with this text, or None."""
+        try:
+            with open(self._name(path, relpath), "rb") as handle:
+                data = handle.read()
+            stored = _Unpickler(io.BytesIO(data)).load()
+        except Exception:  # noqa: BLE001 - absent, partial, corrupt, foreign: a miss
+            self.misses += 1
+            return None
+        if not (isinstance(stored, tuple) and len(stored) == 4
+                and stored[:3] == (path, relpath, text_digest)):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return stored[3]
+
+    def put(self, path: str, relpath: str, text_digest: str, value) -> None:
+        """Store `value`; a cache that cannot be written (read-only checkout, full disk) is
+        only slower, never an error."""
+        try:
+            data = pickle.dumps((path, relpath, text_digest, value), protocol=pickle.HIGHEST_PROTOCOL)
+            target = self._name(path, relpath)
+            self._prepare(target.parent)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                os.replace(tmp, target)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except Exception:  # noqa: BLE001
+            return
+        self.writes += 1
+
+    def _prepare(self, folder: Path) -> None:
+        if not self._ready:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            # Written once, before any entry: a folder without them is not one of ours yet.
+            for name, content in ((".gitignore", GITIGNORE), ("CACHEDIR.TAG", CACHEDIR_TAG)):
+                marker = self.directory / name
+                if not marker.exists():
+                    _write_new(marker, content)
+            self._ready = True
+        folder.mkdir(parents=True, exist_ok=True)
+
+
+def _write_new(path: Path, content: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(content)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,326 @@
+"""The per-file stage: each file read into its facts, on its own, before the link step.
+
+Every file is parsed and lowered alone, so this stage is where the run saves time:
+
+- a *prefilter*: a file whose text cannot matter is never given to libcst. It matters
+  when it names torch, `nn`, spectral normalization or a discriminator, when it is one
+  the configuration names, or when it is connected by imports to a file that matters
+  (a helper, options or a registry imported by a model file; a script importing a model
+  file). A file that does not matter is only checked with Python's own parser (C speed):
+  a syntax error still reaches libcst for its SN901, and its imports tell whether it is
+  connected after all;
+- a *cache* (`snlint.cache`): the facts of an unchanged file are read back instead;
+- *workers*: the files left are parsed and lowered in worker processes when there are
+  enough of them to pay for starting the workers; the results come back in order, so a
+  parallel run equals a serial one.
+
+The link step, the checks and the fixes run on every run, on every file's facts.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+import sys
+import threading
+import traceback
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from snlint.cache import Cache, digest
+from snlint.config import Config
+from snlint.facts import FileFacts
+from snlint.findings import Finding, diagnostic
+from snlint.source import ast_modules, extract_file, module_name
+
+# A file matters when its text says any of these, or when imports connect it to one that
+# does. The link step reads every file it is given (training code that calls a `netD`
+# parameter, `parser.add_argument` defaults, registries), so this is broad on purpose: a
+# file kept in vain costs one parse, a file skipped in error costs findings. It names
+# torch and `nn`, spectral normalization (`spectral_norm`, `SNConv2d`, `snlinear`, `_sn`),
+# what training code calls a discriminator (snlint.link.events.D_NAME: `netD`, `D_A`,
+# `self.disc`, `d`, `critic`), declared options and registries.
+MATTERS = re.compile(
+    r"(?i:torch|\bnn\b|spectral|\bsn|sn_|_sn\b|disc|critic|net_?d\b|d_?net|model_?d\b|d_model"
+    r"|add_argument|set_defaults|regist)|SN|\bD_|\b[Dd]\b")
+# Workers pay off from about this much text to lower (starting two workers and sending
+# the facts back costs about what lowering this much does on one core).
+PARALLEL_MIN_BYTES = 192 * 1024
+CHUNKS_PER_WORKER = 4
+SCAN_WEIGHT = 8
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What the per-file stage learnt of one file."""
+
+    facts: FileFacts | None  # None: not lowered (prefiltered, or it failed)
+    finding: Finding | None = None  # SN901 when it does not parse; SN999 when lowering failed
+    modules: frozenset[str] | None = None  # what it imports (`Scopes.modules`), when known
+    lowered: bool = True  # False: only scanned by the prefilter
+
+
+def internal(path: str, error: BaseException, stage: str = "") -> Finding:
+    """SN999 for a bug met on one file (or in one stage): where it happened, in one line."""
+    where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
+    during = f" in the {stage} checks" if stage else ""
+    return diagnostic("SN999", path, f"internal error{during}: {type(error).__name__}: {error}{at}")
+
+
+def matters(text: str) -> bool:
+    return MATTERS.search(text) is not None
+
+
+# ---------------------------------------------------------------------------- one file
+
+def _lower(path: str, text: str, relpath: str) -> Extracted:
+    try:
+        result, modules = extract_file(text, path, relpath)
+    except Exception as e:  # noqa: BLE001 - one file's bug must not end the run
+        return Extracted(None, internal(path, e))
+    frozen = frozenset(modules) if modules is not None else None
+    if isinstance(result, Finding):
+        return Extracted(None, result, frozen)
+    return Extracted(result, None, frozen)
+
+
+def _scan(path: str, text: str, relpath: str) -> Extracted:
+    """The prefilter's look at a file that does not seem to matter: its imports, read by
+    CPython's parser; lowered after all when CPython finds it broken (for its SN901)."""
+    module, is_package = module_name(relpath)
+    modules = ast_modules(text, module, is_package)
+    if modules is None:
+        return _lower(path, text, relpath)
+    return Extracted(None, None, frozenset(modules), lowered=False)
+
+
+def _work(items: list[tuple[str, str, str, bool]]) -> list[Extracted]:
+    return [_lower(p, t, r) if full else _scan(p, t, r) for p, t, r, full in items]
+
+
+def _worker_init() -> None:
+    # A worker only builds trees and facts that live until they are sent back: the cyclic
+    # collector would only rescan them.
+    gc.disable()
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic collector off while trees and facts are built: nothing here makes
+    cycles, and with every file's facts alive, each collection rescans all of them (it
+    costs more than unpickling the cache)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+# ---------------------------------------------------------------------------- the stage
+
+class PerFile:
+    """Facts of files, each computed once per run (memo), read from the cache when
+    unchanged, and computed in workers when there are enough of them.
+
+    `stats` counts what happened, for tests: `lowered` (given to libcst), `scanned`
+    (prefilter only), `cached` (read back), `skipped` (not lowered in the end),
+    `parallel_rounds`."""
+
+    def __init__(self, config: Config, *, cache: Cache | None = None, jobs: int | None = None,
+                 prefilter: bool = True) -> None:
+        self.config = config
+        self.cache = cache
+        self.jobs = jobs if jobs is not None else (config.jobs or default_jobs())
+        self.prefilter = prefilter
+        self.stats: Counter = Counter()
+        self._memo: dict[tuple[str, str], Extracted] = {}
+        self._matter: dict[tuple[str, str], bool] = {}
+        self._pool = None
+        self._wanted = self._configured_files()
+
+    @classmethod
+    def for_run(cls, config: Config) -> "PerFile":
+        """The stage of a run of snlint on files on disk: the cache as configured."""
+        cache = Cache.for_root(config.root, config.cache_dir) if config.cache else None
+        return cls(config, cache=cache)
+
+    def _configured_files(self) -> set[str]:
+        # Files named in `discriminators` are read whatever they say.
+        return {ref.rsplit(":", 1)[0].replace("\\", "/").lstrip("./")
+                for ref in (*self.config.discriminators, *self.config.not_discriminators)}
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self) -> "PerFile":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- what callers ask
+
+    def modules(self, texts: Mapping[str, str]) -> dict[str, frozenset[str] | None]:
+        """Display path -> the modules each file imports (None when not known)."""
+        with _no_gc():
+            self._first_round(texts)
+        return {path: self._memo[(path, text)].modules for path, text in texts.items()}
+
+    def results(self, texts: Mapping[str, str]) -> dict[str, Extracted]:
+        """Display path -> what the stage made of it, for a whole project at once (the
+        prefilter's connections are between these files), in the order given."""
+        with _no_gc():
+            return self._results(texts)
+
+    def _results(self, texts: Mapping[str, str]) -> dict[str, Extracted]:
+        self._first_round(texts)
+        kept = set(texts)
+        if self.prefilter:
+            kept = {p for p, t in texts.items() if self._matters(p, t)} | self._connected(texts)
+            self._run([(p, t, True) for p, t in texts.items()
+                       if p in kept and not self._memo[(p, t)].lowered])
+        out = {}
+        for path, text in texts.items():
+            found = self._memo[(path, text)]
+            if path not in kept:
+                # Only what a run that never lowered it would know (a cache entry may hold
+                # the facts of a run where an import connected it).
+                self.stats["skipped"] += 1
+                found = Extracted(None, found.finding, found.modules, lowered=False)
+            out[path] = found
+        return out
+
+    # -- rounds
+
+    def _first_round(self, texts: Mapping[str, str]) -> None:
+        todo = [(p, t) for p, t in texts.items() if (p, t) not in self._memo]
+        if not todo:
+            return
+        self._run([(p, t, not self.prefilter or self._matters(p, t)) for p, t in todo])
+
+    def _matters(self, path: str, text: str) -> bool:
+        key = (path, text)
+        found = self._matter.get(key)
+        if found is None:
+            found = self._matter[key] = matters(text) or self.config.relative_path(path) in self._wanted
+        return found
+
+    def _connected(self, texts: Mapping[str, str]) -> set[str]:
+        """The files that do not seem to matter but are connected by imports, either way,
+        to one that does (transitively). Modules are matched by their last name, as a
+        script folder on sys.path imports them (`import layers`), and a package's files
+        by the package's name: more than Python would import, never less."""
+        leaves: dict[str, set[str]] = {}
+        words: dict[str, set[str]] = {}
+        mattering: set[str] = set()
+        light: list[str] = []
+        for path, text in texts.items():
+            found = self._memo[(path, text)]
+            module, _ = module_name(self.config.relative_path(path))
+            parts = module.split(".") if module else []
+            leaves[path] = set(parts[-2:])  # the module's name and its package's
+            words[path] = {w for m in (found.modules or ()) for w in m.split(".") if w != "*"}
+            if self._matters(path, text):
+                mattering.add(path)
+            else:
+                light.append(path)
+        imported = set().union(*(words[p] for p in mattering)) if mattering else set()
+        names = {parts for p in mattering for parts in leaves[p]}
+        kept: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for path in light:
+                if path in kept:
+                    continue
+                if leaves[path] & imported or words[path] & names:
+                    kept.add(path)
+                    imported |= words[path]
+                    names |= leaves[path]
+                    changed = True
+        return kept
+
+    def _run(self, files: list[tuple[str, str, bool]]) -> None:
+        """Extract `files` (path, text, whether to lower it or only scan it) into the memo:
+        from the cache where it has them, the rest in workers or here."""
+        todo: list[tuple[str, str, str, str | None, bool]] = []
+        for path, text, full in files:
+            relpath = self.config.relative_path(path)
+            key = digest(text) if self.cache is not None else None
+            if self.cache is not None:
+                stored = self.cache.get(path, relpath, key)
+                if isinstance(stored, Extracted) and (stored.lowered or not full):
+                    self._memo[(path, text)] = stored
+                    self.stats["cached"] += 1
+                    continue
+            todo.append((path, text, relpath, key, full))
+        if not todo:
+            return
+        results = self._compute([(p, t, r, full) for p, t, r, _, full in todo])
+        for (path, text, relpath, key, _), found in zip(todo, results):
+            self._memo[(path, text)] = found
+            self.stats["lowered" if found.lowered else "scanned"] += 1
+            # A failure of snlint itself is not a fact of the file: computed again next time.
+            if self.cache is not None and not (found.finding is not None
+                                               and found.finding.code == "SN999"):
+                self.cache.put(path, relpath, key, found)
+
+    def _compute(self, items: list[tuple[str, str, str, bool]]) -> list[Extracted]:
+        # What the work weighs: a scan (CPython's parser) costs a fraction of a lowering.
+        size = sum(len(t) if full else len(t) // SCAN_WEIGHT for _, t, _, full in items)
+        if self.jobs <= 1 or len(items) < 2 or size < PARALLEL_MIN_BYTES:
+            return _work(items)
+        pool = self._executor()
+        if pool is None:
+            return _work(items)
+        self.stats["parallel_rounds"] += 1
+        out: list[Extracted] = []
+        for part in pool.map(_work, _chunks(items, self.jobs * CHUNKS_PER_WORKER)):
+            out.extend(part)
+        return out
+
+    def _executor(self):
+        if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # fork: a worker starts with snlint and libcst already imported (no start-up
+            # cost), safe while this process runs no other thread; else a fresh interpreter.
+            method = "fork" if (sys.platform.startswith("linux")
+                                and threading.active_count() == 1) else "spawn"
+            try:
+                self._pool = ProcessPoolExecutor(self.jobs, multiprocessing.get_context(method),
+                                                 initializer=_worker_init)
+            except (OSError, ValueError, NotImplementedError):
+                return None
+        return self._pool
+
+
+def _chunks(items: list, count: int) -> list[list]:
+    """`items` cut into about `count` runs of about equal text, in order."""
+    total = sum(len(item[1]) for item in items) or 1
+    step = total / max(1, count)
+    out: list[list] = [[]]
+    filled = 0
+    for item in items:
+        if out[-1] and filled >= step * len(out):
+            out.append([])
+        out[-1].append(item)
+        filled += len(item[1])
+    return out
