@@ -24,9 +24,10 @@ import io
 import os
 import pickle
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
+
+from snlint.files import replace_file
 
 FORMAT = 1  # of an entry; part of the salt
 DEFAULT_DIR = ".snlint_cache"
@@ -137,17 +138,7 @@ class Cache:
             data = pickle.dumps((path, relpath, text_digest, value), protocol=pickle.HIGHEST_PROTOCOL)
             target = self._name(path, relpath)
             self._prepare(target.parent)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, target)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            replace_file(target, data)
         except Exception:  # noqa: BLE001
             return
         self.writes += 1
@@ -159,20 +150,6 @@ class Cache:
             for name, content in ((".gitignore", GITIGNORE), ("CACHEDIR.TAG", CACHEDIR_TAG)):
                 marker = self.directory / name
                 if not marker.exists():
-                    _write_new(marker, content)
+                    replace_file(marker, content.encode("utf-8"))
             self._ready = True
         folder.mkdir(parents=True, exist_ok=True)
-
-
-def _write_new(path: Path, content: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

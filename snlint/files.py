@@ -291,17 +291,25 @@ def _span_at(raw: bytes, offset: int, encoding: str) -> Span:
 # ---------------------------------------------------------------------------- writing and lines
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace the file at `path` (through a symlink: its target) with `data`, atomically:
-    a temporary file in the same folder, flushed, given the file's mode, then renamed over it."""
+    """Replace the file at `path` (through a symlink: its target) with `data`, atomically,
+    flushed to disk and with the file's mode: a user's source is never half-written."""
     target = Path(os.path.realpath(path))
-    mode = stat.S_IMODE(os.stat(target).st_mode)
+    replace_file(target, data, mode=stat.S_IMODE(os.stat(target).st_mode), durable=True)
+
+
+def replace_file(target: Path, data: bytes, mode: int | None = None, durable: bool = False) -> None:
+    """`target` replaced with `data` at once: a temporary file in the same folder renamed
+    over it, so a reader sees the old bytes or the new, never a part. `durable` flushes to
+    disk first; `mode` is given to the new file."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".snlint")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         try:

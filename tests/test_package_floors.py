@@ -21,7 +21,8 @@ FLOORS = [
     {"findings", "torchapi", "lines", "positions"},
     {"facts", "catalogue"},
     {"config", "suppress"},
-    {"files", "cache"},
+    {"files"},
+    {"cache"},  # writes its entries with files.replace_file
     # per-file work: libcst lowering, notebooks, noqa, source editing; torch (in a child)
     {"source", "notebook", "noqa", "edit", "graph"},
     # the per-file stage over them: prefilter, cache, workers
