@@ -47,9 +47,10 @@ from snlint.source import ast_modules, extract_file, module_name
 MATTERS = re.compile(
     r"(?i:torch|\bnn\b|spectral|\bsn|sn_|_sn\b|disc|critic|net_?d\b|d_?net|model_?d\b|d_model"
     r"|add_argument|set_defaults|regist)|SN|\bD_|\b[Dd]\b")
-# Workers pay off from about this much text to lower (starting two workers and sending
-# the facts back costs about what lowering this much does on one core).
-PARALLEL_MIN_BYTES = 192 * 1024
+# Workers pay off from about this much text to lower: a worker costs a fork, and sending
+# its facts back about a seventh of lowering them (pickling there, unpickling here), so
+# below this the second core saves less than a busy machine loses.
+PARALLEL_MIN_BYTES = 128 * 1024
 CHUNKS_PER_WORKER = 4
 SCAN_WEIGHT = 8
 
@@ -290,9 +291,17 @@ class PerFile:
         if pool is None:
             return _work(items)
         self.stats["parallel_rounds"] += 1
+        chunks = _chunks(items, self.jobs * CHUNKS_PER_WORKER)
+        futures = [pool.submit(_work, chunk) for chunk in chunks]
+        done: list[list[Extracted] | None] = [None] * len(chunks)
+        # This process is one of the jobs: it takes the chunks no worker has started, from
+        # the end (the workers take them from the start), and needs no pickling for them.
+        for i in range(len(chunks) - 1, -1, -1):
+            if futures[i].cancel():
+                done[i] = _work(chunks[i])
         out: list[Extracted] = []
-        for part in pool.map(_work, _chunks(items, self.jobs * CHUNKS_PER_WORKER)):
-            out.extend(part)
+        for i, future in enumerate(futures):
+            out.extend(done[i] if done[i] is not None else future.result())
         return out
 
     def _executor(self):
@@ -305,7 +314,8 @@ class PerFile:
             method = "fork" if (sys.platform.startswith("linux")
                                 and threading.active_count() == 1) else "spawn"
             try:
-                self._pool = ProcessPoolExecutor(self.jobs, multiprocessing.get_context(method),
+                # This process works too: one worker fewer than jobs.
+                self._pool = ProcessPoolExecutor(self.jobs - 1, multiprocessing.get_context(method),
                                                  initializer=_worker_init)
             except (OSError, ValueError, NotImplementedError):
                 return None
