@@ -125,10 +125,18 @@ def _no_gc() -> Iterator[None]:
 
 
 def default_jobs() -> int:
+    """One job per core this process may use, less the cores other work keeps busy: a
+    worker on a busy core only competes with this process (processes of one session
+    share their CPU time), and sending its facts back is then pure cost."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+        cores = max(1, os.cpu_count() or 1)
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return cores
+    return max(1, min(cores, int(cores - busy + 0.5)))
 
 
 # ---------------------------------------------------------------------------- the stage

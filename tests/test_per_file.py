@@ -427,3 +427,10 @@ def test_facts_are_the_same_through_the_stage_as_alone(tmp_path):
     staged = PerFile(Config(root=root, graph=False, jobs=1)).results({path: NETS})[path].facts
     assert staged == alone and staged.names.sites == alone.names.sites
     assert module_name("pkg/__init__.py") == ("pkg", True)
+
+
+def test_the_default_jobs_are_the_idle_cores(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    for load, jobs in ((0.0, 4), (1.2, 3), (3.9, 1), (12.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert per_file.default_jobs() == jobs
