@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import os
+import posixpath
 import re
 import sys
 import threading
@@ -147,7 +148,7 @@ class PerFile:
 
     `stats` counts what happened, for tests: `lowered` (given to libcst), `scanned`
     (prefilter only), `cached` (read back), `skipped` (not lowered in the end),
-    `parallel_rounds`."""
+    `parallel_rounds`, `worker_failures` (chunks done here after their worker failed)."""
 
     def __init__(self, config: Config, *, cache: Cache | None = None, jobs: int | None = None,
                  prefilter: bool = True) -> None:
@@ -169,7 +170,7 @@ class PerFile:
 
     def _configured_files(self) -> set[str]:
         # Files named in `discriminators` are read whatever they say.
-        return {ref.rsplit(":", 1)[0].replace("\\", "/").lstrip("./")
+        return {posixpath.normpath(ref.rsplit(":", 1)[0].replace("\\", "/"))
                 for ref in (*self.config.discriminators, *self.config.not_discriminators)}
 
     def close(self) -> None:
@@ -309,7 +310,13 @@ class PerFile:
                 done[i] = _work(chunks[i])
         out: list[Extracted] = []
         for i, future in enumerate(futures):
-            out.extend(done[i] if done[i] is not None else future.result())
+            if done[i] is None:
+                try:
+                    done[i] = future.result()
+                except Exception:  # noqa: BLE001 - a worker that died: the chunk is done here
+                    self.stats["worker_failures"] += 1
+                    done[i] = _work(chunks[i])
+            out.extend(done[i])
         return out
 
     def _executor(self):
