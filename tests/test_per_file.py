@@ -13,6 +13,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -464,3 +465,15 @@ def test_a_chunk_whose_worker_fails_is_done_here(tmp_path, monkeypatch):
         found = stage.results(texts)
     assert stage.stats["parallel_rounds"] == 1 and stage.stats["worker_failures"] == 6
     assert [f.facts for f in found.values()] == [f.facts for f in serial.values()]
+
+
+def test_folders_of_other_versions_unused_for_a_week_are_removed(tmp_path):
+    root = project(tmp_path, {"d.py": NETS})
+    old, recent = tmp_path / "c/facts-old", tmp_path / "c/facts-recent"
+    for folder in (old, recent):
+        (folder / "ab").mkdir(parents=True)
+        (folder / "ab/cd").write_bytes(b"x")
+    week_ago = time.time() - cache_module.PRUNE_AFTER - 60
+    os.utime(old, (week_ago, week_ago))
+    stage_for(root, tmp_path / "c").results({str(root / "d.py"): NETS})
+    assert not old.exists() and recent.exists()
