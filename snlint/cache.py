@@ -23,13 +23,16 @@ import hashlib
 import io
 import os
 import pickle
+import shutil
 import sys
+import time
 from functools import lru_cache
 from pathlib import Path
 
 from snlint.files import replace_file
 
 FORMAT = 1  # of an entry; part of the salt
+PRUNE_AFTER = 7 * 24 * 3600  # seconds a salt's folder is kept unused
 DEFAULT_DIR = ".snlint_cache"
 GITIGNORE = "# Created by snlint: this folder is a cache.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -101,6 +104,7 @@ class Cache:
         self.salt = salt_value if salt_value is not None else salt()
         self.entries = self.directory / f"facts-{self.salt}"
         self._ready = False
+        self._touched = False
         self.hits = 0
         self.misses = 0
         self.writes = 0
@@ -117,6 +121,8 @@ class Cache:
 
     def get(self, path: str, relpath: str, text_digest: str):
         """The value stored for this file with this text, or None."""
+        if not self._touched:
+            self._touch()
         try:
             with open(self._name(path, relpath), "rb") as handle:
                 data = handle.read()
@@ -143,6 +149,14 @@ class Cache:
             return
         self.writes += 1
 
+    def _touch(self) -> None:
+        # A salt's folder is as recent as the last run that used it (see _prune).
+        self._touched = True
+        try:
+            os.utime(self.entries)
+        except OSError:
+            pass
+
     def _prepare(self, folder: Path) -> None:
         if not self._ready:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -151,5 +165,18 @@ class Cache:
                 marker = self.directory / name
                 if not marker.exists():
                     replace_file(marker, content.encode("utf-8"))
+            self._prune()
             self._ready = True
         folder.mkdir(parents=True, exist_ok=True)
+
+    def _prune(self) -> None:
+        """Remove the folders of other salts no run has used for PRUNE_AFTER seconds: an
+        upgrade (or each edit of snlint's own code) starts a folder, and the old ones would
+        otherwise stay forever. Two versions in use side by side keep both."""
+        cutoff = time.time() - PRUNE_AFTER
+        for other in self.directory.glob("facts-*"):
+            try:
+                if other != self.entries and other.stat().st_mtime < cutoff:
+                    shutil.rmtree(other, ignore_errors=True)
+            except OSError:
+                continue

@@ -1,8 +1,8 @@
 """One run: files -> facts -> link -> checks -> findings.
 
-Every file is read and lowered on its own (so this can later run in parallel and be
-cached); the link step then sees the whole project at once. A failure on one file is a
-diagnostic for that file, never the end of the run.
+Every file is read and lowered on its own (snlint.per_file: prefiltered, cached, in
+worker processes); the link step then sees the whole project at once. A failure on one
+file is a diagnostic for that file, never the end of the run.
 """
 
 from __future__ import annotations
@@ -63,8 +63,7 @@ def lint_sources(sources: dict[str, str], config: Config,
     try:
         extracted = stage.results({**sources, **imported})
     finally:
-        if per_file is None:
-            stage.close()
+        stage.close()  # its workers, not what it knows: they would idle through the rest
     for path, found in extracted.items():
         if found.finding is not None and path in sources:
             findings.append(found.finding)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import os
+import posixpath
 import re
 import sys
 import threading
@@ -47,9 +48,10 @@ from snlint.source import ast_modules, extract_file, module_name
 MATTERS = re.compile(
     r"(?i:torch|\bnn\b|spectral|\bsn|sn_|_sn\b|disc|critic|net_?d\b|d_?net|model_?d\b|d_model"
     r"|add_argument|set_defaults|regist)|SN|\bD_|\b[Dd]\b")
-# Workers pay off from about this much text to lower (starting two workers and sending
-# the facts back costs about what lowering this much does on one core).
-PARALLEL_MIN_BYTES = 192 * 1024
+# Workers pay off from about this much text to lower: a worker costs a fork, and sending
+# its facts back about a seventh of lowering them (pickling there, unpickling here), so
+# below this the second core saves less than a busy machine loses.
+PARALLEL_MIN_BYTES = 128 * 1024
 CHUNKS_PER_WORKER = 4
 SCAN_WEIGHT = 8
 
@@ -124,10 +126,18 @@ def _no_gc() -> Iterator[None]:
 
 
 def default_jobs() -> int:
+    """One job per core this process may use, less the cores other work keeps busy: a
+    worker on a busy core only competes with this process (processes of one session
+    share their CPU time), and sending its facts back is then pure cost."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+        cores = max(1, os.cpu_count() or 1)
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return cores
+    return max(1, min(cores, int(cores - busy + 0.5)))
 
 
 # ---------------------------------------------------------------------------- the stage
@@ -138,7 +148,7 @@ class PerFile:
 
     `stats` counts what happened, for tests: `lowered` (given to libcst), `scanned`
     (prefilter only), `cached` (read back), `skipped` (not lowered in the end),
-    `parallel_rounds`."""
+    `parallel_rounds`, `worker_failures` (chunks done here after their worker failed)."""
 
     def __init__(self, config: Config, *, cache: Cache | None = None, jobs: int | None = None,
                  prefilter: bool = True) -> None:
@@ -160,7 +170,7 @@ class PerFile:
 
     def _configured_files(self) -> set[str]:
         # Files named in `discriminators` are read whatever they say.
-        return {ref.rsplit(":", 1)[0].replace("\\", "/").lstrip("./")
+        return {posixpath.normpath(ref.rsplit(":", 1)[0].replace("\\", "/"))
                 for ref in (*self.config.discriminators, *self.config.not_discriminators)}
 
     def close(self) -> None:
@@ -290,9 +300,23 @@ class PerFile:
         if pool is None:
             return _work(items)
         self.stats["parallel_rounds"] += 1
+        chunks = _chunks(items, self.jobs * CHUNKS_PER_WORKER)
+        futures = [pool.submit(_work, chunk) for chunk in chunks]
+        done: list[list[Extracted] | None] = [None] * len(chunks)
+        # This process is one of the jobs: it takes the chunks no worker has started, from
+        # the end (the workers take them from the start), and needs no pickling for them.
+        for i in range(len(chunks) - 1, -1, -1):
+            if futures[i].cancel():
+                done[i] = _work(chunks[i])
         out: list[Extracted] = []
-        for part in pool.map(_work, _chunks(items, self.jobs * CHUNKS_PER_WORKER)):
-            out.extend(part)
+        for i, future in enumerate(futures):
+            if done[i] is None:
+                try:
+                    done[i] = future.result()
+                except Exception:  # noqa: BLE001 - a worker that died: the chunk is done here
+                    self.stats["worker_failures"] += 1
+                    done[i] = _work(chunks[i])
+            out.extend(done[i])
         return out
 
     def _executor(self):
@@ -305,7 +329,8 @@ class PerFile:
             method = "fork" if (sys.platform.startswith("linux")
                                 and threading.active_count() == 1) else "spawn"
             try:
-                self._pool = ProcessPoolExecutor(self.jobs, multiprocessing.get_context(method),
+                # This process works too: one worker fewer than jobs.
+                self._pool = ProcessPoolExecutor(self.jobs - 1, multiprocessing.get_context(method),
                                                  initializer=_worker_init)
             except (OSError, ValueError, NotImplementedError):
                 return None

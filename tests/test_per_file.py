@@ -6,12 +6,14 @@ what it uses. Steps are counted (PerFile.stats), never timed."""
 from __future__ import annotations
 
 import ast
+import concurrent.futures
 import json
 import os
 import pickle
 import subprocess
 import sys
 import textwrap
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -427,3 +429,51 @@ def test_facts_are_the_same_through_the_stage_as_alone(tmp_path):
     staged = PerFile(Config(root=root, graph=False, jobs=1)).results({path: NETS})[path].facts
     assert staged == alone and staged.names.sites == alone.names.sites
     assert module_name("pkg/__init__.py") == ("pkg", True)
+
+
+def test_the_default_jobs_are_the_idle_cores(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    for load, jobs in ((0.0, 4), (1.2, 3), (3.9, 1), (12.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert per_file.default_jobs() == jobs
+
+
+def test_a_file_the_configuration_names_is_read_whatever_it_says(tmp_path):
+    root = project(tmp_path, {"nets/plain.py": DOWNLOAD})
+    path = str(root / "nets/plain.py")
+    named = Config(root=root, graph=False, jobs=1, discriminators=["./nets/plain.py:Critic"])
+    assert PerFile(named).results({path: DOWNLOAD})[path].facts is not None
+    assert PerFile(Config(root=root, graph=False, jobs=1)).results({path: DOWNLOAD})[path].facts is None
+
+
+def test_a_chunk_whose_worker_fails_is_done_here(tmp_path, monkeypatch):
+    root = project(tmp_path, {f"m{i}.py": NETS for i in range(6)})
+    texts = {str(root / f"m{i}.py"): NETS for i in range(6)}
+    serial = PerFile(Config(root=root, graph=False, jobs=1)).results(texts)
+    parent, original = os.getpid(), per_file._work
+
+    def fails_in_a_worker(items):
+        if os.getpid() != parent:
+            raise MemoryError("killed")
+        return original(items)
+
+    monkeypatch.setattr(per_file, "_work", fails_in_a_worker)
+    monkeypatch.setattr(per_file, "PARALLEL_MIN_BYTES", 0)
+    # This process takes no chunk from the worker: every chunk goes to it, and fails.
+    monkeypatch.setattr(concurrent.futures.Future, "cancel", lambda self: False)
+    with PerFile(Config(root=root, graph=False, jobs=2)) as stage:
+        found = stage.results(texts)
+    assert stage.stats["parallel_rounds"] == 1 and stage.stats["worker_failures"] == 6
+    assert [f.facts for f in found.values()] == [f.facts for f in serial.values()]
+
+
+def test_folders_of_other_versions_unused_for_a_week_are_removed(tmp_path):
+    root = project(tmp_path, {"d.py": NETS})
+    old, recent = tmp_path / "c/facts-old", tmp_path / "c/facts-recent"
+    for folder in (old, recent):
+        (folder / "ab").mkdir(parents=True)
+        (folder / "ab/cd").write_bytes(b"x")
+    week_ago = time.time() - cache_module.PRUNE_AFTER - 60
+    os.utime(old, (week_ago, week_ago))
+    stage_for(root, tmp_path / "c").results({str(root / "d.py"): NETS})
+    assert not old.exists() and recent.exists()
