@@ -181,15 +181,18 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
             _fail("--fix and --diff rewrite files; they cannot be used with standard input")
         _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff, exit_zero=exit_zero)
 
+    # A fix is built (parsed, rewritten, compiled, diffed) only for an output that shows
+    # it; otherwise the findings only carry whether a fix exists, for `[*]` and the count.
+    fixes = not add_noqa and (show_fixes or (fmt in report.FIX_FORMATS and not statistics))
     try:
         from snlint.engine import run
 
         if stdin:
             from snlint.stdin import lint_stdin
 
-            result = lint_stdin(sys.stdin.buffer, paths[0], config)
+            result = lint_stdin(sys.stdin.buffer, paths[0], config, fixes=fixes)
         else:
-            result = run(list(paths), config, progress=_progress(quiet))
+            result = run(list(paths), config, progress=_progress(quiet), fixes=fixes)
         findings = list(result.findings)
         if add_noqa:
             from snlint.noqa import write_noqa

@@ -54,10 +54,14 @@ def _internal(path: str, error: BaseException, stage: str = "") -> Finding:
 
 def lint_sources(sources: dict[str, str], config: Config,
                  imported: dict[str, str] | None = None,
-                 graph_run: GraphRun | None = None) -> list[Finding]:
+                 graph_run: GraphRun | None = None, *, fixes: bool = False) -> list[Finding]:
     """Lint already-read files (display path -> text) as one project. `imported` files are
     read for their facts (helpers, blocks, the discriminator a script imports) but their
-    own findings are not reported."""
+    own findings are not reported.
+
+    A fixable finding's `fix` is only marked (its applicability; `snlint.fix.mark_fixes`),
+    unless `fixes` asks for the fixes themselves (message, diff, new text), which parse
+    and rewrite each file with one."""
     findings: list[Finding] = []
     facts: list[FileFacts] = []
     imported = {p: t for p, t in (imported or {}).items() if p not in sources}
@@ -102,7 +106,8 @@ def lint_sources(sources: dict[str, str], config: Config,
     findings = _select(findings, sources, config)
     if project is not None:
         findings = _named(findings, project)
-    return attach_fixes(findings, sources, config)
+    return attach_fixes(findings, sources, config, build=fixes,
+                        files=project.files if project is not None else {})
 
 
 def _named(findings: list[Finding], project) -> list[Finding]:
@@ -136,7 +141,9 @@ def _select(findings: list[Finding], sources: dict[str, str], config: Config) ->
     return sorted(kept, key=Finding.sort_key)
 
 
-def run(paths: list[str], config: Config, progress: Progress | None = None) -> RunResult:
+def run(paths: list[str], config: Config, progress: Progress | None = None, *,
+        fixes: bool = False) -> RunResult:
+    """Lint the files under `paths`; `fixes`: build each finding's fix (`lint_sources`)."""
     sources: dict[str, str] = {}
     notebooks: dict[str, Notebook] = {}
     diagnostics: list[Finding] = []
@@ -156,7 +163,7 @@ def run(paths: list[str], config: Config, progress: Progress | None = None) -> R
             sources[display] = read.text
     imported = imported_sources({p: t for p, t in sources.items() if p not in notebooks}, config)
     graph_run = GraphRun(progress)
-    findings = in_cells(lint_sources(sources, config, imported, graph_run), notebooks)
+    findings = in_cells(lint_sources(sources, config, imported, graph_run, fixes=fixes), notebooks)
     findings.extend(d for d in diagnostics if config.is_enabled(d.code, d.path))
     shown = dict(sources)
     for display, notebook in notebooks.items():
@@ -186,7 +193,8 @@ def in_cells(findings: list[Finding], notebooks: dict[str, Notebook]) -> list[Fi
     return out
 
 
-def lint_text(text: str, path: str = "example.py", config: Config | None = None) -> list[Finding]:
+def lint_text(text: str, path: str = "example.py", config: Config | None = None, *,
+              fixes: bool = False) -> list[Finding]:
     """Lint one in-memory file (tests, rule pages, editors' stdin)."""
     # Text that is not on disk cannot be imported: the graph pass does not apply.
-    return lint_sources({path: text}, config or Config(root=Path.cwd(), graph=False))
+    return lint_sources({path: text}, config or Config(root=Path.cwd(), graph=False), fixes=fixes)

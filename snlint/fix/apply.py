@@ -196,9 +196,13 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
         findings = [f for f in findings if f.is_diagnostic or anchors[id(f)] not in failed]
         pending = {}
         result.blocked |= {f.path for f in findings if f.code in ("SN901", "SN999") and f.path in current}
+        # Only a file with a fix the lint marked (or built) that applies is parsed: the
+        # others have nothing this round could change.
         by_path: dict[str, list[Finding]] = {}
         for f in findings:
             if f.is_diagnostic or f.path not in current or f.path in result.blocked or f.cell is not None:
+                continue
+            if f.fix is None or not f.fix.applies(unsafe):
                 continue
             by_path.setdefault(f.path, []).append(f)
         changed = False
