@@ -54,21 +54,30 @@ def _internal(path: str, error: BaseException, stage: str = "") -> Finding:
 
 def lint_sources(sources: dict[str, str], config: Config,
                  imported: dict[str, str] | None = None,
-                 graph_run: GraphRun | None = None, *, fixes: bool = False) -> list[Finding]:
+                 graph_run: GraphRun | None = None, *, fixes: bool = False,
+                 reuse: Reuse | None = None) -> list[Finding]:
     """Lint already-read files (display path -> text) as one project. `imported` files are
     read for their facts (helpers, blocks, the discriminator a script imports) but their
     own findings are not reported.
 
     A fixable finding's `fix` is only marked (its applicability; `snlint.fix.mark_fixes`),
     unless `fixes` asks for the fixes themselves (message, diff, new text), which parse
-    and rewrite each file with one."""
+    and rewrite each file with one.
+
+    `reuse` keeps what the lints of one command read (the rounds of --fix and the report
+    after them): a file whose text did not change is not read again, and a lint of the
+    very inputs the last one had (without the graph pass, which reads the disk) gives
+    the same findings without linking again."""
+    remembered = reuse.findings(sources, config, imported, fixes) if reuse is not None else None
+    if remembered is not None:
+        return remembered
     findings: list[Finding] = []
     facts: list[FileFacts] = []
     imported = {p: t for p, t in (imported or {}).items() if p not in sources}
     project = None
     for path, text in {**sources, **imported}.items():
         try:
-            result = extract(text, path, config.relative_path(path))
+            result = _facts(text, path, config, reuse)
         except Exception as e:  # noqa: BLE001 - one file's bug must not end the run
             findings.append(_internal(path, e))
             continue
@@ -106,8 +115,43 @@ def lint_sources(sources: dict[str, str], config: Config,
     findings = _select(findings, sources, config)
     if project is not None:
         findings = _named(findings, project)
-    return attach_fixes(findings, sources, config, build=fixes,
-                        files=project.files if project is not None else {})
+    findings = attach_fixes(findings, sources, config, build=fixes,
+                            files=project.files if project is not None else {})
+    if reuse is not None:
+        reuse.remember(sources, config, imported, fixes, findings)
+    return findings
+
+
+class Reuse:
+    """What the lints of one command read, for its next lint (`lint_sources`' `reuse`):
+    each file's facts by its text, and the last lint's findings by its inputs."""
+
+    def __init__(self) -> None:
+        self.facts: dict[str, tuple[str, FileFacts | Finding]] = {}  # path -> (text, facts)
+        self._last: tuple[tuple, list[Finding]] | None = None
+
+    def findings(self, sources: dict[str, str], config: Config, imported: dict[str, str] | None,
+                 fixes: bool) -> list[Finding] | None:
+        """The last lint's findings, when this lint has its inputs."""
+        if self._last is None or graph_enabled(config):
+            return None
+        inputs, findings = self._last
+        return list(findings) if inputs == (sources, imported or {}, config, fixes) else None
+
+    def remember(self, sources: dict[str, str], config: Config, imported: dict[str, str] | None,
+                 fixes: bool, findings: list[Finding]) -> None:
+        self._last = ((dict(sources), dict(imported or {}), config, fixes), list(findings))
+
+
+def _facts(text: str, path: str, config: Config, reuse: Reuse | None) -> FileFacts | Finding:
+    """The facts of one file, read again only when its text is not the one `reuse` has."""
+    known = reuse.facts.get(path) if reuse is not None else None
+    if known is not None and known[0] == text:
+        return known[1]
+    result = extract(text, path, config.relative_path(path))
+    if reuse is not None:
+        reuse.facts[path] = (text, result)
+    return result
 
 
 def _named(findings: list[Finding], project) -> list[Finding]:
@@ -142,8 +186,9 @@ def _select(findings: list[Finding], sources: dict[str, str], config: Config) ->
 
 
 def run(paths: list[str], config: Config, progress: Progress | None = None, *,
-        fixes: bool = False) -> RunResult:
-    """Lint the files under `paths`; `fixes`: build each finding's fix (`lint_sources`)."""
+        fixes: bool = False, reuse: Reuse | None = None) -> RunResult:
+    """Lint the files under `paths`; `fixes`: build each finding's fix, `reuse`: facts an
+    earlier lint of the same command read (`lint_sources`)."""
     sources: dict[str, str] = {}
     notebooks: dict[str, Notebook] = {}
     diagnostics: list[Finding] = []
@@ -163,7 +208,8 @@ def run(paths: list[str], config: Config, progress: Progress | None = None, *,
             sources[display] = read.text
     imported = imported_sources({p: t for p, t in sources.items() if p not in notebooks}, config)
     graph_run = GraphRun(progress)
-    findings = in_cells(lint_sources(sources, config, imported, graph_run, fixes=fixes), notebooks)
+    findings = in_cells(lint_sources(sources, config, imported, graph_run, fixes=fixes,
+                                     reuse=reuse), notebooks)
     findings.extend(d for d in diagnostics if config.is_enabled(d.code, d.path))
     shown = dict(sources)
     for display, notebook in notebooks.items():
