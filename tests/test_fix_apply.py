@@ -308,3 +308,25 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
     assert "        self.head = spectral_norm(nn.Linear(8, 1))\n" in result.texts["d.py"]
     assert problems[0] == ("snlint: the SN201 fix in d.py did not remove its finding "
                            "(nn.Linear(8, 1)); not applied again")
+
+
+# the parsed file -----------------------------------------------------------------------
+
+SNLINT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("folder", ["examples", "snlint/edit", "snlint/source"])
+def test_a_parsed_files_node_indices_are_libcsts_position_table(folder):
+    # The source pass numbers nodes by libcst's position table; a fix finds its node by
+    # that number in a file it parses again, which orders its nodes without positions.
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from snlint.edit.parsed import ParsedFile
+
+    for path in sorted((SNLINT / folder).rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        parsed = ParsedFile(str(path), text)
+        table = MetadataWrapper(cst.parse_module(text)).resolve(PositionProvider)
+        assert [type(n).__name__ for n in parsed.nodes] == [type(n).__name__ for n in table], path
+        assert [parsed.range(n) for n in parsed.nodes] == [
+            ((r.start.line, r.start.column), (r.end.line, r.end.column)) for r in table.values()], path

@@ -10,10 +10,13 @@ knows about rules.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Iterator, TypeVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst._nodes.internal import CodegenState
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from snlint.edit.names import FileNames
 from snlint.facts import Names, node_indices
@@ -29,12 +32,22 @@ class ParsedFile:
         self.path = path
         self.text = text
         self.module = cst.parse_module(text)
-        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        self.positions = wrapper.resolve(PositionProvider)
-        self.parents = wrapper.resolve(ParentNodeProvider)
-        self.nodes = list(self.positions)  # by node index
+        self.nodes = node_order(self.module)  # by node index
+        self._positions: dict[cst.CSTNode, CodeRange] | None = None
+        # What ParentNodeProvider gives, from every node's children: a third of its time.
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {
+            child: node for node in self.nodes for child in node.children}
         self._indices: dict[cst.CSTNode, int] | None = None
         self.names = FileNames(self, names)
+
+    @property
+    def positions(self) -> dict[cst.CSTNode, CodeRange]:
+        """Each node's position (libcst's PositionProvider), computed when first asked:
+        most fixes never ask."""
+        if self._positions is None:
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = dict(wrapper.resolve(PositionProvider))
+        return self._positions
 
     # ---------------------------------------------------------------- nodes
 
@@ -68,3 +81,33 @@ class ParsedFile:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+
+@dataclass
+class _NodeOrder(CodegenState):
+    """Code generation that records only the order in which libcst's PositionProvider
+    enters each node in its table (first at the end of the node's syntactic range or
+    of its code, whichever comes first), without computing a single position."""
+
+    order: dict[cst.CSTNode, None] = field(default_factory=dict)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        self.order.setdefault(node, None)
+
+    @contextmanager
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
+                                  end_node: cst.CSTNode | None = None) -> Iterator[None]:
+        try:
+            yield
+        finally:
+            self.order.setdefault(node, None)
+
+
+def node_order(module: cst.Module) -> list[cst.CSTNode]:
+    """The nodes of `module` in the order of libcst's position table
+    (`list(MetadataWrapper(module).resolve(PositionProvider))`, the node indices of
+    `facts.node_indices`), at the cost of printing the module: the positions themselves
+    cost several times that."""
+    state = _NodeOrder(default_indent=module.default_indent, default_newline=module.default_newline)
+    module._codegen(state)
+    return list(state.order)
