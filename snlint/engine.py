@@ -29,6 +29,7 @@ from snlint.link.freeze import freeze
 from snlint.link.names import Definitions, resolved
 from snlint.graph_pass import graph_enabled, graph_pass
 from snlint.graph.diagnostics import GraphRun, Progress
+from snlint.graph.runner import GraphSession
 from snlint.link.join import join
 from snlint.source import extract
 from snlint.suppress import Suppressions
@@ -98,8 +99,9 @@ def lint_sources(sources: dict[str, str], config: Config,
         graph_diagnostics: list[Finding] = []
         if graph_enabled(config) and project.discriminators:
             try:
-                graph_diagnostics, built = graph_pass(project, config, only=set(sources),
-                                                      graph_run=graph_run)
+                graph_diagnostics, built = graph_pass(
+                    project, config, only=set(sources), graph_run=graph_run,
+                    session=reuse.graph if reuse is not None else None)
                 displays = {os.path.abspath(f.path): f.path for f in facts}
                 join(project, built, displays.get)
             except Exception as e:  # noqa: BLE001 - the source findings still stand
@@ -124,11 +126,16 @@ def lint_sources(sources: dict[str, str], config: Config,
 
 class Reuse:
     """What the lints of one command read, for its next lint (`lint_sources`' `reuse`):
-    each file's facts by its text, and the last lint's findings by its inputs."""
+    each file's facts by its text, the last lint's findings by its inputs, and the graph
+    pass's workers with what they built. `close()` ends the workers."""
 
     def __init__(self) -> None:
         self.facts: dict[str, tuple[str, FileFacts | Finding]] = {}  # path -> (text, facts)
         self._last: tuple[tuple, list[Finding]] | None = None
+        self.graph = GraphSession()
+
+    def close(self) -> None:
+        self.graph.close()
 
     def findings(self, sources: dict[str, str], config: Config, imported: dict[str, str] | None,
                  fixes: bool) -> list[Finding] | None:
