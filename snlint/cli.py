@@ -8,6 +8,7 @@ No traceback reaches the user.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Iterable
@@ -196,7 +197,19 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
 
             result = lint_stdin(sys.stdin.buffer, paths[0], config, fixes=fixes)
         else:
-            result = run(list(paths), config, progress=_progress(quiet), fixes=fixes, reuse=reuse)
+            # What the --fix rounds left alive (each file's facts) outlives the report's
+            # lint: the collector need not scan it at each of that lint's collections.
+            frozen = reuse is not None and not gc.get_freeze_count()
+            if frozen:
+                gc.freeze()
+            try:
+                result = run(list(paths), config, progress=_progress(quiet), fixes=fixes,
+                             reuse=reuse)
+            finally:
+                if frozen:
+                    gc.unfreeze()
+                if reuse is not None:
+                    reuse.close()  # the graph-pass workers the --fix rounds kept
         findings = list(result.findings)
         if add_noqa:
             from snlint.noqa import write_noqa
@@ -289,6 +302,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
         except BrokenPipeError:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
+        reuse.close()
         count = outcome.fixes
         more = f" ({outcome.hidden} more with --unsafe-fixes)" if outcome.hidden else ""
         click.echo(f"Would fix {count} finding{'' if count == 1 else 's'}{more}." if count
