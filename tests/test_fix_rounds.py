@@ -133,3 +133,19 @@ def test_a_lint_of_the_same_inputs_gives_the_last_findings_without_linking(steps
     assert lint_sources(sources, Config(root=Path("."), graph=False, select=["SN2"]),
                         reuse=reuse) != first  # another selection: linked again
     assert steps.count(("link",)) == 2
+
+
+def test_the_rounds_leave_the_collector_as_they_found_it():
+    # The rounds set what the first lint left alive aside from the garbage collector;
+    # a caller's process gets it back when they end.
+    import gc
+
+    from snlint.fix.apply import fixed_point
+
+    sources = {name: textwrap.dedent(code) for name, code in PROJECT.items()}
+    config = Config(root=Path("."), graph=False, select=["SN1"])
+    assert gc.get_freeze_count() == 0
+    result = fixed_point(sources, lambda s: lint_sources(s, config), config, unsafe=False,
+                         report=print)
+    assert sum(result.fixed.values()) == 1
+    assert gc.get_freeze_count() == 0
