@@ -181,10 +181,13 @@ def lanes_for(count: int) -> int:
 
 def _shares(groups: list[list[tuple[int, GraphTarget]]], lanes: int) -> list[list[tuple[int, GraphTarget]]]:
     """The file groups dealt to `lanes` lanes, each file whole, the lanes about even in
-    targets, each keeping the files' order."""
+    targets, each keeping the files' order. A share too small to be worth its own worker's
+    torch import (whole files cannot be split) joins the others: one lane."""
     shares: list[list[tuple[int, GraphTarget]]] = [[] for _ in range(lanes)]
     for group in groups:
         min(shares, key=len).extend(group)
+    if lanes > 1 and min(len(share) for share in shares) < LANE_TARGETS // MAX_LANES:
+        return [[item for group in groups for item in group]] if groups else []
     return [share for share in shares if share]
 
 

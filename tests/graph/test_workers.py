@@ -171,3 +171,18 @@ def test_fix_with_the_graph_pass_starts_one_worker_per_command(tmp_path, monkeyp
     # The first round's graph pass and the report's after the fixes share one worker.
     assert len(starts) == 1
     assert "graph pass: 2 discriminators built" in fixed.stderr
+
+
+def test_a_second_worker_needs_two_targets_of_its_own(tmp_path, starts):
+    # Four discriminators, three of them in one file (imported by one worker): the other
+    # file alone is not worth a second torch import.
+    targets = targets_in(tmp_path, 2)
+    write(tmp_path, "many.py", discriminator(7) + discriminator(8) + discriminator(9))
+    targets += [GraphTarget(str(tmp_path / "many.py"), "many.py", f"D{n}", None, str(tmp_path))
+                for n in (7, 8)]
+    results = run_graph(targets[1:] + targets[:1], timeout=60)
+    assert [r.status for r in results] == ["ok"] * 4
+    assert len(starts) == 2  # d1.py and d0.py against many.py's two: two lanes of two
+    run_graph([targets[0], *targets[2:], GraphTarget(str(tmp_path / "many.py"), "many.py", "D9",
+                                                     None, str(tmp_path))], timeout=60)
+    assert len(starts) == 3  # d0.py alone against many.py's three: one lane
