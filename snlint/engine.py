@@ -69,12 +69,12 @@ def lint_sources(sources: dict[str, str], config: Config,
     after them): a file whose text did not change is not read again, and a lint of the
     very inputs the last one had (without the graph pass, which reads the disk) gives
     the same findings without linking again."""
+    imported = {p: t for p, t in (imported or {}).items() if p not in sources}
     remembered = reuse.findings(sources, config, imported, fixes) if reuse is not None else None
     if remembered is not None:
         return remembered
     findings: list[Finding] = []
     facts: list[FileFacts] = []
-    imported = {p: t for p, t in (imported or {}).items() if p not in sources}
     project = None
     for path, text in {**sources, **imported}.items():
         try:
@@ -137,17 +137,17 @@ class Reuse:
     def close(self) -> None:
         self.graph.close()
 
-    def findings(self, sources: dict[str, str], config: Config, imported: dict[str, str] | None,
+    def findings(self, sources: dict[str, str], config: Config, imported: dict[str, str],
                  fixes: bool) -> list[Finding] | None:
         """The last lint's findings, when this lint has its inputs."""
         if self._last is None or graph_enabled(config):
             return None
         inputs, findings = self._last
-        return list(findings) if inputs == (sources, imported or {}, config, fixes) else None
+        return list(findings) if inputs == (sources, imported, config, fixes) else None
 
-    def remember(self, sources: dict[str, str], config: Config, imported: dict[str, str] | None,
+    def remember(self, sources: dict[str, str], config: Config, imported: dict[str, str],
                  fixes: bool, findings: list[Finding]) -> None:
-        self._last = ((dict(sources), dict(imported or {}), config, fixes), list(findings))
+        self._last = ((dict(sources), dict(imported), config, fixes), list(findings))
 
 
 def _facts(text: str, path: str, config: Config, reuse: Reuse | None) -> FileFacts | Finding:
