@@ -8,6 +8,7 @@ No traceback reaches the user.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Iterable
@@ -206,20 +207,39 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
     except Exception as exc:
         _internal_error(exc)
 
+    reuse = None
     if fix or diff:
         if stdin:
             _fail("--fix and --diff rewrite files; they cannot be used with standard input")
-        _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff, exit_zero=exit_zero)
+        # What the --fix rounds read, for the report after them: only the files the
+        # fixes changed are read again.
+        reuse = _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff,
+                             exit_zero=exit_zero)
 
+    # A fix is built (parsed, rewritten, compiled, diffed) only for an output that shows
+    # it; otherwise the findings only carry whether a fix exists, for `[*]` and the count.
+    fixes = not add_noqa and (show_fixes or (fmt in report.FIX_FORMATS and not statistics))
     try:
         from snlint.engine import run
 
         if stdin:
             from snlint.stdin import lint_stdin
 
-            result = lint_stdin(sys.stdin.buffer, paths[0], config)
+            result = lint_stdin(sys.stdin.buffer, paths[0], config, fixes=fixes)
         else:
-            result = run(list(paths), config, progress=_progress(quiet))
+            # What the --fix rounds left alive (each file's facts) outlives the report's
+            # lint: the collector need not scan it at each of that lint's collections.
+            frozen = reuse is not None and not gc.get_freeze_count()
+            if frozen:
+                gc.freeze()
+            try:
+                result = run(list(paths), config, progress=_progress(quiet), fixes=fixes,
+                             reuse=reuse)
+            finally:
+                if frozen:
+                    gc.unfreeze()
+                if reuse is not None:
+                    reuse.close()  # the graph-pass workers the --fix rounds kept
         findings = list(result.findings)
         if add_noqa:
             from snlint.noqa import write_noqa
@@ -272,13 +292,15 @@ def _graph_summary(results) -> None:
             pass
 
 
-def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zero: bool) -> None:
+def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zero: bool):
     """`--diff`: print the diffs (stdout holds nothing else) and exit. `--fix`: write the
-    fixed files; the run then lints them again and reports what remains."""
+    fixed files, and return what the rounds read (`snlint.engine.Reuse`) for the run
+    that then lints them again and reports what remains. A round reads only the files
+    whose text the rounds before it did not."""
     try:
         from dataclasses import replace
 
-        from snlint.engine import lint_sources
+        from snlint.engine import Reuse, lint_sources
         from snlint.fix import fix_paths
 
         # The graph pass imports files from disk: it joins the first round only, while
@@ -286,9 +308,11 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
         source_only = replace(config, graph=False)
         from snlint.imported_files import imported_sources
 
+        reuse = Reuse()
+
         # The files the fixed ones import are read for their facts, never fixed.
         def lint(sources, cfg=config):
-            return lint_sources(sources, cfg, imported_sources(sources, cfg))
+            return lint_sources(sources, cfg, imported_sources(sources, cfg), reuse=reuse)
 
         outcome = fix_paths(paths, config, lint,
                             unsafe=unsafe, write=not diff,
@@ -308,6 +332,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
         except BrokenPipeError:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
+        reuse.close()
         count = outcome.fixes
         more = f" ({outcome.hidden} more with --unsafe-fixes)" if outcome.hidden else ""
         click.echo(f"Would fix {count} finding{'' if count == 1 else 's'}{more}." if count
@@ -318,6 +343,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
     if count:
         click.echo(f"Fixed {count} finding{'' if count == 1 else 's'} in {len(written)} "
                    f"file{'' if len(written) == 1 else 's'}.", err=True)
+    return reuse
 
 
 def _catalogue() -> dict:

@@ -29,6 +29,7 @@ from snlint.link.freeze import freeze
 from snlint.link.names import Definitions, resolved
 from snlint.graph_pass import graph_enabled, graph_pass
 from snlint.graph.diagnostics import GraphRun, Progress
+from snlint.graph.runner import GraphSession
 from snlint.link.join import join
 from snlint.suppress import Suppressions
 
@@ -50,16 +51,30 @@ _internal = internal
 def lint_sources(sources: dict[str, str], config: Config,
                  imported: dict[str, str] | None = None,
                  graph_run: GraphRun | None = None,
-                 per_file: PerFile | None = None) -> list[Finding]:
+                 per_file: PerFile | None = None, *, fixes: bool = False,
+                 reuse: Reuse | None = None) -> list[Finding]:
     """Lint already-read files (display path -> text) as one project. `imported` files are
     read for their facts (helpers, blocks, the discriminator a script imports) but their
     own findings are not reported. `per_file`: the per-file stage to use (its cache and
-    workers); by default one without a cache."""
+    workers); by default `reuse`'s, else one without a cache.
+
+    A fixable finding's `fix` is only marked (its applicability; `snlint.fix.mark_fixes`),
+    unless `fixes` asks for the fixes themselves (message, diff, new text), which parse
+    and rewrite each file with one.
+
+    `reuse` keeps what the lints of one command read (the rounds of --fix and the report
+    after them): a file whose text did not change is not read again (its per-file stage
+    remembers each file's facts by its text), and a lint of the very inputs the last one
+    had (without the graph pass, which reads the disk) gives the same findings without
+    linking again."""
+    imported = {p: t for p, t in (imported or {}).items() if p not in sources}
+    remembered = reuse.findings(sources, config, imported, fixes) if reuse is not None else None
+    if remembered is not None:
+        return remembered
     findings: list[Finding] = []
     facts: list[FileFacts] = []
-    imported = {p: t for p, t in (imported or {}).items() if p not in sources}
     project = None
-    stage = per_file or PerFile(config)
+    stage = per_file or (reuse.per_file(config) if reuse is not None else PerFile(config))
     try:
         extracted = stage.results({**sources, **imported})
     finally:
@@ -81,8 +96,9 @@ def lint_sources(sources: dict[str, str], config: Config,
         graph_diagnostics: list[Finding] = []
         if graph_enabled(config) and project.discriminators:
             try:
-                graph_diagnostics, built = graph_pass(project, config, only=set(sources),
-                                                      graph_run=graph_run)
+                graph_diagnostics, built = graph_pass(
+                    project, config, only=set(sources), graph_run=graph_run,
+                    session=reuse.graph if reuse is not None else None)
                 displays = {os.path.abspath(f.path): f.path for f in facts}
                 join(project, built, displays.get)
             except Exception as e:  # noqa: BLE001 - the source findings still stand
@@ -98,7 +114,46 @@ def lint_sources(sources: dict[str, str], config: Config,
     findings = _select(findings, sources, config)
     if project is not None:
         findings = _named(findings, project)
-    return attach_fixes(findings, sources, config)
+    findings = attach_fixes(findings, sources, config, build=fixes,
+                            files=project.files if project is not None else {})
+    if reuse is not None:
+        reuse.remember(sources, config, imported, fixes, findings)
+    return findings
+
+
+class Reuse:
+    """What the lints of one command read, for its next lint (`lint_sources`' `reuse`):
+    its per-file stage (each file's facts by its text), the last lint's findings by its inputs, and the graph
+    pass's workers with what they built. `close()` ends the workers."""
+
+    def __init__(self) -> None:
+        self._stage: PerFile | None = None
+        self._last: tuple[tuple, list[Finding]] | None = None
+        self.graph = GraphSession()
+
+    def per_file(self, config: Config) -> PerFile:
+        """The per-file stage the lints share: each file's facts by its text (the first
+        lint's configuration decides its cache)."""
+        if self._stage is None:
+            self._stage = PerFile.for_run(config)
+        return self._stage
+
+    def close(self) -> None:
+        if self._stage is not None:
+            self._stage.close()
+        self.graph.close()
+
+    def findings(self, sources: dict[str, str], config: Config, imported: dict[str, str],
+                 fixes: bool) -> list[Finding] | None:
+        """The last lint's findings, when this lint has its inputs."""
+        if self._last is None or graph_enabled(config):
+            return None
+        inputs, findings = self._last
+        return list(findings) if inputs == (sources, imported, config, fixes) else None
+
+    def remember(self, sources: dict[str, str], config: Config, imported: dict[str, str],
+                 fixes: bool, findings: list[Finding]) -> None:
+        self._last = ((dict(sources), dict(imported), config, fixes), list(findings))
 
 
 def _named(findings: list[Finding], project) -> list[Finding]:
@@ -132,7 +187,10 @@ def _select(findings: list[Finding], sources: dict[str, str], config: Config) ->
     return sorted(kept, key=Finding.sort_key)
 
 
-def run(paths: list[str], config: Config, progress: Progress | None = None) -> RunResult:
+def run(paths: list[str], config: Config, progress: Progress | None = None, *,
+        fixes: bool = False, reuse: Reuse | None = None) -> RunResult:
+    """Lint the files under `paths`; `fixes`: build each finding's fix, `reuse`: facts an
+    earlier lint of the same command read (`lint_sources`)."""
     sources: dict[str, str] = {}
     notebooks: dict[str, Notebook] = {}
     diagnostics: list[Finding] = []
@@ -151,10 +209,14 @@ def run(paths: list[str], config: Config, progress: Progress | None = None) -> R
         else:
             sources[display] = read.text
     graph_run = GraphRun(progress)
-    with PerFile.for_run(config) as stage:
+    stage = reuse.per_file(config) if reuse is not None else PerFile.for_run(config)
+    try:
         imported = imported_sources({p: t for p, t in sources.items() if p not in notebooks},
                                     config, modules=stage.modules)
-        findings = in_cells(lint_sources(sources, config, imported, graph_run, stage), notebooks)
+        findings = in_cells(lint_sources(sources, config, imported, graph_run, stage,
+                                         fixes=fixes, reuse=reuse), notebooks)
+    finally:
+        stage.close()
     findings.extend(d for d in diagnostics if config.is_enabled(d.code, d.path))
     shown = dict(sources)
     for display, notebook in notebooks.items():
@@ -184,7 +246,9 @@ def in_cells(findings: list[Finding], notebooks: dict[str, Notebook]) -> list[Fi
     return out
 
 
-def lint_text(text: str, path: str = "example.py", config: Config | None = None) -> list[Finding]:
+def lint_text(text: str, path: str = "example.py", config: Config | None = None, *,
+              fixes: bool = False) -> list[Finding]:
     """Lint one in-memory file (tests, rule pages, editors' stdin)."""
     # Text that is not on disk cannot be imported: the graph pass does not apply.
-    return lint_sources({path: text}, config or Config(root=Path.cwd(), graph=False, cache=False))
+    return lint_sources({path: text}, config or Config(root=Path.cwd(), graph=False, cache=False),
+                        fixes=fixes)

@@ -82,13 +82,21 @@ def applies(applicability: str, unsafe: bool) -> bool:
 
 @dataclass(frozen=True)
 class Fix:
+    """A finding's fix. A plain lint only marks that a fix exists (`built` false: no
+    message, diff or edits, only its applicability); the fix itself is built when an
+    output shows it or `--fix` applies it (`snlint.fix`)."""
+
     applicability: str  # "safe" | "unsafe"
-    message: str
+    message: str = ""
     diff: str = ""
     edits: tuple[Edit, ...] = ()
 
     def applies(self, unsafe: bool) -> bool:
         return applies(self.applicability, unsafe)
+
+    @property
+    def built(self) -> bool:
+        return bool(self.message or self.diff or self.edits)
 
     def to_dict(self) -> dict[str, str]:
         return {"applicability": self.applicability, "message": self.message, "diff": self.diff}

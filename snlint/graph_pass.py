@@ -37,11 +37,12 @@ def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:
 
 
 def graph_pass(project, config: Config, only: set[str] | None = None,
-               graph_run=None) -> tuple[list[Finding], dict]:
+               graph_run=None, session=None) -> tuple[list[Finding], dict]:
     """The graph pass's diagnostics (SN91x), and the facts of each discriminator class it
     built (by qualname), which `snlint.link.join` joins to the project for the rules.
     `graph_run` (a GraphRun) reports progress while the targets are built and receives
-    their facts."""
+    their facts; `session` (a `snlint.graph.runner.GraphSession`) keeps the workers and
+    what they built for the command's next graph pass."""
     displays = {os.path.abspath(f.path): f.path for f in project.index.files}
     targets, ds = [], []
     options = option_defaults(project.index.files)
@@ -62,7 +63,8 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
     if not targets:
         return [], {}
     results = run_graph(targets, config.graph_timeout,
-                        progress=graph_run.progress if graph_run is not None else None)
+                        progress=graph_run.progress if graph_run is not None else None,
+                        session=session)
     if graph_run is not None:
         graph_run.results.extend(results)
     findings: list[Finding] = []

@@ -51,7 +51,8 @@ def decode(data: bytes, display: str, max_size: int) -> str | Finding:
     return read if isinstance(read, Finding) else read.text
 
 
-def lint_stdin(stream: BinaryIO, display: str, config: Config) -> StdinResult:
+def lint_stdin(stream: BinaryIO, display: str, config: Config, *, fixes: bool = False) -> StdinResult:
+    """`fixes`: build each finding's fix (`snlint.engine.lint_sources`)."""
     from snlint.engine import in_cells, lint_sources
 
     display = os.path.normpath(display).replace(os.sep, "/") if display != STDIN else STDIN
@@ -66,6 +67,7 @@ def lint_stdin(stream: BinaryIO, display: str, config: Config) -> StdinResult:
         if isinstance(notebook, Finding):
             kept = [notebook] if config.is_enabled(notebook.code, display) else []
             return StdinResult(kept, {}, [display])
-        findings = in_cells(lint_sources({display: notebook.python}, config), {display: notebook})
+        findings = in_cells(lint_sources({display: notebook.python}, config, fixes=fixes),
+                            {display: notebook})
         return StdinResult(findings, {display: notebook.python}, [display])
-    return StdinResult(lint_sources({display: text}, config), {display: text}, [display])
+    return StdinResult(lint_sources({display: text}, config, fixes=fixes), {display: text}, [display])

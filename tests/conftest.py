@@ -52,11 +52,13 @@ def lint():
     """`lint(code, path="example.py", **config_options)` -> the findings of one file.
 
     Config options are Config fields (`select=["ALL"]`, `discriminators=[...]`); the
-    default selection is the default one (SN501 and SN302 off)."""
+    default selection is the default one (SN501 and SN302 off). `fixes=True` builds each
+    finding's fix (otherwise a fixable finding's fix is only marked)."""
     from snlint.engine import lint_text
 
-    def run(code: str, path: str = "example.py", *, root: Path | None = None, **options):
-        return lint_text(textwrap.dedent(code), path, _config(root, **options))
+    def run(code: str, path: str = "example.py", *, root: Path | None = None,
+            fixes: bool = False, **options):
+        return lint_text(textwrap.dedent(code), path, _config(root, **options), fixes=fixes)
 
     return run
 
@@ -64,12 +66,13 @@ def lint():
 @pytest.fixture
 def lint_project():
     """`lint_project({"models/d.py": code, ...}, **config_options)` -> the findings of the
-    files linted as one project (display paths relative to the project root)."""
+    files linted as one project (display paths relative to the project root); `fixes=True`
+    builds each finding's fix."""
     from snlint.engine import lint_sources
 
-    def run(files: dict[str, str], *, root: Path | None = None, **options):
+    def run(files: dict[str, str], *, root: Path | None = None, fixes: bool = False, **options):
         sources = {path: textwrap.dedent(code) for path, code in files.items()}
-        return lint_sources(sources, _config(root, **options))
+        return lint_sources(sources, _config(root, **options), fixes=fixes)
 
     return run
 

@@ -87,7 +87,7 @@ def test_second_run_changes_nothing():
 
 def test_fix_carries_a_diff_and_the_new_text():
     cfg = config()
-    findings = lint_sources({"d.py": BUGGY}, cfg)
+    findings = lint_sources({"d.py": BUGGY}, cfg, fixes=True)
     sn105 = next(f for f in findings if f.code == "SN105")
     assert sn105.fix.edits[0].path == "d.py"
     assert sn105.fix.edits[0].new_text == BUGGY.replace(", dim=0)", ")")
@@ -140,7 +140,7 @@ def test_a_planner_that_raises_does_not_end_the_run(monkeypatch, capsys):
     cfg = config()
     # The engine attaches fixes itself and reports on stderr: the crash must be said there,
     # and the other fixes still attached.
-    linted = lint_sources({"d.py": BUGGY}, config(select=["SN1"]))
+    linted = lint_sources({"d.py": BUGGY}, config(select=["SN1"]), fixes=True)
     assert capsys.readouterr().err == crash + "\n"
     assert [(f.code, f.fix is not None) for f in linted] == [("SN101", True), ("SN105", False)]
 
@@ -289,7 +289,7 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
     """Were the check not to see the SN a fix wrote, the layer would be wrapped once per
     round; here a lint that keeps reporting the layer (at its position, with the names a
     lint of the text resolves) stands in for such a check."""
-    from snlint.findings import Finding, Span
+    from snlint.findings import Finding, Fix, Span
 
     layer = "nn.Linear(8, 1)"
 
@@ -298,8 +298,9 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
         row = next(i for i, line in enumerate(lines) if layer in line)
         col = lines[row].index(layer) + 1
         names = next(f.names for f in lint_sources(sources, config()) if f.names is not None)
+        # Marked fixable, as a lint marks it: a round plans only the marked findings.
         return [Finding("SN201", "missing-sn", "error", "no SN", "d.py",
-                        Span(row + 1, col, row + 1, col + len(layer)),
+                        Span(row + 1, col, row + 1, col + len(layer)), fix=Fix("safe"),
                         data=(("sn_callee", "spectral_norm"),), names=names)]
 
     problems: list[str] = []
@@ -307,3 +308,25 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
     assert "        self.head = spectral_norm(nn.Linear(8, 1))\n" in result.texts["d.py"]
     assert problems[0] == ("snlint: the SN201 fix in d.py did not remove its finding "
                            "(nn.Linear(8, 1)); not applied again")
+
+
+# the parsed file -----------------------------------------------------------------------
+
+SNLINT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("folder", ["examples", "snlint/edit", "snlint/source"])
+def test_a_parsed_files_node_indices_are_libcsts_position_table(folder):
+    # The source pass numbers nodes by libcst's position table; a fix finds its node by
+    # that number in a file it parses again, which orders its nodes without positions.
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from snlint.edit.parsed import ParsedFile
+
+    for path in sorted((SNLINT / folder).rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        parsed = ParsedFile(str(path), text)
+        table = MetadataWrapper(cst.parse_module(text)).resolve(PositionProvider)
+        assert [type(n).__name__ for n in parsed.nodes] == [type(n).__name__ for n in table], path
+        assert [parsed.range(n) for n in parsed.nodes] == [
+            ((r.start.line, r.start.column), (r.end.line, r.end.column)) for r in table.values()], path

@@ -38,7 +38,7 @@ def fixed(code: str, *, unsafe: bool = True, **options) -> str:
 
 
 def findings(code: str, **options):
-    return lint_sources({"d.py": textwrap.dedent(code)}, config(**options))
+    return lint_sources({"d.py": textwrap.dedent(code)}, config(**options), fixes=True)
 
 
 def fix_of(code: str, rule: str, **options):

@@ -248,7 +248,7 @@ def graph_ran(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     seen = {}
 
-    def fake_run(paths, config, progress=None):
+    def fake_run(paths, config, progress=None, **options):
         seen["progress"] = progress
         return RunResult([], {"d.py": "x = 1\n"}, ["d.py"],
                          [built("Discriminator"), import_error("d.py", NO_SKIMAGE, cls="NetD")])

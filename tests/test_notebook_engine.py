@@ -42,7 +42,8 @@ def test_notebook_finding_is_reported_at_its_cell_and_line(tmp_path):
         ("SN201", 3, 5, 20, 36)]
 
 
-def test_notebook_position_in_concise_output(tmp_path):
+def test_notebook_position_in_concise_output(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the run's cache goes to the project it runs in
     write_notebook(tmp_path)
     result = CliRunner().invoke(main, [str(tmp_path / "gan.ipynb"), "--no-graph",
                                        "--output-format", "concise"])

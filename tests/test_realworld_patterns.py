@@ -456,7 +456,7 @@ def test_sn201_sagan_attention_and_last_conv_without_sn(lint_project):
 
 
 def test_sn201_fix_reuses_the_files_hand_written_wrapper(lint_project):
-    findings = lint_project({"spectral.py": SPECTRAL, "d.py": '''
+    findings = lint_project(fixes=True, files={"spectral.py": SPECTRAL, "d.py": '''
         import torch.nn as nn
 
         from spectral import SpectralNorm

@@ -133,6 +133,14 @@ def test_full_unsafe_fix_diff_shown_with_unsafe_fixes():
     assert "      +bn = nn.BatchNorm2d(3)" in text.splitlines()
 
 
+def test_full_marked_fix_not_built_says_how_to_see_it():
+    text = render([finding(fix=Fix("unsafe")), finding(fix=Fix("safe"))], "full", {"d.py": SOURCE})
+    assert "  = fix (unsafe, enable with --unsafe-fixes): --show-fixes shows it" in text.splitlines()
+    assert "  = fix (safe): --show-fixes shows it" in text.splitlines()
+    assert summary([finding(fix=Fix("safe")), finding(fix=Fix("unsafe"))]).splitlines()[1] == \
+        "[*] 1 fixable with --fix (1 more with --unsafe-fixes)."
+
+
 def test_full_multiline_span_marks_first_line_to_end():
     source = "x = spectral_norm(\n    nn.BatchNorm2d(3),\n)\n"
     f = finding(span=Span(1, 5, 3, 2))

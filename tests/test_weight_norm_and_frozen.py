@@ -94,7 +94,7 @@ def test_no_fix_wraps_a_weight_normalized_layer(tmp_path):
 
 
 def test_plain_layer_still_gets_the_sn_fix(lint):
-    (finding,) = lint(MIXED, select=["SN2"])
+    (finding,) = lint(MIXED, select=["SN2"], fixes=True)
     assert finding.fix is not None and "spectral_norm(nn.Conv1d(16, 1, 3, 1, padding=1))" in finding.fix.diff
 
 

@@ -2,8 +2,11 @@
 
 A rule module has `CODE`, `check(model, emit)` yielding findings over the linked model
 (`snlint.link.model.LinkedModel`), and, where a mechanical fix exists, `fix(finding,
-parsed, config)` returning a plan (`snlint.edit.plan.Plan`) or None. Adding a rule is a
-page in `rules/`, a module here and its tests; nothing else names it.
+parsed, config)` returning a plan (`snlint.edit.plan.Plan`) or None, and optionally
+`fixable(finding, facts, config)`: the applicability of the plan `fix` would make, decided
+from the file's source facts without parsing it (a plain lint marks fixable findings
+with it and builds no fix). Adding a rule is a page in `rules/`, a module here and its
+tests; nothing else names it.
 """
 
 from __future__ import annotations
@@ -40,6 +43,14 @@ def fixers(modules: dict[str, ModuleType] | None = None) -> dict[str, Callable]:
     """Code -> the rule's fix planner, for the rules that have one."""
     modules = rule_modules() if modules is None else modules
     return {code: m.fix for code, m in modules.items() if callable(getattr(m, "fix", None))}
+
+
+def fix_predicates(modules: dict[str, ModuleType] | None = None) -> dict[str, Callable]:
+    """Code -> the rule's `fixable` predicate, for the fixable rules that have one (the
+    others' fixes are as their page says, wherever the planner has a node to start from)."""
+    modules = rule_modules() if modules is None else modules
+    return {code: m.fixable for code, m in modules.items()
+            if callable(getattr(m, "fix", None)) and callable(getattr(m, "fixable", None))}
 
 
 def run_checks(model: LinkedModel, emit: Emitter) -> tuple[list[Finding], list[tuple[str, BaseException]]]:

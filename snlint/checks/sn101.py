@@ -8,7 +8,7 @@ from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import (
     State, applications, filter_note, linked_findings, shape_text,
 )
-from snlint.checks.unwrap_sn import remove_sn
+from snlint.checks.unwrap_sn import removable, remove_sn
 from snlint.checks.verdicts import sn_on_normalization
 from snlint.findings import Finding
 
@@ -36,3 +36,4 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
 
 fix = remove_sn  # shared with SN101-SN103: take the spectral norm off the layer
+fixable = removable

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings
-from snlint.checks.unwrap_sn import remove_sn
+from snlint.checks.unwrap_sn import removable, remove_sn
 from snlint.findings import Finding
 from snlint.torchapi import SN_HOOK, SN_PARAM
 
@@ -42,3 +42,4 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
 
 fix = remove_sn  # shared with SN101-SN103: take the spectral norm off the layer
+fixable = removable

@@ -10,12 +10,14 @@ from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import (
     State, applications, linked_findings, on_a_vector, shape_text,
 )
-from snlint.checks.unwrap_sn import sn_call
+from snlint.checks import fixable as at
+from snlint.checks.unwrap_sn import sn_call, sn_call_fact
 from snlint.checks.verdicts import sn_off_the_weight
 from snlint.config import Config
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import SAFE, Plan
 from snlint.edit.syntax import has_star, keyword, positional, remove_arg
+from snlint.facts import FileFacts
 from snlint.findings import Finding
 from snlint.torchapi import SN_HOOK
 
@@ -67,3 +69,12 @@ def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
         plan.message = f"Normalize `weight` instead of {old}; state_dict keys change ({keys})"
         return plan.replace(value, new)
     return plan.replace(call, remove_arg(call, name_arg))
+
+
+def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
+    """`fix`'s applicability, read from the file's facts (`snlint.checks.fixable`)."""
+    _, _, call = sn_call_fact(finding, facts)
+    if call is None or at.has_star(call):
+        return None
+    pos = call.positional()
+    return SAFE if call.keyword("name") is not None or len(pos) >= 2 else None

@@ -15,6 +15,8 @@ from snlint.config import Config
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import SAFE, Plan
 from snlint.edit.syntax import positional, remove_arg
+from snlint import facts as F
+from snlint.checks import fixable as at
 from snlint.findings import Finding
 from snlint.torchapi import SN_HOOK, SN_PARAM, default_sn_dim
 
@@ -78,3 +80,20 @@ def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
                 f"axis, applies; state_dict keys stay, the u/v vectors change shape (drop them "
                 f"from old checkpoints)")
     return plan.replace(call, remove_arg(call, arg))
+
+
+def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
+    """`fix`'s applicability, read from the file's facts (`snlint.checks.fixable`)."""
+    index = at.FactsAt.of(facts)
+    arg = index.at(finding.node)
+    if not isinstance(arg, F.Arg):
+        return None
+    call = index.parent.get(id(arg))
+    if not isinstance(call, F.Call):
+        return None
+    pos = call.positional()
+    if arg.keyword is None and (not pos or pos[-1] is not arg):
+        return None
+    if arg.keyword is not None and arg.keyword != "dim":
+        return None
+    return SAFE

@@ -13,8 +13,10 @@ from snlint.checks.sn_migration import init_target, original_of
 from snlint.config import Config
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import SAFE, Plan
+from snlint.checks import fixable as at
+from snlint.facts import FileFacts
 from snlint.findings import Finding
-from snlint.torchapi import SN_PARAM
+from snlint.torchapi import INIT_FUNCTION, INPLACE_TENSOR_INIT, SN_PARAM
 
 
 CODE = "SN106"
@@ -48,3 +50,37 @@ def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
                 f"instead of `{where}.{param}`, which is recomputed on every access; state_dict "
                 f"keys do not change")
     return plan.replace(target, original_of(target, param))
+
+
+def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
+    """`fix`'s applicability, read from the file's facts (`snlint.checks.fixable`): the
+    call is an init that writes `X.<param>` (`sn_migration.init_target`)."""
+    _, names, call = at.call_at(finding, facts)
+    if call is None:
+        return None
+    qual = at.qualified(names, call.func)
+    read = at.attribute(call.func)
+    if qual is not None and INIT_FUNCTION.match(qual):
+        pos = call.positional()
+        arg = pos[0] if pos else call.keyword("tensor")
+        target = arg.value if arg is not None else None
+    elif read is not None and read[0] in INPLACE_TENSOR_INIT:
+        target = read[1]
+    else:
+        return None
+    param = finding.get("param") or "weight"
+    return SAFE if _written_attribute(target) == param else None
+
+
+def _written_attribute(target) -> str | None:
+    """`weight` for `X.weight` or `X.weight.data` (`target` is a fact, or the text of a
+    module-level chain the source pass kept whole)."""
+    if isinstance(target, str):
+        parts = target.split(".")
+        if parts[-1] == "data":
+            parts = parts[:-1]
+        return parts[-1] if len(parts) >= 2 else None
+    read = at.attribute(target)
+    if read is not None and read[0] == "data":
+        return _written_attribute(read[1])
+    return read[0] if read is not None else None

@@ -6,11 +6,12 @@ from typing import Iterator
 
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings
-from snlint.checks.sn_migration import migrate
+from snlint.checks.sn_migration import migratable, migrate
 from snlint.checks.verdicts import hook_sn_never_runs
 from snlint.config import Config
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import Plan
+from snlint.facts import FileFacts
 from snlint.findings import Finding
 
 
@@ -44,3 +45,7 @@ def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
                         "its owner reads the weight directly (the layer's output changes). "
                         + plan.message)
     return plan
+
+
+def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
+    return migratable(finding, facts)

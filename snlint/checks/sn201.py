@@ -7,6 +7,8 @@ from typing import Iterator
 
 import libcst as cst
 
+from snlint import facts as F
+from snlint.checks import fixable as at
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.sn_migration import param_sn_ref
@@ -184,3 +186,52 @@ def _assigned_weight_norm(parsed: ParsedFile, scope: cst.CSTNode, name: str) -> 
 
     scope.visit(Assignments())
     return found
+
+
+# ---------------------------------------------------------------- without parsing
+
+
+def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
+    """`fix`'s applicability, read from the file's facts (`snlint.checks.fixable`): a
+    call not under weight norm (`_weight_normalized`). The planner finds an SN callable
+    to wrap it with in every file that can import one."""
+    index, names, call = at.call_at(finding, facts)
+    if call is None:
+        return None
+    wrappers = [call]
+    parent = index.parent.get(id(call))
+    if isinstance(parent, F.Arg):
+        outer = index.parent.get(id(parent))
+        if isinstance(outer, F.Call):
+            wrappers.append(outer)
+    for node in wrappers:
+        if weight_norm_api(at.qualified(names, node.func) or ""):
+            return None
+        if any("weight_norm" in name for name in at.names_in(node.func)):
+            return None
+        name = node.func.name if isinstance(node.func, F.Local) else (
+            node.func.text if isinstance(node.func, (F.Global, F.Unknown)) else "")
+        if node is not call and name and name.isidentifier():
+            scope = next((a for a in index.ancestors(node) if isinstance(a, F.FunctionFacts)), None)
+            body = scope.body if scope is not None else facts.body
+            if _assigns_weight_norm(body, name):
+                return None
+    return SAFE
+
+
+def _assigns_weight_norm(body: tuple[F.Stmt, ...], name: str) -> bool:
+    """`_assigned_weight_norm`: `name = <something naming weight_norm>` anywhere in the
+    scope, nested functions included."""
+    for stmt in body:
+        if isinstance(stmt, F.Assign) and any(at.dotted(t) == name for t in stmt.targets) \
+                and any("weight_norm" in n for n in at.names_in(stmt.value)):
+            return True
+        nested = [getattr(stmt, attr, ()) or () for attr in ("body", "orelse")]
+        if isinstance(stmt, F.DefStmt):
+            nested.append(stmt.function.body)
+        if isinstance(stmt, F.ClassStmt):
+            nested.append(stmt.cls.body)
+            nested.extend(fn.body for _, fn in stmt.cls.methods)
+        if any(_assigns_weight_norm(tuple(b), name) for b in nested):
+            return True
+    return False

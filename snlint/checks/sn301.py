@@ -6,6 +6,8 @@ from typing import Any, Iterator, Sequence
 
 import libcst as cst
 
+from snlint import facts as F
+from snlint.checks import fixable as at
 from snlint.checks.couplings import trained_couplings
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
@@ -311,3 +313,97 @@ def _replace_norm_default(finding: Finding, parsed: ParsedFile, default: cst.Bas
     plan.message = (f"Make the norm_layer default {code_of(replacement)}, a per-sample norm that "
                     f"`norm_layer(C)` still builds{note}; {_state_note(new)}")
     return plan.replace(default, replacement)
+
+
+# ---------------------------------------------------------------- without parsing
+
+
+def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
+    """`fix`'s applicability, read from the file's facts (`snlint.checks.fixable`): the
+    questions `fix` asks of the tree, in its order."""
+    choice = (config.norm_replacement or "groupnorm").lower()
+    if choice not in ("groupnorm", "instancenorm", "identity"):
+        return None
+    index = at.FactsAt.of(facts)
+    names = at.names_of(finding, facts)
+    site = index.at(finding.node)
+    if not isinstance(site, (F.Call, F.Param)) or not _in_discriminator_facts(finding, index, site):
+        return None
+    if isinstance(site, F.Call):
+        bn = at.torch_nn_type(names, site.func)
+        if bn in BATCH_NORMS:
+            return UNSAFE if _nameable(names, bn, choice, site.func) and \
+                _norm_args_fit(site.args, False) else None
+        if at.qualified(names, site.func) == "functools.partial":
+            return _partial_fixable(names, site, choice)
+        return None
+    default = site.default
+    if default is None:
+        return None
+    if isinstance(default, F.Call):
+        return _partial_fixable(names, default, choice) if (
+            at.qualified(names, default.func) == "functools.partial") else None
+    bn = at.torch_nn_type(names, default)
+    if bn not in BATCH_NORMS or not _nameable(names, bn, choice, default):
+        return None
+    new, _ = _replacement(bn, choice)
+    if new != "Identity" and at.binding_for(names, "functools.partial") is None \
+            and not names.is_free("functools"):
+        return None
+    return UNSAFE
+
+
+def _in_discriminator_facts(finding: Finding, index: at.FactsAt, site) -> bool:
+    """`_in_discriminator_class`: the nearest class around the site is the finding's
+    discriminator's."""
+    ref = finding.discriminator
+    if ref is None:
+        return False
+    path, _, name = ref.cls.rpartition(":")
+    if path != finding.path:
+        return False
+    for anc in index.ancestors(site):
+        if isinstance(anc, F.ClassFacts):
+            return anc.name == name.rpartition(".")[2]
+    return False
+
+
+def _nameable(names, bn: str, choice: str, like) -> bool:
+    """`_nn_ref` finds a way to name the replacement."""
+    new, _ = _replacement(bn, choice)
+    if isinstance(like, F.Global) and "." in (like.text or "") and \
+            (at.qualified(names, like) or "").rpartition(".")[0] == "torch.nn":
+        return True
+    return at.binding_for(names, f"torch.nn.{new}") is not None or names.is_free(new)
+
+
+def _norm_args_fit(args, in_partial: bool) -> bool:
+    """`_norm_args` can map the batch norm's arguments."""
+    named = []
+    index = 0
+    for a in args:
+        if a.star:
+            return False
+        if a.keyword is None:
+            if index >= len(BN_POSITIONS):
+                return False
+            named.append(BN_POSITIONS[index])
+            index += 1
+        else:
+            named.append(a.keyword)
+    return "num_features" in named or in_partial
+
+
+def _partial_fixable(names, call, choice: str) -> str | None:
+    """`_replace_norm_partial` makes a plan."""
+    pos = call.positional()
+    if not pos or at.has_star(call):
+        return None
+    bn = at.torch_nn_type(names, pos[0].value)
+    if bn not in BATCH_NORMS or not _nameable(names, bn, choice, pos[0].value):
+        return None
+    rest = [a for a in call.args if a is not pos[0]]
+    new, _ = _replacement(bn, choice)
+    if new != "Identity" and rest and not _norm_args_fit(rest, True):
+        return None
+    return UNSAFE

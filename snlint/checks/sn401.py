@@ -7,6 +7,8 @@ from typing import Iterator
 
 import libcst as cst
 
+from snlint import facts as F
+from snlint.checks import fixable as at
 from snlint.checks.couplings import (
     called_couplings, candidates, coupled_discriminators, pairs, reached,
 )
@@ -169,3 +171,72 @@ def _one_input(call: cst.Call) -> cst.BaseExpression | None:
     if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
         return None
     return call.args[0].value
+
+
+# ---------------------------------------------------------------- without parsing
+
+
+def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
+    """`fix`'s applicability, read from the file's facts (`snlint.checks.fixable`): two
+    statements in a row, `a = D(x)` then `b = D(y)`, with inputs safe to evaluate twice."""
+    index, names, first = at.call_at(finding, facts)
+    second_at = finding.get("second")
+    if first is None or not second_at or second_at[0] != finding.path:
+        return None
+    one = _assign_of(index, first)
+    if one is None:
+        return None
+    body = index.body_of(one)
+    position = next((i for i, s in enumerate(body or ()) if s is one), None)
+    if body is None or position is None or position + 1 >= len(body):
+        return None
+    two = body[position + 1]
+    if not isinstance(two, F.Assign) or len(two.targets) != 1 or not isinstance(two.value, F.Call) \
+            or two.span.line == one.span.end_line:  # two statements on one line: not planned
+        return None
+    second = two.value
+    if (second.span.line, second.span.column) != tuple(second_at[1:3]):
+        return None
+    if _assign_of(index, second) is None or first.func != second.func:
+        return None
+    x1, x2 = _one_input_fact(first), _one_input_fact(second)
+    if x1 is None or x2 is None or not _pure_fact(x1) or not _pure_fact(x2):
+        return None
+    t1, t2 = one.targets[0], two.targets[0]
+    head1 = (at.dotted(t1) or "").split(".")[0]
+    if at.dotted(t1) == at.dotted(t2) or head1 in at.names_in(second) or head1 in at.names_in(x1):
+        return None
+    if at.binding_for(names, "torch.cat") is None and not names.is_free("torch"):
+        return None
+    return UNSAFE
+
+
+def _assign_of(index: at.FactsAt, call: F.Call) -> F.Assign | None:
+    """`_forward_assign`: the one-target assignment whose value is `call`, alone on its line."""
+    stmt = index.parent.get(id(call))
+    if not isinstance(stmt, F.Assign) or stmt.value is not call or len(stmt.targets) != 1:
+        return None
+    target = stmt.targets[0]
+    if not isinstance(target, (F.Local, F.Global, F.Attr)) or at.dotted(target) is None:
+        return None
+    body = index.body_of(stmt) or ()
+    if any(s is not stmt and s.span.line <= stmt.span.line <= s.span.end_line for s in body):
+        return None  # another statement on its line
+    return stmt
+
+
+def _one_input_fact(call: F.Call):
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    return call.args[0].value
+
+
+def _pure_fact(e) -> bool:
+    """`_pure`: a name, an attribute chain, or `.detach()` of one."""
+    if at.dotted(e) is not None:
+        return True
+    read = at.attribute(e.func) if isinstance(e, F.Call) and not e.args else None
+    if read is None or read[0] != "detach":
+        return False
+    # A module-level chain (`fake.detach`) is kept whole: what it reads is a chain too.
+    return isinstance(read[1], str) or _pure_fact(read[1])

@@ -7,6 +7,8 @@ from typing import Sequence
 
 import libcst as cst
 
+from snlint import facts as F
+from snlint.checks import fixable as at
 from snlint.edit.names import HOOK_SN, PARAM_SN, dotted
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import UNSAFE, ImportSpec, Plan
@@ -170,3 +172,12 @@ def migrate(finding: Finding, parsed: ParsedFile, *, whole_file: bool) -> Plan |
     plan.message = (f"Use torch.nn.utils.parametrizations.spectral_norm for {scope}{init_note}; "
                     f"checkpoint keys change: {KEYS_HOOK} -> {KEYS_PARAM}")
     return plan
+
+
+def migratable(finding: Finding, facts: F.FileFacts) -> str | None:
+    """`migrate`'s applicability, read from the file's facts (`snlint.checks.fixable`): a
+    call of the hook API's spectral_norm (how it is renamed is the planner's choice)."""
+    _, names, call = at.call_at(finding, facts)
+    if call is None or at.sn_api(names, call.func) != SN_HOOK:
+        return None
+    return UNSAFE

@@ -63,11 +63,26 @@ class Plan:
 
 class SwapNodes(cst.CSTTransformer):
     """Swaps the planned nodes. A statement a plan removes keeps the comment lines above
-    it: they move onto the next statement of its block (or the block's end)."""
+    it: they move onto the next statement of its block (or the block's end).
 
-    def __init__(self, changes: dict[int, tuple[cst.CSTNode, Any]]) -> None:
+    With `parents` (the tree's child -> parent map), only the planned nodes and what
+    holds them are visited: every other subtree is kept as it is, unvisited."""
+
+    def __init__(self, changes: dict[int, tuple[cst.CSTNode, Any]],
+                 parents: dict[cst.CSTNode, cst.CSTNode] | None = None) -> None:
         super().__init__()
         self.changes = changes
+        self.holders: set[int] | None = None
+        if parents is not None:
+            self.holders = set()
+            for node, _ in changes.values():
+                current = parents.get(node)
+                while current is not None and id(current) not in self.holders:
+                    self.holders.add(id(current))
+                    current = parents.get(current)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return self.holders is None or id(node) in self.holders
 
     def on_leave(self, original_node, updated_node):  # type: ignore[override]
         change = self.changes.get(id(original_node))
@@ -119,16 +134,23 @@ def apply_plans(parsed: ParsedFile, plans: Sequence[Plan]) -> str:
     for plan in plans:
         changes.update(plan.changes)
         imports.extend(i for i in plan.imports if i not in imports)
-    tree = parsed.module.visit(SwapNodes(changes)) if changes else parsed.module
+    tree = parsed.module.visit(SwapNodes(changes, parsed.parents)) if changes else parsed.module
     if imports:
         # libcst.codemod costs a quarter of a second to import: only when a fix needs it.
         from libcst.codemod import CodemodContext
         from libcst.codemod.visitors import AddImportsVisitor
 
-        context = CodemodContext()
+        from libcst.metadata import MetadataWrapper
+
+        # The visitor reads no metadata: the wrapper need not copy the tree first (libcst
+        # copies it by default, a third of the visitor's time).
+        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+        context = CodemodContext(wrapper=wrapper)
         for spec in imports:
             AddImportsVisitor.add_needed_import(context, spec.module, spec.obj, spec.asname)
-        tree = AddImportsVisitor(context).transform_module(tree)
+        adder = AddImportsVisitor(context)
+        with adder.resolve(wrapper):
+            tree = adder.transform_module_impl(wrapper.module)
     if changes:
         tree = _prune_imports(parsed, changes, tree)
     return tree.code

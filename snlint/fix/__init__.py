@@ -1,8 +1,13 @@
 """Fixes: libcst rewrites for the findings that have a mechanical correction.
 
-- `attach_fixes(findings, sources, config)` gives each fixable finding its `Fix`
+A fix costs a parse of its file, a transform, a compile and a diff, so a plain lint
+builds none:
+- `mark_fixes(findings, files, config)` marks each fixable finding with an unbuilt `Fix`
+  (its applicability only), decided from the source facts without parsing anything:
+  enough for `[*]`, the summary's count and `--fix`'s choice of files to parse.
+- `attach_fixes(findings, sources, config)` gives each fixable finding its built `Fix`
   (applicability, message, unified diff, the file's new text), each computed alone on
-  the text as read. The engine calls it once findings are final.
+  the text as read: for the outputs that show fixes (`--show-fixes`, JSON, SARIF).
 - `fix_paths(paths, config, lint, unsafe=..., write=...)` is `--fix` / `--diff`: fixes
   applied together, round after round to a fixed point, then diffs and (with `write`)
   atomic writes in each file's encoding.
@@ -12,11 +17,13 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import libcst as cst
 
+from snlint.catalogue import load_catalogue
 from snlint.config import Config
+from snlint.facts import FileFacts
 from snlint.notebook import Notebook, parse_notebook
 from snlint.files import SourceFile, discover, read_source
 from snlint.findings import Edit, Finding, Fix
@@ -32,26 +39,62 @@ from snlint.fix.apply import (
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import apply_plans
 from snlint.fix.diff import unified_diff
-from snlint.checks.registry import fixers
-from snlint.fix.planning import names_of, plan_for
+from snlint.checks.registry import fix_predicates, fixers
+from snlint.fix.planning import fixability, names_of, plan_for
 
-__all__ = ["FixOutcome", "attach_fixes", "fix_paths", "unified_diff"]
+__all__ = ["FixOutcome", "attach_fixes", "fix_paths", "mark_fixes", "unified_diff"]
 
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def mark_fixes(findings: Iterable[Finding], files: Mapping[str, FileFacts], config: Config,
+               report: Report | None = None) -> list[Finding]:
+    """`findings` with an unbuilt `Fix` (applicability only) on each one a fix exists for,
+    as `snlint.fix.planning.fixability` decides from the facts of its file (`files`:
+    display path -> facts); nothing is parsed."""
+    report = report or _stderr
+    findings = list(findings)
+    planners = fixers()
+    predicates = fix_predicates()
+    pages = {code: rule.fix for code, rule in load_catalogue().items()}
+    broken = {f.path for f in findings if f.code == "SN901"}
+    out = []
+    for f in findings:
+        facts = files.get(f.path)
+        if f.fix is None and f.code in planners and facts is not None and f.path not in broken:
+            try:
+                applicability = fixability(f, facts, config, planners, predicates, pages)
+            except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
+                report(f"snlint: internal error in the {f.code} fix for {where(f)}: "
+                       f"{type(e).__name__}: {e}")
+                applicability = None
+            if applicability is not None:
+                f = replace(f, fix=Fix(applicability))
+        out.append(f)
+    return out
+
+
 def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: Config,
-                 report: Report | None = None) -> list[Finding]:
-    """`findings` with `fix` filled where a fix exists (same order). A fix whose result
-    does not parse is dropped and reported (`report`, default: a line on stderr)."""
+                 report: Report | None = None, *, build: bool = True,
+                 files: Mapping[str, FileFacts] | None = None) -> list[Finding]:
+    """`findings` with `fix` built where a fix exists (same order); an unbuilt mark is
+    built, or removed when no fix comes of it. A fix whose result does not parse is
+    dropped and reported (`report`, default: a line on stderr).
+
+    Without `build`, the fixes are only marked from the files' facts (`mark_fixes`):
+    the engine's one fix stage, whichever it does."""
+    if not build:
+        return mark_fixes(findings, files or {}, config, report)
     report = report or _stderr
     findings = list(findings)
     broken = {f.path for f in findings if f.code == "SN901"}
     wanted: dict[str, list[int]] = {}
     by_code = fixers()
     for i, f in enumerate(findings):
+        if f.fix is not None and not f.fix.built:
+            findings[i] = f = replace(f, fix=None)
         if f.code in by_code and f.fix is None and f.cell is None and f.path in sources \
                 and f.path not in broken:
             wanted.setdefault(f.path, []).append(i)

@@ -13,6 +13,7 @@ Guarantees (README, "Autofix"):
 
 from __future__ import annotations
 
+import gc
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -94,10 +95,8 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *,
              report: Report, by_code: Planners | None = None) -> Round:
     """One round on one file: the fixable findings' plans, the overlapping ones
     deferred, applied together. `by_code`: the rules' planners, when the caller has them."""
-    chosen: list[tuple[Finding, Plan]] = []
+    planned: list[tuple[Finding, Plan]] = []
     by_code = fixers() if by_code is None else by_code
-    signatures: dict[tuple, Finding] = {}
-    duplicates: list[tuple[Finding, tuple]] = []
     for finding in sorted(findings, key=Finding.sort_key):
         try:
             plan = plan_for(finding, parsed, config, by_code)
@@ -105,21 +104,29 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *,
             report(f"snlint: internal error planning the {finding.code} fix for "
                    f"{where(finding)}: {type(e).__name__}: {e}")
             continue
-        if plan is None or not applies(plan.applicability, unsafe):
-            continue
-        sig = signature(parsed, plan)
-        if sig in signatures:
-            duplicates.append((finding, sig))  # the same edit as a fix already chosen
-            continue
-        if any(overlaps(parsed, plan, other) for _, other in chosen):
-            continue
-        signatures[sig] = finding
-        chosen.append((finding, plan))
-    if not chosen:
+        if plan is not None and applies(plan.applicability, unsafe):
+            planned.append((finding, plan))
+    if not planned:
         return Round(parsed.text)
+    # Plans are compared (by what they do, and whether they overlap) only when there is
+    # more than one: a lone plan needs no node positions.
+    chosen = planned[:1]
+    signatures: dict[tuple, Finding] = {}
+    duplicates: list[tuple[Finding, tuple]] = []
+    if len(planned) > 1:
+        chosen = []
+        for finding, plan in planned:
+            sig = signature(parsed, plan)
+            if sig in signatures:
+                duplicates.append((finding, sig))  # the same edit as a fix already chosen
+                continue
+            if any(overlaps(parsed, plan, other) for _, other in chosen):
+                continue
+            signatures[sig] = finding
+            chosen.append((finding, plan))
     strict = compiles(parsed.text, parsed.path) is None
     text, kept = checked(parsed, chosen, report, strict)
-    kept_sigs = {signature(parsed, p) for _, p in kept}
+    kept_sigs = {signature(parsed, p) for _, p in kept} if duplicates else set()
     applied = [f for f, _ in kept] + [f for f, sig in duplicates if sig in kept_sigs]
     return Round(text, applied)
 
@@ -160,6 +167,29 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
     A source finding the first round's graph pass cleared (its runtime facts say there
     is no mistake) is then never fixed in a later round: it is recognised by its file,
     code and node text."""
+    frozen: list[bool] = []
+    try:
+        return _rounds(texts, lint, config, unsafe=unsafe, report=report, max_rounds=max_rounds,
+                       lint_later=lint_later, first_linted=lambda: frozen.append(_freeze()))
+    finally:
+        if any(frozen):
+            gc.unfreeze()
+
+
+def _freeze() -> bool:
+    """Set what is alive after the first lint (each file's facts, which the later rounds
+    reuse, and the findings) aside from the garbage collector: a later round would
+    otherwise scan all of it again at each of its collections, a quarter of a round's
+    time. False when something else froze objects (they are not ours to release)."""
+    if gc.get_freeze_count():
+        return False
+    gc.collect()
+    gc.freeze()
+    return True
+
+
+def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, report: Report,
+            max_rounds: int, lint_later: Lint | None, first_linted: Callable[[], None]) -> FixedPoint:
     by_code = fixers()
     current = dict(texts)
     result = FixedPoint(current)
@@ -178,6 +208,7 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
                 kept = {(f.code, f.path, f.span) for f in findings}
                 cleared = {anchor(f) for f in lint_later(current)
                            if not f.is_diagnostic and (f.code, f.path, f.span) not in kept}
+            first_linted()
         else:
             findings = (lint_later or lint)(current)
         if cleared:
@@ -196,9 +227,13 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
         findings = [f for f in findings if f.is_diagnostic or anchors[id(f)] not in failed]
         pending = {}
         result.blocked |= {f.path for f in findings if f.code in ("SN901", "SN999") and f.path in current}
+        # Only a file with a fix the lint marked (or built) that applies is parsed: the
+        # others have nothing this round could change.
         by_path: dict[str, list[Finding]] = {}
         for f in findings:
             if f.is_diagnostic or f.path not in current or f.path in result.blocked or f.cell is not None:
+                continue
+            if f.fix is None or not f.fix.applies(unsafe):
                 continue
             by_path.setdefault(f.path, []).append(f)
         changed = False

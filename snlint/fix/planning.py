@@ -1,18 +1,32 @@
-"""Which plan fixes a finding: the `fix` of the finding's rule module, where it has one."""
+"""Which plan fixes a finding: the `fix` of the finding's rule module, where it has one;
+and, without parsing anything, whether there is one (`fixability`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from snlint.checks.registry import fixers
 from snlint.config import Config
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import Plan
-from snlint.facts import Names
+from snlint.facts import FileFacts, Names
 from snlint.findings import Finding
 
 Planners = dict[str, Callable[[Finding, ParsedFile, Config], "Plan | None"]]
+Predicates = dict[str, Callable[[Finding, FileFacts, Config], "str | None"]]
+
+
+def _at_node(finding: Finding, names: Names) -> Finding | None:
+    """`finding` with the index of the node its fix starts from, or None when there is
+    none: a location the graph pass reported is a position, and the fix is at the node
+    the source pass read there (there is none where it read nothing)."""
+    if finding.node is not None:
+        return finding
+    index = names.sites.get(finding.span)
+    if index is None:
+        return None
+    return finding.with_(span=replace(finding.span, node=index))
 
 
 def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
@@ -23,14 +37,31 @@ def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
     planner = (planners_by_code if planners_by_code is not None else fixers()).get(finding.code)
     if planner is None:
         return None
-    if finding.node is None:
-        # A location the graph pass reported is a position: the fix is at the node the
-        # source pass read there, and there is none when it read nothing there.
-        index = parsed.names.facts.sites.get(finding.span)
-        if index is None:
-            return None
-        finding = finding.with_(span=replace(finding.span, node=index))
-    return planner(finding, parsed, config)
+    at = _at_node(finding, parsed.names.facts)
+    return planner(at, parsed, config) if at is not None else None
+
+
+def fixability(finding: Finding, facts: FileFacts, config: Config, planners: Mapping,
+               predicates: Predicates, pages: Mapping[str, str]) -> str | None:
+    """The applicability ("safe" / "unsafe") of the fix `plan_for` would plan for
+    `finding`, or None when it would plan none, decided from the file's source facts
+    without parsing the file: what `[*]` and the summary's count say on a plain lint.
+
+    The rule's `fixable` predicate decides where it has one; otherwise the fix is as the
+    rule's page says (`pages`: code -> "safe" / "unsafe" / "none"). A predicate reads the
+    same facts the planner's node came from, so the two agree on the code real projects
+    hold (tests/test_fixability.py); where a planner refuses for a reason the facts do
+    not show, `[*]` says more than `--fix` then does."""
+    if finding.cell is not None or finding.code not in planners:
+        return None
+    at = _at_node(finding, finding.names if finding.names is not None else facts.names)
+    if at is None:
+        return None
+    predicate = predicates.get(finding.code)
+    if predicate is not None:
+        return predicate(at, facts, config)
+    page = pages.get(finding.code)
+    return page if page in ("safe", "unsafe") else None
 
 
 def names_of(findings: Iterable[Finding]) -> Names | None:

@@ -221,6 +221,11 @@ class Loader:
             self._add_path(folder)
         return name, package_root
 
+    def forget(self) -> None:
+        """Forget every module imported so far: the files may have changed on disk."""
+        if self.modules:
+            self._forget_previous_file()
+
     def _forget_previous_file(self) -> None:
         self.modules.clear()
         # All judged before any goes: a namespace subpackage's __path__ is recomputed from
@@ -264,3 +269,15 @@ class Loader:
             result = (one_line(exc), error_site(exc.__traceback__))
         self.modules[file] = result
         return result
+
+
+def user_files(loader: Loader) -> list[str]:
+    """The project files imported since the loader started (the files a build read)."""
+    files = set()
+    for name, module in list(sys.modules.items()):
+        if name in loader.baseline_modules or not _is_user_module(name, module):
+            continue
+        file = getattr(module, "__file__", None)
+        if file:
+            files.add(os.path.abspath(file))
+    return sorted(files)

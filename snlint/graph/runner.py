@@ -1,16 +1,21 @@
-"""The parent side of the graph pass: runs targets in a child process, never imports torch.
+"""The parent side of the graph pass: runs targets in child processes, never imports torch.
 
-The child (`python -m snlint.graph.worker`, same interpreter and environment) runs in its
-own process group. Each target has a time limit; past it the whole group is killed (the
-user's code may have started processes of its own), the target is recorded as "timeout",
-and a fresh worker takes the remaining targets. Targets are grouped by file so each file is
-imported once per worker; when the import itself hung, the file's other targets are not
-retried (they would hang the same way).
+A child (`python -m snlint.graph.worker`, same interpreter and environment) runs in its
+own process group and imports torch once, then builds target after target. Each target
+has a time limit; past it the whole group is killed (the user's code may have started
+processes of its own), the target is recorded as "timeout", and a fresh worker takes the
+remaining targets. Targets are grouped by file so each file is imported once per worker;
+when the import itself hung, the file's other targets are not retried (they would hang
+the same way).
+
+With enough targets and two cores, two workers build them side by side, each its own
+share of the files (a lane): a worker that hangs or dies costs only its own lane a
+restart. A `GraphSession` keeps the workers for the command's next graph pass (the report
+after --fix), and the facts of a target whose files did not change since it was built.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import selectors
@@ -18,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import OrderedDict
 from typing import Callable
@@ -29,6 +35,11 @@ _SNLINT_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath
 # file system); that time does not count against the first target's limit.
 STARTUP_LIMIT = 120.0
 TICK = 0.5  # seconds between progress calls while one target runs
+# A second worker costs a second torch import (a second or more, and its memory): worth it
+# from this many targets on, on a machine with two cores or more. More workers than two
+# would compete with the parent and each other for the cores.
+LANE_TARGETS = 4
+MAX_LANES = 2
 
 
 def _child_env() -> dict[str, str]:
@@ -56,10 +67,18 @@ class _Worker:
         self.buffer = b""
         self.imported: set[str] = set()
         self.eof = False
+        self.ready = False
+        self.stale = False  # served an earlier graph pass: forgets its modules first
 
     def send(self, target: GraphTarget) -> bool:
+        message = {"target": target.to_dict()}
+        if self.stale:
+            # The files may have changed since (--fix wrote them): import them afresh.
+            message["fresh"] = True
+            self.stale = False
+            self.imported = set()
         try:
-            self.proc.stdin.write((json.dumps({"target": target.to_dict()}) + "\n").encode("utf-8"))
+            self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
             self.proc.stdin.flush()
             return True
         except (BrokenPipeError, OSError):
@@ -72,6 +91,7 @@ class _Worker:
                 return False
             try:
                 if json.loads(line).get("event") == "ready":
+                    self.ready = True
                     return True
             except ValueError:
                 continue
@@ -139,94 +159,313 @@ class _Worker:
         return code
 
 
-def _ordered_by_file(targets: list[GraphTarget]) -> list[tuple[int, GraphTarget]]:
+def _ordered_by_file(targets: list[tuple[int, GraphTarget]]) -> list[list[tuple[int, GraphTarget]]]:
+    """The targets grouped by file, files in the order first seen."""
     groups: OrderedDict[str, list[tuple[int, GraphTarget]]] = OrderedDict()
-    for index, target in enumerate(targets):
+    for index, target in targets:
         groups.setdefault(os.path.abspath(target.file), []).append((index, target))
-    return [item for group in groups.values() for item in group]
+    return list(groups.values())
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def lanes_for(count: int) -> int:
+    """How many workers build `count` targets side by side."""
+    return MAX_LANES if count >= LANE_TARGETS and _cores() >= 2 else 1
+
+
+def _shares(groups: list[list[tuple[int, GraphTarget]]], lanes: int) -> list[list[tuple[int, GraphTarget]]]:
+    """The file groups dealt to `lanes` lanes, each file whole, the lanes about even in
+    targets, each keeping the files' order. A share too small to be worth its own worker's
+    torch import (whole files cannot be split) joins the others: one lane."""
+    shares: list[list[tuple[int, GraphTarget]]] = [[] for _ in range(lanes)]
+    for group in groups:
+        min(shares, key=len).extend(group)
+    if lanes > 1 and min(len(share) for share in shares) < LANE_TARGETS // MAX_LANES:
+        return [[item for group in groups for item in group]] if groups else []
+    return [share for share in shares if share]
+
+
+def _fingerprint(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+class _Progress:
+    """The caller's progress callback, shared by the lanes. `started` numbers a target by
+    the results in and the targets under way; while two run, the clock ticks for the one
+    that started last."""
+
+    def __init__(self, progress: Callable[[int, int, GraphTarget | None], None] | None,
+                 total: int, done: int) -> None:
+        self.progress = progress
+        self.total = total
+        self.done = done
+        self.running = 0
+        self.latest: tuple[int, GraphTarget] | None = None
+        self.lock = threading.Lock()
+
+    def started(self, target: GraphTarget) -> None:
+        with self.lock:
+            self.running += 1
+            self.latest = (self.done + self.running, target)
+            self._call()
+
+    def tick(self) -> None:
+        with self.lock:
+            self._call()
+
+    def finished(self, count: int = 1, ran: bool = True) -> None:
+        with self.lock:
+            self.done += count
+            self.running -= 1 if ran else 0
+
+    def end(self) -> None:
+        if self.progress is not None:
+            self.progress(self.total, self.total, None)
+
+    def _call(self) -> None:
+        if self.progress is not None and self.latest is not None:
+            self.progress(self.latest[0], self.total, self.latest[1])
+
+
+class GraphSession:
+    """The graph pass's workers for one command, and what they built.
+
+    Workers start when a pass first needs them and stay for the command's later passes
+    (`close()` ends them), so torch is imported once per worker per command. A target
+    whose facts came from a worker is not built again by a later pass while it is the
+    same target (arguments included) and none of the files its build imported changed:
+    after --fix, only the discriminators the fixes touched are built again."""
+
+    def __init__(self) -> None:
+        self._idle: list[_Worker] = []
+        self._active: set[_Worker] = set()
+        self._built: dict[str, tuple[TargetFacts, dict[str, tuple[int, int] | None]]] = {}
+        self._lock = threading.Lock()
+        self._stopping = False  # interrupted: the lanes start nothing more
+        self.started = 0  # workers started
+
+    def run(self, targets: list[GraphTarget], timeout: float,
+            progress: Callable[[int, int, GraphTarget | None], None] | None = None,
+            lanes: int | None = None) -> list[TargetFacts]:
+        """Build and inspect each target; results in the order given (see `run_graph`)."""
+        results: dict[int, TargetFacts] = {}
+        todo: list[tuple[int, GraphTarget]] = []
+        for index, target in enumerate(targets):
+            known = self._known(target)
+            if known is not None:
+                results[index] = known
+            else:
+                todo.append((index, target))
+        clock = _Progress(progress, len(targets), len(results))
+        shares = _shares(_ordered_by_file(todo), lanes or lanes_for(len(todo)))
+        try:
+            if len(shares) == 1:
+                self._lane(shares[0], timeout, clock, results)
+            elif shares:
+                self._side_by_side(shares, timeout, clock, results)
+        finally:
+            clock.end()
+        return [results[i] for i in range(len(targets))]
+
+    def close(self) -> None:
+        """End every worker (and whatever the user's code left running in its group)."""
+        with self._lock:
+            workers = self._idle + list(self._active)
+            self._idle, self._active = [], set()
+        for worker in workers:
+            worker.close()
+
+    # ---------------------------------------------------------------- workers
+
+    def _take(self) -> _Worker:
+        with self._lock:
+            if self._idle:
+                worker = self._idle.pop()
+                worker.stale = True
+            else:
+                worker = _Worker()
+                self.started += 1
+            self._active.add(worker)
+            return worker
+
+    def _give_back(self, worker: _Worker) -> None:
+        with self._lock:
+            self._active.discard(worker)
+            if worker.ready and not worker.eof:
+                self._idle.append(worker)
+                return
+        worker.close()
+
+    def _killed(self, worker: _Worker) -> int | None:
+        with self._lock:
+            self._active.discard(worker)
+        return worker.kill()
+
+    # ---------------------------------------------------------------- what was built
+
+    @staticmethod
+    def _key(target: GraphTarget) -> str:
+        return json.dumps(target.to_dict(), sort_keys=True, default=str)
+
+    def _known(self, target: GraphTarget) -> TargetFacts | None:
+        known = self._built.get(self._key(target))
+        if known is None:
+            return None
+        facts, files = known
+        if any(_fingerprint(path) != print_ for path, print_ in files.items()):
+            return None
+        return facts
+
+    def _remember(self, target: GraphTarget, facts: TargetFacts, files: list[str]) -> None:
+        paths = {os.path.abspath(target.file), *(os.path.abspath(f) for f in files)}
+        with self._lock:
+            self._built[self._key(target)] = (facts, {p: _fingerprint(p) for p in paths})
+
+    # ---------------------------------------------------------------- lanes
+
+    def _side_by_side(self, shares: list[list[tuple[int, GraphTarget]]], timeout: float,
+                      clock: _Progress, results: dict[int, TargetFacts]) -> None:
+        errors: list[BaseException] = []
+
+        def lane(share: list[tuple[int, GraphTarget]]) -> None:
+            try:
+                self._lane(share, timeout, clock, results)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                errors.append(exc)
+
+        threads = [threading.Thread(target=lane, args=(share,), daemon=True) for share in shares]
+        for thread in threads:
+            thread.start()
+        try:
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(TICK)
+        except BaseException:
+            # Interrupted: the lanes' workers go now; each lane then sees its worker gone
+            # and starts nothing more.
+            with self._lock:
+                self._stopping = True
+                active = list(self._active)
+            for worker in active:
+                worker.kill()
+            for thread in threads:
+                thread.join()
+            raise
+        if errors:
+            raise errors[0]
+
+    def _lane(self, share: list[tuple[int, GraphTarget]], timeout: float, clock: _Progress,
+              results: dict[int, TargetFacts]) -> None:
+        """Build one lane's targets in turn on one worker at a time; a fresh worker after
+        one that hung or died."""
+        pending = list(share)
+        worker: _Worker | None = None
+        tick = clock.tick if clock.progress is not None else None
+        try:
+            while pending and not self._stopping:
+                index, target = pending.pop(0)
+                clock.started(target)
+                file = os.path.abspath(target.file)
+                if worker is None:
+                    worker = self._take()
+                    if not worker.ready and not worker.wait_ready(
+                            time.monotonic() + max(STARTUP_LIMIT, timeout), tick):
+                        tail = worker.stderr_tail()
+                        self._killed(worker)
+                        worker = None
+                        message = "the graph-pass worker could not start" + (f": {tail}" if tail else "")
+                        for other_index, other in [(index, target)] + pending:
+                            results[other_index] = TargetFacts(other, status="import_error",
+                                                               message=message)
+                        clock.finished(1 + len(pending))
+                        pending = []
+                        break
+                start = time.monotonic()
+                deadline = start + timeout
+                facts = None
+                files: list[str] | None = None
+                if worker.send(target):
+                    while facts is None:
+                        line = worker.read_line(deadline, tick)
+                        if line is None:
+                            break
+                        try:
+                            message = json.loads(line)
+                        except ValueError:
+                            continue  # not ours (cannot happen: the worker guards fd 1)
+                        if message.get("event") == "imported":
+                            worker.imported.add(os.path.abspath(message["file"]))
+                        elif message.get("event") == "files":
+                            files = list(message.get("files", ()))
+                        elif message.get("event") == "error":
+                            facts = TargetFacts(target, status="build_error",
+                                                message="snlint worker error: "
+                                                + message.get("message", "").strip().splitlines()[-1])
+                        elif "target" in message:
+                            facts = TargetFacts.from_dict(message)
+                if facts is not None:
+                    results[index] = facts
+                    if files is not None:
+                        self._remember(target, facts, files)
+                    clock.finished()
+                    continue
+
+                # No answer: the deadline passed, or the child died.
+                timed_out = not worker.eof and time.monotonic() >= deadline
+                import_hung = file not in worker.imported
+                tail = worker.stderr_tail()
+                code = self._killed(worker)
+                worker = None
+                phase = "importing" if import_hung else "building"
+                if timed_out:
+                    status = "timeout"
+                    message = (f"{phase} {target.display} exceeded the {timeout:g} s limit; "
+                               "the worker process was killed")
+                else:
+                    status = "import_error" if import_hung else "build_error"
+                    message = f"the worker process exited (code {code}) while {phase} {target.display}"
+                    if tail:
+                        message += f": {tail}"
+                results[index] = TargetFacts(target, status=status, message=message,
+                                             seconds=round(time.monotonic() - start, 4))
+                clock.finished()
+                if import_hung:
+                    # The same import would fail the same way for the file's other targets.
+                    same = [p for p in pending if os.path.abspath(p[1].file) == file]
+                    for other_index, other in same:
+                        results[other_index] = TargetFacts(other, status=status, message=message)
+                    clock.finished(len(same), ran=False)
+                    pending = [p for p in pending if os.path.abspath(p[1].file) != file]
+        finally:
+            if worker is not None:
+                self._give_back(worker)
 
 
 def run_graph(targets: list[GraphTarget], timeout: float = 20.0,
               progress: Callable[[int, int, GraphTarget | None], None] | None = None,
+              session: GraphSession | None = None, lanes: int | None = None,
               ) -> list[TargetFacts]:
     """Build and inspect each target in a child process; results in the order given.
 
     `progress(started, total, target)` is called as each target starts (before the worker
     that builds it, whose torch import is part of the wait), again every TICK seconds
-    while it runs, and once with None at the end.
-    """
-    results: dict[int, TargetFacts] = {}
-    pending = _ordered_by_file(targets)
-    worker: _Worker | None = None
+    while it runs, and once with None at the end. `session` keeps the workers (and what
+    they built) for a later call; without one, the workers end with this call. `lanes`:
+    how many workers build side by side (default: `lanes_for` the targets)."""
+    own = session is None
+    session = session if session is not None else GraphSession()
     try:
-        while pending:
-            index, target = pending.pop(0)
-            tick = None
-            if progress is not None:
-                tick = functools.partial(progress, len(results) + 1, len(targets), target)
-                tick()
-            file = os.path.abspath(target.file)
-            if worker is None:
-                worker = _Worker()
-                if not worker.wait_ready(time.monotonic() + max(STARTUP_LIMIT, timeout), tick):
-                    tail = worker.stderr_tail()
-                    worker.kill()
-                    worker = None
-                    message = "the graph-pass worker could not start" + (f": {tail}" if tail else "")
-                    for other_index, other in [(index, target)] + pending:
-                        results[other_index] = TargetFacts(other, status="import_error",
-                                                           message=message)
-                    break
-            start = time.monotonic()
-            deadline = start + timeout
-            facts = None
-            if worker.send(target):
-                while facts is None:
-                    line = worker.read_line(deadline, tick)
-                    if line is None:
-                        break
-                    try:
-                        message = json.loads(line)
-                    except ValueError:
-                        continue  # not ours (cannot happen: the worker guards fd 1)
-                    if message.get("event") == "imported":
-                        worker.imported.add(os.path.abspath(message["file"]))
-                    elif message.get("event") == "error":
-                        facts = TargetFacts(target, status="build_error",
-                                            message="snlint worker error: "
-                                            + message.get("message", "").strip().splitlines()[-1])
-                    elif "target" in message:
-                        facts = TargetFacts.from_dict(message)
-            if facts is not None:
-                results[index] = facts
-                continue
-
-            # No answer: the deadline passed, or the child died.
-            timed_out = not worker.eof and time.monotonic() >= deadline
-            import_hung = file not in worker.imported
-            tail = worker.stderr_tail()
-            code = worker.kill()
-            worker = None
-            phase = "importing" if import_hung else "building"
-            if timed_out:
-                status = "timeout"
-                message = (f"{phase} {target.display} exceeded the {timeout:g} s limit; "
-                           "the worker process was killed")
-            else:
-                status = "import_error" if import_hung else "build_error"
-                message = f"the worker process exited (code {code}) while {phase} {target.display}"
-                if tail:
-                    message += f": {tail}"
-            results[index] = TargetFacts(target, status=status, message=message,
-                                         seconds=round(time.monotonic() - start, 4))
-            if import_hung:
-                # The same import would fail the same way for the file's other targets.
-                for other_index, other in [p for p in pending if os.path.abspath(p[1].file) == file]:
-                    results[other_index] = TargetFacts(other, status=status, message=message)
-                pending = [p for p in pending if os.path.abspath(p[1].file) != file]
+        return session.run(targets, timeout, progress, lanes)
     finally:
-        if worker is not None:
-            worker.close()
-        if progress is not None:
-            progress(len(targets), len(targets), None)
-    return [results[i] for i in range(len(targets))]
+        if own:
+            session.close()

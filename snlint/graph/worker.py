@@ -1,9 +1,12 @@
 """The graph-pass child process: `python -m snlint.graph.worker`.
 
-Protocol: one JSON object per line on stdin (`{"target": GraphTarget}`), one JSON line per
-target on the protocol stream (TargetFacts), plus `{"event": "ready"}` once torch is
-imported and `{"event": "imported", "file": ...}` once a file has been imported (so the
-parent can tell a slow start from a hung import, and a hung import from a hung build). The
+Protocol: one JSON object per line on stdin (`{"target": GraphTarget}`, with `"fresh":
+true` when the files may have changed since the worker last imported them), one JSON line
+per target on the protocol stream (TargetFacts), plus `{"event": "ready"}` once torch is
+imported, `{"event": "imported", "file": ...}` once a file has been imported (so the
+parent can tell a slow start from a hung import, and a hung import from a hung build),
+and `{"event": "files", "files": [...]}` before each TargetFacts: the project files
+imported while the target was built (its facts hold while they stay as they are). The
 protocol uses duplicates of the original stdin/stdout; fds 0 and 1 (and sys.stdin/stdout)
 point at /dev/null before any user code runs, so the user's prints, C-level writes and
 `input()` calls never touch the protocol. The user's stderr goes wherever the parent put
@@ -24,7 +27,7 @@ from typing import Any
 
 from snlint.graph.build import build
 from snlint.graph.facts import GraphTarget, TargetFacts, one_line
-from snlint.graph.loader import Loader, error_site
+from snlint.graph.loader import Loader, error_site, user_files
 
 
 def _redirect_stdio() -> tuple[Any, Any]:
@@ -132,8 +135,12 @@ def main() -> None:
         if not line.strip():
             continue
         try:
-            target = GraphTarget.from_dict(json.loads(line)["target"])
+            message = json.loads(line)
+            if message.get("fresh"):
+                loader.forget()
+            target = GraphTarget.from_dict(message["target"])
             facts = handle(loader, target, emit)
+            emit({"event": "files", "files": user_files(loader)})
             emit(facts.to_dict())
         except BaseException:  # a protocol or snlint bug: say so, keep serving
             emit({"event": "error", "message": traceback.format_exc(limit=5)})

@@ -20,8 +20,11 @@ from snlint.report.text import (
 
 FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif")
 TEXT_FORMATS = frozenset({"concise", "full"})
+# The formats that carry each fix itself (its message and diff, or its edits); the
+# others say only whether a finding has one, unless --show-fixes asks for more.
+FIX_FORMATS = frozenset({"json", "json-lines", "sarif"})
 
-__all__ = ["FORMATS", "TEXT_FORMATS", "fix_applies", "render", "render_stats", "statistics",
+__all__ = ["FIX_FORMATS", "FORMATS", "TEXT_FORMATS", "fix_applies", "render", "render_stats", "statistics",
            "summary"]
 
 

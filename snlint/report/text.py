@@ -5,7 +5,8 @@ Both follow ruff's layout, so a reader who knows ruff reads snlint at a glance:
     models/d.py:3:6: SN101 [*] spectral_norm on BatchNorm2d ...
 
 and `full` adds the source lines of the span with a caret under it, the discriminator
-the finding concerns, and the fix (its message, and its diff where the fix applies).
+the finding concerns, and the fix: its message, and its diff where the fix applies, once
+the fix is built (with --show-fixes); a plain lint only says that it exists.
 """
 
 from __future__ import annotations
@@ -171,6 +172,10 @@ def _fix_lines(finding: Finding, color: bool, *, with_diff: bool, hidden: bool =
     assert fix is not None
     label = f"= fix ({fix.applicability}"
     label += ", enable with --unsafe-fixes): " if hidden else "): "
+    if not fix.built:
+        # A plain lint only marks that the fix exists; building it costs a rewrite of
+        # the file, which --show-fixes asks for.
+        return [label + "--show-fixes shows it"]
     out = [label + one_line(fix.message)]
     if with_diff and fix.diff:
         for line in fix.diff.rstrip("\n").split("\n"):

@@ -34,7 +34,7 @@ OPAQUE = '''
 
 def test_a_graph_only_finding_is_fixed_at_the_call_the_source_pass_read(tmp_path):
     (tmp_path / "d.py").write_text(textwrap.dedent(OPAQUE))
-    findings = [f for f in run([str(tmp_path)], Config(root=tmp_path, graph=True)).findings
+    findings = [f for f in run([str(tmp_path)], Config(root=tmp_path, graph=True), fixes=True).findings
                 if not f.is_diagnostic]
     assert [(f.code, f.line, f.column, f.pass_) for f in findings] == [("SN201", 12, 18, "graph")]
     assert findings[0].node is None  # a position: the runtime has no node to give

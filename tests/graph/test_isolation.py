@@ -1,6 +1,7 @@
 """The worker process: user code that hangs, crashes, raises or prints cannot break a run.
 
-One run_graph call covers every case (each killed worker costs a fresh torch import).
+One run_graph call, one worker at a time, covers every case (each killed worker costs a
+fresh torch import); tests/graph/test_workers.py runs two side by side.
 """
 
 from __future__ import annotations
@@ -163,7 +164,7 @@ def run(tmp_path_factory):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(runner._Worker, "__init__", counted)
-        results = run_graph(targets, timeout=TIMEOUT)
+        results = run_graph(targets, timeout=TIMEOUT, lanes=1)
     by_name = {f"{t.display}:{t.class_name}": r for t, r in zip(targets, results)}
     return root, by_name, workers
 

@@ -1,0 +1,203 @@
+"""What the rules' `fixable` predicates read: one file's source facts by node index.
+
+A plain lint marks each fixable finding without parsing its file again (parsing,
+transforming, compiling and diffing is what building a fix costs). A predicate answers
+from the facts the source pass already made: the node a planner would start from, what
+encloses it, and what its names mean; each asks the questions its planner asks of the
+libcst tree, in the same order, and refuses where the planner refuses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, is_dataclass
+from typing import Any, Iterator
+
+from snlint import facts as F
+from snlint.torchapi import KINDS, SN_FUNCTIONS
+
+# The last files asked about: a lint marks the findings of one file after another, and
+# a file's index is built once.
+_RECENT: list[tuple[F.FileFacts, "FactsAt"]] = []
+_KEEP = 4
+
+
+class FactsAt:
+    """The facts of one file by node index (`facts.node_indices`): each expression,
+    argument, parameter and statement the source pass read, with what encloses it
+    (statements, functions, classes), innermost first."""
+
+    def __init__(self, file: F.FileFacts) -> None:
+        self.by_index: dict[int, Any] = {}
+        self.parent: dict[int, Any] = {}  # id(fact) -> the fact enclosing it
+        for stmt in file.body:
+            self._visit(stmt, None)
+
+    @classmethod
+    def of(cls, file: F.FileFacts) -> "FactsAt":
+        for known, index in _RECENT:
+            if known is file:
+                return index
+        index = cls(file)
+        _RECENT.insert(0, (file, index))
+        del _RECENT[_KEEP:]
+        return index
+
+    def _visit(self, fact: Any, parent: Any) -> None:
+        if parent is not None:
+            self.parent[id(fact)] = parent
+        span = getattr(fact, "span", None)
+        if span is not None and span.node is not None:
+            self.by_index.setdefault(span.node, fact)
+        for child in _children(fact):
+            self._visit(child, fact)
+
+    def at(self, index: int | None) -> Any:
+        return self.by_index.get(index) if index is not None else None
+
+    def ancestors(self, fact: Any) -> Iterator[Any]:
+        current = self.parent.get(id(fact))
+        while current is not None:
+            yield current
+            current = self.parent.get(id(current))
+
+    def body_of(self, stmt: F.Stmt) -> tuple[F.Stmt, ...] | None:
+        """The statements `stmt` is one of (the body or else branch holding it)."""
+        parent = self.parent.get(id(stmt))
+        for attr in ("body", "orelse"):
+            body = getattr(parent, attr, None)
+            if isinstance(body, tuple) and any(s is stmt for s in body):
+                return body
+        return None
+
+
+_FACT_TYPES = (F.Expr, F.Stmt, F.Arg, F.Param, F.CompFor, F.FunctionFacts, F.ClassFacts)
+
+
+def _children(fact: Any) -> Iterator[Any]:
+    if not is_dataclass(fact) or isinstance(fact, F.FileFacts):
+        return
+    for field in fields(fact):
+        if field.name == "span":
+            continue
+        yield from _facts_in(getattr(fact, field.name))
+
+
+def _facts_in(value: Any) -> Iterator[Any]:
+    if isinstance(value, _FACT_TYPES):
+        yield value
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _facts_in(item)
+
+
+# ---------------------------------------------------------------- what planners ask
+
+
+def names_of(finding: Any, file: F.FileFacts) -> F.Names:
+    """The names the finding was decided with (the link step's), else the file's own."""
+    return finding.names if finding.names is not None else file.names
+
+
+def call_at(finding: Any, file: F.FileFacts) -> tuple[FactsAt, F.Names, F.Call | None]:
+    """The file's index, its names, and the call at the finding's node (None: no call)."""
+    index = FactsAt.of(file)
+    call = index.at(finding.node)
+    return index, names_of(finding, file), call if isinstance(call, F.Call) else None
+
+
+def attribute(e: Any) -> tuple[str, Any] | None:
+    """(attribute name, what it is read from) when `e` reads an attribute: `x.weight`
+    (`Attr`) or a module-level chain the source pass kept whole (`Global` with a dot)."""
+    if isinstance(e, F.Attr):
+        return e.attr, e.value
+    if isinstance(e, F.Global) and "." in (e.text or ""):
+        head, _, attr = e.text.rpartition(".")
+        return attr, head
+    return None
+
+
+def qualified(names: F.Names, e: Any) -> str | None:
+    """The qualified name a name or attribute chain refers to (`parsed.names.qualify`)."""
+    if isinstance(e, (F.Global, F.Local, F.Attr, F.Unknown)) and e.span.node is not None:
+        return names.quals.get(e.span.node)
+    return None
+
+
+def sn_api(names: F.Names, e: Any) -> str | None:
+    return SN_FUNCTIONS.get(qualified(names, e) or "")
+
+
+def torch_nn_type(names: F.Names, e: Any) -> str | None:
+    """`Conv2d` when `e` names torch.nn.Conv2d (`edit.syntax.torch_nn_type`)."""
+    qual = qualified(names, e)
+    if qual is None:
+        return None
+    head, _, name = qual.rpartition(".")
+    if head == "torch.nn" or head.startswith("torch.nn.modules"):
+        return name if name in KINDS else None
+    return None
+
+
+def dotted(e: Any) -> str | None:
+    """`a.b.c` for a name or attribute chain as written, else None."""
+    if isinstance(e, F.Global):
+        return e.text or None
+    if isinstance(e, F.Local):
+        return e.name
+    if isinstance(e, F.Attr):
+        head = dotted(e.value)
+        return f"{head}.{e.attr}" if head is not None else None
+    return None
+
+
+def last_name(e: Any) -> str | None:
+    text = dotted(e)
+    return text.rpartition(".")[2] if text else None
+
+
+def names_in(e: Any) -> set[str]:
+    """Every identifier an expression mentions (`edit.syntax.names_in`)."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, F.Local):
+            out.add(x.name)
+        elif isinstance(x, F.Global):
+            out.update(part for part in (x.text or "").split(".") if part)
+        elif isinstance(x, F.Attr):
+            out.add(x.attr)
+        elif isinstance(x, F.Unknown) and x.text.isidentifier():
+            out.add(x.text)
+        stack.extend(_children(x))
+    return out
+
+
+def positional(call: F.Call) -> tuple[F.Arg, ...]:
+    return call.positional()
+
+
+def has_star(call: F.Call) -> bool:
+    return any(a.star for a in call.args)
+
+
+def module_arg(call: F.Call) -> F.Arg | None:
+    """The module an SN call wraps: its first positional argument or `module=`."""
+    if has_star(call):
+        return None
+    pos = call.positional()
+    return pos[0] if pos else call.keyword("module")
+
+
+def binding_for(names: F.Names, qualified_name: str) -> str | None:
+    """A module-level name chain for `qualified_name` (`edit.names.FileNames.binding_for`)."""
+    best: tuple[int, str] | None = None
+    for local, full in sorted(names.scope.items()):
+        if full == qualified_name:
+            return local
+        if qualified_name.startswith(full + "."):
+            rest = qualified_name[len(full) + 1:]
+            candidate = (rest.count("."), f"{local}.{rest}")
+            if best is None or candidate < best:
+                best = candidate
+    return best[1] if best else None

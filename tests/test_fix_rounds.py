@@ -1,0 +1,151 @@
+"""`--fix` runs rounds to a fixed point; each round reads again only the files the round
+before it changed (the others' facts are kept), and the report after the rounds reads
+nothing the last round did not change."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from snlint import engine, per_file
+from snlint.cli import main
+from snlint.config import Config
+from snlint.engine import Reuse, lint_sources
+
+# A discriminator with one fixable mistake (SN105: `dim=0` on a Conv2d), the helpers it
+# imports, and a training script: four files, one of which --fix changes.
+PROJECT = {
+    "layers.py": '''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+
+        def snconv(cin, cout):
+            return spectral_norm(nn.Conv2d(cin, cout, 3, padding=1))
+    ''',
+    "d.py": '''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+        from layers import snconv
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = snconv(3, 8)
+                self.b = spectral_norm(nn.Conv2d(8, 8, 3), dim=1)
+                self.head = spectral_norm(nn.Linear(8, 1))
+
+            def forward(self, x):
+                return self.head(self.b(self.a(x)).mean((2, 3)))
+    ''',
+    "g.py": '''
+        import torch.nn as nn
+
+
+        class Generator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.ConvTranspose2d(8, 3, 4)
+
+            def forward(self, z):
+                return self.net(z)
+    ''',
+    "train.py": '''
+        import torch
+
+        from d import Discriminator
+        from g import Generator
+
+        D, G = Discriminator(), Generator()
+        for real in torch.utils.data.DataLoader([]):
+            loss = D(real).mean() - D(G(torch.randn(8, 8, 1, 1))).mean()
+    ''',
+}
+
+
+@pytest.fixture
+def steps(monkeypatch):
+    """What the engine did, in order: ("read", path) for each file it extracted facts
+    from, ("link",) for each time it linked the project."""
+    done: list[tuple] = []
+    extract, link = per_file.extract_file, engine.link
+
+    def read(text, path, relpath):
+        done.append(("read", Path(path).name))
+        return extract(text, path, relpath)
+
+    def linked(*args, **kwargs):
+        done.append(("link",))
+        return link(*args, **kwargs)
+
+    monkeypatch.setattr(per_file, "extract_file", read)
+    monkeypatch.setattr(engine, "link", linked)
+    return done
+
+
+def rounds(done: list[tuple]) -> list[list[str]]:
+    """The files read before each link, one list per lint."""
+    out: list[list[str]] = [[]]
+    for step in done:
+        if step == ("link",):
+            out.append([])
+        else:
+            out[-1].append(step[1])
+    return [sorted(files) for files in out]
+
+
+def test_fix_rounds_read_again_only_the_file_a_round_changed(tmp_path, monkeypatch, steps):
+    for name, code in PROJECT.items():
+        (tmp_path / name).write_text(textwrap.dedent(code))
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, [".", "--fix", "--no-graph", "--select", "SN1"])
+    assert "dim=1" not in (tmp_path / "d.py").read_text()
+    assert result.stderr == "Fixed 1 finding in 1 file.\n"
+    # Round one reads every file; round two only d.py, which round one fixed, and finds
+    # nothing left to fix; the report after the rounds has the last round's inputs, so
+    # it neither reads nor links again.
+    assert rounds(steps) == [["d.py", "g.py", "layers.py", "train.py"], ["d.py"], []]
+
+
+def test_a_lint_reads_again_only_the_files_whose_text_changed(steps):
+    sources = {name: textwrap.dedent(code) for name, code in PROJECT.items()}
+    config = Config(root=Path("."), graph=False, cache=False)
+    reuse = Reuse()
+    first = lint_sources(sources, config, reuse=reuse)
+    changed = dict(sources, **{"g.py": sources["g.py"] + "\nLATENT = 8\n"})
+    second = lint_sources(changed, config, reuse=reuse)
+    assert rounds(steps) == [["d.py", "g.py", "layers.py", "train.py"], ["g.py"], []]
+    assert second == first
+
+
+def test_a_lint_of_the_same_inputs_gives_the_last_findings_without_linking(steps):
+    sources = {name: textwrap.dedent(code) for name, code in PROJECT.items()}
+    config = Config(root=Path("."), graph=False, cache=False)
+    reuse = Reuse()
+    first = lint_sources(sources, config, reuse=reuse)
+    assert lint_sources(dict(sources), config, reuse=reuse) == first
+    assert lint_sources(sources, Config(root=Path("."), graph=False, cache=False, select=["SN2"]),
+                        reuse=reuse) != first  # another selection: linked again
+    assert steps.count(("link",)) == 2
+
+
+def test_the_rounds_leave_the_collector_as_they_found_it():
+    # The rounds set what the first lint left alive aside from the garbage collector;
+    # a caller's process gets it back when they end.
+    import gc
+
+    from snlint.fix.apply import fixed_point
+
+    sources = {name: textwrap.dedent(code) for name, code in PROJECT.items()}
+    config = Config(root=Path("."), graph=False, select=["SN1"])
+    assert gc.get_freeze_count() == 0
+    result = fixed_point(sources, lambda s: lint_sources(s, config), config, unsafe=False,
+                         report=print)
+    assert sum(result.fixed.values()) == 1
+    assert gc.get_freeze_count() == 0
