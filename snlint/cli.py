@@ -147,6 +147,10 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
                    "Workers start only when there are enough files to pay for them.")
 @click.option("--no-cache", is_flag=True,
               help="Neither read nor write the per-file cache (.snlint_cache in the project root).")
+@click.option("--cache-dir", type=click.Path(file_okay=False), envvar="SNLINT_CACHE_DIR",
+              default=None, metavar="DIR",
+              help="Where the per-file cache lives (env SNLINT_CACHE_DIR; default: the "
+                   "`cache-dir` setting, else .snlint_cache in the project root).")
 @click.option("-q", "--quiet", is_flag=True,
               help="Print the findings and nothing else: no summary lines, no progress.")
 @click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True,
@@ -158,7 +162,8 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
          force_exclude: bool | None, list_rules: bool, explain: str | None,
          stdin_filename: str | None = None, add_noqa: bool = False, fix: bool = False,
          unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False,
-         jobs: int | None = None, no_cache: bool = False, quiet: bool = False) -> None:
+         jobs: int | None = None, no_cache: bool = False, cache_dir: str | None = None,
+         quiet: bool = False) -> None:
     """Audit PyTorch GAN code for spectral-normalization and batch-coupling mistakes."""
     _collect_less(click.get_current_context())
     fmt = output_format or ("full" if _stdout_is_terminal() else "concise")
@@ -201,7 +206,8 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         config = load_config(root, select=select, extend_select=extend_select, ignore=ignore,
                              graph=graph, graph_timeout=graph_timeout,
                              force_exclude=force_exclude, jobs=jobs,
-                             cache=False if no_cache else None)
+                             cache=False if no_cache else None,
+                             cache_dir=os.path.abspath(cache_dir) if cache_dir else None)
     except ConfigError as exc:
         _fail(one_line(str(exc)))
     except Exception as exc:

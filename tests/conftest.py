@@ -40,6 +40,12 @@ def _config(root: Path | None, **options) -> Config:
     return Config(root=root if root is not None else Path.cwd(), **options)
 
 
+@pytest.fixture(autouse=True)
+def _cache_outside_the_repository(monkeypatch, tmp_path_factory):
+    # A CLI run from the repository's folder would leave its .snlint_cache there.
+    monkeypatch.setenv("SNLINT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "snlint-cache"))
+
+
 @pytest.fixture
 def missing_sn() -> str:
     """The text of a discriminator whose head alone lacks SN (MISSING_SN above): the

@@ -138,7 +138,8 @@ def test_jobs_1_equals_jobs_2_on_the_examples(monkeypatch):
     assert cli(str(examples), "--jobs", "1", "--no-cache") == cli(str(examples), "--jobs", "2", "--no-cache")
 
 
-def test_the_cache_folder_is_out_of_the_way(tmp_path):
+def test_the_cache_folder_is_out_of_the_way(tmp_path, monkeypatch):
+    monkeypatch.delenv("SNLINT_CACHE_DIR")
     root = project(tmp_path)
     cli(str(root))
     folder = root / ".snlint_cache"
@@ -148,7 +149,8 @@ def test_the_cache_folder_is_out_of_the_way(tmp_path):
     assert any(folder.rglob("facts-*/*/*"))
 
 
-def test_no_cache_and_cache_false_write_nothing(tmp_path):
+def test_no_cache_and_cache_false_write_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv("SNLINT_CACHE_DIR")
     root = project(tmp_path)
     cli(str(root), "--no-cache")
     assert not (root / ".snlint_cache").exists()
@@ -158,6 +160,17 @@ def test_no_cache_and_cache_false_write_nothing(tmp_path):
     (root / "pyproject.toml").write_text('[tool.snlint]\ncache-dir = "build/lint-cache"\n')
     cli(str(root))
     assert (root / "build/lint-cache/.gitignore").is_file()
+
+
+def test_cache_dir_from_the_command_line_or_the_environment(tmp_path, monkeypatch):
+    root = project(tmp_path)
+    (root / "pyproject.toml").write_text('[tool.snlint]\ncache-dir = "build/lint-cache"\n')
+    monkeypatch.setenv("SNLINT_CACHE_DIR", str(tmp_path / "from-env"))
+    cli(str(root))
+    assert (tmp_path / "from-env/.gitignore").is_file()
+    cli(str(root), "--cache-dir", str(tmp_path / "from-cli"))
+    assert (tmp_path / "from-cli/.gitignore").is_file()
+    assert not (root / "build").exists()
 
 
 # ---------------------------------------------------------------------------- the cache
