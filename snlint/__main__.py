@@ -1,6 +1,6 @@
 """`python -m snlint`: the same command as the `snlint` script."""
 
-from snlint.cli import main
+from snlint.cli import entry
 
 if __name__ == "__main__":
-    main(prog_name="snlint")
+    entry()

@@ -273,7 +273,32 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         _emit(closing, color)
     if not quiet:
         _graph_summary([] if stdin else result.graph)
-    sys.exit(exit_code(findings, exit_zero))
+    _finish(exit_code(findings, exit_zero))
+
+
+# The `obj` of the command's context when it runs as its own process (`entry`).
+_OWN_PROCESS = "snlint: own process"
+
+
+def entry() -> None:
+    """The `snlint` command and `python -m snlint`: `main` in a process of its own."""
+    main(prog_name="snlint", obj=_OWN_PROCESS)
+
+
+def _finish(code: int) -> None:
+    """Exit with `code`. In a process of its own, without tearing down what the run
+    built: freeing every file's facts one object at a time costs a fifth of a run, and
+    the operating system frees them at once (mypy's `hard_exit`). Workers are already
+    shut down; the output is flushed here. Called in-process (tests, CliRunner), exit
+    normally."""
+    if click.get_current_context().obj == _OWN_PROCESS:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
 
 
 def _progress(quiet: bool):

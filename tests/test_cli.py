@@ -329,3 +329,15 @@ def test_explain_unknown_code_exits_2(project):
     result = snlint("--explain", "SN1")
     assert result.exit_code == 2
     assert result.stderr == "snlint: unknown rule code: SN1 (see snlint --list-rules)\n"
+
+
+def test_own_process_ends_with_its_code_and_all_its_output(project):
+    # `python -m snlint` ends without tearing down its heap (os._exit): what it printed
+    # must still all arrive through a pipe, and its exit code stand.
+    for i in range(40):
+        project(f"bad{i}.py", SYNTAX_ERROR)
+    proc = subprocess.run([sys.executable, "-m", "snlint", ".", "--no-graph",
+                           "--output-format", "json"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert sorted(f["path"] for f in json.loads(proc.stdout)) == sorted(
+        f"bad{i}.py" for i in range(40))
