@@ -163,7 +163,7 @@ class Config:
     graph_paths: list[str] = field(default_factory=list)  # sys.path folders, root-relative
     models: dict[str, dict] = field(default_factory=dict)
     force_exclude: bool = False
-    # The per-file stage (snlint.per_file): processes (None: one per idle core) and the
+    # The per-file stage (snlint.per_file): processes (None: one per core) and the
     # cache of per-file facts (snlint.cache) in `cache_dir` (None: .snlint_cache in the root).
     jobs: int | None = None
     cache: bool = True

@@ -126,18 +126,13 @@ def _no_gc() -> Iterator[None]:
 
 
 def default_jobs() -> int:
-    """One job per core this process may use, less the cores other work keeps busy: a
-    worker on a busy core only competes with this process (processes of one session
-    share their CPU time), and sending its facts back is then pure cost."""
+    """One job per core this process may use (as ruff). Not fewer when the load average
+    is high: it trails by a minute and counts this command's own last run, so a second
+    run right after a first would go serial."""
     try:
-        cores = max(1, len(os.sched_getaffinity(0)))
+        return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        cores = max(1, os.cpu_count() or 1)
-    try:
-        busy = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return cores
-    return max(1, min(cores, int(cores - busy + 0.5)))
+        return max(1, os.cpu_count() or 1)
 
 
 # ---------------------------------------------------------------------------- the stage
