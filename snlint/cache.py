@@ -41,7 +41,8 @@ CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
 
 # What an entry may contain: the facts, findings and the per-file stage's result, and the
 # builtins they are made of. Anything else in a pickle makes the entry unreadable.
-_ALLOWED_MODULES = frozenset({"snlint.facts", "snlint.findings", "snlint.per_file"})
+_ALLOWED_MODULES = frozenset({"snlint.facts", "snlint.findings", "snlint.per_file",
+                              "snlint.run_cache"})
 _ALLOWED_BUILTINS = frozenset({"frozenset", "set", "complex", "slice", "range"})
 
 
@@ -64,10 +65,7 @@ def salt() -> str:
     import snlint
     from snlint.catalogue import pages_dir
 
-    try:  # libcst's own record of its version (importlib.metadata costs a small run ~25 ms)
-        from libcst._version import __version__ as libcst_version
-    except ImportError:
-        libcst_version = _dist_version("libcst")
+    libcst_version = _libcst_stamp()
     parts = [f"format={FORMAT}", f"snlint={snlint.__version__}", f"libcst={libcst_version}",
              f"python={sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"]
     package = Path(__file__).resolve().parent
@@ -85,6 +83,21 @@ def salt() -> str:
                 continue
             parts.append(f"{path.relative_to(folder).as_posix()}:{info.st_size}:{info.st_mtime_ns}")
     return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def _libcst_stamp() -> str:
+    """Which libcst is installed, without importing it (a run the cache answers never
+    does): where its version file is, and that file's size and modification time, which
+    an upgrade or a reinstall changes."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("libcst")
+        version = Path(spec.origin).parent / "_version.py"  # type: ignore[union-attr, arg-type]
+        info = version.stat()
+        return f"{version}:{info.st_size}:{info.st_mtime_ns}"
+    except (ImportError, AttributeError, TypeError, OSError, ValueError):
+        return _dist_version("libcst")
 
 
 def _dist_version(name: str) -> str:

@@ -226,12 +226,12 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
     # it; otherwise the findings only carry whether a fix exists, for `[*]` and the count.
     fixes = not add_noqa and (show_fixes or (fmt in report.FIX_FORMATS and not statistics))
     try:
-        from snlint.engine import run
-
         if stdin:
             from snlint.stdin import lint_stdin
 
             result = lint_stdin(sys.stdin.buffer, paths[0], config, fixes=fixes)
+        elif (answered := _answered(list(paths), config, fixes, reuse)) is not None:
+            result = answered
         else:
             # What the --fix rounds left alive (each file's facts) outlives the report's
             # lint: the collector need not scan it at each of that lint's collections.
@@ -239,6 +239,8 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
             if frozen:
                 gc.freeze()
             try:
+                from snlint.engine import run
+
                 result = run(list(paths), config, progress=_progress(quiet), fixes=fixes,
                              reuse=reuse)
             finally:
@@ -299,6 +301,24 @@ def _finish(code: int) -> None:
                 pass
         os._exit(code)
     sys.exit(code)
+
+
+def _answered(paths: list[str], config, fixes: bool, reuse):
+    """The result of a run the run cache answers whole (nothing it read changed), read
+    without importing the source pass; None when the engine has to run."""
+    if reuse is not None:
+        return None
+    from snlint.config import graph_enabled
+    from snlint.inputs import read_inputs
+    from snlint.run_cache import RunCache
+    from snlint.run_result import finish, unsuppressed
+
+    inputs = read_inputs(paths, config)
+    run_cache = RunCache.for_run(config, inputs, graph=graph_enabled(config), fixes=fixes)
+    found = run_cache.unchanged(inputs.sources) if run_cache is not None else None
+    if found is None:
+        return None
+    return finish(unsuppressed(found, inputs.sources), inputs, config)
 
 
 def _progress(quiet: bool):

@@ -293,6 +293,15 @@ _KEYS = {
 _FIELDS = frozenset(f.name for f in fields(Config) if f.init) - {"root"}
 
 
+def graph_enabled(config: Config) -> bool:
+    """Whether a run with `config` runs the graph pass (by default: where torch is)."""
+    if config.graph is not None:
+        return config.graph
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
 def load_config(root: Path, **cli_overrides: Any) -> Config:
     """The configuration of the project at `root`: `[tool.snlint]` of
     root/pyproject.toml (when there is one), then the CLI overrides that are not None.

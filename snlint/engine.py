@@ -8,42 +8,29 @@ file is a diagnostic for that file, never the end of the run.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from snlint.checks.emit import Emitter
 from snlint.checks.registry import fixers, run_checks
 from snlint.catalogue import load_catalogue
-from snlint.config import Config
+from snlint.config import Config, graph_enabled
 from snlint.facts import FileFacts, Names
 from snlint.imported_files import imported_sources
-from snlint.files import discover, read_source
-from snlint.findings import Edit, Finding, diagnostic
-from snlint.fix.diff import unified_diff
-from snlint.notebook import Notebook, cell_key, parse_notebook
-from snlint.per_file import PerFile, internal
+from snlint.findings import Finding, diagnostic
+from snlint.inputs import Inputs, read_inputs
+from snlint.per_file import Extracted, PerFile, internal
 from snlint.fix import attach_fixes
 from snlint.link import link
 from snlint.link.freeze import freeze
 from snlint.link.names import Definitions, resolved
-from snlint.graph_pass import graph_enabled, graph_pass
+from snlint.graph_pass import graph_pass
 from snlint.graph.diagnostics import GraphRun, Progress
 from snlint.graph.runner import GraphSession
 from snlint.link.join import join
-from snlint.suppress import Suppressions
+from snlint.run_cache import RunCache
+from snlint.run_result import RunResult, enabled, finish, in_cells, unsuppressed
 
-if TYPE_CHECKING:
-    from snlint.graph.facts import TargetFacts
-
-
-@dataclass
-class RunResult:
-    findings: list[Finding]
-    sources: dict[str, str] = field(default_factory=dict)  # display path -> text
-    files: list[str] = field(default_factory=list)
-    graph: list[TargetFacts] = field(default_factory=list)  # [] when the graph pass did not run
-
+__all__ = ["RunResult", "Reuse", "in_cells", "lint_sources", "lint_text", "run", "run_inputs"]
 
 _internal = internal
 
@@ -52,7 +39,7 @@ def lint_sources(sources: dict[str, str], config: Config,
                  imported: dict[str, str] | None = None,
                  graph_run: GraphRun | None = None,
                  per_file: PerFile | None = None, *, fixes: bool = False,
-                 reuse: Reuse | None = None) -> list[Finding]:
+                 reuse: Reuse | None = None, run_cache: RunCache | None = None) -> list[Finding]:
     """Lint already-read files (display path -> text) as one project. `imported` files are
     read for their facts (helpers, blocks, the discriminator a script imports) but their
     own findings are not reported. `per_file`: the per-file stage to use (its cache and
@@ -66,15 +53,30 @@ def lint_sources(sources: dict[str, str], config: Config,
     after them): a file whose text did not change is not read again (its per-file stage
     remembers each file's facts by its text), and a lint of the very inputs the last one
     had (without the graph pass, which reads the disk) gives the same findings without
-    linking again."""
+    linking again.
+
+    `run_cache`: the findings of the last run of these files (snlint.run_cache), used when
+    it read the same texts, or texts the source pass makes the same facts of; this lint's
+    findings are kept there for the next run."""
     imported = {p: t for p, t in (imported or {}).items() if p not in sources}
     remembered = reuse.findings(sources, config, imported, fixes) if reuse is not None else None
     if remembered is not None:
         return remembered
+    if run_cache is not None:
+        unchanged = run_cache.unchanged(sources, imported)
+        if unchanged is not None:
+            return unsuppressed(unchanged, sources)
     findings: list[Finding] = []
     facts: list[FileFacts] = []
     project = None
     stage = per_file or (reuse.per_file(config) if reuse is not None else PerFile(config))
+    if run_cache is not None:
+        same = _same_facts(run_cache, stage, {**sources, **imported})
+        if same is not None:
+            # Kept under these texts: the next run compares with them.
+            entry = run_cache.entry()
+            run_cache.store(sources, imported, entry.kept, entry.mattering, same)
+            return unsuppressed(same, sources)
     try:
         extracted = stage.results({**sources, **imported})
     finally:
@@ -111,11 +113,20 @@ def lint_sources(sources: dict[str, str], config: Config,
     except Exception as e:  # noqa: BLE001
         findings.append(_internal(facts[0].path if facts else "<project>", e))
     findings = [f for f in findings if f.path in sources or f.path == "<project>"]
-    findings = _select(findings, sources, config)
+    findings = enabled(findings, config)
+    if run_cache is None:
+        findings = unsuppressed(findings, sources)  # before the fixes: none built in vain
     if project is not None:
         findings = _named(findings, project)
     findings = attach_fixes(findings, sources, config, build=fixes,
                             files=project.files if project is not None else {})
+    if run_cache is not None:
+        # A failure of snlint itself is not a finding of these files: found again next run.
+        if not any(f.code == "SN999" for f in findings):
+            texts = {**sources, **imported}
+            run_cache.store(sources, imported, frozenset(p for p, e in extracted.items() if e.lowered),
+                            frozenset(p for p, t in texts.items() if stage.matters(p, t)), findings)
+        findings = unsuppressed(findings, sources)
     if reuse is not None:
         reuse.remember(sources, config, imported, fixes, findings)
     return findings
@@ -173,77 +184,53 @@ def _named(findings: list[Finding], project) -> list[Finding]:
     return out
 
 
-def _select(findings: list[Finding], sources: dict[str, str], config: Config) -> list[Finding]:
-    # Only files with findings need their comments read.
-    suppressions = {path: Suppressions.parse(sources[path])
-                    for path in {f.path for f in findings} if path in sources}
-    kept = []
-    for f in findings:
-        if not config.is_enabled(f.code, f.path):
-            continue
-        if not f.is_diagnostic and f.path in suppressions and not suppressions[f.path].allows(f.code, f.line):
-            continue
-        kept.append(f)
-    return sorted(kept, key=Finding.sort_key)
-
-
 def run(paths: list[str], config: Config, progress: Progress | None = None, *,
         fixes: bool = False, reuse: Reuse | None = None) -> RunResult:
     """Lint the files under `paths`; `fixes`: build each finding's fix, `reuse`: facts an
     earlier lint of the same command read (`lint_sources`)."""
-    sources: dict[str, str] = {}
-    notebooks: dict[str, Notebook] = {}
-    diagnostics: list[Finding] = []
-    files = discover(paths, config)
-    for display, absolute in files:
-        read = read_source(display, absolute, config.max_file_size)
-        if isinstance(read, Finding):
-            diagnostics.append(read)
-        elif absolute.suffix == ".ipynb":
-            notebook = parse_notebook(display, read.text)
-            if isinstance(notebook, Finding):
-                diagnostics.append(notebook)
-            else:
-                notebooks[display] = notebook
-                sources[display] = notebook.python
-        else:
-            sources[display] = read.text
+    return run_inputs(read_inputs(paths, config), config, progress, fixes=fixes, reuse=reuse)
+
+
+def run_inputs(inputs: Inputs, config: Config, progress: Progress | None = None, *,
+               fixes: bool = False, reuse: Reuse | None = None) -> RunResult:
+    """`run` of inputs already read (the CLI reads them to ask the run cache first)."""
     graph_run = GraphRun(progress)
+    run_cache = None if reuse is not None else RunCache.for_run(
+        config, inputs, graph=graph_enabled(config), fixes=fixes)
     stage = reuse.per_file(config) if reuse is not None else PerFile.for_run(config)
     try:
-        imported = imported_sources({p: t for p, t in sources.items() if p not in notebooks},
-                                    config, modules=stage.modules)
-        findings = in_cells(lint_sources(sources, config, imported, graph_run, stage,
-                                         fixes=fixes, reuse=reuse), notebooks)
+        imported = imported_sources(inputs.scripts, config, modules=stage.modules)
+        findings = lint_sources(inputs.sources, config, imported, graph_run, stage,
+                                fixes=fixes, reuse=reuse, run_cache=run_cache)
     finally:
         stage.close()
-    findings.extend(d for d in diagnostics if config.is_enabled(d.code, d.path))
-    shown = dict(sources)
-    for display, notebook in notebooks.items():
-        for cell in notebook.cells:
-            shown[cell_key(display, cell.number)] = "".join(cell.lines)
-    return RunResult(sorted(findings, key=Finding.sort_key), shown, [d for d, _ in files],
-                     graph_run.results)
+    return finish(findings, inputs, config, graph_run.results)
 
 
-def in_cells(findings: list[Finding], notebooks: dict[str, Notebook]) -> list[Finding]:
-    """Findings in notebooks moved to their cell; a fix's edit rewritten as the notebook's
-    JSON (every other byte kept), or dropped when it cannot be placed in one cell."""
-    out = []
-    for f in findings:
-        notebook = notebooks.get(f.path)
-        if notebook is None:
-            out.append(f)
-            continue
-        mapped = notebook.map_finding(f)
-        if f.fix is not None and f.fix.edits:
-            new_json = notebook.apply(f.fix.edits[0].new_text)
-            fix = None if new_json is None else replace(
-                f.fix, diff=unified_diff(f.path, notebook.text, new_json),
-                edits=(Edit(f.path, new_json),))
-            mapped = mapped.with_(fix=fix)
-        out.append(mapped)
-    return out
+def _same_facts(run_cache: RunCache, stage: PerFile, texts: dict[str, str]) -> list[Finding] | None:
+    """The last run's findings when every file whose text changed since still gives what
+    it gave then: the same facts (a comment added, a `# noqa`), the same imports, the same
+    word from the prefilter, so every other file is read as it was. Only the changed
+    files are read; the others' facts are not even loaded."""
+    entry = run_cache.entry()
+    changed = run_cache.changed(texts)
+    if entry is None or changed is None or stage.cache is None or run_cache.fixes:
+        return None
+    before = {}
+    for path, then in changed.items():
+        # Read before this run's lowering replaces it in the cache.
+        found = stage.cache.get(path, stage.config.relative_path(path), then)
+        if not isinstance(found, Extracted) or (path in entry.kept and not found.lowered):
+            return None
+        before[path] = found
+    now = stage.alone({p: texts[p] for p in changed}, {p for p in changed if p in entry.kept})
+    for path, then in before.items():
+        found = now[path]
+        if stage.matters(path, texts[path]) != (path in entry.mattering) \
+                or then.modules != found.modules or then.finding != found.finding \
+                or (path in entry.kept and then.facts != found.facts):
+            return None
+    return list(entry.findings)
 
 
 def lint_text(text: str, path: str = "example.py", config: Config | None = None, *,

@@ -4,7 +4,6 @@ the linked project."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 from snlint.catalogue import Rule
@@ -20,12 +19,6 @@ from snlint.link.arguments import candidates_for
 from snlint.link.join import runtime_of
 from snlint.link.options import option_defaults
 from snlint.link.roots import import_roots, locate_module
-
-
-def graph_enabled(config: Config) -> bool:
-    if config.graph is not None:
-        return config.graph
-    return importlib.util.find_spec("torch") is not None
 
 
 def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:

@@ -211,6 +211,20 @@ class PerFile:
             out[path] = found
         return out
 
+    def alone(self, texts: Mapping[str, str], lowered: set[str]) -> dict[str, Extracted]:
+        """Each file as the stage makes it without looking at the others: lowered when
+        its path is in `lowered`, else only scanned (for a run that compares a few
+        changed files with what it made of them before)."""
+        with _no_gc():
+            self._run([(p, t, p in lowered) for p, t in texts.items()
+                       if (p, t) not in self._memo or (p in lowered and not self._memo[(p, t)].lowered)])
+        return {path: self._memo[(path, text)] for path, text in texts.items()}
+
+    def matters(self, path: str, text: str) -> bool:
+        """Whether the prefilter reads this file for what it says (not only for whom it
+        imports or is imported by)."""
+        return not self.prefilter or self._matters(path, text)
+
     # -- rounds
 
     def _first_round(self, texts: Mapping[str, str]) -> None:

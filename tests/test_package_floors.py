@@ -25,8 +25,10 @@ FLOORS = [
     {"cache"},  # writes its entries with files.replace_file
     # per-file work: libcst lowering, notebooks, noqa, source editing; torch (in a child)
     {"source", "notebook", "noqa", "edit", "graph"},
-    # the per-file stage over them: prefilter, cache, workers
-    {"per_file"},
+    # what a run reads: files, notebooks, their diagnostics
+    {"inputs"},
+    # the per-file stage over them: prefilter, cache, workers; a whole run's findings kept
+    {"per_file", "run_cache"},
     # the project: names resolved across files, code interpreted
     {"link"},
     # the rules, over linked facts
@@ -34,7 +36,7 @@ FLOORS = [
     # what acts on findings
     {"fix", "report"},
     # what runs a lint
-    {"imported_files", "graph_pass"},
+    {"imported_files", "graph_pass", "run_result"},
     {"engine", "live_audit"},
     {"stdin"},
     {"cli"},

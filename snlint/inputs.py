@@ -1,0 +1,55 @@
+"""What a run reads before it lints: the files under the given paths, each as text (a
+notebook as its Python), and the SN9xx diagnostics of those that cannot be read.
+
+Torch-free and libcst-free: a run the cache answers whole (snlint.run_cache) reads its
+inputs here and never imports the source pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from snlint.config import Config
+from snlint.files import discover, read_source
+from snlint.findings import Finding
+from snlint.notebook import Notebook, cell_key, parse_notebook
+
+
+@dataclass
+class Inputs:
+    sources: dict[str, str] = field(default_factory=dict)  # display path -> text
+    notebooks: dict[str, Notebook] = field(default_factory=dict)  # display path -> notebook
+    diagnostics: list[Finding] = field(default_factory=list)  # files that cannot be read
+    files: list[tuple[str, Path]] = field(default_factory=list)  # (display, absolute) found
+
+    @property
+    def scripts(self) -> dict[str, str]:
+        """The sources that are Python files (what the project's imports can reach)."""
+        return {p: t for p, t in self.sources.items() if p not in self.notebooks}
+
+    def shown(self) -> dict[str, str]:
+        """What a report quotes: each file's text, and each notebook cell's."""
+        shown = dict(self.sources)
+        for display, notebook in self.notebooks.items():
+            for cell in notebook.cells:
+                shown[cell_key(display, cell.number)] = "".join(cell.lines)
+        return shown
+
+
+def read_inputs(paths: list[str], config: Config) -> Inputs:
+    inputs = Inputs(files=discover(paths, config))
+    for display, absolute in inputs.files:
+        read = read_source(display, absolute, config.max_file_size)
+        if isinstance(read, Finding):
+            inputs.diagnostics.append(read)
+        elif absolute.suffix == ".ipynb":
+            notebook = parse_notebook(display, read.text)
+            if isinstance(notebook, Finding):
+                inputs.diagnostics.append(notebook)
+            else:
+                inputs.notebooks[display] = notebook
+                inputs.sources[display] = notebook.python
+        else:
+            inputs.sources[display] = read.text
+    return inputs

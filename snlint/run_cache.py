@@ -1,0 +1,131 @@
+"""A whole run's findings, kept between runs beside the per-file facts (snlint.cache).
+
+The per-file cache spares a warm run the parsing, but the link step reads the whole
+project every time. A run's findings are a function of what it read: the configuration,
+the files it was given and their texts, the files those import (a partial run, as
+pre-commit's) and the project's list of Python files (which decides what an import
+names). When all of these are what the last run of the same files with the same
+configuration read, its findings stand, and this module gives them without importing
+the source pass (no libcst, no engine). When some texts changed but what the source pass
+makes of them did not (a comment added, a `# noqa`), the engine finds their facts equal
+to the last run's and gives the findings too (`same_facts`), without linking.
+
+Kept are the findings before suppression comments apply: those are read from the texts
+as they are now, every run. Only runs of the source pass are kept: the graph pass imports
+code and torch this cannot see change. Built fixes (JSON, SARIF, --show-fixes) are kept
+for the very texts they were built from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, fields
+from typing import Mapping
+
+from snlint.cache import Cache, digest
+from snlint.config import Config
+from snlint.files import SourceFile, discover, read_source
+from snlint.findings import Finding
+from snlint.inputs import Inputs
+
+# Configuration that cannot change a finding: how the per-file stage runs.
+_NOT_IN_KEY = frozenset({"jobs", "cache", "cache_dir"})
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    texts: tuple[tuple[str, str, bool], ...]  # (display path, text digest, given: not imported)
+    listing: str  # digest of the project's Python files
+    kept: frozenset[str]  # the files the source pass lowered (not set aside by its prefilter)
+    mattering: frozenset[str]  # the files the prefilter read for what they say
+    findings: tuple[Finding, ...]  # enabled, fixes marked; suppressions not yet applied
+
+
+class RunCache:
+    """The entry of one run: the files given (display paths) under one configuration."""
+
+    def __init__(self, cache: Cache, config: Config, given: list[str], *, fixes: bool = False) -> None:
+        self.cache = cache
+        self.config = config
+        # Built fixes quote their file's text: kept only for the very texts they were built
+        # from (`unchanged`), never carried over a comment (`same_facts`).
+        self.fixes = fixes
+        settings = tuple((f.name, getattr(config, f.name)) for f in fields(config)
+                         if f.init and f.name not in _NOT_IN_KEY)
+        self.key = hashlib.blake2b(repr((os.getcwd(), settings, sorted(given), fixes)).encode(
+            "utf-8", "surrogatepass"), digest_size=20).hexdigest()
+        self._entry: RunEntry | None | bool = False  # False: not read yet
+        self._listing: str | None = None
+
+    @classmethod
+    def for_run(cls, config: Config, inputs: Inputs, *, graph: bool, fixes: bool) -> RunCache | None:
+        """The run cache of a run of files on disk, when such a run may use it."""
+        if not config.cache or graph:
+            return None
+        return cls(Cache.for_root(config.root, config.cache_dir), config, list(inputs.sources),
+                   fixes=fixes)
+
+    # -- reading
+
+    def entry(self) -> RunEntry | None:
+        if self._entry is False:
+            stored = self.cache.get("\0run", self.key, "")
+            self._entry = stored if isinstance(stored, RunEntry) else None
+        return self._entry  # type: ignore[return-value]
+
+    def listing(self) -> str:
+        """The project's Python files, as what an import can name."""
+        if self._listing is None:
+            base = os.path.relpath(self.config.root)
+            names = sorted(d for d, a in discover([base], self.config) if a.suffix == ".py")
+            self._listing = digest("\0".join(names))
+        return self._listing
+
+    def unchanged(self, sources: Mapping[str, str], imported: Mapping[str, str] | None = None
+                  ) -> list[Finding] | None:
+        """The last run's findings when it read exactly these texts. `imported`: the files
+        the sources import, as this run found them; None: as the last run found them,
+        read again from disk here."""
+        entry = self.entry()
+        if entry is None:
+            return None
+        given = {p: d for p, d, is_given in entry.texts if is_given}
+        if given.keys() != sources.keys() or any(digest(sources[p]) != d for p, d in given.items()):
+            return None
+        others = {p: d for p, d, is_given in entry.texts if not is_given}
+        if imported is None:
+            imported = {}
+            for path in others:
+                read = read_source(path, os.path.abspath(path), self.config.max_file_size)
+                if not isinstance(read, SourceFile):
+                    return None
+                imported[path] = read.text
+        if others.keys() != imported.keys() or any(digest(imported[p]) != d for p, d in others.items()):
+            return None
+        if entry.listing != self.listing():
+            return None
+        return list(entry.findings)
+
+    def changed(self, texts: Mapping[str, str]) -> dict[str, str] | None:
+        """For a run of the same files (given and imported) as the last one: each file
+        whose text changed -> its digest then; None when the files are not the same."""
+        entry = self.entry()
+        if entry is None or entry.listing != self.listing():
+            return None
+        then = {p: d for p, d, _ in entry.texts}
+        if then.keys() != texts.keys():
+            return None
+        return {p: d for p, d in then.items() if digest(texts[p]) != d}
+
+    # -- writing
+
+    def store(self, sources: Mapping[str, str], imported: Mapping[str, str],
+              kept: frozenset[str], mattering: frozenset[str], findings: list[Finding]) -> None:
+        texts = tuple([(p, digest(t), True) for p, t in sources.items()]
+                      + [(p, digest(t), False) for p, t in imported.items()])
+        # What a fix would name things with belongs to the run that built the fix.
+        kept_findings = tuple(f.with_(names=None) for f in findings)
+        self.cache.put("\0run", self.key, "", RunEntry(texts, self.listing(), kept, mattering,
+                                                        kept_findings))
+        self._entry = False
