@@ -12,6 +12,9 @@ interleaved rounds (each case once per round, the order rotated each round; medi
   snlint_cold_jobs1  the same with --jobs 1                  (when the build has --jobs)
   snlint_warm        the cache filled by an untimed run, nothing changed (when it has a cache)
   snlint_touched     the cache filled, then a comment appended to one file (the same)
+  snlint_edited      the cache filled, then a statement appended to that file: what it
+                     says changed, so the project is linked again (no target; shown so
+                     "touched" is not read as "edited")
   snlint_fix         snlint --fix --no-graph . on a fresh copy, no cache
   snlint_one         snlint --no-graph FILE: one small file alone in a folder
   torchfix_one       torchfix FILE: the same file
@@ -136,9 +139,10 @@ TARGETS = [
 ]
 MEMORY_BOUND_MB = 150  # peak RSS of any one process, source path
 SCALING_BOUND = 1.25  # largest over smallest time per file across the sizes
-SOURCE_PATH_CASES = ("snlint_cold", "snlint_cold_jobs1", "snlint_warm", "snlint_touched", "snlint_fix", "snlint_one")
+SOURCE_PATH_CASES = ("snlint_cold", "snlint_cold_jobs1", "snlint_warm", "snlint_touched", "snlint_edited",
+                     "snlint_fix", "snlint_one")
 ROWS = ("python_startup", "ast_parse", "libcst_parse", "snlint_cold", "snlint_cold_jobs1", "snlint_warm",
-        "snlint_touched", "snlint_fix", "snlint_one", "torchfix", "torchfix_one", "ruff", "snlint_graph",
+        "snlint_touched", "snlint_edited", "snlint_fix", "snlint_one", "torchfix", "torchfix_one", "ruff", "snlint_graph",
         "snlint_no_graph")  # the order of the tables
 OPS = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, "<": lambda a, b: a < b}
 
@@ -332,13 +336,16 @@ def fill_cache(snlint: Snlint, folder: Path) -> None:
     subprocess.run(snlint.lint("--no-graph", ".", cache=True), cwd=folder, capture_output=True, check=False)
 
 
-def touching(path: Path) -> tuple[Callable[[], None], Callable[[], dict]]:
-    """prepare/after that append a comment to `path` (unique per run, so no cache entry of
-    an earlier round matches) and restore its bytes afterwards."""
+def touching(path: Path, statement: bool = False) -> tuple[Callable[[], None], Callable[[], dict]]:
+    """prepare/after that append a comment to `path` (or, with `statement`, an assignment:
+    a change of what the file says), unique per run so no cache entry of an earlier round
+    matches, and restore its bytes afterwards."""
     original = path.read_bytes()
 
     def touch() -> None:
-        path.write_bytes(original + f"\n# touched by the benchmark {time.time_ns()}\n".encode())
+        line = (f"_touched_by_the_benchmark = {time.time_ns()}" if statement
+                else f"# touched by the benchmark {time.time_ns()}")
+        path.write_bytes(original + f"\n{line}\n".encode())
 
     def restore() -> dict:
         path.write_bytes(original)
@@ -405,18 +412,24 @@ def subject_group(s: Subject, snlint: Snlint, peers: dict, work: Path) -> Group:
 def cache_cases(snlint: Snlint, root: Path, one: str, skipped: dict) -> list[Case]:
     """Warm runs: nothing changed, and `one` touched after the cache was filled."""
     if not snlint.cache:
-        skipped["snlint_warm"] = skipped["snlint_touched"] = "not available in this build (no cache)"
+        skipped["snlint_warm"] = skipped["snlint_touched"] = skipped["snlint_edited"] = \
+            "not available in this build (no cache)"
         return []
     touch, restore = touching(root / one)
+    edit, unedit = touching(root / one, statement=True)
 
-    def fill_and_touch() -> None:
-        fill_cache(snlint, root)
-        touch()
+    def fill_then(change: Callable[[], None]) -> Callable[[], None]:
+        def prepare() -> None:
+            fill_cache(snlint, root)
+            change()
+        return prepare
     warm = snlint.lint("--no-graph", ".", cache=True)
     return [Case("snlint_warm", "snlint --no-graph ., cache filled, nothing changed", warm, root,
                  prepare=lambda: fill_cache(snlint, root)),
-            Case("snlint_touched", f"snlint --no-graph ., cache filled, then {one} touched", warm, root,
-                 prepare=fill_and_touch, after=restore)]
+            Case("snlint_touched", f"snlint --no-graph ., cache filled, then a comment appended to {one}",
+                 warm, root, prepare=fill_then(touch), after=restore),
+            Case("snlint_edited", f"snlint --no-graph ., cache filled, then a statement appended to {one}",
+                 warm, root, prepare=fill_then(edit), after=unedit)]
 
 
 def fix_case(snlint: Snlint, root: Path, copy: Path) -> Case:

@@ -79,7 +79,8 @@ def test_quick_run_measures_this_build_and_says_what_it_cannot(tmp_path):
         assert set(case["exit_codes"]) <= {0, 1}, case.get("stderr_tail")
     assert isinstance(main["cases"]["snlint_fix"]["files_changed"], int)
     # Every row is either measured or says why not (no TorchFix here; cache and --jobs per build).
-    for name in ("torchfix", "torchfix_one", "ruff", "snlint_warm", "snlint_touched", "snlint_cold_jobs1"):
+    for name in ("torchfix", "torchfix_one", "ruff", "snlint_warm", "snlint_touched", "snlint_edited",
+                 "snlint_cold_jobs1"):
         assert (name in main["cases"]) != (name in main["skipped"]), name
     assert main["skipped"]["torchfix"] == "TorchFix not installed"
     assert set(results["corpora"]["gen-2"]["cases"]) == {"libcst_parse", "snlint_cold"}
@@ -132,7 +133,8 @@ def test_quick_run_with_a_cached_parallel_build_and_peers_fills_every_row(tmp_pa
     for name in ("gen-3", "real"):
         corpus = results["corpora"][name]
         assert corpus["skipped"] == {}, name
-        assert {"snlint_warm", "snlint_touched", "snlint_cold_jobs1", "torchfix", "torchfix_one", "ruff"} \
+        assert {"snlint_warm", "snlint_touched", "snlint_edited", "snlint_cold_jobs1", "torchfix",
+                "torchfix_one", "ruff"} \
             <= set(corpus["cases"])
         assert corpus["cases"]["snlint_fix"]["files_changed"] == 1
     assert results["corpora"]["real"]["corpus"]["files"] == 2  # the hidden folder left out
