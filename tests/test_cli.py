@@ -341,3 +341,13 @@ def test_own_process_ends_with_its_code_and_all_its_output(project):
     assert proc.returncode == 1
     assert sorted(f["path"] for f in json.loads(proc.stdout)) == sorted(
         f"bad{i}.py" for i in range(40))
+
+
+def test_own_process_under_a_profiler_exits_normally(project, tmp_path):
+    # A profiler (or coverage's tracer) writes what it gathered at exit: not skipped.
+    project("bad.py", SYNTAX_ERROR)
+    out = tmp_path / "run.prof"
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "snlint", "bad.py",
+                           "--no-graph"], capture_output=True, text=True, timeout=60)
+    assert "SN901" in proc.stdout
+    assert out.stat().st_size > 0
