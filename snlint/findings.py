@@ -26,7 +26,7 @@ SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Span:
     line: int
     column: int
@@ -42,7 +42,7 @@ class Span:
         return cls(line, column, line, column + 1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Location:
     """A span in a particular file; `path` is the display path of the file."""
 
@@ -50,7 +50,7 @@ class Location:
     span: Span
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DiscriminatorRef:
     cls: str  # "path.py:ClassName"
     evidence: str  # "configuration" | "training code" | "name"
@@ -66,7 +66,7 @@ class DiscriminatorRef:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edit:
     """A replacement of the whole text of one file (the result of a libcst transform)."""
 
@@ -80,7 +80,7 @@ def applies(applicability: str, unsafe: bool) -> bool:
     return applicability == "safe" or unsafe
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fix:
     """A finding's fix. A plain lint only marks that a fix exists (`built` false: no
     message, diff or edits, only its applicability); the fix itself is built when an
@@ -102,7 +102,7 @@ class Fix:
         return {"applicability": self.applicability, "message": self.message, "diff": self.diff}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     code: str
     name: str

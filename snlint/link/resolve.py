@@ -109,7 +109,8 @@ def deciding(fn: F.FunctionFacts) -> set[str]:
                 if isinstance(side, F.Local):
                     names.add(side.name)
         if isinstance(x, (F.Stmt, F.Expr)):
-            for value in vars(x).values():
+            for name in x.__dataclass_fields__:  # slotted facts: no __dict__
+                value = getattr(x, name)
                 if isinstance(value, (F.Stmt, F.Expr)):
                     stack.append(value)
                 elif isinstance(value, tuple):
