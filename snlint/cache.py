@@ -33,6 +33,7 @@ from snlint.files import replace_file
 
 FORMAT = 1  # of an entry; part of the salt
 PRUNE_AFTER = 7 * 24 * 3600  # seconds a salt's folder is kept unused
+MAX_RUNS = 256  # run entries kept (snlint.run_cache), the least recently used go first
 DEFAULT_DIR = ".snlint_cache"
 GITIGNORE = "# Created by snlint: this folder is a cache.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -127,18 +128,22 @@ class Cache:
         directory = Path(cache_dir) if cache_dir else Path(DEFAULT_DIR)
         return Cache(directory if directory.is_absolute() else Path(root) / directory)
 
-    def _name(self, path: str, relpath: str) -> Path:
+    def _name(self, path: str, relpath: str, run: bool = False) -> Path:
         key = hashlib.blake2b(f"{path}\0{relpath}".encode("utf-8", "surrogatepass"),
                               digest_size=16).hexdigest()
-        return self.entries / key[:2] / key[2:]
+        return self.entries / "runs" / key if run else self.entries / key[:2] / key[2:]
 
-    def get(self, path: str, relpath: str, text_digest: str):
-        """The value stored for this file with this text, or None."""
+    def get(self, path: str, relpath: str, text_digest: str, *, run: bool = False):
+        """The value stored for this file with this text, or None. `run`: an entry of
+        snlint.run_cache (`path` and `relpath` name the run)."""
         if not self._touched:
             self._touch()
+        name = self._name(path, relpath, run)
         try:
-            with open(self._name(path, relpath), "rb") as handle:
+            with open(name, "rb") as handle:
                 data = handle.read()
+            if run:
+                os.utime(name)  # recently used: the last to be pruned
             stored = _Unpickler(io.BytesIO(data)).load()
         except Exception:  # noqa: BLE001 - absent, partial, corrupt, foreign: a miss
             self.misses += 1
@@ -150,17 +155,33 @@ class Cache:
         self.hits += 1
         return stored[3]
 
-    def put(self, path: str, relpath: str, text_digest: str, value) -> None:
+    def put(self, path: str, relpath: str, text_digest: str, value, *, run: bool = False) -> None:
         """Store `value`; a cache that cannot be written (read-only checkout, full disk) is
         only slower, never an error."""
         try:
             data = pickle.dumps((path, relpath, text_digest, value), protocol=pickle.HIGHEST_PROTOCOL)
-            target = self._name(path, relpath)
+            target = self._name(path, relpath, run)
             self._prepare(target.parent)
             replace_file(target, data)
+            if run:
+                self._prune_runs(target.parent)
         except Exception:  # noqa: BLE001
             return
         self.writes += 1
+
+    def _prune_runs(self, folder: Path) -> None:
+        """At most MAX_RUNS run entries, the least recently used removed first: a file's
+        entry is replaced when its text changes, but each set of files a hook passes is
+        a run of its own."""
+        entries = list(os.scandir(folder))
+        if len(entries) <= MAX_RUNS:
+            return
+        entries.sort(key=lambda e: e.stat().st_mtime_ns)
+        for entry in entries[: len(entries) - MAX_RUNS]:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                continue
 
     def _touch(self) -> None:
         # A salt's folder is as recent as the last run that used it (see _prune).

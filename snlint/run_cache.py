@@ -70,7 +70,7 @@ class RunCache:
 
     def entry(self) -> RunEntry | None:
         if self._entry is False:
-            stored = self.cache.get("\0run", self.key, "")
+            stored = self.cache.get("run", self.key, "", run=True)
             self._entry = stored if isinstance(stored, RunEntry) else None
         return self._entry  # type: ignore[return-value]
 
@@ -126,6 +126,6 @@ class RunCache:
                       + [(p, digest(t), False) for p, t in imported.items()])
         # What a fix would name things with belongs to the run that built the fix.
         kept_findings = tuple(f.with_(names=None) for f in findings)
-        self.cache.put("\0run", self.key, "", RunEntry(texts, self.listing(), kept, mattering,
-                                                        kept_findings))
+        self.cache.put("run", self.key, "", RunEntry(texts, self.listing(), kept, mattering, kept_findings),
+                       run=True)
         self._entry = False

@@ -6,6 +6,7 @@ warm run reports exactly what a cold one does. Steps are counted, never timed.""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -242,3 +243,17 @@ def test_display_paths_are_read_from_the_working_folder(root, tmp_path, monkeypa
     here = RunCache(_NoCache(), config, ["models/nets.py"]).key
     monkeypatch.chdir(tmp_path)
     assert RunCache(_NoCache(), config, ["models/nets.py"]).key != here
+
+
+def test_run_entries_are_pruned_least_recently_used_first(tmp_path, monkeypatch):
+    from snlint import cache as cache_module
+    from snlint.cache import Cache
+
+    monkeypatch.setattr(cache_module, "MAX_RUNS", 3)
+    cache = Cache(tmp_path / "c", "salt")
+    for i in range(3):
+        cache.put("run", f"k{i}", "", i, run=True)
+        os.utime(cache._name("run", f"k{i}", True), ns=(i * 10**9, i * 10**9))
+    assert cache.get("run", "k0", "", run=True) == 0  # read: now the most recent
+    cache.put("run", "k3", "", 3, run=True)
+    assert [cache.get("run", f"k{i}", "", run=True) for i in range(4)] == [0, None, 2, 3]
