@@ -17,6 +17,7 @@ import libcst as cst
 
 from snlint.config import Config
 from snlint.edit.names import dotted
+from snlint.edit.imports import add_imports
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.syntax import walk, without
 from snlint.findings import Finding
@@ -136,21 +137,7 @@ def apply_plans(parsed: ParsedFile, plans: Sequence[Plan]) -> str:
         imports.extend(i for i in plan.imports if i not in imports)
     tree = parsed.module.visit(SwapNodes(changes, parsed.parents)) if changes else parsed.module
     if imports:
-        # libcst.codemod costs a quarter of a second to import: only when a fix needs it.
-        from libcst.codemod import CodemodContext
-        from libcst.codemod.visitors import AddImportsVisitor
-
-        from libcst.metadata import MetadataWrapper
-
-        # The visitor reads no metadata: the wrapper need not copy the tree first (libcst
-        # copies it by default, a third of the visitor's time).
-        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
-        context = CodemodContext(wrapper=wrapper)
-        for spec in imports:
-            AddImportsVisitor.add_needed_import(context, spec.module, spec.obj, spec.asname)
-        adder = AddImportsVisitor(context)
-        with adder.resolve(wrapper):
-            tree = adder.transform_module_impl(wrapper.module)
+        tree = add_imports(tree, imports)
     if changes:
         tree = _prune_imports(parsed, changes, tree)
     return tree.code
