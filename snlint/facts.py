@@ -288,6 +288,20 @@ class Names:
     def is_free(self, name: str) -> bool:
         return self.complete and name not in self.used
 
+    def binding_for(self, qualified: str) -> str | None:
+        """A local name chain that refers to `qualified`: a name bound to it, or to a module
+        above it plus the attribute path (`nn` for torch.nn -> `nn.GroupNorm`)."""
+        best: tuple[int, str] | None = None
+        for local, full in sorted(self.scope.items()):
+            if full == qualified:
+                return local
+            if qualified.startswith(full + "."):
+                rest = qualified[len(full) + 1:]
+                candidate = (rest.count("."), f"{local}.{rest}")
+                if best is None or candidate < best:
+                    best = candidate
+        return best[1] if best else None
+
 
 # ---------------------------------------------------------------- definitions
 

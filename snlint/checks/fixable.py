@@ -190,14 +190,5 @@ def module_arg(call: F.Call) -> F.Arg | None:
 
 
 def binding_for(names: F.Names, qualified_name: str) -> str | None:
-    """A module-level name chain for `qualified_name` (`edit.names.FileNames.binding_for`)."""
-    best: tuple[int, str] | None = None
-    for local, full in sorted(names.scope.items()):
-        if full == qualified_name:
-            return local
-        if qualified_name.startswith(full + "."):
-            rest = qualified_name[len(full) + 1:]
-            candidate = (rest.count("."), f"{local}.{rest}")
-            if best is None or candidate < best:
-                best = candidate
-    return best[1] if best else None
+    """A module-level name chain for `qualified_name` (`Names.binding_for`)."""
+    return names.binding_for(qualified_name)

@@ -86,18 +86,8 @@ class FileNames:
                 if qual in SN_FUNCTIONS]
 
     def binding_for(self, qualified: str) -> str | None:
-        """A local name chain that refers to `qualified`: a name bound to it, or to a module
-        above it plus the attribute path (`nn` for torch.nn -> `nn.GroupNorm`)."""
-        best: tuple[int, str] | None = None
-        for local, full in sorted(self.facts.scope.items()):
-            if full == qualified:
-                return local
-            if qualified.startswith(full + "."):
-                rest = qualified[len(full) + 1:]
-                candidate = (rest.count("."), f"{local}.{rest}")
-                if best is None or candidate < best:
-                    best = candidate
-        return best[1] if best else None
+        """A local name chain that refers to `qualified` (`Names.binding_for`)."""
+        return self.facts.binding_for(qualified)
 
     def is_free(self, name: str) -> bool:
         """No binding and no read of `name` anywhere in the file: an import may add it."""
