@@ -10,25 +10,25 @@ Everything is a frozen dataclass, so per-file facts can be computed in parallel 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable, Mapping
 
-from snlint.findings import Span
+from snlint.findings import Span, record
 
 # ---------------------------------------------------------------- expressions
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Expr:
     span: Span = field(default=Span(0, 0, 0, 0), compare=False, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Const(Expr):
     value: object
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Global(Expr):
     """A name that is not local to the function: an import or a module-level definition."""
 
@@ -36,18 +36,18 @@ class Global(Expr):
     text: str = ""  # as written in the source (`SN`, `nn.utils.spectral_norm`)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Local(Expr):
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Attr(Expr):
     value: Expr
     attr: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Arg:
     value: Expr
     keyword: str | None = None
@@ -55,7 +55,7 @@ class Arg:
     span: Span = Span(0, 0, 0, 0)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Call(Expr):
     func: Expr
     args: tuple[Arg, ...] = ()
@@ -70,61 +70,61 @@ class Call(Expr):
         return tuple(a for a in self.args if a.keyword is None and not a.star)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ListE(Expr):
     items: tuple[Expr, ...]
     kind: str = "list"  # "list" | "tuple" | "set"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DictE(Expr):
     items: tuple[tuple[Expr, Expr], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Starred(Expr):
     value: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Subscript(Expr):
     value: Expr
     index: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BinOp(Expr):
     left: Expr
     op: str
     right: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Compare(Expr):
     left: Expr
     op: str  # "==", "!=", "in", "not in", "is", "is not", "<", "<=", ">", ">="
     right: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Not(Expr):
     value: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BoolOp(Expr):
     op: str  # "and" | "or"
     values: tuple[Expr, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class IfExp(Expr):
     test: Expr
     body: Expr
     orelse: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Lambda(Expr):
     params: tuple[str, ...]
     body: Expr
@@ -132,7 +132,7 @@ class Lambda(Expr):
     dstar: str | None = None  # `**kwargs`
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CompFor:
     """One `for target in iter if ...` clause of a comprehension."""
 
@@ -141,7 +141,7 @@ class CompFor:
     ifs: tuple[Expr, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Comprehension(Expr):
     """`[elt for a in x if ... for b in a ...]`, evaluated as nested loops that append `elt`."""
 
@@ -150,7 +150,7 @@ class Comprehension(Expr):
     kind: str = "list"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Unknown(Expr):
     text: str = ""
     unbound: bool = False  # a name nothing in the file binds (`netG` in a notebook's later cell)
@@ -159,30 +159,30 @@ class Unknown(Expr):
 # ---------------------------------------------------------------- statements
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Stmt:
     span: Span = field(default=Span(0, 0, 0, 0), compare=False, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Assign(Stmt):
     targets: tuple[Expr, ...]
     value: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AugAssign(Stmt):
     target: Expr
     op: str
     value: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExprStmt(Stmt):
     value: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class For(Stmt):
     target: Expr
     iter: Expr
@@ -190,46 +190,46 @@ class For(Stmt):
     orelse: tuple[Stmt, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class While(Stmt):
     test: Expr
     body: tuple[Stmt, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class If(Stmt):
     test: Expr
     body: tuple[Stmt, ...]
     orelse: tuple[Stmt, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Block(Stmt):
     """`with`/`try` bodies: run in order, nothing conditional about them for us."""
 
     body: tuple[Stmt, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Fallback(Block):
     """An `except` handler inside its `try`'s Block: the path taken when the body fails
     (the end of an epoch, a missing package). Readers of the module's definitions see it
     as a block; the interpreter lets it fill in only what the body left unknown."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Return(Stmt):
     value: Expr | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Jump(Stmt):
     """`continue` or `break`: the rest of the loop body does not run this time."""
 
     kind: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DefStmt(Stmt):
     """A nested function definition (bound as a local name)."""
 
@@ -249,7 +249,7 @@ def node_indices(nodes: Iterable[Any]) -> dict[Any, int]:
     return {node: i for i, node in enumerate(nodes)}
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+@record(eq=False)
 class Names:
     """What the names of one file mean, as a fix asks: the source pass reads them in the
     file, and the link step resolves them across the project (`snlint.link.names`), so a
@@ -306,7 +306,7 @@ class Names:
 # ---------------------------------------------------------------- definitions
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Param:
     name: str
     default: Expr | None = None
@@ -315,7 +315,7 @@ class Param:
     annotation: Expr | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FunctionFacts:
     name: str
     qualname: str  # module-qualified: `pkg.mod.func`, `pkg.mod.Class.method`
@@ -325,7 +325,7 @@ class FunctionFacts:
     is_method: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ClassFacts:
     name: str
     qualname: str
@@ -346,7 +346,7 @@ class ClassFacts:
         return frozenset(k for k, _ in self.methods)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileFacts:
     path: str  # display path
     module: str  # dotted module name relative to the project root
@@ -377,6 +377,6 @@ class FileFacts:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ClassStmt(Stmt):
     cls: ClassFacts

@@ -6,8 +6,46 @@ characters, and ends are exclusive (as libcst and SARIF count).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import Any
+
+
+def record(cls=None, /, **options):
+    """`@dataclass(frozen=True, slots=True, **options)` that pickles by its fields' values.
+
+    Facts are the most numerous objects of a run and the per-file cache and the workers
+    pickle them: slots take a quarter of their memory, but the state functions dataclasses
+    give slotted classes pickle at half the speed of a plain `__dict__`. A tuple of the
+    values, read by one C attrgetter and given back to the constructor, is faster than
+    either."""
+    def wrap(cls):
+        cls = dataclass(frozen=True, slots=True, **options)(cls)
+        given = [f for f in fields(cls) if f.init]
+        positional = [f.name for f in given if not f.kw_only]
+        keywords = tuple(f.name for f in given if f.kw_only)
+        get_args = _getter(positional)
+        get_kwargs = _getter(list(keywords))
+
+        def __reduce__(self):
+            return (_construct, (type(self), get_args(self), keywords, get_kwargs(self)))
+
+        cls.__reduce__ = __reduce__
+        return cls
+    return wrap if cls is None else wrap(cls)
+
+
+def _getter(names: list[str]):
+    if not names:
+        return lambda obj: ()
+    if len(names) == 1:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return attrgetter(*names)
+
+
+def _construct(cls, args: tuple, keywords: tuple[str, ...], values: tuple):
+    return cls(*args, **dict(zip(keywords, values))) if keywords else cls(*args)
 
 # Diagnostics are about snlint's own view of a file, not about the user's model, so
 # they have no rule page; their metadata lives here.
@@ -26,7 +64,7 @@ SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
-@dataclass(frozen=True, order=True, slots=True)
+@record(order=True)
 class Span:
     line: int
     column: int
@@ -42,7 +80,7 @@ class Span:
         return cls(line, column, line, column + 1)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Location:
     """A span in a particular file; `path` is the display path of the file."""
 
@@ -50,7 +88,7 @@ class Location:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DiscriminatorRef:
     cls: str  # "path.py:ClassName"
     evidence: str  # "configuration" | "training code" | "name"
@@ -66,7 +104,7 @@ class DiscriminatorRef:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Edit:
     """A replacement of the whole text of one file (the result of a libcst transform)."""
 
@@ -80,7 +118,7 @@ def applies(applicability: str, unsafe: bool) -> bool:
     return applicability == "safe" or unsafe
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Fix:
     """A finding's fix. A plain lint only marks that a fix exists (`built` false: no
     message, diff or edits, only its applicability); the fix itself is built when an
@@ -102,7 +140,7 @@ class Fix:
         return {"applicability": self.applicability, "message": self.message, "diff": self.diff}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Finding:
     code: str
     name: str

@@ -491,3 +491,14 @@ def test_folders_of_other_versions_unused_for_a_week_are_removed(tmp_path):
     os.utime(old, (week_ago, week_ago))
     stage_for(root, tmp_path / "c").results({str(root / "d.py"): NETS})
     assert not old.exists() and recent.exists()
+
+
+def test_every_fact_pickles_to_an_equal_fact_with_its_node_indices():
+    # Facts pickle by their fields' values (findings.record): the cache and the workers
+    # must give back what was lowered, node indices (not part of equality) included.
+    facts = extract(NETS, "models/nets.py", "models/nets.py")
+    again = pickle.loads(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+    assert again == facts
+    assert again.names.sites == facts.names.sites
+    assert [s.node for s in again.names.sites] == [s.node for s in facts.names.sites]
+    assert all(s.node is not None for s in again.names.sites)
