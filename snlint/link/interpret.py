@@ -58,6 +58,7 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
         self._scorers: dict[str, bool] = {}
         self._class_files: dict[int, F.FileFacts] | None = None
         self._options: dict | None = None
+        self._deciding: dict[int, set[str]] = {}
 
     # ------------------------------------------------------------ entry points
 

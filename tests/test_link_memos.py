@@ -1,0 +1,52 @@
+"""What the link step reads once and keeps (per function, per class) must not carry one
+call site's values to another: each call is still judged with its own arguments."""
+
+from __future__ import annotations
+
+import textwrap
+
+from snlint.link import link
+from snlint.source import extract
+
+FACTORY = '''
+import torch.nn as nn
+
+
+class SmallD(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+
+class BigD(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 64, 3)
+
+
+def define_D(arch, norm="batch"):
+    if arch == "small":
+        return SmallD()
+    return BigD()
+
+
+first = define_D("small")
+second = define_D("big")
+third = define_D("small", norm="instance")
+'''
+
+
+def _project(code: str):
+    return link([extract(textwrap.dedent(code), "m.py", "m.py")])
+
+
+def test_a_factory_called_twice_notes_each_call_s_own_choice():
+    # Which parameters a factory compares is read once per function; the strings each
+    # call passes for them are its own.
+    project = _project(FACTORY)
+    vias = [(i.type, i.via) for i in project.events.instances if i.frame.call_site is not None]
+    assert vias == [
+        ("m.SmallD", ["built by define_D() at m.py:23 (arch='small')"]),
+        ("m.BigD", ["built by define_D() at m.py:24 (arch='big')"]),
+        ("m.SmallD", ["built by define_D() at m.py:25 (arch='small', norm='instance')"]),
+    ]
