@@ -50,3 +50,28 @@ def test_a_factory_called_twice_notes_each_call_s_own_choice():
         ("m.BigD", ["built by define_D() at m.py:24 (arch='big')"]),
         ("m.SmallD", ["built by define_D() at m.py:25 (arch='small', norm='instance')"]),
     ]
+
+
+SPELLINGS = '''
+import torch.nn as nn
+from torch.nn.utils import spectral_norm
+from torch.nn.utils import spectral_norm as SN
+
+
+class D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+        self.b = SN(nn.Conv2d(8, 8, 3))
+        self.c = nn.utils.spectral_norm(nn.Linear(8, 1))
+'''
+
+
+def test_one_torch_name_spelled_three_ways_keeps_each_spelling():
+    # What a torch name is (an SN function, a layer type) is found once per name; the
+    # value each read gives is its own, with the name as written there.
+    project = _project(SPELLINGS)
+    calls = [(c.callee, c.call.span.line) for c in project.events.sn_calls]
+    assert calls == [("spectral_norm", 10), ("SN", 11), ("nn.utils.spectral_norm", 12)]
+    layers = [(a.target.type, a.app.callee) for a in project.events.sn]
+    assert layers == [("Conv2d", "spectral_norm"), ("Conv2d", "SN"), ("Linear", "nn.utils.spectral_norm")]

@@ -59,6 +59,8 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
         self._class_files: dict[int, F.FileFacts] | None = None
         self._options: dict | None = None
         self._deciding: dict[int, set[str]] = {}
+        self._named_handlers: dict = {}
+        self._torch_names: dict[str, tuple[str, str] | None] = {}
 
     # ------------------------------------------------------------ entry points
 

@@ -35,15 +35,21 @@ class TorchSemantics:
     index: ProjectIndex
     events: Events
     _registries: set[str] | None  # the project's class registries, found once
+    _torch_names: dict[str, tuple[str, str] | None]  # qualified name -> ("sn", api), ("layer", type) or None
 
     def torch_name(self, qual: str, text: str) -> Value | None:
         """What a torch name is, when it is more than a name: an SN function, a layer type."""
-        if qual in SN_FUNCTIONS:
-            return SNFuncV(SN_FUNCTIONS[qual], text or qual.rsplit(".", 1)[-1])
-        ltype = layer_type(qual)
-        if ltype is not None:
-            return TorchTypeV(ltype)
-        return None
+        if qual not in self._torch_names:
+            # Every global read asks; the layer-type pattern is matched once per name.
+            ltype = None if qual in SN_FUNCTIONS else layer_type(qual)
+            self._torch_names[qual] = ("sn", SN_FUNCTIONS[qual]) if qual in SN_FUNCTIONS else \
+                ("layer", ltype) if ltype is not None else None
+        found = self._torch_names[qual]
+        if found is None:
+            return None
+        if found[0] == "sn":
+            return SNFuncV(found[1], text or qual.rsplit(".", 1)[-1])
+        return TorchTypeV(found[1])
 
     # ------------------------------------------------------------ building modules
 
@@ -163,6 +169,8 @@ class TorchSemantics:
     def registry_lookup(self, e: F.Call, frame: Frame) -> Value | None:
         """`ARCH_REGISTRY.get(key)`, `key` known, with a project class registered under it by
         `@ARCH_REGISTRY.register()`: that class."""
+        if isinstance(e.func, F.Attr) and e.func.attr != "get":
+            return None  # the method as written is the attribute: no need to spell the rest
         registry, _, method = text_of(e.func).rpartition(".")
         if method != "get" or not registry or len(e.args) != 1:
             return None
