@@ -75,3 +75,36 @@ def test_one_torch_name_spelled_three_ways_keeps_each_spelling():
     assert calls == [("spectral_norm", 10), ("SN", 11), ("nn.utils.spectral_norm", 12)]
     layers = [(a.target.type, a.app.callee) for a in project.events.sn]
     assert layers == [("Conv2d", "spectral_norm"), ("Conv2d", "SN"), ("Linear", "nn.utils.spectral_norm")]
+
+
+def test_same_named_classes_keep_their_own_bases():
+    # A class's bases are read once (per class and file); a class of the same name in
+    # another file, with other bases, is read on its own.
+    files = {
+        "a.py": '''
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+
+class Block(Base):
+    pass
+''',
+        "b.py": '''
+import torch.nn as nn
+
+
+class Block(nn.Conv2d):
+    def __init__(self):
+        super().__init__(3, 8, 3)
+''',
+    }
+    project = link([extract(textwrap.dedent(code), path, path) for path, code in files.items()])
+    roots = {q: (layer.kind, layer.base_type, [name for name, _ in layer.children()])
+             for q, layer in project.roots.items()}
+    assert roots == {"a.Base": ("module", None, ["conv"]), "a.Block": ("module", None, ["conv"]),
+                     "b.Block": ("conv", "Conv2d", [])}

@@ -61,6 +61,7 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
         self._deciding: dict[int, set[str]] = {}
         self._named_handlers: dict = {}
         self._torch_names: dict[str, tuple[str, str] | None] = {}
+        self._bases: dict[tuple[int, int], list[Value]] = {}
 
     # ------------------------------------------------------------ entry points
 

@@ -123,10 +123,8 @@ class TorchSemantics:
         """The torch.nn type a project class derives from (`Conv2d`, or `Module`)."""
         if cls.qualname in seen:
             return None
-        frame = Frame(file, "<bases>")
         found: str | None = None
-        for base in cls.bases:
-            value = self.expr(base, frame)
+        for value in self.base_values(cls, file):
             if isinstance(value, TorchTypeV):
                 if value.name != "Module" or found is None:
                     found = value.name
