@@ -45,10 +45,10 @@ class Binding:
             args = [func.bound, *args]
         self.bind_params(func.fn, args, kwargs, sub, use_defaults=True)
         passed = len(args) + len(kwargs)
-        named = self.deciding_params(func.fn)
+        # Which parameters the body compares is asked only of a call passing a string.
         strings = [(p.name, sub.env[p.name]) for p in func.fn.params
-                   if p.name in named and isinstance(sub.env.get(p.name), ConstV)
-                   and isinstance(sub.env[p.name].value, str)
+                   if isinstance(sub.env.get(p.name), ConstV) and isinstance(sub.env[p.name].value, str)
+                   and p.name in self.deciding_params(func.fn)
                    and (p.name in kwargs or func.fn.params.index(p) < passed)]
         self.block(func.fn.body, sub)
         return resolve.built_by(sub.returned or UNKNOWN, func.fn, sub, loc, strings)
