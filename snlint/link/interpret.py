@@ -62,6 +62,8 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
         self._named_handlers: dict = {}
         self._torch_names: dict[str, tuple[str, str] | None] = {}
         self._bases: dict[tuple[int, int], list[Value]] = {}
+        self._unstable_reads = 0
+        self._of_class: dict[tuple[str, int, int], object] = {}
 
     # ------------------------------------------------------------ entry points
 

@@ -9,7 +9,7 @@ because it works across files, with its own caches.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 from snlint import facts as F
 from snlint.link.index import ProjectIndex
@@ -19,6 +19,8 @@ from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, Layer, ModuleV, NamespaceV, NameV, UnknownV, Value,
 )
 
+T = TypeVar("T")
+
 
 class Lookup:
     index: ProjectIndex
@@ -27,6 +29,8 @@ class Lookup:
     _resolving: set[tuple[str, str]]  # being computed: a cycle reads UNKNOWN
     _class_files: dict[int, F.FileFacts] | None
     _bases: dict[tuple[int, int], list[Value]]  # (id() of a class, of a file) -> base_values, once stable
+    _unstable_reads: int  # reads of a class's bases that could not be kept
+    _of_class: dict[tuple[str, int, int], object]  # (question, id() of a class, of a file) -> answer
 
     def global_value(self, qual: str, text: str, frame: Frame) -> Value:
         """What the name `qual` (as the source pass resolved it) refers to, seen from
@@ -181,6 +185,8 @@ class Lookup:
             yield from self._bases[key]
             return
         stable = not self._resolving and all(self.stable_name(base, file) for base in cls.bases)
+        if not stable:
+            self._unstable_reads += 1
         frame = Frame(file, "<bases>")
         values = []
         for base in cls.bases:
@@ -189,6 +195,19 @@ class Lookup:
             yield value
         if stable:
             self._bases[key] = values
+
+    def of_class(self, what: str, cls: F.ClassFacts, file: F.FileFacts, compute: Callable[[], T]) -> T:
+        """What `compute` finds of a class through its bases (its torch base, a method it
+        inherits), kept when every base it read on the way was stable (`base_values`): the
+        same question then has the same answer, and reading it again has no effect."""
+        key = (what, id(cls), id(file))
+        if key in self._of_class:
+            return self._of_class[key]
+        unstable = self._unstable_reads
+        found = compute()
+        if self._unstable_reads == unstable:
+            self._of_class[key] = found
+        return found
 
     def stable_name(self, e: F.Expr, file: F.FileFacts) -> bool:
         """Whether `e` is a global name whose value, once read, every later read gives too:
@@ -213,6 +232,12 @@ class Lookup:
 
     def find_method(self, cls: F.ClassFacts, file: F.FileFacts, name: str,
                     seen: frozenset[str] = frozenset()) -> tuple[F.FunctionFacts, F.FileFacts, F.ClassFacts] | None:
+        if not seen:
+            return self.of_class(f"method {name}", cls, file, lambda: self._find_method(cls, file, name, seen))
+        return self._find_method(cls, file, name, seen)
+
+    def _find_method(self, cls: F.ClassFacts, file: F.FileFacts, name: str,
+                     seen: frozenset[str]) -> tuple[F.FunctionFacts, F.FileFacts, F.ClassFacts] | None:
         if cls.qualname in seen:
             return None
         method = cls.method(name)

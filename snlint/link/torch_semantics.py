@@ -121,6 +121,11 @@ class TorchSemantics:
 
     def torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> str | None:
         """The torch.nn type a project class derives from (`Conv2d`, or `Module`)."""
+        if not seen:
+            return self.of_class("torch base", cls, file, lambda: self._torch_base(cls, file, seen))
+        return self._torch_base(cls, file, seen)
+
+    def _torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str]) -> str | None:
         if cls.qualname in seen:
             return None
         found: str | None = None
@@ -157,6 +162,11 @@ class TorchSemantics:
 
     def hand_written_sn(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> bool:
         """A class that implements SN itself: power iteration in its methods, or named so."""
+        if not seen:
+            return self.of_class("hand-written SN", cls, file, lambda: self._hand_written_sn(cls, file, seen))
+        return self._hand_written_sn(cls, file, seen)
+
+    def _hand_written_sn(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str]) -> bool:
         if cls.qualname in seen:
             return False
         if cls.method_names & _SN_METHODS or cls.name.lower().replace("_", "") in _SN_NAMES:
