@@ -108,3 +108,45 @@ class Block(nn.Conv2d):
              for q, layer in project.roots.items()}
     assert roots == {"a.Base": ("module", None, ["conv"]), "a.Block": ("module", None, ["conv"]),
                      "b.Block": ("conv", "Conv2d", [])}
+
+
+INHERITED = '''
+import torch.nn as nn
+
+
+class ConvBase(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Conv2d(3, 8, 3)
+
+
+class LinearBase(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(8, 1)
+
+
+class A(ConvBase):
+    pass
+
+
+class B(LinearBase):
+    pass
+
+
+class C(ConvBase):
+    def __init__(self):
+        super().__init__()
+        self.extra = nn.Linear(8, 8)
+'''
+
+
+def test_inherited_methods_are_each_class_s_own():
+    # Which method a class inherits is found once per class and question: `__init__` of
+    # A is ConvBase's, of B LinearBase's, and C's is its own (calling ConvBase's).
+    project = _project(INHERITED)
+    built = {q.rpartition(".")[2]: [(name, child.type) for name, child in layer.children()]
+             for q, layer in project.roots.items()}
+    assert built == {"ConvBase": [("layer", "Conv2d")], "LinearBase": [("layer", "Linear")],
+                     "A": [("layer", "Conv2d")], "B": [("layer", "Linear")],
+                     "C": [("layer", "Conv2d"), ("extra", "Linear")]}
