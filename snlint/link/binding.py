@@ -93,15 +93,17 @@ class Binding:
                 frame.env[p.name] = self.parsed_options(frame.env.get(p.name), frame)
 
     def default(self, p: F.Param, frame: Frame) -> Value:
+        if isinstance(p.default, F.Const):
+            # A literal, most defaults (`ndf=64`), reads nothing of where it is evaluated.
+            return self.const(p.default, frame)
         # Defaults are evaluated in the defining module, outside the function.
         outer = Frame(frame.file, "<defaults>", frame.parent, frame.call_site, depth=frame.depth)
         value = self.expr(p.default, outer)
         # A layer type taken from a default (`norm_layer=nn.BatchNorm2d`) reports there.
-        origin = Location(frame.file.path, p.span)
         if isinstance(value, TorchTypeV):
-            return TorchTypeV(value.name, origin)
+            return TorchTypeV(value.name, Location(frame.file.path, p.span))
         if isinstance(value, PartialV):
-            return PartialV(value.func, value.args, value.kwargs, value.text, origin)
+            return PartialV(value.func, value.args, value.kwargs, value.text, Location(frame.file.path, p.span))
         return value
 
     def annotated(self, p: F.Param, frame: Frame) -> Value | None:
