@@ -56,6 +56,7 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
         self.budget = STEP_BUDGET
         self._registries: set[str] | None = None
         self._scorers: dict[str, bool] = {}
+        self._players: dict[str, str | None] = {}
         self._class_files: dict[int, F.FileFacts] | None = None
         self._options: dict | None = None
         self._deciding: dict[int, set[str]] = {}

@@ -177,7 +177,7 @@ class TorchSemantics:
     def registry_lookup(self, e: F.Call, frame: Frame) -> Value | None:
         """`ARCH_REGISTRY.get(key)`, `key` known, with a project class registered under it by
         `@ARCH_REGISTRY.register()`: that class."""
-        if isinstance(e.func, F.Attr) and e.func.attr != "get":
+        if len(e.args) != 1 or isinstance(e.func, F.Attr) and e.func.attr != "get":
             return None  # the method as written is the attribute: no need to spell the rest
         registry, _, method = text_of(e.func).rpartition(".")
         if method != "get" or not registry or len(e.args) != 1:
