@@ -156,8 +156,7 @@ class TrainingSemantics:
     def inplace_copy(self, e: F.Call, frame: Frame) -> Value | None:
         """`input.resize_as_(real).copy_(real)`, `x.data.copy_(fake)`: the tutorial scripts'
         preallocated buffer now holds what was copied into it, whatever it held before."""
-        method = last_attr(e.func)
-        if method not in _COPIES_INTO or not e.args:
+        if not e.args or last_attr(e.func) not in _COPIES_INTO:
             return None
         source = self.expr(e.args[0].value, frame)
         if not isinstance(source, TensorV):
