@@ -22,6 +22,7 @@ from snlint.link.values import (
 class Binding:
     index: ProjectIndex
     _options: dict | None  # the project's declared options, read once
+    _deciding: dict[int, set[str]]  # id() of a function's facts -> resolve.deciding of it
 
     def invoke(self, func: FuncV, args: list[Value], kwargs: dict[str, Value], frame: Frame,
                loc: Location) -> Value:
@@ -44,13 +45,21 @@ class Binding:
             args = [func.bound, *args]
         self.bind_params(func.fn, args, kwargs, sub, use_defaults=True)
         passed = len(args) + len(kwargs)
-        named = resolve.deciding(func.fn)
+        # Which parameters the body compares is asked only of a call passing a string.
         strings = [(p.name, sub.env[p.name]) for p in func.fn.params
-                   if p.name in named and isinstance(sub.env.get(p.name), ConstV)
-                   and isinstance(sub.env[p.name].value, str)
+                   if isinstance(sub.env.get(p.name), ConstV) and isinstance(sub.env[p.name].value, str)
+                   and p.name in self.deciding_params(func.fn)
                    and (p.name in kwargs or func.fn.params.index(p) < passed)]
         self.block(func.fn.body, sub)
         return resolve.built_by(sub.returned or UNKNOWN, func.fn, sub, loc, strings)
+
+    def deciding_params(self, fn: F.FunctionFacts) -> set[str]:
+        """`resolve.deciding(fn)`, read once per function: it walks the whole body, and a
+        helper is invoked at every call site (the facts are frozen, so it cannot change)."""
+        found = self._deciding.get(id(fn))
+        if found is None:
+            found = self._deciding[id(fn)] = resolve.deciding(fn)
+        return found
 
     def bind_params(self, fn: F.FunctionFacts, args: list[Value], kwargs: dict[str, Value],
                     frame: Frame, use_defaults: bool) -> None:
@@ -84,15 +93,17 @@ class Binding:
                 frame.env[p.name] = self.parsed_options(frame.env.get(p.name), frame)
 
     def default(self, p: F.Param, frame: Frame) -> Value:
+        if isinstance(p.default, F.Const):
+            # A literal, most defaults (`ndf=64`), reads nothing of where it is evaluated.
+            return self.const(p.default, frame)
         # Defaults are evaluated in the defining module, outside the function.
         outer = Frame(frame.file, "<defaults>", frame.parent, frame.call_site, depth=frame.depth)
         value = self.expr(p.default, outer)
         # A layer type taken from a default (`norm_layer=nn.BatchNorm2d`) reports there.
-        origin = Location(frame.file.path, p.span)
         if isinstance(value, TorchTypeV):
-            return TorchTypeV(value.name, origin)
+            return TorchTypeV(value.name, Location(frame.file.path, p.span))
         if isinstance(value, PartialV):
-            return PartialV(value.func, value.args, value.kwargs, value.text, origin)
+            return PartialV(value.func, value.args, value.kwargs, value.text, Location(frame.file.path, p.span))
         return value
 
     def annotated(self, p: F.Param, frame: Frame) -> Value | None:

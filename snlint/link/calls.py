@@ -29,6 +29,8 @@ MAX_DEPTH = 24
 
 
 class Calls:
+    _named_handlers: dict[str, Callable | None]  # qualified name -> its handler, once found
+
     def call(self, e: F.Call, frame: Frame) -> Value:
         loc = Location(frame.file.path, e.span)
         func_expr = e.func
@@ -163,8 +165,7 @@ class Calls:
         """A function from outside the project. A handler that returns None does not know
         this call (`getattr` with a computed name): what is left is the default."""
         qual = callee.qual
-        handler = self.NAMED_CALLS.get(qual) or next(
-            (h for matches, h in self.NAMED_FAMILIES if matches(qual)), None)
+        handler = self.named_handler(qual)
         if handler is not None:
             handled = handler(self, callee, args, kwargs, e, frame, loc)
             if handled is not None:
@@ -182,6 +183,14 @@ class Calls:
             if isinstance(value, Layer) and value.kind == "module":
                 value.opaque = True
         return UNKNOWN
+
+    def named_handler(self, qual: str) -> Callable | None:
+        """The handler the tables give `qual`, looked up once per name: the families match
+        by pattern, and training code calls the same few names thousands of times."""
+        if qual not in self._named_handlers:
+            self._named_handlers[qual] = self.NAMED_CALLS.get(qual) or next(
+                (h for matches, h in self.NAMED_FAMILIES if matches(qual)), None)
+        return self._named_handlers[qual]
 
     def copy_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         if len(args) != 1:

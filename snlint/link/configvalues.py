@@ -27,6 +27,7 @@ _PARSERS = frozenset({"argparse.ArgumentParser", "configargparse.ArgumentParser"
 _JSON_LOADS = frozenset({"json.load"})
 _YAML_LOADS = frozenset({"yaml.load", "yaml.safe_load", "yaml.full_load", "yaml.unsafe_load"})
 _FILE_LOADS = frozenset({"omegaconf.OmegaConf.load"})
+_LOADS = _JSON_LOADS | _YAML_LOADS  # asked of every call of an outside function
 MAX_CONFIG_BYTES = 1 << 20
 
 
@@ -45,7 +46,7 @@ def named_config_call(qual: str, args: list[Value], kwargs: dict[str, Value], lo
         return DictV(dict(args[0].attrs), origin=args[0].origin)
     if qual == "builtins.open" and args and isinstance(args[0], ConstV) and isinstance(args[0].value, str):
         return _file(args[0].value, file_path)
-    if qual in _JSON_LOADS | _YAML_LOADS and args and isinstance(args[0], FileV):
+    if qual in _LOADS and args and isinstance(args[0], FileV):
         return load_file(args[0], yaml=qual in _YAML_LOADS)
     if qual in _FILE_LOADS and args and isinstance(args[0], ConstV) and isinstance(args[0].value, str):
         loaded = load_file(_file(args[0].value, file_path), yaml=True)

@@ -21,7 +21,14 @@ from snlint.link.values import (
 
 class Expressions:
     def expr(self, e: F.Expr | None, frame: Frame) -> Value:
-        handler = self.EXPRESSIONS.get(type(e))
+        kind = type(e)
+        # Local names and calls, more than half of what the evaluator reads, skip the extra
+        # call through the table (`local`, `call_expr` do the same).
+        if kind is F.Local:
+            return frame.env.get(e.name, UNKNOWN)  # type: ignore[union-attr]
+        if kind is F.Call:
+            return self.call(e, frame)  # type: ignore[arg-type]
+        handler = self.EXPRESSIONS.get(kind)
         return UNKNOWN if handler is None else handler(self, e, frame)
 
     def const(self, e: F.Const, frame: Frame) -> Value:

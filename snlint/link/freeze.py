@@ -18,7 +18,7 @@ from snlint.link.model import (
     BatchNormFact, DiscriminatorFact, ForwardFact, InitFact, LayerFact, LinkedModel, Member,
     PenaltyFact, ReductionFact, SNApplied, SNCallFact, SNFact,
 )
-from snlint.link.values import Layer, ListV, SNApp, TupleV, UnknownV, Value
+from snlint.link.values import ConstV, Layer, ListV, SNApp, TupleV, UnknownV, Value
 
 if TYPE_CHECKING:
     from snlint.link import LinkedProject
@@ -37,7 +37,8 @@ class _Freezer:
         self.children: list[list[tuple[str, Layer]]] = []  # by record id
         self.facts: list[LayerFact] = []
         self.apps: dict[int, SNFact] = {}
-        self.deciding: dict[int, set[str]] = {}  # id() of an __init__'s facts -> resolve.deciding
+        # id() of an __init__'s facts -> its positional parameters, and resolve.deciding of it
+        self.inits: dict[int, tuple[list[str], set[str]]] = {}
         self.frames: dict[int, int] = {}  # id() of an update's frame -> its number
 
     def model(self) -> LinkedModel:
@@ -135,15 +136,17 @@ class _Freezer:
             return False
         init = layer.cls.method("__init__") if layer.cls is not None else None
         if init is None:
-            return all(_known(v) for v in list(layer.args) + list(layer.kwargs.values()))
-        params = [p.name for p in init.params[1:] if p.kind in ("pos", "posonly")]
+            return _all_known(layer.args) and _all_known(layer.kwargs.values())
+        found = self.inits.get(id(init))
+        if found is None:
+            # Read once per `__init__`: a model's layers are built by a few classes.
+            found = self.inits[id(init)] = (
+                [p.name for p in init.params[1:] if p.kind in ("pos", "posonly")], resolve.deciding(init))
+        params, deciding = found
+        if len(layer.args) > len(params) or any(k not in deciding and k not in params for k in layer.kwargs):
+            return _all_known(layer.args) and _all_known(layer.kwargs.values())
         bound = dict(zip(params, layer.args))
         bound.update(layer.kwargs)
-        deciding = self.deciding.get(id(init))
-        if deciding is None:
-            deciding = self.deciding[id(init)] = resolve.deciding(init)
-        if len(layer.args) > len(params) or any(k not in deciding and k not in params for k in layer.kwargs):
-            return all(_known(v) for v in list(layer.args) + list(layer.kwargs.values()))
         return all(_known(v) for k, v in bound.items() if k in deciding)
 
     def trees(self) -> dict[int, tuple[Member, ...]]:
@@ -205,6 +208,11 @@ def _site(layer: Layer, owner: Layer) -> Location:
 
 def _index(app: SNApp, layer: Layer) -> int:
     return next((i for i, x in enumerate(layer.sn) if x is app), 0)
+
+
+def _all_known(values) -> bool:
+    # A literal, most arguments (`nn.Conv2d(3, 64, 4)`), is known without a call.
+    return all(type(v) is ConstV or _known(v) for v in values)
 
 
 def _known(value: Value, depth: int = 0) -> bool:

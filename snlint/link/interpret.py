@@ -56,8 +56,15 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
         self.budget = STEP_BUDGET
         self._registries: set[str] | None = None
         self._scorers: dict[str, bool] = {}
+        self._players: dict[str, str | None] = {}
         self._class_files: dict[int, F.FileFacts] | None = None
         self._options: dict | None = None
+        self._deciding: dict[int, set[str]] = {}
+        self._named_handlers: dict = {}
+        self._torch_names: dict[str, tuple[str, str] | None] = {}
+        self._bases: dict[tuple[int, int], list[Value]] = {}
+        self._unstable_reads = 0
+        self._of_class: dict[tuple[str, int, int], object] = {}
 
     # ------------------------------------------------------------ entry points
 

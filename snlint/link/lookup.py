@@ -9,6 +9,8 @@ because it works across files, with its own caches.
 
 from __future__ import annotations
 
+from typing import Callable, Iterator, TypeVar
+
 from snlint import facts as F
 from snlint.link.index import ProjectIndex
 from snlint.link.names import Definitions
@@ -17,6 +19,8 @@ from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, Layer, ModuleV, NamespaceV, NameV, UnknownV, Value,
 )
 
+T = TypeVar("T")
+
 
 class Lookup:
     index: ProjectIndex
@@ -24,6 +28,9 @@ class Lookup:
     _globals: dict[tuple[str, str], Value]  # (path, name) -> its value, once computed
     _resolving: set[tuple[str, str]]  # being computed: a cycle reads UNKNOWN
     _class_files: dict[int, F.FileFacts] | None
+    _bases: dict[tuple[int, int], list[Value]]  # (id() of a class, of a file) -> base_values, once stable
+    _unstable_reads: int  # reads of a class's bases that could not be kept
+    _of_class: dict[tuple[str, int, int], object]  # (question, id() of a class, of a file) -> answer
 
     def global_value(self, qual: str, text: str, frame: Frame) -> Value:
         """What the name `qual` (as the source pass resolved it) refers to, seen from
@@ -166,13 +173,55 @@ class Lookup:
         return sorted(out, key=lambda m: -depth[id(m[2])])
 
     def project_bases(self, cls: F.ClassFacts, file: F.FileFacts) -> list[tuple[F.ClassFacts, F.FileFacts]]:
-        out = []
+        return [(value.cls, value.file) for value in self.base_values(cls, file) if isinstance(value, ClassV)]
+
+    def base_values(self, cls: F.ClassFacts, file: F.FileFacts) -> Iterator[Value]:
+        """What each of a class's bases is, read in `file`, one at a time (a caller may
+        follow one base before the next is read, as it always did). Method lookups and
+        module tests ask this of the same classes thousands of times: kept once every base
+        is a name whose value cannot change any more (`stable_name`), else read again."""
+        key = (id(cls), id(file))
+        if key in self._bases:
+            yield from self._bases[key]
+            return
+        stable = not self._resolving and all(self.stable_name(base, file) for base in cls.bases)
+        if not stable:
+            self._unstable_reads += 1
         frame = Frame(file, "<bases>")
+        values = []
         for base in cls.bases:
             value = self.expr(base, frame)
-            if isinstance(value, ClassV):
-                out.append((value.cls, value.file))
-        return out
+            values.append(value)
+            yield value
+        if stable:
+            self._bases[key] = values
+
+    def of_class(self, what: str, cls: F.ClassFacts, file: F.FileFacts, compute: Callable[[], T]) -> T:
+        """What `compute` finds of a class through its bases (its torch base, a method it
+        inherits), kept when every base it read on the way was stable (`base_values`): the
+        same question then has the same answer, and reading it again has no effect."""
+        key = (what, id(cls), id(file))
+        if key in self._of_class:
+            return self._of_class[key]
+        unstable = self._unstable_reads
+        found = compute()
+        if self._unstable_reads == unstable:
+            self._of_class[key] = found
+        return found
+
+    def stable_name(self, e: F.Expr, file: F.FileFacts) -> bool:
+        """Whether `e` is a global name whose value, once read, every later read gives too:
+        a torch or outside name, a module, or a module-level name of a project file (its
+        value is computed once, `module_global`), read while no module-level name is being
+        computed (that one would read as unknown for now). Not a star-imported name, nor an
+        attribute of a module-level value (`cfg.Base`: the value may change)."""
+        if not isinstance(e, F.Global) or e.qual.startswith("*."):
+            return False
+        if self.torch_name(e.qual, e.text) is not None or \
+                e.qual.startswith(("torch.", "builtins.", "functools.", "collections.", "typing.")):
+            return True
+        resolved = self.index.resolve(e.qual, file)
+        return resolved is None or "." not in resolved.name
 
     def file_of(self, cls: F.ClassFacts) -> F.FileFacts | None:
         """The file that defines `cls`: a method runs there, with its imports, wherever the
@@ -183,6 +232,12 @@ class Lookup:
 
     def find_method(self, cls: F.ClassFacts, file: F.FileFacts, name: str,
                     seen: frozenset[str] = frozenset()) -> tuple[F.FunctionFacts, F.FileFacts, F.ClassFacts] | None:
+        if not seen:
+            return self.of_class(f"method {name}", cls, file, lambda: self._find_method(cls, file, name, seen))
+        return self._find_method(cls, file, name, seen)
+
+    def _find_method(self, cls: F.ClassFacts, file: F.FileFacts, name: str,
+                     seen: frozenset[str]) -> tuple[F.FunctionFacts, F.FileFacts, F.ClassFacts] | None:
         if cls.qualname in seen:
             return None
         method = cls.method(name)

@@ -35,15 +35,21 @@ class TorchSemantics:
     index: ProjectIndex
     events: Events
     _registries: set[str] | None  # the project's class registries, found once
+    _torch_names: dict[str, tuple[str, str] | None]  # qualified name -> ("sn", api), ("layer", type) or None
 
     def torch_name(self, qual: str, text: str) -> Value | None:
         """What a torch name is, when it is more than a name: an SN function, a layer type."""
-        if qual in SN_FUNCTIONS:
-            return SNFuncV(SN_FUNCTIONS[qual], text or qual.rsplit(".", 1)[-1])
-        ltype = layer_type(qual)
-        if ltype is not None:
-            return TorchTypeV(ltype)
-        return None
+        if qual not in self._torch_names:
+            # Every global read asks; the layer-type pattern is matched once per name.
+            ltype = None if qual in SN_FUNCTIONS else layer_type(qual)
+            self._torch_names[qual] = ("sn", SN_FUNCTIONS[qual]) if qual in SN_FUNCTIONS else \
+                ("layer", ltype) if ltype is not None else None
+        found = self._torch_names[qual]
+        if found is None:
+            return None
+        if found[0] == "sn":
+            return SNFuncV(found[1], text or qual.rsplit(".", 1)[-1])
+        return TorchTypeV(found[1])
 
     # ------------------------------------------------------------ building modules
 
@@ -115,12 +121,15 @@ class TorchSemantics:
 
     def torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> str | None:
         """The torch.nn type a project class derives from (`Conv2d`, or `Module`)."""
+        if not seen:
+            return self.of_class("torch base", cls, file, lambda: self._torch_base(cls, file, seen))
+        return self._torch_base(cls, file, seen)
+
+    def _torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str]) -> str | None:
         if cls.qualname in seen:
             return None
-        frame = Frame(file, "<bases>")
         found: str | None = None
-        for base in cls.bases:
-            value = self.expr(base, frame)
+        for value in self.base_values(cls, file):
             if isinstance(value, TorchTypeV):
                 if value.name != "Module" or found is None:
                     found = value.name
@@ -153,6 +162,11 @@ class TorchSemantics:
 
     def hand_written_sn(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> bool:
         """A class that implements SN itself: power iteration in its methods, or named so."""
+        if not seen:
+            return self.of_class("hand-written SN", cls, file, lambda: self._hand_written_sn(cls, file, seen))
+        return self._hand_written_sn(cls, file, seen)
+
+    def _hand_written_sn(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str]) -> bool:
         if cls.qualname in seen:
             return False
         if cls.method_names & _SN_METHODS or cls.name.lower().replace("_", "") in _SN_NAMES:
@@ -163,6 +177,8 @@ class TorchSemantics:
     def registry_lookup(self, e: F.Call, frame: Frame) -> Value | None:
         """`ARCH_REGISTRY.get(key)`, `key` known, with a project class registered under it by
         `@ARCH_REGISTRY.register()`: that class."""
+        if len(e.args) != 1 or isinstance(e.func, F.Attr) and e.func.attr != "get":
+            return None  # the method as written is the attribute: no need to spell the rest
         registry, _, method = text_of(e.func).rpartition(".")
         if method != "get" or not registry or len(e.args) != 1:
             return None

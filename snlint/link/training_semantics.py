@@ -29,6 +29,7 @@ from snlint.link.values import (
 class TrainingSemantics:
     events: Events
     _scorers: dict[str, bool]  # class qualname -> whether its forward calls the discriminator
+    _players: dict[str, str | None]  # an unknown callee as written -> the player its call runs
 
     # ------------------------------------------------------------ what the evaluator asks
 
@@ -155,8 +156,7 @@ class TrainingSemantics:
     def inplace_copy(self, e: F.Call, frame: Frame) -> Value | None:
         """`input.resize_as_(real).copy_(real)`, `x.data.copy_(fake)`: the tutorial scripts'
         preallocated buffer now holds what was copied into it, whatever it held before."""
-        method = last_attr(e.func)
-        if method not in _COPIES_INTO or not e.args:
+        if not e.args or last_attr(e.func) not in _COPIES_INTO:
             return None
         source = self.expr(e.args[0].value, frame)
         if not isinstance(source, TensorV):
@@ -188,14 +188,11 @@ class TrainingSemantics:
 
     def call_unknown(self, callee: UnknownV, args, kwargs, e, frame, loc, text) -> Value:
         """A player the evaluator cannot follow (`netD` a parameter nobody passed), called."""
-        if text and (D_NAME.search(text) or G_NAME.search(text)):
-            return self.forward_call(None, text, args, frame, loc, e)
-        receiver = text.rpartition(".")[0] if text else ""
-        if receiver and G_NAME.search(receiver) and not D_NAME.search(receiver):
-            # `self.G.synthesis(ws)`, `G.mapping(z)`: a generator's sub-network, run by its
-            # owner's training code; what it returns is generated.
-            return self.forward_call(None, receiver, args, frame, loc, e)
-        return UNKNOWN
+        if text not in self._players:
+            # Read once per spelling: most calls of unknown callees are not of players.
+            self._players[text] = _player(text)
+        player = self._players[text]
+        return UNKNOWN if player is None else self.forward_call(None, player, args, frame, loc, e)
 
     CALLEES: dict[type, Callable] = {Layer: call_module, UnknownV: call_unknown}
 
@@ -331,6 +328,19 @@ def _concatenation(args: list[Value], kwargs: dict[str, Value], loc: Location) -
         return TensorV(joined.tags, joined.outputs,
                        frozenset({Channels(tuple(p.origins for p in parts), loc.span.line, loc.path)}))
     return joined
+
+
+def _player(text: str) -> str | None:
+    """The player a call of an unknown callee spelled `text` runs, as written: the callee
+    itself (`netD`), or the generator whose sub-network it is; None for anything else."""
+    if text and (D_NAME.search(text) or G_NAME.search(text)):
+        return text
+    receiver = text.rpartition(".")[0] if text else ""
+    if receiver and G_NAME.search(receiver) and not D_NAME.search(receiver):
+        # `self.G.synthesis(ws)`, `G.mapping(z)`: a generator's sub-network, run by its
+        # owner's training code; what it returns is generated.
+        return receiver
+    return None
 
 
 def _input_kind(value: Value, expr: F.Expr | None) -> str:
