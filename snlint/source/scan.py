@@ -46,6 +46,7 @@ _CONSTANTS = frozenset({"True", "False", "None"})
 # nested definitions (only their name is bound), lambdas, comprehensions and imports.
 _OPAQUE = (cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
            cst.Import, cst.ImportFrom)
+_OPAQUE_TYPES = frozenset(_OPAQUE)  # all final classes: `type(node) in` is `isinstance`
 _HANDLERS = (cst.ExceptHandler, cst.ExceptStarHandler)
 # The node types `scan` reads besides names.
 _READ = frozenset({cst.Attribute, cst.Arg, cst.Param, cst.AssignTarget, cst.AnnAssign,
@@ -231,15 +232,34 @@ def _bindings(scopes: Scopes, module: cst.Module, parents: Mapping, lines: Calla
     function's decorators, defaults and annotations (they are outside its body, and the
     scope around it stops at the `def`)."""
 
+    # The owner of a node is its parent's, unless the parent is a scope: names of one
+    # statement share their ancestors, so each node's answer is kept (by id: the tree
+    # outlives this call).
+    owners: dict[int, object | None] = {}
+    get = parents.get
+
     def owner(node: cst.CSTNode) -> object | None:
-        child, parent = node, parents.get(node)
-        while parent is not None:
-            if isinstance(parent, cst.FunctionDef):
-                return parent if child is parent.body else None
-            if isinstance(parent, _OPAQUE):
-                return None
-            child, parent = parent, parents.get(parent)
-        return _MODULE
+        path = []
+        child, parent = node, get(node)
+        while True:
+            found = owners.get(id(child), owners)
+            if found is not owners:
+                break
+            path.append(id(child))
+            if parent is None:
+                found = _MODULE
+                break
+            kind = type(parent)
+            if kind is cst.FunctionDef:
+                found = parent if child is parent.body else None
+                break
+            if kind in _OPAQUE_TYPES:
+                found = None
+                break
+            child, parent = parent, get(parent)
+        for key in path:
+            owners[key] = found
+        return found
 
     local: dict[object, set[str]] = {}
     global_: dict[object, set[str]] = {}
