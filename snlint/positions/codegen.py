@@ -180,7 +180,12 @@ class _Fast(_State):
                       cst.AugAssign: self._augmented}
 
     def gen(self, node: cst.CSTNode) -> None:
-        handler = self.handlers.get(node.__class__)
+        kind = node.__class__
+        if kind is cst.SimpleWhitespace:
+            # Nearly half of all nodes: its codegen (one token) is written out here.
+            self._value_token(node)
+            return
+        handler = self.handlers.get(kind)
         if handler is None:
             node._codegen(self)
         else:
@@ -216,7 +221,11 @@ class _Fast(_State):
             self.close(node, sl, sc)
             return
         sl, sc = self.line, self.column
-        self.token(node.value)
+        value = node.value
+        if "\n" in value or "\r" in value:
+            self.add_token(value)
+        else:
+            self.column = sc + len(value)
         self.leaf(node, sl, sc)
 
     def open(self, node) -> tuple[int, int]:
@@ -237,9 +246,18 @@ class _Fast(_State):
         # SimpleWhitespace, Comment: one token, recorded when the codegen ends; a node
         # recorded already keeps its range (after_codegen).
         sl, sc = self.line, self.column
-        self.token(node.value)
-        if id(node) not in self.raw:
-            self.leaf(node, sl, sc)
+        value = node.value
+        if "\n" in value or "\r" in value:
+            self.add_token(value)
+        else:
+            self.column = sc + len(value)
+        key = id(node)
+        raw = self.raw
+        if key not in raw:
+            nodes = self.nodes
+            raw[key] = (sl, sc, self.line, self.column, len(nodes))
+            nodes.append(node)
+            self.parents.append(self.stack[-1][2])
 
     def _newline(self, node) -> None:
         sl, sc = self.line, self.column

@@ -13,6 +13,7 @@ parameter, or a `def`/`class`/`except ... as`/match-capture name.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import compress
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
@@ -54,6 +55,7 @@ _READ = frozenset({cst.Attribute, cst.Arg, cst.Param, cst.AssignTarget, cst.AnnA
                    cst.FunctionDef, cst.ClassDef, *_HANDLERS, cst.NameItem, cst.Import,
                    cst.ImportFrom, cst.ImportAlias, cst.MatchAs, cst.MatchStar, cst.MatchMapping,
                    cst.MatchKeywordElement})
+_SCANNED = _READ | {cst.Name}
 _MODULE = "<module>"
 
 
@@ -104,12 +106,13 @@ def scan(module: cst.Module, table: Iterable[cst.CSTNode], parents: Mapping[cst.
         elif isinstance(node, cst.StarredElement):
             target(node.value, into, collect)
 
-    for node in table:
+    nodes = list(table)
+    # Only names and the node types above (a quarter of the table): the others are left
+    # out at C speed, without a step of this loop each.
+    for node in compress(nodes, map(_SCANNED.__contains__, map(type, nodes))):
         kind = type(node)
         if kind is cst.Name:
             names.append(node)
-        elif kind not in _READ:  # whitespace, operators, most expressions: nothing to count
-            continue
         elif kind is cst.Attribute:
             skip.add(id(node.attr))
         elif kind is cst.Arg:
