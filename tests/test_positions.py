@@ -38,6 +38,12 @@ SOURCES = {
     "positional-only and star": "def f(a, /, b, *, c): pass\ndef g(*, k): pass\ndef h(a, /): pass\n",
     "globals and imports": "from . import a\nfrom ..b import c as d, e\nfrom f import *\nimport g.h as i, j\nglobal x\n",
     "match": "match x:\n    case [a, *r] if a:\n        pass\n    case {'k': v, **kw}:\n        pass\n    case P(x=1) as p:\n        pass\n",
+    "with, assert, dicts": (
+        "with (\n    open(a) as f,\n    open(b) as g,\n):\n    pass\n"
+        "with a, \\\n        b as c:\n    pass\n"
+        "assert x, 'message'\nassert (y)\n"
+        "d = {'a': 1,  # one\n     **rest, 'b': {}}\n"),
+    "star parameters": "def f(a, *args, b=1, c: int, **kw): pass\ndef g(*args): pass\ndef h(**kw): pass\n",
     "nested definitions": "class A:\n    class B:\n        def c(self):\n            def d():\n                return [e for e in f]\n            return d\n",
 }
 
