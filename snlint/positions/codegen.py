@@ -366,7 +366,7 @@ class _Fast(_State):
         comma = node.comma
         if comma is MaybeSentinel.DEFAULT and default_comma:
             self.column += 2  # ", "
-        elif isinstance(comma, cst.Comma):
+        elif comma.__class__ is cst.Comma:
             self.gen(comma)
         self.after_codegen(node)
 
@@ -421,7 +421,7 @@ class _Fast(_State):
         comma = node.comma
         if comma is MaybeSentinel.DEFAULT and default_comma:
             self.column += 2 if default_comma_whitespace else 1  # ", " or ","
-        elif isinstance(comma, cst.Comma):
+        elif comma.__class__ is cst.Comma:
             self.gen(comma)
         self.after_codegen(node)
 
@@ -446,7 +446,7 @@ class _Fast(_State):
             comma = element.comma
             if comma is MaybeSentinel.DEFAULT and i < last:
                 self.column += 2  # ", "
-            elif isinstance(comma, cst.Comma):
+            elif comma.__class__ is cst.Comma:
                 self.gen(comma)
             self.after_codegen(element)
         self.gen(node.rbrace)
@@ -498,14 +498,14 @@ class _Fast(_State):
         equal = node.equal
         if equal is MaybeSentinel.DEFAULT and keyword is not None:
             self.column += 3  # " = "
-        elif isinstance(equal, cst.AssignEqual):
+        elif equal.__class__ is cst.AssignEqual:
             self.gen(equal)
         self.gen(node.value)
         self.record_block(node, sl, sc)
         comma = node.comma
         if comma is MaybeSentinel.DEFAULT and default_comma:
             self.column += 2  # ", "
-        elif isinstance(comma, cst.Comma):
+        elif comma.__class__ is cst.Comma:
             self.gen(comma)
         self.gen(node.whitespace_after_arg)
         self.after_codegen(node)
@@ -657,7 +657,7 @@ class _Fast(_State):
             comma = item.comma
             if comma is MaybeSentinel.DEFAULT and i != last:
                 self.column += 2  # ", "
-            elif isinstance(comma, cst.Comma):
+            elif comma.__class__ is cst.Comma:
                 self.gen(comma)
             self.after_codegen(item)
         if isinstance(node.rpar, cst.RightParen):
@@ -707,7 +707,7 @@ class _Fast(_State):
         comma = node.comma
         if comma is MaybeSentinel.DEFAULT and default_comma:
             self.column += 2  # ", "
-        elif isinstance(comma, cst.Comma):
+        elif comma.__class__ is cst.Comma:
             self.gen(comma)
         self.after_codegen(node)
 
@@ -812,14 +812,14 @@ class _Fast(_State):
         equal = node.equal
         if equal is MaybeSentinel.DEFAULT and node.default is not None:
             self.column += 3  # " = "
-        elif isinstance(equal, cst.AssignEqual):
+        elif equal.__class__ is cst.AssignEqual:
             self.gen(equal)
         if node.default is not None:
             self.gen(node.default)
         comma = node.comma
         if comma is MaybeSentinel.DEFAULT and default_comma:
             self.column += 2  # ", "
-        elif isinstance(comma, cst.Comma):
+        elif comma.__class__ is cst.Comma:
             self.gen(comma)
         self.gen(node.whitespace_after_param)
         self.after_codegen(node)

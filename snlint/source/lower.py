@@ -412,28 +412,29 @@ class Lowerer:
 
     def small(self, node: cst.BaseSmallStatement) -> list[F.Stmt]:
         span = self.span(node)
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
+        kind = type(node)  # small statements are final classes (see `expr`)
+        if kind is cst.Import or kind is cst.ImportFrom:
             self._import_sites(node)
-        if isinstance(node, cst.Assign):
+        if kind is cst.Assign:
             if not self.scopes and not self.class_stack and len(node.targets) == 1 \
                     and isinstance(node.targets[0].target, cst.Name):
                 self.assigned.setdefault(node.targets[0].target.value, []).append(self.order[node.value])
             targets = tuple(self.expr(t.target) for t in node.targets)
             return [F.Assign(targets, self.expr(node.value), span=span)]
-        if isinstance(node, cst.AnnAssign):
+        if kind is cst.AnnAssign:
             if node.value is None:
                 return []
             return [F.Assign((self.expr(node.target),), self.expr(node.value), span=span)]
-        if isinstance(node, cst.AugAssign):
+        if kind is cst.AugAssign:
             op = type(node.operator).__name__.replace("Assign", "")
             return [F.AugAssign(self.expr(node.target), op, self.expr(node.value), span=span)]
-        if isinstance(node, cst.Expr):
+        if kind is cst.Expr:
             return [F.ExprStmt(self.expr(node.value), span=span)]
-        if isinstance(node, cst.Return):
+        if kind is cst.Return:
             return [F.Return(self.expr(node.value) if node.value is not None else None, span=span)]
-        if isinstance(node, (cst.Continue, cst.Break)):
-            return [F.Jump("continue" if isinstance(node, cst.Continue) else "break", span=span)]
-        if isinstance(node, (cst.Import, cst.ImportFrom)) and self.rebound and self.rebound[-1]:
+        if kind is cst.Continue or kind is cst.Break:
+            return [F.Jump("continue" if kind is cst.Continue else "break", span=span)]
+        if (kind is cst.Import or kind is cst.ImportFrom) and self.rebound and self.rebound[-1]:
             return [F.Assign((F.Local(local),), F.Global(qual, text=local), span=span)
                     for local, qual in self._imported(node).items() if local in self.rebound[-1]]
         return []
