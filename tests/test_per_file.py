@@ -1,4 +1,4 @@
-"""The per-file stage (snlint/per_file.py, snlint/cache.py, snlint/positions.py): a cold,
+"""The per-file stage (snlint/per_file.py, snlint/cache.py, snlint/positions/): a cold,
 a warm and a parallel run say the same; the cache is found and missed when it should
 be; the prefilter skips what cannot matter and nothing else; the one-file path imports
 what it uses. Steps are counted (PerFile.stats), never timed."""

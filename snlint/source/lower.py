@@ -20,6 +20,7 @@ from snlint.positions import layout
 from snlint.source.scan import scan
 
 _BUILTINS = frozenset(dir(builtins))
+_CONSTANTS = {"True": True, "False": False, "None": None}
 _COMPARE = {cst.Equal: "==", cst.NotEqual: "!=", cst.In: "in", cst.NotIn: "not in", cst.Is: "is",
             cst.IsNot: "is not", cst.LessThan: "<", cst.LessThanEqual: "<=",
             cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
@@ -175,7 +176,7 @@ class Lowerer:
         self.class_qualnames: set[str] = set()
         positions = self.positions
         self.scopes_info = scan(module, positions, parents,
-                                lambda node: positions[node].start.line,
+                                lambda node: positions.raw(node)[0],
                                 module_name, is_package, resolve_relative)
         self.imports = self.scopes_info.imports
         self.star = self.scopes_info.star
@@ -201,20 +202,20 @@ class Lowerer:
     def text(self, node: cst.CSTNode) -> str:
         return self.tree.code_for_node(node)
 
-    def qualify(self, name: str) -> F.Expr:
+    def qualify(self, name: str, span: Span) -> F.Expr:
         for scope in reversed(self.scopes):
             if name in scope:
-                return F.Local(name)
+                return F.Local(name, span=span)
         if name in self.imports:
-            return F.Global(self.imports[name], text=name)
+            return F.Global(self.imports[name], text=name, span=span)
         if name in self.module_names:
-            return F.Global(f"{self.module}.{name}" if self.module else name, text=name)
+            return F.Global(f"{self.module}.{name}" if self.module else name, text=name, span=span)
         if name in _BUILTINS:
-            return F.Global(f"builtins.{name}", text=name)
+            return F.Global(f"builtins.{name}", text=name, span=span)
         if self.star:
             # Which `from x import *` it comes from is decided in the link step.
-            return F.Global(f"*.{name}", text=name)
-        return F.Unknown(name, unbound=True)
+            return F.Global(f"*.{name}", text=name, span=span)
+        return F.Unknown(name, unbound=True, span=span)
 
     # ------------------------------------------------------------ expressions
 
@@ -222,34 +223,38 @@ class Lowerer:
         if node is None:
             return F.Const(None)
         span = self.span(node)
-        if isinstance(node, cst.Name):
-            if node.value in ("True", "False", "None"):
-                return F.Const({"True": True, "False": False, "None": None}[node.value], span=span)
-            e = self.qualify(node.value)
-            if isinstance(e, F.Global):
+        # Exact types first: the node classes read most are final in libcst, and
+        # `isinstance` on them goes through the ABC machinery of `CSTNode`.
+        kind = type(node)
+        if kind is cst.Name:
+            value = node.value
+            if value in _CONSTANTS:
+                return F.Const(_CONSTANTS[value], span=span)
+            e = self.qualify(value, span)
+            if type(e) is F.Global:
                 self.quals[span.node] = e.qual  # type: ignore[index]
-            return _with_span(e, span)
-        if isinstance(node, cst.Attribute):
+            return e
+        if kind is cst.Attribute:
             value = self.expr(node.value)
-            if isinstance(value, F.Global):
+            if type(value) is F.Global:
                 # Text from the parts: code_for_node would run codegen for every dotted name.
                 head = value.text or value.qual
                 qual = f"{value.qual}.{node.attr.value}"
                 self.quals[span.node] = qual  # type: ignore[index]
                 return F.Global(qual, text=f"{head}.{node.attr.value}", span=span)
             return F.Attr(value, node.attr.value, span=span)
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             self.site(span, call=True)
             args = tuple(self.arg(a) for a in node.args)
             return F.Call(self.expr(node.func), args, span=span)
-        if isinstance(node, cst.Integer):
+        if kind is cst.Integer:
             try:
                 return F.Const(int(node.value, 0), span=span)
             except ValueError:
                 return F.Const(int(node.value.replace("_", "")), span=span)
-        if isinstance(node, cst.Float):
+        if kind is cst.Float:
             return F.Const(float(node.value.replace("_", "")), span=span)
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        if kind is cst.SimpleString or kind is cst.ConcatenatedString:
             value = node.evaluated_value
             return F.Const(value if isinstance(value, str) else None, span=span)
         if isinstance(node, cst.UnaryOperation):
@@ -336,10 +341,10 @@ class Lowerer:
     def arg(self, node: cst.Arg) -> F.Arg:
         # The contract's "argument" node is `dim=0` without the trailing comma.
         first: cst.CSTNode = node.keyword if node.keyword is not None else node.value
-        start = self.positions[first].start
-        end = self.positions[node.value].end
-        span = Span(start.line, start.column + 1 - len(node.star), end.line, end.column + 1,
-                    self.order[node])
+        raw = self.positions.raw
+        sl, sc = raw(first)[:2]
+        _, _, el, ec, _ = raw(node.value)
+        span = Span(sl, sc + 1 - len(node.star), el, ec + 1, raw(node)[4])
         self.site(span)
         return F.Arg(
             self.expr(node.value),
@@ -407,28 +412,29 @@ class Lowerer:
 
     def small(self, node: cst.BaseSmallStatement) -> list[F.Stmt]:
         span = self.span(node)
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
+        kind = type(node)  # small statements are final classes (see `expr`)
+        if kind is cst.Import or kind is cst.ImportFrom:
             self._import_sites(node)
-        if isinstance(node, cst.Assign):
+        if kind is cst.Assign:
             if not self.scopes and not self.class_stack and len(node.targets) == 1 \
                     and isinstance(node.targets[0].target, cst.Name):
                 self.assigned.setdefault(node.targets[0].target.value, []).append(self.order[node.value])
             targets = tuple(self.expr(t.target) for t in node.targets)
             return [F.Assign(targets, self.expr(node.value), span=span)]
-        if isinstance(node, cst.AnnAssign):
+        if kind is cst.AnnAssign:
             if node.value is None:
                 return []
             return [F.Assign((self.expr(node.target),), self.expr(node.value), span=span)]
-        if isinstance(node, cst.AugAssign):
+        if kind is cst.AugAssign:
             op = type(node.operator).__name__.replace("Assign", "")
             return [F.AugAssign(self.expr(node.target), op, self.expr(node.value), span=span)]
-        if isinstance(node, cst.Expr):
+        if kind is cst.Expr:
             return [F.ExprStmt(self.expr(node.value), span=span)]
-        if isinstance(node, cst.Return):
+        if kind is cst.Return:
             return [F.Return(self.expr(node.value) if node.value is not None else None, span=span)]
-        if isinstance(node, (cst.Continue, cst.Break)):
-            return [F.Jump("continue" if isinstance(node, cst.Continue) else "break", span=span)]
-        if isinstance(node, (cst.Import, cst.ImportFrom)) and self.rebound and self.rebound[-1]:
+        if kind is cst.Continue or kind is cst.Break:
+            return [F.Jump("continue" if kind is cst.Continue else "break", span=span)]
+        if (kind is cst.Import or kind is cst.ImportFrom) and self.rebound and self.rebound[-1]:
             return [F.Assign((F.Local(local),), F.Global(qual, text=local), span=span)
                     for local, qual in self._imported(node).items() if local in self.rebound[-1]]
         return []
@@ -440,11 +446,13 @@ class Lowerer:
 
         def add(p: cst.Param, kind: str) -> None:
             default = self.expr(p.default) if p.default is not None else None
-            start = self.positions[p.name].start
-            end = self.positions[p.default if p.default is not None else p.name].end
+            raw = self.positions.raw
+            sl, sc = raw(p.name)[:2]
+            last = p.default if p.default is not None else p.name
             if p.default is None and p.annotation is not None:
-                end = self.positions[p.annotation].end
-            span = Span(start.line, start.column + 1, end.line, end.column + 1, self.order[p])
+                last = p.annotation
+            _, _, el, ec, _ = raw(last)
+            span = Span(sl, sc + 1, el, ec + 1, raw(p)[4])
             self.site(span)
             annotation = self.expr(p.annotation.annotation) if p.annotation is not None else None
             out.append(F.Param(p.name.value, default, kind, span, annotation))
@@ -466,7 +474,7 @@ class Lowerer:
         prefix = ".".join(filter(None, [self.module, *self.class_stack]))
         # Defaults are evaluated in the enclosing scope.
         params = self.params(node.params)
-        known = self.scopes_info.functions.get((self.positions[node.name].start.line, name))
+        known = self.scopes_info.functions.get((self.positions.raw(node.name)[0], name))
         if known is not None:
             local = set(known) | {p.name for p in params}
         else:
@@ -608,12 +616,6 @@ def _iter_globals(body: cst.BaseSuite) -> list[str]:
 
     body.visit(V())
     return names
-
-
-def _with_span(e: F.Expr, span: Span) -> F.Expr:
-    from dataclasses import replace
-
-    return replace(e, span=span)
 
 
 def lower_file(module: cst.Module, path: str, module_name: str,

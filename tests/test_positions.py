@@ -1,0 +1,88 @@
+"""snlint/positions (the table, and its codegen in snlint/positions/codegen.py): the table equals libcst's
+PositionProvider (ranges and order: the node index) and the parents its
+ParentNodeProvider, on code that takes both the written-out codegen and libcst's own."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from snlint.positions import layout
+
+SOURCES = {
+    "empty": "",
+    "newline only": "\n",
+    "comment only, no newline": "# c",
+    "no trailing newline": "x = 1",
+    "decorators": "@d\n@e(1, k=2)\n\n# between\ndef f(a, b: int = 2, *args, c, d=3, **kw) -> 'r':\n    return (a)  # c\n",
+    "parentheses": "x = ((a) + (b)) * (c,)\ny = (f)(1)(2)\nz = ((a).b).c\n(w) = ((1),)\n",
+    "comments and blank lines": "# head\n\nimport a  # c\n\n\n# before\nclass C(B, metaclass=M):  # c\n    # inside\n    x = 1\n\n    def m(self): pass\n# tail\n",
+    "f-strings and strings": "f'{x!r:>{w}} é {y}'\nz = 'a' 'b'\ns = '''x\ny'''\nb = rb'\\x00'\n",
+    "line continuations": "x = 1 + \\\n    2\nif a and \\\n        b:\n    pass\n",
+    "crlf": "import a\r\nx = f(1,\r\n      2)\r\nif x:\r\n    y = 2\r\nelse:\r\n    y = 3\r\n",
+    "lone cr": "x = 1\ry = (2,\r 3)\r",
+    "tabs": "def f():\n\tif x:\n\t\treturn 1\n\telif y:\n\t\treturn 2\n\telse:\n\t\treturn\n",
+    "unicode": "λ = 'é' + \"日本\"  # ü\nnom_é = λ\n",
+    "for else, while, with, try": (
+        "for i, (a, b) in enumerate(x):\n    continue\nelse:\n    pass\n"
+        "while x:\n    break\n"
+        "with open(p) as f, g:\n    pass\n"
+        "try:\n    pass\nexcept (A, B) as e:\n    raise\nfinally:\n    del e\n"),
+    "semicolons and one-line suites": "a = 1; b = 2;\nif x: y = 1; z = 2\nclass C: pass\n",
+    "calls and arguments": "f(*a, **k)\ng(x=1, y = 2,)\nh(\n    1,  # one\n    2,\n)\nnet = nn.Sequential(nn.Conv2d(3, 64, 4, 2, 1), nn.LeakyReLU(0.2, True))\n",
+    "operators": "x = -a ** 2 // b % c @ d | e & f ^ g << 1 >> 2\ny = not a or b and c\nz = a < b <= c != d in e not in f is g is not h\nx += 1\n",
+    "collections and comprehensions": "x = [1, 2, *y]\nd = {'a': 1, **e}\ns = {1}\nt = ()\nl = [i for i in y if i]\ng = (i for i in y)\nk = {a: b for a, b in c}\n",
+    "subscripts and lambdas": "x = a[1:2, ::3][b]\nf = lambda a, *b, c=1, **d: (a, b)\ny = a if b else c\n",
+    "async and walrus": "async def f():\n    async with a as b:\n        await c\n    async for x in y:\n        pass\n    if (n := 10) > 5:\n        pass\n",
+    "positional-only and star": "def f(a, /, b, *, c): pass\ndef g(*, k): pass\ndef h(a, /): pass\n",
+    "globals and imports": "from . import a\nfrom ..b import c as d, e\nfrom f import *\nimport g.h as i, j\nglobal x\n",
+    "match": "match x:\n    case [a, *r] if a:\n        pass\n    case {'k': v, **kw}:\n        pass\n    case P(x=1) as p:\n        pass\n",
+    "with, assert, dicts": (
+        "with (\n    open(a) as f,\n    open(b) as g,\n):\n    pass\n"
+        "with a, \\\n        b as c:\n    pass\n"
+        "assert x, 'message'\nassert (y)\n"
+        "d = {'a': 1,  # one\n     **rest, 'b': {}}\n"),
+    "star parameters": "def f(a, *args, b=1, c: int, **kw): pass\ndef g(*args): pass\ndef h(**kw): pass\n",
+    "nested definitions": "class A:\n    class B:\n        def c(self):\n            def d():\n                return [e for e in f]\n            return d\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_the_table_is_libcsts(name):
+    module = cst.parse_module(SOURCES[name])
+    positions, parents = layout(module)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    expected = wrapper.resolve(PositionProvider)
+    assert list(positions) == list(expected)  # the node indices
+    assert [positions.raw(n) for n in expected] == [
+        (r.start.line, r.start.column, r.end.line, r.end.column, i)
+        for i, r in enumerate(expected.values())]
+    assert dict(parents.items()) == dict(wrapper.resolve(ParentNodeProvider))
+
+
+def test_ranges_leave_out_parentheses_and_trailing_newlines():
+    module = cst.parse_module("x = ((a) + b)  # c\r\nif y:\r\n\tz = 1\r\n")
+    positions, parents = layout(module)
+    assign = module.body[0].body[0]
+    binary = assign.value
+    assert positions[assign] == ((1, 0), (1, 13))
+    assert positions[binary] == ((1, 5), (1, 12))
+    assert positions[binary.left] == ((1, 6), (1, 7))
+    assert positions[module.body[0]] == ((1, 0), (1, 13))  # the line, without its comment
+    branch = module.body[1]
+    assert positions[branch] == ((2, 0), (3, 6))  # to the end of its last statement
+    assert positions[branch.body.body[0]] == ((3, 1), (3, 6))
+    assert parents[binary.left] is binary and parents[assign] is module.body[0]
+    assert parents.get(module) is None
+    assert positions.index(module) == len(positions) - 1
+
+
+def test_a_node_of_another_tree_is_not_in_the_table():
+    module = cst.parse_module("x = 1\n")
+    other = cst.parse_module("x = 1\n")
+    positions, parents = layout(module)
+    assert other.body[0] not in positions
+    assert parents.get(other.body[0]) is None
+    with pytest.raises(KeyError):
+        parents[module]
