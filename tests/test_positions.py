@@ -86,3 +86,28 @@ def test_a_node_of_another_tree_is_not_in_the_table():
     assert parents.get(other.body[0]) is None
     with pytest.raises(KeyError):
         parents[module]
+
+
+def test_a_layout_keeps_nothing_alive_once_dropped():
+    # The per-file stage runs with the cyclic collector off: a reference cycle through
+    # the codegen state would keep every file's tree alive until the stage ends.
+    import gc
+
+    def trees() -> int:
+        return sum(1 for o in gc.get_objects() if type(o) is cst.Module)
+
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        before = trees()
+        module = cst.parse_module("import torch\n\nclass D(torch.nn.Module):\n"
+                                  "    def f(self, x):\n        return (x + 1) * 2\n")
+        positions, parents = layout(module)
+        assert positions[module.body[0]].start.line == 1
+        assert trees() == before + 1
+        del module, positions, parents
+        assert trees() == before
+    finally:
+        if enabled:
+            gc.enable()

@@ -183,6 +183,15 @@ class _Fast(_State):
                       cst.Import: self._import, cst.ImportFrom: self._import_from,
                       cst.AugAssign: self._augmented, cst.Assert: self._assert}
 
+    def release(self) -> None:
+        """Break the state's cycles (its handler tables hold its own bound methods, its
+        block end holds it): the per-file stage runs with the cyclic collector off, and
+        the state would keep each file's whole tree alive until the stage ends."""
+        self.handlers = self.small = {}
+        self.end = None  # type: ignore[assignment]
+        self.stack.clear()
+        self.blocks.clear()
+
     def gen(self, node: cst.CSTNode) -> None:
         kind = node.__class__
         if kind is cst.SimpleWhitespace:
@@ -929,5 +938,8 @@ def generate(module: cst.Module) -> tuple[list[cst.CSTNode], dict[int, tuple[int
     node's (start line, start column, end line, end column, index) by `id(node)`, and each
     node's parent by index (None for the module)."""
     state = _Fast(module)
-    state.module(module)
-    return state.nodes, state.raw, state.parents
+    try:
+        state.module(module)
+        return state.nodes, state.raw, state.parents
+    finally:
+        state.release()
