@@ -23,9 +23,7 @@ from snlint.fix import attach_fixes
 from snlint.link import link
 from snlint.link.freeze import freeze
 from snlint.link.names import Definitions, resolved
-from snlint.graph_pass import graph_pass
 from snlint.graph.diagnostics import GraphRun, Progress
-from snlint.graph.runner import GraphSession
 from snlint.link.join import join
 from snlint.run_cache import RunCache
 from snlint.run_result import RunResult, enabled, finish, in_cells, unsuppressed
@@ -98,6 +96,10 @@ def lint_sources(sources: dict[str, str], config: Config,
         graph_diagnostics: list[Finding] = []
         if graph_enabled(config) and project.discriminators:
             try:
+                # Imported only for a run that builds discriminators: the graph pass's
+                # side is a tenth of the engine's imports, which a small file pays.
+                from snlint.graph_pass import graph_pass
+
                 graph_diagnostics, built = graph_pass(
                     project, config, only=set(sources), graph_run=graph_run,
                     session=reuse.graph if reuse is not None else None)
@@ -140,7 +142,7 @@ class Reuse:
     def __init__(self) -> None:
         self._stage: PerFile | None = None
         self._last: tuple[tuple, list[Finding]] | None = None
-        self.graph = GraphSession()
+        self._graph = None  # the graph pass's workers, started when it first runs
 
     def per_file(self, config: Config) -> PerFile:
         """The per-file stage the lints share: each file's facts by its text (the first
@@ -152,7 +154,17 @@ class Reuse:
     def close(self) -> None:
         if self._stage is not None:
             self._stage.close()
-        self.graph.close()
+        if self._graph is not None:
+            self._graph.close()
+
+    @property
+    def graph(self):
+        """The graph pass's session (`snlint.graph.runner.GraphSession`) the lints share."""
+        if self._graph is None:
+            from snlint.graph.runner import GraphSession
+
+            self._graph = GraphSession()
+        return self._graph
 
     def findings(self, sources: dict[str, str], config: Config, imported: dict[str, str],
                  fixes: bool) -> list[Finding] | None:
