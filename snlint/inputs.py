@@ -22,6 +22,7 @@ class Inputs:
     notebooks: dict[str, Notebook] = field(default_factory=dict)  # display path -> notebook
     diagnostics: list[Finding] = field(default_factory=list)  # files that cannot be read
     files: list[tuple[str, Path]] = field(default_factory=list)  # (display, absolute) found
+    paths: list[str] = field(default_factory=list)  # as given
 
     @property
     def scripts(self) -> dict[str, str]:
@@ -38,7 +39,7 @@ class Inputs:
 
 
 def read_inputs(paths: list[str], config: Config) -> Inputs:
-    inputs = Inputs(files=discover(paths, config))
+    inputs = Inputs(files=discover(paths, config), paths=list(paths))
     for display, absolute in inputs.files:
         read = read_source(display, absolute, config.max_file_size)
         if isinstance(read, Finding):

@@ -63,8 +63,13 @@ class RunCache:
         """The run cache of a run of files on disk, when such a run may use it."""
         if not config.cache or graph:
             return None
-        return cls(Cache.for_root(config.root, config.cache_dir), config, list(inputs.sources),
-                   fixes=fixes)
+        run_cache = cls(Cache.for_root(config.root, config.cache_dir), config, list(inputs.sources),
+                        fixes=fixes)
+        base = os.path.relpath(config.root)
+        if [os.path.normpath(p) for p in inputs.paths] == [base]:
+            # The run walked the project from its root: its files are the listing.
+            run_cache._listing = _listing(d for d, a in inputs.files if a.suffix == ".py")
+        return run_cache
 
     # -- reading
 
@@ -78,8 +83,7 @@ class RunCache:
         """The project's Python files, as what an import can name."""
         if self._listing is None:
             base = os.path.relpath(self.config.root)
-            names = sorted(d for d, a in discover([base], self.config) if a.suffix == ".py")
-            self._listing = digest("\0".join(names))
+            self._listing = _listing(d for d, a in discover([base], self.config) if a.suffix == ".py")
         return self._listing
 
     def unchanged(self, sources: Mapping[str, str], imported: Mapping[str, str] | None = None
@@ -129,3 +133,7 @@ class RunCache:
         self.cache.put("run", self.key, "", RunEntry(texts, self.listing(), kept, mattering, kept_findings),
                        run=True)
         self._entry = False
+
+
+def _listing(names) -> str:
+    return digest("\0".join(sorted(names)))
