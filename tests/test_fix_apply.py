@@ -16,7 +16,8 @@ from snlint.config import Config
 from snlint.engine import lint_sources
 from snlint.checks import sn105
 from snlint.fix import attach_fixes, fix_paths
-from snlint.fix.apply import fixed_point, write_atomic
+from snlint.files import write_atomic
+from snlint.fix.apply import fixed_point
 
 BUGGY = textwrap.dedent("""\
     import torch.nn as nn

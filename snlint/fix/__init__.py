@@ -25,7 +25,7 @@ from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.notebook import Notebook, parse_notebook
-from snlint.files import SourceFile, discover, read_source
+from snlint.files import SourceFile, discover, read_source, write_atomic
 from snlint.findings import Edit, Finding, Fix
 from snlint.fix.apply import (
     Lint,
@@ -34,7 +34,6 @@ from snlint.fix.apply import (
     fixed_point,
     unchanged_on_disk,
     where,
-    write_atomic,
 )
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import apply_plans

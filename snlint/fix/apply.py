@@ -23,7 +23,6 @@ from typing import Callable, Iterable
 import libcst as cst
 
 from snlint.config import Config
-from snlint.files import write_atomic  # noqa: F401 - the fix writer's and its tests' name
 from snlint.findings import Finding, applies
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import Plan, apply_plans, overlaps, signature
