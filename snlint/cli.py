@@ -230,8 +230,6 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
             from snlint.stdin import lint_stdin
 
             result = lint_stdin(sys.stdin.buffer, paths[0], config, fixes=fixes)
-        elif (answered := _answered(list(paths), config, fixes, reuse)) is not None:
-            result = answered
         else:
             # What the --fix rounds left alive (each file's facts) outlives the report's
             # lint: the collector need not scan it at each of that lint's collections.
@@ -239,10 +237,12 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
             if frozen:
                 gc.freeze()
             try:
-                from snlint.engine import run
+                result, inputs, run_cache = _answered(list(paths), config, fixes, reuse)
+                if result is None:
+                    from snlint.engine import run
 
-                result = run(list(paths), config, progress=_progress(quiet), fixes=fixes,
-                             reuse=reuse)
+                    result = run(list(paths), config, progress=_progress(quiet), fixes=fixes,
+                                 reuse=reuse, inputs=inputs, run_cache=run_cache)
             finally:
                 if frozen:
                     gc.unfreeze()
@@ -305,21 +305,21 @@ def _finish(code: int) -> None:
 
 
 def _answered(paths: list[str], config, fixes: bool, reuse):
-    """The result of a run the run cache answers whole (nothing it read changed), read
-    without importing the source pass; None when the engine has to run."""
-    if reuse is not None:
-        return None
+    """(result, inputs, run cache): the inputs read once, and the result when the run
+    cache answers the run whole (nothing it read changed), without importing the source
+    pass; the result is None when the engine has to run (with these inputs and cache)."""
     from snlint.config import graph_enabled
     from snlint.inputs import read_inputs
     from snlint.run_cache import RunCache
     from snlint.run_result import finish, unsuppressed
 
     inputs = read_inputs(paths, config)
-    run_cache = RunCache.for_run(config, inputs, graph=graph_enabled(config), fixes=fixes)
+    run_cache = None if reuse is not None else RunCache.for_run(
+        config, inputs, graph=graph_enabled(config), fixes=fixes)
     found = run_cache.unchanged(inputs.sources) if run_cache is not None else None
     if found is None:
-        return None
-    return finish(unsuppressed(found, inputs.sources), inputs, config)
+        return None, inputs, run_cache
+    return finish(unsuppressed(found, inputs.sources), inputs, config), inputs, run_cache
 
 
 def _progress(quiet: bool):

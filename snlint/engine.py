@@ -57,6 +57,7 @@ def lint_sources(sources: dict[str, str], config: Config,
     it read the same texts, or texts the source pass makes the same facts of; this lint's
     findings are kept there for the next run."""
     imported = {p: t for p, t in (imported or {}).items() if p not in sources}
+    texts = {**sources, **imported}
     remembered = reuse.findings(sources, config, imported, fixes) if reuse is not None else None
     if remembered is not None:
         return remembered
@@ -69,14 +70,12 @@ def lint_sources(sources: dict[str, str], config: Config,
     project = None
     stage = per_file or (reuse.per_file(config) if reuse is not None else PerFile(config))
     if run_cache is not None:
-        same = _same_facts(run_cache, stage, {**sources, **imported})
+        same = _same_facts(run_cache, stage, texts)
         if same is not None:
-            # Kept under these texts: the next run compares with them.
-            entry = run_cache.entry()
-            run_cache.store(sources, imported, entry.kept, entry.mattering, same)
+            run_cache.renew(sources, imported)  # the next run compares with these texts
             return unsuppressed(same, sources)
     try:
-        extracted = stage.results({**sources, **imported})
+        extracted = stage.results(texts)
     finally:
         stage.close()  # its workers, not what it knows: they would idle through the rest
     for path, found in extracted.items():
@@ -125,7 +124,6 @@ def lint_sources(sources: dict[str, str], config: Config,
     if run_cache is not None:
         # A failure of snlint itself is not a finding of these files: found again next run.
         if not any(f.code == "SN999" for f in findings):
-            texts = {**sources, **imported}
             run_cache.store(sources, imported, frozenset(p for p, e in extracted.items() if e.lowered),
                             frozenset(p for p, t in texts.items() if stage.matters(p, t)), findings)
         findings = unsuppressed(findings, sources)
@@ -197,18 +195,24 @@ def _named(findings: list[Finding], project) -> list[Finding]:
 
 
 def run(paths: list[str], config: Config, progress: Progress | None = None, *,
-        fixes: bool = False, reuse: Reuse | None = None) -> RunResult:
+        fixes: bool = False, reuse: Reuse | None = None, inputs: Inputs | None = None,
+        run_cache: RunCache | None = None) -> RunResult:
     """Lint the files under `paths`; `fixes`: build each finding's fix, `reuse`: facts an
-    earlier lint of the same command read (`lint_sources`)."""
-    return run_inputs(read_inputs(paths, config), config, progress, fixes=fixes, reuse=reuse)
+    earlier lint of the same command read (`lint_sources`). `inputs`, `run_cache`: what
+    the CLI already read of `paths`, and the run cache it asked."""
+    if inputs is None:
+        inputs = read_inputs(paths, config)
+    return run_inputs(inputs, config, progress, fixes=fixes, reuse=reuse, run_cache=run_cache)
 
 
 def run_inputs(inputs: Inputs, config: Config, progress: Progress | None = None, *,
-               fixes: bool = False, reuse: Reuse | None = None) -> RunResult:
-    """`run` of inputs already read (the CLI reads them to ask the run cache first)."""
+               fixes: bool = False, reuse: Reuse | None = None,
+               run_cache: RunCache | None = None) -> RunResult:
+    """`run` of inputs already read (the CLI reads them to ask the run cache first, and
+    hands over the one it asked)."""
     graph_run = GraphRun(progress)
-    run_cache = None if reuse is not None else RunCache.for_run(
-        config, inputs, graph=graph_enabled(config), fixes=fixes)
+    if run_cache is None and reuse is None:
+        run_cache = RunCache.for_run(config, inputs, graph=graph_enabled(config), fixes=fixes)
     stage = reuse.per_file(config) if reuse is not None else PerFile.for_run(config)
     try:
         imported = imported_sources(inputs.scripts, config, modules=stage.modules)

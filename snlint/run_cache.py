@@ -124,6 +124,13 @@ class RunCache:
 
     # -- writing
 
+    def renew(self, sources: Mapping[str, str], imported: Mapping[str, str]) -> None:
+        """The entry's findings kept under these texts (which `same_facts` found to say
+        what the entry's said): the per-file cache now holds their facts, not the older."""
+        entry = self.entry()
+        if entry is not None:
+            self.store(sources, imported, entry.kept, entry.mattering, list(entry.findings))
+
     def store(self, sources: Mapping[str, str], imported: Mapping[str, str],
               kept: frozenset[str], mattering: frozenset[str], findings: list[Finding]) -> None:
         texts = tuple([(p, digest(t), True) for p, t in sources.items()]
