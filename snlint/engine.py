@@ -74,10 +74,7 @@ def lint_sources(sources: dict[str, str], config: Config,
         if same is not None:
             run_cache.renew(sources, imported)  # the next run compares with these texts
             return unsuppressed(same, sources)
-    try:
-        extracted = stage.results(texts)
-    finally:
-        stage.close()  # its workers, not what it knows: they would idle through the rest
+    extracted = stage.results(texts)
     for path, found in extracted.items():
         if found.finding is not None and path in sources:
             findings.append(found.finding)
@@ -150,8 +147,6 @@ class Reuse:
         return self._stage
 
     def close(self) -> None:
-        if self._stage is not None:
-            self._stage.close()
         if self._graph is not None:
             self._graph.close()
 
@@ -214,12 +209,9 @@ def run_inputs(inputs: Inputs, config: Config, progress: Progress | None = None,
     if run_cache is None and reuse is None:
         run_cache = RunCache.for_run(config, inputs, graph=graph_enabled(config), fixes=fixes)
     stage = reuse.per_file(config) if reuse is not None else PerFile.for_run(config)
-    try:
-        imported = imported_sources(inputs.scripts, config, modules=stage.modules)
-        findings = lint_sources(inputs.sources, config, imported, graph_run, stage,
-                                fixes=fixes, reuse=reuse, run_cache=run_cache)
-    finally:
-        stage.close()
+    imported = imported_sources(inputs.scripts, config, modules=stage.modules)
+    findings = lint_sources(inputs.sources, config, imported, graph_run, stage,
+                            fixes=fixes, reuse=reuse, run_cache=run_cache)
     return finish(findings, inputs, config, graph_run.results)
 
 

@@ -23,11 +23,13 @@ import tempfile
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from snlint.config import Config, Glob
 from snlint.findings import Finding, Span, diagnostic
+
+if TYPE_CHECKING:
+    import pathspec
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -175,6 +177,8 @@ class _Walker:
 def _gitignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
     """The spec of a .gitignore; lines git would not understand are dropped, as git
     drops them."""
+    import pathspec  # only when a folder has a .gitignore: a given file alone needs none
+
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines)
     except Exception:  # pathspec raises its own errors and re.error for bad lines

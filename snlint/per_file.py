@@ -10,8 +10,9 @@ Every file is parsed and lowered alone, so this stage is where the run saves tim
   a syntax error still reaches libcst for its SN901, and its imports tell whether it is
   connected after all;
 - a *cache* (`snlint.cache`): the facts of an unchanged file are read back instead;
-- *workers*: the files left are parsed and lowered in worker processes when there are
-  enough of them to pay for starting the workers; the results come back in order, so a
+- *workers*: the files left are parsed and lowered in worker processes beside this one
+  when there are enough of them to pay for starting the workers, each taking the next
+  chunk when it is free (`snlint.stealing`); the results come back in order, so a
   parallel run equals a serial one.
 
 The link step, the checks and the fixes run on every run, on every file's facts.
@@ -23,8 +24,6 @@ import gc
 import os
 import posixpath
 import re
-import sys
-import threading
 import traceback
 from collections import Counter
 from contextlib import contextmanager
@@ -37,6 +36,7 @@ from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.findings import Finding, diagnostic
 from snlint.source import ast_modules, extract_file, module_name
+from snlint.stealing import run_chunks
 
 # A file matters when its text says any of these, or when imports connect it to one that
 # does. The link step reads every file it is given (training code that calls a `netD`
@@ -50,9 +50,10 @@ MATTERS = re.compile(
     r"|add_argument|set_defaults|regist)|SN|\bD_|\b[Dd]\b")
 # Workers pay off from about this much text to lower: a worker costs a fork, and sending
 # its facts back about a seventh of lowering them (pickling there, unpickling here), so
-# below this the second core saves less than a busy machine loses.
+# below this the second core saves less than a busy machine loses. Chunks are small so
+# that nobody waits long for the last one.
 PARALLEL_MIN_BYTES = 128 * 1024
-CHUNKS_PER_WORKER = 4
+CHUNKS_PER_WORKER = 8
 SCAN_WEIGHT = 8
 
 
@@ -105,12 +106,6 @@ def _work(items: list[tuple[str, str, str, bool]]) -> list[Extracted]:
     return [_lower(p, t, r) if full else _scan(p, t, r) for p, t, r, full in items]
 
 
-def _worker_init() -> None:
-    # A worker only builds trees and facts that live until they are sent back: the cyclic
-    # collector would only rescan them.
-    gc.disable()
-
-
 @contextmanager
 def _no_gc() -> Iterator[None]:
     """The cyclic collector off while trees and facts are built: nothing here makes
@@ -154,7 +149,6 @@ class PerFile:
         self.stats: Counter = Counter()
         self._memo: dict[tuple[str, str], Extracted] = {}
         self._matter: dict[tuple[str, str], bool] = {}
-        self._pool = None
         self._wanted = self._configured_files()
 
     @classmethod
@@ -167,17 +161,6 @@ class PerFile:
         # Files named in `discriminators` are read whatever they say.
         return {posixpath.normpath(ref.rsplit(":", 1)[0].replace("\\", "/"))
                 for ref in (*self.config.discriminators, *self.config.not_discriminators)}
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-
-    def __enter__(self) -> "PerFile":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- what callers ask
 
@@ -305,45 +288,15 @@ class PerFile:
         size = sum(len(t) if full else len(t) // SCAN_WEIGHT for _, t, _, full in items)
         if self.jobs <= 1 or len(items) < 2 or size < PARALLEL_MIN_BYTES:
             return _work(items)
-        pool = self._executor()
-        if pool is None:
-            return _work(items)
-        self.stats["parallel_rounds"] += 1
         chunks = _chunks(items, self.jobs * CHUNKS_PER_WORKER)
-        futures = [pool.submit(_work, chunk) for chunk in chunks]
-        done: list[list[Extracted] | None] = [None] * len(chunks)
-        # This process is one of the jobs: it takes the chunks no worker has started, from
-        # the end (the workers take them from the start), and needs no pickling for them.
-        for i in range(len(chunks) - 1, -1, -1):
-            if futures[i].cancel():
-                done[i] = _work(chunks[i])
-        out: list[Extracted] = []
-        for i, future in enumerate(futures):
-            if done[i] is None:
-                try:
-                    done[i] = future.result()
-                except Exception:  # noqa: BLE001 - a worker that died: the chunk is done here
-                    self.stats["worker_failures"] += 1
-                    done[i] = _work(chunks[i])
-            out.extend(done[i])
-        return out
-
-    def _executor(self):
-        if self._pool is None:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            # fork: a worker starts with snlint and libcst already imported (no start-up
-            # cost), safe while this process runs no other thread; else a fresh interpreter.
-            method = "fork" if (sys.platform.startswith("linux")
-                                and threading.active_count() == 1) else "spawn"
-            try:
-                # This process works too: one worker fewer than jobs.
-                self._pool = ProcessPoolExecutor(self.jobs - 1, multiprocessing.get_context(method),
-                                                 initializer=_worker_init)
-            except (OSError, ValueError, NotImplementedError):
-                return None
-        return self._pool
+        # This process is one of the jobs: one worker fewer than jobs.
+        shared = run_chunks(_work, chunks, self.jobs - 1)
+        if shared is None:
+            return _work(items)
+        done, failed = shared
+        self.stats["parallel_rounds"] += 1
+        self.stats["worker_failures"] += failed
+        return [found for chunk in done for found in chunk]
 
 
 def _chunks(items: list, count: int) -> list[list]:

@@ -21,7 +21,7 @@ FLOORS = [
     {"findings", "torchapi", "lines", "positions"},
     {"facts", "catalogue"},
     {"config", "suppress"},
-    {"files"},
+    {"files", "stealing"},  # stealing: chunks shared with worker processes, of anything
     {"cache"},  # writes its entries with files.replace_file
     # per-file work: libcst lowering, notebooks, noqa, source editing; torch (in a child)
     {"source", "notebook", "noqa", "edit", "graph"},

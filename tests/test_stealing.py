@@ -1,0 +1,55 @@
+"""Chunks shared by this process and its workers (snlint.stealing): every chunk done once,
+in order, whoever takes it, and a worker's failure costs only a redo here."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from snlint.stealing import run_chunks
+
+PARENT = os.getpid()
+
+
+def square(chunk: list[int]) -> list[int]:
+    return [n * n for n in chunk]
+
+
+def test_every_chunk_comes_back_in_order():
+    chunks = [[i, i + 1] for i in range(0, 40, 2)]
+    done, failed = run_chunks(square, chunks, 1)
+    assert done == [square(c) for c in chunks] and failed == 0
+
+
+def test_this_process_and_its_worker_both_take_chunks():
+    def where(chunk):
+        time.sleep(0.05)
+        return os.getpid()
+
+    done, failed = run_chunks(where, [[i] for i in range(8)], 1)
+    assert failed == 0
+    assert PARENT in done and set(done) - {PARENT}  # both took some
+
+
+def test_a_worker_that_dies_loses_nothing():
+    def dies(chunk):
+        if os.getpid() != PARENT:
+            os._exit(3)  # no message at all: its pipe closes
+        time.sleep(0.05)
+        return square(chunk)
+
+    chunks = [[i] for i in range(6)]
+    done, failed = run_chunks(dies, chunks, 1)
+    assert done == [square(c) for c in chunks] and failed == 1
+
+
+def test_a_result_that_does_not_pickle_is_made_again_here():
+    def unpicklable(chunk):
+        if os.getpid() != PARENT:
+            return lambda: chunk
+        time.sleep(0.05)
+        return chunk
+
+    chunks = [[i] for i in range(4)]
+    done, failed = run_chunks(unpicklable, chunks, 1)
+    assert done == chunks and failed >= 1  # every chunk the worker did: how many is its pace
