@@ -36,7 +36,7 @@ from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.findings import Finding, diagnostic
 from snlint.source import ast_modules, extract_file, module_name
-from snlint.stealing import run_chunks
+from snlint.stealing import shared_map
 
 # A file matters when its text says any of these, or when imports connect it to one that
 # does. The link step reads every file it is given (training code that calls a `netD`
@@ -48,12 +48,6 @@ from snlint.stealing import run_chunks
 MATTERS = re.compile(
     r"(?i:torch|\bnn\b|spectral|\bsn|sn_|_sn\b|disc|critic|net_?d\b|d_?net|model_?d\b|d_model"
     r"|add_argument|set_defaults|regist)|SN|\bD_|\b[Dd]\b")
-# Workers pay off from about this much text to lower: a worker costs a fork, and sending
-# its facts back about a seventh of lowering them (pickling there, unpickling here), so
-# below this the second core saves less than a busy machine loses. Chunks are small so
-# that nobody waits long for the last one.
-PARALLEL_MIN_BYTES = 128 * 1024
-CHUNKS_PER_WORKER = 8
 SCAN_WEIGHT = 8
 
 
@@ -285,29 +279,9 @@ class PerFile:
 
     def _compute(self, items: list[tuple[str, str, str, bool]]) -> list[Extracted]:
         # What the work weighs: a scan (CPython's parser) costs a fraction of a lowering.
-        size = sum(len(t) if full else len(t) // SCAN_WEIGHT for _, t, _, full in items)
-        if self.jobs <= 1 or len(items) < 2 or size < PARALLEL_MIN_BYTES:
-            return _work(items)
-        chunks = _chunks(items, self.jobs * CHUNKS_PER_WORKER)
-        # This process is one of the jobs: one worker fewer than jobs.
-        shared = run_chunks(_work, chunks, self.jobs - 1)
-        if shared is None:
-            return _work(items)
-        done, failed = shared
-        self.stats["parallel_rounds"] += 1
-        self.stats["worker_failures"] += failed
-        return [found for chunk in done for found in chunk]
-
-
-def _chunks(items: list, count: int) -> list[list]:
-    """`items` cut into about `count` runs of about equal text, in order."""
-    total = sum(len(item[1]) for item in items) or 1
-    step = total / max(1, count)
-    out: list[list] = [[]]
-    filled = 0
-    for item in items:
-        if out[-1] and filled >= step * len(out):
-            out.append([])
-        out[-1].append(item)
-        filled += len(item[1])
-    return out
+        done, failed = shared_map(_work, items, self.jobs,
+                                  lambda item: len(item[1]) if item[3] else len(item[1]) // SCAN_WEIGHT)
+        if failed is not None:
+            self.stats["parallel_rounds"] += 1
+            self.stats["worker_failures"] += failed
+        return done

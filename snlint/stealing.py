@@ -16,7 +16,46 @@ import threading
 from typing import Callable, Iterator, Sequence, TypeVar
 
 C = TypeVar("C")
+I = TypeVar("I")  # noqa: E741
 R = TypeVar("R")
+
+# Sharing pays off from about this much text to work on: starting a worker costs a fork
+# (4-10 ms), and sending its results back about a seventh of making them (pickling there,
+# unpickling here). Measured with stealing on 2 cores, 30 files (95 KB) were lowered in
+# 0.29-0.34 s shared against 0.39-0.46 s alone; a few small files stay in this process.
+MIN_SHARED_TEXT = 32 * 1024
+# Small chunks, so that nobody waits long for the last one.
+CHUNKS_PER_JOB = 8
+
+
+def shared_map(work: Callable[[list[I]], list[R]], items: list[I], jobs: int,
+               weight: Callable[[I], int]) -> tuple[list[R], int | None]:
+    """`work(items)` done in up to `jobs` processes (this one included) when the items
+    weigh enough (`weight`: about the bytes of text an item makes work on), in chunks of
+    consecutive items; the results in the order of `items`, and how many chunks were
+    redone here after a worker failed (None when the work was not shared)."""
+    weights = [weight(item) for item in items]
+    if jobs <= 1 or len(items) < 2 or sum(weights) < MIN_SHARED_TEXT:
+        return work(items), None
+    chunks = _chunks(items, weights, jobs * CHUNKS_PER_JOB)
+    shared = run_chunks(work, chunks, jobs - 1)
+    if shared is None:
+        return work(items), None
+    done, failed = shared
+    return [result for chunk in done for result in chunk], failed
+
+
+def _chunks(items: list[I], weights: list[int], count: int) -> list[list[I]]:
+    """`items` cut into about `count` runs of about equal weight, in order."""
+    step = (sum(weights) or 1) / max(1, count)
+    out: list[list[I]] = [[]]
+    filled = 0
+    for item, weight in zip(items, weights):
+        if out[-1] and filled >= step * len(out):
+            out.append([])
+        out[-1].append(item)
+        filled += weight
+    return out
 
 
 def run_chunks(work: Callable[[C], R], chunks: Sequence[C], workers: int) -> tuple[list[R], int] | None:

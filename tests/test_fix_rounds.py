@@ -149,3 +149,47 @@ def test_the_rounds_leave_the_collector_as_they_found_it():
                          report=print)
     assert sum(result.fixed.values()) == 1
     assert gc.get_freeze_count() == 0
+
+
+def test_fixes_built_in_workers_equal_fixes_built_here(tmp_path, monkeypatch):
+    # Each file of a round is fixed on its own; with enough of them they are shared with
+    # a worker process (stealing), and come back in order, as this process makes them.
+    from snlint import stealing
+
+    d = textwrap.dedent(PROJECT["d.py"])
+    trees = {}
+    for jobs in (1, 2):
+        root = tmp_path / f"jobs{jobs}"
+        root.mkdir()
+        for name, code in PROJECT.items():
+            (root / name).write_text(textwrap.dedent(code))
+        for i in range(6):  # six more discriminators, each with the SN105 mistake
+            (root / f"d{i}.py").write_text(d.replace("Discriminator", f"Discriminator{i}"))
+        (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+        monkeypatch.chdir(root)
+        monkeypatch.setattr(stealing, "MIN_SHARED_TEXT", 0)
+        result = CliRunner().invoke(main, [".", "--fix", "--no-graph", "--no-cache", "--select", "SN1",
+                                           "--jobs", str(jobs)])
+        assert result.stderr == "Fixed 7 findings in 7 files.\n"
+        trees[jobs] = {p.name: p.read_text() for p in sorted(root.glob("*.py"))}
+    assert trees[1] == trees[2]
+    assert "dim=1" not in trees[2]["d3.py"]
+
+
+def test_fix_each_in_workers_gives_what_it_gives_here(monkeypatch):
+    from snlint import stealing
+    from snlint.fix.apply import fix_each
+
+    sources = {name: textwrap.dedent(code) for name, code in PROJECT.items()}
+    sources.update({f"d{i}.py": sources["d.py"] for i in range(6)})
+    config = Config(root=Path("."), graph=False, cache=False, select=["SN1"])
+    findings = lint_sources(sources, config)
+    items = [(path, sources[path], [f for f in findings if f.path == path and f.fix is not None])
+             for path in sorted(sources) if path.startswith("d")]
+    here = fix_each(items, Config(root=Path("."), graph=False, jobs=1), unsafe=False)
+    monkeypatch.setattr(stealing, "MIN_SHARED_TEXT", 0)
+    calls = []
+    monkeypatch.setattr(stealing, "run_chunks", lambda *a, _r=stealing.run_chunks: calls.append(1) or _r(*a))
+    shared = fix_each(items, Config(root=Path("."), graph=False, jobs=2), unsafe=False)
+    assert calls and shared == here
+    assert [f.applied for f in here] == [[0]] * 7 and all("dim=1" not in f.text for f in here)

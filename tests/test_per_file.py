@@ -23,7 +23,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 
 import snlint
 from snlint import cache as cache_module
-from snlint import per_file
+from snlint import per_file, stealing
 from snlint.cache import Cache
 from snlint.cli import main
 from snlint.config import Config, load_config
@@ -114,7 +114,7 @@ def test_cold_warm_and_parallel_runs_report_the_same(tmp_path, stages, monkeypat
     warm = cli(str(root), "--jobs", "1")  # answered whole by the run cache: no per-file stage
     # Another configuration is another run: the per-file cache has every file's facts.
     warm_facts = cli(str(root), "--jobs", "1", "--ignore", "SN999")
-    monkeypatch.setattr(per_file, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(stealing, "MIN_SHARED_TEXT", 0)
     parallel = cli(str(root), "--jobs", "2", "--no-cache")
     assert cold == warm == warm_facts == parallel
     findings = json.loads(cold)
@@ -135,7 +135,7 @@ def test_cold_warm_and_parallel_runs_report_the_same(tmp_path, stages, monkeypat
 
 def test_jobs_1_equals_jobs_2_on_the_examples(monkeypatch):
     examples = Path(__file__).resolve().parent.parent / "examples"
-    monkeypatch.setattr(per_file, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(stealing, "MIN_SHARED_TEXT", 0)
     assert cli(str(examples), "--jobs", "1", "--no-cache") == cli(str(examples), "--jobs", "2", "--no-cache")
 
 
@@ -472,7 +472,7 @@ def test_a_chunk_whose_worker_fails_is_done_here(tmp_path, monkeypatch):
         return original(items)
 
     monkeypatch.setattr(per_file, "_work", fails_in_a_worker)
-    monkeypatch.setattr(per_file, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(stealing, "MIN_SHARED_TEXT", 0)
     stage = PerFile(Config(root=root, graph=False, jobs=2))
     found = stage.results(texts)
     # The worker stops at the chunk it failed on; this process does that one again.

@@ -17,6 +17,7 @@ import gc
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -29,6 +30,8 @@ from snlint.edit.plan import Plan, apply_plans, overlaps, signature
 from snlint.checks.registry import fixers
 from snlint.fix.planning import Planners, names_of, plan_for
 from snlint.lines import split_lines
+from snlint.per_file import default_jobs
+from snlint.stealing import shared_map
 
 MAX_ROUNDS = 8
 Report = Callable[[str], None]
@@ -131,6 +134,42 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *,
 
 
 @dataclass
+class Fixed:
+    """One file's round as a worker sends it back: the findings it applied by their
+    index in the list it was given."""
+
+    text: str | None  # None: the file does not parse
+    applied: list[int]
+    messages: list[str]  # what it reports, in order
+
+
+def _fix_one(path: str, text: str, findings: list[Finding], config: Config, unsafe: bool,
+             by_code: Planners) -> Fixed:
+    messages: list[str] = []
+    try:
+        parsed = ParsedFile(path, text, names_of(findings))
+    except cst.ParserSyntaxError:
+        return Fixed(None, [], messages)
+    done = fix_file(parsed, findings, config, unsafe=unsafe, report=messages.append, by_code=by_code)
+    index = {id(f): i for i, f in enumerate(findings)}
+    return Fixed(done.text, [index[id(f)] for f in done.applied], messages)
+
+
+def _fix_chunk(items: list[tuple[str, str, list[Finding]]], config: Config, unsafe: bool) -> list[Fixed]:
+    by_code = fixers()
+    return [_fix_one(path, text, findings, config, unsafe, by_code) for path, text, findings in items]
+
+
+def fix_each(items: list[tuple[str, str, list[Finding]]], config: Config, *, unsafe: bool) -> list[Fixed]:
+    """A round on each (path, text, findings): each file parsed and rewritten on its own,
+    in worker processes beside this one when there is enough of them (as the per-file
+    stage lowers them); in order."""
+    jobs = config.jobs or default_jobs()
+    return shared_map(partial(_fix_chunk, config=config, unsafe=unsafe), items, jobs,
+                      lambda item: len(item[1]))[0]
+
+
+@dataclass
 class FixedPoint:
     texts: dict[str, str]  # path -> final text (every file given)
     fixed: Counter = field(default_factory=Counter)  # path -> fixes applied
@@ -190,7 +229,6 @@ def _freeze() -> bool:
 
 def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, report: Report,
             max_rounds: int, lint_later: Lint | None, first_linted: Callable[[], None]) -> FixedPoint:
-    by_code = fixers()
     current = dict(texts)
     result = FixedPoint(current)
     seen = {tuple(sorted(current.items()))}
@@ -237,15 +275,15 @@ def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, 
                 continue
             by_path.setdefault(f.path, []).append(f)
         changed = False
-        for path, fs in sorted(by_path.items()):
-            try:
-                parsed = ParsedFile(path, current[path], names_of(fs))
-            except cst.ParserSyntaxError:
+        work = [(path, current[path], fs) for path, fs in sorted(by_path.items())]
+        for (path, _, fs), done in zip(work, fix_each(work, config, unsafe=unsafe)):
+            for message in done.messages:
+                report(message)
+            if done.text is None:
                 result.blocked.add(path)
                 continue
-            done = fix_file(parsed, fs, config, unsafe=unsafe, report=report, by_code=by_code)
-            for f in done.applied:
-                pending[anchors[id(f)]] = counts[anchors[id(f)]]
+            for i in done.applied:
+                pending[anchors[id(fs[i])]] = counts[anchors[id(fs[i])]]
             if done.text != current[path]:
                 current[path] = done.text
                 result.fixed[path] += len(done.applied)
