@@ -233,6 +233,27 @@ def default_snlint() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "snlint"]
 
 
+def compile_bytecode(cmd: list[str]) -> str:
+    """Give the measured snlint the bytecode an installed package has. pip compiles a
+    package's modules when it installs it (TorchFix's and libcst's have theirs); an
+    editable install run with PYTHONDONTWRITEBYTECODE=1 (set on these machines) has none,
+    and then every run compiles snlint's modules again: 0.13 s, a third of a one-file run.
+    Compiled here as pip would (`compileall`), into the package's own __pycache__
+    (ignored by git). Says what it did, for the results."""
+    script = Path(cmd[0])
+    python = script.parent / "python" if script.name != Path(sys.executable).name else script
+    python = python if python.exists() else Path(sys.executable)
+    folder = tool_output([str(python), "-c", "import os, snlint; print(os.path.dirname(snlint.__file__))"])
+    if not folder:
+        return "unknown (snlint not importable by the command's python)"
+    missing = [p for p in Path(folder).rglob("*.py")
+               if not (p.parent / "__pycache__" / f"{p.stem}.{sys.implementation.cache_tag}.pyc").exists()]
+    if not missing:
+        return "present"
+    subprocess.run([str(python), "-m", "compileall", "-q", folder], capture_output=True, check=False)
+    return f"compiled by the harness for {len(missing)} modules (as pip does on install)"
+
+
 def probe_snlint(cmd: list[str], work: Path) -> Snlint:
     """What this build can do, from its --help and one run on a one-file folder."""
     help_text = subprocess.run([*cmd, "--help"], capture_output=True, text=True, check=False).stdout
@@ -594,7 +615,8 @@ def markdown(results: dict) -> str:
              f"Python {m['python']}, libcst {m['libcst']}, torch {m['torch']}; {torchfix}, "
              f"{m['ruff'] or 'ruff not installed'}. {st['repeat']} interleaved rounds"
              f" (graph: {st['graph_repeat']}), medians; load average {m['loadavg_start']} at the start, "
-             f"{m.get('loadavg_end')} at the end. Wall and CPU seconds; peak RSS is the largest process; "
+             f"{m.get('loadavg_end')} at the end. snlint's bytecode: {m.get('snlint_bytecode', 'not recorded')}."
+             " Wall and CPU seconds; peak RSS is the largest process; "
              "× columns are wall-clock ratios." + (" **--quick: proves the harness, measures nothing.**"
                                                    if results["quick"] else ""), ""]
     lines += ["### Targets (issue 13)", "", "| corpus | target | measured (wall) | CPU | needed | result |",
@@ -688,6 +710,7 @@ def benchmark(args: argparse.Namespace, work: Path, log) -> dict:
     subjects = [generated(n, args.seed, work, full=n == main_size) for n in args.sizes]
     subjects += [copy_real(Path(d), work) for d in args.corpus]
     info = machine(snlint, peers)
+    info["snlint_bytecode"] = compile_bytecode(snlint.cmd)
     groups = [subject_group(s, snlint, peers, work) for s in subjects]
     groups.append(examples_group(snlint, work, args.graph_repeat))
     cases = [c for g in groups for c in g.cases]
