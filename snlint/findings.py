@@ -27,8 +27,12 @@ def record(cls=None, /, **options):
         get_args = _getter(positional)
         get_kwargs = _getter(list(keywords))
 
-        def __reduce__(self):
-            return (_construct, (type(self), get_args(self), keywords, get_kwargs(self)))
+        if keywords:
+            def __reduce__(self):
+                return (_construct, (type(self), get_args(self), keywords, get_kwargs(self)))
+        else:
+            def __reduce__(self):  # the class itself, called from C: no frame of ours
+                return (type(self), get_args(self))
 
         cls.__reduce__ = __reduce__
         return cls
