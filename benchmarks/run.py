@@ -246,12 +246,26 @@ def compile_bytecode(cmd: list[str]) -> str:
     folder = tool_output([str(python), "-c", "import os, snlint; print(os.path.dirname(snlint.__file__))"])
     if not folder:
         return "unknown (snlint not importable by the command's python)"
-    missing = [p for p in Path(folder).rglob("*.py")
-               if not (p.parent / "__pycache__" / f"{p.stem}.{sys.implementation.cache_tag}.pyc").exists()]
-    if not missing:
+    stale = [p for p in Path(folder).rglob("*.py") if not _fresh_bytecode(p)]
+    if not stale:
         return "present"
     subprocess.run([str(python), "-m", "compileall", "-q", folder], capture_output=True, check=False)
-    return f"compiled by the harness for {len(missing)} modules (as pip does on install)"
+    return f"compiled by the harness for {len(stale)} modules (as pip does on install)"
+
+
+def _fresh_bytecode(source: Path) -> bool:
+    """Whether Python would use the module's cached bytecode: a .pyc whose header holds
+    the source's modification time and size (a stale one is compiled again on every run
+    when bytecode is not written)."""
+    cached = source.parent / "__pycache__" / f"{source.stem}.{sys.implementation.cache_tag}.pyc"
+    try:
+        header = cached.read_bytes()[:16]
+        stat = source.stat()
+    except OSError:
+        return False
+    return (len(header) == 16 and int.from_bytes(header[4:8], "little") == 0
+            and int.from_bytes(header[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(header[12:16], "little") == stat.st_size & 0xFFFFFFFF)
 
 
 def probe_snlint(cmd: list[str], work: Path) -> Snlint:
