@@ -177,7 +177,11 @@ def test_fixes_built_in_workers_equal_fixes_built_here(tmp_path, monkeypatch):
 
 
 def test_fix_each_in_workers_gives_what_it_gives_here(monkeypatch):
+    import os
+    import time
+
     from snlint import stealing
+    from snlint.fix import apply
     from snlint.fix.apply import fix_each
 
     sources = {name: textwrap.dedent(code) for name, code in PROJECT.items()}
@@ -187,9 +191,21 @@ def test_fix_each_in_workers_gives_what_it_gives_here(monkeypatch):
     items = [(path, sources[path], [f for f in findings if f.path == path and f.fix is not None])
              for path in sorted(sources) if path.startswith("d")]
     here = fix_each(items, Config(root=Path("."), graph=False, jobs=1), unsafe=False)
-    monkeypatch.setattr(stealing, "MIN_SHARED_TEXT", 0)
-    calls = []
-    monkeypatch.setattr(stealing, "run_chunks", lambda *a, _r=stealing.run_chunks: calls.append(1) or _r(*a))
-    shared = fix_each(items, Config(root=Path("."), graph=False, jobs=2), unsafe=False)
-    assert calls and shared == here
     assert [f.applied for f in here] == [[0]] * 7 and all("dim=1" not in f.text for f in here)
+
+    parent, chunk = os.getpid(), apply._fix_chunk
+
+    def where(items, **kwargs):
+        if os.getpid() == parent:
+            time.sleep(0.05)  # the worker takes chunks meanwhile
+        done = chunk(items, **kwargs)
+        for fixed in done:
+            fixed.messages.append(os.getpid())
+        return done
+
+    monkeypatch.setattr(apply, "_fix_chunk", where)
+    monkeypatch.setattr(stealing, "MIN_SHARED_TEXT", 0)
+    shared = fix_each(items, Config(root=Path("."), graph=False, jobs=2), unsafe=False)
+    made_by = {fixed.messages.pop() for fixed in shared}
+    assert parent in made_by and made_by - {parent}  # both processes fixed files
+    assert shared == here

@@ -53,3 +53,18 @@ def test_a_result_that_does_not_pickle_is_made_again_here():
     chunks = [[i] for i in range(4)]
     done, failed = run_chunks(unpicklable, chunks, 1)
     assert done == chunks and failed >= 1  # every chunk the worker did: how many is its pace
+
+
+def slow_pid(chunk: list[int]) -> int:
+    time.sleep(0.25)
+    return os.getpid()
+
+
+def test_workers_of_a_fresh_interpreter_take_chunks_too(monkeypatch):
+    # Forking is unsafe while this process runs other threads (a graph-pass session):
+    # the workers then start as fresh interpreters, with the work and chunks pickled.
+    from snlint import stealing
+
+    monkeypatch.setattr(stealing, "_start_method", lambda: "spawn")
+    done, failed = run_chunks(slow_pid, [[i] for i in range(10)], 1)
+    assert failed == 0 and PARENT in done and set(done) - {PARENT}
