@@ -221,11 +221,24 @@ def _function_of(frame: types.FrameType) -> Any:
 
 def _param_default_site(frame: types.FrameType, pos: _Pos) -> Site | None:
     """When the call at `pos` calls one of the frame's parameters and that parameter holds
-    its default value (`norm_layer=nn.BatchNorm2d`), the whole parameter node."""
+    its default value (`norm_layer=nn.BatchNorm2d`), the whole parameter node: of this
+    function, or of the caller that passed its own parameter on with its default in it."""
     call = call_at(pos)
     if call is None or not isinstance(call.func, ast.Name):
         return None
-    name, code = call.func.id, frame.f_code
+    return _default_site(frame, call.func.id, depth=0)
+
+
+_MAX_HANDED_ON = 8
+
+
+def _default_site(frame: types.FrameType, name: str, depth: int) -> Site | None:
+    """The default of parameter `name` of the frame's function, when the value it holds
+    came from a default: its own (the caller did not pass it), or the caller's, handed on
+    as the caller's own parameter (`super().__init__(nc, ndf, norm_layer)` in a subclass
+    whose `norm_layer=nn.BatchNorm2d`). A value the caller wrote itself came from no
+    default, even when it is the same object (`super().__init__(3, 8, nn.BatchNorm2d)`)."""
+    code = frame.f_code
     if name not in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
         return None
     fn = _function_of(frame)
@@ -237,7 +250,14 @@ def _param_default_site(frame: types.FrameType, pos: _Pos) -> Site | None:
         return None
     if default is inspect.Parameter.empty or frame.f_locals.get(name) is not default:
         return None
-    tree = _tree(pos[0])[0]
+    handed = _passed_by_caller(frame, name)
+    if handed is not None:
+        caller, given = handed
+        if isinstance(given, ast.Name) and depth < _MAX_HANDED_ON:
+            return _default_site(caller, given.id, depth + 1)
+        return None
+    file = code.co_filename
+    tree = _tree(file)[0]
     if tree is None:
         return None
     for node in ast.walk(tree):
@@ -251,9 +271,56 @@ def _param_default_site(frame: types.FrameType, pos: _Pos) -> Site | None:
         pairs += [(arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
         for arg, default_node in pairs:
             if arg.arg == name:
-                return to_site((pos[0], arg.lineno, default_node.end_lineno, arg.col_offset,
+                return to_site((file, arg.lineno, default_node.end_lineno, arg.col_offset,
                                 default_node.end_col_offset))
     return None
+
+
+_FROM_A_CONTAINER = ast.Constant(None)  # passed inside `*args` / `**kwargs`
+
+
+def _passed_by_caller(frame: types.FrameType, name: str) -> tuple[types.FrameType, ast.expr] | None:
+    """(the caller's frame, the expression it passed as `name`) when the call that made
+    this frame passed `name`; None when it did not (the default is in use), or when that
+    cannot be told (a caller outside the user's code, a `*args` or `**kwargs` that is not
+    a local list or dict): the parameter's value is its default, and taken to be from it."""
+    caller = frame.f_back
+    if caller is None or not is_user_file(caller.f_code.co_filename):
+        return None
+    call = call_at(frame_pos(caller))
+    if call is None:
+        return None
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return caller, keyword.value
+        if keyword.arg is None:
+            given = _local_value(caller, keyword.value)
+            if isinstance(given, dict) and name in given:
+                return caller, _FROM_A_CONTAINER
+    code = frame.f_code
+    positional = list(code.co_varnames[: code.co_argcount])
+    if name not in positional:
+        return None
+    # A method's `self` (`cls`) is not written at the call: `Cls(...)`, `obj.m(...)`,
+    # `super().__init__(...)`.
+    bound = bool(positional) and positional[0] in ("self", "cls") and _first_arg(frame) is not None
+    index = positional.index(name) - (1 if bound else 0)
+    written: list[ast.expr] = []
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            given = _local_value(caller, arg.value)
+            if not isinstance(given, (list, tuple)):
+                return None
+            written += [_FROM_A_CONTAINER] * len(given)
+        else:
+            written.append(arg)
+    if 0 <= index < len(written):
+        return caller, written[index]
+    return None
+
+
+def _local_value(frame: types.FrameType, node: ast.expr) -> Any:
+    return frame.f_locals.get(node.id) if isinstance(node, ast.Name) else None
 
 
 def _construction_record(module: nn.Module) -> tuple[Site | None, Site | None, Site | None]:
