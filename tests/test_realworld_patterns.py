@@ -1,6 +1,6 @@
 """Patterns met in public GAN repositories (BigGAN-PyTorch, PyTorch-GAN, Self-Attention-GAN,
 pytorch-gan-collections, pytorch-spectral-normalization-gan, stylegan2-pytorch,
-PyTorch-StudioGAN, GAN_stability), rewritten from scratch in a few lines each.
+PyTorch-StudioGAN, GAN_stability, StackGAN-v2), rewritten from scratch in a few lines each.
 
 Each test names the repository whose code showed the pattern. Tests marked xfail
 (strict) reproduce a problem snlint has today: a crash or hang, a false positive, a miss
@@ -690,3 +690,93 @@ def test_a_generator_under_a_path_length_penalty_is_not_a_discriminator(lint):
             return g_path_regularize(fake_img, noise)
     ''')
     assert found(findings) == []
+
+
+# StackGAN-v2: one discriminator per image scale, appended to a list by the configured
+# number of scales, and trained in a loop over the scales: `self.netsD[idx]` at an index
+# only the loop knows. Every candidate is called on that scale's real and generated images.
+STACKED = {
+    "model.py": '''
+        import torch.nn as nn
+
+
+        def encode(ndf):
+            return nn.Sequential(nn.Conv2d(3, ndf, 4, 2, 1), nn.BatchNorm2d(ndf), nn.LeakyReLU(0.2))
+
+
+        class D_NET64(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.code = encode(64)
+                self.logits = nn.Conv2d(64, 1, 4)
+
+            def forward(self, x):
+                return [self.logits(self.code(x))]
+
+
+        class D_NET128(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.code = encode(64)
+                self.down = nn.Conv2d(64, 64, 4, 2, 1)
+                self.logits = nn.Conv2d(64, 1, 4)
+
+            def forward(self, x):
+                return [self.logits(self.down(self.code(x)))]
+    ''',
+    "trainer.py": '''
+        import torch
+
+        from model import D_NET64, D_NET128
+        from config import cfg
+
+
+        def load_network():
+            netsD = []
+            if cfg.TREE.BRANCH_NUM > 0:
+                netsD.append(D_NET64())
+            if cfg.TREE.BRANCH_NUM > 1:
+                netsD.append(D_NET128())
+            return netsD, len(netsD)
+
+
+        class GANTrainer(object):
+            def __init__(self, netG, data_loader):
+                self.netG, self.data_loader = netG, data_loader
+
+            def train_Dnet(self, idx):
+                netD = self.netsD[idx]
+                real_imgs = self.real_imgs[idx]
+                fake_imgs = self.fake_imgs[idx]
+                real_logits = netD(real_imgs)
+                fake_logits = netD(fake_imgs.detach())
+                return fake_logits[0].mean() - real_logits[0].mean()
+
+            def train(self):
+                self.netsD, self.num_Ds = load_network()
+                for data in self.data_loader:
+                    self.real_imgs = [data, data]
+                    self.fake_imgs = self.netG(torch.randn(8, 100))
+                    for i in range(self.num_Ds):
+                        self.train_Dnet(i)
+    ''',
+}
+
+
+def test_a_discriminator_picked_from_a_list_by_the_loop_index(tmp_path):
+    write(tmp_path, STACKED)
+    findings = run_paths(tmp_path, ["."])
+    assert found(findings) == [("SN301", 6), ("SN401", 25)]
+    message = findings[1].message
+    assert message.startswith("real samples (a batch of `data_loader` (line 31)) go through "
+                              "D_NET64 (used as a discriminator by the training code) or D_NET128 "
+                              "(used as a discriminator by the training code) here")
+    # Both candidates' batch norm is the shared helper's: named once.
+    assert message.endswith(f"the batch statistics of each (BatchNorm2d at {tmp_path / 'model.py'}:6) "
+                            "then differ between the two batches and give real from fake away")
+
+
+def test_a_slice_of_a_list_of_discriminators_is_not_one_of_them(tmp_path):
+    write(tmp_path, dict(STACKED, **{"trainer.py": STACKED["trainer.py"].replace(
+        "netD = self.netsD[idx]", "netD = self.netsD[idx:]")}))
+    assert ("SN401", 25) not in found(run_paths(tmp_path, ["."]))

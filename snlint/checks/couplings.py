@@ -107,7 +107,9 @@ def candidates(scored: list[tuple]) -> tuple[str, str]:
     refs = [r for r, _ in unique.values()]
     who = " or ".join(describe(replace(r, via="", detail="")) for r in refs)
     via = refs[0].via
-    return f"{who}, {via}" if via else who, "; ".join(first_place(f) for _, f in unique.values())
+    # Candidates that share a helper (StackGAN's D_NET64 ... D_NET1024) name its place once.
+    places = dict.fromkeys(first_place(f) for _, f in unique.values())
+    return f"{who}, {via}" if via else who, "; ".join(places)
 
 
 def reached(d: DiscriminatorFact, calls: list[ForwardFact]):

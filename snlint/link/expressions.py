@@ -86,6 +86,11 @@ class Expressions:
             chosen = resolve.of_dict(container.items, text_of(e.value), Location(frame.file.path, e.span))
             if chosen is not None:
                 return chosen
+        if isinstance(container, (ListV, TupleV)) and not isinstance(key, ConstV) \
+                and not isinstance(e.index, F.Unknown):  # a slice lowers to Unknown
+            some = _any_item(container.items, text_of(e.value))
+            if some is not None:
+                return some
         return self.subscript(container, key)
 
     def binop(self, e: F.BinOp, frame: Frame) -> Value:
@@ -352,4 +357,20 @@ def _namespace_of(e: F.Expr) -> F.Expr | None:
     if isinstance(e, F.Global) and e.qual.endswith(".__dict__"):
         qual = e.qual[: -len(".__dict__")]
         return F.Global(qual, e.text.rpartition(".")[0], span=e.span)
+    return None
+
+
+def _any_item(items: list[Value] | tuple[Value, ...], text: str) -> Value | None:
+    """An item of a list at an index not known here, where every item is the same kind of
+    thing: one of the project's modules (`self.netsD[idx]`, StackGAN's discriminator per
+    scale, called in a loop over the scales), or a tensor (`self.real_imgs[idx]`, whose
+    items all come from the data). Anything else stays unknown."""
+    if not items:
+        return None
+    if all(isinstance(i, Layer) and i.kind == "module" for i in items):
+        if len(items) == 1:
+            return items[0]
+        return OneOfV(tuple(items), f"one of the {len(items)} modules in {text or 'a list'}")
+    if all(isinstance(i, TensorV) for i in items):
+        return tensor_join(list(items))
     return None
