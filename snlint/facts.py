@@ -357,6 +357,9 @@ class FileFacts:
     star_imports: tuple[str, ...] = ()  # modules of `from x import *`, in order
     imports: tuple[tuple[str, str], ...] = ()  # local name -> qualified name it imports
     names: Names = field(default_factory=Names, compare=False)
+    # False: libcst read the file only after its tab indentation was expanded
+    # (snlint.source.indentation); no fix can rewrite it as written.
+    rewritable: bool = True
 
     def imported(self, name: str) -> str | None:
         for local, qual in self.imports:

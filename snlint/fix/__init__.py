@@ -62,7 +62,8 @@ def mark_fixes(findings: Iterable[Finding], files: Mapping[str, FileFacts], conf
     out = []
     for f in findings:
         facts = files.get(f.path)
-        if f.fix is None and f.code in planners and facts is not None and f.path not in broken:
+        if f.fix is None and f.code in planners and facts is not None and facts.rewritable \
+                and f.path not in broken:
             try:
                 applicability = fixability(f, facts, config, planners, predicates, pages)
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run

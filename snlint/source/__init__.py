@@ -9,6 +9,7 @@ import libcst as cst
 
 from snlint.facts import FileFacts
 from snlint.findings import Finding, Span, diagnostic
+from snlint.source.indentation import expand_tabs
 from snlint.source.lower import lower_file, resolve_relative
 
 
@@ -30,16 +31,35 @@ def extract(text: str, path: str, relpath: str) -> FileFacts | Finding:
 def extract_file(text: str, path: str, relpath: str) -> tuple[FileFacts | Finding, set[str] | None]:
     """Facts of one file (or its SN901 diagnostic), and the modules it imports
     (`Scopes.modules`; None when it does not parse)."""
+    expanded = None
     try:
         tree = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
-        return _syntax_error(text, path, e), None
+        expanded = expand_tabs(text) if _compiles(text, path) else None
+        tree = _parsed(expanded.text) if expanded is not None else None
+        if tree is None:
+            return _syntax_error(text, path, e), None
     except (cst.CSTValidationError, RecursionError) as e:
         # Text libcst's parser accepts but cannot build a tree for (an identifier made of
         # characters newer than this Python's Unicode tables): CPython says why.
         return _syntax_error(text, path, None, str(e)), None
     module, is_package = module_name(relpath)
-    return lower_file(tree, path, module, is_package)
+    return lower_file(tree, path, module, is_package, expanded)
+
+
+def _compiles(text: str, path: str) -> bool:
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _parsed(text: str) -> cst.Module | None:
+    try:
+        return cst.parse_module(text)
+    except (cst.ParserSyntaxError, cst.CSTValidationError, RecursionError):
+        return None
 
 
 def project_modules(names: Iterable[str]) -> set[str]:

@@ -15,6 +15,7 @@ import libcst as cst
 
 from snlint import facts as F
 from snlint.findings import Span
+from snlint.source.indentation import Expanded
 from snlint.source.names import file_names
 from snlint.positions import layout
 from snlint.source.scan import scan
@@ -161,8 +162,12 @@ class _Imports(cst.CSTVisitor):
 
 
 class Lowerer:
-    def __init__(self, module: cst.Module, module_name: str, is_package: bool) -> None:
+    def __init__(self, module: cst.Module, module_name: str, is_package: bool,
+                 expanded: Expanded | None = None) -> None:
         self.tree = module
+        # The file as libcst read it after its tab indentation was expanded: columns are
+        # mapped back to the file's.
+        self.expanded = expanded
         # One codegen gives the positions (node indices) and the parents the scan reads.
         self.positions, parents = layout(module)
         self.order = _Order(self.positions)
@@ -191,6 +196,8 @@ class Lowerer:
 
     def span(self, node: cst.CSTNode) -> Span:
         sl, sc, el, ec, index = self.positions.raw(node)
+        if self.expanded is not None:
+            sc, ec = self.expanded.column(sl, sc), self.expanded.column(el, ec)
         return Span(sl, sc + 1, el, ec + 1, index)
 
     def site(self, span: Span, call: bool = False) -> None:
@@ -344,6 +351,8 @@ class Lowerer:
         raw = self.positions.raw
         sl, sc = raw(first)[:2]
         _, _, el, ec, _ = raw(node.value)
+        if self.expanded is not None:
+            sc, ec = self.expanded.column(sl, sc), self.expanded.column(el, ec)
         span = Span(sl, sc + 1 - len(node.star), el, ec + 1, raw(node)[4])
         self.site(span)
         return F.Arg(
@@ -452,6 +461,8 @@ class Lowerer:
             if p.default is None and p.annotation is not None:
                 last = p.annotation
             _, _, el, ec, _ = raw(last)
+            if self.expanded is not None:
+                sc, ec = self.expanded.column(sl, sc), self.expanded.column(el, ec)
             span = Span(sl, sc + 1, el, ec + 1, raw(p)[4])
             self.site(span)
             annotation = self.expr(p.annotation.annotation) if p.annotation is not None else None
@@ -557,7 +568,8 @@ class Lowerer:
         return F.FileFacts(path, self.module, body, functions, classes, self.is_package,
                            tuple(self.star), tuple(sorted(self.imports.items())),
                            file_names(self.module, self.sites, self.quals, self.import_sites,
-                                      self.assigned, self.scopes_info))
+                                      self.assigned, self.scopes_info),
+                           rewritable=self.expanded is None)
 
 
 class _Order:
@@ -619,7 +631,8 @@ def _iter_globals(body: cst.BaseSuite) -> list[str]:
 
 
 def lower_file(module: cst.Module, path: str, module_name: str,
-               is_package: bool = False) -> tuple[F.FileFacts, set[str]]:
-    """The facts of a parsed file, and the modules it imports (`Scopes.modules`)."""
-    lowerer = Lowerer(module, module_name, is_package)
+               is_package: bool = False, expanded: Expanded | None = None) -> tuple[F.FileFacts, set[str]]:
+    """The facts of a parsed file, and the modules it imports (`Scopes.modules`).
+    `expanded`: the file was parsed as that copy (`snlint.source.indentation`)."""
+    lowerer = Lowerer(module, module_name, is_package, expanded)
     return lowerer.file(path), lowerer.scopes_info.modules
