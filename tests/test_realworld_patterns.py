@@ -1,6 +1,6 @@
 """Patterns met in public GAN repositories (BigGAN-PyTorch, PyTorch-GAN, Self-Attention-GAN,
 pytorch-gan-collections, pytorch-spectral-normalization-gan, stylegan2-pytorch,
-PyTorch-StudioGAN, GAN_stability, StackGAN-v2), rewritten from scratch in a few lines each.
+PyTorch-StudioGAN, GAN_stability, StackGAN-v2, pytorch-lightning-gans), rewritten from scratch in a few lines each.
 
 Each test names the repository whose code showed the pattern. Tests marked xfail
 (strict) reproduce a problem snlint has today: a crash or hang, a false positive, a miss
@@ -780,3 +780,62 @@ def test_a_slice_of_a_list_of_discriminators_is_not_one_of_them(tmp_path):
     write(tmp_path, dict(STACKED, **{"trainer.py": STACKED["trainer.py"].replace(
         "netD = self.netsD[idx]", "netD = self.netsD[idx:]")}))
     assert ("SN401", 25) not in found(run_paths(tmp_path, ["."]))
+
+
+# pytorch-lightning-gans: the discriminator's calls are arguments of the module's own loss
+# method (`self.adversarial_loss(self.discriminator(imgs), valid)`). They were evaluated
+# twice (once by the method lookup, once by the call), and the generator step's lone
+# `D(fake)` then found a second real call to pair with.
+LIGHTNING = '''
+    import pytorch_lightning as pl
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Generator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(8, 16)
+
+        def forward(self, z):
+            return self.net(z)
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(16, 16)
+            self.bn = nn.BatchNorm1d(16)
+
+        def forward(self, x):
+            return self.bn(self.fc(x))
+
+
+    class GAN(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.generator = Generator()
+            self.discriminator = Discriminator()
+
+        def forward(self, z):
+            return self.generator(z)
+
+        def adversarial_loss(self, y_hat, y):
+            return F.binary_cross_entropy(y_hat, y)
+
+        def training_step(self, batch, batch_idx, optimizer_idx):
+            imgs, _ = batch
+            z = torch.randn(imgs.shape[0], 8)
+            if optimizer_idx == 0:
+                return self.adversarial_loss(self.discriminator(self(z)), 1)
+            if optimizer_idx == 1:
+                real_loss = self.adversarial_loss(self.discriminator(imgs), 1)
+                fake_loss = self.adversarial_loss(self.discriminator(self(z).detach()), 0)
+                return real_loss + fake_loss
+'''
+
+
+def test_discriminator_calls_inside_a_loss_method_of_the_module_are_one_update(tmp_path):
+    write(tmp_path, {"gan.py": LIGHTNING})
+    assert found(run_paths(tmp_path, ["gan.py"])) == [("SN301", 21), ("SN401", 45)]

@@ -325,6 +325,8 @@ class Calls:
         return ConstV(None)
 
     def dict_method(self, receiver: DictV, name: str, e, frame, loc) -> Value | None:
+        if name not in ("values", "items", "get", "update", "pop"):
+            return None  # the call evaluates the arguments, once
         args, _ = self.arguments(e, frame)
         if name in ("values",):
             return ListV(list(receiver.items.values()))

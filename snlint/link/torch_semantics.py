@@ -31,6 +31,14 @@ from snlint.torchapi import (
 )
 
 
+
+# The methods of an nn.Module the interpreter models (`layer_method`); any other is the
+# project's own method, left to the call.
+_LAYER_METHODS = frozenset({
+    "add_module", "register_module", "append", "extend", "modules", "named_modules", "children",
+    "named_children", "parameters", "named_parameters", "apply", "requires_grad_", "eval",
+    "train", "to", "cuda", "cpu", "float", "double", "half"})
+
 class TorchSemantics:
     index: ProjectIndex
     events: Events
@@ -333,6 +341,10 @@ class TorchSemantics:
     ]
 
     def layer_method(self, receiver: Layer, name: str, e, frame, loc) -> Value | None:
+        if name not in _LAYER_METHODS:
+            # A method of the project's class (`self.adversarial_loss(D(fake), valid)`): the
+            # call evaluates its arguments once, when it calls it.
+            return None
         args, kwargs = self.arguments(e, frame)
         if name in ("add_module", "register_module") and len(args) >= 2:
             key = args[0].value if isinstance(args[0], ConstV) else f"*{len(receiver.attrs)}"
