@@ -839,3 +839,71 @@ LIGHTNING = '''
 def test_discriminator_calls_inside_a_loss_method_of_the_module_are_one_update(tmp_path):
     write(tmp_path, {"gan.py": LIGHTNING})
     assert found(run_paths(tmp_path, ["gan.py"])) == [("SN301", 21), ("SN401", 45)]
+
+
+def test_a_lightning_discriminator_named_otherwise_is_found_by_its_training_step(tmp_path):
+    # Nothing in `self.scorer(self(z))` is named: the data flow says it scores the output of
+    # another model (the module's own forward, the generator), `self.scorer(imgs)` the batch.
+    renamed = LIGHTNING.replace("Discriminator", "Scorer").replace("self.discriminator", "self.scorer")
+    write(tmp_path, {"gan.py": renamed})
+    findings = run_paths(tmp_path, ["gan.py"])
+    assert found(findings) == [("SN301", 21), ("SN401", 45)]
+    assert "Scorer (used as a discriminator by the training code; called on real and generated " \
+           "samples in training_step())" in findings[0].message
+
+
+# Noise sized after the real batch is not real data: `torch.randn(real.size(0), nz)` made
+# the generator's input, and with it the generated batch, count as real.
+FRESH_NOISE = BN_MODELS.replace("Discriminator", "Scorer").replace("Generator", "Maker") + '''
+
+    import torch
+
+    net_s, maker = Scorer(), Maker()
+    for real, _ in torch.utils.data.DataLoader([]):
+        z = torch.randn(real.size(0), 3, 8, 8).type_as(real)
+        out = maker(z)
+        loss = net_s(real).mean() - net_s(out.detach()).mean()
+'''
+
+
+def test_noise_sized_after_the_real_batch_is_not_real(lint):
+    findings = lint(FRESH_NOISE)
+    assert [f.code for f in findings] == ["SN301", "SN401"]
+    assert "generated samples (returned by maker at line 29)" in findings[1].message
+
+
+# mmgeneration's BigGAN block: a conditional norm called on the block input and then on a
+# conv module's output, in forward. Each layer's output feeds the next: the norm is no
+# discriminator, whatever the data flow would say of training code.
+def test_a_norm_called_between_layers_in_a_forward_is_no_discriminator(lint):
+    findings = lint(BN_MODELS + '''
+
+    class ConvModule(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(8, 8, 3)
+
+        def forward(self, x):
+            return self.conv(x)
+
+
+    class ConditionBN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm2d(8, affine=False)
+
+        def forward(self, x, y):
+            return self.bn(x) * y
+
+
+    class GenBlock(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn1, self.conv1, self.bn2 = ConditionBN(), ConvModule(), ConditionBN()
+
+        def forward(self, x, y):
+            skip = self.bn1(x, y)
+            h = self.conv1(y)
+            return self.bn2(h, y) + skip
+    ''')
+    assert [f for f in findings if "ConditionBN" in f.message] == []

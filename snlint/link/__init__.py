@@ -189,7 +189,14 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         if call.module is None or call.module.cls is None or call.module.kind != "module":
             continue
         q = call.module.cls.qualname
-        updates.setdefault((call.update, q), {}).setdefault(call.kind, []).append(call)
+        kind = call.kind
+        if kind == "unknown" and call.function != "forward":
+            # Neither names nor tags say; the data flow may: `self.scorer(self(z))` in a
+            # Lightning module's training_step scores another model's output,
+            # `self.scorer(imgs)` the data. Not in a forward, where each layer's output
+            # feeds the next (a block's norm is no discriminator).
+            kind = provenance.kind_of(provenance.sides(call.origins, q))
+        updates.setdefault((call.update, q), {}).setdefault(kind, []).append(call)
     # An update that scores real and generated samples apart is the stronger evidence: it
     # is looked for first, so a generator step's `D(cat((real_a, fake_b), 1))` (named both,
     # one generated batch by the data flow) does not speak for the class.

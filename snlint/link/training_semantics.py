@@ -252,12 +252,22 @@ class TrainingSemantics:
         "builtins.next": next_call, "builtins.iter": iter_call, "torch.cat": cat_call,
         "apex.amp.initialize": amp_initialize_call,
     }
+    def fresh_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        """`torch.randn(real.size(0), nz)`, `torch.zeros_like(real)`: new values, of a size
+        or type read from a tensor: none of its samples."""
+        return TensorV()
+
     NAMED_FAMILIES: list[tuple[Callable[[str], bool], Callable]] = [
         (lambda qual: qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in _REDUCTIONS, reduction_call),
+        (lambda qual: qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in _FRESH, fresh_call),
     ]
 
     def tensor_method(self, receiver: TensorV, name: str, e, frame, loc) -> Value | None:
         args, kwargs = self.arguments(e, frame)
+        if name in _FRESH_METHODS:
+            return TensorV()  # `real.new_zeros(n)`: a new tensor of the receiver's type
+        if name in _SHAPED_LIKE:
+            return receiver  # `z.type_as(real)`: z, with real's type (or shape)
         if name in _REDUCTIONS and _over_batch(args[0] if args else kwargs.get("dim")):
             self.batch_reduction(f".{name}(dim=0)", frame, loc)
         if name in ("view", "reshape") and args and isinstance(args[0], ConstV) and args[0].value == 1:
@@ -303,6 +313,13 @@ _PER_SAMPLE = "per-sample"
 _COPIES_INTO = frozenset({"copy_", "set_"})
 _RESHAPES_IN_PLACE = frozenset({"resize_as_", "resize_"})
 
+# Functions and methods that make new values (noise, constants): a tensor among their
+# arguments gives only a size, a type or a device.
+_FRESH = frozenset({"randn", "rand", "randint", "randperm", "normal", "randn_like", "rand_like",
+                    "randint_like", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
+                    "empty_like", "full_like", "arange", "linspace", "eye"})
+_FRESH_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
+_SHAPED_LIKE = frozenset({"type_as", "expand_as", "view_as", "reshape_as"})
 _REDUCTIONS = frozenset({"std", "var", "mean", "sum", "max", "min", "amax", "amin", "logsumexp",
                          "prod", "norm", "std_mean", "var_mean", "median"})
 
