@@ -124,6 +124,11 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def jobs_for(config: Config) -> int:
+    """The processes a stage of this run may use: `--jobs`, else one per core."""
+    return config.jobs or default_jobs()
+
+
 # ---------------------------------------------------------------------------- the stage
 
 class PerFile:
@@ -138,7 +143,7 @@ class PerFile:
                  prefilter: bool = True) -> None:
         self.config = config
         self.cache = cache
-        self.jobs = jobs if jobs is not None else (config.jobs or default_jobs())
+        self.jobs = jobs if jobs is not None else jobs_for(config)
         self.prefilter = prefilter
         self.stats: Counter = Counter()
         self._memo: dict[tuple[str, str], Extracted] = {}

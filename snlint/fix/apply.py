@@ -30,7 +30,7 @@ from snlint.edit.plan import Plan, apply_plans, overlaps, signature
 from snlint.checks.registry import fixers
 from snlint.fix.planning import Planners, names_of, plan_for
 from snlint.lines import split_lines
-from snlint.per_file import default_jobs
+from snlint.per_file import jobs_for
 from snlint.stealing import shared_map
 
 MAX_ROUNDS = 8
@@ -164,8 +164,7 @@ def fix_each(items: list[tuple[str, str, list[Finding]]], config: Config, *, uns
     """A round on each (path, text, findings): each file parsed and rewritten on its own,
     in worker processes beside this one when there is enough of them (as the per-file
     stage lowers them); in order."""
-    jobs = config.jobs or default_jobs()
-    return shared_map(partial(_fix_chunk, config=config, unsafe=unsafe), items, jobs,
+    return shared_map(partial(_fix_chunk, config=config, unsafe=unsafe), items, jobs_for(config),
                       lambda item: len(item[1]))[0]
 
 

@@ -35,24 +35,26 @@ def extract_file(text: str, path: str, relpath: str) -> tuple[FileFacts | Findin
     try:
         tree = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
-        expanded = expand_tabs(text) if _compiles(text, path) else None
+        python = _compile_error(text, path)  # asked once: it also words the SN901
+        expanded = expand_tabs(text) if python is None else None
         tree = _parsed(expanded.text) if expanded is not None else None
         if tree is None:
-            return _syntax_error(text, path, e), None
+            return _syntax_error(path, e, python), None
     except (cst.CSTValidationError, RecursionError) as e:
         # Text libcst's parser accepts but cannot build a tree for (an identifier made of
         # characters newer than this Python's Unicode tables): CPython says why.
-        return _syntax_error(text, path, None, str(e)), None
+        return _syntax_error(path, None, _compile_error(text, path), str(e)), None
     module, is_package = module_name(relpath)
     return lower_file(tree, path, module, is_package, expanded)
 
 
-def _compiles(text: str, path: str) -> bool:
+def _compile_error(text: str, path: str) -> BaseException | None:
+    """What CPython raises compiling `text`; None when it compiles."""
     try:
         compile(text, path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        return error
+    return None
 
 
 def _parsed(text: str) -> cst.Module | None:
@@ -88,20 +90,16 @@ def ast_modules(text: str, module: str, is_package: bool) -> set[str] | None:
     return out
 
 
-def _syntax_error(text: str, path: str, e: cst.ParserSyntaxError | None,
+def _syntax_error(path: str, e: cst.ParserSyntaxError | None, python: BaseException | None,
                   reason: str = "") -> Finding:
     # CPython's parser names the offending token precisely and in words users know;
-    # libcst's native parser can point a line late. Prefer CPython's where it agrees
-    # that the file is broken.
-    try:
-        compile(text, path, "exec", dont_inherit=True)
-    except SyntaxError as py:
-        line = py.lineno or 1
-        column = py.offset or 1
-        return diagnostic("SN901", path, f"syntax error: {py.msg}",
+    # libcst's native parser can point a line late. Prefer CPython's (`python`, what it
+    # raised compiling the text) where it agrees that the file is broken.
+    if isinstance(python, SyntaxError):
+        line = python.lineno or 1
+        column = python.offset or 1
+        return diagnostic("SN901", path, f"syntax error: {python.msg}",
                           Span(line, column, line, column + 1))
-    except (ValueError, RecursionError, MemoryError):
-        pass
     if e is None:
         return diagnostic("SN901", path, f"cannot parse: {reason.splitlines()[0] if reason else 'libcst failed'}")
     line, column = e.raw_line, e.raw_column + 1
