@@ -239,14 +239,19 @@ class DefStmt(Stmt):
 # ---------------------------------------------------------------- names, for the fixes
 
 
-def node_indices(nodes: Iterable[Any]) -> dict[Any, int]:
-    """Each node of a parsed file by its *node index*: its place in libcst's position table
-    of the file (the order of `PositionProvider`'s table: the code generator finishes
-    nodes children before their parent), as `snlint.positions.layout` builds it for
-    the source pass and for the fixes alike. The same text parses to the same table, so
-    the source pass and a fix that parses the file again agree on every index, and a fix
-    finds its node without looking for it by position."""
-    return {node: i for i, node in enumerate(nodes)}
+# What a node key names at its span: nodes of different roles share spans (an
+# expression statement and its call; a keyword argument's value and the argument).
+EXPR, ARG, PARAM, ALIAS, STMT = range(5)
+
+
+def node_key(line: int, column: int, end_line: int, end_column: int, role: int) -> int:
+    """The *node key* of the node the source pass read at this span (1-based columns, in
+    characters, as `Span` has them) in this role: one int, a function of the text alone.
+    Whichever parser read the file (CPython's `ast`, or libcst where only it can), the
+    source pass and a fix that parses the file again with libcst
+    (`snlint.edit.parsed`) compute the same key for the same node, so a fix finds its
+    node without a search, and facts keep no parser's node order."""
+    return ((((line << 32 | column) << 32 | end_line) << 32 | end_column) << 3) | role
 
 
 @record(eq=False)
@@ -256,7 +261,7 @@ class Names:
     fix names things the way the findings were decided (`from .sn import spectral_norm`
     is torch's `spectral_norm`).
 
-    Keyed by node index (`node_indices`) where a node is meant, by name where a spelling
+    Keyed by node key (`node_key`) where a node is meant, by name where a spelling
     is: a fix writes names, and must know which ones the file already binds."""
 
     # The span of each call, argument and parameter the source pass read -> its node
@@ -269,9 +274,9 @@ class Names:
     # A module-level name bound one way only (one import target and nothing else, or one
     # module-level binding and no import) -> the qualified name.
     scope: Mapping[str, str] = field(default_factory=dict)
-    # A name one import alias binds and nothing else -> the node index of that alias.
+    # A name one import alias binds and nothing else -> the node key of that alias.
     imports: Mapping[str, int] = field(default_factory=dict)
-    # A module-level name assigned once and bound nothing else -> the node index of the
+    # A module-level name assigned once and bound nothing else -> the node key of the
     # value (`SN = nn.utils.spectral_norm`).
     aliases: Mapping[str, int] = field(default_factory=dict)
     # The qualified name of a module-level `functools.partial(f, ...)` -> that of `f`;

@@ -74,7 +74,7 @@ class Span:
     column: int
     end_line: int
     end_column: int
-    # The node the source pass read at this span (`snlint.facts.node_indices`), so a
+    # The node the source pass read at this span (`snlint.facts.node_key`), so a
     # fix edits that node without looking for it again. Not part of equality: source and
     # graph locations are joined by position, and a graph site has no node.
     node: int | None = field(default=None, compare=False, repr=False)

@@ -317,17 +317,29 @@ SNLINT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("folder", ["examples", "snlint/edit", "snlint/source"])
-def test_a_parsed_files_node_indices_are_libcsts_position_table(folder):
-    # The source pass numbers nodes by libcst's position table; a fix finds its node by
-    # that number in a file it parses again, which orders its nodes without positions.
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
+def test_every_node_key_the_source_pass_records_names_that_node_in_a_parsed_file(folder):
+    # A fix finds its node by the key the source pass recorded (facts.node_key) in a file
+    # it parses again with libcst: every call, argument, parameter, global name, import
+    # alias and alias value the facts keep is found there, of its kind.
     from snlint.edit.parsed import ParsedFile
+    from snlint.source import extract
 
+    seen = 0
     for path in sorted((SNLINT / folder).rglob("*.py")):
         text = path.read_text(encoding="utf-8")
+        names = extract(text, str(path), path.name).names
         parsed = ParsedFile(str(path), text)
-        table = MetadataWrapper(cst.parse_module(text)).resolve(PositionProvider)
-        assert [type(n).__name__ for n in parsed.nodes] == [type(n).__name__ for n in table], path
-        assert [parsed.range(n) for n in parsed.nodes] == [
-            ((r.start.line, r.start.column), (r.end.line, r.end.column)) for r in table.values()], path
+        for span, key in names.sites.items():
+            node = parsed.node(key, (cst.Call, cst.Arg, cst.Param))
+            assert node is not None, (path, span)
+            if isinstance(node, cst.Call):
+                assert parsed.range(node) == ((span.line, span.column - 1),
+                                              (span.end_line, span.end_column - 1)), (path, span)
+        for key in names.quals:
+            assert parsed.node(key, (cst.Name, cst.Attribute)) is not None, path
+        for key in names.imports.values():
+            assert parsed.node(key, cst.ImportAlias) is not None, path
+        for key in names.aliases.values():
+            assert parsed.node(key, cst.BaseExpression) is not None, path
+        seen += len(names.sites) + len(names.quals)
+    assert seen > 100

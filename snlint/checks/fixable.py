@@ -1,4 +1,4 @@
-"""What the rules' `fixable` predicates read: one file's source facts by node index.
+"""What the rules' `fixable` predicates read: one file's source facts by node key.
 
 A plain lint marks each fixable finding without parsing its file again (parsing,
 transforming, compiling and diffing is what building a fix costs). A predicate answers
@@ -22,7 +22,7 @@ _KEEP = 4
 
 
 class FactsAt:
-    """The facts of one file by node index (`facts.node_indices`): each expression,
+    """The facts of one file by node key (`facts.node_key`): each expression,
     argument, parameter and statement the source pass read, with what encloses it
     (statements, functions, classes), innermost first."""
 

@@ -3,7 +3,7 @@ the source pass read and the link step resolved (`facts.Names`), never by readin
 file's imports again, so that a fix and the finding it fixes agree on every name
 (`from .sn import spectral_norm` is torch's `spectral_norm` to both).
 
-A node is asked about by its node index; a spelling (`nn.utils.spectral_norm`, a name a
+A node is asked about by its node key (`facts.node_key`); a spelling (`nn.utils.spectral_norm`, a name a
 fix wants to write) through the names the file binds at module level one way only.
 """
 
@@ -37,8 +37,8 @@ class FileNames:
         anything else."""
         if not isinstance(node, (cst.Name, cst.Attribute)):
             return None
-        index = self.parsed.index(node)
-        return self.facts.quals.get(index) if index is not None else None
+        key = self.parsed.key(node)
+        return self.facts.quals.get(key) if key is not None else None
 
     def sn_api(self, node: cst.CSTNode | None) -> str | None:
         """"hook" / "parametrization" when `node` names one of torch's SN functions."""

@@ -1,9 +1,9 @@
 """One parsed file as the fixes see it: the libcst tree, node positions and parents, each
-node by its index, and what the file's names mean.
+node by its key, and what the file's names mean.
 
-A fix starts from a finding's node: the index the source pass recorded for it
-(`facts.node_indices`), which names the same node here because the tree is parsed from
-the same text. What names mean comes from the source pass and the link step
+A fix starts from a finding's node: the key the source pass recorded for it
+(`facts.node_key`, a function of where the node is), which names the same node here
+because the tree is parsed from the same text. What names mean comes from the source pass and the link step
 (`parsed.names`, `snlint.edit.names`); nothing here resolves a name, and nothing here
 knows about rules.
 """
@@ -15,8 +15,9 @@ from typing import Iterator, TypeVar
 import libcst as cst
 
 from snlint.edit.names import FileNames
-from snlint.facts import Names, node_indices
-from snlint.positions import layout
+from snlint import facts as F
+from snlint.facts import Names
+from snlint.positions import arg_range, layout, param_range
 
 N = TypeVar("N", bound=cst.CSTNode)
 
@@ -31,23 +32,50 @@ class ParsedFile:
         self.module = cst.parse_module(text)
         # The source pass's own table: the same node indices (snlint.positions).
         self.positions, self.parents = layout(self.module)
-        self.nodes = list(self.positions)  # by node index
-        self._indices: dict[cst.CSTNode, int] | None = None
+        self.nodes = list(self.positions)
+        self._by_key: dict[int, cst.CSTNode] | None = None
         self.names = FileNames(self, names)
 
     # ---------------------------------------------------------------- nodes
 
-    def node(self, index: int | None, kind: type[N]) -> N | None:
-        """The node with this index, when it is a `kind`."""
-        if index is None or not 0 <= index < len(self.nodes):
+    def node(self, key: int | None, kind: type[N]) -> N | None:
+        """The node with this key (`facts.node_key`), when it is a `kind`."""
+        if key is None:
             return None
-        node = self.nodes[index]
+        node = self._keys().get(key)
         return node if isinstance(node, kind) else None
 
-    def index(self, node: cst.CSTNode) -> int | None:
-        if self._indices is None:
-            self._indices = node_indices(self.nodes)
-        return self._indices.get(node)
+    def key(self, node: cst.CSTNode) -> int | None:
+        """The key of an expression (what `facts.Names.quals` is keyed by)."""
+        if node not in self.positions:
+            return None
+        sl, sc, el, ec, _ = self.positions.raw(node)
+        return F.node_key(sl, sc + 1, el, ec + 1, F.EXPR)
+
+    def _keys(self) -> dict[int, cst.CSTNode]:
+        if self._by_key is None:
+            raw = self.positions.raw
+            keys: dict[int, cst.CSTNode] = {}
+            for node in self.nodes:
+                if isinstance(node, cst.BaseExpression):
+                    sl, sc, el, ec, _ = raw(node)
+                    role = F.EXPR
+                elif isinstance(node, cst.Arg):
+                    sl, sc, el, ec = arg_range(raw, node)
+                    role = F.ARG
+                elif isinstance(node, cst.Param):
+                    sl, sc, el, ec = param_range(raw, node)
+                    role = F.PARAM
+                elif isinstance(node, cst.ImportAlias):
+                    sl, sc, el, ec, _ = raw(node)
+                    role = F.ALIAS
+                else:
+                    continue
+                # Children come first in the table: the outermost of nodes sharing a
+                # span is the one the source pass read (a call, not the argument's value).
+                keys[F.node_key(sl, sc + 1, el, ec + 1, role)] = node
+            self._by_key = keys
+        return self._by_key
 
     def calls(self) -> Iterator[cst.Call]:
         return (n for n in self.nodes if isinstance(n, cst.Call))

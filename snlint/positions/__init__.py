@@ -104,5 +104,27 @@ def layout(module: cst.Module) -> tuple[Positions, Parents]:
     return positions, Parents(positions, parents)
 
 
+def arg_range(raw, node: cst.Arg) -> tuple[int, int, int, int]:
+    """Where an argument is, as the facts say (`raw`: `Positions.raw`): `dim=0`, `*xs`,
+    without the comma after it. 0-based columns."""
+    first: cst.CSTNode = node.keyword if node.keyword is not None else node.value
+    sl, sc = raw(first)[:2]
+    _, _, el, ec, _ = raw(node.value)
+    return sl, sc - len(node.star), el, ec
+
+
+def param_range(raw, node: cst.Param) -> tuple[int, int, int, int]:
+    """Where a parameter is, as the facts say: its name to the end of its default, or of
+    its annotation when it has no default. 0-based columns."""
+    sl, sc = raw(node.name)[:2]
+    last: cst.CSTNode = node.name
+    if node.default is not None:
+        last = node.default
+    elif node.annotation is not None:
+        last = node.annotation
+    _, _, el, ec, _ = raw(last)
+    return sl, sc, el, ec
+
+
 def positions(module: cst.Module) -> Positions:
     return layout(module)[0]

@@ -17,7 +17,7 @@ from snlint import facts as F
 from snlint.findings import Span
 from snlint.source.indentation import Expanded
 from snlint.source.names import file_names
-from snlint.positions import layout
+from snlint.positions import arg_range, layout, param_range
 from snlint.source.scan import scan
 
 _BUILTINS = frozenset(dir(builtins))
@@ -170,7 +170,6 @@ class Lowerer:
         self.expanded = expanded
         # One codegen gives the positions (node indices) and the parents the scan reads.
         self.positions, parents = layout(module)
-        self.order = _Order(self.positions)
         # What a fix reads of the file besides the facts (`facts.Names`).
         self.sites: dict[Span, int] = {}
         self.quals: dict[int, str] = {}
@@ -194,11 +193,11 @@ class Lowerer:
 
     # ------------------------------------------------------------ helpers
 
-    def span(self, node: cst.CSTNode) -> Span:
-        sl, sc, el, ec, index = self.positions.raw(node)
+    def span(self, node: cst.CSTNode, role: int = F.EXPR) -> Span:
+        sl, sc, el, ec, _ = self.positions.raw(node)
         if self.expanded is not None:
             sc, ec = self.expanded.column(sl, sc), self.expanded.column(el, ec)
-        return Span(sl, sc + 1, el, ec + 1, index)
+        return Span(sl, sc + 1, el, ec + 1, F.node_key(sl, sc + 1, el, ec + 1, role))
 
     def site(self, span: Span, call: bool = False) -> None:
         """Record where a call, argument or parameter is. An argument that is nothing but a
@@ -347,13 +346,10 @@ class Lowerer:
 
     def arg(self, node: cst.Arg) -> F.Arg:
         # The contract's "argument" node is `dim=0` without the trailing comma.
-        first: cst.CSTNode = node.keyword if node.keyword is not None else node.value
-        raw = self.positions.raw
-        sl, sc = raw(first)[:2]
-        _, _, el, ec, _ = raw(node.value)
+        sl, sc, el, ec = arg_range(self.positions.raw, node)
         if self.expanded is not None:
             sc, ec = self.expanded.column(sl, sc), self.expanded.column(el, ec)
-        span = Span(sl, sc + 1 - len(node.star), el, ec + 1, raw(node)[4])
+        span = Span(sl, sc + 1, el, ec + 1, F.node_key(sl, sc + 1, el, ec + 1, F.ARG))
         self.site(span)
         return F.Arg(
             self.expr(node.value),
@@ -382,7 +378,7 @@ class Lowerer:
             for small in node.body:
                 out.extend(self.small(small))
             return out
-        span = self.span(node)
+        span = self.span(node, F.STMT)
         if isinstance(node, cst.If):
             orelse: tuple[F.Stmt, ...] = ()
             if isinstance(node.orelse, cst.If):
@@ -407,7 +403,7 @@ class Lowerer:
         if isinstance(node, cst.Try):
             body = list(self.block(node.body))
             for handler in node.handlers:
-                body.append(F.Fallback(self.block(handler.body), span=self.span(handler)))
+                body.append(F.Fallback(self.block(handler.body), span=self.span(handler, F.STMT)))
             if node.orelse:
                 body.extend(self.block(node.orelse.body))
             if node.finalbody:
@@ -420,14 +416,14 @@ class Lowerer:
         return []
 
     def small(self, node: cst.BaseSmallStatement) -> list[F.Stmt]:
-        span = self.span(node)
+        span = self.span(node, F.STMT)
         kind = type(node)  # small statements are final classes (see `expr`)
         if kind is cst.Import or kind is cst.ImportFrom:
             self._import_sites(node)
         if kind is cst.Assign:
             if not self.scopes and not self.class_stack and len(node.targets) == 1 \
                     and isinstance(node.targets[0].target, cst.Name):
-                self.assigned.setdefault(node.targets[0].target.value, []).append(self.order[node.value])
+                self.assigned.setdefault(node.targets[0].target.value, []).append(self.span(node.value).node)
             targets = tuple(self.expr(t.target) for t in node.targets)
             return [F.Assign(targets, self.expr(node.value), span=span)]
         if kind is cst.AnnAssign:
@@ -455,15 +451,10 @@ class Lowerer:
 
         def add(p: cst.Param, kind: str) -> None:
             default = self.expr(p.default) if p.default is not None else None
-            raw = self.positions.raw
-            sl, sc = raw(p.name)[:2]
-            last = p.default if p.default is not None else p.name
-            if p.default is None and p.annotation is not None:
-                last = p.annotation
-            _, _, el, ec, _ = raw(last)
+            sl, sc, el, ec = param_range(self.positions.raw, p)
             if self.expanded is not None:
                 sc, ec = self.expanded.column(sl, sc), self.expanded.column(el, ec)
-            span = Span(sl, sc + 1, el, ec + 1, raw(p)[4])
+            span = Span(sl, sc + 1, el, ec + 1, F.node_key(sl, sc + 1, el, ec + 1, F.PARAM))
             self.site(span)
             annotation = self.expr(p.annotation.annotation) if p.annotation is not None else None
             out.append(F.Param(p.name.value, default, kind, span, annotation))
@@ -509,7 +500,7 @@ class Lowerer:
             self.rebound.pop()
             self.class_stack = saved_classes
         return F.FunctionFacts(name, f"{prefix}.{name}" if prefix else name, params, body,
-                               self.span(node), is_method=bool(saved_classes))
+                               self.span(node, F.STMT), is_method=bool(saved_classes))
 
     def _import_sites(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
@@ -519,7 +510,7 @@ class Lowerer:
                 local = alias.asname.name.value
             else:
                 local = _dotted(alias.name).split(".")[0]
-            self.import_sites.setdefault(local, []).append(self.order[alias])
+            self.import_sites.setdefault(local, []).append(self.span(alias, F.ALIAS).node)
 
     def _imported(self, node: cst.CSTNode) -> dict[str, str]:
         table = _Imports(self.module, self.is_package)
@@ -570,18 +561,6 @@ class Lowerer:
                            file_names(self.module, self.sites, self.quals, self.import_sites,
                                       self.assigned, self.scopes_info),
                            rewritable=self.expanded is None)
-
-
-class _Order:
-    """node -> node index, read off the position table (`facts.node_indices` of it)."""
-
-    __slots__ = ("positions",)
-
-    def __init__(self, positions) -> None:
-        self.positions = positions
-
-    def __getitem__(self, node: cst.CSTNode) -> int:
-        return self.positions.index(node)
 
 
 def _module_classes(body: Sequence[F.Stmt]) -> list[F.ClassFacts]:
