@@ -30,7 +30,7 @@ from snlint.config import Config, load_config
 from snlint.per_file import PerFile
 from snlint.positions import layout
 from snlint.source import extract, module_name
-from snlint.source.lower import resolve_relative
+from snlint.source.relative import resolve_relative
 from snlint.source.scan import scan
 
 NETS = """\

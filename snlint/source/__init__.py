@@ -1,16 +1,26 @@
-"""The libcst source pass: one read of one file, producing facts (never findings)."""
+"""The source pass: one read of one file, producing facts (never findings).
+
+CPython's `ast` reads every file it can parse (`snlint.source.lower_ast`); libcst only
+the files it cannot (`snlint.source.lower`: libcst's parser accepts some that CPython
+rejects). Both give the same facts for the same text, so nothing downstream knows which
+read a file; libcst is imported only when one is needed, and by the fixes.
+"""
 
 from __future__ import annotations
 
 import ast
+import re
+import warnings
 from typing import Iterable
-
-import libcst as cst
 
 from snlint.facts import FileFacts
 from snlint.findings import Finding, Span, diagnostic
-from snlint.source.indentation import expand_tabs
-from snlint.source.lower import lower_file, resolve_relative
+from snlint.source.lower_ast import lower_ast
+from snlint.source.relative import resolve_relative
+
+# A line indented with a tab: libcst rejects some mixes of tabs and spaces that CPython
+# reads (`snlint.source.indentation`), and such a file cannot be rewritten.
+_TAB_INDENT = re.compile(r"^[ \f]*\t", re.MULTILINE)
 
 
 def module_name(relpath: str) -> tuple[str, bool]:
@@ -31,11 +41,51 @@ def extract(text: str, path: str, relpath: str) -> FileFacts | Finding:
 def extract_file(text: str, path: str, relpath: str) -> tuple[FileFacts | Finding, set[str] | None]:
     """Facts of one file (or its SN901 diagnostic), and the modules it imports
     (`Scopes.modules`; None when it does not parse)."""
+    module, is_package = module_name(relpath)
+    tree = parse_python(text, path)
+    if isinstance(tree, ast.Module):
+        try:
+            return lower_ast(tree, text, path, module, is_package, _rewritable(text))
+        except RecursionError:
+            tree = None  # nested deeper than this walk can go: libcst's reading decides
+    return _extract_with_libcst(text, path, module, is_package, tree)
+
+
+def parse_python(text: str, path: str) -> ast.Module | BaseException:
+    """CPython's tree of `text`, or what it raised parsing it. Quietly: the warnings
+    compiling a file gives (an invalid escape in a string) are its author's business."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        return error
+
+
+def _rewritable(text: str) -> bool:
+    """Whether libcst can parse `text`, which CPython parses: a fix needs it to."""
+    if _TAB_INDENT.search(text) is None:
+        return True
+    import libcst as cst
+    try:
+        cst.parse_module(text)
+    except (cst.ParserSyntaxError, cst.CSTValidationError, RecursionError):
+        return False
+    return True
+
+
+def _extract_with_libcst(text: str, path: str, module: str, is_package: bool,
+                         python: BaseException | None) -> tuple[FileFacts | Finding, set[str] | None]:
+    """A file CPython does not parse (`python`: what it raised), or could not be lowered
+    from its tree (None): libcst's parser accepts some such files."""
+    import libcst as cst
+
+    from snlint.source.indentation import expand_tabs
+    from snlint.source.lower import lower_file
     expanded = None
     try:
         tree = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
-        python = _compile_error(text, path)  # asked once: it also words the SN901
         expanded = expand_tabs(text) if python is None else None
         tree = _parsed(expanded.text) if expanded is not None else None
         if tree is None:
@@ -43,21 +93,12 @@ def extract_file(text: str, path: str, relpath: str) -> tuple[FileFacts | Findin
     except (cst.CSTValidationError, RecursionError) as e:
         # Text libcst's parser accepts but cannot build a tree for (an identifier made of
         # characters newer than this Python's Unicode tables): CPython says why.
-        return _syntax_error(path, None, _compile_error(text, path), str(e)), None
-    module, is_package = module_name(relpath)
+        return _syntax_error(path, None, python, str(e)), None
     return lower_file(tree, path, module, is_package, expanded)
 
 
-def _compile_error(text: str, path: str) -> BaseException | None:
-    """What CPython raises compiling `text`; None when it compiles."""
-    try:
-        compile(text, path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-        return error
-    return None
-
-
-def _parsed(text: str) -> cst.Module | None:
+def _parsed(text: str):
+    import libcst as cst
     try:
         return cst.parse_module(text)
     except (cst.ParserSyntaxError, cst.CSTValidationError, RecursionError):
@@ -73,9 +114,8 @@ def project_modules(names: Iterable[str]) -> set[str]:
 def ast_modules(text: str, module: str, is_package: bool) -> set[str] | None:
     """`Scopes.modules` read with Python's `ast` (C speed), for a file that is not lowered;
     None when CPython cannot parse it."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parse_python(text, "<file>")
+    if not isinstance(tree, ast.Module):
         return None
     out: set[str] = set()
     for node in ast.walk(tree):
@@ -90,8 +130,7 @@ def ast_modules(text: str, module: str, is_package: bool) -> set[str] | None:
     return out
 
 
-def _syntax_error(path: str, e: cst.ParserSyntaxError | None, python: BaseException | None,
-                  reason: str = "") -> Finding:
+def _syntax_error(path: str, e, python: BaseException | None, reason: str = "") -> Finding:
     # CPython's parser names the offending token precisely and in words users know;
     # libcst's native parser can point a line late. Prefer CPython's (`python`, what it
     # raised compiling the text) where it agrees that the file is broken.

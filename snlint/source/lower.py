@@ -16,6 +16,8 @@ import libcst as cst
 from snlint import facts as F
 from snlint.findings import Span
 from snlint.source.indentation import Expanded
+from snlint.source.module_classes import module_classes
+from snlint.source.relative import resolve_relative
 from snlint.source.names import file_names
 from snlint.positions import arg_range, layout, param_range
 from snlint.source.scan import scan
@@ -35,18 +37,6 @@ def _dotted(node: cst.BaseExpression | cst.ImportFrom | None) -> str:
     if isinstance(node, cst.Attribute):
         return f"{_dotted(node.value)}.{node.attr.value}"
     return ""
-
-
-def resolve_relative(module: str, is_package: bool, level: int, name: str) -> str:
-    parts = module.split(".") if module else []
-    if not is_package:
-        parts = parts[:-1]
-    if level > 1:
-        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
-    base = ".".join(parts)
-    if base and name:
-        return f"{base}.{name}"
-    return base or name
 
 
 class _Bindings(cst.CSTVisitor):
@@ -555,40 +545,12 @@ class Lowerer:
     def file(self, path: str) -> F.FileFacts:
         body = self.block(self.tree.body)
         functions = tuple((s.function.name, s.function) for s in body if isinstance(s, F.DefStmt))
-        classes = tuple((c.name, c) for c in _module_classes(body))
+        classes = tuple((c.name, c) for c in module_classes(body))
         return F.FileFacts(path, self.module, body, functions, classes, self.is_package,
                            tuple(self.star), tuple(sorted(self.imports.items())),
                            file_names(self.module, self.sites, self.quals, self.import_sites,
                                       self.assigned, self.scopes_info),
                            rewritable=self.expanded is None)
-
-
-def _module_classes(body: Sequence[F.Stmt]) -> list[F.ClassFacts]:
-    """Classes a module defines at its top level, also under module-level `if` branches
-    (`if args.arch == "dcgan": class D ...`, each branch) and `try`/`with` bodies; not
-    under the `__main__` guard, which never runs on import."""
-    out: list[F.ClassFacts] = []
-    for stmt in body:
-        if isinstance(stmt, F.ClassStmt):
-            out.append(stmt.cls)
-        elif isinstance(stmt, F.If) and not _is_main_guard(stmt.test):
-            out.extend(_module_classes(stmt.body))
-            out.extend(_module_classes(stmt.orelse))
-        elif isinstance(stmt, F.Block):
-            out.extend(_module_classes(stmt.body))
-    return out
-
-
-def _is_main_guard(test: F.Expr) -> bool:
-    if not isinstance(test, F.Compare) or test.op != "==":
-        return False
-    sides = (test.left, test.right)
-    return (any(isinstance(e, (F.Global, F.Local)) and _name_of(e) == "__name__" for e in sides)
-            and any(isinstance(e, F.Const) and e.value == "__main__" for e in sides))
-
-
-def _name_of(e: F.Expr) -> str:
-    return e.name if isinstance(e, F.Local) else e.qual.rpartition(".")[2]
 
 
 def _suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:

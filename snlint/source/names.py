@@ -12,7 +12,7 @@ from typing import Mapping
 
 from snlint import facts as F
 from snlint.findings import Span
-from snlint.source.scan import Scopes
+from snlint.source.scopes import Scopes
 
 
 def file_names(module: str, sites: dict[Span, int], quals: dict[int, str],

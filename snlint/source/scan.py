@@ -12,33 +12,12 @@ parameter, or a `def`/`class`/`except ... as`/match-capture name.
 
 from __future__ import annotations
 
-from collections import Counter
 from itertools import compress
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
 import libcst as cst
 
-
-@dataclass
-class Scopes:
-    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
-    star: list[str] = field(default_factory=list)
-    module_names: set[str] = field(default_factory=set)  # bound at module level
-    # (line of `def`, name) -> names the function binds, less its `global` names
-    functions: dict[tuple[int, str], set[str]] = field(default_factory=dict)
-    # The import statements of each function's own body (not of functions or classes
-    # nested in it), in source order.
-    function_imports: dict[cst.FunctionDef, list[cst.Import | cst.ImportFrom]] = \
-        field(default_factory=dict)
-    # The whole file, every scope at once (what a fix may rely on or add):
-    imported: dict[str, list[str]] = field(default_factory=dict)  # local name -> each import's target
-    bound: Counter = field(default_factory=Counter)  # bindings of each name other than imports
-    reads: Counter = field(default_factory=Counter)  # loads of each name
-    mentioned: set[str] = field(default_factory=set)  # `global`, `nonlocal` and `del` names
-    # Every module the file imports, dotted, relative imports resolved: `import a.b` ->
-    # a.b; `from a import b, *` -> a, a.b, a.* (`snlint.imported_files` follows them).
-    modules: set[str] = field(default_factory=set)
+from snlint.source.scopes import Scopes
 
 
 # libcst spells these as names; `ast` has constants.
