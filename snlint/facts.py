@@ -11,7 +11,7 @@ Everything is a frozen dataclass, so per-file facts can be computed in parallel 
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Any, Iterable, Mapping
+from typing import Mapping
 
 from snlint.findings import Span, record
 

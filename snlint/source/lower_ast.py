@@ -34,6 +34,7 @@ from snlint.source.relative import resolve_relative
 from snlint.source.scan_ast import scan_ast
 
 _BUILTINS = frozenset(dir(builtins))
+_node_key = F.node_key
 _COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Is: "is",
             ast.IsNot: "is not", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 # libcst's operator class names, which the facts use.
@@ -77,6 +78,7 @@ class AstLowerer:
         self.tree = tree
         self.text = text
         self.column = _Columns(text)
+        self.ascii = self.column.ascii
         self.sites: dict[Span, int] = {}
         self.quals: dict[int, str] = {}
         self.import_sites: dict[str, list[int]] = {}
@@ -96,11 +98,13 @@ class AstLowerer:
     # ------------------------------------------------------------ helpers
 
     def span(self, node: ast.AST, role: int = F.EXPR) -> Span:
-        column = self.column
         sl, el = node.lineno, node.end_lineno  # type: ignore[attr-defined]
-        sc = column(sl, node.col_offset) + 1  # type: ignore[attr-defined]
-        ec = column(el, node.end_col_offset) + 1  # type: ignore[attr-defined]
-        return Span(sl, sc, el, ec, F.node_key(sl, sc, el, ec, role))
+        if self.ascii:  # most files: bytes are characters
+            sc, ec = node.col_offset + 1, node.end_col_offset + 1  # type: ignore[attr-defined]
+        else:
+            sc = self.column(sl, node.col_offset) + 1  # type: ignore[attr-defined]
+            ec = self.column(el, node.end_col_offset) + 1  # type: ignore[attr-defined]
+        return Span(sl, sc, el, ec, _node_key(sl, sc, el, ec, role))
 
     def compound(self, node: ast.stmt | ast.excepthandler) -> Span:
         """A compound statement's span: `ast` ends it after a `;` that ends its last line,

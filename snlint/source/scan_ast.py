@@ -17,9 +17,12 @@ from snlint.source.scopes import Scopes
 
 _MODULE = "<module>"
 # Nodes whose insides bind in no scope `Scopes.functions` or `module_names` keep.
-_OPAQUE = (ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_HANDLERS = (ast.ExceptHandler,)
+_OPAQUE = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
+_FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
+# Nodes with nothing to count under them.
+_LEAVES = frozenset({ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
+                     *(cls for base in (ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+                       for cls in base.__subclasses__())})
 
 
 def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
@@ -36,70 +39,82 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
         if owner is not None:
             local.setdefault(owner, set()).add(name)
 
-    def walk(node: ast.AST, owner: object, function: object, in_except: bool) -> None:
-        """`owner`: the scope whose bindings a binding here counts for (None: none);
-        `function`: the innermost function (`None`: module, class or lambda) whose
-        imports an import here is."""
-        for child in ast.iter_child_nodes(node):
-            kind = type(child)
-            if kind is ast.Name:
-                ctx = type(child.ctx)
-                if ctx is ast.Load:
-                    reads[child.id] += 1
-                elif ctx is ast.Store:
-                    bound[child.id] += 1
-                    bind_local(owner, child.id)
-                else:
-                    mentioned.add(child.id)
-                continue
-            if kind is ast.Import or kind is ast.ImportFrom:
-                imports.append((child, in_except))
-                if function is not None:
-                    scopes.function_imports.setdefault(function, []).append(child)
-                continue
-            if kind in _FUNCTIONS:
-                bound[child.name] += 1
-                bind_local(owner, child.name)
-                functions.append(child)
-                scopes.function_imports.setdefault(child, [])
-                # Decorators, defaults and annotations bind in no scope kept here.
-                for part in (*child.decorator_list, child.args, *([child.returns] if child.returns else [])):
-                    _visit_one(part, walk, None, function, in_except)
-                for stmt in child.body:
-                    _visit_one(stmt, walk, child, child, in_except)
-                continue
-            if kind is ast.ClassDef:
-                bound[child.name] += 1
-                bind_local(owner, child.name)
-                walk(child, None, None, in_except)
-                continue
-            if kind is ast.arg:
-                bound[child.arg] += 1
-            elif kind is ast.ExceptHandler:
-                if child.name:
-                    bound[child.name] += 1
-                    bind_local(owner, child.name)
-                walk(child, owner, function, True)
-                continue
-            elif kind is ast.Global or kind is ast.Nonlocal:
-                mentioned.update(child.names)
-                if kind is ast.Global and owner is not None:
-                    global_.setdefault(owner, set()).update(child.names)
-            elif kind is ast.MatchAs or kind is ast.MatchStar:
-                if child.name:
-                    bound[child.name] += 1
-            elif kind is ast.MatchMapping:
-                if child.rest:
-                    bound[child.rest] += 1
-            elif kind is ast.Lambda:
-                walk(child, None, None, in_except)
-                continue
-            elif kind in _OPAQUE:
-                walk(child, None, function, in_except)
-                continue
-            walk(child, owner, function, in_except)
+    # Each entry: a node, the scope a binding in it counts for (None: none kept), the
+    # innermost function an import in it belongs to (None: module, class or lambda),
+    # and whether it is inside an `except` handler. One loop, no recursion: this visits
+    # every node of the file.
+    stack: list[tuple[ast.AST, object, object, bool]] = [
+        (child, _MODULE, None, False) for child in tree.body]
+    pop, push = stack.pop, stack.append
+    AST, Name, Load, Store = ast.AST, ast.Name, ast.Load, ast.Store
+    while stack:
+        node, owner, function, in_except = pop()
+        kind = type(node)
+        if kind is Name:
+            ctx = type(node.ctx)
+            if ctx is Load:
+                reads[node.id] += 1
+            elif ctx is Store:
+                bound[node.id] += 1
+                if owner is not None:
+                    bind_local(owner, node.id)
+            else:
+                mentioned.add(node.id)
+            continue
+        if kind in _LEAVES:
+            continue
+        if kind is ast.Import or kind is ast.ImportFrom:
+            imports.append((node, in_except))
+            if function is not None:
+                scopes.function_imports.setdefault(function, []).append(node)
+            continue
+        if kind in _FUNCTIONS:
+            bound[node.name] += 1
+            bind_local(owner, node.name)
+            functions.append(node)
+            scopes.function_imports.setdefault(node, [])
+            # Decorators, defaults and annotations bind in no scope kept here.
+            for part in (*node.decorator_list, node.args, *([node.returns] if node.returns else [])):
+                push((part, None, function, in_except))
+            for stmt in node.body:
+                push((stmt, node, node, in_except))
+            continue
+        if kind is ast.ClassDef:
+            bound[node.name] += 1
+            bind_local(owner, node.name)
+            owner = function = None
+        elif kind is ast.arg:
+            bound[node.arg] += 1
+        elif kind is ast.ExceptHandler:
+            if node.name:
+                bound[node.name] += 1
+                bind_local(owner, node.name)
+            in_except = True
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            mentioned.update(node.names)
+            if kind is ast.Global and owner is not None:
+                global_.setdefault(owner, set()).update(node.names)
+        elif kind is ast.MatchAs or kind is ast.MatchStar:
+            if node.name:
+                bound[node.name] += 1
+        elif kind is ast.MatchMapping:
+            if node.rest:
+                bound[node.rest] += 1
+        elif kind is ast.Lambda:
+            owner = function = None
+        elif kind in _OPAQUE:
+            owner = None
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push((item, owner, function, in_except))
+            elif isinstance(value, AST):
+                push((value, owner, function, in_except))
 
-    walk(tree, _MODULE, None, False)
+    for found in scopes.function_imports.values():
+        found.sort(key=_position)
     for function in functions:
         names = set(local.get(function, ()))
         args = function.args
@@ -112,12 +127,8 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
     return scopes
 
 
-def _visit_one(node: ast.AST, walk, owner: object, function: object, in_except: bool) -> None:
-    """`walk` of a single node (it walks a node's children)."""
-    holder = ast.Expr()
-    holder.value = node  # type: ignore[assignment]
-    # iter_child_nodes(holder) yields `node`: one step of the walk on it, as a child.
-    walk(holder, owner, function, in_except)
+def _position(node: ast.stmt) -> tuple[int, int]:
+    return node.lineno, node.col_offset
 
 
 def _imports(scopes: Scopes, imports: list, module_name: str, is_package: bool) -> None:
@@ -129,7 +140,7 @@ def _imports(scopes: Scopes, imports: list, module_name: str, is_package: bool) 
         scopes.imports[local] = qual
 
     modules = scopes.modules
-    for node, fallback in sorted(imports, key=lambda pair: (pair[0].lineno, pair[0].col_offset)):
+    for node, fallback in sorted(imports, key=lambda pair: _position(pair[0])):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 modules.add(alias.name)
