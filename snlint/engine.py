@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from snlint.checks.emit import Emitter
-from snlint.checks.registry import fixers, run_checks
+from snlint.checks.registry import fixable_codes, run_checks
 from snlint.catalogue import load_catalogue
 from snlint.config import Config, graph_enabled
 from snlint.facts import FileFacts, Names
@@ -175,13 +175,13 @@ class Reuse:
 def _named(findings: list[Finding], project) -> list[Finding]:
     """The findings a fix may exist for, each with its file's names as the link step
     resolves them: a fix names things the way the finding was decided."""
-    planners = fixers()
+    codes = fixable_codes()
     definitions = Definitions(project.index)
     names: dict[str, Names] = {}
     out = []
     for f in findings:
         file = project.files.get(f.path)
-        if f.code in planners and file is not None:
+        if f.code in codes and file is not None:
             if f.path not in names:
                 names[f.path] = resolved(definitions, file)
             f = f.with_(names=names[f.path])

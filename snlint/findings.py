@@ -116,6 +116,11 @@ class Edit:
     new_text: str
 
 
+# A fix's applicability. Here, not beside the plans (snlint.edit.plan), so the rules'
+# `fixable` predicates name it without importing libcst.
+SAFE, UNSAFE = "safe", "unsafe"
+
+
 def applies(applicability: str, unsafe: bool) -> bool:
     """Whether a fix of this applicability is applied (and marked `[*]`): safe fixes
     always, unsafe ones only with --unsafe-fixes."""

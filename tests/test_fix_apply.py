@@ -14,10 +14,10 @@ import pytest
 
 from snlint.config import Config
 from snlint.engine import lint_sources
-from snlint.checks import sn105
 from snlint.fix import attach_fixes, fix_paths
 from snlint.files import write_atomic
 from snlint.fix.apply import fixed_point
+from snlint.fixes import sn105
 
 BUGGY = textwrap.dedent("""\
     import torch.nn as nn

@@ -33,6 +33,8 @@ FLOORS = [
     {"link"},
     # the rules, over linked facts
     {"checks"},
+    # how their findings are patched (libcst), found by the registry by module name
+    {"fixes"},
     # what acts on findings
     {"fix", "report"},
     # what runs a lint

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import ast
 import re
+import types
 
 import pytest
 
 from snlint.catalogue import load_catalogue, pages_dir
-from snlint.checks.registry import fixers, rule_modules
+from snlint.checks.registry import fixable_codes, fixers, rule_modules
 from snlint.config import Config
 from snlint.engine import lint_text
 
@@ -49,6 +50,18 @@ def test_every_page_has_a_rule_module_and_every_module_a_page():
 @pytest.mark.parametrize("code", PAGES)
 def test_a_fixable_rule_has_a_planner_and_only_it(code):
     assert (code in fixers()) == (CATALOGUE[code].fix != "none")
+
+
+def test_the_codes_a_plain_lint_marks_are_the_codes_with_a_planner():
+    # A plain lint asks `fixable_codes`, which imports no planner; building asks `fixers`.
+    assert fixable_codes() == set(fixers())
+
+
+def test_a_rule_module_may_carry_its_own_planner():
+    rule, bare = types.ModuleType("sn999"), types.ModuleType("sn998")
+    rule.fix = lambda finding, parsed, config: None
+    assert fixers({"SN999": rule, "SN998": bare}) == {"SN999": rule.fix}
+    assert fixable_codes({"SN999": rule, "SN998": bare}) == {"SN999"}
 
 
 @pytest.mark.parametrize("code", PAGES)

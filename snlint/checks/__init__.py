@@ -1,6 +1,7 @@
 """The rules: one module per code (`sn101.py` ... `sn501.py`), each its check over the
-linked model and its fix planner side by side; the rule's name, severity and text live
-on its page in `rules/`.
+linked model and, for a fixable rule, whether its fix applies, read from the source facts;
+the fix's planner is in `snlint.fixes` (libcst, imported only to build a fix), and the
+rule's name, severity and text live on its page in `rules/`.
 
 Rules never parse, import project code, read files or print. They read the linked model
 (`snlint.link.model.LinkedModel`: frozen records of the layers, SN applications and calls

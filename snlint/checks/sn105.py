@@ -4,20 +4,15 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import libcst as cst
-
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings, on_a_vector
 from snlint.checks.verdicts import (
     sn_dim_off_output_axis, sn_on_normalization, sn_without_weight_matrix,
 )
 from snlint.config import Config
-from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import SAFE, Plan
-from snlint.edit.syntax import positional, remove_arg
 from snlint import facts as F
 from snlint.checks import fixable as at
-from snlint.findings import Finding
+from snlint.findings import SAFE, Finding
 from snlint.torchapi import SN_HOOK, SN_PARAM, default_sn_dim
 
 
@@ -63,27 +58,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     return linked_findings(model, emit, CODE, source(), built)
 
 
-def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    arg = parsed.node(finding.node, cst.Arg)
-    if arg is None:
-        return None
-    call = parsed.parent(arg)
-    if not isinstance(call, cst.Call):
-        return None
-    pos = positional(call)
-    if arg.keyword is None and (arg not in pos or pos.index(arg) != len(pos) - 1):
-        return None
-    if arg.keyword is not None and arg.keyword.value != "dim":
-        return None
-    plan = Plan(finding.code, SAFE,
-                f"Drop {parsed.code(arg).strip().rstrip(',')} so the API's default, the layer's output "
-                f"axis, applies; state_dict keys stay, the u/v vectors change shape (drop them "
-                f"from old checkpoints)")
-    return plan.replace(call, remove_arg(call, arg))
-
-
 def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
-    """`fix`'s applicability, read from the file's facts (`snlint.checks.fixable`)."""
+    """The applicability of the fix (`snlint.fixes.sn105`), read from the file's facts
+    (`snlint.checks.fixable`)."""
     index = at.FactsAt.of(facts)
     arg = index.at(finding.node)
     if not isinstance(arg, F.Arg):

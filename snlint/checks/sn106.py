@@ -6,16 +6,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import libcst as cst
-
 from snlint.checks.emit import Emitter
-from snlint.checks.sn_migration import init_target, original_of
 from snlint.config import Config
-from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import SAFE, Plan
 from snlint.checks import fixable as at
 from snlint.facts import FileFacts
-from snlint.findings import Finding
+from snlint.findings import SAFE, Finding
 from snlint.torchapi import INIT_FUNCTION, INPLACE_TENSOR_INIT, SN_PARAM
 
 
@@ -36,25 +31,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 data={"param": init.param})
 
 
-def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    call = parsed.node(finding.node, cst.Call)
-    if call is None:
-        return None
-    param = finding.get("param") or "weight"
-    target = init_target(parsed, call, [param])
-    if target is None:
-        return None
-    where = parsed.code(target.value)
-    plan = Plan(finding.code, SAFE,
-                f"Initialize `{where}.parametrizations.{param}.original` (the trained parameter) "
-                f"instead of `{where}.{param}`, which is recomputed on every access; state_dict "
-                f"keys do not change")
-    return plan.replace(target, original_of(target, param))
-
-
 def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
-    """`fix`'s applicability, read from the file's facts (`snlint.checks.fixable`): the
-    call is an init that writes `X.<param>` (`sn_migration.init_target`)."""
+    """The applicability of the fix (`snlint.fixes.sn106`), read from the file's facts
+    (`snlint.checks.fixable`): the call is an init that writes `X.<param>`
+    (`snlint.fixes.sn_migration.init_target`)."""
     _, names, call = at.call_at(finding, facts)
     if call is None:
         return None

@@ -6,11 +6,9 @@ from typing import Iterator
 
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings
-from snlint.checks.sn_migration import migratable, migrate
+from snlint.checks.sn_migration import migratable
 from snlint.checks.verdicts import hook_sn_never_runs
 from snlint.config import Config
-from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import Plan
 from snlint.facts import FileFacts
 from snlint.findings import Finding
 
@@ -36,15 +34,6 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 "normalized"), st.data
         return None
     return linked_findings(model, emit, CODE, source, built)
-
-
-def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    plan = migrate(finding, parsed, whole_file=False)
-    if plan is not None:
-        plan.message = ("Use the parametrizations API, which normalizes the layer even though "
-                        "its owner reads the weight directly (the layer's output changes). "
-                        + plan.message)
-    return plan
 
 
 def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:

@@ -5,21 +5,15 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterator
 
-import libcst as cst
-
 from snlint import facts as F
 from snlint.checks import fixable as at
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed, runtime_only
-from snlint.checks.sn_migration import param_sn_ref
 from snlint.checks.verdicts import leaf_missing_sn, needs_sn, runtime_clears_missing_sn, uses_sn
 from snlint.config import Config
-from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import SAFE, Plan
-from snlint.edit.syntax import code_of
-from snlint.findings import Finding, Location
+from snlint.findings import SAFE, Finding, Location
 from snlint.link.model import LayerFact, Member
-from snlint.torchapi import KEYS_HOOK, KEYS_PARAM, NEEDS_SN, SN_HOOK, SN_PARAM, weight_norm_api
+from snlint.torchapi import NEEDS_SN, weight_norm_api
 
 
 CODE = "SN201"
@@ -102,99 +96,13 @@ def _source_sn201(model, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]
                   "instances": count, "layer": m.layer.short_type}), m.site
 
 
-def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    call = parsed.node(finding.node, cst.Call)
-    if call is None or _weight_normalized(parsed, call):
-        return None
-    plan = Plan(finding.code, SAFE, "")
-    chosen = _sn_wrapper(finding, parsed, plan)
-    if chosen is None:
-        return None
-    func, api = chosen
-    keys = KEYS_HOOK if api == SN_HOOK else KEYS_PARAM
-    layer = finding.get("layer") or "layer"
-    plan.message = (f"Wrap the {layer} in `{code_of(func)}`"
-                    f"{' (imported)' if plan.imports else ''}; its state_dict keys change "
-                    f"(`weight` becomes {keys})")
-    return plan.replace(call, cst.Call(func=func, args=[cst.Arg(call)]))
-
-
-def _sn_wrapper(finding: Finding, parsed: ParsedFile, plan: Plan) -> tuple[cst.BaseExpression, str | None] | None:
-    """The SN callable to wrap a layer with: the spelling the discriminator uses when this
-    file calls it so, else the one this file calls most (an alias, a partial with its
-    settings), else the discriminator's if this file can name it, else
-    parametrizations.spectral_norm (imported). A helper that builds a layer
-    (`snconv2d`) cannot wrap one, so only SN functions and partials of them count."""
-    wanted = finding.get("sn_callee") or ""
-    names = parsed.names
-    counts = names.sn_callees()
-    if counts:
-        text = wanted if wanted in counts else sorted(
-            counts.items(), key=lambda kv: (-kv[1][0], kv[0]))[0][0]
-        return cst.parse_expression(text), counts[text][1]
-    if wanted:
-        try:
-            expr = cst.parse_expression(wanted)
-        except cst.ParserSyntaxError:
-            expr = None
-        if isinstance(expr, (cst.Name, cst.Attribute)):
-            api = names.sn_api_of(wanted)
-            if api is not None:
-                return expr, api
-    if finding.get("sn_api") == "custom" and wanted.isidentifier() and names.binds(wanted):
-        # The project's own SN wrapper (`SpectralNorm(module)`): mixing it with torch's
-        # SN in one model would normalize layers two different ways.
-        return cst.Name(wanted), "custom"
-    bound = names.sn_names()
-    if bound:
-        return cst.Name(bound[0][0]), bound[0][1]
-    ref = param_sn_ref(parsed, plan)
-    return (ref, SN_PARAM) if ref is not None else None
-
-
-def _weight_normalized(parsed: ParsedFile, call: cst.Call) -> bool:
-    """The layer this call builds goes straight into weight_norm (either API), or into a
-    callable that may be it (`norm_f = weight_norm if ... else spectral_norm`): it has
-    its own weight normalization, and wrapping it in SN would stack two."""
-    wrappers = [call]
-    parent = parsed.parent(call)
-    if isinstance(parent, cst.Arg):
-        outer = parsed.parent(parent)
-        if isinstance(outer, cst.Call):
-            wrappers.append(outer)
-    for node in wrappers:
-        if weight_norm_api(parsed.names.qualify(node.func) or ""):
-            return True
-        if "weight_norm" in parsed.code(node.func):
-            return True
-        if isinstance(node.func, cst.Name) and node is not call:
-            scope = next((a for a in parsed.ancestors(node) if isinstance(a, cst.FunctionDef)), parsed.module)
-            if _assigned_weight_norm(parsed, scope, node.func.value):
-                return True
-    return False
-
-
-def _assigned_weight_norm(parsed: ParsedFile, scope: cst.CSTNode, name: str) -> bool:
-    found = False
-
-    class Assignments(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            nonlocal found
-            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets) \
-                    and "weight_norm" in parsed.code(node.value):
-                found = True
-
-    scope.visit(Assignments())
-    return found
-
-
 # ---------------------------------------------------------------- without parsing
 
 
 def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
-    """`fix`'s applicability, read from the file's facts (`snlint.checks.fixable`): a
-    call not under weight norm (`_weight_normalized`). The planner finds an SN callable
-    to wrap it with in every file that can import one."""
+    """The applicability of the fix (`snlint.fixes.sn201`), read from the file's facts
+    (`snlint.checks.fixable`): a call not under weight norm (`_weight_normalized`). The
+    planner finds an SN callable to wrap it with in every file that can import one."""
     index, names, call = at.call_at(finding, facts)
     if call is None:
         return None

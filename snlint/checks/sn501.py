@@ -6,10 +6,8 @@ from typing import Iterator
 
 from snlint.checks import sn107
 from snlint.checks.emit import Emitter
-from snlint.checks.sn_migration import migratable, migrate
+from snlint.checks.sn_migration import migratable
 from snlint.config import Config
-from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import Plan
 from snlint.facts import FileFacts
 from snlint.findings import Finding
 from snlint.torchapi import SN_HOOK
@@ -29,10 +27,6 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 "torch.nn.utils.spectral_norm is the legacy hook API; "
                 "torch.nn.utils.parametrizations.spectral_norm is the maintained one",
                 data={"api": call.api})
-
-
-def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    return migrate(finding, parsed, whole_file=True)
 
 
 def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:

@@ -20,10 +20,13 @@ from snlint.edit.names import dotted
 from snlint.edit.imports import add_imports
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.syntax import walk, without
+from snlint import findings
 from snlint.findings import Finding
 
 
-SAFE, UNSAFE = "safe", "unsafe"
+# Defined with the findings, where the rules' `fixable` predicates import them without
+# libcst; the planners keep spelling them from here.
+SAFE, UNSAFE = findings.SAFE, findings.UNSAFE
 
 
 @dataclass(frozen=True)

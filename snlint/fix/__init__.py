@@ -11,6 +11,9 @@ builds none:
 - `fix_paths(paths, config, lint, unsafe=..., write=...)` is `--fix` / `--diff`: fixes
   applied together, round after round to a fixed point, then diffs and (with `write`)
   atomic writes in each file's encoding.
+
+Only building imports libcst and the planners (`snlint.fixes`); marking needs neither,
+so a plain lint, which imports this package, never pays for them.
 """
 
 from __future__ import annotations
@@ -18,8 +21,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
-
-import libcst as cst
 
 from snlint.catalogue import load_catalogue
 from snlint.config import Config
@@ -35,10 +36,8 @@ from snlint.fix.apply import (
     unchanged_on_disk,
     where,
 )
-from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import apply_plans
 from snlint.fix.diff import unified_diff
-from snlint.checks.registry import fix_predicates, fixers
+from snlint.checks.registry import fix_predicates, fixable_codes, fixers
 from snlint.fix.planning import fixability, names_of, plan_for
 
 __all__ = ["FixOutcome", "attach_fixes", "fix_paths", "mark_fixes", "unified_diff"]
@@ -55,17 +54,17 @@ def mark_fixes(findings: Iterable[Finding], files: Mapping[str, FileFacts], conf
     display path -> facts); nothing is parsed."""
     report = report or _stderr
     findings = list(findings)
-    planners = fixers()
+    codes = fixable_codes()
     predicates = fix_predicates()
     pages = {code: rule.fix for code, rule in load_catalogue().items()}
     broken = {f.path for f in findings if f.code == "SN901"}
     out = []
     for f in findings:
         facts = files.get(f.path)
-        if f.fix is None and f.code in planners and facts is not None and facts.rewritable \
+        if f.fix is None and f.code in codes and facts is not None and facts.rewritable \
                 and f.path not in broken:
             try:
-                applicability = fixability(f, facts, config, planners, predicates, pages)
+                applicability = fixability(f, facts, config, codes, predicates, pages)
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {f.code} fix for {where(f)}: "
                        f"{type(e).__name__}: {e}")
@@ -87,6 +86,11 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
     the engine's one fix stage, whichever it does."""
     if not build:
         return mark_fixes(findings, files or {}, config, report)
+    import libcst as cst
+
+    from snlint.edit.parsed import ParsedFile
+    from snlint.edit.plan import apply_plans
+
     report = report or _stderr
     findings = list(findings)
     broken = {f.path for f in findings if f.code == "SN901"}
@@ -132,6 +136,8 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
 
 
 def _libcst_error(text: str) -> str | None:
+    import libcst as cst
+
     try:
         cst.parse_module(text)
     except cst.ParserSyntaxError as e:

@@ -19,19 +19,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable
-
-import libcst as cst
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from snlint.config import Config
 from snlint.findings import Finding, applies
-from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import Plan, apply_plans, overlaps, signature
 from snlint.checks.registry import fixers
 from snlint.fix.planning import Planners, names_of, plan_for
 from snlint.lines import split_lines
 from snlint.per_file import jobs_for
 from snlint.stealing import shared_map
+
+if TYPE_CHECKING:  # libcst is imported where a fix is built: a plain lint imports this module
+    from snlint.edit.parsed import ParsedFile
+    from snlint.edit.plan import Plan
 
 MAX_ROUNDS = 8
 Report = Callable[[str], None]
@@ -60,6 +60,9 @@ def checked(parsed: ParsedFile, plans: list[tuple[Finding, Plan]], report: Repor
     compile is rebuilt one plan at a time, dropping (and reporting) each plan that
     breaks it. `strict`: the original compiles, so the result must too (else only
     libcst has to parse it)."""
+    import libcst as cst
+
+    from snlint.edit.plan import apply_plans
 
     def ok(text: str) -> str | None:
         if strict:
@@ -97,6 +100,8 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *,
              report: Report, by_code: Planners | None = None) -> Round:
     """One round on one file: the fixable findings' plans, the overlapping ones
     deferred, applied together. `by_code`: the rules' planners, when the caller has them."""
+    from snlint.edit.plan import overlaps, signature
+
     planned: list[tuple[Finding, Plan]] = []
     by_code = fixers() if by_code is None else by_code
     for finding in sorted(findings, key=Finding.sort_key):
@@ -145,6 +150,10 @@ class Fixed:
 
 def _fix_one(path: str, text: str, findings: list[Finding], config: Config, unsafe: bool,
              by_code: Planners) -> Fixed:
+    import libcst as cst
+
+    from snlint.edit.parsed import ParsedFile
+
     messages: list[str] = []
     try:
         parsed = ParsedFile(path, text, names_of(findings))

@@ -1,19 +1,21 @@
-"""Which plan fixes a finding: the `fix` of the finding's rule module, where it has one;
-and, without parsing anything, whether there is one (`fixability`)."""
+"""Which plan fixes a finding: the `fix` of the finding's rule (in `snlint.fixes`), where
+it has one; and, without parsing anything, whether there is one (`fixability`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
 
 from snlint.checks.registry import fixers
 from snlint.config import Config
-from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import Plan
 from snlint.facts import FileFacts, Names
 from snlint.findings import Finding
 
-Planners = dict[str, Callable[[Finding, ParsedFile, Config], "Plan | None"]]
+if TYPE_CHECKING:  # a plain lint decides fixability without libcst
+    from snlint.edit.parsed import ParsedFile
+    from snlint.edit.plan import Plan
+
+Planners = dict[str, Callable[[Finding, "ParsedFile", Config], "Plan | None"]]
 Predicates = dict[str, Callable[[Finding, FileFacts, Config], "str | None"]]
 
 
@@ -41,18 +43,19 @@ def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
     return planner(at, parsed, config) if at is not None else None
 
 
-def fixability(finding: Finding, facts: FileFacts, config: Config, planners: Mapping,
+def fixability(finding: Finding, facts: FileFacts, config: Config, codes: Collection[str],
                predicates: Predicates, pages: Mapping[str, str]) -> str | None:
     """The applicability ("safe" / "unsafe") of the fix `plan_for` would plan for
     `finding`, or None when it would plan none, decided from the file's source facts
-    without parsing the file: what `[*]` and the summary's count say on a plain lint.
+    without parsing the file: what `[*]` and the summary's count say on a plain lint
+    (`codes`: the rules that have a planner, `snlint.checks.registry.fixable_codes`).
 
     The rule's `fixable` predicate decides where it has one; otherwise the fix is as the
     rule's page says (`pages`: code -> "safe" / "unsafe" / "none"). A predicate reads the
     same facts the planner's node came from, so the two agree on the code real projects
     hold (tests/test_fixability.py); where a planner refuses for a reason the facts do
     not show, `[*]` says more than `--fix` then does."""
-    if finding.cell is not None or finding.code not in planners:
+    if finding.cell is not None or finding.code not in codes:
         return None
     at = _at_node(finding, finding.names if finding.names is not None else facts.names)
     if at is None:

@@ -1,0 +1,54 @@
+"""A plain lint never imports libcst: its rules and their `fixable` predicates read the
+source facts, and the planners (`snlint.fixes`) are imported only to build a fix."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+# An SN105 (safe fix) and an SN201: a plain lint marks both fixable with `[*]`.
+GAN = textwrap.dedent("""\
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+            self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4), dim=0)
+            self.head = nn.Linear(8, 1)
+
+        def forward(self, x):
+            return self.head(self.up(self.a(x)))
+""")
+
+
+def snlint(tmp_path, *options: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """A run of `python -X importtime -m snlint models`, and the modules it imported."""
+    (tmp_path / "models").mkdir(exist_ok=True)
+    (tmp_path / "models" / "d.py").write_text(GAN)
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "snlint", "models",
+                           "--no-graph", "--no-cache", *options],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}
+    return done, imported
+
+
+def test_a_plain_lint_never_imports_libcst(tmp_path):
+    done, imported = snlint(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "SN105 [*]" in done.stdout and "snlint.engine" in imported
+    assert not [line for line in done.stderr.splitlines() if "libcst" in line]
+    assert not {name for name in imported if name.startswith(("snlint.edit", "snlint.fixes."))}
+
+
+def test_showing_fixes_imports_libcst_and_builds_them(tmp_path):
+    done, imported = snlint(tmp_path, "--show-fixes")
+    assert done.returncode == 1, done.stderr
+    assert "-        self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4), dim=0)" in done.stdout
+    # (-X importtime times `import` statements: the planners the registry imports with
+    # importlib are seen through what they import.)
+    assert {"libcst", "snlint.edit.plan", "snlint.fixes.unwrap_sn"} <= imported
