@@ -8,7 +8,9 @@ file is a diagnostic for that file, never the end of the run.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
+from typing import Mapping
 
 from snlint.checks.emit import Emitter
 from snlint.checks.registry import fixable_codes, run_checks
@@ -18,15 +20,19 @@ from snlint.facts import FileFacts, Names
 from snlint.imported_files import imported_sources
 from snlint.findings import Finding, diagnostic
 from snlint.inputs import Inputs, read_inputs
-from snlint.per_file import Extracted, PerFile, internal
+from snlint.per_file import Extracted, PerFile, internal, jobs_for
 from snlint.fix import attach_fixes
 from snlint.link import link
 from snlint.link.freeze import freeze
+from snlint.link.groups import groups, uses_registries
+from snlint.link.options import option_defaults
+from snlint.link.index import ProjectIndex
 from snlint.link.names import Definitions, resolved
 from snlint.graph.diagnostics import GraphRun, Progress
 from snlint.link.join import join
 from snlint.run_cache import RunCache
 from snlint.run_result import RunResult, enabled, finish, in_cells, unsuppressed
+from snlint.stealing import shared_map
 
 __all__ = ["RunResult", "Reuse", "in_cells", "lint_sources", "lint_text", "run", "run_inputs"]
 
@@ -67,7 +73,6 @@ def lint_sources(sources: dict[str, str], config: Config,
             return unsuppressed(unchanged, sources)
     findings: list[Finding] = []
     facts: list[FileFacts] = []
-    project = None
     stage = per_file or (reuse.per_file(config) if reuse is not None else PerFile(config))
     if run_cache is not None:
         same = _same_facts(run_cache, stage, texts)
@@ -80,8 +85,121 @@ def lint_sources(sources: dict[str, str], config: Config,
             findings.append(found.finding)
         if found.facts is not None:
             facts.append(found.facts)
+    findings.extend(_link_parts(facts, extracted, sources, config, graph_run, reuse))
+    findings = [f for f in findings if f.path in sources or f.path == "<project>"]
+    findings = enabled(findings, config)
+    if run_cache is None:
+        findings = unsuppressed(findings, sources)  # before the fixes: none built in vain
+    findings = _named(findings, facts)
+    findings = attach_fixes(findings, sources, config, build=fixes, files={f.path: f for f in facts})
+    if run_cache is not None:
+        # A failure of snlint itself is not a finding of these files: found again next run.
+        if not any(f.code == "SN999" for f in findings):
+            run_cache.store(sources, imported, frozenset(p for p, e in extracted.items() if e.lowered),
+                            frozenset(p for p, t in texts.items() if stage.matters(p, t)), findings)
+        findings = unsuppressed(findings, sources)
+    if reuse is not None:
+        reuse.remember(sources, config, imported, fixes, findings)
+    return findings
+
+
+class Reuse:
+    """What the lints of one command read, for its next lint (`lint_sources`' `reuse`):
+    its per-file stage (each file's facts by its text), the last lint's findings by its inputs, and the graph
+    pass's workers with what they built. `close()` ends the workers."""
+
+    def __init__(self) -> None:
+        self._stage: PerFile | None = None
+        self._last: tuple[tuple, list[Finding]] | None = None
+        self._parts: tuple[Config, dict] | None = None
+        self._graph = None  # the graph pass's workers, started when it first runs
+
+    def per_file(self, config: Config) -> PerFile:
+        """The per-file stage the lints share: each file's facts by its text (the first
+        lint's configuration decides its cache)."""
+        if self._stage is None:
+            self._stage = PerFile.for_run(config)
+        return self._stage
+
+    def parts(self, config: Config) -> dict[tuple, tuple]:
+        """The findings of each part of the project the lints linked (`_link_parts`), by
+        its files' facts, for this configuration (another starts afresh). The facts are
+        kept with them: a key of object ids holds only while its objects live."""
+        if self._parts is None or self._parts[0] != config:
+            self._parts = (config, {})
+        return self._parts[1]
+
+    def close(self) -> None:
+        if self._graph is not None:
+            self._graph.close()
+
+    @property
+    def graph(self):
+        """The graph pass's session (`snlint.graph.runner.GraphSession`) the lints share."""
+        if self._graph is None:
+            from snlint.graph.runner import GraphSession
+
+            self._graph = GraphSession()
+        return self._graph
+
+    def findings(self, sources: dict[str, str], config: Config, imported: dict[str, str],
+                 fixes: bool) -> list[Finding] | None:
+        """The last lint's findings, when this lint has its inputs."""
+        if self._last is None or graph_enabled(config):
+            return None
+        inputs, findings = self._last
+        return list(findings) if inputs == (sources, imported, config, fixes) else None
+
+    def remember(self, sources: dict[str, str], config: Config, imported: dict[str, str],
+                 fixes: bool, findings: list[Finding]) -> None:
+        self._last = ((dict(sources), dict(imported), config, fixes), list(findings))
+
+
+def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sources: dict[str, str],
+                config: Config, graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
+    """The project's findings from the link step on: the link, the graph pass, the
+    checks. Files that cannot reach one another (`snlint.link.groups`) are linked apart,
+    shared between this process and workers (`--jobs`), and a part a lint of the same
+    command already linked, with the same facts, is not linked again (the rounds of
+    `--fix`). The graph pass builds the project's discriminators together: with it, the
+    project is one part."""
+    if graph_enabled(config) or len(facts) < 2 or uses_registries(facts):
+        return _link_part(facts, sources, config, graph_run, reuse)[0]
+    parts = groups(facts, {path: e.modules or () for path, e in extracted.items()})
+    options = option_defaults(facts)
+    sizes = {path: len(sources.get(path, "")) for path in extracted}
+    known = reuse.parts(config) if reuse is not None else {}
+    # The per-file stage gives a file the same facts object while its text is the same.
+    keys = [tuple(id(f) for f in part) for part in parts]
+    todo = [(key, part) for key, part in zip(keys, parts) if key not in known]
+    done, _ = shared_map(partial(_link_chunk, sources=sources, config=config, options=options), todo, jobs_for(config),
+                         lambda item: sum(sizes.get(f.path, 0) for f in item[1]))
+    for (key, part), found in zip(todo, done):
+        known[key] = (part, *found)
+    linked = [known[key] for key in keys]
+    # "The project's only discriminator class" is the project's: when there is one,
+    # and a call through a bare name was left for it, it reaches across parts.
+    candidates = frozenset().union(*(candidates for _, _, candidates, _ in linked))
+    if len(candidates) == 1 and any(bare for _, _, _, bare in linked):
+        return _link_part(facts, sources, config)[0]
+    return [f for _, found, _, _ in linked for f in found]
+
+
+def _link_chunk(chunk: list[tuple[tuple, list[FileFacts]]], *, sources: dict[str, str],
+                config: Config, options: dict) -> list[tuple[list[Finding], frozenset[str], bool]]:
+    return [_link_part(part, sources, config, assume_sole=False, options=options) for _, part in chunk]
+
+
+def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config,
+               graph_run: GraphRun | None = None, reuse: Reuse | None = None,
+               assume_sole: bool = True, options: dict | None = None) -> tuple[list[Finding], frozenset[str], bool]:
+    """The findings of one part of the project (or of the whole): link -> graph pass ->
+    join -> freeze -> checks; and the part's discriminator candidates and whether a call
+    through a bare name was left without a class (`link`'s `assume_sole`)."""
+    findings: list[Finding] = []
+    project = None
     try:
-        project = link(facts, config.discriminators, config.not_discriminators, config.root)
+        project = link(facts, config.discriminators, config.not_discriminators, config.root, assume_sole, options)
         for path, message in project.errors:
             findings.append(diagnostic("SN999", path, f"internal error: {message}"))
         rules = load_catalogue()
@@ -110,77 +228,24 @@ def lint_sources(sources: dict[str, str], config: Config,
             findings.append(_internal(facts[0].path if facts else "<project>", error, family))
     except Exception as e:  # noqa: BLE001
         findings.append(_internal(facts[0].path if facts else "<project>", e))
-    findings = [f for f in findings if f.path in sources or f.path == "<project>"]
-    findings = enabled(findings, config)
-    if run_cache is None:
-        findings = unsuppressed(findings, sources)  # before the fixes: none built in vain
-    if project is not None:
-        findings = _named(findings, project)
-    findings = attach_fixes(findings, sources, config, build=fixes,
-                            files=project.files if project is not None else {})
-    if run_cache is not None:
-        # A failure of snlint itself is not a finding of these files: found again next run.
-        if not any(f.code == "SN999" for f in findings):
-            run_cache.store(sources, imported, frozenset(p for p, e in extracted.items() if e.lowered),
-                            frozenset(p for p, t in texts.items() if stage.matters(p, t)), findings)
-        findings = unsuppressed(findings, sources)
-    if reuse is not None:
-        reuse.remember(sources, config, imported, fixes, findings)
-    return findings
+    if project is None:
+        return findings, frozenset(), False
+    return findings, project.candidates, project.bare_calls
 
 
-class Reuse:
-    """What the lints of one command read, for its next lint (`lint_sources`' `reuse`):
-    its per-file stage (each file's facts by its text), the last lint's findings by its inputs, and the graph
-    pass's workers with what they built. `close()` ends the workers."""
-
-    def __init__(self) -> None:
-        self._stage: PerFile | None = None
-        self._last: tuple[tuple, list[Finding]] | None = None
-        self._graph = None  # the graph pass's workers, started when it first runs
-
-    def per_file(self, config: Config) -> PerFile:
-        """The per-file stage the lints share: each file's facts by its text (the first
-        lint's configuration decides its cache)."""
-        if self._stage is None:
-            self._stage = PerFile.for_run(config)
-        return self._stage
-
-    def close(self) -> None:
-        if self._graph is not None:
-            self._graph.close()
-
-    @property
-    def graph(self):
-        """The graph pass's session (`snlint.graph.runner.GraphSession`) the lints share."""
-        if self._graph is None:
-            from snlint.graph.runner import GraphSession
-
-            self._graph = GraphSession()
-        return self._graph
-
-    def findings(self, sources: dict[str, str], config: Config, imported: dict[str, str],
-                 fixes: bool) -> list[Finding] | None:
-        """The last lint's findings, when this lint has its inputs."""
-        if self._last is None or graph_enabled(config):
-            return None
-        inputs, findings = self._last
-        return list(findings) if inputs == (sources, imported, config, fixes) else None
-
-    def remember(self, sources: dict[str, str], config: Config, imported: dict[str, str],
-                 fixes: bool, findings: list[Finding]) -> None:
-        self._last = ((dict(sources), dict(imported), config, fixes), list(findings))
-
-
-def _named(findings: list[Finding], project) -> list[Finding]:
+def _named(findings: list[Finding], facts: list[FileFacts]) -> list[Finding]:
     """The findings a fix may exist for, each with its file's names as the link step
-    resolves them: a fix names things the way the finding was decided."""
+    resolves them: a fix names things the way the finding was decided. The whole
+    project's index answers each file's lookups as its part's did (`link.groups`)."""
     codes = fixable_codes()
-    definitions = Definitions(project.index)
+    if not any(f.code in codes for f in findings):
+        return findings
+    definitions = Definitions(ProjectIndex(facts))
+    files = {f.path: f for f in facts}
     names: dict[str, Names] = {}
     out = []
     for f in findings:
-        file = project.files.get(f.path)
+        file = files.get(f.path)
         if f.code in codes and file is not None:
             if f.path not in names:
                 names[f.path] = resolved(definitions, file)

@@ -10,6 +10,7 @@ libcst tree, in the same order, and refuses where the planner refuses.
 from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
+from functools import cache
 from typing import Any, Iterator
 
 from snlint import facts as F
@@ -29,8 +30,18 @@ class FactsAt:
     def __init__(self, file: F.FileFacts) -> None:
         self.by_index: dict[int, Any] = {}
         self.parent: dict[int, Any] = {}  # id(fact) -> the fact enclosing it
-        for stmt in file.body:
-            self._visit(stmt, None)
+        # Every fact of the file, each before what it holds (the first fact at a key is
+        # the outermost): one loop, not a generator per fact.
+        by_index, parent = self.by_index, self.parent
+        stack: list[tuple[Any, Any]] = [(stmt, None) for stmt in reversed(file.body)]
+        while stack:
+            fact, holder = stack.pop()
+            if holder is not None:
+                parent[id(fact)] = holder
+            span = getattr(fact, "span", None)
+            if span is not None and span.node is not None:
+                by_index.setdefault(span.node, fact)
+            stack.extend((child, fact) for child in reversed(_children(fact)))
 
     @classmethod
     def of(cls, file: F.FileFacts) -> "FactsAt":
@@ -41,15 +52,6 @@ class FactsAt:
         _RECENT.insert(0, (file, index))
         del _RECENT[_KEEP:]
         return index
-
-    def _visit(self, fact: Any, parent: Any) -> None:
-        if parent is not None:
-            self.parent[id(fact)] = parent
-        span = getattr(fact, "span", None)
-        if span is not None and span.node is not None:
-            self.by_index.setdefault(span.node, fact)
-        for child in _children(fact):
-            self._visit(child, fact)
 
     def at(self, index: int | None) -> Any:
         return self.by_index.get(index) if index is not None else None
@@ -73,21 +75,27 @@ class FactsAt:
 _FACT_TYPES = (F.Expr, F.Stmt, F.Arg, F.Param, F.CompFor, F.FunctionFacts, F.ClassFacts)
 
 
-def _children(fact: Any) -> Iterator[Any]:
-    if not is_dataclass(fact) or isinstance(fact, F.FileFacts):
-        return
-    for field in fields(fact):
-        if field.name == "span":
-            continue
-        yield from _facts_in(getattr(fact, field.name))
+@cache
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a fact type that may hold facts."""
+    if not is_dataclass(kind) or kind is F.FileFacts:
+        return ()
+    return tuple(f.name for f in fields(kind) if f.name != "span")
 
 
-def _facts_in(value: Any) -> Iterator[Any]:
+def _children(fact: Any) -> list[Any]:
+    out: list[Any] = []
+    for name in _child_fields(type(fact)):
+        _collect(getattr(fact, name), out)
+    return out
+
+
+def _collect(value: Any, out: list[Any]) -> None:
     if isinstance(value, _FACT_TYPES):
-        yield value
+        out.append(value)
     elif isinstance(value, tuple):
         for item in value:
-            yield from _facts_in(item)
+            _collect(item, out)
 
 
 # ---------------------------------------------------------------- what planners ask

@@ -57,6 +57,11 @@ class LinkedProject:
     # Class qualname -> what the graph pass built for it (`snlint.link.join.Runtime`);
     # empty without the graph pass.
     runtime: dict = field(default_factory=dict)
+    # What "the project's only discriminator class" would be decided from, when the
+    # link was told to leave that to its caller (`link(assume_sole=False)`): the
+    # candidate classes, and whether a call through a bare name was left without one.
+    candidates: frozenset[str] = frozenset()
+    bare_calls: bool = False
 
     def instances_of(self, qualname: str) -> list[Layer]:
         return [i for i in self.events.instances if i.cls is not None and i.cls.qualname == qualname]
@@ -76,21 +81,28 @@ def _config_matches(entry: str, file: FileFacts, cls: ClassFacts, root: Path | N
 
 
 def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminators: list[str] = (),
-         root: Path | None = None) -> LinkedProject:
+         root: Path | None = None, assume_sole: bool = True, options: dict | None = None) -> LinkedProject:
+    """The linked project. When `files` are a part of it (`link.groups`): `options` are
+    the command-line options the whole project declares (`options.option_defaults`),
+    and `assume_sole` is False: a call through a bare name that reaches no class (`netD(x)`,
+    `netD` a parameter) is taken for the discriminator class only when the project holds
+    one, which the caller decides from every part's `candidates` and `bare_calls`."""
     index = ProjectIndex(files)
-    interp = Interpreter(index)
+    interp = Interpreter(index, options)
     project = LinkedProject(index, interp.events)
 
     def guarded(path: str, work) -> None:
         interp.steps = 0
+        start = len(interp.events.instances)
         try:
             work()
         except RecursionError:
             project.errors.append((path, "too deeply nested to interpret"))
         except BudgetExceeded:
             # What was built so far stands; a class cut short may lack the SN that would
-            # have come later, so nothing built by it is trusted for SN201.
-            for layer in interp.events.instances[-50:]:
+            # have come later, so nothing built by it is trusted for SN201 (nothing an
+            # earlier unit built: that one finished).
+            for layer in interp.events.instances[max(start, len(interp.events.instances) - 50):]:
                 layer.opaque = True
 
     for file in files:
@@ -109,7 +121,7 @@ def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminat
     project.kept_in_eval = interp.events.kept_sites
     project.files = {f.path: f for f in files}
 
-    find_discriminators(project, list(discriminators), list(not_discriminators), root)
+    find_discriminators(project, list(discriminators), list(not_discriminators), root, assume_sole)
     decide_sides(project)
     return project
 
@@ -141,7 +153,7 @@ def _classes(files: list[FileFacts]):
 
 
 def find_discriminators(project: LinkedProject, discriminators: list[str],
-                        not_discriminators: list[str], root: Path | None) -> None:
+                        not_discriminators: list[str], root: Path | None, assume_sole: bool = True) -> None:
     """Decide which classes are discriminators, strongest evidence first: configuration,
     then the training code (called on real and generated samples in one update, or a
     gradient penalty through it), then names (of the class, or of what it is bound to)."""
@@ -171,12 +183,15 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     parts = {child.cls.qualname for q in candidates if q in project.roots
              for _, child in project.roots[q].descendants() if child.cls is not None}
     outer = candidates - parts
-    sole = next(iter(outer)) if len(outer) == 1 else None
+    sole = next(iter(outer)) if len(outer) == 1 and assume_sole else None
     # A call the program also runs with the instance it reaches (a method run for an
     # object the script built, after the same method ran for the class built alone) is
     # judged on that instance, not on an assumed one.
     resolved = {(c.call.path, c.call.span) for c in project.events.forwards if c.module is not None}
+    project.candidates = frozenset(outer)
     for call in project.events.forwards:
+        if call.module is None and _BOUND.search(call.callee) and (call.call.path, call.call.span) not in resolved:
+            project.bare_calls = True
         if call.module is None and sole is not None and _BOUND.search(call.callee) \
                 and (call.call.path, call.call.span) not in resolved:
             call.module = project.roots.get(sole)

@@ -54,6 +54,21 @@ class ProjectIndex:
             return suffix[0]
         return None
 
+    def answers(self, name: str, importer: FileFacts) -> list[FileFacts]:
+        """Every file `module(name, importer)` reads to answer: its answer, and the files
+        that make an exact or a suffix match ambiguous. An index of any part of the project
+        that holds `importer` and these files (in this order) gives the same answer
+        (`snlint.link.groups`)."""
+        exact = self.by_module.get(name, [])
+        if len(exact) == 1:
+            return exact
+        folder = posixpath.dirname(importer.path)
+        leaf = name.replace(".", "/")
+        found = self.by_stem.get(posixpath.join(folder, leaf) if folder else leaf)
+        if found is not None:
+            return [*exact, found]
+        return [*exact, *self.by_suffix.get(name, [])]
+
     def resolve(self, qual: str, importer: FileFacts | None) -> Resolved | None:
         if qual.startswith(("torch.", "builtins.", "functools.", "typing.", "collections.")):
             return None
