@@ -1,0 +1,210 @@
+"""The link step reads a project part by part (snlint.link.groups): files that cannot reach
+one another through any name are linked apart, in parallel, and a --fix round links again
+only the parts it changed. Every test here holds the findings of the parts to those of
+the whole project linked at once."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from snlint import engine, stealing
+from snlint.cli import main
+from snlint.config import Config
+from snlint.engine import run
+from snlint.link.groups import groups, uses_registries
+from snlint.per_file import PerFile
+
+BN_MODELS = '''
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(3, 64, 4), nn.BatchNorm2d(64), nn.Conv2d(64, 1, 4))
+
+        def forward(self, x):
+            return self.main(x)
+'''
+
+SN_MODELS = '''
+    import torch.nn as nn
+    from torch.nn.utils import spectral_norm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(spectral_norm(nn.Conv2d(3, 64, 4)), spectral_norm(nn.Conv2d(64, 1, 4)))
+
+        def forward(self, x):
+            return self.main(x)
+'''
+
+TRAIN = '''
+    from models import *
+
+
+    def train(loader, G):
+        netD = Discriminator()
+        for real, z in loader:
+            fake = G(z)
+            loss = netD(real).mean() - netD(fake.detach()).mean()
+'''
+
+# A training function that never builds or imports its discriminator: it is "the
+# project's only discriminator class", wherever that is.
+BARE_TRAIN = '''
+    def train(netD, loader, G):
+        for real, z in loader:
+            fake = G(z)
+            loss = netD(real).mean() - netD(fake.detach()).mean()
+'''
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    for name, code in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code), encoding="utf-8")
+
+
+def lint(root: Path, files: dict[str, str]):
+    write(root, files)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        return run(["."], Config(root=root, graph=False)).findings
+    finally:
+        os.chdir(cwd)
+
+
+def whole(monkeypatch):
+    """Link every project in one part, as before parts existed."""
+    monkeypatch.setattr(engine, "groups", lambda facts, imported: [facts])
+
+
+def summary(findings):
+    return [(f.code, f.path, f.line, f.message) for f in findings]
+
+
+def parts_of(root: Path, files: dict[str, str]) -> list[list[str]]:
+    write(root, files)
+    texts = {name: textwrap.dedent(code) for name, code in files.items()}
+    extracted = PerFile(Config(root=root, graph=False, jobs=1)).results(texts)
+    facts = [e.facts for e in extracted.values() if e.facts is not None]
+    return sorted([f.path for f in part] for part in groups(facts, {p: e.modules or () for p, e in extracted.items()}))
+
+
+COLLECTION = {"a/models.py": BN_MODELS, "a/train.py": TRAIN, "b/models.py": SN_MODELS, "b/train.py": TRAIN}
+
+
+def test_a_collection_of_separate_models_is_linked_folder_by_folder(tmp_path):
+    # `from models import *` in each folder reaches its own models.py (the script's folder
+    # is on sys.path), so the two folders are two parts.
+    assert parts_of(tmp_path, COLLECTION) == [["a/models.py", "a/train.py"], ["b/models.py", "b/train.py"]]
+
+
+def test_the_parts_find_what_the_whole_project_finds(tmp_path, monkeypatch):
+    by_parts = lint(tmp_path / "parts", COLLECTION)
+    whole(monkeypatch)
+    at_once = lint(tmp_path / "whole", COLLECTION)
+    assert [(c, p, line) for c, p, line, _ in summary(by_parts)] == [
+        ("SN301", "a/models.py", 8), ("SN401", "a/train.py", 9)]
+    assert summary(by_parts) == summary(at_once)
+
+
+def test_the_parts_are_shared_with_a_worker_and_find_the_same(tmp_path, monkeypatch):
+    monkeypatch.setattr(stealing, "MIN_SHARED_TEXT", 0)
+    shared = summary(lint(tmp_path / "shared", COLLECTION))
+    monkeypatch.setattr(stealing, "MIN_SHARED_TEXT", 10**9)
+    assert summary(lint(tmp_path / "here", COLLECTION)) == shared
+
+
+def test_an_ambiguous_import_joins_every_file_it_could_mean(tmp_path):
+    # c/train.py's `import models` has no models.py beside it and two elsewhere: the index
+    # answers with neither, and a part holding only one of them would answer with it.
+    files = {"a/models.py": BN_MODELS, "b/models.py": SN_MODELS, "c/train.py": "import models\n"}
+    assert parts_of(tmp_path, files) == [["a/models.py", "b/models.py", "c/train.py"]]
+
+
+def test_a_submodule_is_linked_with_its_package(tmp_path):
+    # (`pkg.nets` reached as an attribute of `pkg`, which imports nothing of it)
+    files = {"pkg/__init__.py": "import torch.nn as nn\n", "pkg/nets.py": BN_MODELS,
+             "other.py": "import torch.nn as nn\n"}
+    assert parts_of(tmp_path, files) == [["other.py"], ["pkg/__init__.py", "pkg/nets.py"]]
+
+
+def test_the_only_discriminator_class_is_the_projects_not_a_parts(tmp_path, monkeypatch):
+    # train.py reaches no class by name: its netD is the project's only discriminator,
+    # which lives in a part of its own.
+    files = {"models.py": BN_MODELS, "train.py": BARE_TRAIN}
+    assert parts_of(tmp_path / "p", files) == [["models.py"], ["train.py"]]
+    by_parts = lint(tmp_path / "parts", files)
+    whole(monkeypatch)
+    at_once = lint(tmp_path / "whole", files)
+    assert [(c, p) for c, p, _, _ in summary(by_parts)] == [("SN301", "models.py"), ("SN401", "train.py")]
+    assert summary(by_parts) == summary(at_once)
+
+
+def test_a_second_discriminator_elsewhere_means_there_is_no_only_one(tmp_path, monkeypatch):
+    # With another discriminator class in another part, the project has two: the bare
+    # netD is neither, though its own part (train.py imports models.py) has only one.
+    files = {"models.py": BN_MODELS, "train.py": "import models\n" + textwrap.dedent(BARE_TRAIN),
+             "other/critic.py": SN_MODELS}
+    assert parts_of(tmp_path / "p", files) == [["models.py", "train.py"], ["other/critic.py"]]
+    by_parts = lint(tmp_path / "parts", files)
+    whole(monkeypatch)
+    assert summary(by_parts) == summary(lint(tmp_path / "whole", files))
+    assert [c for c, _, _, _ in summary(by_parts)] == ["SN301"]
+
+
+REGISTERED = '''
+    import torch.nn as nn
+    from registry import MODELS
+
+
+    @MODELS.register_module()
+    class PatchDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(3, 64, 4), nn.BatchNorm2d(64), nn.Conv2d(64, 1, 4))
+
+        def forward(self, x):
+            return self.main(x)
+'''
+
+
+def test_a_project_with_a_class_registry_is_linked_whole(tmp_path):
+    files = {"registry.py": "MODELS = Registry('models')\n", "nets.py": REGISTERED, "other.py": "x = 1\n"}
+    write(tmp_path, files)
+    texts = {name: textwrap.dedent(code) for name, code in files.items()}
+    extracted = PerFile(Config(root=tmp_path, graph=False, jobs=1)).results(texts)
+    assert uses_registries([e.facts for e in extracted.values() if e.facts is not None])
+
+
+def test_a_fix_round_links_again_only_the_parts_it_changed(tmp_path, monkeypatch):
+    files = dict(COLLECTION)
+    files["b/models.py"] = SN_MODELS.replace("spectral_norm(nn.Conv2d(64, 1, 4))",
+                                             "spectral_norm(nn.Conv2d(64, 1, 4), dim=1)")
+    write(tmp_path, files)
+    linked: list[tuple[str, ...]] = []
+    link_part = engine._link_part
+
+    def recording(facts, *args, **kwargs):
+        linked.append(tuple(f.path for f in facts))
+        return link_part(facts, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "_link_part", recording)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, [".", "--fix", "--no-graph", "--no-cache", "--jobs", "1", "--select", "SN1"])
+    assert result.stderr == "Fixed 1 finding in 1 file.\n"
+    assert "dim=1" not in (tmp_path / "b/models.py").read_text()
+    # The first lint links both parts; the lint after the fix only the part with b/.
+    assert linked == [("a/models.py", "a/train.py"), ("b/models.py", "b/train.py"),
+                      ("b/models.py", "b/train.py")]
