@@ -8,7 +8,6 @@ that the link step never needs the syntax tree: `nn.utils.spectral_norm` becomes
 
 from __future__ import annotations
 
-import builtins
 from typing import Sequence
 
 import libcst as cst
@@ -16,13 +15,11 @@ import libcst as cst
 from snlint import facts as F
 from snlint.findings import Span
 from snlint.source.indentation import Expanded
-from snlint.source.module_classes import module_classes
 from snlint.source.relative import resolve_relative
-from snlint.source.names import file_names
+from snlint.source.lowering import Lowering
 from snlint.positions import arg_range, layout, param_range
 from snlint.source.scan import scan
 
-_BUILTINS = frozenset(dir(builtins))
 _CONSTANTS = {"True": True, "False": False, "None": None}
 _COMPARE = {cst.Equal: "==", cst.NotEqual: "!=", cst.In: "in", cst.NotIn: "not in", cst.Is: "is",
             cst.IsNot: "is not", cst.LessThan: "<", cst.LessThanEqual: "<=",
@@ -151,35 +148,18 @@ class _Imports(cst.CSTVisitor):
             self._bind(local, f"{base}.{name}" if base else name)
 
 
-class Lowerer:
+class Lowerer(Lowering):
     def __init__(self, module: cst.Module, module_name: str, is_package: bool,
                  expanded: Expanded | None = None) -> None:
         self.tree = module
         # The file as libcst read it after its tab indentation was expanded: columns are
         # mapped back to the file's.
         self.expanded = expanded
-        # One codegen gives the positions (node indices) and the parents the scan reads.
+        # One codegen gives the positions and the parents the scan reads.
         self.positions, parents = layout(module)
-        # What a fix reads of the file besides the facts (`facts.Names`).
-        self.sites: dict[Span, int] = {}
-        self.quals: dict[int, str] = {}
-        self.import_sites: dict[str, list[int]] = {}
-        self.assigned: dict[str, list[int]] = {}  # module-level `name = value`: value nodes
-        self.module = module_name
-        self.is_package = is_package
-        self.class_qualnames: set[str] = set()
         positions = self.positions
-        self.scopes_info = scan(module, positions, parents,
-                                lambda node: positions.raw(node)[0],
-                                module_name, is_package, resolve_relative)
-        self.imports = self.scopes_info.imports
-        self.star = self.scopes_info.star
-        self.module_names = self.scopes_info.module_names
-        self.scopes: list[set[str]] = []
-        self.class_stack: list[str] = []
-        # Per function being lowered: names it imports more than once with different
-        # targets, lowered as assignments where each import runs.
-        self.rebound: list[set[str]] = []
+        super().__init__(scan(module, positions, parents, lambda node: positions.raw(node)[0],
+                              module_name, is_package, resolve_relative), module_name, is_package)
 
     # ------------------------------------------------------------ helpers
 
@@ -188,30 +168,6 @@ class Lowerer:
         if self.expanded is not None:
             sc, ec = self.expanded.column(sl, sc), self.expanded.column(el, ec)
         return Span(sl, sc + 1, el, ec + 1, F.node_key(sl, sc + 1, el, ec + 1, role))
-
-    def site(self, span: Span, call: bool = False) -> None:
-        """Record where a call, argument or parameter is. An argument that is nothing but a
-        call has the call's span: the call is what a location there means."""
-        if call or span not in self.sites:
-            self.sites[span] = span.node  # type: ignore[assignment]
-
-    def text(self, node: cst.CSTNode) -> str:
-        return self.tree.code_for_node(node)
-
-    def qualify(self, name: str, span: Span) -> F.Expr:
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return F.Local(name, span=span)
-        if name in self.imports:
-            return F.Global(self.imports[name], text=name, span=span)
-        if name in self.module_names:
-            return F.Global(f"{self.module}.{name}" if self.module else name, text=name, span=span)
-        if name in _BUILTINS:
-            return F.Global(f"builtins.{name}", text=name, span=span)
-        if self.star:
-            # Which `from x import *` it comes from is decided in the link step.
-            return F.Global(f"*.{name}", text=name, span=span)
-        return F.Unknown(name, unbound=True, span=span)
 
     # ------------------------------------------------------------ expressions
 
@@ -519,7 +475,6 @@ class Lowerer:
 
     def cls(self, node: cst.ClassDef) -> F.ClassFacts:
         name = node.name.value
-        prefix = ".".join(filter(None, [self.module, *self.class_stack]))
         bases = tuple(self.expr(b.value) for b in node.bases if b.keyword is None)
         methods: list[tuple[str, F.FunctionFacts]] = []
         body: list[F.Stmt] = []
@@ -533,24 +488,12 @@ class Lowerer:
         finally:
             self.class_stack = self.class_stack[:-1]
         decorators = tuple(self.expr(d.decorator) for d in node.decorators)
-        qualname = f"{prefix}.{name}" if prefix else name
-        if qualname in self.class_qualnames:
-            # The same name defined again (the other branch of a module-level `if`): a key
-            # of its own, so that the link step analyses both and neither hides the other.
-            qualname = f"{qualname}@{self.span(node.name).line}"
-        self.class_qualnames.add(qualname)
+        qualname = self.class_qualname(name, self.span(node.name).line)
         return F.ClassFacts(name, qualname, bases, tuple(methods), self.span(node.name), tuple(body),
                             decorators)
 
     def file(self, path: str) -> F.FileFacts:
-        body = self.block(self.tree.body)
-        functions = tuple((s.function.name, s.function) for s in body if isinstance(s, F.DefStmt))
-        classes = tuple((c.name, c) for c in module_classes(body))
-        return F.FileFacts(path, self.module, body, functions, classes, self.is_package,
-                           tuple(self.star), tuple(sorted(self.imports.items())),
-                           file_names(self.module, self.sites, self.quals, self.import_sites,
-                                      self.assigned, self.scopes_info),
-                           rewritable=self.expanded is None)
+        return self.file_facts(path, self.block(self.tree.body), rewritable=self.expanded is None)
 
 
 def _suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:

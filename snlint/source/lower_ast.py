@@ -20,7 +20,6 @@ parser read the file:
 from __future__ import annotations
 
 import ast
-import builtins
 import io
 import re
 import tokenize
@@ -28,12 +27,10 @@ from typing import Sequence
 
 from snlint import facts as F
 from snlint.findings import Span
-from snlint.source.module_classes import module_classes
-from snlint.source.names import file_names
+from snlint.source.lowering import Lowering
 from snlint.source.relative import resolve_relative
 from snlint.source.scan_ast import scan_ast
 
-_BUILTINS = frozenset(dir(builtins))
 _node_key = F.node_key
 _COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Is: "is",
             ast.IsNot: "is not", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
@@ -73,26 +70,13 @@ class _Columns:
         return len(raw[:column].decode("utf-8", errors="replace"))
 
 
-class AstLowerer:
+class AstLowerer(Lowering):
     def __init__(self, tree: ast.Module, text: str, module_name: str, is_package: bool) -> None:
         self.tree = tree
         self.text = text
         self.column = _Columns(text)
         self.ascii = self.column.ascii
-        self.sites: dict[Span, int] = {}
-        self.quals: dict[int, str] = {}
-        self.import_sites: dict[str, list[int]] = {}
-        self.assigned: dict[str, list[int]] = {}
-        self.module = module_name
-        self.is_package = is_package
-        self.class_qualnames: set[str] = set()
-        self.scopes_info = scan_ast(tree, module_name, is_package)
-        self.imports = self.scopes_info.imports
-        self.star = self.scopes_info.star
-        self.module_names = self.scopes_info.module_names
-        self.scopes: list[set[str]] = []
-        self.class_stack: list[str] = []
-        self.rebound: list[set[str]] = []
+        super().__init__(scan_ast(tree, module_name, is_package), module_name, is_package)
         self._lines: list[str] | None = None
 
     # ------------------------------------------------------------ helpers
@@ -203,24 +187,6 @@ class AstLowerer:
         if self._lines is None:
             self._lines = [line.encode("utf-8") for line in _LINE_BREAK.split(self.text)]  # type: ignore[assignment]
         return self._lines  # type: ignore[return-value]
-
-    def site(self, span: Span, call: bool = False) -> None:
-        if call or span not in self.sites:
-            self.sites[span] = span.node  # type: ignore[assignment]
-
-    def qualify(self, name: str, span: Span) -> F.Expr:
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return F.Local(name, span=span)
-        if name in self.imports:
-            return F.Global(self.imports[name], text=name, span=span)
-        if name in self.module_names:
-            return F.Global(f"{self.module}.{name}" if self.module else name, text=name, span=span)
-        if name in _BUILTINS:
-            return F.Global(f"builtins.{name}", text=name, span=span)
-        if self.star:
-            return F.Global(f"*.{name}", text=name, span=span)
-        return F.Unknown(name, unbound=True, span=span)
 
     # ------------------------------------------------------------ expressions
 
@@ -528,7 +494,6 @@ class AstLowerer:
 
     def cls(self, node: ast.ClassDef) -> F.ClassFacts:
         name = node.name
-        prefix = ".".join(filter(None, [self.module, *self.class_stack]))
         bases = tuple(self.expr(b) for b in node.bases)
         methods: list[tuple[str, F.FunctionFacts]] = []
         body: list[F.Stmt] = []
@@ -543,11 +508,8 @@ class AstLowerer:
             self.class_stack = self.class_stack[:-1]
         decorators = tuple(self.expr(d) for d in node.decorator_list)
         name_span = self.class_name(node)
-        qualname = f"{prefix}.{name}" if prefix else name
-        if qualname in self.class_qualnames:
-            qualname = f"{qualname}@{name_span.line}"
-        self.class_qualnames.add(qualname)
-        return F.ClassFacts(name, qualname, bases, tuple(methods), name_span, tuple(body), decorators)
+        return F.ClassFacts(name, self.class_qualname(name, name_span.line), bases, tuple(methods),
+                            name_span, tuple(body), decorators)
 
     def class_name(self, node: ast.ClassDef) -> Span:
         lines = self._text_lines()
@@ -574,14 +536,7 @@ class AstLowerer:
         return Span(name_line, column, name_line, end, F.node_key(name_line, column, name_line, end, F.EXPR))
 
     def file(self, path: str, rewritable: bool = True) -> F.FileFacts:
-        body = self.block(self.tree.body)
-        functions = tuple((s.function.name, s.function) for s in body if isinstance(s, F.DefStmt))
-        classes = tuple((c.name, c) for c in module_classes(body))
-        return F.FileFacts(path, self.module, body, functions, classes, self.is_package,
-                           tuple(self.star), tuple(sorted(self.imports.items())),
-                           file_names(self.module, self.sites, self.quals, self.import_sites,
-                                      self.assigned, self.scopes_info),
-                           rewritable=rewritable)
+        return self.file_facts(path, self.block(self.tree.body), rewritable)
 
 
 _SIMPLE = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass,

@@ -170,13 +170,7 @@ def _imports(scopes: Scopes, imports: list, parents: Mapping, module_name: str,
             parent = parents.get(parent)
         return False
 
-    def bind(local: str, qual: str, fallback: bool) -> None:
-        scopes.imported.setdefault(local, []).append(qual)
-        # `try: from new import x / except ImportError: from old import x`: the first wins.
-        if fallback and local in scopes.imports:
-            return
-        scopes.imports[local] = qual
-
+    bind = scopes.bind_import
     modules = scopes.modules
     for node in imports:  # statements: the table has them in source order
         fallback = in_except(node)

@@ -132,13 +132,7 @@ def _position(node: ast.stmt) -> tuple[int, int]:
 
 
 def _imports(scopes: Scopes, imports: list, module_name: str, is_package: bool) -> None:
-    def bind(local: str, qual: str, fallback: bool) -> None:
-        scopes.imported.setdefault(local, []).append(qual)
-        # `try: from new import x / except ImportError: from old import x`: the first wins.
-        if fallback and local in scopes.imports:
-            return
-        scopes.imports[local] = qual
-
+    bind = scopes.bind_import
     modules = scopes.modules
     for node, fallback in sorted(imports, key=lambda pair: _position(pair[0])):
         if isinstance(node, ast.Import):

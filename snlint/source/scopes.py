@@ -25,3 +25,12 @@ class Scopes:
     # Every module the file imports, dotted, relative imports resolved: `import a.b` ->
     # a.b; `from a import b, *` -> a, a.b, a.* (`snlint.imported_files` follows them).
     modules: set[str] = field(default_factory=set)
+
+    def bind_import(self, local: str, qual: str, fallback: bool) -> None:
+        """An import binds `local` to `qual`; `fallback`: it is in an `except` handler
+        (`try: from new import x / except ImportError: from old import x`: the first
+        wins, and the fallback does not rebind it)."""
+        self.imported.setdefault(local, []).append(qual)
+        if fallback and local in self.imports:
+            return
+        self.imports[local] = qual

@@ -1,0 +1,80 @@
+"""What lowering one file keeps while it reads it, and decides the same way whichever
+parser read the file (`lower.py` over libcst, `lower_ast.py` over CPython's `ast`): how
+a name is qualified, where calls, arguments and parameters are, what a class is keyed
+by, and the file's facts at the end."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Sequence
+
+from snlint import facts as F
+from snlint.findings import Span
+from snlint.source.module_classes import module_classes
+from snlint.source.names import file_names
+from snlint.source.scopes import Scopes
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+class Lowering:
+    def __init__(self, scopes_info: Scopes, module_name: str, is_package: bool) -> None:
+        # What a fix reads of the file besides the facts (`facts.Names`).
+        self.sites: dict[Span, int] = {}
+        self.quals: dict[int, str] = {}
+        self.import_sites: dict[str, list[int]] = {}
+        self.assigned: dict[str, list[int]] = {}  # module-level `name = value`: value nodes
+        self.module = module_name
+        self.is_package = is_package
+        self.class_qualnames: set[str] = set()
+        self.scopes_info = scopes_info
+        self.imports = scopes_info.imports
+        self.star = scopes_info.star
+        self.module_names = scopes_info.module_names
+        self.scopes: list[set[str]] = []
+        self.class_stack: list[str] = []
+        # Per function being lowered: names it imports more than once with different
+        # targets, lowered as assignments where each import runs.
+        self.rebound: list[set[str]] = []
+
+    def site(self, span: Span, call: bool = False) -> None:
+        """Record where a call, argument or parameter is. An argument that is nothing but a
+        call has the call's span: the call is what a location there means."""
+        if call or span not in self.sites:
+            self.sites[span] = span.node  # type: ignore[assignment]
+
+    def qualify(self, name: str, span: Span) -> F.Expr:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return F.Local(name, span=span)
+        if name in self.imports:
+            return F.Global(self.imports[name], text=name, span=span)
+        if name in self.module_names:
+            return F.Global(f"{self.module}.{name}" if self.module else name, text=name, span=span)
+        if name in _BUILTINS:
+            return F.Global(f"builtins.{name}", text=name, span=span)
+        if self.star:
+            # Which `from x import *` it comes from is decided in the link step.
+            return F.Global(f"*.{name}", text=name, span=span)
+        return F.Unknown(name, unbound=True, span=span)
+
+    def class_qualname(self, name: str, line: int) -> str:
+        """The key of a class named `name` whose name is on `line`, in the classes being
+        lowered."""
+        prefix = ".".join(filter(None, [self.module, *self.class_stack]))
+        qualname = f"{prefix}.{name}" if prefix else name
+        if qualname in self.class_qualnames:
+            # The same name defined again (the other branch of a module-level `if`): a key
+            # of its own, so that the link step analyses both and neither hides the other.
+            qualname = f"{qualname}@{line}"
+        self.class_qualnames.add(qualname)
+        return qualname
+
+    def file_facts(self, path: str, body: Sequence[F.Stmt], rewritable: bool) -> F.FileFacts:
+        functions = tuple((s.function.name, s.function) for s in body if isinstance(s, F.DefStmt))
+        classes = tuple((c.name, c) for c in module_classes(body))
+        return F.FileFacts(path, self.module, tuple(body), functions, classes, self.is_package,
+                           tuple(self.star), tuple(sorted(self.imports.items())),
+                           file_names(self.module, self.sites, self.quals, self.import_sites,
+                                      self.assigned, self.scopes_info),
+                           rewritable=rewritable)
