@@ -169,11 +169,13 @@ def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sour
     options = option_defaults(facts)
     sizes = {path: len(sources.get(path, "")) for path in extracted}
     known = reuse.parts(config) if reuse is not None else {}
-    # The per-file stage gives a file the same facts object while its text is the same.
-    keys = [tuple(id(f) for f in part) for part in parts]
+    # The per-file stage gives a file the same facts object while its text is the same;
+    # the project's options reach every part.
+    declared = tuple(sorted((dest, repr(o["value"]), o["where"]) for dest, o in options.items()))
+    keys = [(declared, *(id(f) for f in part)) for part in parts]
     todo = [(key, part) for key, part in zip(keys, parts) if key not in known]
-    done, _ = shared_map(partial(_link_chunk, sources=sources, config=config, options=options), todo, jobs_for(config),
-                         lambda item: sum(sizes.get(f.path, 0) for f in item[1]))
+    done, _ = shared_map(partial(_link_chunk, sources=sources, config=config, options=options), todo,
+                         jobs_for(config), lambda item: sum(sizes.get(f.path, 0) for f in item[1]))
     for (key, part), found in zip(todo, done):
         known[key] = (part, *found)
     linked = [known[key] for key in keys]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import io
 import os
 import stat
-import tempfile
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -305,6 +304,8 @@ def replace_file(target: Path, data: bytes, mode: int | None = None, durable: bo
     """`target` replaced with `data` at once: a temporary file in the same folder renamed
     over it, so a reader sees the old bytes or the new, never a part. `durable` flushes to
     disk first; `mode` is given to the new file."""
+    import tempfile  # only --fix writes: not on a lint's start-up
+
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".snlint")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from snlint.config import Config
 from snlint.files import discover, read_source
 from snlint.findings import Finding
-from snlint.notebook import Notebook, cell_key, parse_notebook
+
+if TYPE_CHECKING:
+    from snlint.notebook import Notebook
 
 
 @dataclass
@@ -32,6 +35,10 @@ class Inputs:
     def shown(self) -> dict[str, str]:
         """What a report quotes: each file's text, and each notebook cell's."""
         shown = dict(self.sources)
+        if not self.notebooks:
+            return shown
+        from snlint.notebook import cell_key
+
         for display, notebook in self.notebooks.items():
             for cell in notebook.cells:
                 shown[cell_key(display, cell.number)] = "".join(cell.lines)
@@ -45,6 +52,8 @@ def read_inputs(paths: list[str], config: Config) -> Inputs:
         if isinstance(read, Finding):
             inputs.diagnostics.append(read)
         elif absolute.suffix == ".ipynb":
+            from snlint.notebook import parse_notebook  # only for a notebook
+
             notebook = parse_notebook(display, read.text)
             if isinstance(notebook, Finding):
                 inputs.diagnostics.append(notebook)

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 from snlint.config import Config
 from snlint.findings import Edit, Finding
 from snlint.inputs import Inputs
-from snlint.notebook import Notebook
 from snlint.suppress import Suppressions
 
 if TYPE_CHECKING:
     from snlint.graph.facts import TargetFacts
+    from snlint.notebook import Notebook
 
 
 @dataclass
