@@ -208,3 +208,24 @@ def test_a_fix_round_links_again_only_the_parts_it_changed(tmp_path, monkeypatch
     # The first lint links both parts; the lint after the fix only the part with b/.
     assert linked == [("a/models.py", "a/train.py"), ("b/models.py", "b/train.py"),
                       ("b/models.py", "b/train.py")]
+
+
+
+def test_a_part_is_linked_again_when_the_options_the_project_declares_change(tmp_path):
+    # gan_model.py never imports options/base_options.py (a part of its own), but its
+    # `opt.norm` is the project's --norm default: a later lint of the same command (a
+    # --fix round) with the option changed must not answer from the model's unchanged
+    # facts.
+    from test_discriminator_resolution import NETWORKS, OPTIONS, model_class
+
+    reuse = engine.Reuse()
+    config = Config(root=tmp_path, graph=False, jobs=1)
+    files = {"models/networks.py": textwrap.dedent(NETWORKS),
+             "models/gan_model.py": textwrap.dedent(model_class("pass"))}
+    instance = textwrap.dedent(OPTIONS)
+    batch = instance.replace('"--norm", type=str, default="instance"', '"--norm", type=str, default="batch"')
+    assert batch != instance
+    first = engine.lint_sources({**files, "options/base_options.py": instance}, config, reuse=reuse)
+    second = engine.lint_sources({**files, "options/base_options.py": batch}, config, reuse=reuse)
+    assert [f.code for f in first if f.code == "SN401"] == []
+    assert [(f.code, f.path) for f in second if f.code == "SN401"] == [("SN401", "models/gan_model.py")]
