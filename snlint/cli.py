@@ -358,13 +358,17 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
         # The graph pass imports files from disk: it joins the first round only, while
         # the texts are still what is on disk.
         source_only = replace(config, graph=False)
-        from snlint.imported_files import imported_sources
+        from snlint.imported_files import imported_sources, project_files
 
         reuse = Reuse()
+        # The rounds change files, never which files there are: the tree is walked once.
+        tree: list = []
 
         # The files the fixed ones import are read for their facts, never fixed.
         def lint(sources, cfg=config):
-            return lint_sources(sources, cfg, imported_sources(sources, cfg), reuse=reuse)
+            if not tree:
+                tree.append(project_files(cfg))
+            return lint_sources(sources, cfg, imported_sources(sources, cfg, files=tree[0]), reuse=reuse)
 
         outcome = fix_paths(paths, config, lint,
                             unsafe=unsafe, write=not diff,

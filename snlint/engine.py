@@ -276,7 +276,10 @@ def run_inputs(inputs: Inputs, config: Config, progress: Progress | None = None,
     if run_cache is None and reuse is None:
         run_cache = RunCache.for_run(config, inputs, graph=graph_enabled(config), fixes=fixes)
     stage = reuse.per_file(config) if reuse is not None else PerFile.for_run(config)
-    imported = imported_sources(inputs.scripts, config, modules=stage.modules)
+    # A lint of the project's root has walked the tree imported_sources would walk.
+    whole = [os.path.normpath(p) for p in inputs.paths] == [os.path.relpath(Path(config.root))]
+    imported = imported_sources(inputs.scripts, config, modules=stage.modules,
+                                files=[(d, a) for d, a in inputs.files if a.suffix == ".py"] if whole else None)
     findings = lint_sources(inputs.sources, config, imported, graph_run, stage,
                             fixes=fixes, reuse=reuse, run_cache=run_cache)
     return finish(findings, inputs, config, graph_run.results)

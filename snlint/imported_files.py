@@ -24,19 +24,25 @@ def imported_modules(text: str, module: str, is_package: bool) -> set[str]:
     return project_modules(ast_modules(text, module, is_package) or ())
 
 
+def project_files(config: Config) -> list[tuple[str, Path]]:
+    """The project's Python files, (display, absolute): everything under its root that a
+    lint of the root would read."""
+    return [(d, a) for d, a in discover([os.path.relpath(Path(config.root))], config) if a.suffix == ".py"]
+
+
 def imported_sources(given: dict[str, str], config: Config,
                      modules: Callable[[dict[str, str]], Mapping[str, set[str] | None]] | None = None,
-                     ) -> dict[str, str]:
+                     files: list[tuple[str, Path]] | None = None) -> dict[str, str]:
     """Display path -> text of the project files the `given` files import, transitively,
     that are not among them; {} when the given files already are the whole project.
     `modules`, when given, tells the modules files import (display path -> `Scopes.modules`,
-    None when not known) as the source pass read them, so no file is parsed again here."""
-    root = Path(config.root)
+    None when not known) as the source pass read them, so no file is parsed again here.
+    `files`: `project_files(config)`, when the caller has them (the lints of one --fix
+    walk the same tree)."""
     if not given:
         return {}
-    base = os.path.relpath(root)
     project: dict[str, tuple[str, Path]] = {}
-    files = [(d, a) for d, a in discover([base], config) if a.suffix == ".py"]
+    files = project_files(config) if files is None else files
     given_abs = {os.path.abspath(p) for p in given}
     if all(str(a) in given_abs or os.path.abspath(d) in given_abs for d, a in files):
         return {}
