@@ -419,7 +419,6 @@ class Lowerer(Lowering):
 
     def function(self, node: cst.FunctionDef) -> F.FunctionFacts:
         name = node.name.value
-        prefix = ".".join(filter(None, [self.module, *self.class_stack]))
         # Defaults are evaluated in the enclosing scope.
         params = self.params(node.params)
         known = self.scopes_info.functions.get((self.positions.raw(node.name)[0], name))
@@ -434,19 +433,8 @@ class Lowerer(Lowering):
             # `global x` makes x module-level again.
             for stmt in _iter_globals(node.body):
                 local.discard(stmt)
-        rebound = self._rebound_imports(node)
-        self.scopes.append(local | rebound)
-        self.rebound.append(rebound)
-        saved_classes = self.class_stack
-        self.class_stack = []
-        try:
-            body = self.block(node.body)
-        finally:
-            self.scopes.pop()
-            self.rebound.pop()
-            self.class_stack = saved_classes
-        return F.FunctionFacts(name, f"{prefix}.{name}" if prefix else name, params, body,
-                               self.span(node, F.STMT), is_method=bool(saved_classes))
+        return self.function_facts(name, params, local, self._rebound_imports(node),
+                                   lambda: self.block(node.body), self.span(node, F.STMT))
 
     def _import_sites(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):

@@ -461,22 +461,10 @@ class AstLowerer(Lowering):
 
     def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> F.FunctionFacts:
         name = node.name
-        prefix = ".".join(filter(None, [self.module, *self.class_stack]))
-        params = self.params(node.args)
+        params = self.params(node.args)  # defaults are evaluated in the enclosing scope
         local = set(self.scopes_info.functions.get((node.lineno, name), ())) | {p.name for p in params}
-        rebound = self._rebound_imports(node)
-        self.scopes.append(local | rebound)
-        self.rebound.append(rebound)
-        saved_classes = self.class_stack
-        self.class_stack = []
-        try:
-            body = self.block(node.body)
-        finally:
-            self.scopes.pop()
-            self.rebound.pop()
-            self.class_stack = saved_classes
-        return F.FunctionFacts(name, f"{prefix}.{name}" if prefix else name, params, body,
-                               self.compound(node), is_method=bool(saved_classes))
+        return self.function_facts(name, params, local, self._rebound_imports(node),
+                                   lambda: self.block(node.body), self.compound(node))
 
     def _import_sites(self, node: ast.Import | ast.ImportFrom) -> None:
         if node.names[0].name == "*":

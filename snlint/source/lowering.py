@@ -6,7 +6,7 @@ by, and the file's facts at the end."""
 from __future__ import annotations
 
 import builtins
-from typing import Sequence
+from typing import Callable, Sequence
 
 from snlint import facts as F
 from snlint.findings import Span
@@ -57,6 +57,24 @@ class Lowering:
             # Which `from x import *` it comes from is decided in the link step.
             return F.Global(f"*.{name}", text=name, span=span)
         return F.Unknown(name, unbound=True, span=span)
+
+    def function_facts(self, name: str, params: tuple[F.Param, ...], local: set[str], rebound: set[str],
+                       lower_body: Callable[[], tuple[F.Stmt, ...]], span: Span) -> F.FunctionFacts:
+        """A function's facts: its body lowered with its own names (`local`, and the imports
+        it binds more than one way, `rebound`) in scope, and no class around it."""
+        prefix = ".".join(filter(None, [self.module, *self.class_stack]))
+        self.scopes.append(local | rebound)
+        self.rebound.append(rebound)
+        saved_classes = self.class_stack
+        self.class_stack = []
+        try:
+            body = lower_body()
+        finally:
+            self.scopes.pop()
+            self.rebound.pop()
+            self.class_stack = saved_classes
+        return F.FunctionFacts(name, f"{prefix}.{name}" if prefix else name, params, body, span,
+                               is_method=bool(saved_classes))
 
     def class_qualname(self, name: str, line: int) -> str:
         """The key of a class named `name` whose name is on `line`, in the classes being
