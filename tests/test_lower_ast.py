@@ -252,3 +252,18 @@ def test_ast_and_libcst_agree_on_whatever_both_parse(text):
     except (cst.ParserSyntaxError, cst.CSTValidationError, RecursionError):
         return
     assert_same_facts(text)
+
+
+def test_a_null_byte_is_a_syntax_error_though_libcst_reads_the_file():
+    # CPython runs no file with a null byte in it; libcst's parser reads one inside a
+    # string, whose literal CPython then refuses to evaluate (an SN999 before).
+    text = "'''\x00'''\nimport torch.nn as nn\n"
+    finding, modules = extract_file(text, "n.py", "n.py")
+    assert (finding.code, finding.line, finding.message) == (
+        "SN901", 1, "syntax error: source code string cannot contain null bytes")
+    assert modules is None
+
+
+def test_libcst_lowers_a_string_cpython_cannot_evaluate_as_having_no_value():
+    facts, _ = lower_file(cst.parse_module("s = '''\x00'''\n"), "s.py", "s", False)
+    assert facts.body[0].value.value is None

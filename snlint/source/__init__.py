@@ -43,6 +43,9 @@ def extract_file(text: str, path: str, relpath: str) -> tuple[FileFacts | Findin
     (`Scopes.modules`; None when it does not parse)."""
     module, is_package = module_name(relpath)
     tree = parse_python(text, path)
+    if _null_bytes(tree):
+        # No Python runs the file: libcst's parser would read it, but it is no program.
+        return _syntax_error(path, None, tree, str(tree)), None
     if isinstance(tree, ast.Module):
         try:
             return lower_ast(tree, text, path, module, is_package, _rewritable(text))
@@ -60,6 +63,12 @@ def parse_python(text: str, path: str) -> ast.Module | BaseException:
             return compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         return error
+
+
+def _null_bytes(error: ast.Module | BaseException) -> bool:
+    """Whether CPython refused the text for a null byte in it (a ValueError before 3.11.4,
+    a SyntaxError since)."""
+    return isinstance(error, (SyntaxError, ValueError)) and "null bytes" in str(error)
 
 
 def _rewritable(text: str) -> bool:

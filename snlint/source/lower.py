@@ -207,7 +207,10 @@ class Lowerer(Lowering):
         if kind is cst.Float:
             return F.Const(float(node.value.replace("_", "")), span=span)
         if kind is cst.SimpleString or kind is cst.ConcatenatedString:
-            value = node.evaluated_value
+            try:
+                value = node.evaluated_value
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                value = None  # a literal CPython refuses (a null byte in it): no value
             return F.Const(value if isinstance(value, str) else None, span=span)
         if isinstance(node, cst.UnaryOperation):
             inner = self.expr(node.expression)
