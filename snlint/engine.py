@@ -25,7 +25,7 @@ from snlint.fix import attach_fixes
 from snlint.link import link
 from snlint.link.freeze import freeze
 from snlint.link.groups import groups, uses_registries
-from snlint.link.options import option_defaults
+from snlint.link.options import DeclaredOptions
 from snlint.link.index import ProjectIndex
 from snlint.link.names import Definitions, resolved
 from snlint.graph.diagnostics import GraphRun, Progress
@@ -166,12 +166,13 @@ def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sour
     if graph_enabled(config) or len(facts) < 2 or uses_registries(facts):
         return _link_part(facts, sources, config, graph_run, reuse)[0]
     parts = groups(facts, {path: e.modules or () for path, e in extracted.items()})
-    options = option_defaults(facts)
+    options = DeclaredOptions(facts)
     sizes = {path: len(sources.get(path, "")) for path in extracted}
     known = reuse.parts(config) if reuse is not None else {}
     # The per-file stage gives a file the same facts object while its text is the same;
-    # the project's options reach every part.
-    declared = tuple(sorted((dest, repr(o["value"]), o["where"]) for dest, o in options.items()))
+    # the project's options reach every part (read only for a key a later lint can use).
+    declared = tuple(sorted((dest, repr(o["value"]), o["where"]) for dest, o in options().items())) \
+        if reuse is not None else ()
     keys = [(declared, *(id(f) for f in part)) for part in parts]
     todo = [(key, part) for key, part in zip(keys, parts) if key not in known]
     done, _ = shared_map(partial(_link_chunk, sources=sources, config=config, options=options), todo,
@@ -188,13 +189,14 @@ def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sour
 
 
 def _link_chunk(chunk: list[tuple[tuple, list[FileFacts]]], *, sources: dict[str, str],
-                config: Config, options: dict) -> list[tuple[list[Finding], frozenset[str], bool]]:
+                config: Config, options: DeclaredOptions) -> list[tuple[list[Finding], frozenset[str], bool]]:
     return [_link_part(part, sources, config, assume_sole=False, options=options) for _, part in chunk]
 
 
 def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config,
                graph_run: GraphRun | None = None, reuse: Reuse | None = None,
-               assume_sole: bool = True, options: dict | None = None) -> tuple[list[Finding], frozenset[str], bool]:
+               assume_sole: bool = True, options: DeclaredOptions | None = None,
+               ) -> tuple[list[Finding], frozenset[str], bool]:
     """The findings of one part of the project (or of the whole): link -> graph pass ->
     join -> freeze -> checks; and the part's discriminator candidates and whether a call
     through a bare name was left without a class (`link`'s `assume_sole`)."""

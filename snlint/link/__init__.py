@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef
@@ -81,9 +82,10 @@ def _config_matches(entry: str, file: FileFacts, cls: ClassFacts, root: Path | N
 
 
 def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminators: list[str] = (),
-         root: Path | None = None, assume_sole: bool = True, options: dict | None = None) -> LinkedProject:
+         root: Path | None = None, assume_sole: bool = True,
+         options: Callable[[], dict] | None = None) -> LinkedProject:
     """The linked project. When `files` are a part of it (`link.groups`): `options` are
-    the command-line options the whole project declares (`options.option_defaults`),
+    the command-line options the whole project declares (`options.DeclaredOptions`),
     and `assume_sole` is False: a call through a bare name that reaches no class (`netD(x)`,
     `netD` a parameter) is taken for the discriminator class only when the project holds
     one, which the caller decides from every part's `candidates` and `bare_calls`."""

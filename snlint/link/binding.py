@@ -8,6 +8,8 @@ followed. Kept apart from call dispatch: this is what happens once the callee is
 
 from __future__ import annotations
 
+from typing import Callable
+
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link import options, resolve
@@ -22,6 +24,7 @@ from snlint.link.values import (
 class Binding:
     index: ProjectIndex
     _options: dict | None  # the project's declared options, read once
+    _project_options: Callable[[], dict] | None  # the whole project's, for a part of it
     _deciding: dict[int, set[str]]  # id() of a function's facts -> resolve.deciding of it
 
     def invoke(self, func: FuncV, args: list[Value], kwargs: dict[str, Value], frame: Frame,
@@ -143,7 +146,8 @@ class Binding:
     def declared_options(self) -> dict:
         """The options the project declares (`--ndf`, with its default and where)."""
         if self._options is None:
-            self._options = options.option_defaults(self.index.files)
+            self._options = self._project_options() if self._project_options is not None \
+                else options.option_defaults(self.index.files)
         return self._options
 
     def parsed_options(self, value: Value | None, frame: Frame) -> Value | None:

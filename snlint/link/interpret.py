@@ -14,6 +14,8 @@ fills with the kinds it knows; here they are merged.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link.binding import Binding
@@ -46,9 +48,9 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
     NAMED_FAMILIES = [family for part in _PARTS for family in part.NAMED_FAMILIES]
     RECEIVERS = merged_tables(*(part.RECEIVERS for part in _PARTS))
 
-    def __init__(self, index: ProjectIndex, options: dict | None = None) -> None:
+    def __init__(self, index: ProjectIndex, options: Callable[[], dict] | None = None) -> None:
         """`options`: the command-line options the whole project declares
-        (`options.option_defaults`), when `index` holds a part of it (`link.groups`)."""
+        (`options.DeclaredOptions`), when `index` holds a part of it (`link.groups`)."""
         self.index = index
         self.definitions = Definitions(index)
         self.events = Events()
@@ -60,7 +62,8 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
         self._scorers: dict[str, bool] = {}
         self._players: dict[str, str | None] = {}
         self._class_files: dict[int, F.FileFacts] | None = None
-        self._options: dict | None = options
+        self._options: dict | None = None
+        self._project_options = options
         self._deciding: dict[int, set[str]] = {}
         self._named_handlers: dict = {}
         self._torch_names: dict[str, tuple[str, str] | None] = {}

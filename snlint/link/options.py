@@ -21,6 +21,20 @@ from snlint.link.values import UNKNOWN, ConstV, NamespaceV, NameV, Value
 OPTION_PARAMS = frozenset({"opt", "opts", "args"})
 DEFAULTS_ORIGIN = "the project's option defaults"
 
+class DeclaredOptions:
+    """`option_defaults` of the whole project, read on first use: a part of the project
+    (`link.groups`) that never asks for them does not pay for reading every file."""
+
+    def __init__(self, files: list[F.FileFacts]) -> None:
+        self.files = files
+        self._found: dict[str, dict[str, Any]] | None = None
+
+    def __call__(self) -> dict[str, dict[str, Any]]:
+        if self._found is None:
+            self._found = option_defaults(self.files)
+        return self._found
+
+
 def option_defaults(files: list[F.FileFacts]) -> dict[str, dict[str, Any]]:
     """`{dest: {"value": default, "where": "path:line"}}` for each `add_argument` call whose
     default argparse would set to a literal; the first declaration wins."""
