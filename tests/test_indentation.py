@@ -1,6 +1,7 @@
 """Tab indentation CPython accepts and libcst does not (improved-wgan-pytorch's train.py):
-the file is read as a copy with its statement indentation expanded, its findings point at
-the file's own columns, and no fix is offered for a file libcst cannot rewrite."""
+the file is read by CPython's parser, its findings point at the file's own columns, and no
+fix is offered for a file libcst cannot rewrite. Where only libcst can read a file, it
+reads a copy with the statement indentation expanded (`expand_tabs`)."""
 
 from __future__ import annotations
 
