@@ -119,18 +119,25 @@ def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     return UNSAFE
 
 
-def _in_discriminator_facts(finding: Finding, index: at.FactsAt, site) -> bool:
-    """`_in_discriminator_class`: the nearest class around the site is the finding's
-    discriminator's."""
+def discriminator_class_here(finding: Finding) -> str | None:
+    """The name of the finding's discriminator class when it is defined in the finding's
+    own file (a replacement is only made inside it), else None."""
     ref = finding.discriminator
     if ref is None:
-        return False
+        return None
     path, _, name = ref.cls.rpartition(":")
-    if path != finding.path:
+    return name.rpartition(".")[2] if path == finding.path else None
+
+
+def _in_discriminator_facts(finding: Finding, index: at.FactsAt, site) -> bool:
+    """The planner's `_in_discriminator_class`: the nearest class around the site is the
+    finding's discriminator's."""
+    name = discriminator_class_here(finding)
+    if name is None:
         return False
     for anc in index.ancestors(site):
         if isinstance(anc, F.ClassFacts):
-            return anc.name == name.rpartition(".")[2]
+            return anc.name == name
     return False
 
 

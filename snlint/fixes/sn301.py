@@ -7,7 +7,8 @@ from typing import Any, Sequence
 
 import libcst as cst
 
-from snlint.checks.sn301 import BATCH_NORMS, BN_ONLY, BN_POSITIONS, _replacement
+from snlint.checks.sn301 import (BATCH_NORMS, BN_ONLY, BN_POSITIONS, _replacement,
+                                  discriminator_class_here)
 from snlint.config import Config
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import UNSAFE, ImportSpec, Plan
@@ -139,15 +140,12 @@ def _in_discriminator_class(finding: Finding, parsed: ParsedFile, node: cst.CSTN
     its methods). A batch norm built elsewhere (a `get_norm_layer("batch")` factory, a
     helper function, another class) is shared: replacing it there would change it for
     every caller, the generator included."""
-    ref = finding.discriminator
-    if ref is None:
-        return False
-    path, _, name = ref.cls.rpartition(":")
-    if path != finding.path:
+    name = discriminator_class_here(finding)
+    if name is None:
         return False
     for anc in parsed.ancestors(node):
         if isinstance(anc, cst.ClassDef):
-            return anc.name.value == name.rpartition(".")[2]
+            return anc.name.value == name
     return False
 
 

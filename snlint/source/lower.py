@@ -182,19 +182,9 @@ class Lowerer(Lowering):
             value = node.value
             if value in _CONSTANTS:
                 return F.Const(_CONSTANTS[value], span=span)
-            e = self.qualify(value, span)
-            if type(e) is F.Global:
-                self.quals[span.node] = e.qual  # type: ignore[index]
-            return e
+            return self.qualify(value, span)
         if kind is cst.Attribute:
-            value = self.expr(node.value)
-            if type(value) is F.Global:
-                # Text from the parts: code_for_node would run codegen for every dotted name.
-                head = value.text or value.qual
-                qual = f"{value.qual}.{node.attr.value}"
-                self.quals[span.node] = qual  # type: ignore[index]
-                return F.Global(qual, text=f"{head}.{node.attr.value}", span=span)
-            return F.Attr(value, node.attr.value, span=span)
+            return self.attribute(self.expr(node.value), node.attr.value, span)
         if kind is cst.Call:
             self.site(span, call=True)
             args = tuple(self.arg(a) for a in node.args)

@@ -196,19 +196,10 @@ class AstLowerer(Lowering):
         kind = type(node)
         if kind is ast.Name:
             span = self.span(node)
-            e = self.qualify(node.id, span)
-            if type(e) is F.Global:
-                self.quals[span.node] = e.qual  # type: ignore[index]
-            return e
+            return self.qualify(node.id, span)
         if kind is ast.Attribute:
             span = self.span(node)
-            value = self.expr(node.value)
-            if type(value) is F.Global:
-                head = value.text or value.qual
-                qual = f"{value.qual}.{node.attr}"
-                self.quals[span.node] = qual  # type: ignore[index]
-                return F.Global(qual, text=f"{head}.{node.attr}", span=span)
-            return F.Attr(value, node.attr, span=span)
+            return self.attribute(self.expr(node.value), node.attr, span)
         if kind is ast.Call:
             span = self.span(node)
             self.site(span, call=True)

@@ -44,19 +44,33 @@ class Lowering:
             self.sites[span] = span.node  # type: ignore[assignment]
 
     def qualify(self, name: str, span: Span) -> F.Expr:
+        """A name read at `span`: local, global (its qualified name recorded for the fixes
+        by node), or unbound."""
         for scope in reversed(self.scopes):
             if name in scope:
                 return F.Local(name, span=span)
         if name in self.imports:
-            return F.Global(self.imports[name], text=name, span=span)
-        if name in self.module_names:
-            return F.Global(f"{self.module}.{name}" if self.module else name, text=name, span=span)
-        if name in _BUILTINS:
-            return F.Global(f"builtins.{name}", text=name, span=span)
-        if self.star:
+            qual = self.imports[name]
+        elif name in self.module_names:
+            qual = f"{self.module}.{name}" if self.module else name
+        elif name in _BUILTINS:
+            qual = f"builtins.{name}"
+        elif self.star:
             # Which `from x import *` it comes from is decided in the link step.
-            return F.Global(f"*.{name}", text=name, span=span)
-        return F.Unknown(name, unbound=True, span=span)
+            qual = f"*.{name}"
+        else:
+            return F.Unknown(name, unbound=True, span=span)
+        self.quals[span.node] = qual  # type: ignore[index]
+        return F.Global(qual, text=name, span=span)
+
+    def attribute(self, value: F.Expr, attr: str, span: Span) -> F.Expr:
+        """`value.attr` at `span`: a global chain stays one qualified name (recorded by
+        node), its text built from the parts (no codegen for every dotted name)."""
+        if type(value) is F.Global:
+            qual = f"{value.qual}.{attr}"
+            self.quals[span.node] = qual  # type: ignore[index]
+            return F.Global(qual, text=f"{value.text or value.qual}.{attr}", span=span)
+        return F.Attr(value, attr, span=span)
 
     def function_facts(self, name: str, params: tuple[F.Param, ...], local: set[str], rebound: set[str],
                        lower_body: Callable[[], tuple[F.Stmt, ...]], span: Span) -> F.FunctionFacts:
