@@ -9,6 +9,7 @@ read a file; libcst is imported only when one is needed, and by the fixes.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import warnings
 from typing import Iterable
@@ -18,9 +19,13 @@ from snlint.findings import Finding, Span, diagnostic
 from snlint.source.lower_ast import lower_ast
 from snlint.source.relative import resolve_relative
 
-# A line indented with a tab: libcst rejects some mixes of tabs and spaces that CPython
-# reads (`snlint.source.indentation`), and such a file cannot be rewritten.
-_TAB_INDENT = re.compile(r"^[ \f]*\t", re.MULTILINE)
+# Lines libcst may misread in a file CPython reads: an indentation with a tab (libcst
+# rejects some mixes of tabs and spaces, `snlint.source.indentation`), and a line that is
+# only a backslash continuation between statements (libcst drops it, so its positions
+# after it are a line short and its code loses the line). Such a file, or one ending in
+# spaces after an empty line (whose code loses the empty line), is rewritten only when
+# libcst reads it back byte for byte.
+_SUSPECT_LINE = re.compile(r"^[ \f]*\t|^[ \t\f]*\\\r?$", re.MULTILINE)
 
 
 def module_name(relpath: str) -> tuple[str, bool]:
@@ -72,15 +77,12 @@ def _null_bytes(error: ast.Module | BaseException) -> bool:
 
 
 def _rewritable(text: str) -> bool:
-    """Whether libcst can parse `text`, which CPython parses: a fix needs it to."""
-    if _TAB_INDENT.search(text) is None:
+    """Whether libcst reads `text`, which CPython parses, as it is written: a fix finds its
+    node by position in libcst's tree and writes libcst's code of it."""
+    if _SUSPECT_LINE.search(text) is None and not text.endswith((" ", "\t", "\f")):
         return True
-    import libcst as cst
-    try:
-        cst.parse_module(text)
-    except (cst.ParserSyntaxError, cst.CSTValidationError, RecursionError):
-        return False
-    return True
+    tree = _parsed(text)
+    return tree is not None and tree.code == text
 
 
 def _extract_with_libcst(text: str, path: str, module: str, is_package: bool,
@@ -103,7 +105,10 @@ def _extract_with_libcst(text: str, path: str, module: str, is_package: bool,
         # Text libcst's parser accepts but cannot build a tree for (an identifier made of
         # characters newer than this Python's Unicode tables): CPython says why.
         return _syntax_error(path, None, python, str(e)), None
-    return lower_file(tree, path, module, is_package, expanded)
+    facts, modules = lower_file(tree, path, module, is_package, expanded)
+    if expanded is None and tree.code != text:  # libcst dropped a line: no fix may trust it
+        facts = dataclasses.replace(facts, rewritable=False)
+    return facts, modules
 
 
 def _parsed(text: str):
