@@ -1,6 +1,6 @@
 """`python -m snlint`: the same command as the `snlint` script."""
 
-from snlint.cli import entry
+from snlint.launch import entry
 
 if __name__ == "__main__":
     entry()

@@ -12,11 +12,13 @@ import gc
 import os
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import click
 
 from snlint import report
 from snlint.findings import Finding
+from snlint.replay import Recorder
 from snlint.report.text import one_line
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -91,6 +93,12 @@ def _stderr_is_terminal() -> bool:
 
 
 def _emit(text: str, color: bool = False) -> None:
+    own = _own_process()
+    if own is not None and own.recorder is not None:
+        # What click writes: the text and a newline (escapes stripped without colour:
+        # a text that has any is left to click, unrecorded).
+        own.recorder.wrote(text + "\n")
+        own.recorder.spoiled |= not color and "\x1b" in text
     try:
         click.echo(text, color=color)
     except BrokenPipeError:
@@ -202,7 +210,9 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         _internal_error(exc)
 
     try:
-        root = find_root(list(paths))
+        own = _own_process()
+        looked_at = own.looked_at if own is not None else None
+        root = find_root(list(paths), looked_at)
         config = load_config(root, select=select, extend_select=extend_select, ignore=ignore,
                              graph=graph, graph_timeout=graph_timeout,
                              force_exclude=force_exclude, jobs=jobs,
@@ -214,6 +224,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         _internal_error(exc)
 
     reuse = None
+    inputs = None
     if fix or diff:
         if stdin:
             _fail("--fix and --diff rewrite files; they cannot be used with standard input")
@@ -237,7 +248,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
             if frozen:
                 gc.freeze()
             try:
-                result, inputs, run_cache = _answered(list(paths), config, fixes, reuse)
+                result, inputs, run_cache = _answered(list(paths), config, fixes, reuse, looked_at)
                 if result is None:
                     from snlint.engine import run
 
@@ -275,16 +286,51 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         _emit(closing, color)
     if not quiet:
         _graph_summary([] if stdin else result.graph)
-    _finish(exit_code(findings, exit_zero))
+    code = exit_code(findings, exit_zero)
+    if own is not None and own.recorder is not None and inputs is not None and not result.graph \
+            and not (fix or diff or add_noqa or fixes) and config.graph is False and config.cache \
+            and [os.path.normpath(p) for p in inputs.paths] == [os.path.relpath(config.root)]:
+        _record(own, config, code)
+    _finish(code)
 
 
-# The `obj` of the command's context when it runs as its own process (`entry`).
-_OWN_PROCESS = "snlint: own process"
+@dataclass
+class OwnProcess:
+    """The `obj` of the command's context when it runs as its own process
+    (snlint.launch): the record it may leave for the next run of the same command
+    (snlint.replay), and what its answer depends on."""
+
+    recorder: Recorder | None
+    looked_at: dict[str, int] = field(default_factory=dict)
 
 
-def entry() -> None:
-    """The `snlint` command and `python -m snlint`: `main` in a process of its own."""
-    main(prog_name="snlint", obj=_OWN_PROCESS)
+def run_own_process(recorder: Recorder | None) -> None:
+    """`main` as the `snlint` command: in a process of its own."""
+    main(prog_name="snlint", obj=OwnProcess(recorder))
+
+
+def _own_process() -> OwnProcess | None:
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.obj if ctx is not None else None
+    return obj if isinstance(obj, OwnProcess) else None
+
+
+def _record(own: OwnProcess, config, code: int) -> None:
+    """Leave the record of a run of the source pass over the whole project: the next
+    identical run, finding everything it read as it was, replays its report."""
+    from pathlib import Path
+
+    from snlint.cache import Cache
+    from snlint.files import replace_file
+    from snlint.replay import STATE, own_files
+
+    own_files(own.looked_at)
+    for name in ("click", "pathspec"):  # an upgrade may say or match otherwise
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if path:
+            own.looked_at[path] = STATE
+    own.recorder.save(str(Cache.for_root(config.root, config.cache_dir).directory),  # type: ignore[union-attr]
+                      own.looked_at, code, lambda path, data: replace_file(Path(path), data))
 
 
 def _finish(code: int) -> None:
@@ -293,8 +339,7 @@ def _finish(code: int) -> None:
     the operating system frees them at once (mypy's `hard_exit`). Workers are already
     shut down; the output is flushed here. Called in-process (tests, CliRunner), exit
     normally, and so under a profiler or a tracer (coverage): they write at exit."""
-    if click.get_current_context().obj == _OWN_PROCESS and sys.getprofile() is None \
-            and sys.gettrace() is None:
+    if _own_process() is not None and sys.getprofile() is None and sys.gettrace() is None:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -304,7 +349,7 @@ def _finish(code: int) -> None:
     sys.exit(code)
 
 
-def _answered(paths: list[str], config, fixes: bool, reuse):
+def _answered(paths: list[str], config, fixes: bool, reuse, looked_at: dict[str, int] | None = None):
     """(result, inputs, run cache): the inputs read once, and the result when the run
     cache answers the run whole (nothing it read changed), without importing the source
     pass; the result is None when the engine has to run (with these inputs and cache)."""
@@ -313,7 +358,7 @@ def _answered(paths: list[str], config, fixes: bool, reuse):
     from snlint.run_cache import RunCache
     from snlint.run_result import finish, unsuppressed
 
-    inputs = read_inputs(paths, config)
+    inputs = read_inputs(paths, config, looked_at)
     run_cache = None if reuse is not None else RunCache.for_run(
         config, inputs, graph=graph_enabled(config), fixes=fixes)
     found = run_cache.unchanged(inputs.sources) if run_cache is not None else None

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from snlint.config import Config, Glob
 from snlint.findings import Finding, Span, diagnostic
+from snlint.replay import EXISTS, STATE
 
 if TYPE_CHECKING:
     import pathspec
@@ -47,13 +48,18 @@ BINARY_PROBE = 8 * 1024  # a NUL byte in this many leading bytes marks a binary 
 
 # ---------------------------------------------------------------------------- discovery
 
-def discover(paths: list[str], config: Config) -> list[tuple[str, Path]]:
+def discover(paths: list[str], config: Config,
+             looked_at: dict[str, int] | None = None) -> list[tuple[str, Path]]:
     """(display path, absolute path) of every file to lint under `paths` (default `.`),
-    sorted by display path, each file once (the first way it was named wins)."""
-    walker = _Walker(config)
+    sorted by display path, each file once (the first way it was named wins).
+    `looked_at`: filled with what the answer depends on, for a record of the run
+    (snlint.replay): each file found and folder walked, each .gitignore read, and where a
+    .git or a pyvenv.cfg was looked for."""
+    walker = _Walker(config, looked_at)
     found: dict[str, tuple[str, Path]] = {}
 
     def add(display: str, absolute: Path) -> None:
+        walker.look(absolute)
         found.setdefault(os.path.realpath(absolute), (display, absolute))
 
     for arg in paths or ["."]:
@@ -82,6 +88,7 @@ def _join(display: str, rel: str) -> str:
 @dataclass
 class _Walker:
     config: Config
+    looked_at: dict[str, int] | None = None
     root: Path = field(init=False)
     globs: list[Glob] = field(init=False)
     _ignores: dict[Path, pathspec.GitIgnoreSpec | None] = field(default_factory=dict)
@@ -98,12 +105,15 @@ class _Walker:
         # os.walk does not follow symlinked folders, so a link loop cannot trap it.
         for folder, dirnames, filenames in os.walk(top):
             base = Path(folder)
+            self.look(base)  # its modification time changes with its entries
             kept = []
             for name in sorted(dirnames):
                 path = base / name
                 if name.startswith(".") or self.excluded(path, name) \
-                        or self.gitignored(path, boundary, is_dir=True) \
-                        or (path / "pyvenv.cfg").exists():
+                        or self.gitignored(path, boundary, is_dir=True):
+                    continue
+                if (path / "pyvenv.cfg").exists():
+                    self.look(path / "pyvenv.cfg")
                     continue
                 kept.append(name)
             dirnames[:] = kept
@@ -113,6 +123,12 @@ class _Walker:
                         or self.gitignored(path, boundary, is_dir=False):
                     continue
                 yield path.relative_to(top).as_posix(), path
+
+    def look(self, path: Path, kind: int = STATE) -> None:
+        """Note that the walk depends on `path`: its whole state, or only whether it is
+        there (EXISTS)."""
+        if self.looked_at is not None:
+            self.looked_at[str(path)] = kind
 
     # -- exclude globs
 
@@ -139,6 +155,7 @@ class _Walker:
 
     def _spec(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
         if folder not in self._ignores:
+            self.look(folder / ".gitignore")
             spec = None
             try:
                 lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
@@ -153,6 +170,7 @@ class _Walker:
         """The highest folder whose .gitignore applies under `top`: the git work tree
         holding it, else the root when `top` is under it, else `top`."""
         for folder in (top, *top.parents):
+            self.look(folder / ".git", EXISTS)  # a work tree's .git changes at every commit
             if (folder / ".git").exists():
                 return folder
         return self.root if top == self.root or self.root in top.parents else top

@@ -45,8 +45,9 @@ class Inputs:
         return shown
 
 
-def read_inputs(paths: list[str], config: Config) -> Inputs:
-    inputs = Inputs(files=discover(paths, config), paths=list(paths))
+def read_inputs(paths: list[str], config: Config, looked_at: dict[str, int] | None = None) -> Inputs:
+    """`looked_at`: filled with what the files found depend on (`discover`)."""
+    inputs = Inputs(files=discover(paths, config, looked_at), paths=list(paths))
     for display, absolute in inputs.files:
         read = read_source(display, absolute, config.max_file_size)
         if isinstance(read, Finding):

@@ -19,6 +19,7 @@ FLOORS = [
     # data: findings, torch's names, lines, where libcst nodes are; the facts and the rule
     # catalogue over them
     {"findings", "torchapi", "lines", "positions"},
+    {"replay"},  # records of runs, and their probes: the standard library only
     {"facts", "catalogue"},
     {"config", "suppress"},
     {"files", "stealing"},  # stealing: chunks shared with worker processes, of anything
@@ -42,6 +43,7 @@ FLOORS = [
     {"engine", "live_audit"},
     {"stdin"},
     {"cli"},
+    {"launch"},  # a replayed answer, else the cli
     {"__main__", "__init__"},
 ]
 FLOOR = {unit: level for level, units in enumerate(FLOORS) for unit in units}

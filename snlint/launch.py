@@ -1,0 +1,39 @@
+"""The `snlint` command and `python -m snlint`: the recorded report of the same run when
+everything it read is as it was (snlint.replay), else the command line interface.
+
+Kept apart from snlint.cli so that a replayed run imports neither click nor the rest
+of snlint."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+EXIT_FINDINGS = 1  # snlint.cli's, when the reader of standard output left early
+
+
+def entry() -> None:
+    started = time.time_ns()  # before anything is read: what changes after it is racy
+    from snlint.replay import Recorder, replay
+
+    argv = sys.argv[1:]
+    answer = replay(argv)
+    if answer is not None:
+        _replayed(*answer)
+    from snlint.cli import run_own_process
+
+    run_own_process(Recorder(argv, started))
+
+
+def _replayed(output: str, code: int) -> None:
+    try:
+        sys.stdout.write(output)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `snlint | head`: the reader left; as snlint.cli does, stop quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = EXIT_FINDINGS
+    if sys.getprofile() is None and sys.gettrace() is None:
+        os._exit(code)
+    sys.exit(code)

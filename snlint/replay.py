@@ -1,0 +1,181 @@
+"""The last run's report, given again when nothing it read has changed: checked with
+`os.stat` alone, before click, the configuration or any file's text is read.
+
+A warm run the run cache answers (snlint.run_cache) still pays for click, the walk, and
+reading and hashing every file: most of its time. A run that may be replayed leaves a
+record: its key (command line, working folder, Python, the environment variables a
+report depends on, whether its streams are terminals), its standard output and exit
+code, and the probes: the state of everything it read or looked for. Those are each file
+it linted, each folder it walked (whose modification time changes when an entry is added,
+removed or renamed), each .gitignore it read, the project's pyproject.toml, every place
+it looked for a pyproject.toml, a .git or a pyvenv.cfg (found or not), and snlint's own
+files. The next run with the same key stats the probes; when every one is as recorded, it
+writes the recorded output and exits with the recorded code.
+
+Recorded only (`Recorder.save`): runs that walked the project from its root with the cache
+on, ran the source pass alone by choice (`--no-graph` or `graph = false`: whether torch is
+installed is no probe), built no fixes, rewrote nothing and read no standard input. A run
+during which a file it read changed, or that read a file modified less than `RACY_NS`
+before it began, records nothing: a file system's clock is coarse, and a change within the
+same tick as the read would keep the file's stat (git's "racy clean" problem).
+
+Torch-free, click-free and libcst-free: this module imports only the standard library's
+smallest parts, since its whole purpose is what it does not import.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import zlib
+
+TYPE_CHECKING = False  # typing's own import costs more than all of a replay's work
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+FORMAT = 1
+RACY_NS = 2_000_000_000
+MAX_RECORDS = 256  # the least recently written go first
+FOLDER = "replay"
+CACHE_DIR = ".snlint_cache"  # snlint.cache.DEFAULT_DIR, without importing it
+ENV_CACHE_DIR = "SNLINT_CACHE_DIR"
+# What of the environment a report depends on: colour, encodings, snlint's own settings.
+_ENV_NAMES = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "LANG")
+_ENV_PREFIXES = ("SNLINT_", "PYTHON", "LC_")
+
+STATE, EXISTS = 0, 1  # what a probe compares: the whole stat, or only whether it is there
+
+
+def key(argv: list[str]) -> tuple:
+    """What must be the same for a record to answer a run, besides its probes."""
+    env = tuple(sorted((k, v) for k, v in os.environ.items()
+                       if k in _ENV_NAMES or k.startswith(_ENV_PREFIXES)))
+    streams = tuple((_isatty(s), getattr(s, "encoding", None), getattr(s, "errors", None))
+                    for s in (sys.stdout, sys.stderr))
+    return (FORMAT, os.getcwd(), tuple(argv), env, streams, sys.version, sys.executable,
+            tuple(sys.path), sys.platform)
+
+
+def _isatty(stream) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # closed
+        return False
+
+
+def _name(run_key: tuple) -> str:
+    return f"{zlib.crc32(repr(run_key).encode('utf-8', 'surrogatepass')):08x}"
+
+
+def cache_dirs(cwd: str) -> list[str]:
+    """Where a record of a run started in `cwd` may be: the cache folder the environment
+    names, else `.snlint_cache` in the working folder or a folder above it (a project's
+    root is at or above where snlint runs, when it runs on `.`)."""
+    named = os.environ.get(ENV_CACHE_DIR)
+    if named:
+        return [os.path.abspath(named)]
+    out, folder = [], cwd
+    while True:
+        out.append(os.path.join(folder, CACHE_DIR))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return out
+        folder = parent
+
+
+def state(path: str, kind: int):
+    """What a probe of `path` records: for STATE, the stat's identity, size and times
+    (None when absent); for EXISTS, whether it is there."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None if kind == STATE else False
+    if kind == EXISTS:
+        return True
+    return (info.st_mode, info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def replay(argv: list[str]) -> tuple[str, int] | None:
+    """The recorded standard output and exit code of this run, when a record of the same
+    key holds (every probe as recorded); None otherwise."""
+    run_key = key(argv)
+    name = _name(run_key)
+    for folder in cache_dirs(run_key[1]):
+        try:
+            with open(os.path.join(folder, FOLDER, name), "rb") as handle:
+                record = marshal.loads(handle.read())
+        except (OSError, EOFError, ValueError, TypeError):
+            continue  # absent, partial, corrupt or of another Python: not an answer
+        if not (isinstance(record, tuple) and len(record) == 4 and record[0] == run_key):
+            continue
+        _, probes, output, code = record
+        if all(state(path, kind) == then for path, kind, then in probes):
+            return output, code
+        return None
+    return None
+
+
+class Recorder:
+    """What a run that may be replayed writes on standard output, and its record."""
+
+    def __init__(self, argv: list[str], started_ns: int) -> None:
+        self.argv = list(argv)
+        self.started_ns = started_ns
+        self.key = key(argv)
+        self.output: list[str] = []
+        self.spoiled = False  # wrote something a replay could not give again
+
+    def wrote(self, text: str) -> None:
+        self.output.append(text)
+
+    def save(self, cache_dir: str, probes: dict[str, int], code: int,
+             write: Callable[[str, bytes], None]) -> bool:
+        """Keep the record in `cache_dir` (a folder the run's cache uses) with `write` (an
+        atomic replace); False when the run cannot be replayed: a record there would not
+        be found, or a probe is racy."""
+        cache_dir = os.path.abspath(cache_dir)
+        if self.spoiled or code not in (0, 1) or cache_dir not in cache_dirs(self.key[1]) \
+                or not os.path.isdir(cache_dir):
+            return False
+        recorded = []
+        for path in sorted(probes):
+            then = state(path, probes[path])
+            if isinstance(then, tuple) and then[4] >= self.started_ns - RACY_NS:
+                return False  # changed too recently (or while the run read it) to trust its stat
+            recorded.append((path, probes[path], then))
+        folder = os.path.join(cache_dir, FOLDER)
+        data = marshal.dumps((self.key, tuple(recorded), "".join(self.output), code))
+        try:
+            os.makedirs(folder, exist_ok=True)
+            write(os.path.join(folder, _name(self.key)), data)
+            _prune(folder)
+        except OSError:
+            return False  # a cache that cannot be written is only slower
+        return True
+
+
+def _prune(folder: str) -> None:
+    entries = list(os.scandir(folder))
+    if len(entries) <= MAX_RECORDS:
+        return
+    entries.sort(key=lambda e: e.stat().st_mtime_ns)
+    for entry in entries[: len(entries) - MAX_RECORDS]:
+        try:
+            os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+def own_files(probes: dict[str, int]) -> None:
+    """Add snlint's own files (its code and rule pages) to `probes`: an edited checkout or
+    a reinstall of the same version answers afresh."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    for top in (package, os.path.join(os.path.dirname(package), "rules")):
+        for folder, dirnames, filenames in os.walk(top):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            probes[folder] = STATE
+            for name in filenames:
+                if name.endswith((".py", ".md")):
+                    probes[os.path.join(folder, name)] = STATE

@@ -1,0 +1,203 @@
+"""Replay (snlint/replay.py): a run identical to the last one, over a project in which
+nothing it read has changed, gives the recorded report without linking. Anything the
+report depends on that changed (a file's text, a new file, the configuration, a
+.gitignore, the command line) makes it lint again. Whether a run was replayed is seen
+from the cache: a replay writes nothing there."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from snlint import replay
+
+D = """\
+import torch.nn as nn
+from torch.nn.utils.parametrizations import spectral_norm
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))
+        self.c2 = spectral_norm(nn.Conv2d(64, 128, 4, 2, 1))
+        self.head = nn.Conv2d(128, 1, 4, 1, 0)
+
+    def forward(self, x):
+        return self.head(self.c2(self.c1(x)))
+"""
+FINDING = "models/d.py:10:21: SN201"
+LONG_AGO = time.time_ns() - 3600 * 10**9
+
+
+def age(root: Path) -> None:
+    """Every file and folder of the project modified an hour ago: older than a racy stat,
+    so that the next run may leave a record. (Changes made after a record need no aging:
+    the next run compares, then lints.)"""
+    for folder, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".snlint_cache"]
+        for name in filenames:
+            os.utime(os.path.join(folder, name), ns=(LONG_AGO, LONG_AGO))
+        os.utime(folder, ns=(LONG_AGO, LONG_AGO))
+
+
+@pytest.fixture
+def root(tmp_path):
+    """A project snlint has run in before: its cache folder is there (the run that makes
+    it changes the root folder, which leaves that run unrecorded)."""
+    root = tmp_path / "proj"
+    (root / "models").mkdir(parents=True)
+    (root / "models" / "d.py").write_text(D)
+    (root / "pyproject.toml").write_text("[tool.snlint]\n")
+    snlint(root, "models", "--no-graph")
+    age(root)
+    return root
+
+
+def snlint(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != replay.ENV_CACHE_DIR}
+    return subprocess.run([sys.executable, "-m", "snlint", *(args or (".", "--no-graph"))],
+                          capture_output=True, text=True, timeout=120, cwd=root, env=env)
+
+
+def records(root: Path) -> list[str]:
+    folder = root / ".snlint_cache" / replay.FOLDER
+    return sorted(os.listdir(folder)) if folder.is_dir() else []
+
+
+def replayed(root: Path, *args: str) -> tuple[bool, subprocess.CompletedProcess]:
+    """Run snlint with the cache's facts removed: a run that lints writes them again."""
+    for facts in (root / ".snlint_cache").glob("facts-*"):
+        shutil.rmtree(facts)
+    done = snlint(root, *args)
+    return not any((root / ".snlint_cache").glob("facts-*")), done
+
+
+def test_an_identical_run_replays_the_report_and_exit_code(root):
+    first = snlint(root)
+    assert FINDING in first.stdout and first.returncode == 1
+    assert len(records(root)) == 1
+    again, second = replayed(root)
+    assert again
+    assert (second.stdout, second.stderr, second.returncode) == (first.stdout, first.stderr, 1)
+
+
+def test_a_file_edited_in_place_is_linted_again(root):
+    snlint(root)
+    d = root / "models" / "d.py"
+    before = os.stat(d)
+    # The same size and modification time: only the change time tells.
+    d.write_text(D.replace("128, 1, 4, 1, 0", "128, 1, 4, 1, 1"))
+    os.utime(d, ns=(before.st_atime_ns, before.st_mtime_ns))
+    again, done = replayed(root)
+    assert not again and FINDING in done.stdout
+    d.write_text(D.replace("nn.Conv2d(128, 1, 4, 1, 0)", "spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))"))
+    again, done = replayed(root)
+    assert not again and "SN201" not in done.stdout and done.returncode == 0
+
+
+def test_a_touched_file_is_linted_again_with_the_same_report(root):
+    first = snlint(root)
+    os.utime(root / "models" / "d.py")
+    again, done = replayed(root)
+    assert not again and done.stdout == first.stdout
+
+
+def test_a_new_file_in_a_walked_folder_is_linted(root):
+    snlint(root)
+    (root / "models" / "e.py").write_text(D)
+    again, done = replayed(root)
+    assert not again and "models/e.py:10:21: SN201" in done.stdout
+
+
+def test_a_new_folder_deep_in_the_project_is_walked(root):
+    snlint(root)
+    (root / "models" / "deep").mkdir()
+    age(root)
+    snlint(root)  # records the walk with the empty folder in it
+    (root / "models" / "deep" / "e.py").write_text(D)
+    again, done = replayed(root)
+    assert not again and "models/deep/e.py:10:21: SN201" in done.stdout
+
+
+def test_a_changed_configuration_is_read(root):
+    snlint(root)
+    (root / "pyproject.toml").write_text('[tool.snlint]\nignore = ["SN201"]\n')
+    again, done = replayed(root)
+    assert not again and "SN201" not in done.stdout
+
+
+def test_a_gitignore_edited_in_place_is_read(root):
+    (root / ".gitignore").write_text("build/\n")
+    age(root)
+    snlint(root)
+    (root / ".gitignore").write_text("models/\n")  # no entry of the root folder changes
+    again, done = replayed(root)
+    assert not again and "SN201" not in done.stdout
+
+
+def test_a_project_root_made_above_is_found(root, tmp_path):
+    # Without a pyproject.toml or a .git, the working folder is the root; one put in the
+    # folder above makes that the root, with its configuration.
+    (root / "pyproject.toml").unlink()
+    age(root)
+    assert FINDING in snlint(root).stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.snlint]\nignore = ["SN2"]\n')
+    done = snlint(root)  # linted with the new root's cache, in the folder above
+    assert "SN201" not in done.stdout and any((tmp_path / ".snlint_cache").glob("facts-*"))
+
+
+def test_a_virtual_environment_that_is_one_no_more_is_walked(root):
+    (root / "env").mkdir()
+    (root / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (root / "env" / "e.py").write_text(D)
+    age(root)
+    assert "env/e.py" not in snlint(root).stdout
+    (root / "env" / "pyvenv.cfg").unlink()  # changes env/, which the walk skipped
+    again, done = replayed(root)
+    assert not again and "env/e.py:10:21: SN201" in done.stdout
+
+
+def test_another_command_line_is_not_answered_by_the_record(root):
+    snlint(root)
+    again, done = replayed(root, ".", "--no-graph", "--select", "SN3")
+    assert not again and "SN201" not in done.stdout
+
+
+def test_the_run_that_makes_the_cache_folder_leaves_no_record(root):
+    shutil.rmtree(root / ".snlint_cache")
+    age(root)
+    assert FINDING in snlint(root).stdout
+    assert records(root) == []
+
+
+def test_files_changed_just_before_the_run_leave_no_record(root):
+    (root / "models" / "d.py").write_text(D)  # modified now: its stat may not show a later change
+    assert FINDING in snlint(root).stdout
+    assert records(root) == []
+
+
+@pytest.mark.parametrize("args", [
+    (".", "--no-graph", "--output-format", "json"),  # builds fixes
+    (".", "--no-graph", "--fix"),
+    (".", "--no-graph", "--no-cache"),
+    ("models", "--no-graph"),  # a part of the project: what it imports is not walked
+])
+def test_runs_that_cannot_be_replayed_leave_no_record(root, args):
+    snlint(root, *args)
+    assert records(root) == []
+
+
+def test_a_record_that_cannot_be_read_is_no_answer(root):
+    first = snlint(root)
+    (name,) = records(root)
+    (root / ".snlint_cache" / replay.FOLDER / name).write_bytes(b"\x00not a record")
+    again, done = replayed(root)
+    assert not again and done.stdout == first.stdout
+    assert records(root) == [name]  # written anew
