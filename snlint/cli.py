@@ -301,7 +301,7 @@ class OwnProcess:
     (snlint.replay), and what its answer depends on."""
 
     recorder: Recorder | None
-    looked_at: dict[str, int] = field(default_factory=dict)
+    looked_at: dict[str, tuple[int, object]] = field(default_factory=dict)
 
 
 def run_own_process(recorder: Recorder | None) -> None:
@@ -322,13 +322,13 @@ def _record(own: OwnProcess, config, code: int) -> None:
 
     from snlint.cache import Cache
     from snlint.files import replace_file
-    from snlint.replay import STATE, own_files
+    from snlint.replay import note, own_files
 
     own_files(own.looked_at)
     for name in ("click", "pathspec"):  # an upgrade may say or match otherwise
         path = getattr(sys.modules.get(name), "__file__", None)
         if path:
-            own.looked_at[path] = STATE
+            note(own.looked_at, path)
     own.recorder.save(str(Cache.for_root(config.root, config.cache_dir).directory),  # type: ignore[union-attr]
                       own.looked_at, code, lambda path, data: replace_file(Path(path), data))
 
@@ -349,7 +349,8 @@ def _finish(code: int) -> None:
     sys.exit(code)
 
 
-def _answered(paths: list[str], config, fixes: bool, reuse, looked_at: dict[str, int] | None = None):
+def _answered(paths: list[str], config, fixes: bool, reuse,
+              looked_at: dict[str, tuple[int, object]] | None = None):
     """(result, inputs, run cache): the inputs read once, and the result when the run
     cache answers the run whole (nothing it read changed), without importing the source
     pass; the result is None when the engine has to run (with these inputs and cache)."""

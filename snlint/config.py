@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from snlint.catalogue import load_catalogue, selector_matches
-from snlint.replay import EXISTS, STATE
+from snlint.replay import EXISTS, note
 
 try:  # Python 3.11+
     import tomllib
@@ -259,7 +259,7 @@ def _relative_to(root: Path, path: str) -> str:
 
 # ---------------------------------------------------------------------------- root & loading
 
-def find_root(paths: list[str], looked_at: dict[str, int] | None = None) -> Path:
+def find_root(paths: list[str], looked_at: dict[str, tuple[int, object]] | None = None) -> Path:
     """The nearest folder at or above the first path that holds a pyproject.toml or a
     .git, else the working directory. `looked_at`: filled with where it looked (for
     snlint.replay: a pyproject.toml's whole state, whether a .git is there)."""
@@ -267,9 +267,8 @@ def find_root(paths: list[str], looked_at: dict[str, int] | None = None) -> Path
     if not start.is_dir():
         start = start.parent
     for folder in (start, *start.parents):
-        if looked_at is not None:
-            looked_at[str(folder / "pyproject.toml")] = STATE
-            looked_at[str(folder / ".git")] = EXISTS
+        note(looked_at, str(folder / "pyproject.toml"))
+        note(looked_at, str(folder / ".git"), EXISTS)
         if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
             return folder
     return Path.cwd()

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from snlint.config import Config, Glob
 from snlint.findings import Finding, Span, diagnostic
-from snlint.replay import EXISTS, STATE
+from snlint.replay import EXISTS, LISTING, STATE, note
 
 if TYPE_CHECKING:
     import pathspec
@@ -49,7 +49,7 @@ BINARY_PROBE = 8 * 1024  # a NUL byte in this many leading bytes marks a binary 
 # ---------------------------------------------------------------------------- discovery
 
 def discover(paths: list[str], config: Config,
-             looked_at: dict[str, int] | None = None) -> list[tuple[str, Path]]:
+             looked_at: dict[str, tuple[int, object]] | None = None) -> list[tuple[str, Path]]:
     """(display path, absolute path) of every file to lint under `paths` (default `.`),
     sorted by display path, each file once (the first way it was named wins).
     `looked_at`: filled with what the answer depends on, for a record of the run
@@ -88,7 +88,7 @@ def _join(display: str, rel: str) -> str:
 @dataclass
 class _Walker:
     config: Config
-    looked_at: dict[str, int] | None = None
+    looked_at: dict[str, tuple[int, object]] | None = None
     root: Path = field(init=False)
     globs: list[Glob] = field(init=False)
     _ignores: dict[Path, pathspec.GitIgnoreSpec | None] = field(default_factory=dict)
@@ -105,7 +105,7 @@ class _Walker:
         # os.walk does not follow symlinked folders, so a link loop cannot trap it.
         for folder, dirnames, filenames in os.walk(top):
             base = Path(folder)
-            self.look(base)  # its modification time changes with its entries
+            self.look(base, LISTING)
             kept = []
             for name in sorted(dirnames):
                 path = base / name
@@ -125,10 +125,9 @@ class _Walker:
                 yield path.relative_to(top).as_posix(), path
 
     def look(self, path: Path, kind: int = STATE) -> None:
-        """Note that the walk depends on `path`: its whole state, or only whether it is
-        there (EXISTS)."""
-        if self.looked_at is not None:
-            self.looked_at[str(path)] = kind
+        """Note that the walk depends on `path` (snlint.replay): its whole state, whether
+        it is there (EXISTS), or a folder's entries (LISTING)."""
+        note(self.looked_at, str(path), kind)
 
     # -- exclude globs
 

@@ -45,7 +45,8 @@ class Inputs:
         return shown
 
 
-def read_inputs(paths: list[str], config: Config, looked_at: dict[str, int] | None = None) -> Inputs:
+def read_inputs(paths: list[str], config: Config,
+                looked_at: dict[str, tuple[int, object]] | None = None) -> Inputs:
     """`looked_at`: filled with what the files found depend on (`discover`)."""
     inputs = Inputs(files=discover(paths, config, looked_at), paths=list(paths))
     for display, absolute in inputs.files:

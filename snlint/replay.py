@@ -6,18 +6,18 @@ reading and hashing every file: most of its time. A run that may be replayed lea
 record: its key (command line, working folder, Python, the environment variables a
 report depends on, whether its streams are terminals), its standard output and exit
 code, and the probes: the state of everything it read or looked for. Those are each file
-it linted, each folder it walked (whose modification time changes when an entry is added,
-removed or renamed), each .gitignore it read, the project's pyproject.toml, every place
-it looked for a pyproject.toml, a .git or a pyvenv.cfg (found or not), and snlint's own
-files. The next run with the same key stats the probes; when every one is as recorded, it
-writes the recorded output and exits with the recorded code.
+it linted (its stat), the entries of each folder it walked, each .gitignore it read, the
+project's pyproject.toml, every place it looked for a pyproject.toml, a .git or a
+pyvenv.cfg (found or not), and snlint's own files. The next run with the same key
+checks the probes; when every one is as recorded, it writes the recorded output and
+exits with the recorded code.
 
 Recorded only (`Recorder.save`): runs that walked the project from its root with the cache
 on, ran the source pass alone by choice (`--no-graph` or `graph = false`: whether torch is
 installed is no probe), built no fixes, rewrote nothing and read no standard input. A run
-during which a file it read changed, or that read a file modified less than `RACY_NS`
-before it began, records nothing: a file system's clock is coarse, and a change within the
-same tick as the read would keep the file's stat (git's "racy clean" problem).
+during which something it looked at changed, or that read a file modified less than
+`RACY_NS` before it began, records nothing: a file system's clock is coarse, and a change
+within the same tick as the read would keep the file's stat (git's "racy clean" problem).
 
 Torch-free, click-free and libcst-free: this module imports only the standard library's
 smallest parts, since its whole purpose is what it does not import.
@@ -44,7 +44,10 @@ ENV_CACHE_DIR = "SNLINT_CACHE_DIR"
 _ENV_NAMES = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "LANG")
 _ENV_PREFIXES = ("SNLINT_", "PYTHON", "LC_")
 
-STATE, EXISTS = 0, 1  # what a probe compares: the whole stat, or only whether it is there
+# What a probe compares: a file's whole stat; whether a path is there; a folder's entries
+# (names, less the dot-folders a walk skips: a folder's modification time would also move
+# when snlint makes its .snlint_cache, and names need no clock to compare).
+STATE, EXISTS, LISTING = 0, 1, 2
 
 
 def key(argv: list[str]) -> tuple:
@@ -86,15 +89,24 @@ def cache_dirs(cwd: str) -> list[str]:
 
 
 def state(path: str, kind: int):
-    """What a probe of `path` records: for STATE, the stat's identity, size and times
-    (None when absent); for EXISTS, whether it is there."""
+    """What a probe of `path` records: for STATE, the stat's identity, size and times;
+    for EXISTS, whether it is there; for LISTING, the folder's entries (None when absent)."""
     try:
+        if kind == LISTING:
+            with os.scandir(path) as entries:
+                return tuple(sorted(e.name for e in entries if not (e.name[0] == "." and e.is_dir())))
         info = os.stat(path)
     except OSError:
-        return None if kind == STATE else False
+        return None if kind != EXISTS else False
     if kind == EXISTS:
         return True
     return (info.st_mode, info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def note(looked_at: dict[str, tuple[int, object]] | None, path: str, kind: int = STATE) -> None:
+    """Note in `looked_at` (when keeping one) that a run depends on `path`, as it is now."""
+    if looked_at is not None:
+        looked_at[path] = (kind, state(path, kind))
 
 
 def replay(argv: list[str]) -> tuple[str, int] | None:
@@ -130,23 +142,26 @@ class Recorder:
     def wrote(self, text: str) -> None:
         self.output.append(text)
 
-    def save(self, cache_dir: str, probes: dict[str, int], code: int,
+    def save(self, cache_dir: str, looked_at: dict[str, tuple[int, object]], code: int,
              write: Callable[[str, bytes], None]) -> bool:
         """Keep the record in `cache_dir` (a folder the run's cache uses) with `write` (an
         atomic replace); False when the run cannot be replayed: a record there would not
-        be found, or a probe is racy."""
+        be found, something changed since the run looked at it, or a stat is racy."""
         cache_dir = os.path.abspath(cache_dir)
         if self.spoiled or code not in (0, 1) or cache_dir not in cache_dirs(self.key[1]) \
                 or not os.path.isdir(cache_dir):
             return False
-        recorded = []
-        for path in sorted(probes):
-            then = state(path, probes[path])
-            if isinstance(then, tuple) and then[4] >= self.started_ns - RACY_NS:
-                return False  # changed too recently (or while the run read it) to trust its stat
-            recorded.append((path, probes[path], then))
+        probes = []
+        for path in sorted(looked_at):
+            kind, seen = looked_at[path]
+            now = state(path, kind)
+            if now != seen:
+                return False  # changed while the run read it
+            if kind == STATE and now is not None and now[4] >= self.started_ns - RACY_NS:  # type: ignore[index]
+                return False  # changed too recently to trust that its stat would show the next change
+            probes.append((path, kind, now))
         folder = os.path.join(cache_dir, FOLDER)
-        data = marshal.dumps((self.key, tuple(recorded), "".join(self.output), code))
+        data = marshal.dumps((self.key, tuple(probes), "".join(self.output), code))
         try:
             os.makedirs(folder, exist_ok=True)
             write(os.path.join(folder, _name(self.key)), data)
@@ -168,14 +183,14 @@ def _prune(folder: str) -> None:
             continue
 
 
-def own_files(probes: dict[str, int]) -> None:
-    """Add snlint's own files (its code and rule pages) to `probes`: an edited checkout or
-    a reinstall of the same version answers afresh."""
+def own_files(looked_at: dict[str, tuple[int, object]]) -> None:
+    """Note snlint's own files (its code and rule pages): an edited checkout or a
+    reinstall of the same version answers afresh."""
     package = os.path.dirname(os.path.abspath(__file__))
     for top in (package, os.path.join(os.path.dirname(package), "rules")):
         for folder, dirnames, filenames in os.walk(top):
             dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-            probes[folder] = STATE
+            note(looked_at, folder, LISTING)
             for name in filenames:
                 if name.endswith((".py", ".md")):
-                    probes[os.path.join(folder, name)] = STATE
+                    note(looked_at, os.path.join(folder, name))

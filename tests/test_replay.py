@@ -49,13 +49,10 @@ def age(root: Path) -> None:
 
 @pytest.fixture
 def root(tmp_path):
-    """A project snlint has run in before: its cache folder is there (the run that makes
-    it changes the root folder, which leaves that run unrecorded)."""
     root = tmp_path / "proj"
     (root / "models").mkdir(parents=True)
     (root / "models" / "d.py").write_text(D)
     (root / "pyproject.toml").write_text("[tool.snlint]\n")
-    snlint(root, "models", "--no-graph")
     age(root)
     return root
 
@@ -170,11 +167,12 @@ def test_another_command_line_is_not_answered_by_the_record(root):
     assert not again and "SN201" not in done.stdout
 
 
-def test_the_run_that_makes_the_cache_folder_leaves_no_record(root):
-    shutil.rmtree(root / ".snlint_cache")
-    age(root)
-    assert FINDING in snlint(root).stdout
-    assert records(root) == []
+def test_the_run_that_makes_the_cache_folder_leaves_a_record(root):
+    # A folder's entries are compared less its dot-folders: the cache's own does not count.
+    assert not (root / ".snlint_cache").exists()
+    snlint(root)
+    assert len(records(root)) == 1
+    assert replayed(root)[0]
 
 
 def test_files_changed_just_before_the_run_leave_no_record(root):
@@ -201,3 +199,26 @@ def test_a_record_that_cannot_be_read_is_no_answer(root):
     again, done = replayed(root)
     assert not again and done.stdout == first.stdout
     assert records(root) == [name]  # written anew
+
+
+def test_a_change_after_the_run_looked_leaves_no_record(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(replay.ENV_CACHE_DIR)  # the record goes to the project's cache folder
+    (tmp_path / ".snlint_cache").mkdir()
+    d = tmp_path / "d.py"
+    d.write_text(D)
+    age(tmp_path)
+
+    def save(change) -> bool:
+        recorder = replay.Recorder([".", "--no-graph"], time.time_ns())
+        looked_at: dict = {}
+        replay.note(looked_at, str(d))
+        replay.note(looked_at, str(tmp_path), replay.LISTING)
+        change()
+        return recorder.save(str(tmp_path / ".snlint_cache"), looked_at, 1,
+                             lambda path, data: Path(path).write_bytes(data))
+
+    assert save(lambda: None)
+    assert not save(lambda: (tmp_path / "e.py").write_text(D))  # a file added mid-run
+    age(tmp_path)
+    assert not save(lambda: os.utime(d, ns=(LONG_AGO + 1, LONG_AGO + 1)))  # changed mid-run
