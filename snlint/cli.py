@@ -287,9 +287,11 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
     if not quiet:
         _graph_summary([] if stdin else result.graph)
     code = exit_code(findings, exit_zero)
+    # A failure of snlint itself (SN999) is found again next run, as the run cache does.
     if own is not None and own.recorder is not None and inputs is not None and not result.graph \
             and not (fix or diff or add_noqa or fixes) and config.graph is False and config.cache \
-            and [os.path.normpath(p) for p in inputs.paths] == [os.path.relpath(config.root)]:
+            and [os.path.normpath(p) for p in inputs.paths] == [os.path.relpath(config.root)] \
+            and not any(f.code == "SN999" for f in findings):
         _record(own, config, code)
     _finish(code)
 
