@@ -25,10 +25,25 @@ GAN = textwrap.dedent("""\
 """)
 
 
-def snlint(tmp_path, *options: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+BATCH_NORM = textwrap.dedent("""\
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv2d(3, 8, 3)
+            self.bn = nn.BatchNorm2d(8)
+
+        def forward(self, x):
+            return self.bn(self.c(x))
+""")
+
+
+def snlint(tmp_path, *options: str, text: str = GAN) -> tuple[subprocess.CompletedProcess, set[str]]:
     """A run of `python -X importtime -m snlint models`, and the modules it imported."""
     (tmp_path / "models").mkdir(exist_ok=True)
-    (tmp_path / "models" / "d.py").write_text(GAN)
+    (tmp_path / "models" / "d.py").write_text(text)
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "snlint", "models",
                            "--no-graph", "--no-cache", *options],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
@@ -52,3 +67,13 @@ def test_showing_fixes_imports_libcst_and_builds_them(tmp_path):
     # (-X importtime times `import` statements: the planners the registry imports with
     # importlib are seen through what they import.)
     assert {"libcst", "snlint.edit.plan", "snlint.fixes.unwrap_sn"} <= imported
+
+
+def test_fix_with_nothing_it_may_fix_imports_no_libcst(tmp_path):
+    # Batch norm in a discriminator: SN301, whose fix is unsafe, so plain --fix has
+    # nothing to apply, as on most commits a `snlint-fix` hook sees.
+    done, imported = snlint(tmp_path, "--fix", text=BATCH_NORM)
+    assert done.returncode == 1, done.stderr
+    assert "No fixes available (1 with --unsafe-fixes)." in done.stdout
+    assert "snlint.fix.apply" in imported
+    assert not {name for name in imported if name == "libcst" or name.startswith("snlint.fixes.")}

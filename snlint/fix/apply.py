@@ -284,7 +284,8 @@ def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, 
             by_path.setdefault(f.path, []).append(f)
         changed = False
         work = [(path, current[path], fs) for path, fs in sorted(by_path.items())]
-        for (path, _, fs), done in zip(work, fix_each(work, config, unsafe=unsafe)):
+        # Nothing to fix imports no libcst and no planner (a hook's --fix, most commits).
+        for (path, _, fs), done in zip(work, fix_each(work, config, unsafe=unsafe) if work else []):
             for message in done.messages:
                 report(message)
             if done.text is None:
