@@ -782,6 +782,38 @@ def test_a_slice_of_a_list_of_discriminators_is_not_one_of_them(tmp_path):
     assert ("SN401", 25) not in found(run_paths(tmp_path, ["."]))
 
 
+# AttnGAN: the list of discriminators is built one way or another by an undecided `if`
+# (one class imported under one name on one branch, one per scale appended on the
+# other), so its one item is itself one of several modules; the loop's index picks it.
+ATTN_LOAD = '''
+        def load_network():
+            netsD = []
+            if cfg.GAN.B_DCGAN:
+                if cfg.TREE.BRANCH_NUM == 1:
+                    from model import D_NET64 as D_NET
+                else:
+                    from model import D_NET128 as D_NET
+                netsD = [D_NET()]
+            else:
+                netsD.append(D_NET64())
+            return netsD, len(netsD)
+'''
+
+
+def test_a_list_item_that_is_one_of_several_discriminators_is_each_of_them(tmp_path):
+    start = STACKED["trainer.py"].index("        def load_network():")
+    end = STACKED["trainer.py"].index("        class GANTrainer(object):")
+    trainer = STACKED["trainer.py"][:start] + ATTN_LOAD + "\n\n" + STACKED["trainer.py"][end:]
+    write(tmp_path, dict(STACKED, **{"trainer.py": trainer}))
+    findings = run_paths(tmp_path, ["."])
+    sn401 = [f for f in findings if f.code == "SN401"]
+    assert [(f.line, f.path.endswith("trainer.py")) for f in sn401] == [(30, True)]
+    assert sn401[0].message.startswith(
+        "real samples (a batch of `data_loader` (line 36)) go through D_NET64 (used as a "
+        "discriminator by the training code) or D_NET128 (used as a discriminator by the "
+        "training code), one of 2 classes D_NET may name at ")
+
+
 # pytorch-lightning-gans: the discriminator's calls are arguments of the module's own loss
 # method (`self.adversarial_loss(self.discriminator(imgs), valid)`). They were evaluated
 # twice (once by the method lookup, once by the call), and the generator step's lone

@@ -108,8 +108,10 @@ class Calls:
         results = [self.apply(option, list(args), dict(kwargs), e, frame, loc, text)
                    for option in callee.options]
         if all(isinstance(r, Layer) for r in results):
+            # A name an undecided `if` bound to one class or another says so here.
+            why = callee.why or f"one of {len(results)} classes {text or 'a name'} may name"
             for r in results:
-                r.via.append(f"{callee.why} at {configvalues.where(loc)}")  # type: ignore[union-attr]
+                r.via.append(f"{why} at {configvalues.where(loc)}")  # type: ignore[union-attr]
             if len(results) == 1:
                 return results[0]
             return OneOfV(tuple(results), callee.why, callee.role)

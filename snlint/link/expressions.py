@@ -367,10 +367,13 @@ def _any_item(items: list[Value] | tuple[Value, ...], text: str) -> Value | None
     items all come from the data). Anything else stays unknown."""
     if not items:
         return None
-    if all(isinstance(i, Layer) and i.kind == "module" for i in items):
-        if len(items) == 1:
-            return items[0]
-        return OneOfV(tuple(items), f"one of the {len(items)} modules in {text or 'a list'}")
+    # An item that is itself one of several modules (AttnGAN's `netsD`, one list on each
+    # branch of `if cfg.GAN.B_DCGAN:`) offers each of them.
+    modules = list(dict.fromkeys(o for i in items for o in (i.options if isinstance(i, OneOfV) else (i,))))
+    if all(isinstance(i, Layer) and i.kind == "module" for i in modules):
+        if len(modules) == 1:
+            return modules[0]
+        return OneOfV(tuple(modules), f"one of the {len(modules)} modules in {text or 'a list'}")
     if all(isinstance(i, TensorV) for i in items):
         return tensor_join(list(items))
     return None
