@@ -369,6 +369,45 @@ def test_sn401_and_sn301_dcgan_discriminator_step(lint):
     assert "line 31" in findings[1].message
 
 
+# A conditional discriminator scores each sample beside its condition. pix2pix passes the
+# condition first (`D(x, y)` then `D(x, G(x))`), StackGAN second, and its condition comes
+# out of the generator (`D(real, c)` then `D(fake, c)`): what the two calls pass alike is
+# the condition, and what differs is what they score.
+CONDITIONAL = '''
+    import torch
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(6, 64, 4, 2, 1)
+            self.bn = nn.BatchNorm2d(64)
+            self.head = nn.Conv2d(64, 1, 4)
+
+        def forward(self, a, b):
+            return self.head(self.bn(self.conv(torch.cat([a, b], 1))))
+
+
+    generator = nn.Conv2d(3, 3, 3)
+    D = Discriminator()
+    dataloader = torch.utils.data.DataLoader(dataset, batch_size=64)
+    for x, y in dataloader:
+        {step}
+'''
+
+
+@pytest.mark.parametrize("step", [
+    "fake = generator(x)\n        real_loss = D(x, y).mean()\n        fake_loss = D(x, fake.detach()).mean()",
+    "fake, c = generator(x), generator(y)\n        real_loss = D(x, c).mean()\n        fake_loss = D(fake.detach(), c).mean()",
+], ids=["condition first", "condition second, from the generator"])
+def test_sn401_conditional_discriminator_scores_what_its_calls_pass_apart(lint, step):
+    findings = lint(CONDITIONAL.format(step=step))
+    assert found(findings) == [("SN301", 10), ("SN401", 22)]
+    assert findings[1].message.startswith("real samples (a batch of `dataloader` (line 20))")
+    assert "(returned by generator at line 21) in a separate call at line 23" in findings[1].message
+
+
 def test_sn303_gradient_penalty_through_a_bn_critic(lint):
     findings = lint('''
         import torch

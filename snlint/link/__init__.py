@@ -17,6 +17,7 @@ from typing import Callable
 
 from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef
+from snlint.link.events import ForwardCall
 from snlint.link.index import ProjectIndex
 from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated
@@ -138,7 +139,7 @@ def decide_sides(project: LinkedProject) -> None:
         module = call.module
         if module is None or module.cls is None or module.cls.qualname not in classes:
             continue
-        found = provenance.sides(call.origins, module.cls.qualname)
+        found = provenance.sides(_scored(call, project.events.forwards), module.cls.qualname)
         if found:
             call.kind, call.evidence = provenance.kind_of(found), found
         elif call.kind in ("real", "fake"):
@@ -146,6 +147,26 @@ def decide_sides(project: LinkedProject) -> None:
                         None)
             call.evidence = {call.kind: provenance.Evidence(
                 provenance.escaped(f"named `{name}`") if name else "by name")}
+
+
+def _scored(call: ForwardCall, forwards: list[ForwardCall]) -> frozenset:
+    """The origins of what `call` scores. A conditional discriminator takes its condition
+    beside the sample (pix2pix's `D(x, y)` then `D(x, G(x))`, StackGAN's `D(real, c)` then
+    `D(fake, c)`): an argument every call of that instance in the update passes alike is
+    the condition, and the others, taken together as channels are, are what it scores.
+    Without such calls to compare with, the first argument is."""
+    n = len(call.arguments)
+    if n < 2:
+        return call.origins
+    peers = [c for c in forwards if c is not call and c.module is call.module
+             and c.update == call.update and len(c.arguments) == n]
+    if not peers:
+        return call.origins
+    varying = [i for i in range(n) if any(p.arguments[i] != call.arguments[i] for p in peers)]
+    if not varying or len(varying) == n:
+        return call.origins
+    return frozenset({provenance.Channels(tuple(call.arguments[i] for i in varying),
+                                          call.call.span.line, call.call.path, how="")})
 
 
 def _classes(files: list[FileFacts]):

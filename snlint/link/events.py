@@ -61,6 +61,9 @@ class ForwardCall:
     node: Location | None = None  # the forward call itself
     chain: tuple[Location, ...] = ()  # the call, then each call site above it up to the update
     origins: frozenset = frozenset()  # where its input came from (`provenance`)
+    # Where each positional argument came from, when more than one is a tensor (a
+    # conditional discriminator's `D(x, y)`): `decide_sides` reads the ones that differ.
+    arguments: tuple[frozenset, ...] = ()
     names: tuple[str, ...] = ()  # the names its input is written with: the fallback evidence
     evidence: dict = field(default_factory=dict)  # {"real"/"fake": why}, once `kind` is decided
     # Set when the instance was not built where it is called and the project's only

@@ -56,11 +56,13 @@ class Output:
 @dataclass(frozen=True, eq=False)
 class Channels:
     """`torch.cat((cond, fake), 1)`: each sample gains channels; the batch stays one of
-    generated samples if any part is generated."""
+    generated samples if any part is generated. Also the arguments a conditional
+    discriminator scores together (`D(x, G(x))`): then `how` is empty."""
 
     parts: tuple
     line: int
     path: str = ""
+    how: str = ", concatenated along channels at {}"
 
 
 def passes_through(module, callee: str) -> bool:
@@ -123,8 +125,8 @@ def sides(origins, discriminator: str | None, depth: int = 0) -> dict[str, Evide
             reals = [p["real"] for p in parts if "real" in p]
             for kind, found in (("fake", fakes), ("real", reals)):
                 if found:
-                    out.setdefault(kind, found[0].then(", concatenated along channels at {}",
-                                                       origin.path, origin.line))
+                    out.setdefault(kind, found[0].then(origin.how, origin.path, origin.line)
+                                   if origin.how else found[0])
                     break
     return out
 

@@ -89,7 +89,8 @@ class TrainingSemantics:
                            frame.function or root.function or root.name, len(self.events.forwards), loc,
                            _chain(frame, loc),
                            origins=first.origins if isinstance(first, TensorV) else frozenset(),
-                           names=tuple(names_in(first_expr)))
+                           names=tuple(names_in(first_expr)),
+                           arguments=_argument_origins(first, args))
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or (
             module is not None and (re.search("generator", module.short_type, re.I) is not None
@@ -345,6 +346,13 @@ def _concatenation(args: list[Value], kwargs: dict[str, Value], loc: Location) -
         return TensorV(joined.tags, joined.outputs,
                        frozenset({Channels(tuple(p.origins for p in parts), loc.span.line, loc.path)}))
     return joined
+
+
+def _argument_origins(first: Value, args: list[Value]) -> tuple[frozenset, ...]:
+    """Where each positional argument came from, when more than one is a tensor."""
+    if not isinstance(first, TensorV) or not any(isinstance(a, TensorV) for a in args[1:]):
+        return ()
+    return (first.origins, *(a.origins if isinstance(a, TensorV) else frozenset() for a in args[1:]))
 
 
 def _player(text: str) -> str | None:
