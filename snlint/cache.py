@@ -30,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from snlint.files import replace_file
+from snlint.pruning import keep_newest
 
 FORMAT = 1  # of an entry; part of the salt
 PRUNE_AFTER = 7 * 24 * 3600  # seconds a salt's folder is kept unused
@@ -173,15 +174,7 @@ class Cache:
         """At most MAX_RUNS run entries, the least recently used removed first: a file's
         entry is replaced when its text changes, but each set of files a hook passes is
         a run of its own."""
-        entries = list(os.scandir(folder))
-        if len(entries) <= MAX_RUNS:
-            return
-        entries.sort(key=lambda e: e.stat().st_mtime_ns)
-        for entry in entries[: len(entries) - MAX_RUNS]:
-            try:
-                os.unlink(entry.path)
-            except OSError:
-                continue
+        keep_newest(folder, MAX_RUNS)
 
     def _touch(self) -> None:
         # A salt's folder is as recent as the last run that used it (see _prune).

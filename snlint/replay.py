@@ -20,7 +20,8 @@ during which something it looked at changed, or that read a file modified less t
 within the same tick as the read would keep the file's stat (git's "racy clean" problem).
 
 Torch-free, click-free and libcst-free: this module imports only the standard library's
-smallest parts, since its whole purpose is what it does not import.
+smallest parts (and snlint.pruning, made of them), since its whole purpose is what it
+does not import.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import marshal
 import os
 import sys
 import zlib
+
+from snlint.pruning import keep_newest
 
 TYPE_CHECKING = False  # typing's own import costs more than all of a replay's work
 if TYPE_CHECKING:
@@ -165,22 +168,10 @@ class Recorder:
         try:
             os.makedirs(folder, exist_ok=True)
             write(os.path.join(folder, _name(self.key)), data)
-            _prune(folder)
+            keep_newest(folder, MAX_RECORDS)
         except OSError:
             return False  # a cache that cannot be written is only slower
         return True
-
-
-def _prune(folder: str) -> None:
-    entries = list(os.scandir(folder))
-    if len(entries) <= MAX_RECORDS:
-        return
-    entries.sort(key=lambda e: e.stat().st_mtime_ns)
-    for entry in entries[: len(entries) - MAX_RECORDS]:
-        try:
-            os.unlink(entry.path)
-        except OSError:
-            continue
 
 
 def own_files(looked_at: dict[str, tuple[int, object]]) -> None:

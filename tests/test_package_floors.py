@@ -19,7 +19,8 @@ FLOORS = [
     # data: findings, torch's names, lines, where libcst nodes are; the facts and the rule
     # catalogue over them
     {"findings", "torchapi", "lines", "positions"},
-    {"replay"},  # records of runs, and their probes: the standard library only
+    {"pruning"},  # snlint's own folders kept to so many entries
+    {"replay"},  # records of runs, and their probes: nothing but the standard library below
     {"facts", "catalogue"},
     {"config", "suppress"},
     {"files", "stealing"},  # stealing: chunks shared with worker processes, of anything

@@ -17,22 +17,7 @@ import pytest
 
 from snlint import replay
 
-D = """\
-import torch.nn as nn
-from torch.nn.utils.parametrizations import spectral_norm
-
-
-class Discriminator(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.c1 = spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))
-        self.c2 = spectral_norm(nn.Conv2d(64, 128, 4, 2, 1))
-        self.head = nn.Conv2d(128, 1, 4, 1, 0)
-
-    def forward(self, x):
-        return self.head(self.c2(self.c1(x)))
-"""
-FINDING = "models/d.py:10:21: SN201"
+FINDING = "models/d.py:10:21: SN201"  # the one finding of conftest.MISSING_SN
 LONG_AGO = time.time_ns() - 3600 * 10**9
 
 
@@ -48,10 +33,10 @@ def age(root: Path) -> None:
 
 
 @pytest.fixture
-def root(tmp_path):
+def root(tmp_path, missing_sn):
     root = tmp_path / "proj"
     (root / "models").mkdir(parents=True)
-    (root / "models" / "d.py").write_text(D)
+    (root / "models" / "d.py").write_text(missing_sn)
     (root / "pyproject.toml").write_text("[tool.snlint]\n")
     age(root)
     return root
@@ -85,16 +70,16 @@ def test_an_identical_run_replays_the_report_and_exit_code(root):
     assert (second.stdout, second.stderr, second.returncode) == (first.stdout, first.stderr, 1)
 
 
-def test_a_file_edited_in_place_is_linted_again(root):
+def test_a_file_edited_in_place_is_linted_again(root, missing_sn):
     snlint(root)
     d = root / "models" / "d.py"
     before = os.stat(d)
     # The same size and modification time: only the change time tells.
-    d.write_text(D.replace("128, 1, 4, 1, 0", "128, 1, 4, 1, 1"))
+    d.write_text(missing_sn.replace("128, 1, 4, 1, 0", "128, 1, 4, 1, 1"))
     os.utime(d, ns=(before.st_atime_ns, before.st_mtime_ns))
     again, done = replayed(root)
     assert not again and FINDING in done.stdout
-    d.write_text(D.replace("nn.Conv2d(128, 1, 4, 1, 0)", "spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))"))
+    d.write_text(missing_sn.replace("nn.Conv2d(128, 1, 4, 1, 0)", "spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))"))
     again, done = replayed(root)
     assert not again and "SN201" not in done.stdout and done.returncode == 0
 
@@ -106,19 +91,19 @@ def test_a_touched_file_is_linted_again_with_the_same_report(root):
     assert not again and done.stdout == first.stdout
 
 
-def test_a_new_file_in_a_walked_folder_is_linted(root):
+def test_a_new_file_in_a_walked_folder_is_linted(root, missing_sn):
     snlint(root)
-    (root / "models" / "e.py").write_text(D)
+    (root / "models" / "e.py").write_text(missing_sn)
     again, done = replayed(root)
     assert not again and "models/e.py:10:21: SN201" in done.stdout
 
 
-def test_a_new_folder_deep_in_the_project_is_walked(root):
+def test_a_new_folder_deep_in_the_project_is_walked(root, missing_sn):
     snlint(root)
     (root / "models" / "deep").mkdir()
     age(root)
     snlint(root)  # records the walk with the empty folder in it
-    (root / "models" / "deep" / "e.py").write_text(D)
+    (root / "models" / "deep" / "e.py").write_text(missing_sn)
     again, done = replayed(root)
     assert not again and "models/deep/e.py:10:21: SN201" in done.stdout
 
@@ -150,10 +135,10 @@ def test_a_project_root_made_above_is_found(root, tmp_path):
     assert "SN201" not in done.stdout and any((tmp_path / ".snlint_cache").glob("facts-*"))
 
 
-def test_a_virtual_environment_that_is_one_no_more_is_walked(root):
+def test_a_virtual_environment_that_is_one_no_more_is_walked(root, missing_sn):
     (root / "env").mkdir()
     (root / "env" / "pyvenv.cfg").write_text("home = /usr\n")
-    (root / "env" / "e.py").write_text(D)
+    (root / "env" / "e.py").write_text(missing_sn)
     age(root)
     assert "env/e.py" not in snlint(root).stdout
     (root / "env" / "pyvenv.cfg").unlink()  # changes env/, which the walk skipped
@@ -175,8 +160,8 @@ def test_the_run_that_makes_the_cache_folder_leaves_a_record(root):
     assert replayed(root)[0]
 
 
-def test_files_changed_just_before_the_run_leave_no_record(root):
-    (root / "models" / "d.py").write_text(D)  # modified now: its stat may not show a later change
+def test_files_changed_just_before_the_run_leave_no_record(root, missing_sn):
+    (root / "models" / "d.py").write_text(missing_sn)  # modified now: its stat may not show a later change
     assert FINDING in snlint(root).stdout
     assert records(root) == []
 
@@ -201,12 +186,12 @@ def test_a_record_that_cannot_be_read_is_no_answer(root):
     assert records(root) == [name]  # written anew
 
 
-def test_a_change_after_the_run_looked_leaves_no_record(tmp_path, monkeypatch):
+def test_a_change_after_the_run_looked_leaves_no_record(tmp_path, monkeypatch, missing_sn):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(replay.ENV_CACHE_DIR)  # the record goes to the project's cache folder
     (tmp_path / ".snlint_cache").mkdir()
     d = tmp_path / "d.py"
-    d.write_text(D)
+    d.write_text(missing_sn)
     age(tmp_path)
 
     def save(change) -> bool:
@@ -219,6 +204,6 @@ def test_a_change_after_the_run_looked_leaves_no_record(tmp_path, monkeypatch):
                              lambda path, data: Path(path).write_bytes(data))
 
     assert save(lambda: None)
-    assert not save(lambda: (tmp_path / "e.py").write_text(D))  # a file added mid-run
+    assert not save(lambda: (tmp_path / "e.py").write_text(missing_sn))  # a file added mid-run
     age(tmp_path)
     assert not save(lambda: os.utime(d, ns=(LONG_AGO + 1, LONG_AGO + 1)))  # changed mid-run
