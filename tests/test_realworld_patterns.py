@@ -408,6 +408,58 @@ def test_sn401_conditional_discriminator_scores_what_its_calls_pass_apart(lint, 
     assert "(returned by generator at line 21) in a separate call at line 23" in findings[1].message
 
 
+# lightning-bolts' Pix2Pix: the discriminator step scores generated then real samples in
+# one branch of `if optimizer_idx == 0`, the generator step scores generated ones in the
+# other. The two branches never run together: the real call pairs with its own step's
+# generated call, not with the generator step's.
+LIGHTNING_BRANCHES = '''
+    import pytorch_lightning as pl
+    import torch.nn as nn
+
+
+    class PatchGAN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+            self.bn = nn.BatchNorm2d(64)
+
+        def forward(self, x):
+            return self.bn(self.conv(x))
+
+
+    class Pix2Pix(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.gen = nn.Conv2d(3, 3, 3)
+            self.patch_gan = PatchGAN()
+
+        def _gen_step(self, real, condition):
+            fake = self.gen(condition)
+            return self.patch_gan(fake).mean()
+
+        def _disc_step(self, real, condition):
+            fake = self.gen(condition).detach()
+            fake_logits = self.patch_gan(fake)
+            real_logits = self.patch_gan(real)
+            return fake_logits.mean() - real_logits.mean()
+
+        def training_step(self, batch, batch_idx, optimizer_idx):
+            real, condition = batch
+            if optimizer_idx == 0:
+                loss = self._disc_step(real, condition)
+            elif optimizer_idx == 1:
+                loss = self._gen_step(real, condition)
+            return loss
+'''
+
+
+def test_sn401_pairs_no_calls_from_the_two_branches_of_one_if(lint):
+    findings = [f for f in lint(LIGHTNING_BRANCHES) if f.code == "SN401"]
+    assert [f.line for f in findings] == [28]
+    assert "here and real samples" in findings[0].message
+    assert "in a separate call at line 29" in findings[0].message
+
+
 def test_sn303_gradient_penalty_through_a_bn_critic(lint):
     findings = lint('''
         import torch

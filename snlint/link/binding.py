@@ -37,7 +37,8 @@ class Binding:
             func.bound.called_methods.add(func.fn.name)
         sub = Frame(func.file, func.fn.name, frame, loc, depth=frame.depth + 1,
                     env=dict(func.closure) if func.closure else {}, loop_depth=frame.loop_depth,
-                    cond_depth=frame.cond_depth, function=func.fn.name, qualname=func.fn.qualname)
+                    cond_depth=frame.cond_depth, function=func.fn.name, qualname=func.fn.qualname,
+                    branches=frame.branches)
         if func.bound is not None:
             if isinstance(func.bound, Layer):
                 sub.self_value = func.bound if func.fn.name == "__init__" else None

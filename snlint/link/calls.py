@@ -130,7 +130,7 @@ class Calls:
 
     def call_lambda(self, callee: LambdaV, args, kwargs, e, frame, loc, text) -> Value:
         sub = Frame(callee.file, "<lambda>", frame, loc, depth=frame.depth + 1,
-                    env=dict(callee.closure), loop_depth=frame.loop_depth)
+                    env=dict(callee.closure), loop_depth=frame.loop_depth, branches=frame.branches)
         rest, named = list(args), dict(kwargs)
         for name in callee.params:
             if rest:

@@ -64,6 +64,7 @@ class ForwardCall:
     # Where each positional argument came from, when more than one is a tensor (a
     # conditional discriminator's `D(x, y)`): `decide_sides` reads the ones that differ.
     arguments: tuple[frozenset, ...] = ()
+    branches: tuple = ()  # the undecided `if` branches it runs in (`Frame.branches`)
     names: tuple[str, ...] = ()  # the names its input is written with: the fallback evidence
     evidence: dict = field(default_factory=dict)  # {"real"/"fake": why}, once `kind` is decided
     # Set when the instance was not built where it is called and the project's only

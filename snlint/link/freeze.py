@@ -40,6 +40,7 @@ class _Freezer:
         # id() of an __init__'s facts -> its positional parameters, and resolve.deciding of it
         self.inits: dict[int, tuple[list[str], set[str]]] = {}
         self.frames: dict[int, int] = {}  # id() of an update's frame -> its number
+        self.branch_ids: dict[int, int] = {}  # id() of an undecided `if`'s token -> its number
 
     def model(self) -> LinkedModel:
         project, events = self.project, self.project.events
@@ -120,7 +121,8 @@ class _Freezer:
         return ForwardFact(
             self.fact(call.module), call.callee, call.call, call.kind, self.update(call.update),
             call.function, call.order, call.node, tuple(call.chain), tuple(call.names),
-            MappingProxyType(dict(call.evidence)), call.assumed)
+            MappingProxyType(dict(call.evidence)), call.assumed,
+            tuple((self.branch_ids.setdefault(id(token), len(self.branch_ids)), i) for token, i in call.branches))
 
     def update(self, key: tuple) -> tuple:
         """The interpreter keys an update by id() of the frame it runs in; the model by the

@@ -152,6 +152,7 @@ class ForwardFact:
     # Set when the instance was not built where it is called and the project's only
     # discriminator class was assumed: what was assumed, for the message.
     assumed: str = ""
+    branches: tuple[tuple[int, int], ...] = ()  # (undecided `if`, branch) it runs in
 
     def site_apart_from(self, other: "ForwardFact") -> Location:
         """Where this call shows apart from `other`: itself, or, when both are one call

@@ -136,8 +136,10 @@ class Statements:
         env0 = dict(frame.env)
         attrs0 = dict(owner.attrs) if owner is not None else {}
         order0 = list(owner.children_order) if owner is not None else []
+        branches0, token = frame.branches, object()
         frame.cond_depth += 1
         try:
+            frame.branches = (*branches0, (token, 0))
             self.block(body, frame, module_level)
             frame.jumped = False
             returned_then = frame.returned
@@ -147,11 +149,13 @@ class Statements:
             frame.env = dict(env0)
             if owner is not None:
                 owner.attrs, owner.children_order = dict(attrs0), list(order0)
+            frame.branches = (*branches0, (token, 1))
             self.block(orelse, frame, module_level)
             frame.jumped = False
             returned_else = frame.returned
         finally:
             frame.cond_depth -= 1
+            frame.branches = branches0
         choices = not _building_module(frame)
         frame.env = merge_choices(env_then, frame.env, choices)
         if owner is not None:

@@ -90,7 +90,7 @@ class TrainingSemantics:
                            _chain(frame, loc),
                            origins=first.origins if isinstance(first, TensorV) else frozenset(),
                            names=tuple(names_in(first_expr)),
-                           arguments=_argument_origins(first, args))
+                           arguments=_argument_origins(first, args), branches=frame.branches)
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or (
             module is not None and (re.search("generator", module.short_type, re.I) is not None

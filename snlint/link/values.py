@@ -37,6 +37,9 @@ class Frame:
     qualname: str = ""  # the function being run (recursion guard)
     function: str = ""  # the function's own name (`train`, `forward`)
     optimizer_steps: int = 0  # `optimizer.step()` calls run so far (on a root frame)
+    # The branches of undecided `if`s being run, callers' included: ((token, 0 or 1), ...),
+    # a token per run of an `if`. Calls in the two branches of one never run together.
+    branches: tuple = ()
 
     @property
     def root(self) -> "Frame":
