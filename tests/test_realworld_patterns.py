@@ -460,6 +460,43 @@ def test_sn401_pairs_no_calls_from_the_two_branches_of_one_if(lint):
     assert "in a separate call at line 29" in findings[0].message
 
 
+# joliGEN's projected discriminator: `if conv:` builds spectrally normalized conv heads
+# (in a block class), otherwise plain MLP heads. Each configuration is whole: the MLP heads
+# are another design, not layers missing from the SN one. A layer both configurations
+# build still counts.
+BRANCHED_HEADS = '''
+    import torch.nn as nn
+    from torch.nn.utils import spectral_norm
+
+
+    class ConvHead(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.main = nn.Sequential(spectral_norm(nn.Conv2d(c, c, 4, 2, 1)), nn.LeakyReLU(0.2),
+                                      spectral_norm(nn.Conv2d(c, 1, 4)))
+
+
+    class MultiScaleDiscriminator(nn.Module):
+        def __init__(self, channels, conv, num_discs=4):
+            super().__init__()
+            heads = []
+            if conv:
+                for i in range(num_discs):
+                    heads += ([str(i), ConvHead(channels[i])],)
+            else:
+                for i in range(num_discs):
+                    mlp = nn.Sequential(nn.Flatten(), nn.Linear(channels[i], 100), nn.ReLU())
+                    heads += ([str(i), mlp],)
+            self.heads = nn.ModuleDict(heads){shared}
+'''
+
+
+def test_sn201_spares_layers_of_another_configuration_than_the_normalized_ones(lint):
+    assert found(lint(BRANCHED_HEADS.format(shared=""))) == []
+    shared = "\n            self.proj = nn.Linear(8, 8)"
+    assert found(lint(BRANCHED_HEADS.format(shared=shared))) == [("SN201", 25)]
+
+
 def test_sn303_gradient_penalty_through_a_bn_critic(lint):
     findings = lint('''
         import torch

@@ -12,7 +12,7 @@ from snlint.checks.verdicts import (
     has_batch_statistics, normalizes_with_batch_statistics, runtime_clears_batch_norm,
 )
 from snlint.findings import Location
-from snlint.link.model import DiscriminatorFact, ForwardFact, LayerFact, LinkedModel
+from snlint.link.model import DiscriminatorFact, ForwardFact, LayerFact, LinkedModel, exclusive
 
 
 @dataclass
@@ -140,7 +140,10 @@ def pairs(calls: list[ForwardFact]) -> list[tuple]:
         candidates = [(segment[i].module is not segment[j].module, j - i,
                        0 if segment[i].kind == "real" else 1, i, j)
                       for i in range(len(segment)) for j in range(i + 1, len(segment))
-                      if segment[i].kind != segment[j].kind and not exclusive(segment[i], segment[j])]
+                      if segment[i].kind != segment[j].kind
+                      # Lightning's `if optimizer_idx == 0:` discriminator step and its
+                      # generator step never score in one run.
+                      and not exclusive(segment[i].branches, segment[j].branches)]
         used: set[int] = set()
         for _, _, _, i, j in sorted(candidates):
             if i in used or j in used:
@@ -149,14 +152,6 @@ def pairs(calls: list[ForwardFact]) -> list[tuple]:
             used.update((i, j))
             pairs.append((a, b))
     return sorted(pairs, key=lambda p: p[0].order)
-
-
-def exclusive(a: ForwardFact, b: ForwardFact) -> bool:
-    """Whether two calls run in the two branches of one undecided `if` (Lightning's
-    `if optimizer_idx == 0:` discriminator step, `elif optimizer_idx == 1:` generator
-    step): they never score in one run."""
-    taken = dict(a.branches)
-    return any(key in taken and taken[key] != i for key, i in b.branches)
 
 
 def coupled_discriminators(model: LinkedModel) -> dict[str, tuple]:

@@ -12,7 +12,7 @@ from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.verdicts import leaf_missing_sn, needs_sn, runtime_clears_missing_sn, uses_sn
 from snlint.config import Config
 from snlint.findings import SAFE, Finding, Location
-from snlint.link.model import LayerFact, Member
+from snlint.link.model import LayerFact, Member, exclusive
 from snlint.torchapi import NEEDS_SN, weight_norm_api
 
 
@@ -73,7 +73,10 @@ def _source_sn201(model, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]
         return
     callees = Counter(a.callee for m in with_sn for a in m.layer.sn if not a.from_filter)
     apis = {a.callee: a.api for m in with_sn for a in m.layer.sn if not a.from_filter}
-    missing = [m for m in layers if not m.layer.sn and not m.layer.ambiguous]
+    # A layer built only where no normalized one is (the other branch of an `if` on the
+    # configuration: joliGEN's MLP heads beside its SN conv heads) is another design.
+    missing = [m for m in layers if not m.layer.sn and not m.layer.ambiguous
+               and any(not exclusive(m.layer.branches, n.layer.branches) for n in with_sn)]
     by_site: dict[tuple, list[Member]] = {}
     for m in missing:
         by_site.setdefault((m.site.path, m.site.span), []).append(m)

@@ -115,14 +115,17 @@ class _Freezer:
             weight_norm=layer.weight_norm, frozen=layer.frozen, base_type=layer.base_type,
             origin=layer.origin, bound_names=tuple(layer.bound_names), via=tuple(layer.via),
             has_weight="weight" in layer.attrs, kernel_1x1=layer.kernel_is_1x1(),
-            configured=self.configured(layer))
+            configured=self.configured(layer), branches=self.branches(layer.branches))
 
     def forward(self, call) -> ForwardFact:
         return ForwardFact(
             self.fact(call.module), call.callee, call.call, call.kind, self.update(call.update),
             call.function, call.order, call.node, tuple(call.chain), tuple(call.names),
-            MappingProxyType(dict(call.evidence)), call.assumed,
-            tuple((self.branch_ids.setdefault(id(token), len(self.branch_ids)), i) for token, i in call.branches))
+            MappingProxyType(dict(call.evidence)), call.assumed, self.branches(call.branches))
+
+    def branches(self, path: tuple) -> tuple[tuple[int, int], ...]:
+        """The undecided `if`s a frame ran in, by number (the interpreter's by a token)."""
+        return tuple((self.branch_ids.setdefault(id(token), len(self.branch_ids)), i) for token, i in path)
 
     def update(self, key: tuple) -> tuple:
         """The interpreter keys an update by id() of the frame it runs in; the model by the

@@ -82,6 +82,7 @@ class LayerFact:
     # Built with arguments, every one that can decide its layers known (a norm choice, a
     # string its `__init__` compares): that build alone decides what it holds.
     configured: bool = False
+    branches: tuple[tuple[int, int], ...] = ()  # (undecided `if`, branch) it was built in
 
     @property
     def short_type(self) -> str:
@@ -92,6 +93,13 @@ class LayerFact:
     def qualname(self) -> str | None:
         """The project class it is an instance of."""
         return self.cls.qualname if self.cls is not None else None
+
+
+def exclusive(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> bool:
+    """Whether two paths of undecided-`if` branches (`LayerFact.branches`,
+    `ForwardFact.branches`) part at one `if`: what runs in one never runs with the other."""
+    taken = dict(a)
+    return any(key in taken and taken[key] != i for key, i in b)
 
 
 @dataclass(frozen=True, eq=False)

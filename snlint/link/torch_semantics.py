@@ -65,7 +65,8 @@ class TorchSemantics:
                     loc: Location) -> Value:
         kind = KINDS[name]
         layer = Layer(name, kind, loc, frame, args=tuple(args), kwargs=dict(kwargs),
-                      in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0)
+                      in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
+                      branches=frame.branches)
         if kind == "container":
             items: list[tuple[str, Value]] = []
             if name == "ModuleDict" and args and isinstance(args[0], (ListV, TupleV)):
@@ -110,7 +111,7 @@ class TorchSemantics:
             layer_kind = KINDS.get(torch_base or "", "module") if torch_base not in (None, "Module") else "module"
         layer = Layer(cls.qualname, layer_kind, loc, frame, cls=cls, args=args, kwargs=dict(kwargs),
                       in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
-                      base_type=torch_base if torch_base != "Module" else None)
+                      base_type=torch_base if torch_base != "Module" else None, branches=frame.branches)
         if cls_value.via:
             layer.via.append(cls_value.via)
         if kind == "sn_mixin":
@@ -120,7 +121,7 @@ class TorchSemantics:
             fn, fn_file, owner_cls = init
             sub = Frame(fn_file, f"{cls.name}.__init__", frame, None if root_build else loc,
                         self_value=layer, cls=owner_cls, depth=frame.depth + 1,
-                        qualname=fn.qualname)
+                        qualname=fn.qualname, branches=frame.branches)
             layer.init_frame = sub
             self.bind_params(fn, [layer, *args], kwargs, sub, use_defaults=True)
             self.block(fn.body, sub)

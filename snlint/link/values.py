@@ -148,6 +148,7 @@ class Layer(Value):
     base_type: str | None = None  # torch type a project subclass derives from
     origin: Location | None = None  # the `norm_layer=...` parameter whose default built it
     bound_names: list[str] = field(default_factory=list)  # `netD`, `self.D`: names it was bound to
+    branches: tuple = ()  # the undecided `if` branches it was built in (`Frame.branches`)
     called_methods: set[str] = field(default_factory=set)  # its methods that already ran
     # How training code reaches this instance, outermost step last ("built by define_D() at
     # train.py:40", "copied by deepcopy at train.py:41"); empty when built where it is used.
