@@ -135,11 +135,17 @@ def decide_sides(project: LinkedProject) -> None:
     names it is written with. Training code was read before the discriminators were known;
     only now does "the output of a model that is not this discriminator" mean something."""
     classes = {d.cls.qualname for d in project.discriminators}
+    # The calls of one instance in one update with as many tensor arguments, for `_scored`.
+    alike: dict[tuple, list[ForwardCall]] = {}
+    for call in project.events.forwards:
+        if len(call.arguments) > 1 and call.module is not None:
+            alike.setdefault((id(call.module), call.update, len(call.arguments)), []).append(call)
     for call in project.events.forwards:
         module = call.module
         if module is None or module.cls is None or module.cls.qualname not in classes:
             continue
-        found = provenance.sides(_scored(call, project.events.forwards), module.cls.qualname)
+        peers = alike.get((id(module), call.update, len(call.arguments)), ())
+        found = provenance.sides(_scored(call, [p for p in peers if p is not call]), module.cls.qualname)
         if found:
             call.kind, call.evidence = provenance.kind_of(found), found
         elif call.kind in ("real", "fake"):
@@ -149,18 +155,14 @@ def decide_sides(project: LinkedProject) -> None:
                 provenance.escaped(f"named `{name}`") if name else "by name")}
 
 
-def _scored(call: ForwardCall, forwards: list[ForwardCall]) -> frozenset:
+def _scored(call: ForwardCall, peers: list[ForwardCall]) -> frozenset:
     """The origins of what `call` scores. A conditional discriminator takes its condition
     beside the sample (pix2pix's `D(x, y)` then `D(x, G(x))`, StackGAN's `D(real, c)` then
-    `D(fake, c)`): an argument every call of that instance in the update passes alike is
-    the condition, and the others, taken together as channels are, are what it scores.
-    Without such calls to compare with, the first argument is."""
+    `D(fake, c)`): an argument every call of that instance in the update (`peers`, with as
+    many tensor arguments) passes alike is the condition, and the others, taken together
+    as channels are, are what it scores. Without calls to compare with, the first argument is."""
     n = len(call.arguments)
-    if n < 2:
-        return call.origins
-    peers = [c for c in forwards if c is not call and c.module is call.module
-             and c.update == call.update and len(c.arguments) == n]
-    if not peers:
+    if n < 2 or not peers:
         return call.origins
     varying = [i for i in range(n) if any(p.arguments[i] != call.arguments[i] for p in peers)]
     if not varying or len(varying) == n:
