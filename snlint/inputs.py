@@ -62,6 +62,7 @@ def read_inputs(paths: list[str], config: Config,
             else:
                 inputs.notebooks[display] = notebook
                 inputs.sources[display] = notebook.python
+                inputs.diagnostics.extend(notebook.broken)
         else:
             inputs.sources[display] = read.text
     return inputs

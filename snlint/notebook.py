@@ -17,14 +17,20 @@ back to (cell, line), and fixed text written back into the notebook's JSON.
   the cells that held them, magics stay as they were, and only the `source` value of a
   changed cell is rewritten (in the layout the file already uses: list of lines or one
   string, its indentation, its escaping); every other byte of the JSON is unchanged.
+- A code cell CPython cannot compile is an SN901 at its error (`Notebook.broken`) and is
+  left out of `Notebook.python` (blank lines in its place): Jupyter compiles each cell on
+  its own, so the other cells run, and are linted, without it. A notebook with such a
+  cell is not fixed.
 - Broken JSON, or JSON that is not a notebook, is an SN902 diagnostic naming why.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 
 from snlint.lines import split_lines
@@ -257,6 +263,7 @@ class Notebook:
     cells: list[Cell] = field(default_factory=list)  # code cells with at least one line
     spans: dict[int, _SourceSpan] = field(default_factory=dict, repr=False)
     source_is_list: dict[int, bool] = field(default_factory=dict, repr=False)
+    broken: list[Finding] = field(default_factory=list)  # SN901 of cells left out of `python`
 
     def locate(self, line: int) -> tuple[int, int]:
         """(cell number, line in the cell) of a line of `python`."""
@@ -422,7 +429,7 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
     notebook = Notebook(path, text, "", spans=spans)
     if not _is_python(data):
         return notebook
-    parts: list[str] = []
+    pythons: list[tuple[Cell, list[str]]] = []
     line = 1
     for index, cell in enumerate(data["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -441,10 +448,46 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
         added = not lines[-1].endswith(("\n", "\r"))
         python = _python_lines(lines[:-1] + [lines[-1] + "\n"] if added else lines)
         notebook.cells.append(Cell(index, line, lines, added))
-        parts.extend(python)
+        pythons.append((notebook.cells[-1], python))
         line += len(lines)
-    notebook.python = "".join(parts)
+    notebook.python = "".join(line for _, python in pythons for line in python)
+    if _compile_error(notebook.python) is not None:
+        _leave_out_broken_cells(notebook, pythons)
     return notebook
+
+
+def _leave_out_broken_cells(notebook: Notebook, pythons: list[tuple[Cell, list[str]]]) -> None:
+    """Each cell CPython cannot compile on its own becomes blank lines in
+    `notebook.python` and an SN901 at its error; the other cells are kept, as Jupyter runs
+    them. (When every cell compiles alone, the module is left whole to fail as one.)"""
+    parts: list[str] = []
+    for cell, python in pythons:
+        # At its own lines of the module: the error, and any line its message names, are
+        # then placed in the notebook as every other finding's are.
+        error = _compile_error("\n" * (cell.first_line - 1) + "".join(python))
+        if error is None:
+            parts.extend(python)
+            continue
+        parts.extend("\n" for _ in python)
+        lineno = getattr(error, "lineno", None) or cell.first_line
+        at = min(max(lineno, cell.first_line), cell.first_line + len(python) - 1)
+        column = getattr(error, "offset", None) or 1
+        message = getattr(error, "msg", None) or str(error)
+        notebook.broken.append(notebook.map_finding(diagnostic(
+            "SN901", notebook.path, f"syntax error: {message}", Span(at, column, at, column + 1))))
+    notebook.python = "".join(parts)
+
+
+def _compile_error(text: str) -> BaseException | None:
+    """What CPython raises compiling `text` to a tree, quietly (the warnings compiling
+    gives, an invalid escape, are the author's business); None when it compiles."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<cell>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        return error
+    return None
 
 
 def _bad(path: str, text: str, pos: int, message: str) -> Finding:

@@ -69,5 +69,6 @@ def lint_stdin(stream: BinaryIO, display: str, config: Config, *, fixes: bool = 
             return StdinResult(kept, {}, [display])
         findings = in_cells(lint_sources({display: notebook.python}, config, fixes=fixes),
                             {display: notebook})
-        return StdinResult(findings, {display: notebook.python}, [display])
+        findings += [f for f in notebook.broken if config.is_enabled(f.code, display)]
+        return StdinResult(sorted(findings, key=Finding.sort_key), {display: notebook.python}, [display])
     return StdinResult(lint_sources({display: text}, config, fixes=fixes), {display: text}, [display])

@@ -108,3 +108,48 @@ def test_places_a_message_names_are_given_as_cell_and_line(tmp_path):
         "real samples (a batch of `torch.utils.data.DataLoader` (cell 2, line 2)) go through Discriminator")
     assert "in a separate call at cell 2, line 4;" in sn401.message
     assert f"(BatchNorm2d at {tmp_path / 'gan.ipynb'}:cell 1:7)" in sn401.message
+
+
+# An exercise notebook: one cell left for the reader to finish. Jupyter compiles each cell
+# on its own, so the others run; they are linted without it, and the cell gets its SN901.
+EXERCISE = CELLS + [
+    {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+     "source": ["def train(D):\n", "    ## TODO: score the real images\n", "    d_real = \n"]},
+    {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+     "source": ["def helper():\n"]},
+]
+
+
+def write_exercise(tmp_path):
+    text = json.dumps({"cells": EXERCISE, "metadata": {"language_info": {"name": "python"}},
+                       "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    path = tmp_path / "gan.ipynb"
+    path.write_text(text, encoding="utf-8")
+    return path, text
+
+
+def test_a_cell_that_does_not_compile_is_its_own_sn901_and_the_rest_is_linted(tmp_path):
+    write_exercise(tmp_path)
+    findings = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
+    assert [(f.code, f.cell, f.line, f.column) for f in findings] == [
+        ("SN201", 3, 5, 20), ("SN901", 4, 3, 14), ("SN901", 5, 1, 14)]
+    assert findings[1].message == "syntax error: invalid syntax"
+    # A line the message names is the cell's own.
+    assert findings[2].message == ("syntax error: expected an indented block after function "
+                                   "definition on cell 5, line 1")
+
+
+def test_fix_leaves_a_notebook_with_a_cell_that_does_not_compile_as_it_is(tmp_path):
+    path, before = write_exercise(tmp_path)
+    result = CliRunner().invoke(main, [str(path), "--no-graph", "--fix", "--exit-zero"])
+    assert path.read_text(encoding="utf-8") == before
+    assert "cell 4:3:14: SN901" in result.output and "cell 3:5:20: SN201" in result.output
+
+
+def test_a_notebook_from_standard_input_reports_its_broken_cell(tmp_path):
+    path, text = write_exercise(tmp_path)
+    result = CliRunner().invoke(main, ["-", "--stdin-filename", "gan.ipynb", "--no-graph",
+                                       "--output-format", "concise"], input=text)
+    lines = result.output.splitlines()
+    assert [line.split(": ")[0] for line in lines[:3]] == [
+        "gan.ipynb:cell 3:5:20", "gan.ipynb:cell 4:3:14", "gan.ipynb:cell 5:1:14"]
