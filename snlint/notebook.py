@@ -17,10 +17,13 @@ back to (cell, line), and fixed text written back into the notebook's JSON.
   the cells that held them, magics stay as they were, and only the `source` value of a
   changed cell is rewritten (in the layout the file already uses: list of lines or one
   string, its indentation, its escaping); every other byte of the JSON is unchanged.
-- A code cell CPython cannot compile is an SN901 at its error (`Notebook.broken`) and is
-  left out of `Notebook.python` (blank lines in its place): Jupyter compiles each cell on
-  its own, so the other cells run, and are linted, without it. A notebook with such a
+- A code cell CPython cannot compile is left out of `Notebook.python` (blank lines in its
+  place): Jupyter compiles each cell on its own, so the other cells run, and are linted,
+  without it. The first such cell is the notebook's SN901 (`Notebook.broken`), naming how
+  many others there are (a Python 2 notebook has one per `print`). A notebook with such a
   cell is not fixed.
+- A notebook of the old format (nbformat 3: `worksheets` of cells, code in `input`) is
+  read the same way, and not fixed.
 - Broken JSON, or JSON that is not a notebook, is an SN902 diagnostic naming why.
 """
 
@@ -263,7 +266,13 @@ class Notebook:
     cells: list[Cell] = field(default_factory=list)  # code cells with at least one line
     spans: dict[int, _SourceSpan] = field(default_factory=dict, repr=False)
     source_is_list: dict[int, bool] = field(default_factory=dict, repr=False)
-    broken: list[Finding] = field(default_factory=list)  # SN901 of cells left out of `python`
+    broken: list[Finding] = field(default_factory=list)  # the SN901 of cells left out of `python`
+    legacy: bool = False  # nbformat 3: read, never written
+
+    @property
+    def writable(self) -> bool:
+        """Whether fixes may be written into it: a current format, every cell compiled."""
+        return not self.legacy and not self.broken
 
     def locate(self, line: int) -> tuple[int, int]:
         """(cell number, line in the cell) of a line of `python`."""
@@ -424,17 +433,19 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
                           Span.point(e.lineno, e.colno))
     except RecursionError:
         return diagnostic("SN902", path, "notebook JSON is nested too deeply")
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+    cells, legacy = _cells(data)
+    if cells is None:
         return diagnostic("SN902", path, "not a Jupyter notebook: no \"cells\" list")
-    notebook = Notebook(path, text, "", spans=spans)
+    notebook = Notebook(path, text, "", spans=spans, legacy=legacy)
     if not _is_python(data):
         return notebook
     pythons: list[tuple[Cell, list[str]]] = []
     line = 1
-    for index, cell in enumerate(data["cells"]):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code" \
+                or str(cell.get("language", "python")).lower() not in ("python", "python3", "ipython"):
             continue
-        source = cell.get("source", "")
+        source = cell.get("input" if legacy else "source", "")
         if isinstance(source, list) and all(isinstance(s, str) for s in source):
             source_text = "".join(source)
             notebook.source_is_list[index] = True
@@ -456,26 +467,53 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
     return notebook
 
 
+def _cells(data) -> tuple[list | None, bool]:
+    """The notebook's cells, and whether it is of the old format: nbformat 4 keeps them in
+    `cells`, nbformat 3 in each of its `worksheets` (numbered on across them). None when
+    neither is there."""
+    if not isinstance(data, dict):
+        return None, False
+    if isinstance(data.get("cells"), list):
+        return data["cells"], False
+    sheets = data.get("worksheets")
+    if data.get("nbformat") == 3 and isinstance(sheets, list) \
+            and all(isinstance(s, dict) and isinstance(s.get("cells"), list) for s in sheets):
+        return [cell for sheet in sheets for cell in sheet["cells"]], True
+    return None, False
+
+
 def _leave_out_broken_cells(notebook: Notebook, pythons: list[tuple[Cell, list[str]]]) -> None:
     """Each cell CPython cannot compile on its own becomes blank lines in
-    `notebook.python` and an SN901 at its error; the other cells are kept, as Jupyter runs
-    them. (When every cell compiles alone, the module is left whole to fail as one.)"""
+    `notebook.python`; the first one's error is the notebook's SN901, which names the
+    others. The other cells are kept, as Jupyter runs them. (When every cell compiles
+    alone, the module is left whole to fail as one.)"""
     parts: list[str] = []
+    errors: list[tuple[Cell, list[str], BaseException]] = []
     for cell, python in pythons:
         # At its own lines of the module: the error, and any line its message names, are
         # then placed in the notebook as every other finding's are.
         error = _compile_error("\n" * (cell.first_line - 1) + "".join(python))
         if error is None:
             parts.extend(python)
-            continue
-        parts.extend("\n" for _ in python)
-        lineno = getattr(error, "lineno", None) or cell.first_line
-        at = min(max(lineno, cell.first_line), cell.first_line + len(python) - 1)
-        column = getattr(error, "offset", None) or 1
-        message = getattr(error, "msg", None) or str(error)
-        notebook.broken.append(notebook.map_finding(diagnostic(
-            "SN901", notebook.path, f"syntax error: {message}", Span(at, column, at, column + 1))))
+        else:
+            parts.extend("\n" for _ in python)
+            errors.append((cell, python, error))
     notebook.python = "".join(parts)
+    if not errors:
+        return
+    cell, python, error = errors[0]
+    lineno = getattr(error, "lineno", None) or cell.first_line
+    at = min(max(lineno, cell.first_line), cell.first_line + len(python) - 1)
+    column = getattr(error, "offset", None) or 1
+    message = f"syntax error: {getattr(error, 'msg', None) or error}"
+    others = [c.number for c, _, _ in errors[1:]]
+    if others:
+        shown = ", ".join(map(str, others[:5])) + (", ..." if len(others) > 5 else "")
+        message += (f"; {len(others)} more cell{'s' if len(others) > 1 else ''} "
+                    f"(cell{'s' if len(others) > 1 else ''} {shown}) "
+                    f"do{'' if len(others) > 1 else 'es'} not compile either")
+    notebook.broken.append(notebook.map_finding(diagnostic(
+        "SN901", notebook.path, message, Span(at, column, at, column + 1))))
 
 
 def _compile_error(text: str) -> BaseException | None:

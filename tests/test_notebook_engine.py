@@ -128,15 +128,21 @@ def write_exercise(tmp_path):
     return path, text
 
 
-def test_a_cell_that_does_not_compile_is_its_own_sn901_and_the_rest_is_linted(tmp_path):
+def test_cells_that_do_not_compile_are_one_sn901_and_the_rest_is_linted(tmp_path):
     write_exercise(tmp_path)
     findings = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
     assert [(f.code, f.cell, f.line, f.column) for f in findings] == [
-        ("SN201", 3, 5, 20), ("SN901", 4, 3, 14), ("SN901", 5, 1, 14)]
-    assert findings[1].message == "syntax error: invalid syntax"
-    # A line the message names is the cell's own.
-    assert findings[2].message == ("syntax error: expected an indented block after function "
-                                   "definition on cell 5, line 1")
+        ("SN201", 3, 5, 20), ("SN901", 4, 3, 14)]
+    assert findings[1].message == "syntax error: invalid syntax; 1 more cell (cell 5) does not compile either"
+
+
+def test_a_line_the_message_names_is_the_cells_own(tmp_path):
+    (tmp_path / "gan.ipynb").write_text(json.dumps({
+        "cells": CELLS + [EXERCISE[-1]], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    findings = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
+    assert [(f.code, f.cell, f.line) for f in findings][-1] == ("SN901", 4, 1)
+    assert findings[-1].message == ("syntax error: expected an indented block after function "
+                                    "definition on cell 4, line 1")
 
 
 def test_fix_leaves_a_notebook_with_a_cell_that_does_not_compile_as_it_is(tmp_path):
@@ -151,5 +157,24 @@ def test_a_notebook_from_standard_input_reports_its_broken_cell(tmp_path):
     result = CliRunner().invoke(main, ["-", "--stdin-filename", "gan.ipynb", "--no-graph",
                                        "--output-format", "concise"], input=text)
     lines = result.output.splitlines()
-    assert [line.split(": ")[0] for line in lines[:3]] == [
-        "gan.ipynb:cell 3:5:20", "gan.ipynb:cell 4:3:14", "gan.ipynb:cell 5:1:14"]
+    assert [line.split(": ")[0] for line in lines[:2]] == ["gan.ipynb:cell 3:5:20", "gan.ipynb:cell 4:3:14"]
+
+
+def legacy(cells: list[dict]) -> dict:
+    """`cells` as an nbformat 3 notebook: worksheets of cells, code in `input`."""
+    old = [dict({k: v for k, v in c.items() if k != "source"},
+                **({"input": c["source"], "language": "python"} if c["cell_type"] == "code"
+                   else {"source": c["source"]}))
+           for c in cells]
+    return {"metadata": {"name": ""}, "nbformat": 3, "nbformat_minor": 0,
+            "worksheets": [{"cells": old[:2], "metadata": {}}, {"cells": old[2:], "metadata": {}}]}
+
+
+def test_a_notebook_of_the_old_format_is_linted_and_not_fixed(tmp_path):
+    text = json.dumps(legacy(CELLS), indent=1) + "\n"
+    path = tmp_path / "old.ipynb"
+    path.write_text(text, encoding="utf-8")
+    findings = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
+    assert [(f.code, f.cell, f.line, f.column) for f in findings] == [("SN201", 3, 5, 20)]
+    CliRunner().invoke(main, [str(path), "--no-graph", "--fix"])
+    assert path.read_text(encoding="utf-8") == text

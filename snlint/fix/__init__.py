@@ -191,8 +191,8 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
             # Fix the cells as one module, then write the changed cells back into the
             # notebook's JSON, leaving outputs, metadata and formatting as they were.
             notebook = parse_notebook(display, read.text)
-            if isinstance(notebook, Finding) or notebook.broken:
-                continue  # not JSON we can rewrite, or a cell that does not compile
+            if isinstance(notebook, Finding) or not notebook.writable:
+                continue  # not JSON we can rewrite, an old format, or a cell that does not compile
             notebooks[display] = notebook
         sources[display] = read
     texts = {p: notebooks[p].python if p in notebooks else s.text for p, s in sources.items()}
