@@ -327,7 +327,9 @@ def _record(own: OwnProcess, config, code: int) -> None:
     from snlint.replay import note, own_files
 
     own_files(own.looked_at)
-    for name in ("click", "pathspec"):  # an upgrade may say or match otherwise
+    # An upgrade may say or match otherwise; libcst counts where the run imported it
+    # (a file only it parses, whether a tab-indented file may be fixed).
+    for name in ("click", "pathspec", "libcst"):
         path = getattr(sys.modules.get(name), "__file__", None)
         if path:
             note(own.looked_at, path)
