@@ -51,6 +51,9 @@ _ENV_PREFIXES = ("SNLINT_", "PYTHON", "LC_")
 # (names, less the dot-folders a walk skips: a folder's modification time would also move
 # when snlint makes its .snlint_cache, and names need no clock to compare).
 STATE, EXISTS, LISTING = 0, 1, 2
+# snlint's own files: compared as STATE is, but not held to the racy window (a checkout
+# being edited is what this module's own tests run from, seconds after an edit).
+OWN = 3
 
 
 def key(argv: list[str]) -> tuple:
@@ -92,8 +95,9 @@ def cache_dirs(cwd: str) -> list[str]:
 
 
 def state(path: str, kind: int):
-    """What a probe of `path` records: for STATE, the stat's identity, size and times;
-    for EXISTS, whether it is there; for LISTING, the folder's entries (None when absent)."""
+    """What a probe of `path` records: for STATE (and OWN), the stat's identity, size and
+    times; for EXISTS, whether it is there; for LISTING, the folder's entries (None when
+    absent)."""
     try:
         if kind == LISTING:
             with os.scandir(path) as entries:
@@ -184,4 +188,4 @@ def own_files(looked_at: dict[str, tuple[int, object]]) -> None:
             note(looked_at, folder, LISTING)
             for name in filenames:
                 if name.endswith((".py", ".md")):
-                    note(looked_at, os.path.join(folder, name))
+                    note(looked_at, os.path.join(folder, name), OWN)
