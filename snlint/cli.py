@@ -211,8 +211,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
 
     try:
         own = _own_process()
-        looked_at = own.looked_at if own is not None else None
-        root = find_root(list(paths), looked_at)
+        root = find_root(list(paths), own.looked_at if own is not None else None)
         config = load_config(root, select=select, extend_select=extend_select, ignore=ignore,
                              graph=graph, graph_timeout=graph_timeout,
                              force_exclude=force_exclude, jobs=jobs,
@@ -224,7 +223,6 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         _internal_error(exc)
 
     reuse = None
-    inputs = None
     if fix or diff:
         if stdin:
             _fail("--fix and --diff rewrite files; they cannot be used with standard input")
@@ -236,6 +234,12 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
     # A fix is built (parsed, rewritten, compiled, diffed) only for an output that shows
     # it; otherwise the findings only carry whether a fix exists, for `[*]` and the count.
     fixes = not add_noqa and (show_fixes or (fmt in report.FIX_FORMATS and not statistics))
+    # Only a run that may leave a replay record (snlint.replay) notes what it reads: the
+    # source pass alone by choice, with the cache, over the whole project, building no fix.
+    recordable = own is not None and own.recorder is not None \
+        and not (stdin or fix or diff or add_noqa or fixes) and config.graph is False and config.cache \
+        and [os.path.normpath(p) for p in paths] == [os.path.relpath(config.root)]
+    looked_at = own.looked_at if recordable else None
     try:
         if stdin:
             from snlint.stdin import lint_stdin
@@ -288,10 +292,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         _graph_summary([] if stdin else result.graph)
     code = exit_code(findings, exit_zero)
     # A failure of snlint itself (SN999) is found again next run, as the run cache does.
-    if own is not None and own.recorder is not None and inputs is not None and not result.graph \
-            and not (fix or diff or add_noqa or fixes) and config.graph is False and config.cache \
-            and [os.path.normpath(p) for p in inputs.paths] == [os.path.relpath(config.root)] \
-            and not any(f.code == "SN999" for f in findings):
+    if recordable and not result.graph and not any(f.code == "SN999" for f in findings):
         _record(own, config, code)
     _finish(code)
 

@@ -10,31 +10,8 @@ these tests do not depend on how provenance is decided.
 from __future__ import annotations
 
 import json
-import os
-import textwrap
-from pathlib import Path
 
-from snlint.config import Config
-from snlint.engine import run
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    (root / ".git").mkdir(exist_ok=True)
-    for name, code in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(code), encoding="utf-8")
-
-
-def lint(root: Path, files: dict[str, str]):
-    """The findings of `snlint .` run in the project, as a user would."""
-    write(root, files)
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        return run(["."], Config(root=root, graph=False)).findings
-    finally:
-        os.chdir(cwd)
+from projects import lint_in as lint
 
 
 def found(findings):

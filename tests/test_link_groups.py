@@ -5,7 +5,6 @@ the whole project linked at once."""
 
 from __future__ import annotations
 
-import os
 import textwrap
 from pathlib import Path
 
@@ -14,9 +13,9 @@ from click.testing import CliRunner
 from snlint import engine, stealing
 from snlint.cli import main
 from snlint.config import Config
-from snlint.engine import run
 from snlint.link.groups import groups, uses_registries
 from snlint.per_file import PerFile
+from projects import lint_in as lint, write_project as write
 
 BN_MODELS = '''
     import torch.nn as nn
@@ -64,24 +63,6 @@ BARE_TRAIN = '''
             fake = G(z)
             loss = netD(real).mean() - netD(fake.detach()).mean()
 '''
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    (root / ".git").mkdir(parents=True, exist_ok=True)
-    for name, code in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(code), encoding="utf-8")
-
-
-def lint(root: Path, files: dict[str, str]):
-    write(root, files)
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        return run(["."], Config(root=root, graph=False)).findings
-    finally:
-        os.chdir(cwd)
 
 
 def whole(monkeypatch):
@@ -208,7 +189,6 @@ def test_a_fix_round_links_again_only_the_parts_it_changed(tmp_path, monkeypatch
     # The first lint links both parts; the lint after the fix only the part with b/.
     assert linked == [("a/models.py", "a/train.py"), ("b/models.py", "b/train.py"),
                       ("b/models.py", "b/train.py")]
-
 
 
 def test_a_part_is_linked_again_when_the_options_the_project_declares_change(tmp_path):

@@ -27,8 +27,8 @@ CELLS = [
 ]
 
 
-def write_notebook(tmp_path):
-    text = json.dumps({"cells": CELLS, "metadata": {"language_info": {"name": "python"}},
+def write_notebook(tmp_path, cells=CELLS):
+    text = json.dumps({"cells": cells, "metadata": {"language_info": {"name": "python"}},
                        "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
     path = tmp_path / "gan.ipynb"
     path.write_text(text, encoding="utf-8")
@@ -120,16 +120,8 @@ EXERCISE = CELLS + [
 ]
 
 
-def write_exercise(tmp_path):
-    text = json.dumps({"cells": EXERCISE, "metadata": {"language_info": {"name": "python"}},
-                       "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
-    path = tmp_path / "gan.ipynb"
-    path.write_text(text, encoding="utf-8")
-    return path, text
-
-
 def test_cells_that_do_not_compile_are_one_sn901_and_the_rest_is_linted(tmp_path):
-    write_exercise(tmp_path)
+    write_notebook(tmp_path, EXERCISE)
     findings = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
     assert [(f.code, f.cell, f.line, f.column) for f in findings] == [
         ("SN201", 3, 5, 20), ("SN901", 4, 3, 14)]
@@ -146,14 +138,14 @@ def test_a_line_the_message_names_is_the_cells_own(tmp_path):
 
 
 def test_fix_leaves_a_notebook_with_a_cell_that_does_not_compile_as_it_is(tmp_path):
-    path, before = write_exercise(tmp_path)
+    path, before = write_notebook(tmp_path, EXERCISE)
     result = CliRunner().invoke(main, [str(path), "--no-graph", "--fix", "--exit-zero"])
     assert path.read_text(encoding="utf-8") == before
     assert "cell 4:3:14: SN901" in result.output and "cell 3:5:20: SN201" in result.output
 
 
 def test_a_notebook_from_standard_input_reports_its_broken_cell(tmp_path):
-    path, text = write_exercise(tmp_path)
+    path, text = write_notebook(tmp_path, EXERCISE)
     result = CliRunner().invoke(main, ["-", "--stdin-filename", "gan.ipynb", "--no-graph",
                                        "--output-format", "concise"], input=text)
     lines = result.output.splitlines()

@@ -16,18 +16,11 @@ import pytest
 
 from snlint.config import Config
 from snlint.engine import run
+from projects import write_project as write
 
 
 def found(findings):
     return [(f.code, f.line) for f in findings]
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    (root / ".git").mkdir(exist_ok=True)  # the project root
-    for name, code in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(code), encoding="utf-8")
 
 
 def with_models(snippet: str) -> str:

@@ -150,21 +150,30 @@ def _nameable(names, bn: str, choice: str, like) -> bool:
     return at.binding_for(names, f"torch.nn.{new}") is not None or names.is_free(new)
 
 
-def _norm_args_fit(args, in_partial: bool) -> bool:
-    """`_norm_args` can map the batch norm's arguments."""
-    named = []
+def bn_parameters(args) -> list[str] | None:
+    """The batch-norm parameter each argument passes, given (star, keyword) per argument:
+    positional ones in `BN_POSITIONS` order. None when one cannot be named (`*args`, more
+    positional arguments than a batch norm takes). The planner (`snlint.fixes.sn301`) and
+    its predicate here both read arguments through it."""
+    named: list[str] = []
     index = 0
-    for a in args:
-        if a.star:
-            return False
-        if a.keyword is None:
+    for star, keyword in args:
+        if star:
+            return None
+        if keyword is None:
             if index >= len(BN_POSITIONS):
-                return False
+                return None
             named.append(BN_POSITIONS[index])
             index += 1
         else:
-            named.append(a.keyword)
-    return "num_features" in named or in_partial
+            named.append(keyword)
+    return named
+
+
+def _norm_args_fit(args, in_partial: bool) -> bool:
+    """`_norm_args` can map the batch norm's arguments."""
+    named = bn_parameters((a.star, a.keyword) for a in args)
+    return named is not None and ("num_features" in named or in_partial)
 
 
 def _partial_fixable(names, call, choice: str) -> str | None:

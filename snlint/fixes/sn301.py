@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import libcst as cst
 
-from snlint.checks.sn301 import (BATCH_NORMS, BN_ONLY, BN_POSITIONS, _replacement,
+from snlint.checks.sn301 import (BATCH_NORMS, BN_ONLY, _replacement, bn_parameters,
                                   discriminator_class_here)
 from snlint.config import Config
 from snlint.edit.parsed import ParsedFile
@@ -80,19 +80,11 @@ def _norm_args(call_args: Sequence[cst.Arg], new: str, in_partial: bool,
     """The arguments of the replacement norm from a batch norm's arguments (after the
     class itself, for a partial), and the names of the arguments dropped. `lead` is the
     comma after an inserted leading argument (GroupNorm's `1`)."""
-    named: list[tuple[str, cst.Arg]] = []
-    index = 0
-    for a in call_args:
-        if a.star:
-            return None
-        if a.keyword is None:
-            if index >= len(BN_POSITIONS):
-                return None
-            named.append((BN_POSITIONS[index], a))
-            index += 1
-        else:
-            named.append((a.keyword.value, a))
-    names = [n for n, _ in named]
+    names = bn_parameters((a.star, a.keyword.value if a.keyword is not None else None)
+                          for a in call_args)
+    if names is None:
+        return None
+    named = list(zip(names, call_args))
     if "num_features" not in names and not in_partial:
         return None
     if new == "Identity":
