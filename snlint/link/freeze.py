@@ -177,26 +177,26 @@ class _Freezer:
 
     def members(self, root: Layer) -> list[Member]:
         out: list[Member] = []
-        seen: set[int] = set()
-
-        def walk(node: Layer, owner: Layer, path: str) -> None:
-            for name, child in self.children[self.ids[id(node)]]:
-                if id(child) in seen:
-                    continue
-                seen.add(id(child))
-                if (node.kind == "container" and child.in_loop and name.isdigit()) or name.startswith("*"):
-                    sub = f"{path}[*]"
-                else:
-                    sub = f"{path}.{name}" if path else name
-                out.append(Member(self.fact(child), self.fact(owner), f"{owner.short_type}.{sub}",
-                                  _site(child, owner)))
-                if child.cls is not None and child.init_frame is not None:
-                    walk(child, child, "")
-                else:
-                    walk(child, owner, sub)
-
-        walk(root, root, "")
+        self._members(root, root, "", out, set())
         return out
+
+    # A method, not a closure that calls itself: that would hold this freezer (and the
+    # whole model) in a cycle until the cyclic collector found it.
+    def _members(self, node: Layer, owner: Layer, path: str, out: list[Member], seen: set[int]) -> None:
+        for name, child in self.children[self.ids[id(node)]]:
+            if id(child) in seen:
+                continue
+            seen.add(id(child))
+            if (node.kind == "container" and child.in_loop and name.isdigit()) or name.startswith("*"):
+                sub = f"{path}[*]"
+            else:
+                sub = f"{path}.{name}" if path else name
+            out.append(Member(self.fact(child), self.fact(owner), f"{owner.short_type}.{sub}",
+                              _site(child, owner)))
+            if child.cls is not None and child.init_frame is not None:
+                self._members(child, child, "", out, seen)
+            else:
+                self._members(child, owner, sub, out, seen)
 
 
 def _site(layer: Layer, owner: Layer) -> Location:

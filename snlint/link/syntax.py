@@ -35,30 +35,32 @@ def last_attr(e: F.Expr) -> str:
 def names_in(e: F.Expr | None) -> list[str]:
     """The identifiers an expression mentions (for name-based evidence only)."""
     out: list[str] = []
-
-    def walk(x) -> None:
-        if isinstance(x, F.Local):
-            out.append(x.name)
-        elif isinstance(x, F.Global):
-            out.append(x.text or x.qual.rsplit(".", 1)[-1])
-        elif isinstance(x, F.Attr):
-            out.append(x.attr)
-            walk(x.value)
-        elif isinstance(x, F.Call):
-            walk(x.func)
-            for a in x.args:
-                walk(a.value)
-        elif isinstance(x, (F.ListE,)):
-            for i in x.items:
-                walk(i)
-        elif isinstance(x, (F.Subscript, F.Starred, F.Not)):
-            walk(x.value)
-        elif isinstance(x, F.BinOp):
-            walk(x.left)
-            walk(x.right)
-
-    walk(e)
+    _names_into(e, out)
     return out
+
+
+# Not a closure that calls itself: its cell would hold it in a cycle, and the cycles of
+# every call wait for the cyclic collector.
+def _names_into(x: F.Expr | None, out: list[str]) -> None:
+    if isinstance(x, F.Local):
+        out.append(x.name)
+    elif isinstance(x, F.Global):
+        out.append(x.text or x.qual.rsplit(".", 1)[-1])
+    elif isinstance(x, F.Attr):
+        out.append(x.attr)
+        _names_into(x.value, out)
+    elif isinstance(x, F.Call):
+        _names_into(x.func, out)
+        for a in x.args:
+            _names_into(a.value, out)
+    elif isinstance(x, (F.ListE,)):
+        for i in x.items:
+            _names_into(i, out)
+    elif isinstance(x, (F.Subscript, F.Starred, F.Not)):
+        _names_into(x.value, out)
+    elif isinstance(x, F.BinOp):
+        _names_into(x.left, out)
+        _names_into(x.right, out)
 
 
 def assignments_to(stmt: F.Stmt, qual: str) -> list[F.Assign]:
