@@ -501,3 +501,16 @@ def test_every_fact_pickles_to_an_equal_fact_with_its_node_indices():
     assert again.names.sites == facts.names.sites
     assert [s.node for s in again.names.sites] == [s.node for s in facts.names.sites]
     assert all(s.node is not None for s in again.names.sites)
+
+
+def test_the_stage_leaves_its_facts_in_the_oldest_generation(tmp_path):
+    # Made with the collector off, they would all sit in the youngest generation, and the
+    # first collection after the stage would scan every one of them again.
+    import gc
+
+    root = project(tmp_path, {"d.py": NETS})
+    path = str(root / "d.py")
+    facts = PerFile(Config(root=root, graph=False, jobs=1)).results({path: NETS})[path].facts
+    young = {id(o) for generation in (0, 1) for o in gc.get_objects(generation=generation)}
+    assert gc.is_tracked(facts.classes) and id(facts.classes) not in young
+    assert gc.isenabled() and not gc.get_freeze_count()
