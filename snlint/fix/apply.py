@@ -173,6 +173,10 @@ def fix_each(items: list[tuple[str, str, list[Finding]]], config: Config, *, uns
     """A round on each (path, text, findings): each file parsed and rewritten on its own,
     in worker processes beside this one when there is enough of them (as the per-file
     stage lowers them); in order."""
+    # Imported here, before any worker starts: a forked worker has it then, instead of
+    # importing it again beside this process (0.15 s of CPU each).
+    import snlint.edit.parsed  # noqa: F401 - libcst and the fixers' modules
+
     return shared_map(partial(_fix_chunk, config=config, unsafe=unsafe), items, jobs_for(config),
                       lambda item: len(item[1]))[0]
 
