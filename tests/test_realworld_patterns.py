@@ -1060,3 +1060,74 @@ def test_a_norm_called_between_layers_in_a_forward_is_no_discriminator(lint):
             return self.bn2(h, y) + skip
     ''')
     assert [f for f in findings if "ConditionBN" in f.message] == []
+
+
+# pix2pixHD, vid2vid, SPADE: the discriminator's layers are grouped in a list of lists,
+# then put in one Sequential by index: `for n in range(len(sequence)): stream += sequence[n]`.
+# Its layers were lost (an index the loop did not know), and with them every finding.
+def test_layers_gathered_by_index_over_a_list_are_seen(lint):
+    findings = lint('''
+    import torch.nn as nn
+    from torch.nn.utils import spectral_norm
+
+
+    class NLayerDiscriminator(nn.Module):
+        def __init__(self, input_nc=3, ndf=64, n_layers=3):
+            super().__init__()
+            sequence = [[spectral_norm(nn.Conv2d(input_nc, ndf, 4, 2, 1)), nn.LeakyReLU(0.2)]]
+            nf = ndf
+            for n in range(1, n_layers):
+                nf_prev, nf = nf, min(nf * 2, 512)
+                sequence += [[spectral_norm(nn.Conv2d(nf_prev, nf, 4, 2, 1)), nn.LeakyReLU(0.2)]]
+            sequence += [[nn.Conv2d(nf, 1, 4, 1, 1)]]
+            stream = []
+            for n in range(len(sequence)):
+                stream += sequence[n]
+            self.model = nn.Sequential(*stream)
+
+        def forward(self, x):
+            return self.model(x)
+    ''')
+    assert found(findings) == [("SN201", 14)]
+
+
+# vid2vid: one wrapper class (DataParallel with padding) holds the generator, the
+# discriminator and the flow network: `modelG = myModel(opt, modelG)`, `modelD =
+# myModel(opt, modelD)`. Bound to `modelD`, the wrapper was taken for a discriminator,
+# and the generator's batch norms it also wraps were reported.
+def test_a_wrapper_of_the_generator_and_the_discriminator_alike_is_neither(lint):
+    findings = lint('''
+    import torch.nn as nn
+
+
+    class Generator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Sequential(nn.ConvTranspose2d(8, 3, 4), nn.BatchNorm2d(3))
+
+        def forward(self, z):
+            return self.net(z)
+
+
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Conv2d(3, 1, 4)
+
+        def forward(self, x):
+            return self.net(x)
+
+
+    class Padded(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.module = model
+
+        def forward(self, *inputs):
+            return self.module(*inputs)
+
+
+    modelG = Padded(Generator())
+    modelD = Padded(Critic())
+    ''')
+    assert found(findings) == []

@@ -17,7 +17,7 @@ from typing import Callable
 
 from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef
-from snlint.link.events import ForwardCall
+from snlint.link.events import G_NAME, ForwardCall
 from snlint.link.index import ProjectIndex
 from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated
@@ -197,10 +197,16 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     # discriminator it holds (first-order-model's DiscriminatorFullModel) is a loss wrapper.
     named = {q for q, (c, f) in by_qual.items() if q not in excluded and q in project.roots
              and (_NAME.search(c.name) or _EXACT.match(c.name)) and not scores_real_and_generated(c)}
+    # A class whose instances are bound to a generator's name too (vid2vid's `myModel`,
+    # wrapping `modelG`, `modelD` and the flow network alike) is a wrapper: the names
+    # say nothing of what it is.
+    both = {inst.cls.qualname for inst in project.events.instances
+            if inst.cls is not None and any(G_NAME.search(n) for n in inst.bound_names)}
     for inst in project.events.instances:
         # Only a module: a meter or a config object bound to a D-like name scores nothing.
         if inst.kind == "module" and inst.cls is not None and inst.cls.qualname in by_qual \
-                and inst.cls.qualname not in excluded and any(_BOUND.search(n) for n in inst.bound_names):
+                and inst.cls.qualname not in excluded and inst.cls.qualname not in both \
+                and any(_BOUND.search(n) for n in inst.bound_names):
             named.add(inst.cls.qualname)
     candidates = set(evidence) | named
     # A candidate another one is built from (Projected GAN's MultiScaleD inside its

@@ -248,12 +248,25 @@ class Statements:
         return None
 
     def for_stmt(self, stmt: F.For, frame: Frame, module_level: bool) -> None:
-        iterable = self.expr(stmt.iter, frame)
+        indexed = _indexed_list(stmt.iter)
+        iterable = self.expr(indexed if indexed is not None else stmt.iter, frame)
         frame.loop_depth += 1
         frame.loops.append(stmt.span)
         try:
-            batch = self.loader_batch(iterable, stmt, frame.file.path)
-            if batch is not None:
+            batch = self.loader_batch(iterable, stmt, frame.file.path) if indexed is None else None
+            if indexed is not None:
+                # `for n in range(len(seq)): stream += seq[n]` (pix2pixHD's discriminators)
+                # goes through the items as `for item in seq` does, by their indices.
+                count = len(items_of(iterable)) if isinstance(iterable, (ListV, TupleV)) else 0
+                self.assign(stmt.target, ConstV(0) if 0 < count <= MAX_UNROLL else UNKNOWN, frame)
+                self.block(stmt.body, frame)
+                for index in range(1, count if count <= MAX_UNROLL else 0):
+                    if frame.returned is not None:
+                        break
+                    frame.jumped = False
+                    self.assign(stmt.target, ConstV(index), frame)
+                    self.block(stmt.body, frame)
+            elif batch is not None:
                 self.assign_all(stmt.target, batch, frame)
                 self.block(stmt.body, frame)
             elif isinstance(iterable, ModulesIterV) and iterable.children_only and not iterable.named \
@@ -430,3 +443,20 @@ def merge_choices(a: dict, b: dict, choices: bool) -> dict:
     out = merge(a, b)
     out.update({k: v for k, v in chosen.items() if v is not None})
     return out
+
+
+def _indexed_list(iterable: F.Expr) -> F.Expr | None:
+    """`seq` of `range(len(seq))`, a name or an attribute: the loop goes through its
+    indices."""
+    if isinstance(iterable, F.Call) and _builtin(iterable.func, "range") and len(iterable.args) == 1:
+        inner = iterable.args[0]
+        if inner.keyword is None and not inner.star and isinstance(inner.value, F.Call) \
+                and _builtin(inner.value.func, "len") and len(inner.value.args) == 1:
+            seq = inner.value.args[0]
+            if seq.keyword is None and not seq.star and isinstance(seq.value, (F.Local, F.Attr, F.Global)):
+                return seq.value
+    return None
+
+
+def _builtin(func: F.Expr, name: str) -> bool:
+    return isinstance(func, F.Global) and func.qual == f"builtins.{name}"
