@@ -1131,3 +1131,45 @@ def test_a_wrapper_of_the_generator_and_the_discriminator_alike_is_neither(lint)
     modelD = Padded(Critic())
     ''')
     assert found(findings) == []
+
+
+# advGAN_pytorch: the generated batch is a real batch plus the generator's clipped
+# perturbation. Each sample combines both, so the batch is generated; it read as real and
+# generated samples scored together, and the separate calls were not reported.
+def test_a_real_batch_plus_a_generated_perturbation_is_generated(lint):
+    findings = lint(with_models('''
+
+    import torch
+
+    D, G = Discriminator(), Generator()
+
+
+    def train_batch(x):
+        adv = torch.clamp(G(x), -0.3, 0.3) + x
+        pred_real = D(x)
+        pred_fake = D(adv.detach())
+    '''))
+    assert found(findings) == [("SN301", 9), ("SN401", 31)]
+    assert "real samples (the data parameter `x`)" in findings[1].message
+    assert "(returned by G at line 30, combined with another tensor at line 30)" in findings[1].message
+
+
+# pytorch_GAN_zoo: a WGAN-GP penalty on interpolates and an R1 penalty on the real batch,
+# the loss itself on one concatenated batch. Interpolates combine real and generated
+# samples (generated, by the rule above), but a penalty's call scores neither side: it is
+# SN303's, and pairs with no other call for SN401.
+def test_penalty_calls_are_not_paired_as_separate_batches(lint):
+    findings = lint(with_models('''
+
+    import torch
+
+    D, G = Discriminator(), Generator()
+    for real, _ in loader:
+        fake = G(real)
+        loss = D(torch.cat([real, fake.detach()])).mean()
+        alpha = torch.rand(real.size(0), 1, 1, 1)
+        interp = alpha * real + (1 - alpha) * fake.detach()
+        grads = torch.autograd.grad(D(interp).sum(), interp, create_graph=True)[0]
+        r1 = torch.autograd.grad(D(real).sum(), real, create_graph=True)[0]
+    '''))
+    assert [f.code for f in findings] == ["SN301", "SN303", "SN303"]

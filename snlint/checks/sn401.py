@@ -20,10 +20,13 @@ CODE = "SN401"
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
     coupled = coupled_discriminators(model)
+    # A gradient penalty's call scores interpolates, neither side: SN303's, not a batch
+    # of real or generated samples to pair.
+    penalized = {id(p.forward) for p in model.penalties}
     groups: dict[tuple, list] = {}
     for call in model.forwards:
         module = call.module
-        if module is None or module.cls is None or module.cls.qualname not in coupled:
+        if module is None or module.cls is None or module.cls.qualname not in coupled or id(call) in penalized:
             continue
         groups.setdefault((call.update, module.cls.qualname), []).append(call)
     # One call may reach one of several candidate classes: one finding names each.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link import resolve
+from snlint.link.provenance import Channels
 from snlint.link.statements import MAX_UNROLL, items_of, merge
 from snlint.link.syntax import text_of
 from snlint.link.values import (
@@ -99,6 +100,15 @@ class Expressions:
             return ListV(left.items + right.items)
         if isinstance(left, ConstV) and isinstance(right, ConstV):
             return _arith(e.op, left.value, right.value)
+        if isinstance(left, TensorV) and isinstance(right, TensorV) and left.origins and right.origins:
+            # `clamp(G(x), -eps, eps) + x` (an adversarial example, a residual output):
+            # each sample combines a part of each, so the batch is one of generated
+            # samples if either part is generated; not real and generated samples side by
+            # side, as `torch.cat((real, fake))` makes them.
+            joined = tensor_join([left, right])
+            loc = Location(frame.file.path, e.span)
+            return TensorV(joined.tags, joined.outputs, frozenset({Channels(
+                (left.origins, right.origins), loc.span.line, loc.path, ", combined with another tensor at {}")}))
         if isinstance(left, TensorV) or isinstance(right, TensorV):
             return tensor_join([left, right])
         return UNKNOWN
