@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import tokenize
 from dataclasses import dataclass, field
@@ -70,9 +71,27 @@ def discover(paths: list[str], config: Config,
         if absolute.is_dir():
             for rel, file in walker.walk(absolute):
                 add(_join(display, rel), file)
-        elif not os.path.lexists(absolute) or absolute.suffix in SUFFIXES:
+        elif not os.path.lexists(absolute) or absolute.suffix in SUFFIXES or python_script(absolute):
             add(display, absolute)
     return sorted(found.values(), key=lambda item: (item[0].split("/"), item[0]))
+
+
+# `#!/usr/bin/env python3`, `#!/usr/bin/python -u`: how pre-commit's `types: [python]`
+# knows a script without a suffix.
+_PYTHON_SHEBANG = re.compile(rb"#![^\n]*\bpython[0-9.]*(?:\s|$)")
+
+
+def python_script(path: Path) -> bool:
+    """A file named on the command line without a suffix whose first line runs Python (a
+    `train` script): pre-commit passes such files to a hook that asks for Python. A walk
+    does not look for them (as ruff)."""
+    if path.suffix or not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as handle:
+            return _PYTHON_SHEBANG.match(handle.readline(256)) is not None
+    except OSError:
+        return False
 
 
 def _clean(arg: str) -> str:

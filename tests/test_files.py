@@ -74,6 +74,15 @@ def test_explicit_file_with_other_suffix_is_skipped(project):
     assert displays(["notes.txt"], Config(project)) == []
 
 
+def test_explicit_script_without_suffix_that_runs_python_is_linted(project):
+    # pre-commit's `types: [python]` passes `train` when its first line runs Python.
+    (project / "train").write_text("#!/usr/bin/env python3\nx = 1\n", encoding="utf-8")
+    (project / "run").write_text("#!/bin/bash\npython train\n", encoding="utf-8")
+    (project / "Makefile").write_text("all:\n\tpython train\n", encoding="utf-8")
+    assert displays(["train", "run", "Makefile"], Config(project)) == ["train"]
+    assert displays(["."], Config(project)) == []  # a walk does not look for them (as ruff)
+
+
 def test_explicit_notebook_is_linted(project):
     touch(project, "train.ipynb")
     assert displays(["train.ipynb"], Config(project)) == ["train.ipynb"]
@@ -300,3 +309,14 @@ def test_read_source_never_raises(tmp_path, prefix, data):
     result = read_source("m.py", path, 200)
     assert isinstance(result, SourceFile) or (
         isinstance(result, Finding) and result.code in ("SN902", "SN903"))
+
+
+def test_a_script_without_suffix_is_linted_as_python(project):
+    from snlint.engine import run
+
+    (project / "train").write_text(
+        "#!/usr/bin/env python\nimport torch.nn as nn\n\n\nclass Discriminator(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.bn = nn.BatchNorm2d(8)\n",
+        encoding="utf-8")
+    findings = run(["train"], Config(project, graph=False)).findings
+    assert [(f.path, f.code, f.line) for f in findings] == [("train", "SN301", 8)]
