@@ -6,7 +6,7 @@ back to (cell, line), and fixed text written back into the notebook's JSON.
   as they do in the kernel. IPython syntax is replaced line for line, so every other
   line keeps its number and columns: a line magic or shell escape (`%time f()`,
   `!pip install x`, `x = !ls`, `obj?`) becomes `pass` (or `x = None`) at its
-  indentation; a cell whose first line is a non-Python cell magic (`%%bash`,
+  indentation, and the lines its trailing backslashes continue it onto blank lines; a cell whose first line is a non-Python cell magic (`%%bash`,
   `%%writefile`) becomes blank lines; `%%time`/`%%timeit`/`%%capture` keep their
   Python body. Markdown and raw cells, and notebooks whose kernel is not Python, give
   no code.
@@ -181,9 +181,17 @@ def _replace_line_magics(lines: list[str]) -> list[str]:
     after a backslash continues a statement and is left alone (`% b` in `(a\n % b)`)."""
     out = []
     state = _LexState()
+    escaped = False  # the magic line before ended in a backslash: this one is more of it
     for line in lines:
+        if escaped:
+            # `!python train.py \` then `    --batch 8 \`: IPython joins the lines into
+            # one command, so they go with the magic.
+            out.append(_ending(line))
+            escaped = line.rstrip("\r\n").endswith("\\")
+            continue
         if state.at_statement_start and _is_magic(line):
             out.append(_placeholder(line))
+            escaped = line.rstrip("\r\n").endswith("\\")
             continue
         out.append(line)
         state.scan(line)

@@ -65,6 +65,14 @@ def test_line_magics_and_shell_escapes_become_placeholders():
                       "obj?\n"]) == "pass\npass\nfiles = None\nif x:\n    pass\npass\n"
 
 
+def test_a_shell_escape_continued_by_backslashes_is_one_placeholder():
+    # pytorch-animeGAN's notebook: `!python3 train.py ... \` over several lines, which
+    # IPython joins into one command. Its indented lines were read as Python: an SN901.
+    source = ["!python3 train.py --batch 8 \\\n", "                 --model v2 \\\n",
+              "                 --amp\n", "x = 1\n", "%time f()  \\\n", "  --y\n"]
+    assert python_of(source) == "pass\n\n\nx = 1\npass\n\n"
+
+
 def test_non_python_cell_magic_becomes_blank_lines():
     assert python_of(["%%bash\n", "echo 'hi\n"], ["x = 1\n"]) == "\n\nx = 1\n"
 
@@ -140,6 +148,19 @@ def test_inserted_line_goes_into_the_cell_before_and_magics_stay():
                                   "import torch.nn as nn\n", "import torch\n",
                                   "from torch.nn.utils.parametrizations import spectral_norm"]
     assert fixed.replace('    "import torch\\n",\n', "", 1) == text
+
+
+def test_a_fix_leaves_a_continued_shell_escape_as_it_was():
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [],
+              "source": ["!python train.py \\\n", "    --epochs 3\n", "import torch.nn as nn\n"]},
+             *CELLS[2:]]
+    text = notebook_json(cells)
+    notebook = parse(text)
+    fixed = notebook.apply(notebook.python.replace(
+        "nn.Conv2d(128, 1, 4, 1, 0)", "spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))"))
+    assert json.loads(fixed)["cells"][0]["source"] == cells[0]["source"]
+    assert fixed == text.replace("self.head = nn.Conv2d(128, 1, 4, 1, 0)",
+                                 "self.head = spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))")
 
 
 def test_last_line_without_newline_stays_without_one():
