@@ -190,7 +190,9 @@ def _replace_line_magics(lines: list[str]) -> list[str]:
             escaped = line.rstrip("\r\n").endswith("\\")
             continue
         if state.at_statement_start and _is_magic(line):
-            out.append(_placeholder(line))
+            # A cell's first line may be indented (` !tts --text ...`): IPython takes that
+            # indentation off the cell, so the placeholder has none.
+            out.append(_placeholder(line.lstrip(" \t") if not out else line))
             escaped = line.rstrip("\r\n").endswith("\\")
             continue
         out.append(line)

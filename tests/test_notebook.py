@@ -73,6 +73,13 @@ def test_a_shell_escape_continued_by_backslashes_is_one_placeholder():
     assert python_of(source) == "pass\n\n\nx = 1\npass\n\n"
 
 
+def test_an_indented_shell_escape_opening_a_cell_is_a_placeholder_at_column_0():
+    # coqui-ai/TTS's tutorial: ` !tts --text ... \` (IPython takes a cell's leading
+    # indentation off). Indented, the placeholder was an unexpected indent: an SN901.
+    assert python_of([" !tts --text hi \\\n", "      --out_path a.wav\n"], ["  x = !ls\n"]) \
+        == "pass\n\nx = None\n"
+
+
 def test_non_python_cell_magic_becomes_blank_lines():
     assert python_of(["%%bash\n", "echo 'hi\n"], ["x = 1\n"]) == "\n\nx = 1\n"
 
