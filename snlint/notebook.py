@@ -47,6 +47,12 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "p
 _MAGIC_LINE = re.compile(r"^[ \t]*(?:[%!?]|[\w.\[\]()]+\?\??[ \t]*$)")
 _ASSIGN_MAGIC = re.compile(
     r"^(?P<head>[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*)[!%]")
+# Line magics IPython runs without their `%` (automagic, on by default) and its default
+# shell aliases: `cd DeOldify`, `pip install x`. Such a line is a magic only when it is not
+# Python (`ls -la` is a subtraction to the compiler, and harmless).
+_AUTOMAGIC = re.compile(r"^[ \t]*(?:cd|pwd|ls|ll|pip|conda|mkdir|rmdir|rm|cp|mv|cat|env|run|load|"
+                        r"alias|unalias|bookmark|dhist|pushd|popd|reload_ext|load_ext|matplotlib|"
+                        r"time|timeit|who|whos|history|mamba)(?:[ \t]|$)")
 _LITERAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
 _WS = re.compile(r"[ \t\n\r]*")
 
@@ -173,7 +179,22 @@ def _is_magic(line: str) -> bool:
     body = line.rstrip("\r\n")
     if not body.strip() or body.lstrip().startswith("#"):
         return False
-    return bool(_MAGIC_LINE.match(body) or _ASSIGN_MAGIC.match(body))
+    return bool(_MAGIC_LINE.match(body) or _ASSIGN_MAGIC.match(body)) \
+        or (_AUTOMAGIC.match(body) is not None and not _python_start(body.strip()))
+
+
+def _python_start(statement: str) -> bool:
+    """The line compiles, or starts a statement that later lines complete (`ls = [`)."""
+    import codeop
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            codeop.compile_command(statement, "<cell>", "exec")
+    except (SyntaxError, ValueError, OverflowError):
+        return False
+    return True
 
 
 def _replace_line_magics(lines: list[str]) -> list[str]:

@@ -80,6 +80,14 @@ def test_an_indented_shell_escape_opening_a_cell_is_a_placeholder_at_column_0():
         == "pass\n\nx = None\n"
 
 
+def test_a_magic_without_its_percent_is_a_placeholder_when_it_is_not_python():
+    # DeOldify's and first-order-model's Colab notebooks: `cd DeOldify` (IPython's
+    # automagic). `ls -la` compiles (a subtraction) and stays Python, as harmless.
+    source = ["cd DeOldify\n", "pip install -r requirements.txt\n", "cd ..\n", "ls -la\n",
+              "cd = 3\n", "time.sleep(1)\n", "ls = [1,\n", "      2]\n"]
+    assert python_of(source) == "pass\npass\npass\n" + "".join(source[3:])
+
+
 def test_non_python_cell_magic_becomes_blank_lines():
     assert python_of(["%%bash\n", "echo 'hi\n"], ["x = 1\n"]) == "\n\nx = 1\n"
 
