@@ -1173,3 +1173,27 @@ def test_penalty_calls_are_not_paired_as_separate_batches(lint):
         r1 = torch.autograd.grad(D(real).sum(), real, create_graph=True)[0]
     '''))
     assert [f.code for f in findings] == ["SN301", "SN303", "SN303"]
+
+
+# PyTorch-FastCampus: the models are built, then restored whole when a checkpoint
+# exists (`try: generator, discriminator = torch.load(path)`). The restored names read as
+# unknown, and the training code's calls reached no class: no SN401.
+def test_a_model_restored_whole_with_torch_load_keeps_its_class(lint):
+    findings = lint(with_models('''
+
+    import torch
+
+    generator = nn.DataParallel(Generator()).cuda()
+    discriminator = nn.DataParallel(Discriminator()).cuda()
+    try:
+        generator, discriminator = torch.load("./model/dcgan.pkl")
+    except Exception:
+        pass
+    loader = torch.utils.data.DataLoader(dataset)
+    for image, _ in loader:
+        gen_fake = generator.forward(torch.randn(8, 3, 8, 8))
+        dis_fake = discriminator.forward(gen_fake.detach())
+        dis_real = discriminator.forward(image)
+    '''))
+    assert found(findings) == [("SN301", 9), ("SN401", 35)]
+    assert "assumed" not in findings[1].message

@@ -50,8 +50,22 @@ class Statements:
         value = self.expr(stmt.value, frame)
         if module_level and len(stmt.targets) == 1 and isinstance(stmt.targets[0], F.Global):
             value = with_origin(value, stmt.targets[0].qual.rsplit(".", 1)[-1], frame.file, stmt)
+        reloaded = _loads(stmt.value) and isinstance(value, UnknownV)
         for target in stmt.targets:
-            self.assign(target, value, frame)
+            if reloaded:
+                self.reload(target, frame)
+            else:
+                self.assign(target, value, frame)
+
+    def reload(self, target: F.Expr, frame: Frame) -> None:
+        """`netD = torch.load(path)`, `G, D = torch.load(path)` (a model restored whole):
+        a name that holds a module built here keeps it, as the module saved was one of
+        those; any other name is unknown."""
+        if isinstance(target, F.ListE):
+            for item in target.items:
+                self.reload(item, frame)
+        elif not isinstance(self.expr(target, frame), Layer):
+            self.assign(target, UNKNOWN, frame)
 
     def aug_assign_stmt(self, stmt: F.AugAssign, frame: Frame, module_level: bool) -> None:
         current = self.expr(stmt.target, frame)
@@ -460,3 +474,7 @@ def _indexed_list(iterable: F.Expr) -> F.Expr | None:
 
 def _builtin(func: F.Expr, name: str) -> bool:
     return isinstance(func, F.Global) and func.qual == f"builtins.{name}"
+
+
+def _loads(e: F.Expr) -> bool:
+    return isinstance(e, F.Call) and isinstance(e.func, F.Global) and e.func.qual == "torch.load"
