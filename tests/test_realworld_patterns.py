@@ -1197,3 +1197,29 @@ def test_a_model_restored_whole_with_torch_load_keeps_its_class(lint):
     '''))
     assert found(findings) == [("SN301", 9), ("SN401", 35)]
     assert "assumed" not in findings[1].message
+
+
+# APDrawingGAN: one call in a loop scores each facial part with its own discriminator
+# (`net = getattr(self, 'net' + local_names[i])`). The runs of that call reach different
+# discriminators: a real batch through one and a generated batch through another share no
+# batch statistics, and make no SN401.
+def test_one_call_that_reaches_another_discriminator_each_run_pairs_nothing(lint):
+    findings = lint(with_models('''
+
+    import torch
+
+
+    class Model:
+        def __init__(self):
+            self.netG = Generator()
+            self.netDEye, self.netDHair = Discriminator(), Discriminator()
+
+        def backward_D(self, real):
+            fake = self.netG(real).detach()
+            parts = [real, fake]
+            names = ["DEye", "DHair"]
+            for i in range(len(parts)):
+                net = getattr(self, "net" + names[i])
+                net(parts[i])
+    '''))
+    assert found(findings) == [("SN301", 9)]

@@ -143,7 +143,12 @@ def pairs(calls: list[ForwardFact]) -> list[tuple]:
                       if segment[i].kind != segment[j].kind
                       # Lightning's `if optimizer_idx == 0:` discriminator step and its
                       # generator step never score in one run.
-                      and not exclusive(segment[i].branches, segment[j].branches)]
+                      and not exclusive(segment[i].branches, segment[j].branches)
+                      # One call that a loop runs on another discriminator each time
+                      # (APDrawingGAN's `getattr(self, 'net' + names[i])`): no batch of
+                      # one goes through the other.
+                      and not (segment[i].call == segment[j].call
+                               and segment[i].module is not segment[j].module)]
         used: set[int] = set()
         for _, _, _, i, j in sorted(candidates):
             if i in used or j in used:
