@@ -140,7 +140,10 @@ class _Tokens:
             self._read = -1
 
 
-class _Sender:
+class _End:
+    """One end of a pipe, as multiprocessing's Connection is used here: whole messages,
+    each after its length."""
+
     def __init__(self, fd: int) -> None:
         self._fd = fd
 
@@ -148,14 +151,6 @@ class _Sender:
         view = memoryview(_LENGTH.pack(len(data)) + data)
         while view:
             view = view[os.write(self._fd, view):]
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-
-class _Receiver:
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
 
     def recv_bytes(self) -> bytes:
         return self._exactly(_LENGTH.unpack(self._exactly(_LENGTH.size))[0])
@@ -185,8 +180,8 @@ class _Child:
             pass
 
 
-def _forked(work, chunks, tokens: _Tokens, workers: int) -> list[tuple[_Child, _Receiver]]:
-    started: list[tuple[_Child, _Receiver]] = []
+def _forked(work, chunks, tokens: _Tokens, workers: int) -> list[tuple[_Child, _End]]:
+    started: list[tuple[_Child, _End]] = []
     for _ in range(workers):
         read, write = os.pipe()
         try:
@@ -200,11 +195,11 @@ def _forked(work, chunks, tokens: _Tokens, workers: int) -> list[tuple[_Child, _
                 os.close(read)
                 for _, earlier in started:
                     earlier.close()
-                _worker(work, chunks, tokens, _Sender(write))
+                _worker(work, chunks, tokens, _End(write))
             finally:
                 os._exit(0)
         os.close(write)  # the worker's copy is the only one left: its end is EOF here
-        started.append((_Child(pid), _Receiver(read)))
+        started.append((_Child(pid), _End(read)))
     return started
 
 
