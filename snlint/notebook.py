@@ -5,9 +5,10 @@ back to (cell, line), and fixed text written back into the notebook's JSON.
   one Python text (`Notebook.python`), so names defined in one cell resolve in the next,
   as they do in the kernel. IPython syntax is replaced line for line, so every other
   line keeps its number and columns: a line magic or shell escape (`%time f()`,
-  `!pip install x`, `x = !ls`, `obj?`) becomes `pass` (or `x = None`) at its
-  indentation, and the lines its trailing backslashes continue it onto blank lines; a cell whose first line is a non-Python cell magic (`%%bash`,
-  `%%writefile`) becomes blank lines; `%%time`/`%%timeit`/`%%capture` keep their
+  `!pip install x`, `x = !ls`, `obj?`, automagic's `cd dir`) becomes `pass` (or
+  `x = None`) at its indentation (none on a cell's first line), and the lines its
+  trailing backslashes continue it onto blank lines; a cell whose first line is a
+  non-Python cell magic (`%%bash`, `%%writefile`) becomes blank lines; `%%time`/`%%timeit`/`%%capture` keep their
   Python body. Markdown and raw cells, and notebooks whose kernel is not Python, give
   no code.
 - `Notebook.locate(line)` and `Notebook.map_finding(finding)` turn a line of that text
