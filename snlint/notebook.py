@@ -8,9 +8,9 @@ back to (cell, line), and fixed text written back into the notebook's JSON.
   `!pip install x`, `x = !ls`, `obj?`, automagic's `cd dir`) becomes `pass` (or
   `x = None`) at its indentation (none on a cell's first line), and the lines its
   trailing backslashes continue it onto blank lines; a cell whose first line is a
-  non-Python cell magic (`%%bash`, `%%writefile`) becomes blank lines; `%%time`/`%%timeit`/`%%capture` keep their
-  Python body. Markdown and raw cells, and notebooks whose kernel is not Python, give
-  no code.
+  non-Python cell magic (`%%bash`, `%%writefile`) becomes blank lines;
+  `%%time`/`%%timeit`/`%%capture` keep their Python body. Markdown and raw cells, and
+  notebooks whose kernel is not Python, give no code.
 - `Notebook.locate(line)` and `Notebook.map_finding(finding)` turn a line of that text
   into (cell, line in the cell); cells are numbered from 1 over all cells of the
   notebook (markdown included), as Jupyter and ruff show them.
