@@ -10,11 +10,12 @@ SARIF metadata is built from it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Iterable
 
 from snlint.findings import DIAGNOSTICS
+from snlint.records import dataclass
 
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 _SECTION = re.compile(r"^## (.+)$", re.M)

@@ -12,12 +12,13 @@ import gc
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import click
 
 from snlint import report
 from snlint.findings import Finding
+from snlint.records import dataclass
 from snlint.replay import Recorder
 from snlint.report.text import one_line
 

@@ -20,11 +20,12 @@ import functools
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from snlint.catalogue import load_catalogue, selector_matches
+from snlint.records import dataclass
 from snlint.replay import EXISTS, note
 
 try:  # Python 3.11+

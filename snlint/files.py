@@ -21,12 +21,13 @@ import os
 import re
 import stat
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from snlint.config import Config, Glob
 from snlint.findings import Finding, Span, diagnostic
+from snlint.records import dataclass
 from snlint.replay import EXISTS, LISTING, STATE, note
 
 if TYPE_CHECKING:

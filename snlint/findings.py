@@ -6,9 +6,11 @@ characters, and ends are exclusive (as libcst and SARIF count).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from operator import attrgetter
 from typing import Any
+
+from snlint.records import dataclass
 
 
 def record(cls=None, /, **options):

@@ -7,13 +7,14 @@ inputs here and never imports the source pass.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from snlint.config import Config
 from snlint.files import discover, read_source
 from snlint.findings import Finding
+from snlint.records import dataclass
 
 if TYPE_CHECKING:
     from snlint.notebook import Notebook

@@ -35,10 +35,11 @@ import difflib
 import json
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from snlint.lines import split_lines
 from snlint.findings import Finding, Span, diagnostic
+from snlint.records import dataclass
 
 # Cell magics whose body is Python (IPython runs it as such).
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "python",

@@ -27,7 +27,6 @@ import re
 import traceback
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -35,6 +34,7 @@ from snlint.cache import Cache, digest
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.findings import Finding, diagnostic
+from snlint.records import dataclass
 from snlint.source import ast_modules, extract_file, module_name
 from snlint.stealing import shared_map
 

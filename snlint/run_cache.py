@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Mapping
 
 from snlint.cache import Cache, digest
@@ -28,6 +28,7 @@ from snlint.config import Config
 from snlint.files import SourceFile, discover, read_source
 from snlint.findings import Finding
 from snlint.inputs import Inputs
+from snlint.records import dataclass
 
 # Configuration that cannot change a finding: how the per-file stage runs.
 _NOT_IN_KEY = frozenset({"jobs", "cache", "cache_dir"})

@@ -4,12 +4,13 @@ own diagnostics added. Light (no libcst): a run the cache answers ends here too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
 from snlint.config import Config
 from snlint.findings import Edit, Finding
 from snlint.inputs import Inputs
+from snlint.records import dataclass
 from snlint.suppress import Suppressions
 
 if TYPE_CHECKING:

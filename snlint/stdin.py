@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -21,6 +21,7 @@ from snlint.config import Config
 from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, discover, read_source
 from snlint.findings import Finding
 from snlint.notebook import parse_notebook
+from snlint.records import dataclass
 
 STDIN = "-"
 

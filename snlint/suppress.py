@@ -21,9 +21,10 @@ import io
 import re
 from snlint.catalogue import selector_matches
 from snlint.lines import line_texts
+from snlint.records import dataclass
 import tokenize
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 _CODE = r"[A-Z]+[0-9]+"
 # The `# noqa` directive (the first in a comment counts); `--add-noqa` writes the same

@@ -16,6 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "snlint"
 
 FLOORS = [
+    {"records"},  # dataclasses with shared methods: nothing but the standard library below
     # data: findings, torch's names, lines, where libcst nodes are; the facts and the rule
     # catalogue over them
     {"findings", "torchapi", "lines", "positions"},

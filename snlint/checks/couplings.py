@@ -5,13 +5,14 @@ call reaches (`called_couplings`), and which real and generated calls belong tog
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from snlint.checks.emit import describe
 from snlint.checks.verdicts import (
     has_batch_statistics, normalizes_with_batch_statistics, runtime_clears_batch_norm,
 )
 from snlint.findings import Location
+from snlint.records import dataclass
 from snlint.link.model import DiscriminatorFact, ForwardFact, LayerFact, LinkedModel, exclusive
 
 

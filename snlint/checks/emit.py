@@ -4,11 +4,12 @@ evidence that makes it one, the same way in every rule's message."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable
 
 from snlint.catalogue import Rule
 from snlint.findings import DiscriminatorRef, Finding, Location
+from snlint.records import dataclass
 
 
 @dataclass

@@ -11,11 +11,12 @@ site and code however many instances the program built there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from snlint.checks.emit import Emitter
 from snlint.findings import Finding, Location
+from snlint.records import dataclass
 
 
 if TYPE_CHECKING:

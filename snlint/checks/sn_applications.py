@@ -5,7 +5,6 @@ rule's source findings to the runtime states at the same SN call."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from snlint.checks.emit import Emitter
@@ -14,6 +13,7 @@ from snlint.checks.verdicts import sn_off_the_weight
 from snlint.findings import Finding, Location
 from snlint.graph.facts import LeafFacts, Site, SNState
 from snlint.link.model import LayerFact, LinkedModel, SNFact
+from snlint.records import dataclass
 from snlint.torchapi import KINDS
 
 

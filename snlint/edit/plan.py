@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Iterator, Sequence
 
 import libcst as cst
@@ -22,6 +22,7 @@ from snlint.edit.parsed import ParsedFile
 from snlint.edit.syntax import walk, without
 from snlint import findings
 from snlint.findings import Finding
+from snlint.records import dataclass
 
 
 # Defined with the findings, where the rules' `fixable` predicates import them without

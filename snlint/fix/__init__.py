@@ -19,7 +19,7 @@ so a plain lint, which imports this package, never pays for them.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Iterable, Mapping
 
 from snlint.catalogue import load_catalogue
@@ -39,6 +39,7 @@ from snlint.fix.apply import (
 from snlint.fix.diff import unified_diff
 from snlint.checks.registry import fix_predicates, fixable_codes, fixers
 from snlint.fix.planning import fixability, names_of, plan_for
+from snlint.records import dataclass
 
 __all__ = ["FixOutcome", "attach_fixes", "fix_paths", "mark_fixes", "unified_diff"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import warnings
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -27,6 +27,7 @@ from snlint.checks.registry import fixers
 from snlint.fix.planning import Planners, names_of, plan_for
 from snlint.lines import split_lines
 from snlint.per_file import jobs_for
+from snlint.records import dataclass
 from snlint.stealing import shared_map
 
 if TYPE_CHECKING:  # libcst is imported where a fix is built: a plain lint imports this module

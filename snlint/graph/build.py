@@ -18,11 +18,12 @@ import inspect
 import json
 import re
 import types
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from snlint.graph.facts import GraphTarget, Site, one_line
 from snlint.graph.loader import error_site
+from snlint.records import dataclass
 
 MAX_ATTEMPTS = 8
 GUESS_PROFILES = 4

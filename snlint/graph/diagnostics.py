@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Callable
 
 from snlint.findings import Finding, Location, Span, diagnostic
+from snlint.records import dataclass
 
 if TYPE_CHECKING:  # the engine imports this module on --no-graph runs too: stay light
     from snlint.graph.facts import GraphTarget, Site, TargetFacts

@@ -7,8 +7,10 @@ the parent process (engine, checks) reads them without paying for torch.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any
+
+from snlint.records import dataclass
 
 STATUSES = ("ok", "import_error", "build_error", "timeout")
 

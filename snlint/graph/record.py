@@ -21,7 +21,7 @@ while it handles a call).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable
 
 import torch
@@ -32,6 +32,7 @@ from snlint.graph import sites
 from snlint.graph.facts import Site
 from snlint.graph.pristine import Pristine
 from snlint.graph.trace import SNTracer, uses_batch_statistics
+from snlint.records import dataclass
 
 _BATCH_NORM_FUNCTIONS = (torch.nn.functional.batch_norm, torch.batch_norm)
 

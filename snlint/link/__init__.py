@@ -11,7 +11,7 @@ Then `snlint.link.freeze` turns it into the frozen model the checks read
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Callable
 
@@ -23,6 +23,7 @@ from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated
 from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
 from snlint.link.values import Layer
+from snlint.records import dataclass
 
 _NAME = re.compile(r"(discriminator|critic)", re.I)
 _EXACT = re.compile(r"^(NetD|netD|_netD|D_\w+|D)$")

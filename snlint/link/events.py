@@ -9,10 +9,11 @@ fills them in, so they live apart from it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from snlint.findings import Location
 from snlint.link.values import Layer, SNApp
+from snlint.records import dataclass
 
 # Names training code gives its players. A discriminator bound to `netD` or `self.D`, a
 # generator bound to `netG`; single letters only as whole names, and a capital with a

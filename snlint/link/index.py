@@ -9,9 +9,9 @@ layers`), then a unique module whose name ends with the imported one.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 
 from snlint.facts import FileFacts
+from snlint.records import dataclass
 
 
 @dataclass(frozen=True)

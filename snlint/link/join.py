@@ -11,11 +11,12 @@ the same rule function (`snlint.checks.linked`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable
 
 from snlint.findings import DiscriminatorRef, Location, Span
 from snlint.graph.facts import LeafFacts, Site, TargetFacts
+from snlint.records import dataclass
 
 DisplayFor = Callable[[str], "str | None"]
 

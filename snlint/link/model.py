@@ -12,11 +12,12 @@ value still being computed. Class and file facts are `snlint.facts`, frozen alre
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
 from snlint.findings import DiscriminatorRef, Location, Span
+from snlint.records import dataclass
 
 if TYPE_CHECKING:
     from snlint.facts import ClassFacts, FileFacts

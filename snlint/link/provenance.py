@@ -12,7 +12,8 @@ discriminator class. Names (`real_x`, `fake`) decide only where the data flow sa
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from snlint.records import dataclass
 
 # Modules that change what they are given without generating anything new: what they return
 # is what went in (a resized real batch is still real).

@@ -7,10 +7,11 @@ construction `call`, and checks merge them by site.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from snlint.findings import Location
+from snlint.records import dataclass
 from snlint.torchapi import KINDS
 
 if TYPE_CHECKING:

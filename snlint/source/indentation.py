@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import io
 import tokenize
-from dataclasses import dataclass
+
+from snlint.records import dataclass
 
 TAB_STOP = 8
 _LAYOUT = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,

@@ -1,0 +1,130 @@
+"""snlint.records.dataclass behaves as the standard library's: the same repr text, the
+same equality and hashing rules, frozen and slotted classes, fields that do not compare,
+and the methods a class writes itself kept."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from dataclasses import field
+
+import pytest
+
+from snlint.findings import Span, record
+from snlint.records import dataclass as fast
+
+OPTIONS = [{}, {"frozen": True}, {"eq": False}, {"frozen": True, "eq": False}, {"repr": False},
+           {"frozen": True, "slots": True}, {"slots": True}, {"kw_only": True}]
+
+
+def both(**options):
+    """The same class body made by each decorator."""
+    made = []
+    for decorate in (dataclasses.dataclass, fast):
+        class Point:
+            x: int
+            y: object = None
+            note: str = field(default="", compare=False, repr=False)
+            tags: list = field(default_factory=list, hash=False)
+        made.append(decorate(**options)(Point))
+    return made
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+def test_repr_equality_and_hashing_match_the_standard_librarys(options):
+    std, ours = both(**options)
+
+    def trio(cls):
+        return cls(x=1, y=(2, "b"), note="n"), cls(x=1, y=(2, "b"), note="other"), cls(x=1, y=[3])
+
+    a, b, c = trio(std)
+    p, q, r = trio(ours)
+    if options.get("repr", True):
+        assert repr(p).replace(ours.__qualname__, "X") == repr(a).replace(std.__qualname__, "X")
+    else:
+        assert ours.__repr__ is object.__repr__
+    assert (p == q, p == r, p == p, p != q) == (a == b, a == c, a == a, a != b)
+    assert (ours.__hash__ is None) == (std.__hash__ is None)
+    if std.__hash__ is not None and options.get("eq", True):
+        assert hash(p) == hash(q)  # equal when only `note`, which does not compare, differs
+    assert p.__eq__(3) is NotImplemented or not options.get("eq", True)
+    assert [f.name for f in dataclasses.fields(ours)] == [f.name for f in dataclasses.fields(std)]
+
+
+def test_frozen_assignment_raises_as_it_does_for_the_standard_library():
+    (std, ours) = both(frozen=True, slots=True)
+    for cls in (std, ours):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            cls(1).x = 2
+    assert dataclasses.replace(ours(1, 2), y=3) == ours(1, 3)
+
+
+def test_methods_the_class_writes_are_kept():
+    @fast(frozen=True)
+    class Written:
+        x: int
+
+        def __eq__(self, other):
+            return True
+
+        def __hash__(self):
+            return 7
+
+        def __repr__(self):
+            return "written"
+
+    assert Written(1) == Written(2) and hash(Written(1)) == 7 and repr(Written(1)) == "written"
+
+    @fast
+    class OnlyEq:
+        x: int
+
+        def __eq__(self, other):
+            return False
+
+    # As dataclasses: a written __eq__ with no __hash__ leaves the class unhashable.
+    assert OnlyEq.__hash__ is None and OnlyEq(1) != OnlyEq(1)
+
+
+def test_a_recursive_repr_shows_dots():
+    @fast(eq=False)
+    class Node:
+        child: object = None
+
+    node = Node()
+    node.child = node
+    assert repr(node) == "test_a_recursive_repr_shows_dots.<locals>.Node(child=...)"
+
+
+def test_a_subclass_compares_its_own_fields_and_never_equals_its_base():
+    @fast(frozen=True)
+    class Base:
+        x: int
+
+    @fast(frozen=True)
+    class Sub(Base):
+        y: int = 0
+
+    assert Sub(1, 2) != Sub(1, 3) and Sub(1, 2) == Sub(1, 2) and Base(1) != Sub(1)
+    assert repr(Sub(1, 2)).endswith("Sub(x=1, y=2)")
+
+
+def test_records_pickle_back_to_equal_values_with_equal_hashes():
+    span = Span(1, 2, 3, 4)
+    back = pickle.loads(pickle.dumps(span))
+    assert back == span and hash(back) == hash(span) and back is not span
+
+    @record
+    class Pair:
+        a: int
+        b: str = field(default="", compare=False)
+
+    assert Pair(1, "x") == Pair(1, "y") and {Pair(1, "x"), Pair(1, "y")} == {Pair(1)}
+
+
+def test_order_goes_to_the_standard_library():
+    @fast(order=True, frozen=True)
+    class Ranked:
+        n: int
+
+    assert Ranked(1) < Ranked(2) and sorted([Ranked(2), Ranked(1)]) == [Ranked(1), Ranked(2)]
