@@ -128,3 +128,17 @@ def test_order_goes_to_the_standard_library():
         n: int
 
     assert Ranked(1) < Ranked(2) and sorted([Ranked(2), Ranked(1)]) == [Ranked(1), Ranked(2)]
+
+
+def test_a_class_without_a_docstring_is_documented_by_its_name():
+    @fast
+    class Bare:
+        x: int
+
+    @fast
+    class Told:
+        """What it is."""
+
+        x: int
+
+    assert (Bare.__doc__, Told.__doc__) == ("Bare", "What it is.")
