@@ -206,16 +206,12 @@ def _replace_line_magics(lines: list[str]) -> list[str]:
     state = _LexState()
     escaped = False  # the magic line before ended in a backslash: this one is more of it
     for line in lines:
-        if escaped:
-            # `!python train.py \` then `    --batch 8 \`: IPython joins the lines into
-            # one command, so they go with the magic.
-            out.append(_ending(line))
-            escaped = line.rstrip("\r\n").endswith("\\")
-            continue
-        if state.at_statement_start and _is_magic(line):
-            # A cell's first line may be indented (` !tts --text ...`): IPython takes that
-            # indentation off the cell, so the placeholder has none.
-            out.append(_placeholder(line.lstrip(" \t") if not out else line))
+        if escaped or (state.at_statement_start and _is_magic(line)):
+            # `!python train.py \` then `    --batch 8 \`: IPython joins the lines into one
+            # command, so they go with the magic. A cell's first line may be indented
+            # (` !tts --text ...`): IPython takes that indentation off the cell, so the
+            # placeholder has none.
+            out.append(_ending(line) if escaped else _placeholder(line.lstrip(" \t") if not out else line))
             escaped = line.rstrip("\r\n").endswith("\\")
             continue
         out.append(line)

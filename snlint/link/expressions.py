@@ -106,9 +106,8 @@ class Expressions:
             # samples if either part is generated; not real and generated samples side by
             # side, as `torch.cat((real, fake))` makes them.
             joined = tensor_join([left, right])
-            loc = Location(frame.file.path, e.span)
             return TensorV(joined.tags, joined.outputs, frozenset({Channels(
-                (left.origins, right.origins), loc.span.line, loc.path, ", combined with another tensor at {}")}))
+                (left.origins, right.origins), e.span.line, frame.file.path, ", combined with another tensor at {}")}))
         if isinstance(left, TensorV) or isinstance(right, TensorV):
             return tensor_join([left, right])
         return UNKNOWN

@@ -50,7 +50,7 @@ class Statements:
         value = self.expr(stmt.value, frame)
         if module_level and len(stmt.targets) == 1 and isinstance(stmt.targets[0], F.Global):
             value = with_origin(value, stmt.targets[0].qual.rsplit(".", 1)[-1], frame.file, stmt)
-        reloaded = _loads(stmt.value) and isinstance(value, UnknownV)
+        reloaded = _calls(stmt.value, "torch.load") and isinstance(value, UnknownV)
         for target in stmt.targets:
             if reloaded:
                 self.reload(target, frame)
@@ -263,24 +263,19 @@ class Statements:
 
     def for_stmt(self, stmt: F.For, frame: Frame, module_level: bool) -> None:
         indexed = _indexed_list(stmt.iter)
-        iterable = self.expr(indexed if indexed is not None else stmt.iter, frame)
+        if indexed is not None:
+            # `for n in range(len(seq)): stream += seq[n]` (pix2pixHD's discriminators)
+            # goes through seq's indices as `for item in seq` goes through its items.
+            seq = self.expr(indexed, frame)
+            count = len(items_of(seq)) if isinstance(seq, (ListV, TupleV)) else 0
+            iterable: Value = ListV([ConstV(i) for i in range(count)]) if count else UNKNOWN
+        else:
+            iterable = self.expr(stmt.iter, frame)
         frame.loop_depth += 1
         frame.loops.append(stmt.span)
         try:
-            batch = self.loader_batch(iterable, stmt, frame.file.path) if indexed is None else None
-            if indexed is not None:
-                # `for n in range(len(seq)): stream += seq[n]` (pix2pixHD's discriminators)
-                # goes through the items as `for item in seq` does, by their indices.
-                count = len(items_of(iterable)) if isinstance(iterable, (ListV, TupleV)) else 0
-                self.assign(stmt.target, ConstV(0) if 0 < count <= MAX_UNROLL else UNKNOWN, frame)
-                self.block(stmt.body, frame)
-                for index in range(1, count if count <= MAX_UNROLL else 0):
-                    if frame.returned is not None:
-                        break
-                    frame.jumped = False
-                    self.assign(stmt.target, ConstV(index), frame)
-                    self.block(stmt.body, frame)
-            elif batch is not None:
+            batch = self.loader_batch(iterable, stmt, frame.file.path)
+            if batch is not None:
                 self.assign_all(stmt.target, batch, frame)
                 self.block(stmt.body, frame)
             elif isinstance(iterable, ModulesIterV) and iterable.children_only and not iterable.named \
@@ -462,19 +457,16 @@ def merge_choices(a: dict, b: dict, choices: bool) -> dict:
 def _indexed_list(iterable: F.Expr) -> F.Expr | None:
     """`seq` of `range(len(seq))`, a name or an attribute: the loop goes through its
     indices."""
-    if isinstance(iterable, F.Call) and _builtin(iterable.func, "range") and len(iterable.args) == 1:
+    if _calls(iterable, "builtins.range") and len(iterable.args) == 1:
         inner = iterable.args[0]
-        if inner.keyword is None and not inner.star and isinstance(inner.value, F.Call) \
-                and _builtin(inner.value.func, "len") and len(inner.value.args) == 1:
+        if inner.keyword is None and not inner.star and _calls(inner.value, "builtins.len") \
+                and len(inner.value.args) == 1:
             seq = inner.value.args[0]
             if seq.keyword is None and not seq.star and isinstance(seq.value, (F.Local, F.Attr, F.Global)):
                 return seq.value
     return None
 
 
-def _builtin(func: F.Expr, name: str) -> bool:
-    return isinstance(func, F.Global) and func.qual == f"builtins.{name}"
-
-
-def _loads(e: F.Expr) -> bool:
-    return isinstance(e, F.Call) and isinstance(e.func, F.Global) and e.func.qual == "torch.load"
+def _calls(e: F.Expr, qual: str) -> bool:
+    """`e` is a call of the global `qual` (`builtins.range`, `torch.load`)."""
+    return isinstance(e, F.Call) and isinstance(e.func, F.Global) and e.func.qual == qual
