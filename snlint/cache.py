@@ -19,11 +19,9 @@ run code.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import pickle
-import shutil
 import sys
 import time
 from functools import lru_cache
@@ -31,6 +29,11 @@ from pathlib import Path
 
 from snlint.files import replace_file
 from snlint.pruning import keep_newest
+
+try:  # hashlib's own blake2b, without the OpenSSL bindings hashlib loads (3 ms of every start)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
 
 FORMAT = 1  # of an entry; part of the salt
 PRUNE_AFTER = 7 * 24 * 3600  # seconds a salt's folder is kept unused
@@ -56,7 +59,7 @@ class _Unpickler(pickle.Unpickler):
 
 
 def digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
 
 @lru_cache(maxsize=1)
@@ -84,7 +87,7 @@ def salt() -> str:
             except OSError:
                 continue
             parts.append(f"{path.relative_to(folder).as_posix()}:{info.st_size}:{info.st_mtime_ns}")
-    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+    return blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
 
 
 def _libcst_stamp() -> str:
@@ -130,7 +133,7 @@ class Cache:
         return Cache(directory if directory.is_absolute() else Path(root) / directory)
 
     def _name(self, path: str, relpath: str, run: bool = False) -> Path:
-        key = hashlib.blake2b(f"{path}\0{relpath}".encode("utf-8", "surrogatepass"),
+        key = blake2b(f"{path}\0{relpath}".encode("utf-8", "surrogatepass"),
                               digest_size=16).hexdigest()
         return self.entries / "runs" / key if run else self.entries / key[:2] / key[2:]
 
@@ -204,6 +207,8 @@ class Cache:
         for other in self.directory.glob("facts-*"):
             try:
                 if other != self.entries and other.stat().st_mtime < cutoff:
+                    import shutil
+
                     shutil.rmtree(other, ignore_errors=True)
             except OSError:
                 continue

@@ -15,7 +15,6 @@ A pattern without a slash also matches a file or folder name alone at any depth
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
@@ -27,11 +26,6 @@ from typing import Any
 from snlint.catalogue import load_catalogue, selector_matches
 from snlint.records import dataclass
 from snlint.replay import EXISTS, note
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
 
@@ -352,6 +346,8 @@ def _read_pyproject(path: Path) -> dict[str, Any]:
         return {}
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    import tomllib  # only where there is a pyproject.toml (2 ms of a start)
+
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -375,6 +371,8 @@ def _hint(key: str) -> str:
     if kebab in _KEYS:
         hint = f" (did you mean {kebab!r}?)"
     else:
+        import difflib
+
         close = difflib.get_close_matches(key, list(_KEYS), n=1)
         if close:
             hint = f" (did you mean {close[0]!r}?)"

@@ -24,7 +24,6 @@ import gc
 import os
 import posixpath
 import re
-import traceback
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
@@ -63,6 +62,8 @@ class Extracted:
 
 def internal(path: str, error: BaseException, stage: str = "") -> Finding:
     """SN999 for a bug met on one file (or in one stage): where it happened, in one line."""
+    import traceback
+
     where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
     at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
     during = f" in the {stage} checks" if stage else ""

@@ -18,12 +18,11 @@ for the very texts they were built from.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import fields
 from typing import Mapping
 
-from snlint.cache import Cache, digest
+from snlint.cache import Cache, blake2b, digest
 from snlint.config import Config
 from snlint.files import SourceFile, discover, read_source
 from snlint.findings import Finding
@@ -54,7 +53,7 @@ class RunCache:
         self.fixes = fixes
         settings = tuple((f.name, getattr(config, f.name)) for f in fields(config)
                          if f.init and f.name not in _NOT_IN_KEY)
-        self.key = hashlib.blake2b(repr((os.getcwd(), settings, sorted(given), fixes)).encode(
+        self.key = blake2b(repr((os.getcwd(), settings, sorted(given), fixes)).encode(
             "utf-8", "surrogatepass"), digest_size=20).hexdigest()
         self._entry: RunEntry | None | bool = False  # False: not read yet
         self._listing: str | None = None

@@ -77,3 +77,11 @@ def test_fix_with_nothing_it_may_fix_imports_no_libcst(tmp_path):
     assert "No fixes available (1 with --unsafe-fixes)." in done.stdout
     assert "snlint.fix.apply" in imported
     assert not {name for name in imported if name == "libcst" or name.startswith("snlint.fixes.")}
+
+
+def test_a_plain_lint_imports_only_what_its_files_need(tmp_path):
+    # No pyproject.toml (no TOML parser), no notebook, no diff, no suppressed config
+    # "did you mean", no cache (no OpenSSL hashing, no cache folder pruning).
+    done, imported = snlint(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert not imported & {"tomllib", "difflib", "snlint.notebook", "_hashlib", "hashlib", "shutil", "traceback"}

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import sys
 from dataclasses import field, replace
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
-from snlint.notebook import Notebook, parse_notebook
 from snlint.files import SourceFile, discover, read_source, write_atomic
 from snlint.findings import Edit, Finding, Fix
 from snlint.fix.apply import (
@@ -40,6 +39,9 @@ from snlint.fix.diff import unified_diff
 from snlint.checks.registry import fix_predicates, fixable_codes, fixers
 from snlint.fix.planning import fixability, names_of, plan_for
 from snlint.records import dataclass
+
+if TYPE_CHECKING:  # a plain lint reads no notebook for its fixes
+    from snlint.notebook import Notebook
 
 __all__ = ["FixOutcome", "attach_fixes", "fix_paths", "mark_fixes", "unified_diff"]
 
@@ -181,6 +183,8 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
     `unsafe`). With `write`, each changed file is written atomically, unless it changed
     on disk since it was read. `lint` lints the project from {path: text}; `lint_later`
     lints the rounds after the first (without the graph pass, which reads the disk)."""
+    from snlint.notebook import parse_notebook
+
     report = report or _stderr
     sources: dict[str, SourceFile] = {}
     notebooks: dict[str, Notebook] = {}

@@ -7,7 +7,6 @@ gets git's `\\ No newline at end of file` marker.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 
@@ -38,6 +37,8 @@ def unified_diff(path: str, old: str, new: str, context: int = 3) -> str:
     """The diff from `old` to `new` for the file `path` ("" when they are equal)."""
     if old == new:
         return ""
+    import difflib  # a plain lint imports this module, and shows no diff
+
     name = patch_path(path)
     out = []
     for line in difflib.unified_diff(_lines(old), _lines(new), f"a/{name}", f"b/{name}",

@@ -8,7 +8,6 @@ return, and blanked when the pass ends.
 
 from __future__ import annotations
 
-import shutil
 import time
 from typing import TYPE_CHECKING, Callable, TextIO
 
@@ -36,11 +35,11 @@ class ProgressLine:
 
     def __init__(self, stream: TextIO, is_terminal: bool,
                  clock: Callable[[], float] = time.monotonic,
-                 width: Callable[[], int] = lambda: shutil.get_terminal_size().columns) -> None:
+                 width: Callable[[], int] | None = None) -> None:
         self.stream = stream
         self.is_terminal = is_terminal
         self.clock = clock
-        self.width = width
+        self.width = width or _terminal_width
         self.start: float | None = None
         self.shown = 0  # characters of the line on screen now
         self.text = ""
@@ -68,3 +67,9 @@ class ProgressLine:
             self.stream.flush()
         except (OSError, ValueError):  # a closed or broken stderr must not end the run
             self.is_terminal = False
+
+
+def _terminal_width() -> int:
+    import shutil  # only once a line is drawn: most runs draw none
+
+    return shutil.get_terminal_size().columns
