@@ -78,6 +78,7 @@ class ListE(Expr):
 
 @record
 class DictE(Expr):
+    # (key, value); `**other` is (Starred(other), other)
     items: tuple[tuple[Expr, Expr], ...]
 
 

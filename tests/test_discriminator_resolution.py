@@ -145,6 +145,124 @@ def test_factory_with_an_unknown_key_skips_the_candidate_without_batch_statistic
     assert "one of 2 classes define_D() may build" in message
 
 
+# A factory of early returns ending in a raise (lama's make_discriminator): what it
+# builds is what an `if`/`elif`/`else` assigning the same classes builds.
+EARLY_RETURNS = NETWORKS.replace('''
+        if netD == "basic":
+            net = NLayerDiscriminator(input_nc, ndf, norm=norm)
+        elif netD == "pixel":
+            net = PixelDiscriminator(input_nc, ndf, norm=norm)
+        else:
+            raise NotImplementedError(netD)
+        return init_net(net, gpu_ids)
+''', '''
+        if netD == "basic":
+            return init_net(NLayerDiscriminator(input_nc, ndf, norm=norm), gpu_ids)
+        if netD == "pixel":
+            return init_net(PixelDiscriminator(input_nc, ndf, norm=norm), gpu_ids)
+        raise NotImplementedError(netD)
+''')
+
+
+def test_factory_of_early_returns_with_an_unknown_key_names_each_candidate(tmp_path):
+    findings = lint(tmp_path, {"models/networks.py": EARLY_RETURNS,
+                               "train.py": train_script("required=True", "batch")})
+    assert found(only(findings, "SN401")) == [("SN401", "train.py", 17)]
+    message = only(findings, "SN401")[0].message
+    assert "NLayerDiscriminator (" in message and " or PixelDiscriminator (" in message
+    assert "one of 2 classes define_D() may build at train.py:13" in message
+
+
+def test_factory_of_early_returns_with_a_known_key_builds_that_class(tmp_path):
+    findings = lint(tmp_path / "returns", {"models/networks.py": EARLY_RETURNS,
+                                           "train.py": train_script('default="pixel"', "instance")})
+    assigned = lint(tmp_path / "assigns", {"models/networks.py": NETWORKS,
+                                           "train.py": train_script('default="pixel"', "instance")})
+    assert found(findings) == found(assigned) == [("SN301", "networks.py", 11), ("SN301", "networks.py", 23),
+                                                  ("SN401", "train.py", 17)]
+    message = only(findings, "SN401")[0].message
+    assert "PixelDiscriminator" in message and "NLayerDiscriminator" not in message
+
+
+def test_factory_of_one_early_return_and_a_raise_builds_that_class(tmp_path):
+    networks = EARLY_RETURNS.replace('''
+        if netD == "pixel":
+            return init_net(PixelDiscriminator(input_nc, ndf, norm=norm), gpu_ids)
+''', "\n")
+    findings = lint(tmp_path, {"models/networks.py": networks,
+                               "train.py": train_script("required=True", "batch")})
+    assert ("SN401", "train.py", 17) in found(findings)
+    assert "NLayerDiscriminator" in only(findings, "SN401")[0].message
+
+
+def test_a_function_returning_one_of_several_classes_early_is_not_read_as_choosing_one(tmp_path):
+    # gan-compression: `get_netD_cls(netD)` returns a class, and define_D picks by the same
+    # key again; one unknown key for both calls would build every class in every branch
+    # (NLayerDiscriminator from `Discriminator(opt)`, with its batch norm default).
+    networks = NETWORKS + '''
+
+    def get_netD_cls(netD):
+        if netD == "n_layers":
+            return NLayerDiscriminator
+        if netD == "multi_scale":
+            return MultiscaleDiscriminator
+        raise NotImplementedError(netD)
+
+
+    class MultiscaleDiscriminator(nn.Module):
+        def __init__(self, opt):
+            super().__init__()
+            self.net = nn.Conv2d(3, 1, 4)
+
+        def forward(self, x):
+            return self.net(x)
+
+
+    def define_D2(netD, input_nc, opt):
+        Discriminator = get_netD_cls(netD)
+        if netD == "multi_scale":
+            net = Discriminator(opt)
+        else:
+            net = Discriminator(input_nc, norm="instance")
+        return net
+'''
+    script = train_script("required=True", "batch").replace(
+        "networks.define_D(3, 64, opt.netD, norm=opt.norm)", "networks.define_D2(opt.netD, 3, opt)")
+    findings = lint(tmp_path, {"models/networks.py": networks, "train.py": script})
+    assert found(findings) == [("SN301", "networks.py", 11), ("SN301", "networks.py", 23)]
+    assert all("training code" not in f.message for f in findings)
+
+
+# uvcgan: a factory joins its own defaults with what it was given, `{**a, **b}`.
+JOINED = NETWORKS + '''
+
+    def join_args(a, b):
+        return {**a, **b}
+
+
+    def select_D(model, **kwargs):
+        kwargs = join_args(dict(norm="instance", ndf=64), kwargs)
+        if model == "basic":
+            return NLayerDiscriminator(3, **kwargs)
+        raise ValueError(model)
+'''
+
+
+def test_factory_defaults_joined_with_its_keywords_build_the_instance_norm_discriminator(tmp_path):
+    script = train_script("required=True", "batch").replace(
+        "networks.define_D(3, 64, opt.netD, norm=opt.norm)", "networks.select_D(opt.netD)")
+    findings = lint(tmp_path, {"models/networks.py": JOINED, "train.py": script})
+    assert found(findings) == [("SN301", "networks.py", 23)]
+
+
+def test_factory_defaults_joined_with_a_batch_norm_keyword_build_batch_norm(tmp_path):
+    script = train_script("required=True", "batch").replace(
+        "networks.define_D(3, 64, opt.netD, norm=opt.norm)", 'networks.select_D(opt.netD, norm="batch")')
+    findings = lint(tmp_path, {"models/networks.py": JOINED, "train.py": script})
+    assert found(findings) == [("SN301", "networks.py", 11), ("SN301", "networks.py", 23),
+                               ("SN401", "train.py", 17)]
+
+
 # ---------------------------------------------------------------- registries
 
 REGISTRY = '''

@@ -201,3 +201,21 @@ def test_marks_agree_with_built_fixes_on_the_rule_pages(code):
     marked = _applicabilities(lint_sources(sources, config))
     assert any(f[3] == code and f[4] for f in marked)
     assert marked == _applicabilities(lint_sources(sources, config, fixes=True))
+
+
+def test_no_unwrap_fix_is_marked_for_a_module_dict_with_unpacked_entries():
+    # The planner rewrites only `key: layer` entries; `**blocks` it refuses.
+    sources = {"d.py": textwrap.dedent('''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+
+        class Discriminator(nn.Module):
+            def __init__(self, blocks):
+                super().__init__()
+                self.m = spectral_norm(nn.ModuleDict({**blocks, "conv": nn.Conv2d(3, 64, 3)}))
+    ''')}
+    config = Config(root=Path("."), graph=False, select=["SN1"])
+    marked = _applicabilities(lint_sources(sources, config))
+    assert marked == _applicabilities(lint_sources(sources, config, fixes=True))
+    assert marked == [("d.py", 9, 18, "SN102", None)]

@@ -126,6 +126,8 @@ def _container_applicability(names: F.Names, arg: F.Arg) -> str | None:
                 return None
             items = list(seq.items)
         elif isinstance(seq, F.DictE):
+            if any(isinstance(key, F.Starred) for key, _ in seq.items):
+                return None  # `ModuleDict({**blocks, ...})`: the fix rewrites only literal entries
             items = [value for _, value in seq.items]
         else:
             return None

@@ -15,6 +15,7 @@ from snlint.findings import Location
 from snlint.link import options, resolve
 from snlint.link.calls import MAX_DEPTH
 from snlint.link.index import ProjectIndex
+from snlint.link.statements import settled
 from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, Layer, NamespaceV, PartialV, TorchTypeV, TupleV,
     UnknownV, Value,
@@ -55,6 +56,7 @@ class Binding:
                    and p.name in self.deciding_params(func.fn)
                    and (p.name in kwargs or func.fn.params.index(p) < passed)]
         self.block(func.fn.body, sub)
+        sub.returned = settled(sub)
         return resolve.built_by(sub.returned or UNKNOWN, func.fn, sub, loc, strings)
 
     def deciding_params(self, fn: F.FunctionFacts) -> set[str]:

@@ -71,6 +71,13 @@ class Expressions:
     def dict_display(self, e: F.DictE, frame: Frame) -> Value:
         out = DictV()
         for k, v in e.items:
+            if isinstance(k, F.Starred):
+                # `{**defaults, **kwargs}` (a factory's defaults joined with what it was
+                # given): what a known dict holds; an unknown one adds nothing known.
+                unpacked = self.expr(v, frame)
+                if isinstance(unpacked, DictV):
+                    out.items.update(unpacked.items)
+                continue
             key = self.expr(k, frame)
             out.items[key.value if isinstance(key, ConstV) else object()] = self.expr(v, frame)
         return out

@@ -25,7 +25,7 @@ from snlint.link.expressions import Expressions
 from snlint.link.index import ProjectIndex
 from snlint.link.lookup import Lookup
 from snlint.link.names import Definitions
-from snlint.link.statements import BudgetExceeded, Statements
+from snlint.link.statements import BudgetExceeded, Statements, settled
 from snlint.link.torch_semantics import TorchSemantics
 from snlint.link.training_semantics import TrainingSemantics
 from snlint.link.values import UNKNOWN, ClassV, Frame, Layer, TensorV, UnknownV, Value
@@ -83,7 +83,7 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
         frame = Frame(file, fn.name, function=fn.name)
         self.bind_params(fn, [], {}, frame, use_defaults=True)
         self.block(fn.body, frame)
-        return frame.returned or UNKNOWN
+        return settled(frame) or UNKNOWN
 
     def instantiate_root(self, cls: F.ClassFacts, file: F.FileFacts) -> Layer:
         """Build a class the way its defaults allow, as a top-level object."""

@@ -36,7 +36,8 @@ def layers(value: Value) -> list[Layer]:
     return [v for v in options(value) if isinstance(v, Layer)]
 
 
-def _project_module(value: Value) -> str | None:
+def project_class(value: Value) -> str | None:
+    """The qualified name of the project class `value` is an instance of, or is."""
     if isinstance(value, Layer) and value.cls is not None and value.kind not in ("object",):
         return value.cls.qualname
     if isinstance(value, ClassV):
@@ -48,11 +49,11 @@ def one_of(a: Value, b: Value) -> Value | None:
     """Two values an undecided `if` leaves for one name: "one of" them when both are
     project modules (or classes) of different classes; None when that does not apply."""
     found = options(a) + options(b)
-    if not found or any(_project_module(v) is None for v in found):
+    if not found or any(project_class(v) is None for v in found):
         return None
     seen: dict[str, Value] = {}
     for v in found:
-        seen.setdefault(_project_module(v), v)  # type: ignore[arg-type]
+        seen.setdefault(project_class(v), v)  # type: ignore[arg-type]
     if len(seen) < 2:
         return None
     return OneOfV(tuple(seen.values()), "")
@@ -85,7 +86,7 @@ def built_by(returned: Value, fn: F.FunctionFacts, sub_frame, call: Location,
         if not any(layer.frame.is_within(sub_frame) for layer in layers(returned)):
             return returned  # passed through (`init_net(net)`), built elsewhere
         if not returned.why:
-            classes = len({_project_module(v) for v in returned.options})
+            classes = len({project_class(v) for v in returned.options})
             returned = OneOfV(returned.options, f"one of {classes} classes {fn.name}() may build")
         for layer in layers(returned):
             if layer.frame.is_within(sub_frame):

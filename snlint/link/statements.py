@@ -180,6 +180,8 @@ class Statements:
             frame.returned = merge_choices({"r": returned_then}, {"r": returned_else}, choices)["r"]
         else:
             frame.returned = None
+            if returned_then is not None or returned_else is not None:
+                frame.early.append(returned_then if returned_then is not None else returned_else)
 
     def narrowing(self, test: F.Expr, frame: Frame) -> tuple[str, Value, Value] | None:
         """Tests that split a `modules()` variable: `isinstance(m, (nn.Conv2d, nn.Linear))`,
@@ -440,6 +442,26 @@ def _building_module(frame: Frame) -> bool:
             return True
         scope = scope.parent
     return False
+
+
+def settled(frame: Frame) -> Value | None:
+    """What a finished body returns. A factory of `if kind == "a": return A(...)` tests
+    ending in a `raise` (or a last `return B(...)`) returns one of the instances of project
+    classes it builds, as an `if`/`else` assigning them does. Any other early return leaves
+    the body's last `return` as what it returns: a guard's `return x` in a forward is not
+    what the forward computes, and a function returning one of several classes
+    (`get_netD_cls(name)`) is read again by a caller that picks by the same key, which one
+    unknown key for both would not hold to."""
+    if not frame.early:
+        return frame.returned
+    values = [*frame.early, *([frame.returned] if frame.returned is not None else [])]
+    if any(not isinstance(v, Layer) or resolve.project_class(v) is None
+           for o in values for v in resolve.options(o)):
+        return frame.returned
+    chosen = values[0]
+    for value in values[1:]:
+        chosen = resolve.one_of(chosen, value) or chosen
+    return chosen
 
 
 def merge_choices(a: dict, b: dict, choices: bool) -> dict:

@@ -32,6 +32,9 @@ class Frame:
     cond_depth: int = 0
     env: dict[str, "Value"] = field(default_factory=dict)
     returned: "Value | None" = None
+    # What an undecided `if` returned while its other branch went on (`if kind == "a":
+    # return A()` ... `raise ValueError(kind)`): the body may end there instead.
+    early: list = field(default_factory=list)
     depth: int = 0
     loops: list = field(default_factory=list)  # spans of the loops being run, innermost last
     jumped: bool = False  # a `continue`/`break` ran: the rest of this loop body does not

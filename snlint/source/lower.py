@@ -224,6 +224,9 @@ class Lowerer(Lowering):
             for el in node.elements:
                 if isinstance(el, cst.DictElement):
                     pairs.append((self.expr(el.key), self.expr(el.value)))
+                else:  # `**other`: a Starred key, over the unpacked expression
+                    unpacked = self.expr(el.value)
+                    pairs.append((F.Starred(unpacked, span=self.span(el.value)), unpacked))
             return F.DictE(tuple(pairs), span=span)
         if isinstance(node, cst.Subscript):
             index: F.Expr = F.Unknown("")

@@ -230,6 +230,9 @@ class AstLowerer(Lowering):
             for key, value in zip(node.keys, node.values):
                 if key is not None:
                     pairs.append((self.expr(key), self.expr(value)))
+                else:  # `**other`: a Starred key, over the unpacked expression
+                    unpacked = self.expr(value)
+                    pairs.append((F.Starred(unpacked, span=self.span(value)), unpacked))
             return F.DictE(tuple(pairs), span=span)
         if kind is ast.Subscript:
             index: F.Expr = F.Unknown("")
