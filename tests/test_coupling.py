@@ -739,6 +739,49 @@ def test_netD_parameter_with_one_candidate_class_says_what_was_assumed(lint):
     assert "only discriminator class" in findings[1].message
 
 
+# Shift-Net: the only discriminator class takes its norm as an argument (default batch
+# norm), and the project's own factory passes one from its options.
+NORM_PARAMETER = '''
+    import torch
+    import torch.nn as nn
+
+    class Discriminator(nn.Module):
+        def __init__(self, norm_layer=nn.BatchNorm2d):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+            self.bn = norm_layer(64)
+
+    def train_step(netD, netG, real, z):
+        d_real = netD(real)
+        d_fake = netD(netG(z).detach())
+        return d_fake.mean() - d_real.mean()
+'''
+
+
+def test_an_assumed_discriminator_is_the_class_built_with_its_defaults(lint):
+    findings = lint(NORM_PARAMETER)
+    assert found(findings) == [("SN301", 6), ("SN401", 12)]
+    assert "assumed to be Discriminator" in findings[1].message
+
+
+def test_no_assumption_where_the_project_builds_the_class_with_its_own_norm(lint):
+    # What the factory passes is what trains; the class's default may never be built.
+    findings = lint(NORM_PARAMETER + '''
+    def define_D(norm_layer):
+        return Discriminator(norm_layer=norm_layer)
+    ''')
+    assert found(findings) == [("SN301", 6)]
+    assert "assumed" not in findings[0].message
+
+
+def test_an_assumption_stands_where_the_project_builds_the_class_with_other_arguments(lint):
+    findings = lint(NORM_PARAMETER.replace("norm_layer=nn.BatchNorm2d", "ndf=64, norm_layer=nn.BatchNorm2d") + '''
+    def define_D(ndf):
+        return Discriminator(ndf)
+    ''')
+    assert found(findings) == [("SN301", 6), ("SN401", 12)]
+
+
 def test_a_meter_bound_to_a_d_name_is_no_second_candidate(lint):
     # SRGAN-PyTorch: `d_losses = AverageMeter(...)` is a meter, not a discriminator.
     findings = lint(PARAMETER_LOOP + '''
@@ -1455,3 +1498,4 @@ def test_a_block_named_as_a_discriminator_inside_one_is_part_of_it():
     ''')
     project = link([extract(code, "example.py", "example.py")])
     assert [d.ref.cls for d in project.discriminators] == ["example.py:Discriminator"]
+

@@ -15,6 +15,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Callable
 
+from snlint import facts as F
 from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef
 from snlint.link.events import G_NAME, ForwardCall
@@ -22,6 +23,7 @@ from snlint.link.index import ProjectIndex
 from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated
 from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
+from snlint.link.syntax import calls_in, walk
 from snlint.link.values import Layer
 from snlint.records import dataclass
 
@@ -68,6 +70,43 @@ class LinkedProject:
 
     def instances_of(self, qualname: str) -> list[Layer]:
         return [i for i in self.events.instances if i.cls is not None and i.cls.qualname == qualname]
+
+
+def _norm_passed_elsewhere(project: LinkedProject, qual: str) -> bool:
+    """Whether the project's code calls class `qual` passing a parameter whose default
+    made one of its layers (`norm_layer=nn.BatchNorm2d`): the class built with its
+    defaults, which an assumption would judge, is then not what the project trains
+    (Shift-Net's `define_D` passes the norm its options name). Read from the calls as
+    written, by the class's name: the factory may be one the link never reaches."""
+    root = project.roots.get(qual)
+    init = root.cls.method("__init__") if root is not None and root.cls is not None else None
+    if init is None:
+        return False
+    defaults = {layer.origin.span for _, layer in root.descendants() if layer.origin is not None}
+    names = {p.name for p in init.params if p.span in defaults}
+    positional = [p.name for p in init.params if p.kind in ("pos", "posonly")][1:]  # after self
+    least = min((positional.index(n) for n in names if n in positional), default=None)
+    if not names:
+        return False
+    for file in project.index.files:
+        for call in _calls_of(file, root.cls.name):
+            given = sum(1 for a in call.args if a.keyword is None and not a.star)
+            if any(a.keyword in names for a in call.args) or (least is not None and given > least):
+                return True
+    return False
+
+
+def _calls_of(file: FileFacts, name: str):
+    """The calls in a file whose callee is written `name` or `something.name`."""
+    bodies = [file.body, *(fn.body for _, fn in file.functions),
+              *(fn.body for _, cls in file.classes for _, fn in cls.methods)]
+    for body in bodies:
+        for stmt in walk(body):
+            for call in calls_in(stmt):
+                func = call.func
+                if (isinstance(func, F.Local) and func.name == name) or (isinstance(func, F.Attr) and func.attr == name) \
+                        or (isinstance(func, F.Global) and func.qual.rsplit(".", 1)[-1] == name):
+                    yield call
 
 
 def _config_matches(entry: str, file: FileFacts, cls: ClassFacts, root: Path | None) -> bool:
@@ -216,6 +255,8 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
              for _, child in project.roots[q].descendants() if child.cls is not None}
     outer = candidates - parts
     sole = next(iter(outer)) if len(outer) == 1 and assume_sole else None
+    if sole is not None and _norm_passed_elsewhere(project, sole):
+        sole = None
     # A call the program also runs with the instance it reaches (a method run for an
     # object the script built, after the same method ran for the class built alone) is
     # judged on that instance, not on an assumed one.
