@@ -1499,3 +1499,31 @@ def test_a_block_named_as_a_discriminator_inside_one_is_part_of_it():
     project = link([extract(code, "example.py", "example.py")])
     assert [d.ref.cls for d in project.discriminators] == ["example.py:Discriminator"]
 
+
+
+def test_a_discriminator_step_helper_run_twice_in_one_update_is_one_finding(lint):
+    # MSGAN: `backward_D(D, real, fake1) + backward_D(D, real, fake2)`, each scoring the
+    # generated batch, then the real one: one pair of call sites, one finding.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+                self.bn = nn.BatchNorm2d(64)
+
+        def backward_D(netD, real, fake):
+            pred_fake = netD(fake.detach())
+            pred_real = netD(real)
+            return pred_fake.mean() - pred_real.mean()
+
+        def update_D(netD, netG, loader, z1, z2):
+            for real in loader:
+                fake1, fake2 = netG(z1), netG(z2)
+                loss = backward_D(netD, real, fake1) + backward_D(netD, real, fake2)
+                loss.backward()
+    ''')
+    assert found(findings) == [("SN301", 9), ("SN401", 12)]
+    assert "in a separate call at line 13" in findings[1].message

@@ -38,8 +38,11 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             if not found:
                 continue
             first, second = a.site_apart_from(b), b.site_apart_from(a)
-            at_site.setdefault((first.path, first.span, second.span), []).append(
-                (a, b, first, second, reached(d, [a, b]), found))
+            # Either way round: a helper run twice in one update (MSGAN's
+            # `backward_D(D, real, fake1) + backward_D(D, real, fake2)`) pairs its two
+            # calls across the runs too, one mistake at one pair of call sites.
+            sites = frozenset({(first.path, first.span), (second.path, second.span)})
+            at_site.setdefault(sites, []).append((a, b, first, second, reached(d, [a, b]), found))
     for entries in sorted(at_site.values(), key=lambda e: e[0][0].order):
         a, b, first, second, ref, _ = entries[0]
         subject, stats = candidates([(e[4], e[5]) for e in entries])
