@@ -263,6 +263,69 @@ def test_factory_defaults_joined_with_a_batch_norm_keyword_build_batch_norm(tmp_
                                ("SN401", "train.py", 17)]
 
 
+# A trainer holding one of two discriminators, each scored in its own branch with the
+# arguments its forward takes (Hands-On GANs, chapter 5): a call with a label is the
+# conditional one's, whatever the other would have.
+TWO_MODELS = '''
+    import torch
+    import torch.nn as nn
+
+
+    class InfoD(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+        def forward(self, x):
+            return self.net(x)
+
+
+    class CondD(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 10)
+            self.net = nn.Linear(20, 1)
+
+        def forward(self, image, labels):
+            return self.net(torch.cat((image, self.emb(labels)), -1))
+
+
+    class Gen(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(8, 10)
+
+        def forward(self, z):
+            return self.net(z)
+
+
+    class Model(object):
+        def __init__(self, name):
+            self.netG = Gen()
+            if name == "cgan":
+                self.netD = CondD()
+            elif name == "infogan":
+                self.netD = InfoD()
+            self.infogan = name == "infogan"
+
+        def train(self, loader):
+            for data, target in loader:
+                x_fake = self.netG(torch.randn(8, 8))
+                if self.infogan:
+                    y_real = self.netD(data)
+                    y_fake = self.netD(x_fake.detach())
+                else:
+                    y_real = self.netD(data, target)
+                    y_fake = self.netD(x_fake.detach(), target)
+'''
+
+
+def test_a_call_reaches_only_the_candidates_whose_forward_takes_its_arguments(tmp_path):
+    findings = lint(tmp_path, {"models.py": TWO_MODELS,
+                               "train.py": "import sys\nfrom models import Model\n\nModel(sys.argv[1]).train([])\n"})
+    assert found(only(findings, "SN401")) == [("SN401", "models.py", 47)]
+
+
 # ---------------------------------------------------------------- registries
 
 REGISTRY = '''

@@ -104,9 +104,14 @@ class Calls:
         return UNKNOWN if handler is None else handler(self, callee, args, kwargs, e, frame, loc, text)
 
     def call_one_of(self, callee: OneOfV, args, kwargs, e, frame, loc, text) -> Value:
-        # Each candidate is built, or called, as the code would with that one.
+        # Each candidate is built, or called, as the code would with that one; a module
+        # whose forward cannot take these arguments is not what this call reaches
+        # (`self.netD(data, labels)` in the branch for the conditional discriminator).
+        options = list(callee.options)
+        if e is None or not any(a.star for a in e.args):
+            options = [o for o in options if self.accepts(o, len(args), set(kwargs))] or options
         results = [self.apply(option, list(args), dict(kwargs), e, frame, loc, text)
-                   for option in callee.options]
+                   for option in options]
         if all(isinstance(r, Layer) for r in results):
             # A name an undecided `if` bound to one class or another says so here.
             why = callee.why or f"one of {len(results)} classes {text or 'a name'} may name"
@@ -116,6 +121,24 @@ class Calls:
                 return results[0]
             return OneOfV(tuple(results), callee.why, callee.role)
         return tensor_join(results) if any(isinstance(r, TensorV) for r in results) else UNKNOWN
+
+    def accepts(self, option: Value, positional: int, keywords: set[str]) -> bool:
+        """Whether a project module's `forward` takes `positional` arguments and these
+        keywords (True for anything else: only a call that would raise is ruled out)."""
+        if not isinstance(option, Layer) or option.kind != "module" or option.cls is None:
+            return True
+        file = self.file_of(option.cls)
+        found = self.find_method(option.cls, file, "forward") if file is not None else None
+        if found is None:
+            return True
+        params = found[0].params[1:]  # after self
+        if any(p.kind in ("star", "dstar") for p in params):
+            return True
+        named = [p for p in params if p.kind in ("pos", "posonly")]
+        if positional > len(named) or not keywords <= {p.name for p in params if p.kind != "posonly"}:
+            return False
+        given = {p.name for p in named[:positional]} | keywords
+        return all(p.default is not None or p.name in given for p in params)
 
     def call_class(self, callee: ClassV, args, kwargs, e, frame, loc, text) -> Value:
         if _is_dict_class(callee.cls):
