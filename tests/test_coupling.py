@@ -1527,3 +1527,48 @@ def test_a_discriminator_step_helper_run_twice_in_one_update_is_one_finding(lint
     ''')
     assert found(findings) == [("SN301", 9), ("SN401", 12)]
     assert "in a separate call at line 13" in findings[1].message
+
+
+NO_GRAD = '''
+    import torch
+    import torch.nn as nn
+
+    class Inverter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+            self.bn = nn.BatchNorm2d(64)
+
+        def forward(self, x):
+            h = self.bn(self.conv(x))
+            return h, h
+
+    def destylize(batches, generator, latent):
+        encoder = Inverter()
+        for batch in batches:
+            imgs = []
+            for img in batch:
+                imgs.append(img)
+                {body}
+'''
+
+
+def test_a_network_run_on_real_and_generated_samples_without_gradients_trains_nothing(lint):
+    # DualStyleGAN's destylize.py: an encoder inverting real images, then generated ones.
+    code = '''with torch.no_grad():
+                    img_rec, latent_e = encoder(imgs)
+                with torch.no_grad():
+                    img_dsty = generator([latent.detach()])
+                    _, latent_i = encoder(img_dsty)'''
+    assert found(lint(NO_GRAD.format(body=code))) == []
+    # The same calls with gradients: scored as a discriminator is.
+    assert found(lint(NO_GRAD.format(body=code.replace("with torch.no_grad():", "if True:")))) == \
+        [("SN301", 9), ("SN401", 22)]
+
+
+def test_a_generator_run_without_gradients_still_feeds_the_discriminator_step(lint):
+    findings = lint(NO_GRAD.replace("encoder = Inverter()", "netD = Inverter()").format(body='''with torch.no_grad():
+                    fake = generator([latent])
+                d_real = netD(imgs)
+                d_fake = netD(fake)'''))
+    assert found(findings) == [("SN301", 9), ("SN401", 23)]

@@ -92,7 +92,14 @@ class Statements:
             frame.jumped = False
 
     def block_stmt(self, stmt: F.Block, frame: Frame, module_level: bool) -> None:
-        self.block(stmt.body, frame, module_level)
+        if not _without_grad(stmt.body) or frame.no_grad:
+            self.block(stmt.body, frame, module_level)
+            return
+        frame.no_grad = True
+        try:
+            self.block(stmt.body, frame, module_level)
+        finally:
+            frame.no_grad = False
 
     def fallback_stmt(self, stmt: F.Fallback, frame: Frame, module_level: bool) -> None:
         """An `except` handler: what it builds and calls is recorded, but of the names and
@@ -487,6 +494,26 @@ def _indexed_list(iterable: F.Expr) -> F.Expr | None:
             if seq.keyword is None and not seq.star and isinstance(seq.value, (F.Local, F.Attr, F.Global)):
                 return seq.value
     return None
+
+
+# Context managers under which no gradient is recorded: nothing called there trains.
+_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+                      "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+
+
+def _without_grad(body: tuple[F.Stmt, ...]) -> bool:
+    """A `with` block whose context managers (its leading expression statements, as the
+    source pass lowers them) include `torch.no_grad()` or `torch.set_grad_enabled(False)`."""
+    for stmt in body:
+        if not isinstance(stmt, F.ExprStmt) or not isinstance(stmt.value, F.Call):
+            return False
+        call = stmt.value
+        if isinstance(call.func, F.Global) and call.func.qual in _NO_GRAD:
+            return True
+        if _calls(call, "torch.set_grad_enabled") and len(call.args) == 1 \
+                and isinstance(call.args[0].value, F.Const) and call.args[0].value.value is False:
+            return True
+    return False
 
 
 def _calls(e: F.Expr, qual: str) -> bool:

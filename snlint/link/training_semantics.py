@@ -85,7 +85,12 @@ class TrainingSemantics:
         self.events.update_roots.append(root)
         # One update: one loop body of one entry point, up to the next optimizer step (a
         # discriminator step and the generator step after it score apart by design).
-        call = ForwardCall(module, text, loc, kind, (id(root), tuple(root.loops), root.optimizer_steps),
+        update = (id(root), tuple(root.loops), root.optimizer_steps)
+        if _without_grad(frame):
+            # Under `torch.no_grad()` nothing trains (an encoder inverting real and generated
+            # images, features for a metric): a call there is an update of its own.
+            update = (id(root), "no_grad", len(self.events.forwards))
+        call = ForwardCall(module, text, loc, kind, update,
                            frame.function or root.function or root.name, len(self.events.forwards), loc,
                            _chain(frame, loc),
                            origins=first.origins if isinstance(first, TensorV) else frozenset(),
@@ -413,3 +418,13 @@ def scores_real_and_generated(cls: F.ClassFacts) -> bool:
     not a discriminator built around a head (Projected GAN's ProjectedDiscriminator calls
     its `self.discriminator` once, on its own features)."""
     return _discriminator_calls(cls) > 1
+
+
+def _without_grad(frame: Frame) -> bool:
+    """Whether the frame, or one that called into it, runs inside `torch.no_grad()`."""
+    scope: Frame | None = frame
+    while scope is not None:
+        if scope.no_grad:
+            return True
+        scope = scope.parent
+    return False
