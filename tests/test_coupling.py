@@ -741,21 +741,8 @@ def test_netD_parameter_with_one_candidate_class_says_what_was_assumed(lint):
 
 # Shift-Net: the only discriminator class takes its norm as an argument (default batch
 # norm), and the project's own factory passes one from its options.
-NORM_PARAMETER = '''
-    import torch
-    import torch.nn as nn
-
-    class Discriminator(nn.Module):
-        def __init__(self, norm_layer=nn.BatchNorm2d):
-            super().__init__()
-            self.conv = nn.Conv2d(3, 64, 4, 2, 1)
-            self.bn = norm_layer(64)
-
-    def train_step(netD, netG, real, z):
-        d_real = netD(real)
-        d_fake = netD(netG(z).detach())
-        return d_fake.mean() - d_real.mean()
-'''
+NORM_PARAMETER = PARAMETER_LOOP.replace("def __init__(self):", "def __init__(self, norm_layer=nn.BatchNorm2d):") \
+    .replace("self.bn = nn.BatchNorm2d(64)", "self.bn = norm_layer(64)")
 
 
 def test_an_assumed_discriminator_is_the_class_built_with_its_defaults(lint):

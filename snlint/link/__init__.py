@@ -84,10 +84,11 @@ def _norm_passed_elsewhere(project: LinkedProject, qual: str) -> bool:
         return False
     defaults = {layer.origin.span for _, layer in root.descendants() if layer.origin is not None}
     names = {p.name for p in init.params if p.span in defaults}
-    positional = [p.name for p in init.params if p.kind in ("pos", "posonly")][1:]  # after self
-    least = min((positional.index(n) for n in names if n in positional), default=None)
     if not names:
         return False
+    positional = [p.name for p in init.params if p.kind in ("pos", "posonly")][1:]  # after self
+    # A positional argument passes the parameter when it reaches its place.
+    least = min((positional.index(n) for n in names if n in positional), default=None)
     for file in project.index.files:
         for call in _calls_of(file, root.cls.name):
             given = sum(1 for a in call.args if a.keyword is None and not a.star)

@@ -92,7 +92,7 @@ class Statements:
             frame.jumped = False
 
     def block_stmt(self, stmt: F.Block, frame: Frame, module_level: bool) -> None:
-        if not _without_grad(stmt.body) or frame.no_grad:
+        if not _opens_no_grad(stmt.body) or frame.no_grad:
             self.block(stmt.body, frame, module_level)
             return
         frame.no_grad = True
@@ -501,7 +501,7 @@ _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.n
                       "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 
 
-def _without_grad(body: tuple[F.Stmt, ...]) -> bool:
+def _opens_no_grad(body: tuple[F.Stmt, ...]) -> bool:
     """A `with` block whose context managers (its leading expression statements, as the
     source pass lowers them) include `torch.no_grad()` or `torch.set_grad_enabled(False)`."""
     for stmt in body:

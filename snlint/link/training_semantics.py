@@ -86,7 +86,7 @@ class TrainingSemantics:
         # One update: one loop body of one entry point, up to the next optimizer step (a
         # discriminator step and the generator step after it score apart by design).
         update = (id(root), tuple(root.loops), root.optimizer_steps)
-        if _without_grad(frame):
+        if frame.grad_free:
             # Under `torch.no_grad()` nothing trains (an encoder inverting real and generated
             # images, features for a metric): a call there is an update of its own.
             update = (id(root), "no_grad", len(self.events.forwards))
@@ -418,13 +418,3 @@ def scores_real_and_generated(cls: F.ClassFacts) -> bool:
     not a discriminator built around a head (Projected GAN's ProjectedDiscriminator calls
     its `self.discriminator` once, on its own features)."""
     return _discriminator_calls(cls) > 1
-
-
-def _without_grad(frame: Frame) -> bool:
-    """Whether the frame, or one that called into it, runs inside `torch.no_grad()`."""
-    scope: Frame | None = frame
-    while scope is not None:
-        if scope.no_grad:
-            return True
-        scope = scope.parent
-    return False

@@ -47,6 +47,16 @@ class Frame:
     branches: tuple = ()
 
     @property
+    def grad_free(self) -> bool:
+        """Whether this frame, or one that called into it, runs inside `torch.no_grad()`."""
+        frame: Frame | None = self
+        while frame is not None:
+            if frame.no_grad:
+                return True
+            frame = frame.parent
+        return False
+
+    @property
     def root(self) -> "Frame":
         frame = self
         while frame.parent is not None:
