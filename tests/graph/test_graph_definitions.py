@@ -187,3 +187,20 @@ def test_an_error_in_the_copy_points_at_the_scripts_own_line(tmp_path):
     [diagnostic] = [f for f in result.findings if f.code == "SN912"]
     assert "ValueError: broken on purpose" in diagnostic.message
     assert diagnostic.message.endswith("train.py:11)")
+
+
+def test_a_numpy_discriminator_class_is_not_built(tmp_path):
+    # Hands-On GANs, chapter 1: `class Discriminator(object)` of NumPy arrays.
+    write(tmp_path, "simple_gan.py", '''
+        import numpy as np
+
+
+        class Discriminator(object):
+            def __init__(self):
+                self.w1 = np.zeros((4, 4))
+
+            def forward(self, x):
+                return x @ self.w1
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
+    assert result.findings == [] and result.graph == []
