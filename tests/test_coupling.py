@@ -1559,3 +1559,56 @@ def test_a_generator_run_without_gradients_still_feeds_the_discriminator_step(li
                 d_real = netD(imgs)
                 d_fake = netD(fake)'''))
     assert found(findings) == [("SN301", 9), ("SN401", 23)]
+
+
+# Tutorials build the discriminator as an nn.Sequential, not a class.
+SEQUENTIAL = '''
+    import torch
+    import torch.nn as nn
+
+    G = nn.Sequential(nn.Linear(64, 784), nn.Tanh())
+    {name} = nn.Sequential(nn.Linear(784, 256), nn.BatchNorm1d(256), nn.LeakyReLU(0.2), nn.Linear(256, 1))
+    for x, _ in torch.utils.data.DataLoader([]):
+        fake = G(torch.randn(64, 64))
+        d_real = {name}(x)
+        d_fake = {name}(fake.detach())
+'''
+
+
+def test_a_sequential_called_as_a_discriminator_is_judged_as_one(lint):
+    findings = lint(SEQUENTIAL.format(name="D"))
+    assert at(findings) == [("SN301", 6, 40), ("SN401", 9, 14)]
+    assert findings[0].message.startswith("BatchNorm1d in D (used as a discriminator by the training code")
+    assert findings[1].discriminator.to_dict() == {"class": "example.py:D", "evidence": "training code"}
+
+
+def test_a_sequential_called_under_another_name_is_no_discriminator(lint):
+    assert found(lint(SEQUENTIAL.format(name="encoder"))) == []
+
+
+def test_a_gan_class_holding_a_sequential_discriminator(lint):
+    # rasbt's deeplearning-models: one module holds both networks, scored through methods.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        class GAN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.generator = nn.Sequential(nn.Linear(64, 784), nn.Tanh())
+                self.discriminator = nn.Sequential(nn.Linear(784, 256), nn.BatchNorm1d(256), nn.Linear(256, 1))
+
+            def generator_forward(self, z):
+                return self.generator(z)
+
+            def discriminator_forward(self, img):
+                return self.discriminator(img)
+
+        model = GAN()
+        for features, _ in torch.utils.data.DataLoader([]):
+            generated = model.generator_forward(torch.randn(64, 64))
+            pred_real = model.discriminator_forward(features)
+            pred_fake = model.discriminator_forward(generated.detach())
+    ''')
+    assert found(findings) == [("SN301", 9), ("SN401", 20)]
+    assert "BatchNorm1d in GAN.discriminator (used as a discriminator by the training code" in findings[0].message

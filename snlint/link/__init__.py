@@ -218,6 +218,33 @@ def _classes(files: list[FileFacts]):
             yield cls, file
 
 
+def _containers_called_as_discriminators(project: LinkedProject) -> dict[str, tuple[ClassFacts, FileFacts]]:
+    """An `nn.Sequential` the code calls by a discriminator's name (`D = nn.Sequential(...)`
+    in a tutorial, a GAN class's `self.discriminator = nn.Sequential(...)` called as
+    `model.discriminator(img)`) is judged as a discriminator class is: it is given a class
+    of its own, named after its binding (`D`, `GAN.discriminator`) and placed at its
+    construction, with no base (so the graph pass, which imports classes, leaves it to the
+    source pass)."""
+    made: dict[str, tuple[ClassFacts, FileFacts]] = {}
+    for call in project.events.forwards:
+        layer = call.module
+        if layer is None or layer.cls is not None or layer.kind != "container" or not D_NAME.search(call.callee):
+            continue
+        file = project.files.get(layer.call.path)
+        if file is None:
+            continue
+        name = call.callee.rsplit(".", 1)[-1]
+        owner = layer.frame.self_value  # the module whose __init__ built it, if any
+        if owner is not None and owner.cls is not None:
+            name = f"{owner.cls.name}.{name}"
+        span = layer.call.span
+        cls = ClassFacts(name, f"{file.module}.{name}@{span.line}:{span.column}", (), (), span)
+        layer.cls, layer.kind = cls, "module"
+        project.roots[cls.qualname] = layer
+        made[cls.qualname] = (cls, file)
+    return made
+
+
 def find_discriminators(project: LinkedProject, discriminators: list[str],
                         not_discriminators: list[str], root: Path | None, assume_sole: bool = True) -> None:
     """Decide which classes are discriminators, strongest evidence first: configuration,
@@ -225,6 +252,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     gradient penalty through it), then names (of the class, or of what it is bound to)."""
     files = project.index.files
     by_qual = {cls.qualname: (cls, file) for cls, file in _classes(files)}
+    by_qual.update(_containers_called_as_discriminators(project))
     excluded = {q for q, (c, f) in by_qual.items()
                 if any(_config_matches(e, f, c, root) for e in not_discriminators)}
     evidence: dict[str, tuple[str, str]] = {}
