@@ -1612,3 +1612,45 @@ def test_a_gan_class_holding_a_sequential_discriminator(lint):
     ''')
     assert found(findings) == [("SN301", 9), ("SN401", 20)]
     assert "BatchNorm1d in GAN.discriminator (used as a discriminator by the training code" in findings[0].message
+
+
+def test_a_size_read_from_the_real_batch_leaves_generated_samples_generated(lint):
+    # rasbt's gan-conv: `D(fake.view(targets.size(0), 1, 28, 28).detach())`: sizes are no samples.
+    findings = lint(PARAMETER_LOOP.replace("d_fake = netD(netG(z).detach())",
+                                           "d_fake = netD(netG(z).view(real.size(0), -1).detach())"))
+    assert found(findings) == [("SN301", 9), ("SN401", 12)]
+
+
+def test_a_buffer_the_real_samples_are_written_into_holds_real_samples(lint):
+    # pix2pix (znxlwm): a random crop into a new tensor, one sample at a time.
+    findings = lint(PARAMETER_LOOP.replace("""        d_real = netD(real)""", """        crops = torch.FloatTensor(real.size(0), 3, 64, 64)
+        for i in range(real.size(0)):
+            crops[i] = real[i, :, :64, :64]
+        d_real = netD(crops)"""))
+    assert found(findings) == [("SN301", 9), ("SN401", 15)]
+    assert "real samples (the data parameter `real`)" in findings[1].message
+
+
+def test_a_sequential_a_discriminator_runs_in_its_forward_is_a_part_of_it(lint):
+    # lightning-bolts' DCGANDiscriminator: `return self.disc(x)`.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        class DCGANDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.disc = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+            def forward(self, x):
+                return self.disc(x)
+
+        def step(netD, netG, loader):
+            for real in loader:
+                d_real = netD(real)
+                d_fake = netD(netG(torch.randn(8, 8)).detach())
+
+        step(DCGANDiscriminator(), nn.Linear(8, 8), [])
+    ''')
+    assert found(findings) == [("SN301", 8), ("SN401", 15)]
+    assert "DCGANDiscriminator.disc" not in findings[1].message

@@ -228,8 +228,9 @@ def _containers_called_as_discriminators(project: LinkedProject) -> dict[str, tu
     made: dict[str, tuple[ClassFacts, FileFacts]] = {}
     for call in project.events.forwards:
         layer = call.module
-        if layer is None or layer.cls is not None or layer.kind != "container" or not D_NAME.search(call.callee):
-            continue
+        if layer is None or layer.cls is not None or layer.kind != "container" or not D_NAME.search(call.callee) \
+                or call.function == "forward":
+            continue  # (in a forward it is a part of the module that runs it: `self.disc(x)`)
         file = project.files.get(layer.call.path)
         if file is None:
             continue

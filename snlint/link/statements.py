@@ -16,6 +16,7 @@ from snlint.link.lookup import with_origin
 from snlint.link.values import (
     UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, Layer, ListV, ModulesIterV, ModulesV,
     NameFindV, NamespaceV, NameV, ParametersV, ParamV, TensorV, TorchTypeV, TupleV, UnknownV, Value,
+    tensor_join,
 )
 
 # Iterations of one loop the evaluator unrolls; longer loops run once, over unknown items.
@@ -377,6 +378,12 @@ class Statements:
             owner.items[f"*{len(owner.items)}"] = value
         elif isinstance(owner, Layer) and owner.kind == "container":
             owner.set_attr(str(key.value) if isinstance(key, ConstV) else f"*{len(owner.attrs)}", value)
+        elif isinstance(owner, (TensorV, UnknownV)) and isinstance(value, TensorV) and value.origins \
+                and isinstance(target.value, (F.Local, F.Attr)):
+            # `outputs[i] = img[:, crop]` (pix2pix's random crop into a new buffer): the buffer
+            # holds the samples written into it.
+            joined = tensor_join([owner, value]) if isinstance(owner, TensorV) else value
+            self.assign(target.value, joined, frame)
 
     def assign_unpacked(self, target: F.ListE, value: Value, frame: Frame) -> None:
         items: tuple[Value, ...] = ()

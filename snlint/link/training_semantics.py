@@ -274,12 +274,16 @@ class TrainingSemantics:
             return TensorV()  # `real.new_zeros(n)`: a new tensor of the receiver's type
         if name in _SHAPED_LIKE:
             return receiver  # `z.type_as(real)`: z, with real's type (or shape)
+        if name in _SIZES:
+            return UNKNOWN  # `real.size(0)`: a number, none of the samples
         if name in _REDUCTIONS and _over_batch(args[0] if args else kwargs.get("dim")):
             self.batch_reduction(f".{name}(dim=0)", frame, loc)
         if name in ("view", "reshape") and args and isinstance(args[0], ConstV) and args[0].value == 1:
             # `x.view(1, b * c, h, w)`: a batch of one whose channels are the samples'
             # channels (AdaIN through `F.batch_norm`): statistics per sample.
             return TensorV(receiver.tags | {_PER_SAMPLE}, receiver.outputs, receiver.origins)
+        if name in _RESHAPES:
+            return receiver  # `fake.view(real.size(0), -1)`: the arguments are sizes and dims
         return tensor_join([receiver, *args, *kwargs.values()])
 
     def optimizer_method(self, receiver: Value, name: str, e, frame, loc) -> Value | None:
@@ -326,6 +330,12 @@ _FRESH = frozenset({"randn", "rand", "randint", "randperm", "normal", "randn_lik
                     "empty_like", "full_like", "arange", "linspace", "eye"})
 _FRESH_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
 _SHAPED_LIKE = frozenset({"type_as", "expand_as", "view_as", "reshape_as"})
+# What a tensor's size says: numbers, not samples.
+_SIZES = frozenset({"size", "dim", "ndimension", "numel", "nelement", "element_size", "stride"})
+# Methods whose arguments are sizes, dims or indices: what they return holds the receiver's
+# samples and nothing of the tensors the sizes were read from.
+_RESHAPES = frozenset({"view", "reshape", "expand", "repeat", "permute", "transpose", "flatten",
+                       "unflatten", "unsqueeze", "squeeze", "narrow", "movedim", "flip", "roll"})
 _REDUCTIONS = frozenset({"std", "var", "mean", "sum", "max", "min", "amax", "amin", "logsumexp",
                          "prod", "norm", "std_mean", "var_mean", "median"})
 
