@@ -1654,3 +1654,31 @@ def test_a_sequential_a_discriminator_runs_in_its_forward_is_a_part_of_it(lint):
     ''')
     assert found(findings) == [("SN301", 8), ("SN401", 15)]
     assert "DCGANDiscriminator.disc" not in findings[1].message
+
+
+def test_a_global_rebound_to_itself_moved_to_a_device_keeps_its_module(lint):
+    # rasbt's gan-conv: `model = model.to(device)`, read as a global inside a method.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        class GAN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.generator = nn.Sequential(nn.Linear(64, 784), nn.Tanh())
+                self.discriminator = nn.Sequential(nn.Linear(784, 256), nn.BatchNorm1d(256), nn.Linear(256, 1))
+
+            def generator_forward(self, z):
+                return self.generator(z)
+
+            def discriminator_forward(self, img):
+                return model.discriminator(img)
+
+        model = GAN()
+        model = model.to(torch.device("cpu"))
+        for features, _ in torch.utils.data.DataLoader([]):
+            generated = model.generator_forward(torch.randn(64, 64))
+            pred_real = model.discriminator_forward(features)
+            pred_fake = model.discriminator_forward(generated.detach())
+    ''')
+    assert found(findings) == [("SN301", 9), ("SN401", 21)]

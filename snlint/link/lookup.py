@@ -89,6 +89,8 @@ class Lookup:
                     for target in stmt.targets:
                         if isinstance(target, F.Global) and target.qual == qual:
                             value = with_origin(self.expr(stmt.value, frame), name, file, stmt)
+                            # `model = model.to(device)` next reads the value so far.
+                            frame.env[name] = value
                 elif isinstance(stmt, F.ExprStmt) and isinstance(value, NamespaceV) and not value.parsed \
                         and isinstance(stmt.value, F.Call) and isinstance(stmt.value.func, F.Global) \
                         and stmt.value.func.qual.startswith(qual + "."):
