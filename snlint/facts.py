@@ -329,6 +329,7 @@ class FunctionFacts:
     body: tuple[Stmt, ...]
     span: Span  # the `def` statement
     is_method: bool = False
+    decorators: tuple[Expr, ...] = ()  # as written (`@torch.no_grad()`), read where the `def` is
 
 
 @record

@@ -1682,3 +1682,13 @@ def test_a_global_rebound_to_itself_moved_to_a_device_keeps_its_module(lint):
             pred_fake = model.discriminator_forward(generated.detach())
     ''')
     assert found(findings) == [("SN301", 9), ("SN401", 21)]
+
+
+def test_a_function_decorated_no_grad_trains_nothing(lint):
+    # An evaluation pass (`@torch.no_grad()`) scoring real and generated images apart.
+    code = NO_GRAD.replace("    def destylize(", "    @torch.no_grad()\n    def destylize(").format(
+        body='''img_rec, latent_e = encoder(imgs)
+                img_dsty = generator([latent.detach()])
+                _, latent_i = encoder(img_dsty)''')
+    assert found(lint(code)) == []
+    assert found(lint(code.replace("@torch.no_grad()", "@torch.enable_grad()"))) == [("SN301", 9), ("SN401", 22)]

@@ -15,7 +15,7 @@ from snlint.findings import Location
 from snlint.link import options, resolve
 from snlint.link.calls import MAX_DEPTH
 from snlint.link.index import ProjectIndex
-from snlint.link.statements import settled
+from snlint.link.statements import settled, without_grad
 from snlint.link.values import (
     UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, Layer, NamespaceV, PartialV, TorchTypeV, TupleV,
     UnknownV, Value,
@@ -49,6 +49,7 @@ class Binding:
                     sub.self_value = func.bound
             args = [func.bound, *args]
         self.bind_params(func.fn, args, kwargs, sub, use_defaults=True)
+        sub.no_grad = without_grad(func.fn)
         passed = len(args) + len(kwargs)
         # Which parameters the body compares is asked only of a call passing a string.
         strings = [(p.name, sub.env[p.name]) for p in func.fn.params

@@ -25,7 +25,7 @@ from snlint.link.expressions import Expressions
 from snlint.link.index import ProjectIndex
 from snlint.link.lookup import Lookup
 from snlint.link.names import Definitions
-from snlint.link.statements import BudgetExceeded, Statements, settled
+from snlint.link.statements import BudgetExceeded, Statements, settled, without_grad
 from snlint.link.torch_semantics import TorchSemantics
 from snlint.link.training_semantics import TrainingSemantics
 from snlint.link.values import UNKNOWN, ClassV, Frame, Layer, TensorV, UnknownV, Value
@@ -80,7 +80,7 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
 
     def run_function(self, fn: F.FunctionFacts, file: F.FileFacts) -> Value:
         """A helper on its own, with its defaults and unknown parameters."""
-        frame = Frame(file, fn.name, function=fn.name)
+        frame = Frame(file, fn.name, function=fn.name, no_grad=without_grad(fn))
         self.bind_params(fn, [], {}, frame, use_defaults=True)
         self.block(fn.body, frame)
         return settled(frame) or UNKNOWN
@@ -100,7 +100,7 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
             if name == "__init__" or name in instance.called_methods:
                 continue  # a helper __init__ called already ran; running it again doubles SN
             frame = Frame(owner_file, f"{instance.cls.name}.{name}", self_value=instance, cls=owner,
-                          function=name)
+                          function=name, no_grad=without_grad(fn))
             self.bind_params(fn, [instance], self.option_arguments(fn, instance.cls), frame,
                              use_defaults=True)
             if name == "forward":

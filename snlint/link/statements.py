@@ -508,6 +508,13 @@ _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.n
                       "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 
 
+def without_grad(fn: F.FunctionFacts) -> bool:
+    """A function decorated `@torch.no_grad()` (or `@torch.inference_mode()`): nothing it
+    calls trains."""
+    return any((d.func if isinstance(d, F.Call) else d).qual in _NO_GRAD for d in fn.decorators
+               if isinstance(d.func if isinstance(d, F.Call) else d, F.Global))
+
+
 def _opens_no_grad(body: tuple[F.Stmt, ...]) -> bool:
     """A `with` block whose context managers (its leading expression statements, as the
     source pass lowers them) include `torch.no_grad()` or `torch.set_grad_enabled(False)`."""

@@ -417,6 +417,7 @@ class Lowerer(Lowering):
         name = node.name.value
         # Defaults are evaluated in the enclosing scope.
         params = self.params(node.params)
+        decorators = tuple(self.expr(d.decorator) for d in node.decorators)  # so are decorators
         known = self.scopes_info.functions.get((self.positions.raw(node.name)[0], name))
         if known is not None:
             local = set(known) | {p.name for p in params}
@@ -430,7 +431,7 @@ class Lowerer(Lowering):
             for stmt in _iter_globals(node.body):
                 local.discard(stmt)
         return self.function_facts(name, params, local, self._rebound_imports(node),
-                                   lambda: self.block(node.body), self.span(node, F.STMT))
+                                   lambda: self.block(node.body), self.span(node, F.STMT), decorators)
 
     def _import_sites(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):

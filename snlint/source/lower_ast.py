@@ -456,9 +456,10 @@ class AstLowerer(Lowering):
     def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> F.FunctionFacts:
         name = node.name
         params = self.params(node.args)  # defaults are evaluated in the enclosing scope
+        decorators = tuple(self.expr(d) for d in node.decorator_list)  # so are decorators
         local = set(self.scopes_info.functions.get((node.lineno, name), ())) | {p.name for p in params}
         return self.function_facts(name, params, local, self._rebound_imports(node),
-                                   lambda: self.block(node.body), self.compound(node))
+                                   lambda: self.block(node.body), self.compound(node), decorators)
 
     def _import_sites(self, node: ast.Import | ast.ImportFrom) -> None:
         if node.names[0].name == "*":

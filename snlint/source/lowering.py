@@ -73,7 +73,8 @@ class Lowering:
         return F.Attr(value, attr, span=span)
 
     def function_facts(self, name: str, params: tuple[F.Param, ...], local: set[str], rebound: set[str],
-                       lower_body: Callable[[], tuple[F.Stmt, ...]], span: Span) -> F.FunctionFacts:
+                       lower_body: Callable[[], tuple[F.Stmt, ...]], span: Span,
+                       decorators: tuple[F.Expr, ...] = ()) -> F.FunctionFacts:
         """A function's facts: its body lowered with its own names (`local`, and the imports
         it binds more than one way, `rebound`) in scope, and no class around it."""
         prefix = ".".join(filter(None, [self.module, *self.class_stack]))
@@ -88,7 +89,7 @@ class Lowering:
             self.rebound.pop()
             self.class_stack = saved_classes
         return F.FunctionFacts(name, f"{prefix}.{name}" if prefix else name, params, body, span,
-                               is_method=bool(saved_classes))
+                               is_method=bool(saved_classes), decorators=decorators)
 
     def class_qualname(self, name: str, line: int) -> str:
         """The key of a class named `name` whose name is on `line`, in the classes being
