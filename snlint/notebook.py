@@ -46,7 +46,7 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "p
                                 "python3", "pypy"})
 
 # `%magic`, `!shell`, `?obj`, `obj?`, `obj.attr??` (help) at the start of a statement.
-_MAGIC_LINE = re.compile(r"^[ \t]*(?:[%!?]|[\w.\[\]()]+\?\??[ \t]*$)")
+_MAGIC_LINE = re.compile(r"^[ \t]*(?:[%!?]|[\w.*\[\]()]+\?\??[ \t]*$)")  # `torch.*Tensor?`: a search
 _ASSIGN_MAGIC = re.compile(
     r"^(?P<head>[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*)[!%]")
 # Line magics IPython runs without their `%` (automagic, on by default) and its default

@@ -197,3 +197,9 @@ def test_string_source_and_compact_json_keep_their_layout():
 def test_unchanged_text_gives_the_same_bytes():
     text = notebook_json()
     assert parse(text).apply(parse(text).python) == text
+
+
+def test_a_help_search_with_a_wildcard_is_a_placeholder():
+    # NYU-DLSP20's tensor tutorial: `torch.*Tensor?` lists the names that match.
+    assert python_of(["# What about all `*Tensor`s?\n", "torch.*Tensor?\n", "torch.nn.Module??\n"]) \
+        == "# What about all `*Tensor`s?\npass\npass\n"
