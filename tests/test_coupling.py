@@ -1586,9 +1586,7 @@ def test_a_sequential_called_under_another_name_is_no_discriminator(lint):
     assert found(lint(SEQUENTIAL.format(name="encoder"))) == []
 
 
-def test_a_gan_class_holding_a_sequential_discriminator(lint):
-    # rasbt's deeplearning-models: one module holds both networks, scored through methods.
-    findings = lint('''
+GAN_CLASS = '''
         import torch
         import torch.nn as nn
 
@@ -1609,7 +1607,12 @@ def test_a_gan_class_holding_a_sequential_discriminator(lint):
             generated = model.generator_forward(torch.randn(64, 64))
             pred_real = model.discriminator_forward(features)
             pred_fake = model.discriminator_forward(generated.detach())
-    ''')
+'''
+
+
+def test_a_gan_class_holding_a_sequential_discriminator(lint):
+    # rasbt's deeplearning-models: one module holds both networks, scored through methods.
+    findings = lint(GAN_CLASS)
     assert found(findings) == [("SN301", 9), ("SN401", 20)]
     assert "BatchNorm1d in GAN.discriminator (used as a discriminator by the training code" in findings[0].message
 
@@ -1658,29 +1661,8 @@ def test_a_sequential_a_discriminator_runs_in_its_forward_is_a_part_of_it(lint):
 
 def test_a_global_rebound_to_itself_moved_to_a_device_keeps_its_module(lint):
     # rasbt's gan-conv: `model = model.to(device)`, read as a global inside a method.
-    findings = lint('''
-        import torch
-        import torch.nn as nn
-
-        class GAN(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.generator = nn.Sequential(nn.Linear(64, 784), nn.Tanh())
-                self.discriminator = nn.Sequential(nn.Linear(784, 256), nn.BatchNorm1d(256), nn.Linear(256, 1))
-
-            def generator_forward(self, z):
-                return self.generator(z)
-
-            def discriminator_forward(self, img):
-                return model.discriminator(img)
-
-        model = GAN()
-        model = model.to(torch.device("cpu"))
-        for features, _ in torch.utils.data.DataLoader([]):
-            generated = model.generator_forward(torch.randn(64, 64))
-            pred_real = model.discriminator_forward(features)
-            pred_fake = model.discriminator_forward(generated.detach())
-    ''')
+    findings = lint(GAN_CLASS.replace("return self.discriminator(img)", "return model.discriminator(img)")
+                    .replace("model = GAN()\n", "model = GAN()\n        model = model.to(torch.device(\"cpu\"))\n"))
     assert found(findings) == [("SN301", 9), ("SN401", 21)]
 
 
