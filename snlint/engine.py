@@ -14,7 +14,7 @@ from typing import Mapping
 
 from snlint.checks.emit import Emitter
 from snlint.checks.registry import fixable_codes, run_checks
-from snlint.catalogue import load_catalogue
+from snlint.catalogue import Rule, load_catalogue
 from snlint.config import Config, graph_enabled
 from snlint.facts import FileFacts, Names
 from snlint.imported_files import imported_sources
@@ -163,8 +163,10 @@ def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sour
     command already linked, with the same facts, is not linked again (the rounds of
     `--fix`). The graph pass builds the project's discriminators together: with it, the
     project is one part."""
+    # The rule pages are read once a run, not once a part (a twentieth of a part's link).
+    rules = load_catalogue()
     if graph_enabled(config) or len(facts) < 2 or uses_registries(facts):
-        return _link_part(facts, sources, config, graph_run, reuse)[0]
+        return _link_part(facts, sources, config, rules, graph_run, reuse)[0]
     parts = groups(facts, {path: e.modules or () for path, e in extracted.items()})
     options = DeclaredOptions(facts)
     sizes = {path: len(sources.get(path, "")) for path in extracted}
@@ -175,7 +177,7 @@ def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sour
         if reuse is not None else ()
     keys = [(declared, *(id(f) for f in part)) for part in parts]
     todo = [(key, part) for key, part in zip(keys, parts) if key not in known]
-    done, _ = shared_map(partial(_link_chunk, sources=sources, config=config, options=options), todo,
+    done, _ = shared_map(partial(_link_chunk, sources=sources, config=config, rules=rules, options=options), todo,
                          jobs_for(config), lambda item: sum(sizes.get(f.path, 0) for f in item[1]))
     for (key, part), found in zip(todo, done):
         known[key] = (part, *found)
@@ -184,16 +186,17 @@ def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sour
     # and a call through a bare name was left for it, it reaches across parts.
     candidates = frozenset().union(*(candidates for _, _, candidates, _ in linked))
     if len(candidates) == 1 and any(bare for _, _, _, bare in linked):
-        return _link_part(facts, sources, config)[0]
+        return _link_part(facts, sources, config, rules)[0]
     return [f for _, found, _, _ in linked for f in found]
 
 
 def _link_chunk(chunk: list[tuple[tuple, list[FileFacts]]], *, sources: dict[str, str],
-                config: Config, options: DeclaredOptions) -> list[tuple[list[Finding], frozenset[str], bool]]:
-    return [_link_part(part, sources, config, assume_sole=False, options=options) for _, part in chunk]
+                config: Config, rules: dict[str, Rule],
+                options: DeclaredOptions) -> list[tuple[list[Finding], frozenset[str], bool]]:
+    return [_link_part(part, sources, config, rules, assume_sole=False, options=options) for _, part in chunk]
 
 
-def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config,
+def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, rules: dict[str, Rule],
                graph_run: GraphRun | None = None, reuse: Reuse | None = None,
                assume_sole: bool = True, options: DeclaredOptions | None = None,
                ) -> tuple[list[Finding], frozenset[str], bool]:
@@ -206,7 +209,6 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config,
         project = link(facts, config.discriminators, config.not_discriminators, config.root, assume_sole, options)
         for path, message in project.errors:
             findings.append(diagnostic("SN999", path, f"internal error: {message}"))
-        rules = load_catalogue()
         # link -> graph pass -> join -> freeze -> checks: the rules read what the runtime
         # built for each discriminator next to what the source says, in one frozen model.
         # The graph pass itself reports only its SN91x diagnostics; its facts reach the
