@@ -1,6 +1,7 @@
 """An optimizer step ends an update: SN401 pairs real and generated calls of one
 discriminator step (or one relativistic generator step), never a call of the discriminator
-step with one of the generator step after it."""
+step with one of the generator step after it. Consecutive steps of one optimizer (a step
+on the real batch, then one on the generated batch) are one update."""
 
 from __future__ import annotations
 
@@ -80,3 +81,71 @@ def test_backward_between_the_calls_does_not_end_the_update(lint):
                 D_fake.mean().backward()'''))
     assert found(findings) == [("SN301", 10), ("SN401", 29)]
     assert "separate call at line 32" in findings[1].message
+
+
+SPLIT_STEP = '''
+                D_real = self.D(x_)
+                D_real.mean().backward()
+                {step}
+                self.D_optimizer.zero_grad()
+                G_ = self.G(z_)
+                D_fake = self.D(G_.detach())
+                D_fake.mean().backward()'''
+
+
+def test_a_step_on_the_real_batch_then_one_on_the_generated_batch_is_one_update(lint):
+    # yunjey's mnist-svhn-transfer: "train with real images", step; "train with fake
+    # images", step: each batch normalized with its own statistics, as before one step.
+    findings = lint(TRAINER.format(d_step=SPLIT_STEP.format(step="self.D_optimizer.step()")))
+    assert found(findings) == [("SN301", 10), ("SN401", 29)]
+    assert "separate call at line 34" in findings[1].message
+
+
+def test_a_mixed_precision_step_steps_the_optimizer_it_is_given(lint):
+    findings = lint(TRAINER.format(d_step=SPLIT_STEP.format(step="scaler.step(self.D_optimizer)")))
+    assert found(findings) == [("SN301", 10), ("SN401", 29)]
+
+
+def test_the_steps_of_two_optimizers_stay_apart(lint):
+    findings = lint(TRAINER.format(d_step=SPLIT_STEP.format(step="self.G_optimizer.step()")))
+    assert found(findings) == [("SN301", 10)]
+
+
+def test_steps_inside_a_helper_are_not_taken_for_one_optimizer(lint):
+    # `update(opt, loss)` steps whichever optimizer it is given: the discriminator's real
+    # batch, then the generator's step on the generated one, are not one update.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 64, 4), nn.BatchNorm2d(64), nn.Conv2d(64, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class Trainer:
+            def __init__(self, G, loader):
+                self.G = G
+                self.D = Discriminator()
+                self.D_optimizer = torch.optim.Adam(self.D.parameters())
+                self.G_optimizer = torch.optim.Adam(G.parameters())
+                self.loader = loader
+
+            def update(self, opt, loss):
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+
+            def train(self):
+                for x_, _ in self.loader:
+                    self.update(self.D_optimizer, self.D(x_).mean())
+                    fake = self.G(torch.randn(8, 100))
+                    self.update(self.G_optimizer, -self.D(fake).mean())
+    ''')
+    assert found(findings) == [("SN301", 9)]
+

@@ -21,7 +21,7 @@ from snlint.findings import DiscriminatorRef
 from snlint.link.events import G_NAME, ForwardCall
 from snlint.link.index import ProjectIndex
 from snlint.link import provenance
-from snlint.link.training_semantics import scores_real_and_generated
+from snlint.link.training_semantics import scores_real_and_generated, split_steps
 from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
 from snlint.link.syntax import calls_in, walk
 from snlint.link.values import Layer
@@ -162,6 +162,7 @@ def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminat
         guarded(file.path, lambda: interp.run_module(file))
         for _, fn in file.functions:
             guarded(file.path, lambda: interp.run_function(fn, file))
+    split_steps(interp.events)
     project.kept_in_eval = interp.events.kept_sites
     project.files = {f.path: f for f in files}
 

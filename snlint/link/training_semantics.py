@@ -269,6 +269,10 @@ class TrainingSemantics:
     ]
 
     def tensor_method(self, receiver: TensorV, name: str, e, frame, loc) -> Value | None:
+        if name == "step":
+            # No tensor has one: an optimizer over a model read as a tensor's source
+            # (`Adam(G.parameters())`, G a parameter of the trainer) is still stepped.
+            return self.optimizer_method(receiver, name, e, frame, loc)
         args, kwargs = self.arguments(e, frame)
         if name in _FRESH_METHODS:
             return TensorV()  # `real.new_zeros(n)`: a new tensor of the receiver's type
@@ -289,7 +293,9 @@ class TrainingSemantics:
     def optimizer_method(self, receiver: Value, name: str, e, frame, loc) -> Value | None:
         if name == "step":
             # `optimizer_d.step()`, `scaler.step(opt)`: the update so far is over.
-            frame.root.optimizer_steps += 1
+            root = frame.root
+            root.optimizer_steps += 1
+            root.stepped.append(_stepped(e) if frame is root else None)
         if name in _SETUP_METHODS:
             return self.setup_call(e, frame)
         return None
@@ -299,6 +305,41 @@ class TrainingSemantics:
         return _handed_back(args)
 
     RECEIVERS: dict[type, Callable] = {TensorV: tensor_method, UnknownV: optimizer_method, NameV: optimizer_method}
+
+
+def _stepped(e) -> str | None:
+    """The optimizer a `.step()` call steps, as written: `optD` in `optD.step()` and in
+    `scaler.step(optD)`."""
+    if not isinstance(e, F.Call):
+        return None
+    if e.args and not e.args[0].star and e.args[0].keyword is None:
+        return text_of(e.args[0].value) or None
+    if isinstance(e.func, F.Attr):
+        return text_of(e.func.value) or None
+    if isinstance(e.func, F.Global) and "." in e.func.qual:
+        return e.func.qual.rpartition(".")[0]  # `optD.step` of a module-level optimizer
+    return None
+
+
+def split_steps(events: Events) -> None:
+    """Join the updates of consecutive steps of one optimizer into one update.
+
+    A discriminator trained with a step on the real batch and another on the generated
+    one (`out = D(real); ...; opt_d.step()`, then `out = D(G(z)); ...; opt_d.step()`)
+    normalizes each batch with its own statistics, as two calls before one step do; the
+    generator's step after them (another optimizer) stays apart."""
+    roots = {id(root): root for root in events.update_roots}
+    for call in events.forwards:
+        frame, loops, segment = call.update
+        root = roots.get(frame)
+        if root is None or not isinstance(loops, tuple):
+            continue  # under no_grad: an update of its own
+        ops = root.stepped
+        first = segment
+        while 0 < first < len(ops) and ops[first] is not None and ops[first - 1] == ops[first]:
+            first -= 1
+        if first != segment:
+            call.update = (frame, loops, first)
 
 
 # Methods of a distributed or mixed-precision framework that hand back the models given

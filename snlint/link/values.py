@@ -42,6 +42,9 @@ class Frame:
     qualname: str = ""  # the function being run (recursion guard)
     function: str = ""  # the function's own name (`train`, `forward`)
     optimizer_steps: int = 0  # `optimizer.step()` calls run so far (on a root frame)
+    # Which optimizer each of those steps stepped, as written in the root's own body (None:
+    # inside a helper, where `opt.step()` may be any optimizer): `split_steps` reads them.
+    stepped: list = field(default_factory=list)
     # The branches of undecided `if`s being run, callers' included: ((token, 0 or 1), ...),
     # a token per run of an `if`. Calls in the two branches of one never run together.
     branches: tuple = ()
