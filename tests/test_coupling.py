@@ -265,21 +265,78 @@ def test_norm_layer_default_is_reported_at_the_parameter(lint):
         ("SN301", 5, 32, 5, 57)]
 
 
-def test_norm_layer_default_stands_when_one_caller_replaces_it(lint):
+NORM_DEFAULT = '''
+    import torch.nn as nn
+
+    class PatchDiscriminator(nn.Module):
+        def __init__(self, ndf=64, norm_layer=nn.BatchNorm2d):
+            super().__init__()
+            self.conv = nn.Conv2d(3, ndf, 4, 2, 1)
+            self.n1 = norm_layer(ndf)
+
+    netD = PatchDiscriminator(norm_layer=nn.InstanceNorm2d)
+'''
+
+
+def test_norm_layer_default_no_call_uses_is_no_finding(lint):
+    # Known by its name only, built by the project with its own norm wherever it is built:
+    # the batch-norm default is what no code here trains with.
+    assert found(lint(NORM_DEFAULT)) == []
+
+
+def test_norm_layer_default_stands_when_one_call_leaves_it(lint):
+    findings = lint(NORM_DEFAULT + '''
+    pretrain_D = PatchDiscriminator(ndf=32)
+    ''')
+    assert found(findings) == [("SN301", 5)]
+
+
+def test_norm_layer_default_of_a_class_built_around_it_no_call_uses_is_no_finding(lint):
+    # pix2pixHD: MultiscaleDiscriminator hands its own `norm_layer=nn.BatchNorm2d` default
+    # to the NLayerDiscriminators it builds; define_D always passes the norm.
     findings = lint('''
         import torch.nn as nn
 
-        class PatchDiscriminator(nn.Module):
-            def __init__(self, ndf=64, norm_layer=nn.BatchNorm2d):
+        class NLayerDiscriminator(nn.Module):
+            def __init__(self, nc, norm_layer=nn.BatchNorm2d):
                 super().__init__()
-                self.conv = nn.Conv2d(3, ndf, 4, 2, 1)
-                self.n1 = norm_layer(ndf)
+                self.conv = nn.Conv2d(nc, 64, 4, 2, 1)
+                self.norm = norm_layer(64)
 
-        netD = PatchDiscriminator(norm_layer=nn.InstanceNorm2d)
+        class MultiscaleDiscriminator(nn.Module):
+            def __init__(self, nc, norm_layer=nn.BatchNorm2d, num_D=3):
+                super().__init__()
+                for i in range(num_D):
+                    setattr(self, "layer" + str(i), NLayerDiscriminator(nc, norm_layer))
+
+        def define_D(nc, norm="instance"):
+            norm_layer = nn.InstanceNorm2d if norm == "instance" else nn.BatchNorm2d
+            return MultiscaleDiscriminator(nc, norm_layer)
     ''')
-    # The class built alone (with its default) still has a batch norm: the default is
-    # what anyone calling `PatchDiscriminator()` gets, so it stands.
-    assert found(findings) == [("SN301", 5)]
+    assert found(findings) == []
+
+
+def test_a_factory_branch_the_project_never_takes_is_no_finding_for_a_class_known_by_name(lint):
+    # cycleGAN-PyTorch: PixelDiscriminator is built only in the factory's "pixel" branch,
+    # always with the norm the factory is given; its batch-norm default is never used,
+    # and the factory run on its own (with its `norm="batch"` default) takes a branch
+    # of a key nobody passed.
+    findings = lint('''
+        import torch.nn as nn
+
+        class PixelDiscriminator(nn.Module):
+            def __init__(self, nc, norm_layer=nn.BatchNorm2d):
+                super().__init__()
+                self.conv = nn.Conv2d(nc, 64, 1)
+                self.norm = norm_layer(64)
+
+        def define_D(nc, netD, norm="batch"):
+            norm_layer = nn.BatchNorm2d if norm == "batch" else nn.InstanceNorm2d
+            if netD == "pixel":
+                return PixelDiscriminator(nc, norm_layer=norm_layer)
+            raise NotImplementedError(netD)
+    ''')
+    assert found(findings) == []
 
 
 def test_functools_partial_of_batch_norm(lint):
@@ -752,13 +809,12 @@ def test_an_assumed_discriminator_is_the_class_built_with_its_defaults(lint):
 
 
 def test_no_assumption_where_the_project_builds_the_class_with_its_own_norm(lint):
-    # What the factory passes is what trains; the class's default may never be built.
+    # What the factory passes is what trains; the class's default is never built.
     findings = lint(NORM_PARAMETER + '''
     def define_D(norm_layer):
         return Discriminator(norm_layer=norm_layer)
     ''')
-    assert found(findings) == [("SN301", 6)]
-    assert "assumed" not in findings[0].message
+    assert found(findings) == []
 
 
 def test_an_assumption_stands_where_the_project_builds_the_class_with_other_arguments(lint):

@@ -29,9 +29,15 @@ class Coupling:
 def couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
     """Batch-statistics normalization in every instance of discriminator `d` the program
     builds (alone, and as training code builds it), less what a train() override keeps in
-    eval mode."""
-    instances = [d.instance] + [i for i in model.instances_of(d.cls.qualname) if i is not d.instance]
-    return couplings_in(model, d, instances)
+    eval mode, and less the defaults the project never builds with
+    (`DiscriminatorFact.unused_defaults`)."""
+    instances = [i for i in model.instances_of(d.cls.qualname) if i is not d.instance]
+    if not d.unused_defaults:
+        return couplings_in(model, d, [d.instance, *instances])
+    # Nor where a factory run on its own builds it in a branch of a key it was not given
+    # (`elif netD == 'pixel':`): the training code passes the key it builds with.
+    found = couplings_in(model, d, [d.instance, *(i for i in instances if not i.branches)])
+    return [c for c in found if not (c.via_default and (c.site.path, c.site.span) in d.unused_defaults)]
 
 
 def called_couplings(model: LinkedModel, d: DiscriminatorFact, call: ForwardFact,

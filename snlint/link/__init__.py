@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from snlint import facts as F
 from snlint.facts import ClassFacts, FileFacts
-from snlint.findings import DiscriminatorRef
+from snlint.findings import DiscriminatorRef, Location
 from snlint.link.events import G_NAME, ForwardCall
 from snlint.link.index import ProjectIndex
 from snlint.link import provenance
@@ -48,6 +48,9 @@ class Discriminator:
     file: FileFacts
     ref: DiscriminatorRef
     instance: Layer | None
+    # Known by its name only: the parameters whose defaults built its layers and that the
+    # project's code always passes (`_unused_defaults`); the class is not judged on them.
+    unused_defaults: frozenset = frozenset()
 
 
 @dataclass
@@ -79,22 +82,66 @@ def _norm_passed_elsewhere(project: LinkedProject, qual: str) -> bool:
     (Shift-Net's `define_D` passes the norm its options name). Read from the calls as
     written, by the class's name: the factory may be one the link never reaches."""
     root = project.roots.get(qual)
+    passing = _default_passing(root)
+    return passing is not None and any(map(passing, _calls_of_class(project, root.cls.name)))
+
+
+def _unused_defaults(project: LinkedProject, qual: str, by_qual: dict) -> frozenset:
+    """The parameters (path, span) whose defaults built layers of class `qual`, its own or
+    those of a class built around its instances (pix2pixHD's MultiscaleDiscriminator
+    handing its `norm_layer=nn.BatchNorm2d` down), that no call in the project leaves to
+    the default: each class is called somewhere, and every call passes them."""
+    root = project.roots.get(qual)
+    if root is None:
+        return frozenset()
+    owners: dict[tuple, Layer] = {}  # default's site -> the class built alone that declares it
+    for inst in [root, *project.instances_of(qual)]:
+        for _, layer in [("", inst), *inst.descendants()]:
+            origin = layer.origin
+            if origin is None or (origin.path, origin.span) in owners:
+                continue
+            owner = next((project.roots[q] for q, (cls, file) in by_qual.items()
+                          if file.path == origin.path and q in project.roots and _declares(cls, origin)), None)
+            if owner is not None:
+                owners[(origin.path, origin.span)] = owner
+    unused = set()
+    for site, owner in owners.items():
+        passing = _default_passing(owner)
+        calls = list(_calls_of_class(project, owner.cls.name)) if passing is not None else []
+        if calls and all(map(passing, calls)):
+            unused.add(site)
+    return frozenset(unused)
+
+
+def _declares(cls: ClassFacts, origin: Location) -> bool:
+    init = cls.method("__init__")
+    return init is not None and any(p.span == origin.span for p in init.params)
+
+
+def _default_passing(root: Layer | None):
+    """A test of a call of `root`'s class: whether it passes a parameter whose default made
+    one of the layers the class built alone has; None when no default made one."""
     init = root.cls.method("__init__") if root is not None and root.cls is not None else None
     if init is None:
-        return False
+        return None
     defaults = {layer.origin.span for _, layer in root.descendants() if layer.origin is not None}
     names = {p.name for p in init.params if p.span in defaults}
     if not names:
-        return False
+        return None
     positional = [p.name for p in init.params if p.kind in ("pos", "posonly")][1:]  # after self
     # A positional argument passes the parameter when it reaches its place.
     least = min((positional.index(n) for n in names if n in positional), default=None)
+
+    def passes(call: F.Call) -> bool:
+        given = sum(1 for a in call.args if a.keyword is None and not a.star)
+        return any(a.keyword in names for a in call.args) or (least is not None and given > least)
+
+    return passes
+
+
+def _calls_of_class(project: LinkedProject, name: str) -> Iterator[F.Call]:
     for file in project.index.files:
-        for call in _calls_of(file, root.cls.name):
-            given = sum(1 for a in call.args if a.keyword is None and not a.star)
-            if any(a.keyword in names for a in call.args) or (least is not None and given > least):
-                return True
-    return False
+        yield from _calls_of(file, name)
 
 
 def _calls_of(file: FileFacts, name: str):
@@ -363,7 +410,8 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
             continue
         cls, file = by_qual[q]
         ref = DiscriminatorRef(f"{file.path}:{cls.name}", kind, detail)
-        project.discriminators.append(Discriminator(cls, file, ref, project.roots[q]))
+        unused = _unused_defaults(project, q, by_qual) if kind == "name" else frozenset()
+        project.discriminators.append(Discriminator(cls, file, ref, project.roots[q], unused))
     project.discriminators.sort(key=lambda d: (d.file.path, d.cls.span))
 
 

@@ -68,7 +68,7 @@ class _Freezer:
             layers=tuple(self.facts),
             instances=instances,
             roots=MappingProxyType({q: self.fact(layer) for q, layer in project.roots.items()}),
-            discriminators=tuple(DiscriminatorFact(d.cls, d.file, d.ref, self.fact(d.instance))
+            discriminators=tuple(DiscriminatorFact(d.cls, d.file, d.ref, self.fact(d.instance), d.unused_defaults)
                                  for d in project.discriminators),
             sn=tuple(SNApplied(self.app(e.app), self.fact(e.target), _index(e.app, e.target))
                      for e in events.sn),

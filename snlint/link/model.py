@@ -203,6 +203,7 @@ class DiscriminatorFact:
     file: "FileFacts"
     ref: DiscriminatorRef
     instance: LayerFact | None  # the class built alone
+    unused_defaults: frozenset = frozenset()  # `link.Discriminator`'s: (path, span) of parameters
 
 
 @dataclass(frozen=True, eq=False)
