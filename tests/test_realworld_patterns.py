@@ -401,6 +401,66 @@ def test_sn401_conditional_discriminator_scores_what_its_calls_pass_apart(lint, 
     assert "(returned by generator at line 21) in a separate call at line 23" in findings[1].message
 
 
+def test_a_conditional_discriminator_named_for_nothing_is_found_by_what_its_calls_score(lint):
+    # The condition first, the same real batch in both calls: what the second argument
+    # holds (the data, then the generator's output) is what makes it the discriminator.
+    findings = lint(CONDITIONAL.replace("Discriminator", "PatchNet").replace("D = ", "judge = ")
+                    .replace("D(x", "judge(x").format(step=(
+                        "fake = generator(x)\n        real_loss = judge(x, y).mean()\n"
+                        "        fake_loss = judge(x, fake.detach()).mean()")))
+    assert found(findings) == [("SN301", 10), ("SN401", 22)]
+    assert "PatchNet (used as a discriminator by the training code; called on real and generated samples" \
+        in findings[0].message
+
+
+def test_a_u_net_block_taking_a_skip_connection_is_no_conditional_discriminator(lint):
+    # PyTorch-GAN's UNetUp: `self.up1(d7, d6)` in a generator's forward joins a layer's
+    # output with an earlier one; neither is a batch of the data or a generator's output.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class UNetUp(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.model = nn.Sequential(nn.ConvTranspose2d(n, n, 4, 2, 1), nn.BatchNorm2d(n))
+
+            def forward(self, x, skip):
+                return torch.cat((self.model(x), skip), 1)
+
+
+        class UNetDown(nn.Module):
+            def __init__(self, n, m):
+                super().__init__()
+                self.model = nn.Conv2d(n, m, 4, 2, 1)
+
+            def forward(self, x):
+                return self.model(x)
+
+
+        class GeneratorUNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.down1 = UNetDown(3, 64)
+                self.down2 = UNetDown(64, 64)
+                self.up1 = UNetUp(64)
+                self.up2 = UNetUp(128)
+
+            def forward(self, x):
+                d1 = self.down1(x)
+                d2 = self.down2(d1)
+                u1 = self.up1(d2, d1)
+                return self.up2(u1, x)
+
+
+        generator = GeneratorUNet()
+        for real_A, real_B in dataloader:
+            fake_B = generator(real_A)
+    ''')
+    assert found(findings) == []
+
+
 # lightning-bolts' Pix2Pix: the discriminator step scores generated then real samples in
 # one branch of `if optimizer_idx == 0`, the generator step scores generated ones in the
 # other. The two branches never run together: the real call pairs with its own step's

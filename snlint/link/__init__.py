@@ -224,17 +224,12 @@ def decide_sides(project: LinkedProject) -> None:
     names it is written with. Training code was read before the discriminators were known;
     only now does "the output of a model that is not this discriminator" mean something."""
     classes = {d.cls.qualname for d in project.discriminators}
-    # The calls of one instance in one update with as many tensor arguments, for `_scored`.
-    alike: dict[tuple, list[ForwardCall]] = {}
-    for call in project.events.forwards:
-        if len(call.arguments) > 1 and call.module is not None:
-            alike.setdefault((id(call.module), call.update, len(call.arguments)), []).append(call)
+    alike = _alike(project.events.forwards)
     for call in project.events.forwards:
         module = call.module
         if module is None or module.cls is None or module.cls.qualname not in classes:
             continue
-        peers = alike.get((id(module), call.update, len(call.arguments)), ())
-        found = provenance.sides(_scored(call, [p for p in peers if p is not call]), module.cls.qualname)
+        found = provenance.sides(_scored(call, _peers(alike, call)), module.cls.qualname)
         if found:
             call.kind, call.evidence = provenance.kind_of(found), found
         elif call.kind in ("real", "fake"):
@@ -242,6 +237,19 @@ def decide_sides(project: LinkedProject) -> None:
                         None)
             call.evidence = {call.kind: provenance.Evidence(
                 provenance.escaped(f"named `{name}`") if name else "by name")}
+
+
+def _alike(forwards: list[ForwardCall]) -> dict[tuple, list[ForwardCall]]:
+    """The calls of one instance in one update with as many tensor arguments, for `_scored`."""
+    alike: dict[tuple, list[ForwardCall]] = {}
+    for call in forwards:
+        if len(call.arguments) > 1 and call.module is not None:
+            alike.setdefault((id(call.module), call.update, len(call.arguments)), []).append(call)
+    return alike
+
+
+def _peers(alike: dict[tuple, list[ForwardCall]], call: ForwardCall) -> list[ForwardCall]:
+    return [p for p in alike.get((id(call.module), call.update, len(call.arguments)), ()) if p is not call]
 
 
 def _scored(call: ForwardCall, peers: list[ForwardCall]) -> frozenset:
@@ -350,12 +358,20 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
                                  f"{by_qual[sole][0].name}, the project's only discriminator class")
 
     updates: dict[tuple, dict[str, list]] = {}
+    alike = _alike(project.events.forwards)
     for call in project.events.forwards:
         # A plain object called like a function (an image pool's __call__) scores nothing.
         if call.module is None or call.module.cls is None or call.module.kind != "module":
             continue
         q = call.module.cls.qualname
         kind = call.kind
+        if len(call.arguments) > 1 and call.function != "forward":
+            # `D(cond, real)` then `D(cond, G(cond))`: the condition is the same real
+            # batch in both; what differs is what the call scores (`_scored`), when the
+            # data and a generator say so (a U-Net block's `up(x, skip)` is no such call).
+            found = provenance.plain_sides(_scored(call, _peers(alike, call)))
+            if len(found) == 1:
+                kind = next(iter(found))
         if kind == "unknown" and call.function != "forward":
             # Neither names nor tags say; the data flow may: `self.scorer(self(z))` in a
             # Lightning module's training_step scores another model's output,

@@ -132,6 +132,27 @@ def sides(origins, discriminator: str | None, depth: int = 0) -> dict[str, Evide
     return out
 
 
+def plain_sides(origins, depth: int = 0) -> set[str]:
+    """The sides `origins` are on by the plainest evidence only: a batch of the data
+    (real) and what a model named as a generator returned (generated). Names of tensors,
+    and other models' outputs (a block inside a generator's forward), say nothing here."""
+    out: set[str] = set()
+    if depth > 12:
+        return out
+    for origin in origins:
+        if isinstance(origin, Data):
+            out.add("real")
+        elif isinstance(origin, Output):
+            if origin.role == "generator":
+                out.add("fake")
+            elif origin.role != "discriminator" and passes_through(origin.module, origin.callee):
+                out |= plain_sides(origin.inner, depth + 1)
+        elif isinstance(origin, Channels):
+            for part in origin.parts:
+                out |= plain_sides(part, depth + 1)
+    return out
+
+
 def escaped(text: str) -> str:
     """Text a name or an expression brought in, safe inside a format string."""
     return text.replace("{", "{{").replace("}", "}}")
