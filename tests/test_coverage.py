@@ -539,6 +539,33 @@ def test_sn201_through_a_helper_with_an_sn_switch_turned_off(lint):
     assert found(findings) == [("SN201", 15, 18)]
 
 
+def test_sn201_for_a_helper_class_whose_flag_turns_its_sn_off_is_at_the_helper_call(lint):
+    # Self-Supervised-GANs: `conv2d(..., spectral_normed=False)` builds the Conv2d that the
+    # helper normalizes everywhere else: the finding is where the flag is passed, and
+    # wrapping the helper's own layer (every instance) is no fix.
+    findings = lint('''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+        class conv2d(nn.Module):
+            def __init__(self, in_ch, out_ch, spectral_normed=False):
+                super().__init__()
+                self.conv = nn.Conv2d(in_ch, out_ch, 3)
+                if spectral_normed:
+                    self.conv = spectral_norm(self.conv)
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = conv2d(3, 64, spectral_normed=True)
+                self.b = conv2d(64, 64, spectral_normed=True)
+                self.shortcut = conv2d(3, 64, spectral_normed=False)
+    ''', select=SOURCE_RULES, fixes=True)
+    assert found(findings) == [("SN201", 17, 25)]
+    assert "conv2d normalizes the Conv2d it builds in 2 other instances" in findings[0].message
+    assert findings[0].fix is None
+
+
 def test_no_sn201_for_a_partial_of_an_sn_helper(lint):
     findings = lint('''
         import functools
@@ -837,6 +864,60 @@ def test_hand_written_wrapper_class_counts_as_sn(lint):
                 self.fc = nn.Linear(64, 1)
     ''', select=SOURCE_RULES)
     assert found(findings) == [("SN201", 23, 19)]
+
+
+# torch's own hook SN vendored into a project (for an old torch): `spectral_norm(module)`
+# calls `SpectralNorm.apply(module, name)`, whose hook is built around the parameter's
+# name and registered on the module.
+VENDORED_SN = '''
+    import torch
+    import torch.nn as nn
+
+
+    class {cls}:
+        def __init__(self, name):
+            self.name = name
+
+        def compute_weight(self, module):
+            return getattr(module, self.name + "_orig")
+
+        @staticmethod
+        def apply(module, name):
+            fn = {cls}(name)
+            weight = getattr(module, name)
+            del module._parameters[name]
+            module.register_parameter(name + "_orig", nn.Parameter(weight.data))
+            module.register_forward_pre_hook(fn)
+            return fn
+
+        def __call__(self, module, input):
+            setattr(module, self.name, self.compute_weight(module))
+
+
+    def {fn}(module, name="weight"):
+        {cls}.apply(module, name)
+        return module
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = {fn}(nn.Conv2d(3, 64, 3))
+            self.c2 = {fn}(nn.Conv2d(64, 64, 3))
+            self.fc = nn.Linear(64, 1)
+'''
+
+
+def test_vendored_hook_spectral_norm_counts_as_sn(lint):
+    findings = lint(VENDORED_SN.format(cls="SpectralNorm", fn="spectral_norm"), select=SOURCE_RULES, fixes=True)
+    assert found(findings) == [("SN201", 36, 19)]
+    # The fix wraps the layer in the project's own function, as the others are.
+    assert "self.fc = spectral_norm(nn.Linear(64, 1))" in findings[0].fix.edits[0].new_text
+
+
+def test_an_equalized_learning_rate_of_the_same_shape_is_no_sn(lint):
+    # rosinality's EqualLR: `compute_weight`, `apply`, a hook; a weight scale, not SN.
+    assert found(lint(VENDORED_SN.format(cls="EqualLR", fn="equal_lr"), select=SOURCE_RULES)) == []
 
 
 def test_biggan_sn_mixin_layers_count_as_sn(lint):

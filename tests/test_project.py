@@ -324,8 +324,6 @@ VENDORED_SN = '''
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="a vendored copy of torch's spectral_norm.py (a function "
-                   "calling the SpectralNorm.apply staticmethod) is not recognised as SN")
 def test_a_vendored_copy_of_torch_spectral_norm_counts_as_sn(lint_project):
     findings = lint_project({
         "sn.py": VENDORED_SN,

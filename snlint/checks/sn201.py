@@ -82,9 +82,30 @@ def _source_sn201(model, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]
         by_site.setdefault((m.site.path, m.site.span), []).append(m)
     normalized_sites = {(m.site.path, m.site.span) for m in with_sn}
     all_sites = {(m.site.path, m.site.span) for m in layers}
+    owner_sites = {m.layer.id: m.site for m in tree}
+    data = {"sn_callee": callees.most_common(1)[0][0] if callees else "",
+            "sn_api": apis.get(callees.most_common(1)[0][0], "") if callees else ""}
     for group in by_site.values():
         m = group[0]
         count = len(group)
+        if (m.site.path, m.site.span) in normalized_sites:
+            # The helper class that builds it normalizes it in its other instances (behind
+            # its own flag: `conv2d(..., spectral_normed=False)`): the one without SN is
+            # asked for where the helper is built, not where the layer is.
+            for g in group:
+                site = owner_sites.get(g.owner.id)
+                if site is None:
+                    continue
+                normalized = sum(1 for n in with_sn if (n.site.path, n.site.span) == (m.site.path, m.site.span))
+                yield emit.finding(
+                    CODE, site,
+                    f"{g.layer.short_type} {g.symbol} has no spectral norm: {g.owner.short_type} "
+                    f"normalizes the {g.layer.short_type} it builds in {normalized} other "
+                    f"instance{'s' if normalized != 1 else ''} of {describe(d.ref)}, not in the one "
+                    f"built here",
+                    symbol=g.symbol, discriminator=d.ref,
+                    data={**data, "instances": 1, "layer": g.layer.short_type, "built_by": g.owner.short_type}), site
+            continue
         # Instances behind an `if` we could not decide may not all exist; do not count them.
         many = f" ({count} instances built here)" if count > 1 and not any(
             g.layer.conditional for g in group) else ""
@@ -94,9 +115,7 @@ def _source_sn201(model, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]
             f"normalizes the layers built at {len(normalized_sites)} of its "
             f"{len(all_sites)} conv/linear sites{many}",
             symbol=m.symbol, discriminator=d.ref,
-            data={"sn_callee": callees.most_common(1)[0][0] if callees else "",
-                  "sn_api": apis.get(callees.most_common(1)[0][0], "") if callees else "",
-                  "instances": count, "layer": m.layer.short_type}), m.site
+            data={**data, "instances": count, "layer": m.layer.short_type}), m.site
 
 
 # ---------------------------------------------------------------- without parsing
@@ -106,6 +125,8 @@ def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     """The applicability of the fix (`snlint.fixes.sn201`), read from the file's facts
     (`snlint.checks.fixable`): a call not under weight norm (`_weight_normalized`). The
     planner finds an SN callable to wrap it with in every file that can import one."""
+    if finding.get("built_by"):
+        return None  # a helper's flag turns SN off here: wrapping the helper is no fix
     index, names, call = at.call_at(finding, facts)
     if call is None:
         return None

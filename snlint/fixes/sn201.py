@@ -14,6 +14,8 @@ from snlint.torchapi import KEYS_HOOK, KEYS_PARAM, SN_HOOK, SN_PARAM, weight_nor
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
+    if finding.get("built_by"):
+        return None  # SN off by a helper's flag (`conv2d(..., spectral_normed=False)`)
     call = parsed.node(finding.node, cst.Call)
     if call is None or _weight_normalized(parsed, call):
         return None

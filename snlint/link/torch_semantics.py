@@ -169,6 +169,37 @@ class TorchSemantics:
             return "module"
         return None
 
+    def hand_written_sn_apply(self, e: F.Call, frame: Frame, loc: Location) -> Value | None:
+        """`SpectralNorm.apply(module, name)` of a hand-written SN class: torch's own hook
+        SN vendored into a project, whose `spectral_norm(module)` calls it (the hook it
+        builds around the parameter's name is put on the module there): SN on the module."""
+        func = e.func
+        if isinstance(func, F.Attr) and func.attr == "apply":
+            owner = self.expr(func.value, frame)
+        elif isinstance(func, F.Global) and func.qual.endswith(".apply"):
+            owner = self.global_value(func.qual.rpartition(".")[0], "", frame)
+        else:
+            return None
+        if not isinstance(owner, ClassV) or self.class_kind(owner.cls, owner.file) != "sn_wrapper":
+            return None
+        cls = owner.cls
+        if cls.name.lower().replace("_", "") not in _SN_NAMES and not cls.method_names & _POWER_ITERATION:
+            # `compute_weight` alone is any reparametrization's: rosinality's `EqualLR.apply`
+            # (equalized learning rate), torch's own `WeightNorm.apply`.
+            return None
+        args, kwargs = self.arguments(e, frame)
+        target = args[0] if args else kwargs.get("module", UNKNOWN)
+        name = args[1] if len(args) > 1 else kwargs.get("name", ConstV("weight"))
+        # Named as the project applies it: the function around the call that was handed the
+        # module (`spectral_norm(module)`, which a fix can wrap a layer with), else the call.
+        text = f"{owner.cls.name}.apply"
+        if frame.function and frame.cls is None and frame.parent is not None \
+                and any(v is target for v in frame.env.values()):
+            text = frame.function
+        self.apply_sn(SN_CUSTOM, text, target, {"name": (name, None)}, None, frame, loc,
+                      _reshape_along_dim0(owner.cls, owner.file))
+        return UNKNOWN
+
     def hand_written_sn(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> bool:
         """A class that implements SN itself: power iteration in its methods, or named so."""
         if not seen:
@@ -429,6 +460,7 @@ _SN_METHODS = frozenset({"_update_u_v", "update_u_v", "power_iteration", "_power
                          "l2normalize", "_l2normalize", "compute_weight", "W_", "sn_weight",
                          "_make_params", "sv", "_noupdate_u_v"})
 _SN_NAMES = frozenset({"spectralnorm", "sn", "spectralnormalization", "spectralnormwrapper"})
+_POWER_ITERATION = _SN_METHODS - {"compute_weight", "W_"}
 
 
 def _named_after_the_model(candidates: list[ClassV], frame: Frame) -> list[ClassV]:
