@@ -85,6 +85,38 @@ def test_helpers_resolve_through_every_import_form(lint_project, beside, path, i
     assert findings[0].symbol == "Discriminator.proj"
 
 
+def test_an_import_from_inside_one_of_several_projects_finds_its_own_package(lint_project):
+    # SelectionGAN: each project of the repository has its own `models` package and
+    # imports `models.norms` from inside it (its scripts run from the project's folder).
+    disc = '''
+        import torch.nn as nn
+        from models.norms import sn_layer
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.first = nn.Conv2d(3, 64, 4, 2, 1)
+                self.last = sn_layer(nn.Conv2d(64, 1, 4, 1, 0))
+    '''
+    findings = lint_project({
+        "a/models/__init__.py": "",
+        "a/models/norms.py": '''
+            from torch.nn.utils import spectral_norm
+
+            def sn_layer(layer):
+                return spectral_norm(layer)
+        ''',
+        "a/models/disc.py": disc,
+        "b/models/__init__.py": "",
+        "b/models/norms.py": '''
+            def sn_layer(layer):
+                return layer
+        ''',
+        "b/models/disc.py": disc,
+    }, select=SOURCE_RULES)
+    assert found(findings) == [("a/models/disc.py", "SN201", 8, 22)]
+
+
 def test_three_files_block_reported_in_the_block_file(lint_project):
     findings = lint_project({
         "models/__init__.py": "",

@@ -3,7 +3,8 @@
 Files are known by their dotted module name relative to the project root. Imports are
 resolved the way the code is usually run: an exact module name first, then a module in
 the importing file's own folder (scripts run with their folder on sys.path: `import
-layers`), then a unique module whose name ends with the imported one.
+layers`) or the nearest folder above it that has one, then a unique module whose name ends
+with the imported one.
 """
 
 from __future__ import annotations
@@ -44,9 +45,7 @@ class ProjectIndex:
         if exact and len(exact) == 1:
             return exact[0]
         if importer is not None:
-            folder = posixpath.dirname(importer.path)
-            leaf = name.replace(".", "/")
-            found = self.by_stem.get(posixpath.join(folder, leaf) if folder else leaf)
+            found = self._near(name, importer)
             if found is not None:
                 return found
         suffix = self.by_suffix.get(name, [])
@@ -62,12 +61,23 @@ class ProjectIndex:
         exact = self.by_module.get(name, [])
         if len(exact) == 1:
             return exact
-        folder = posixpath.dirname(importer.path)
-        leaf = name.replace(".", "/")
-        found = self.by_stem.get(posixpath.join(folder, leaf) if folder else leaf)
+        found = self._near(name, importer)
         if found is not None:
             return [*exact, found]
         return [*exact, *self.by_suffix.get(name, [])]
+
+    def _near(self, name: str, importer: FileFacts) -> FileFacts | None:
+        """Module `name` in the importing file's folder, else in the nearest folder above it
+        that has it: the folder a script there runs from (a repository of several projects,
+        each with its own `models` package, imports `models.networks` from inside one)."""
+        leaf = name.replace(".", "/")
+        folder = posixpath.dirname(importer.path)
+        while True:
+            found = self.by_stem.get(posixpath.join(folder, leaf) if folder else leaf)
+            above = posixpath.dirname(folder)
+            if found is not None or above == folder:  # "" or "/": the top
+                return found
+            folder = above
 
     def resolve(self, qual: str, importer: FileFacts | None) -> Resolved | None:
         if qual.startswith(("torch.", "builtins.", "functools.", "typing.", "collections.")):
