@@ -124,6 +124,75 @@ def test_factory_with_the_default_norm_instance_builds_no_batch_statistics(tmp_p
     assert found(findings) == [("SN301", "networks.py", 23)]
 
 
+MODEL_WITH_OPTIONS = '''
+    import argparse
+    import functools
+
+    import torch
+    import torch.nn as nn
+
+
+    def get_norm_layer(norm="instance"):
+        if norm == "batch":
+            return functools.partial(nn.BatchNorm2d, affine=True)
+        elif norm == "instance":
+            return functools.partial(nn.InstanceNorm2d, affine=False)
+        raise NotImplementedError(norm)
+
+
+    class NLayerDiscriminator(nn.Module):
+        def __init__(self, input_nc, norm_layer=nn.BatchNorm2d):
+            super().__init__()
+            self.model = nn.Sequential(nn.Conv2d(input_nc, 64, 4, 2, 1), norm_layer(64), nn.Conv2d(64, 1, 4))
+
+        def forward(self, x):
+            return self.model(x)
+
+
+    def define_D(netDs, input_nc, norm, **unused_options):
+        nets = {}
+        for name in netDs:
+            if name == "basic":
+                nets[name] = NLayerDiscriminator(input_nc, norm_layer=get_norm_layer(norm))
+        return nets
+
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--netDs", nargs="+", default=["basic"])
+    parser.add_argument("--input_nc", type=int, default=3)
+    parser.add_argument("--norm", default="instance")
+    opt = parser.parse_args()
+
+
+    class Model:
+        def __init__(self, opt):
+            self.netG = nn.Conv2d(3, 3, 3, 1, 1)
+            self.netDs = define_D(**vars(opt))
+
+        def step(self, real):
+            fake = self.netG(real)
+            for name, netD in self.netDs.items():
+                (netD(real).mean() - netD(fake.detach()).mean()).backward()
+
+
+    model = Model(opt)
+    for real, _ in torch.utils.data.DataLoader([]):
+        model.step(real)
+'''
+
+
+def test_a_method_run_on_its_own_does_not_judge_what_the_script_builds_with_its_options(tmp_path):
+    # joliGEN: `Model.step` run on its own reaches the discriminators `Model.__init__` built
+    # from an unpassed `opt` (their norm unknown), beside the run of the script, which
+    # builds them with the declared instance norm: the second says what trains.
+    assert found(lint(tmp_path, {"train.py": MODEL_WITH_OPTIONS})) == []
+
+
+def test_the_script_built_discriminator_with_batch_norm_is_still_judged(tmp_path):
+    findings = lint(tmp_path, {"train.py": MODEL_WITH_OPTIONS.replace('default="instance"', 'default="batch"')})
+    assert found(findings) == [("SN301", "train.py", 20), ("SN401", "train.py", 49)]
+
+
 def test_factory_with_an_unknown_key_names_each_candidate(tmp_path):
     findings = lint(tmp_path, {"models/networks.py": NETWORKS,
                                "train.py": train_script("required=True", "batch")})

@@ -53,6 +53,19 @@ def called_couplings(model: LinkedModel, d: DiscriminatorFact, call: ForwardFact
     return couplings_in(model, d, [module])
 
 
+def configured_elsewhere(model: LinkedModel) -> set[int]:
+    """Ids of the forward calls whose instance was built from unknown arguments where the
+    same call also runs on an instance the same construction builds with its arguments
+    known: a method run on its own (`Model.step`, `self` built by `Model.__init__` with an
+    unpassed `opt`) beside the run of the script that passes `opt` (`Model(opt).step()`).
+    The first is the second with less known; the second alone says what trains."""
+    known = {((c.call.path, c.call.span), (c.module.call.path, c.module.call.span))
+             for c in model.forwards if c.module is not None and c.module.configured and not c.assumed}
+    return {id(c) for c in model.forwards
+            if c.module is not None and not c.module.configured
+            and ((c.call.path, c.call.span), (c.module.call.path, c.module.call.span)) in known}
+
+
 def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
     """SN301's view of `d`: where every instance the training code calls was built with
     its deciding arguments known (`define_D(norm=opt.norm)` with the project's declared
@@ -60,10 +73,11 @@ def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling
     project never trains with is no finding. Otherwise every instance counts, the class
     built alone with its defaults included."""
     called: dict[int, LayerFact] = {}
+    subsumed = configured_elsewhere(model)
     for call in model.forwards:
         module = call.module
         if module is not None and module is not d.instance and not call.assumed \
-                and module.qualname == d.cls.qualname:
+                and module.qualname == d.cls.qualname and id(call) not in subsumed:
             called.setdefault(module.id, module)
     if called and all(m.configured for m in called.values()):
         return couplings_in(model, d, list(called.values()))

@@ -8,7 +8,7 @@ from typing import Iterator
 from snlint import facts as F
 from snlint.checks import fixable as at
 from snlint.checks.couplings import (
-    called_couplings, candidates, coupled_discriminators, pairs, reached,
+    called_couplings, candidates, configured_elsewhere, coupled_discriminators, pairs, reached,
 )
 from snlint.checks.emit import Emitter
 from snlint.config import Config
@@ -21,8 +21,9 @@ CODE = "SN401"
 def check(model, emit: Emitter) -> Iterator[Finding]:
     coupled = coupled_discriminators(model)
     # A gradient penalty's call scores interpolates, neither side: SN303's, not a batch
-    # of real or generated samples to pair.
-    penalized = {id(p.forward) for p in model.penalties}
+    # of real or generated samples to pair. Nor is a call paired again on a less known
+    # instance than the one its script builds (`configured_elsewhere`).
+    penalized = {id(p.forward) for p in model.penalties} | configured_elsewhere(model)
     groups: dict[tuple, list] = {}
     for call in model.forwards:
         module = call.module
