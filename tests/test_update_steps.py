@@ -149,3 +149,67 @@ def test_steps_inside_a_helper_are_not_taken_for_one_optimizer(lint):
     ''')
     assert found(findings) == [("SN301", 9)]
 
+
+
+def test_numbered_discriminators_and_generators_of_two_domains(lint):
+    # yunjey's mnist-svhn-transfer: D1, D2 and G12, G21 (a generator per direction), the
+    # discriminators trained on real images in one step and on generated ones in the next;
+    # the generators, called on real and generated images by the cycle, are none.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        def conv(c_in, c_out, bn=True):
+            layers = [nn.Conv2d(c_in, c_out, 4, 2, 1)]
+            if bn:
+                layers.append(nn.BatchNorm2d(c_out))
+            return nn.Sequential(*layers)
+
+
+        class G12(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = conv(1, 3)
+
+            def forward(self, x):
+                return self.conv(x)
+
+
+        class D1(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = conv(1, 64, bn=False)
+                self.conv2 = conv(64, 1)
+
+            def forward(self, x):
+                return self.conv2(self.conv1(x))
+
+
+        class Solver:
+            def __init__(self, loader):
+                self.loader = loader
+                self.g12 = G12()
+                self.g21 = G12()
+                self.d1 = D1()
+                self.d_optimizer = torch.optim.Adam(self.d1.parameters())
+                self.g_optimizer = torch.optim.Adam(self.g12.parameters())
+
+            def train(self):
+                for mnist, svhn in self.loader:
+                    out = self.d1(mnist)
+                    torch.mean((out - 1) ** 2).backward()
+                    self.d_optimizer.step()
+
+                    fake_mnist = self.g21(svhn)
+                    out = self.d1(fake_mnist)
+                    torch.mean(out ** 2).backward()
+                    self.d_optimizer.step()
+
+                    fake_mnist = self.g21(svhn)
+                    reconst_svhn = self.g12(fake_mnist)
+                    (torch.mean((self.d1(fake_mnist) - 1) ** 2) + torch.mean((svhn - reconst_svhn) ** 2)).backward()
+                    self.g_optimizer.step()
+    ''')
+    assert found(findings) == [("SN301", 9), ("SN401", 43)]
+    assert "D1 (used as a discriminator by the training code" in findings[1].message

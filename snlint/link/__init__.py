@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 from snlint import facts as F
 from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef, Location
-from snlint.link.events import G_NAME, ForwardCall
+from snlint.link.events import G_NAME, GENERATOR_CLASS, ForwardCall
 from snlint.link.index import ProjectIndex
 from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated, split_steps
@@ -28,7 +28,7 @@ from snlint.link.values import Layer
 from snlint.records import dataclass
 
 _NAME = re.compile(r"(discriminator|critic)", re.I)
-_EXACT = re.compile(r"^(NetD|netD|_netD|D_\w+|D)$")
+_EXACT = re.compile(r"^(NetD|netD|_netD|D_\w+|D\d*)$")
 _BOUND = D_NAME
 # Names of the pieces a discriminator is assembled from.
 _PART = re.compile(r"block|layer|top|head|stage|stem|epilogue|prologue|unit|cell|branch", re.I)
@@ -384,7 +384,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     # one generated batch by the data flow) does not speak for the class.
     for want_apart in (True, False):
         for (update, q), kinds in updates.items():
-            if q not in by_qual or q in excluded or q in evidence or _FEATURES.search(by_qual[q][0].name):
+            if q not in by_qual or q in excluded or q in evidence or _not_scoring(by_qual[q][0].name):
                 continue  # not in by_qual: a class defined inside a function or a `__main__` block
             if want_apart and "real" in kinds and "fake" in kinds:
                 fn = _where(kinds["real"][0].function)
@@ -404,7 +404,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         module = penalty.forward.module
         if module is not None and module.cls is not None and module.kind == "module":
             q = module.cls.qualname
-            if q not in excluded and q not in evidence and not _FEATURES.search(module.cls.name):
+            if q not in excluded and q not in evidence and not _not_scoring(module.cls.name):
                 evidence[q] = ("training code", f"a gradient penalty is taken through it "
                                                 f"{_where(penalty.forward.function)}")
     for q in sorted(named):
@@ -429,6 +429,12 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         unused = _unused_defaults(project, q, by_qual) if kind == "name" else frozenset()
         project.discriminators.append(Discriminator(cls, file, ref, project.roots[q], unused))
     project.discriminators.sort(key=lambda d: (d.file.path, d.cls.span))
+
+
+def _not_scoring(name: str) -> bool:
+    """A class named for what is no discriminator, though training code calls it on real
+    and generated samples: a feature network, a classifier, a generator (`G12` in a cycle)."""
+    return _FEATURES.search(name) is not None or GENERATOR_CLASS.search(name) is not None
 
 
 def _as_candidate(call) -> str:

@@ -24,6 +24,9 @@ REAL_NAME = re.compile(r"real|^x$|^imgs?$|^images?$|^x_?data$|^inputs?$|^batch$|
 FAKE_NAME = re.compile(r"fake|gen(?:erated)?_|^x_?gen|^g_?out|samples?_?g|^x_?fake|recon|^x_?rec$|^sr$", re.I)
 # Classes named as discriminators (a registry's candidates for a key not known here).
 DISCRIMINATOR_CLASS = re.compile(r"discriminator|critic", re.I)
+# Classes named as generators: by the word, or a capital G alone or numbered for the
+# domains it maps between (yunjey's mnist-svhn-transfer `G12`, `G21`).
+GENERATOR_CLASS = re.compile(r"(?i:generator)|^G\d*$")
 DATA_SOURCE = re.compile(r"loader|dataset|dataiter|data_iter|batches", re.I)
 
 

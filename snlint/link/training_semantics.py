@@ -15,7 +15,7 @@ from snlint import facts as F
 from snlint.findings import Location
 from snlint.link import resolve
 from snlint.link.events import (
-    D_NAME, DATA_SOURCE, FAKE_NAME, G_NAME, REAL_NAME, BatchNormCall, BatchReduction, Events,
+    D_NAME, DATA_SOURCE, FAKE_NAME, G_NAME, GENERATOR_CLASS, REAL_NAME, BatchNormCall, BatchReduction, Events,
     ForwardCall, Penalty,
 )
 from snlint.link.provenance import Channels, Data, Named, Output
@@ -98,7 +98,7 @@ class TrainingSemantics:
                            arguments=_argument_origins(first, args), branches=frame.branches)
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or (
-            module is not None and (re.search("generator", module.short_type, re.I) is not None
+            module is not None and (GENERATOR_CLASS.search(module.short_type) is not None
                                     or any(G_NAME.search(n) for n in module.bound_names)))
         out = tensor_join(args) if args else TensorV()
         is_discriminator = D_NAME.search(text or "") is not None
