@@ -204,6 +204,16 @@ CASES = {
             yield 1
             yield from g()
     """,
+    "slices": """
+        a = layers[:-1]
+        b = layers[1:]
+        c = layers[0x1:-2:1]
+        d = layers[1_0:]
+        e = layers[i:]
+        f = x[:, 0]
+        g = x[..., :3]
+        h = layers[-0:]
+    """,
 }
 
 

@@ -1283,3 +1283,45 @@ def test_one_call_that_reaches_another_discriminator_each_run_pairs_nothing(lint
                 net(parts[i])
     '''))
     assert found(findings) == [("SN301", 9)]
+
+
+def test_a_discriminator_re_packing_an_encoders_layers_but_the_last(lint):
+    # GANomaly's NetD: `layers = list(encoder.main.children())`, then the features are
+    # `nn.Sequential(*layers[:-1])` and the classifier `nn.Sequential(layers[-1])`.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Encoder(nn.Module):
+            def __init__(self, nc, ndf):
+                super().__init__()
+                self.main = nn.Sequential(
+                    nn.Conv2d(nc, ndf, 4, 2, 1),
+                    nn.LeakyReLU(0.2),
+                    nn.Conv2d(ndf, ndf * 2, 4, 2, 1),
+                    nn.BatchNorm2d(ndf * 2),
+                    nn.LeakyReLU(0.2),
+                    nn.Conv2d(ndf * 2, 1, 4, 1, 0),
+                )
+
+
+        class NetD(nn.Module):
+            def __init__(self):
+                super().__init__()
+                layers = list(Encoder(3, 64).main.children())
+                self.features = nn.Sequential(*layers[:-1])
+                self.classifier = nn.Sequential(layers[-1])
+
+            def forward(self, x):
+                return self.classifier(self.features(x))
+
+
+        netg = nn.ConvTranspose2d(100, 3, 4)
+        netd = NetD()
+        for real, _ in torch.utils.data.DataLoader([]):
+            fake = netg(torch.randn(8, 100, 1, 1))
+            pred_real = netd(real)
+            pred_fake = netd(fake.detach())
+    ''')
+    assert found(findings) == [("SN301", 13), ("SN401", 34)]

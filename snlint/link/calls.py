@@ -15,11 +15,11 @@ from typing import Callable
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link import configvalues, resolve
-from snlint.link.statements import MAX_UNROLL
+from snlint.link.statements import MAX_UNROLL, items_of
 from snlint.link.syntax import text_of
 from snlint.link.values import (
-    UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesV, ModuleV,
-    NamespaceV, NameV, OneOfV, PartialV, SuperV, TensorV, TupleV, UnknownV, Value, tensor_join,
+    UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV, ModulesV,
+    ModuleV, NamespaceV, NameV, OneOfV, PartialV, SuperV, TensorV, TupleV, UnknownV, Value, tensor_join,
     tensors,
 )
 from snlint.torchapi import PARTIAL
@@ -253,6 +253,10 @@ class Calls:
         if not args:
             return ListV() if is_list else None
         inner = args[0]
+        if isinstance(inner, ModulesIterV) and inner.children_only and not inner.named \
+                and inner.root.kind == "container":
+            # `list(model.main.children())`: a Sequential's layers, to re-pack (GANomaly).
+            inner = ListV(list(items_of(inner.root)))
         if isinstance(inner, (ListV, TupleV)):
             return ListV(list(inner.items)) if is_list else TupleV(tuple(inner.items))
         return UNKNOWN

@@ -89,6 +89,13 @@ class Expressions:
             if isinstance(module, ModuleV):
                 return self.module_item(module, self.expr(e.index, frame), text_of(e.value), frame, e.span)
         container, key = self.expr(e.value, frame), self.expr(e.index, frame)
+        if isinstance(key, ConstV) and isinstance(key.value, slice):
+            # `layers[:-1]` of a list of children (GANomaly's NetD re-packing its encoder).
+            if isinstance(container, ListV):
+                return ListV(container.items[key.value])
+            if isinstance(container, TupleV):
+                return TupleV(container.items[key.value])
+            return self.subscript(container, UNKNOWN)
         # A key the dict lacks (`--arch` with no default) is one the user passes.
         if isinstance(container, DictV) and not (isinstance(key, ConstV) and key.value in container.items):
             chosen = resolve.of_dict(container.items, text_of(e.value), Location(frame.file.path, e.span))

@@ -370,6 +370,8 @@ class Statements:
     def assign_item(self, target: F.Subscript, value: Value, frame: Frame) -> None:
         owner = self.expr(target.value, frame)
         key = self.expr(target.index, frame)
+        if isinstance(key, ConstV) and isinstance(key.value, slice):
+            key = UNKNOWN  # `buf[:n] = x`: no one item
         if isinstance(owner, DictV) and isinstance(key, ConstV):
             owner.items[key.value] = value
         elif isinstance(owner, DictV) and isinstance(value, Layer):

@@ -232,6 +232,11 @@ class Lowerer(Lowering):
             index: F.Expr = F.Unknown("")
             if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
                 index = self.expr(node.slice[0].slice.value)
+            elif len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+                part = node.slice[0].slice
+                bounds = [_int_bound(b) for b in (part.lower, part.upper, part.step)]
+                if all(b is not _NOT_INT for b in bounds):
+                    index = F.Const(slice(*bounds))  # `layers[:-1]`: a slice of constant bounds
             return F.Subscript(self.expr(node.value), index, span=span)
         if isinstance(node, cst.BinaryOperation):
             return F.BinOp(self.expr(node.left), type(node.operator).__name__, self.expr(node.right), span=span)
@@ -505,3 +510,18 @@ def lower_file(module: cst.Module, path: str, module_name: str,
     `expanded`: the file was parsed as that copy (`snlint.source.indentation`)."""
     lowerer = Lowerer(module, module_name, is_package, expanded)
     return lowerer.file(path), lowerer.scopes_info.modules
+
+
+_NOT_INT = object()
+
+
+def _int_bound(node: cst.BaseExpression | None):
+    """A slice bound that is absent or a literal integer (`-1`), else `_NOT_INT`."""
+    if node is None:
+        return None
+    negative = isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+    value = node.expression if negative else node
+    if isinstance(value, cst.Integer):
+        number = int(value.value.replace("_", ""), 0)
+        return -number if negative else number
+    return _NOT_INT

@@ -237,7 +237,11 @@ class AstLowerer(Lowering):
         if kind is ast.Subscript:
             index: F.Expr = F.Unknown("")
             slice_ = node.slice
-            if not (type(slice_) is ast.Slice or (type(slice_) is ast.Tuple and not self._own_parens(slice_))):
+            if type(slice_) is ast.Slice:
+                bounds = [_int_bound(b) for b in (slice_.lower, slice_.upper, slice_.step)]
+                if all(b is not _NOT_INT for b in bounds):
+                    index = F.Const(slice(*bounds))  # `layers[:-1]`: a slice of constant bounds
+            elif not (type(slice_) is ast.Tuple and not self._own_parens(slice_)):
                 index = self.expr(slice_)
             return F.Subscript(self.expr(node.value), index, span=span)
         if kind is ast.BinOp:
@@ -577,3 +581,17 @@ def lower_ast(tree: ast.Module, text: str, path: str, module_name: str,
     `rewritable`: whether libcst can parse the text (a fix needs it to)."""
     lowerer = AstLowerer(tree, text, module_name, is_package)
     return lowerer.file(path, rewritable), lowerer.scopes_info.modules
+
+
+_NOT_INT = object()
+
+
+def _int_bound(node: ast.expr | None):
+    """A slice bound that is absent or a literal integer (`-1`), else `_NOT_INT`."""
+    if node is None:
+        return None
+    negative = type(node) is ast.UnaryOp and type(node.op) is ast.USub
+    value = node.operand if negative else node
+    if type(value) is ast.Constant and type(value.value) is int:
+        return -value.value if negative else value.value
+    return _NOT_INT
