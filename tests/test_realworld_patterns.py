@@ -1325,3 +1325,62 @@ def test_a_discriminator_re_packing_an_encoders_layers_but_the_last(lint):
             pred_fake = netd(fake.detach())
     ''')
     assert found(findings) == [("SN301", 13), ("SN401", 34)]
+
+
+
+def test_a_discriminator_moved_to_its_device_through_sync_batch_norm_conversion(lint):
+    # TecoGAN-PyTorch: the factory's discriminator goes through `model_to_device`, which
+    # on several GPUs makes its batch norms SyncBatchNorm and wraps it in DDP; it stays
+    # the module the training code calls.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 64, 4), nn.BatchNorm2d(64), nn.Conv2d(64, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class Critic(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 64, 4), nn.BatchNorm2d(64), nn.Conv2d(64, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        def define_discriminator(opt):
+            if opt.name == "stnet":
+                return Discriminator()
+            elif opt.name == "patch":
+                return Critic()
+            raise ValueError(opt.name)
+
+
+        class Model:
+            def __init__(self, opt):
+                self.dist = opt.dist
+                self.net_G = nn.ConvTranspose2d(8, 3, 4)
+                self.net_D = define_discriminator(opt)
+                self.net_D = self.model_to_device(self.net_D)
+
+            def model_to_device(self, net):
+                net = net.to("cpu")
+                if self.dist:
+                    net = nn.SyncBatchNorm.convert_sync_batchnorm(net)
+                    net = nn.parallel.DistributedDataParallel(net)
+                return net
+
+            def train(self, loader):
+                for real in loader:
+                    fake = self.net_G(torch.randn(8, 8, 1, 1))
+                    real_pred = self.net_D(real)
+                    fake_pred = self.net_D(fake.detach())
+    ''')
+    assert found(findings) == [("SN301", 9), ("SN301", 18), ("SN401", 49)]

@@ -366,7 +366,12 @@ class TorchSemantics:
         self.init_event(args[0], loc)
         return UNKNOWN
 
-    NAMED_CALLS: dict[str, Callable] = dict.fromkeys(WN_FUNCTIONS, weight_norm_call)
+    NAMED_CALLS: dict[str, Callable] = {
+        **dict.fromkeys(WN_FUNCTIONS, weight_norm_call),
+        # The module itself, its batch norms made SyncBatchNorm (batch statistics still).
+        **dict.fromkeys(("torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+                         "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm"), wrapper_call),
+    }
     NAMED_FAMILIES: list[tuple[Callable[[str], bool], Callable]] = [
         (resolve.is_wrapper, wrapper_call),
         (lambda qual: INIT_FUNCTION.match(qual) is not None, init_call),
