@@ -1384,3 +1384,33 @@ def test_a_discriminator_moved_to_its_device_through_sync_batch_norm_conversion(
                     fake_pred = self.net_D(fake.detach())
     ''')
     assert found(findings) == [("SN301", 9), ("SN301", 18), ("SN401", 49)]
+
+
+def test_an_encoder_of_the_discriminators_class_is_no_half_of_its_pairs(lint):
+    # 3dbraingen's Alpha-GAN: the encoder is `E = Discriminator(out_class=latent_dim,
+    # is_dis=False)`, another network of the same class; its call on the real batch is
+    # no pair for the discriminator's call on a generated one.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self, out_class=1, is_dis=True):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv3d(1, 64, 4), nn.BatchNorm3d(64), nn.Conv3d(64, out_class, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        G = nn.ConvTranspose3d(100, 1, 4)
+        E = Discriminator(out_class=100, is_dis=False)
+        D = Discriminator()
+        for real_images in torch.utils.data.DataLoader([]):
+            z_hat = E(real_images)
+            x_hat = G(z_hat)
+            x_rand = G(torch.randn(8, 100, 1, 1, 1))
+            d_loss = D(x_hat).mean() + D(x_rand).mean() - 2 * D(real_images).mean()
+    ''')
+    assert found(findings) == [("SN301", 9), ("SN401", 22)]

@@ -144,6 +144,11 @@ def reached(d: DiscriminatorFact, calls: list[ForwardFact]):
     return replace(d.ref, via="; ".join(steps)) if steps else d.ref
 
 
+def _built_apart(a: LayerFact | None, b: LayerFact | None) -> bool:
+    return a is not None and b is not None and a is not b and \
+        (a.call.path, a.call.span) != (b.call.path, b.call.span)
+
+
 def pairs(calls: list[ForwardFact]) -> list[tuple]:
     """Real and fake calls that belong together: nearest first, and on a tie the pair that
     scores real before fake (a discriminator step), so that a generator step's lone
@@ -169,7 +174,10 @@ def pairs(calls: list[ForwardFact]) -> list[tuple]:
                       # (APDrawingGAN's `getattr(self, 'net' + names[i])`): no batch of
                       # one goes through the other.
                       and not (segment[i].call == segment[j].call
-                               and segment[i].module is not segment[j].module)]
+                               and segment[i].module is not segment[j].module)
+                      # Two networks of one class built apart (3dbraingen's encoder
+                      # `E = Discriminator(is_dis=False)` beside `D`): E's batch is not D's.
+                      and not _built_apart(segment[i].module, segment[j].module)]
         used: set[int] = set()
         for _, _, _, i, j in sorted(candidates):
             if i in used or j in used:
