@@ -114,41 +114,19 @@ def test_the_steps_of_two_optimizers_stay_apart(lint):
 def test_steps_inside_a_helper_are_not_taken_for_one_optimizer(lint):
     # `update(opt, loss)` steps whichever optimizer it is given: the discriminator's real
     # batch, then the generator's step on the generated one, are not one update.
-    findings = lint('''
-        import torch
-        import torch.nn as nn
+    trainer = TRAINER[:TRAINER.index("        def train(self):")] + '''
+        def update(self, opt, loss):
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
 
-
-        class Discriminator(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.main = nn.Sequential(nn.Conv2d(3, 64, 4), nn.BatchNorm2d(64), nn.Conv2d(64, 1, 4))
-
-            def forward(self, x):
-                return self.main(x)
-
-
-        class Trainer:
-            def __init__(self, G, loader):
-                self.G = G
-                self.D = Discriminator()
-                self.D_optimizer = torch.optim.Adam(self.D.parameters())
-                self.G_optimizer = torch.optim.Adam(G.parameters())
-                self.loader = loader
-
-            def update(self, opt, loss):
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-
-            def train(self):
-                for x_, _ in self.loader:
-                    self.update(self.D_optimizer, self.D(x_).mean())
-                    fake = self.G(torch.randn(8, 100))
-                    self.update(self.G_optimizer, -self.D(fake).mean())
-    ''')
-    assert found(findings) == [("SN301", 9)]
-
+        def train(self):
+            for x_, _ in self.loader:
+                self.update(self.D_optimizer, self.D(x_).mean())
+                fake = self.G(torch.randn(8, 100))
+                self.update(self.G_optimizer, -self.D(fake).mean())
+'''
+    assert found(lint(trainer)) == [("SN301", 10)]
 
 
 def test_numbered_discriminators_and_generators_of_two_domains(lint):
