@@ -40,9 +40,11 @@ class Calls:
         copied = self.inplace_copy(e, frame)
         if copied is not None:
             return copied
-        normalized = self.hand_written_sn_apply(e, frame, loc)
-        if normalized is not None:
-            return normalized
+        if (func_expr.attr if isinstance(func_expr, F.Attr) else
+                func_expr.qual if isinstance(func_expr, F.Global) else "").endswith("apply"):
+            normalized = self.hand_written_sn_apply(e, frame, loc)
+            if normalized is not None:
+                return normalized
         # Method calls on a value keep their receiver.
         local = self.module_local(func_expr, frame) if isinstance(func_expr, F.Global) else None
         if local is not None and local[1]:

@@ -174,8 +174,8 @@ class TorchSemantics:
         SN vendored into a project, whose `spectral_norm(module)` calls it (the hook it
         builds around the parameter's name is put on the module there): SN on the module."""
         func = e.func
-        if isinstance(func, F.Attr) and func.attr == "apply":
-            owner = self.expr(func.value, frame)
+        if isinstance(func, F.Attr) and func.attr == "apply" and text_of(func.value):
+            owner = self.expr(func.value, frame)  # a name, read again without side effects
         elif isinstance(func, F.Global) and func.qual.endswith(".apply"):
             owner = self.global_value(func.qual.rpartition(".")[0], "", frame)
         else:
