@@ -193,6 +193,31 @@ def test_the_script_built_discriminator_with_batch_norm_is_still_judged(tmp_path
     assert found(findings) == [("SN301", "train.py", 20), ("SN401", "train.py", 49)]
 
 
+def test_a_static_method_factory_called_through_its_class(tmp_path):
+    # Text-to-Image-Synthesis: `gan_factory.discriminator_factory(type)` is a static method.
+    findings = lint(tmp_path, {"models/networks.py": NETWORKS + '''
+
+    class gan_factory(object):
+        @staticmethod
+        def discriminator_factory(kind):
+            if kind == "gan":
+                return NLayerDiscriminator(3)
+            raise NotImplementedError(kind)
+    ''', "train.py": '''
+        import torch
+        from models import networks
+
+        netG = networks.Generator()
+        netD = networks.gan_factory.discriminator_factory("gan")
+        for real, _ in torch.utils.data.DataLoader([]):
+            fake = netG(torch.randn(8, 8, 1, 1))
+            pred_real = netD(real)
+            pred_fake = netD(fake.detach())
+    '''})
+    assert found(only(findings, "SN401")) == [("SN401", "train.py", 9)]
+    assert "used as a discriminator by the training code" in only(findings, "SN401")[0].message
+
+
 def test_factory_with_an_unknown_key_names_each_candidate(tmp_path):
     findings = lint(tmp_path, {"models/networks.py": NETWORKS,
                                "train.py": train_script("required=True", "batch")})

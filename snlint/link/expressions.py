@@ -275,6 +275,21 @@ class Expressions:
                 return FuncV(method[0], method[1], bound=value, cls=method[2])
         return NameV(f"<layer>.{attr}")
 
+    def class_attribute(self, value: ClassV, attr: str, frame: Frame) -> Value:
+        """A static or class method read from its class (`gan_factory.discriminator_factory(
+        kind)`); a class method gets the class. Not a plain method called with its instance
+        (`Base.__init__(self, opt)`), which the link leaves as it always has."""
+        method = self.find_method(value.cls, value.file, attr)
+        if method is None:
+            return UNKNOWN
+        fn, file, owner = method
+        kinds = {text_of(d) for d in fn.decorators}
+        if "staticmethod" in kinds:
+            return FuncV(fn, file, cls=owner)
+        if "classmethod" in kinds:
+            return FuncV(fn, file, bound=value, cls=owner)
+        return UNKNOWN
+
     def modules_attribute(self, value: ModulesV, attr: str, frame: Frame) -> Value:
         if attr in ("weight", "bias"):
             return WeightV(value, attr)
@@ -335,7 +350,7 @@ class Expressions:
         Layer: layer_attribute, ModulesV: modules_attribute, ClassOfV: class_of_attribute,
         WeightV: weight_attribute, TensorV: tensor_attribute, ModuleV: module_attribute,
         SuperV: super_attribute, NameV: name_attribute, NamespaceV: namespace_attribute,
-        DictV: dict_attribute,
+        DictV: dict_attribute, ClassV: class_attribute,
     }
 
 
