@@ -85,6 +85,7 @@ def _source_sn201(model, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]
     owner_sites = {m.layer.id: m.site for m in tree}
     data = {"sn_callee": callees.most_common(1)[0][0] if callees else "",
             "sn_api": apis.get(callees.most_common(1)[0][0], "") if callees else ""}
+    outside = _built_outside_discriminators(model)
     for group in by_site.values():
         m = group[0]
         count = len(group)
@@ -109,13 +110,41 @@ def _source_sn201(model, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]
         # Instances behind an `if` we could not decide may not all exist; do not count them.
         many = f" ({count} instances built here)" if count > 1 and not any(
             g.layer.conditional for g in group) else ""
+        # A block the generator (or another network) builds too: wrapping its layer where
+        # the block builds it would normalize theirs as well, so the finding has no fix.
+        shared = {"shared_with": m.owner.short_type} if m.owner.qualname != d.cls.qualname \
+            and m.owner.qualname in outside else {}
         yield emit.finding(
             CODE, m.site,
             f"{m.layer.short_type} {m.symbol} has no spectral norm, but {describe(d.ref)} "
             f"normalizes the layers built at {len(normalized_sites)} of its "
             f"{len(all_sites)} conv/linear sites{many}",
             symbol=m.symbol, discriminator=d.ref,
-            data={**data, "instances": count, "layer": m.layer.short_type}), m.site
+            data={**data, "instances": count, "layer": m.layer.short_type, **shared}), m.site
+
+
+def _built_outside_discriminators(model) -> set[str]:
+    """Project classes another network builds too: part of the tree of a class built alone
+    that is neither a discriminator nor one of its parts (a block the generator builds)."""
+    inside: set[str] = set()
+    for d in model.discriminators:
+        inside.add(d.cls.qualname)
+        for inst in (d.instance, *model.instances_of(d.cls.qualname)):
+            if inst is None:
+                continue
+            try:
+                inside.update(m.layer.qualname for m in model.members(inst))
+            except KeyError:
+                pass
+    out: set[str] = set()
+    for qual, root in model.roots.items():
+        if qual in inside:
+            continue
+        try:
+            out.update(m.layer.qualname for m in model.members(root))
+        except KeyError:
+            pass
+    return out
 
 
 # ---------------------------------------------------------------- without parsing
@@ -125,8 +154,8 @@ def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     """The applicability of the fix (`snlint.fixes.sn201`), read from the file's facts
     (`snlint.checks.fixable`): a call not under weight norm (`_weight_normalized`). The
     planner finds an SN callable to wrap it with in every file that can import one."""
-    if finding.get("built_by"):
-        return None  # a helper's flag turns SN off here: wrapping the helper is no fix
+    if finding.get("built_by") or finding.get("shared_with"):
+        return None  # a helper's flag turns SN off here, or the block is the generator's too
     index, names, call = at.call_at(finding, facts)
     if call is None:
         return None

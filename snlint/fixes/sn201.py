@@ -14,8 +14,10 @@ from snlint.torchapi import KEYS_HOOK, KEYS_PARAM, SN_HOOK, SN_PARAM, weight_nor
 
 
 def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
-    if finding.get("built_by"):
-        return None  # SN off by a helper's flag (`conv2d(..., spectral_normed=False)`)
+    if finding.get("built_by") or finding.get("shared_with"):
+        # SN off by a helper's flag (`conv2d(..., spectral_normed=False)`), or a block the
+        # generator builds too: wrapping the layer there would change every instance.
+        return None
     call = parsed.node(finding.node, cst.Call)
     if call is None or _weight_normalized(parsed, call):
         return None
