@@ -1414,3 +1414,41 @@ def test_an_encoder_of_the_discriminators_class_is_no_half_of_its_pairs(lint):
             d_loss = D(x_hat).mean() + D(x_rand).mean() - 2 * D(real_images).mean()
     ''')
     assert found(findings) == [("SN301", 9), ("SN401", 22)]
+
+
+def test_a_discriminator_held_by_another_as_self_discriminator_is_not_named_beside_it(lint):
+    # SimSwap / Projected GAN: ProjectedDiscriminator holds its MultiScaleD as
+    # `self.discriminator` (a discriminator's name) and runs it in its forward; the
+    # training code's calls score the outer one.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class MultiScaleD(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 64, 4), nn.BatchNorm2d(64), nn.Conv2d(64, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class ProjectedDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.discriminator = MultiScaleD()
+
+            def forward(self, x):
+                return self.discriminator(x)
+
+
+        netG = nn.ConvTranspose2d(8, 3, 4)
+        netD = ProjectedDiscriminator()
+        for real, _ in torch.utils.data.DataLoader([]):
+            fake = netG(torch.randn(8, 8, 1, 1))
+            gen_logits = netD(fake.detach())
+            real_logits = netD(real)
+    ''')
+    assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 28)]
+    assert "MultiScaleD" not in findings[-1].message

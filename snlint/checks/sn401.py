@@ -18,6 +18,21 @@ from snlint.findings import UNSAFE, Finding
 CODE = "SN401"
 
 
+def _outermost(model, entries: list[tuple]) -> list[tuple]:
+    """The entries of one pair of call sites, less those of a discriminator class another
+    one of them is built from (SimSwap's MultiScaleD, held by its ProjectedDiscriminator as
+    `self.discriminator`): the calls score the outer one, its part with it."""
+    classes = {e[6].cls.qualname for e in entries}
+    parts: set[str] = set()
+    for e in entries:
+        if e[6].instance is not None:
+            try:
+                parts.update(m.layer.qualname for m in model.members(e[6].instance))
+            except KeyError:
+                pass
+    return [e for e in entries if e[6].cls.qualname not in parts & classes] or entries
+
+
 def check(model, emit: Emitter) -> Iterator[Finding]:
     coupled = coupled_discriminators(model)
     # A gradient penalty's call scores interpolates, neither side: SN303's, not a batch
@@ -43,9 +58,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             # `backward_D(D, real, fake1) + backward_D(D, real, fake2)`) pairs its two
             # calls across the runs too, one mistake at one pair of call sites.
             sites = frozenset({(first.path, first.span), (second.path, second.span)})
-            at_site.setdefault(sites, []).append((a, b, first, second, reached(d, [a, b]), found))
+            at_site.setdefault(sites, []).append((a, b, first, second, reached(d, [a, b]), found, d))
     for entries in sorted(at_site.values(), key=lambda e: e[0][0].order):
-        a, b, first, second, ref, _ = entries[0]
+        entries = _outermost(model, entries)
+        a, b, first, second, ref, _, _ = entries[0]
         subject, stats = candidates([(e[4], e[5]) for e in entries])
         assumed = a.assumed or b.assumed
         note = f" ({assumed})" if assumed else ""
