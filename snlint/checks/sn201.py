@@ -126,25 +126,11 @@ def _source_sn201(model, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]
 def _built_outside_discriminators(model) -> set[str]:
     """Project classes another network builds too: part of the tree of a class built alone
     that is neither a discriminator nor one of its parts (a block the generator builds)."""
-    inside: set[str] = set()
+    inside = {d.cls.qualname for d in model.discriminators}
     for d in model.discriminators:
-        inside.add(d.cls.qualname)
         for inst in (d.instance, *model.instances_of(d.cls.qualname)):
-            if inst is None:
-                continue
-            try:
-                inside.update(m.layer.qualname for m in model.members(inst))
-            except KeyError:
-                pass
-    out: set[str] = set()
-    for qual, root in model.roots.items():
-        if qual in inside:
-            continue
-        try:
-            out.update(m.layer.qualname for m in model.members(root))
-        except KeyError:
-            pass
-    return out
+            inside |= model.classes_in(inst)
+    return {q for qual, root in model.roots.items() if qual not in inside for q in model.classes_in(root)}
 
 
 # ---------------------------------------------------------------- without parsing

@@ -22,15 +22,8 @@ def _outermost(model, entries: list[tuple]) -> list[tuple]:
     """The entries of one pair of call sites, less those of a discriminator class another
     one of them is built from (SimSwap's MultiScaleD, held by its ProjectedDiscriminator as
     `self.discriminator`): the calls score the outer one, its part with it."""
-    classes = {e[6].cls.qualname for e in entries}
-    parts: set[str] = set()
-    for e in entries:
-        if e[6].instance is not None:
-            try:
-                parts.update(m.layer.qualname for m in model.members(e[6].instance))
-            except KeyError:
-                pass
-    return [e for e in entries if e[6].cls.qualname not in parts & classes] or entries
+    parts = set().union(*(model.classes_in(e[6].instance) for e in entries))
+    return [e for e in entries if e[6].cls.qualname not in parts] or entries
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:

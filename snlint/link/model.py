@@ -242,3 +242,9 @@ class LinkedModel:
         `Discriminator.layers[*]`). `root` is a class built alone (`roots`) or an instance
         of a discriminator class; the trees of other layers are not recorded (KeyError)."""
         return self.trees[root.id]
+
+    def classes_in(self, root: LayerFact | None) -> set[str]:
+        """The qualified names of the layers of `root`'s tree; none where it has no tree."""
+        if root is None or root.id not in self.trees:
+            return set()
+        return {m.layer.qualname for m in self.trees[root.id]}
