@@ -25,9 +25,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     apply, a loop...) is cleared, and a leaf only the runtime has (built where the source
     cannot follow) is judged by the same `needs_sn`."""
     shown_by_source: set[int] = set()
+    outside = _built_outside_discriminators(model)
     for d in model.discriminators:
         runtime = model.runtime.get(d.cls.qualname)
-        for finding, site in _source_sn201(model, d, emit):
+        for finding, site in _source_sn201(model, d, emit, outside):
             if runtime is not None:
                 leaves = runtime.leaves_built_at(site)
                 shown_by_source.update(map(id, leaves))
@@ -60,7 +61,8 @@ def _runtime_sn_api(facts) -> str:
     return apis.most_common(1)[0][0] if apis else ""
 
 
-def _source_sn201(model, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]:
+def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[Finding, Location]]:
+    """`outside`: the project classes another network builds too (`_built_outside_discriminators`)."""
     root = d.instance
     if root is None:
         return
@@ -85,7 +87,6 @@ def _source_sn201(model, d, emit: Emitter) -> Iterator[tuple[Finding, Location]]
     owner_sites = {m.layer.id: m.site for m in tree}
     data = {"sn_callee": callees.most_common(1)[0][0] if callees else "",
             "sn_api": apis.get(callees.most_common(1)[0][0], "") if callees else ""}
-    outside = _built_outside_discriminators(model)
     for group in by_site.values():
         m = group[0]
         count = len(group)

@@ -16,7 +16,7 @@ from snlint import facts as F
 from snlint.findings import Location
 from snlint.link import configvalues, resolve
 from snlint.link.statements import MAX_UNROLL, items_of
-from snlint.link.syntax import text_of
+from snlint.link.syntax import last_attr, text_of
 from snlint.link.values import (
     UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV, ModulesV,
     ModuleV, NamespaceV, NameV, OneOfV, PartialV, SuperV, TensorV, TupleV, UnknownV, Value, tensor_join,
@@ -40,8 +40,7 @@ class Calls:
         copied = self.inplace_copy(e, frame)
         if copied is not None:
             return copied
-        if (func_expr.attr if isinstance(func_expr, F.Attr) else
-                func_expr.qual if isinstance(func_expr, F.Global) else "").endswith("apply"):
+        if last_attr(func_expr) == "apply":  # the only callee it reads; a cheap look first
             normalized = self.hand_written_sn_apply(e, frame, loc)
             if normalized is not None:
                 return normalized
