@@ -32,49 +32,72 @@ CHUNKS_PER_JOB = 16
 
 
 def shared_map(work: Callable[[list[I]], list[R]], items: list[I], jobs: int,
-               weight: Callable[[I], int]) -> tuple[list[R], int | None]:
+               weight: Callable[[I], int], *,
+               meanwhile: Callable[[], None] | None = None) -> tuple[list[R], int | None]:
     """`work(items)` done in up to `jobs` processes (this one included) when the items
     weigh enough (`weight`: about the bytes of text an item makes work on), in chunks of
     consecutive items; the results in the order of `items`, and how many chunks were
-    redone here after a worker failed (None when the work was not shared)."""
+    redone here after a worker failed (None when the work was not shared).
+
+    `meanwhile`: work of this process alone that the workers need not have (importing
+    what the next stage uses), done once they have started, before this process takes
+    its first chunk: the workers' chunks overlap it, instead of waiting for it. Done
+    first when the work is not shared."""
     weights = [weight(item) for item in items]
     if jobs <= 1 or len(items) < 2 or sum(weights) < MIN_SHARED_TEXT:
+        if meanwhile is not None:
+            meanwhile()
         return work(items), None
-    chunks = _chunks(items, weights, jobs * CHUNKS_PER_JOB)
-    shared = run_chunks(work, chunks, jobs - 1)
+    chunks, chunk_weights = _chunks(items, weights, jobs * CHUNKS_PER_JOB)
+    shared = run_chunks(work, chunks, jobs - 1, meanwhile=meanwhile, weights=chunk_weights)
     if shared is None:
         return work(items), None
     done, failed = shared
     return [result for chunk in done for result in chunk], failed
 
 
-def _chunks(items: list[I], weights: list[int], count: int) -> list[list[I]]:
-    """`items` cut into about `count` runs of about equal weight, in order."""
+def _chunks(items: list[I], weights: list[int], count: int) -> tuple[list[list[I]], list[int]]:
+    """`items` cut into about `count` runs of about equal weight, in order; and each
+    run's weight."""
     step = (sum(weights) or 1) / max(1, count)
     out: list[list[I]] = [[]]
+    sums = [0]
     filled = 0
     for item, weight in zip(items, weights):
         if out[-1] and filled >= step * len(out):
             out.append([])
+            sums.append(0)
         out[-1].append(item)
+        sums[-1] += weight
         filled += weight
-    return out
+    return out, sums
 
 
-def run_chunks(work: Callable[[C], R], chunks: Sequence[C], workers: int) -> tuple[list[R], int] | None:
+def run_chunks(work: Callable[[C], R], chunks: Sequence[C], workers: int, *,
+               meanwhile: Callable[[], None] | None = None,
+               weights: Sequence[int] | None = None) -> tuple[list[R], int] | None:
     """`work(chunk)` of every chunk, in order, done here and in `workers` processes; and
     how many chunks were done again here because the worker that took them failed (an
     exception, a crash, a result that does not pickle). None when no worker could start:
-    the caller does the work itself."""
+    the caller does the work itself (`meanwhile` not done).
+
+    The chunks are taken heaviest first (by `weights`, else in order): one heavy chunk
+    taken last (a project part of many files) would keep one process busy while the
+    others have nothing left to take."""
+    order = list(range(len(chunks)))
+    if weights is not None:
+        order.sort(key=lambda i: -weights[i])
     method = _start_method()
     if method == "fork" and len(chunks) * _TOKEN.size <= _PIPE_ROOM:
-        tokens: _Tokens | _Counter = _Tokens(len(chunks))
+        tokens: _Tokens | _Counter = _Tokens(order)
         started = _forked(work, chunks, tokens, workers)
     else:
-        tokens, started = _started(work, chunks, workers, method)
+        tokens, started = _started(work, chunks, workers, method, order)
     if not started:
         tokens.close()
         return None
+    if meanwhile is not None:
+        meanwhile()
     # Each worker sends every chunk as it finishes it (its pickling overlaps its next
     # chunk); a thread per worker reads the bytes as they come (the read waits without the
     # interpreter lock), so a full pipe never stops a worker from taking the next chunk.
@@ -120,10 +143,10 @@ class _Tokens:
     one token is one read of 4 bytes from a pipe that holds only whole tokens and no
     writer: the kernel gives each token to one reader, whole, then end of file to all."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, order: list[int]) -> None:
         self._read, write = os.pipe()
         try:
-            os.write(write, b"".join(_TOKEN.pack(i) for i in range(count)))
+            os.write(write, b"".join(_TOKEN.pack(i) for i in order))
         finally:
             os.close(write)
 
@@ -184,6 +207,7 @@ def _forked(work, chunks, tokens: _Tokens, workers: int) -> list[tuple[_Child, _
     started: list[tuple[_Child, _End]] = []
     for _ in range(workers):
         read, write = os.pipe()
+        _widen(write)
         try:
             pid = os.fork()
         except OSError:
@@ -203,14 +227,38 @@ def _forked(work, chunks, tokens: _Tokens, workers: int) -> list[tuple[_Child, _
     return started
 
 
+def _widen(fd: int) -> None:
+    """The pipe as large as Linux lets this process make it (1 MiB by default): a chunk's
+    results (about 75 KB for 3 files' facts) are written at once, where the default 64 KiB
+    made the worker wait for this process's reader thread, which waits for the
+    interpreter lock this process holds while it lowers its own chunks (up to the 5 ms
+    switch interval for every 64 KiB)."""
+    import fcntl
+
+    size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if size is None:
+        return
+    try:
+        with open("/proc/sys/fs/pipe-max-size") as handle:
+            wanted = int(handle.read())
+    except (OSError, ValueError):
+        wanted = 1 << 20
+    try:
+        fcntl.fcntl(fd, size, min(wanted, 1 << 22))
+    except OSError:
+        pass  # a smaller pipe only waits more
+
+
 # ------------------------------------- multiprocessing's workers (a fresh interpreter)
 
 class _Counter:
     """The chunk indices handed out by a counter shared with the workers (multiprocessing's:
-    for workers that start as a fresh interpreter, or more chunks than a pipe holds)."""
+    for workers that start as a fresh interpreter, or more chunks than a pipe holds), in
+    `order`."""
 
-    def __init__(self, value) -> None:
+    def __init__(self, value, order: list[int]) -> None:
         self.value = value
+        self.order = order
 
     def taken(self, total: int) -> Iterator[int]:
         while True:
@@ -219,17 +267,17 @@ class _Counter:
                 if index >= total:
                     return
                 self.value.value = index + 1
-            yield index
+            yield self.order[index]
 
     def close(self) -> None:
         pass
 
 
-def _started(work, chunks, workers: int, method: str) -> tuple[_Counter, list]:
+def _started(work, chunks, workers: int, method: str, order: list[int]) -> tuple[_Counter, list]:
     import multiprocessing  # only where forking alone will not do
 
     context = multiprocessing.get_context(method)
-    counter = _Counter(context.Value("q", 0))
+    counter = _Counter(context.Value("q", 0), order)
     started = []
     for _ in range(workers):
         reader, writer = context.Pipe(duplex=False)

@@ -104,3 +104,70 @@ def test_a_worker_whose_work_raises_leaves_its_chunk_to_this_process():
     chunks = [[i] for i in range(6)]
     done, failed = run_chunks(raises, chunks, 1)
     assert done == [square(c) for c in chunks] and failed == 1
+
+
+def started_at(chunk: list[int]) -> tuple[int, float]:
+    began = time.monotonic()
+    time.sleep(0.02)
+    return chunk[0], began
+
+
+def test_the_heaviest_chunk_is_taken_first():
+    # A heavy chunk taken last keeps one process busy while the others have nothing left.
+    chunks = [[i] for i in range(6)]
+    done, failed = run_chunks(started_at, chunks, 1, weights=[1, 1, 1, 1, 1, 50])
+    assert failed == 0 and [i for i, _ in done] == list(range(6))  # results in order
+    first_two = {i for i, _ in sorted(done, key=lambda d: d[1])[:2]}
+    assert 5 in first_two
+
+
+def test_meanwhile_runs_here_once_the_worker_has_started():
+    # What only this process needs (the link step's imports) overlaps the worker's chunks.
+    from snlint.stealing import shared_map
+
+    events: list[tuple[str, int]] = []
+
+    def meanwhile():
+        time.sleep(0.2)
+        events.append(("meanwhile", os.getpid()))
+
+    def work(items):
+        return [(os.getpid(), time.monotonic()) for _ in items]
+
+    before = time.monotonic()
+    done, failed = shared_map(work, list(range(8)), 2, lambda item: 1 << 20, meanwhile=meanwhile)
+    assert events == [("meanwhile", PARENT)] and failed == 0
+    by_worker = [at for pid, at in done if pid != PARENT]
+    assert by_worker and min(by_worker) - before < 0.2  # it did not wait for `meanwhile`
+
+
+def test_meanwhile_runs_first_when_the_work_is_not_shared():
+    from snlint.stealing import shared_map
+
+    events: list[str] = []
+    done, failed = shared_map(lambda items: events.append("work") or items, [1, 2], 2, lambda item: 1,
+                              meanwhile=lambda: events.append("meanwhile"))
+    assert (done, failed) == ([1, 2], None) and events == ["meanwhile", "work"]
+
+
+def test_a_forked_worker_writes_a_chunk_of_results_without_waiting():
+    # The default 64 KiB pipe made a worker wait on this process's reader thread, which
+    # waits for the interpreter lock this process holds while it works on its own chunks.
+    import fcntl
+    import sys
+
+    import pytest
+
+    from snlint import stealing
+
+    if not sys.platform.startswith("linux") or not hasattr(fcntl, "F_GETPIPE_SZ"):
+        pytest.skip("pipe sizes are Linux's")
+    read, write = os.pipe()
+    try:
+        stealing._widen(write)
+        with open("/proc/sys/fs/pipe-max-size") as handle:
+            allowed = int(handle.read())
+        assert fcntl.fcntl(write, fcntl.F_GETPIPE_SZ) >= min(allowed, 1 << 20)
+    finally:
+        os.close(read)
+        os.close(write)
