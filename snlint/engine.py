@@ -7,36 +7,21 @@ file is a diagnostic for that file, never the end of the run.
 
 from __future__ import annotations
 
+import importlib
 import os
-from functools import partial
 from pathlib import Path
-from typing import Mapping
 
-from snlint.checks.emit import Emitter
-from snlint.checks.registry import fixable_codes, run_checks
-from snlint.catalogue import Rule, load_catalogue
 from snlint.config import Config, graph_enabled
-from snlint.facts import FileFacts, Names
-from snlint.imported_files import imported_sources
-from snlint.findings import Finding, diagnostic
-from snlint.inputs import Inputs, read_inputs
-from snlint.per_file import Extracted, PerFile, internal, jobs_for
-from snlint.fix import attach_fixes
-from snlint.link import link
-from snlint.link.freeze import freeze
-from snlint.link.groups import groups, uses_registries
-from snlint.link.options import DeclaredOptions
-from snlint.link.index import ProjectIndex
-from snlint.link.names import Definitions, resolved
+from snlint.facts import FileFacts
+from snlint.findings import Finding
 from snlint.graph.diagnostics import GraphRun, Progress
-from snlint.link.join import join
+from snlint.imported_files import imported_sources
+from snlint.inputs import Inputs, read_inputs
+from snlint.per_file import Extracted, PerFile
 from snlint.run_cache import RunCache
 from snlint.run_result import RunResult, enabled, finish, in_cells, unsuppressed
-from snlint.stealing import shared_map
 
 __all__ = ["RunResult", "Reuse", "in_cells", "lint_sources", "lint_text", "run", "run_inputs"]
-
-_internal = internal
 
 
 def lint_sources(sources: dict[str, str], config: Config,
@@ -79,18 +64,22 @@ def lint_sources(sources: dict[str, str], config: Config,
         if same is not None:
             run_cache.renew(sources, imported)  # the next run compares with these texts
             return unsuppressed(same, sources)
-    extracted = stage.results(texts)
+    # The link step's modules are imported while the per-file stage's workers lower files.
+    extracted = stage.results(texts, meanwhile=_import_link_step)
+    from snlint.fix import attach_fixes
+    from snlint.linking import link_parts, named
+
     for path, found in extracted.items():
         if found.finding is not None and path in sources:
             findings.append(found.finding)
         if found.facts is not None:
             facts.append(found.facts)
-    findings.extend(_link_parts(facts, extracted, sources, config, graph_run, reuse))
+    findings.extend(link_parts(facts, extracted, sources, config, graph_run, reuse))
     findings = [f for f in findings if f.path in sources or f.path == "<project>"]
     findings = enabled(findings, config)
     if run_cache is None:
         findings = unsuppressed(findings, sources)  # before the fixes: none built in vain
-    findings = _named(findings, facts)
+    findings = named(findings, facts)
     findings = attach_fixes(findings, sources, config, build=fixes, files={f.path: f for f in facts})
     if run_cache is not None:
         # A failure of snlint itself is not a finding of these files: found again next run.
@@ -122,7 +111,7 @@ class Reuse:
         return self._stage
 
     def parts(self, config: Config) -> dict[tuple, tuple]:
-        """The findings of each part of the project the lints linked (`_link_parts`), by
+        """The findings of each part of the project the lints linked (`snlint.linking.link_parts`), by
         its files' facts, for this configuration (another starts afresh). The facts are
         kept with them: a key of object ids holds only while its objects live."""
         if self._parts is None or self._parts[0] != config:
@@ -155,109 +144,9 @@ class Reuse:
         self._last = ((dict(sources), dict(imported), config, fixes), list(findings))
 
 
-def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sources: dict[str, str],
-                config: Config, graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
-    """The project's findings from the link step on: the link, the graph pass, the
-    checks. Files that cannot reach one another (`snlint.link.groups`) are linked apart,
-    shared between this process and workers (`--jobs`), and a part a lint of the same
-    command already linked, with the same facts, is not linked again (the rounds of
-    `--fix`). The graph pass builds the project's discriminators together: with it, the
-    project is one part."""
-    # The rule pages are read once a run, not once a part (a twentieth of a part's link).
-    rules = load_catalogue()
-    if graph_enabled(config) or len(facts) < 2 or uses_registries(facts):
-        return _link_part(facts, sources, config, rules, graph_run, reuse)[0]
-    parts = groups(facts, {path: e.modules or () for path, e in extracted.items()})
-    options = DeclaredOptions(facts)
-    sizes = {path: len(sources.get(path, "")) for path in extracted}
-    known = reuse.parts(config) if reuse is not None else {}
-    # The per-file stage gives a file the same facts object while its text is the same;
-    # the project's options reach every part (read only for a key a later lint can use).
-    declared = tuple(sorted((dest, repr(o["value"]), o["where"]) for dest, o in options().items())) \
-        if reuse is not None else ()
-    keys = [(declared, *(id(f) for f in part)) for part in parts]
-    todo = [(key, part) for key, part in zip(keys, parts) if key not in known]
-    done, _ = shared_map(partial(_link_chunk, sources=sources, config=config, rules=rules, options=options), todo,
-                         jobs_for(config), lambda item: sum(sizes.get(f.path, 0) for f in item[1]))
-    for (key, part), found in zip(todo, done):
-        known[key] = (part, *found)
-    linked = [known[key] for key in keys]
-    # "The project's only discriminator class" is the project's: when there is one,
-    # and a call through a bare name was left for it, it reaches across parts.
-    candidates = frozenset().union(*(candidates for _, _, candidates, _ in linked))
-    if len(candidates) == 1 and any(bare for _, _, _, bare in linked):
-        return _link_part(facts, sources, config, rules)[0]
-    return [f for _, found, _, _ in linked for f in found]
-
-
-def _link_chunk(chunk: list[tuple[tuple, list[FileFacts]]], *, sources: dict[str, str],
-                config: Config, rules: dict[str, Rule],
-                options: DeclaredOptions) -> list[tuple[list[Finding], frozenset[str], bool]]:
-    return [_link_part(part, sources, config, rules, assume_sole=False, options=options) for _, part in chunk]
-
-
-def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, rules: dict[str, Rule],
-               graph_run: GraphRun | None = None, reuse: Reuse | None = None,
-               assume_sole: bool = True, options: DeclaredOptions | None = None,
-               ) -> tuple[list[Finding], frozenset[str], bool]:
-    """The findings of one part of the project (or of the whole): link -> graph pass ->
-    join -> freeze -> checks; and the part's discriminator candidates and whether a call
-    through a bare name was left without a class (`link`'s `assume_sole`)."""
-    findings: list[Finding] = []
-    project = None
-    try:
-        project = link(facts, config.discriminators, config.not_discriminators, config.root, assume_sole, options)
-        for path, message in project.errors:
-            findings.append(diagnostic("SN999", path, f"internal error: {message}"))
-        # link -> graph pass -> join -> freeze -> checks: the rules read what the runtime
-        # built for each discriminator next to what the source says, in one frozen model.
-        # The graph pass itself reports only its SN91x diagnostics; its facts reach the
-        # findings through the rules.
-        graph_diagnostics: list[Finding] = []
-        if graph_enabled(config) and project.discriminators:
-            try:
-                # Imported only for a run that builds discriminators: the graph pass's
-                # side is a tenth of the engine's imports, which a small file pays.
-                from snlint.graph_pass import graph_pass
-
-                graph_diagnostics, built = graph_pass(
-                    project, config, only=set(sources), graph_run=graph_run,
-                    session=reuse.graph if reuse is not None else None)
-                displays = {os.path.abspath(f.path): f.path for f in facts}
-                join(project, built, displays.get)
-            except Exception as e:  # noqa: BLE001 - the source findings still stand
-                graph_diagnostics, project.runtime = [], {}
-                findings.append(_internal(project.discriminators[0].file.path, e, "graph"))
-        found, failures = run_checks(freeze(project), Emitter(rules))
-        findings.extend(found + graph_diagnostics)
-        for family, error in failures:
-            findings.append(_internal(facts[0].path if facts else "<project>", error, family))
-    except Exception as e:  # noqa: BLE001
-        findings.append(_internal(facts[0].path if facts else "<project>", e))
-    if project is None:
-        return findings, frozenset(), False
-    return findings, project.candidates, project.bare_calls
-
-
-def _named(findings: list[Finding], facts: list[FileFacts]) -> list[Finding]:
-    """The findings a fix may exist for, each with its file's names as the link step
-    resolves them: a fix names things the way the finding was decided. The whole
-    project's index answers each file's lookups as its part's did (`link.groups`)."""
-    codes = fixable_codes()
-    if not any(f.code in codes for f in findings):
-        return findings
-    definitions = Definitions(ProjectIndex(facts))
-    files = {f.path: f for f in facts}
-    names: dict[str, Names] = {}
-    out = []
-    for f in findings:
-        file = files.get(f.path)
-        if f.code in codes and file is not None:
-            if f.path not in names:
-                names[f.path] = resolved(definitions, file)
-            f = f.with_(names=names[f.path])
-        out.append(f)
-    return out
+def _import_link_step() -> None:
+    for module in ("snlint.fix", "snlint.linking"):
+        importlib.import_module(module)
 
 
 def run(paths: list[str], config: Config, progress: Progress | None = None, *,

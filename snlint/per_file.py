@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from snlint.cache import Cache, digest
 from snlint.config import Config
@@ -128,6 +128,18 @@ def _age() -> None:
         gc.unfreeze()
 
 
+class _Once:
+    """A callable done at most once (None: nothing to do)."""
+
+    def __init__(self, step: Callable[[], None] | None) -> None:
+        self._step = step
+
+    def __call__(self) -> None:
+        step, self._step = self._step, None
+        if step is not None:
+            step()
+
+
 def default_jobs() -> int:
     """One job per core this process may use (as ruff). Not fewer when the load average
     is high: it trails by a minute and counts this command's own last run, so a second
@@ -183,14 +195,20 @@ class PerFile:
             self._first_round(texts)
         return {path: self._memo[(path, text)].modules for path, text in texts.items()}
 
-    def results(self, texts: Mapping[str, str]) -> dict[str, Extracted]:
+    def results(self, texts: Mapping[str, str], *,
+                meanwhile: Callable[[], None] | None = None) -> dict[str, Extracted]:
         """Display path -> what the stage made of it, for a whole project at once (the
-        prefilter's connections are between these files), in the order given."""
+        prefilter's connections are between these files), in the order given.
+        `meanwhile`: done once, by this process, while the workers lower files
+        (`snlint.stealing.shared_map`), or before the results when none do."""
+        once = _Once(meanwhile)
         with _no_gc():
-            return self._results(texts)
+            found = self._results(texts, once)
+        once()
+        return found
 
-    def _results(self, texts: Mapping[str, str]) -> dict[str, Extracted]:
-        self._first_round(texts)
+    def _results(self, texts: Mapping[str, str], meanwhile: Callable[[], None]) -> dict[str, Extracted]:
+        self._first_round(texts, meanwhile)
         kept = set(texts)
         if self.prefilter:
             kept = {p for p, t in texts.items() if self._matters(p, t)} | self._connected(texts)
@@ -223,11 +241,11 @@ class PerFile:
 
     # -- rounds
 
-    def _first_round(self, texts: Mapping[str, str]) -> None:
+    def _first_round(self, texts: Mapping[str, str], meanwhile: Callable[[], None] | None = None) -> None:
         todo = [(p, t) for p, t in texts.items() if (p, t) not in self._memo]
         if not todo:
             return
-        self._run([(p, t, not self.prefilter or self._matters(p, t)) for p, t in todo])
+        self._run([(p, t, not self.prefilter or self._matters(p, t)) for p, t in todo], meanwhile)
 
     def _matters(self, path: str, text: str) -> bool:
         key = (path, text)
@@ -271,7 +289,7 @@ class PerFile:
                     changed = True
         return kept
 
-    def _run(self, files: list[tuple[str, str, bool]]) -> None:
+    def _run(self, files: list[tuple[str, str, bool]], meanwhile: Callable[[], None] | None = None) -> None:
         """Extract `files` (path, text, whether to lower it or only scan it) into the memo:
         from the cache where it has them, the rest in workers or here."""
         todo: list[tuple[str, str, str, str | None, bool]] = []
@@ -287,7 +305,7 @@ class PerFile:
             todo.append((path, text, relpath, key, full))
         if not todo:
             return
-        results = self._compute([(p, t, r, full) for p, t, r, _, full in todo])
+        results = self._compute([(p, t, r, full) for p, t, r, _, full in todo], meanwhile)
         for (path, text, relpath, key, _), found in zip(todo, results):
             self._memo[(path, text)] = found
             self.stats["lowered" if found.lowered else "scanned"] += 1
@@ -296,10 +314,12 @@ class PerFile:
                                                and found.finding.code == "SN999"):
                 self.cache.put(path, relpath, key, found)
 
-    def _compute(self, items: list[tuple[str, str, str, bool]]) -> list[Extracted]:
+    def _compute(self, items: list[tuple[str, str, str, bool]],
+                 meanwhile: Callable[[], None] | None = None) -> list[Extracted]:
         # What the work weighs: a scan (CPython's parser) costs a fraction of a lowering.
         done, failed = shared_map(_work, items, self.jobs,
-                                  lambda item: len(item[1]) if item[3] else len(item[1]) // SCAN_WEIGHT)
+                                  lambda item: len(item[1]) if item[3] else len(item[1]) // SCAN_WEIGHT,
+                                  meanwhile=meanwhile)
         if failed is not None:
             self.stats["parallel_rounds"] += 1
             self.stats["worker_failures"] += failed

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from snlint import engine, per_file
+from snlint import linking, per_file
 from snlint.cli import main
 from snlint.config import Config
 from snlint.engine import Reuse, lint_sources
@@ -73,7 +73,7 @@ def steps(monkeypatch):
     """What the engine did, in order: ("read", path) for each file it extracted facts
     from, ("link",) for each time it linked the project."""
     done: list[tuple] = []
-    extract, link = per_file.extract_file, engine.link
+    extract, link = per_file.extract_file, linking.link
 
     def read(text, path, relpath):
         done.append(("read", Path(path).name))
@@ -84,7 +84,7 @@ def steps(monkeypatch):
         return link(*args, **kwargs)
 
     monkeypatch.setattr(per_file, "extract_file", read)
-    monkeypatch.setattr(engine, "link", linked)
+    monkeypatch.setattr(linking, "link", linked)
     return done
 
 

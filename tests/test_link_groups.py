@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from snlint import engine, stealing
+from snlint import engine, linking, stealing
 from snlint.cli import main
 from snlint.config import Config
 from snlint.link.groups import groups, uses_registries
@@ -67,7 +67,7 @@ BARE_TRAIN = '''
 
 def whole(monkeypatch):
     """Link every project in one part, as before parts existed."""
-    monkeypatch.setattr(engine, "groups", lambda facts, imported: [facts])
+    monkeypatch.setattr(linking, "groups", lambda facts, imported: [facts])
 
 
 def summary(findings):
@@ -175,13 +175,13 @@ def test_a_fix_round_links_again_only_the_parts_it_changed(tmp_path, monkeypatch
                                              "spectral_norm(nn.Conv2d(64, 1, 4), dim=1)")
     write(tmp_path, files)
     linked: list[tuple[str, ...]] = []
-    link_part = engine._link_part
+    link_part = linking._link_part
 
     def recording(facts, *args, **kwargs):
         linked.append(tuple(f.path for f in facts))
         return link_part(facts, *args, **kwargs)
 
-    monkeypatch.setattr(engine, "_link_part", recording)
+    monkeypatch.setattr(linking, "_link_part", recording)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, [".", "--fix", "--no-graph", "--no-cache", "--jobs", "1", "--select", "SN1"])
     assert result.stderr == "Fixed 1 finding in 1 file.\n"

@@ -42,6 +42,7 @@ FLOORS = [
     {"fix", "report"},
     # what runs a lint
     {"imported_files", "graph_pass", "run_result"},
+    {"linking"},  # the link step of a run, part by part
     {"engine", "live_audit"},
     {"stdin"},
     {"cli"},

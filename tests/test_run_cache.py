@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from snlint import engine
+from snlint import linking
 from snlint.config import Config, load_config
 from snlint.engine import run
 from snlint.inputs import read_inputs
@@ -62,13 +62,13 @@ def root(tmp_path, monkeypatch):
 def links(monkeypatch):
     """How many times the engine linked a project."""
     count = [0]
-    link = engine.link
+    link = linking.link
 
     def counted(*args, **kwargs):
         count[0] += 1
         return link(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "link", counted)
+    monkeypatch.setattr(linking, "link", counted)
     return count
 
 
@@ -170,6 +170,25 @@ def test_a_warm_run_of_unchanged_files_never_imports_the_source_pass(root):
     assert not {name for name in imported if name.split(".")[0] == "libcst"}
     assert "snlint.engine" not in imported
 
+
+
+def test_a_run_after_a_comment_is_added_never_imports_the_link_step(root):
+    # The changed file gives the facts it gave: the last run's findings stand, and the
+    # link step (most of snlint's imports) is not even imported. (A format that shows
+    # fixes, such as JSON, builds them: that run lints.)
+    def snlint(*extra):
+        return subprocess.run([sys.executable, *extra, "-m", "snlint", "models", "--no-graph",
+                               "--output-format", "concise"], capture_output=True, text=True,
+                              timeout=120, cwd=root)
+
+    first = snlint()
+    (root / "models/nets.py").write_text(NETS + "# a comment\n")
+    second = snlint("-X", "importtime")
+    assert second.returncode == first.returncode == 1
+    assert second.stdout == first.stdout and "SN201" in first.stdout
+    imported = {line.split("|")[-1].strip() for line in second.stderr.splitlines()}
+    assert "snlint.per_file" in imported  # the changed file was read again
+    assert not {name for name in imported if name == "snlint.linking" or name.startswith("snlint.link.")}
 
 EDITS = [
     ("comment", lambda t: t + "# a comment\n"),
