@@ -142,6 +142,11 @@ class _Walker:
                 if path.suffix not in SUFFIXES or self.excluded(path, name) \
                         or self.gitignored(path, boundary, is_dir=False):
                     continue
+                if path.is_symlink() and not path.exists():
+                    # A link to nothing (into a git submodule that is not checked out) is
+                    # no file of the project; named on the command line it is SN903.
+                    self.look(path, EXISTS)
+                    continue
                 yield path.relative_to(top).as_posix(), path
 
     def look(self, path: Path, kind: int = STATE) -> None:

@@ -92,6 +92,22 @@ def test_missing_path_is_kept_so_reading_reports_it(project):
     assert displays(["nope.py"], Config(project)) == ["nope.py"]
 
 
+
+def test_a_link_to_nothing_is_not_a_file_of_the_walk(project):
+    # eg3d links a script into a git submodule a plain clone does not check out.
+    touch(project, "pkg/model.py")
+    touch(project, "vendor/layers.py")
+    os.symlink("../Deep3DFaceRecon/util/preprocess.py", project / "pkg/preprocess.py")
+    os.symlink("../vendor/layers.py", project / "pkg/layers.py")
+    assert displays(["pkg"], Config(project)) == ["pkg/layers.py", "pkg/model.py"]
+
+
+def test_a_link_to_nothing_named_on_the_command_line_is_reported(project):
+    os.symlink("missing.py", project / "preprocess.py")
+    assert displays(["preprocess.py"], Config(project)) == ["preprocess.py"]
+    found = read_source("preprocess.py", project / "preprocess.py", 5_000_000)
+    assert isinstance(found, Finding) and found.code == "SN903"
+
 def test_order_is_sorted_and_files_are_not_repeated(project):
     touch(project, "b.py", "a/z.py", "a.py")
     assert displays(["b.py", ".", "a/z.py"], Config(project)) == ["a/z.py", "a.py", "b.py"]
