@@ -9,8 +9,10 @@ back to (cell, line), and fixed text written back into the notebook's JSON.
   `x = None`) at its indentation (none on a cell's first line), and the lines its
   trailing backslashes continue it onto blank lines; a cell whose first line is a
   non-Python cell magic (`%%bash`, `%%writefile`) becomes blank lines;
-  `%%time`/`%%timeit`/`%%capture` keep their Python body. Markdown and raw cells, and
-  notebooks whose kernel is not Python, give no code.
+  `%%time`/`%%timeit`/`%%capture` keep their Python body. A cell indented as a whole
+  loses that indentation, as IPython runs it (`Cell.indent`, given back to columns by
+  `map_finding`; such a notebook is not fixed). Markdown and raw cells, and notebooks
+  whose kernel is not Python, give no code.
 - `Notebook.locate(line)` and `Notebook.map_finding(finding)` turn a line of that text
   into (cell, line in the cell); cells are numbered from 1 over all cells of the
   notebook (markdown included), as Jupyter and ruff show them.
@@ -277,6 +279,16 @@ class Cell:
     first_line: int  # 1-based line of its first line in Notebook.python
     lines: list[str]  # original source lines (with IPython syntax), with endings
     added_newline: bool  # the last line had no newline; Notebook.python adds one
+    # The indentation of its first line that is not blank, which IPython takes off every
+    # line that starts with it (`leading_indent`): `Notebook.python` holds the cell so.
+    indent: str = ""
+
+    def column(self, line: int, column: int) -> int:
+        """The column in the cell of a column of line `line` (1-based, in the cell) of
+        `Notebook.python`."""
+        if self.indent and 0 < line <= len(self.lines) and self.lines[line - 1].startswith(self.indent):
+            return column + len(self.indent)
+        return column
 
     @property
     def number(self) -> int:
@@ -300,8 +312,9 @@ class Notebook:
 
     @property
     def writable(self) -> bool:
-        """Whether fixes may be written into it: a current format, every cell compiled."""
-        return not self.legacy and not self.broken
+        """Whether fixes may be written into it: a current format, every cell compiled,
+        no cell indented as a whole (a fixed line would need its indentation back)."""
+        return not self.legacy and not self.broken and not any(c.indent for c in self.cells)
 
     def locate(self, line: int) -> tuple[int, int]:
         """(cell number, line in the cell) of a line of `python`."""
@@ -328,11 +341,13 @@ class Notebook:
         cell, line = self.locate(finding.line)
         end_cell, end_line = self.locate(finding.end_line)
         span = finding.span
+        held = next((c for c in self.cells if c.number == cell), None)
+        column = held.column(line, span.column) if held is not None else span.column
         if end_cell != cell:  # a span over cells ends at the end of the first one
-            end_line, end_column = line, span.column + 1
+            end_line, end_column = line, column + 1
         else:
-            end_column = span.end_column
-        return finding.with_(cell=cell, span=Span(line, span.column, end_line, end_column),
+            end_column = held.column(end_line, span.end_column) if held is not None else span.end_column
+        return finding.with_(cell=cell, span=Span(line, column, end_line, end_column),
                              message=self._cell_places(finding.message, finding.path))
 
     def _cell_places(self, message: str, path: str) -> str:
@@ -486,14 +501,23 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
         if not lines:
             continue
         added = not lines[-1].endswith(("\n", "\r"))
-        python = _python_lines(lines[:-1] + [lines[-1] + "\n"] if added else lines)
-        notebook.cells.append(Cell(index, line, lines, added))
+        indent = _leading_indent(lines)
+        python = _python_lines([part[len(indent):] if indent and part.startswith(indent) else part
+                                for part in (lines[:-1] + [lines[-1] + "\n"] if added else lines)])
+        notebook.cells.append(Cell(index, line, lines, added, indent))
         pythons.append((notebook.cells[-1], python))
         line += len(lines)
     notebook.python = "".join(line for _, python in pythons for line in python)
     if _compile_error(notebook.python) is not None:
         _leave_out_broken_cells(notebook, pythons)
     return notebook
+
+
+def _leading_indent(lines: list[str]) -> str:
+    """The whitespace IPython takes off a cell's lines before it runs it: that of its
+    first line that is not blank (`leading_empty_lines`, then `leading_indent`)."""
+    first = next((part for part in lines if part.strip()), "")
+    return first[:len(first) - len(first.lstrip(" \t"))]
 
 
 def _cells(data) -> tuple[list | None, bool]:

@@ -51,7 +51,9 @@ def in_cells(findings: list[Finding], notebooks: dict[str, Notebook]) -> list[Fi
             out.append(f)
             continue
         mapped = notebook.map_finding(f)
-        if f.fix is not None and f.fix.edits:
+        if f.fix is not None and not notebook.writable:
+            mapped = mapped.with_(fix=None)  # --fix leaves such a notebook as it is
+        elif f.fix is not None and f.fix.edits:
             from snlint.fix.diff import unified_diff
 
             new_json = notebook.apply(f.fix.edits[0].new_text)

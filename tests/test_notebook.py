@@ -80,6 +80,36 @@ def test_an_indented_shell_escape_opening_a_cell_is_a_placeholder_at_column_0():
         == "pass\n\nx = None\n"
 
 
+
+def test_a_cell_indented_as_a_whole_is_taken_as_ipython_runs_it():
+    # code-of-learn-deep-learning-with-pytorch's n-gram notebook: a cell starting with
+    # one space, which IPython takes off every line (after its leading blank lines).
+    # Read as is, it was an SN901 "unexpected indent" in a notebook Jupyter ran.
+    notebook = parse(notebook_json([
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": ["x = 1\n"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [],
+         "source": ["\n", " y = [x\n", "      for _ in range(2)]\n", " if y:\n", "     y.pop()\n"]}]))
+    assert notebook.python == "x = 1\n\ny = [x\n     for _ in range(2)]\nif y:\n    y.pop()\n"
+    assert not notebook.broken and not notebook.writable  # a fixed line would lose its indent
+
+
+def test_a_finding_in_an_indented_cell_is_at_its_column_in_the_cell():
+    cells = [dict(CELLS[1]), dict(CELLS[2], source=["  " + line for line in CELLS[2]["source"]])]
+    notebook = parse(notebook_json(cells))
+    [finding] = [notebook.map_finding(f) for f in lint_text(notebook.python, "nb.ipynb")]
+    assert (finding.code, finding.cell, finding.line, finding.column) == ("SN201", 2, 6, 23)
+
+
+def test_a_notebook_fix_does_not_write_is_not_offered(tmp_path, monkeypatch):
+    # An indented cell (or the old format, or a cell that does not compile) is not
+    # fixed: its finding has no `[*]` that --fix would then not keep.
+    monkeypatch.chdir(tmp_path)
+    cells = [dict(CELLS[1]), dict(CELLS[2], source=["  " + line for line in CELLS[2]["source"]])]
+    (tmp_path / "nb.ipynb").write_text(notebook_json(cells), encoding="utf-8")
+    result = CliRunner().invoke(main, ["nb.ipynb", "--no-graph", "--no-cache", "--output-format", "concise"])
+    assert result.stdout.startswith("nb.ipynb:cell 2:6:23: SN201 Conv2d Discriminator.head has no")
+    assert "fixable" not in result.stdout
+
 def test_a_magic_without_its_percent_is_a_placeholder_when_it_is_not_python():
     # DeOldify's and first-order-model's Colab notebooks: `cd DeOldify` (IPython's
     # automagic). `ls -la` compiles (a subtraction) and stays Python, as harmless.
