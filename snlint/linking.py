@@ -24,6 +24,7 @@ from snlint.link.freeze import freeze
 from snlint.link.groups import groups, uses_registries
 from snlint.link.index import ProjectIndex
 from snlint.link.join import join
+from snlint.link.named_classes import class_names, named_one
 from snlint.link.names import Definitions, resolved
 from snlint.link.options import DeclaredOptions
 from snlint.per_file import Extracted, internal, jobs_for
@@ -69,10 +70,12 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     for (key, part), found in zip(todo, done):
         known[key] = (part, *found)
     linked = [known[key] for key in keys]
-    # "The project's only discriminator class" is the project's: when there is one,
-    # and a call through a bare name was left for it, it reaches across parts.
+    # "The project's only discriminator class" is the project's: when there is one (or
+    # one of several the configuration builds by name, `snlint.link.named_classes`), and
+    # a call through a bare name was left for it, it reaches across parts.
     candidates = frozenset().union(*(candidates for _, _, candidates, _ in linked))
-    if len(candidates) == 1 and any(bare for _, _, _, bare in linked):
+    if any(bare for _, _, _, bare in linked) and \
+            (len(candidates) == 1 or named_one(candidates, class_names(facts)) is not None):
         return _link_part(facts, sources, config, rules)[0]
     return [f for _, found, _, _ in linked for f in found]
 

@@ -1410,3 +1410,76 @@ def test_a_generator_picked_from_a_module_namespace_is_not_its_discriminator(tmp
     '''
     findings = lint(tmp_path, {"model.py": MODULE_OF_MODELS, "train.py": script})
     assert found(findings) == [("SN301", "model.py", 17), ("SN401", "train.py", 15)]
+
+
+# pytorch-GANs: `get_gan(GANType.VANILLA.name)` compares enum members' names, and returns
+# the discriminator and the generator together.
+GET_GAN = {"models.py": '''
+    import enum
+    import torch.nn as nn
+
+    class GANType(enum.Enum):
+        VANILLA = 0,
+        DCGAN = 1
+
+    class DiscriminatorNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(784, 1)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    class ConvolutionalDiscriminativeNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 64, 4, 2, 1)
+            self.bn = nn.BatchNorm2d(64)
+
+        def forward(self, x):
+            return self.bn(self.conv(x))
+
+    class GeneratorNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(100, 784)
+
+        def forward(self, z):
+            return self.fc(z)
+
+    def get_gan(gan_type_name):
+        if gan_type_name == GANType.VANILLA.name:
+            d_net = DiscriminatorNet().train()
+            g_net = GeneratorNet().train()
+        elif gan_type_name == GANType.DCGAN.name:
+            d_net = ConvolutionalDiscriminativeNet().train()
+            g_net = GeneratorNet().train()
+        else:
+            raise Exception(gan_type_name)
+        return d_net, g_net
+'''}
+
+
+def get_gan_script(key: str) -> str:
+    return f'''
+        import sys
+        import torch
+        from models import GANType, get_gan
+
+        d, g = get_gan({key})
+        for real, _ in torch.utils.data.DataLoader([]):
+            fake = g(torch.randn(8, 100))
+            loss = d(real).mean() - d(fake.detach()).mean()
+    '''
+
+
+def test_an_enum_members_name_picks_the_factory_branch(tmp_path):
+    findings = lint(tmp_path, {**GET_GAN, "train_vanilla_gan.py": get_gan_script("GANType.VANILLA.name"),
+                               "train_dcgan.py": get_gan_script("GANType.DCGAN.name")})
+    assert found(only(findings, "SN401")) == [("SN401", "train_dcgan.py", 9)]
+
+
+def test_a_factory_returning_networks_together_says_its_key_is_not_known(tmp_path):
+    findings = lint(tmp_path, {**GET_GAN, "train.py": get_gan_script("sys.argv[1]")})
+    assert found(only(findings, "SN401")) == [("SN401", "train.py", 9)]
+    assert "one of 2 classes get_gan() may build at train.py:6" in only(findings, "SN401")[0].message

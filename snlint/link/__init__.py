@@ -20,6 +20,7 @@ from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef, Location
 from snlint.link.events import G_NAME, GENERATOR_CLASS, ForwardCall
 from snlint.link.index import ProjectIndex
+from snlint.link.named_classes import class_names, named_one
 from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated, split_steps
 from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
@@ -341,6 +342,13 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
              for _, child in project.roots[q].descendants() if child.cls is not None}
     outer = candidates - parts
     sole = next(iter(outer)) if len(outer) == 1 and assume_sole else None
+    why = "the project's only discriminator class"
+    if len(outer) > 1 and assume_sole:
+        # Of several, the one the configuration builds by name (`class_name='...'`).
+        configured = named_one(outer, class_names(files))
+        if configured is not None:
+            sole, name, (path, line) = configured
+            why = f"the discriminator class the project builds by name (`{name}` at {path}:{line})"
     if sole is not None and _norm_passed_elsewhere(project, sole):
         sole = None
     # A call the program also runs with the instance it reaches (a method run for an
@@ -355,7 +363,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
                 and (call.call.path, call.call.span) not in resolved:
             call.module = project.roots.get(sole)
             call.assumed = (f"{call.callee} is not built where it is used; assumed to be "
-                                 f"{by_qual[sole][0].name}, the project's only discriminator class")
+                            f"{by_qual[sole][0].name}, {why}")
 
     updates: dict[tuple, dict[str, list]] = {}
     alike = _alike(project.events.forwards)

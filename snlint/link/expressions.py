@@ -14,7 +14,7 @@ from snlint.link.provenance import Channels
 from snlint.link.statements import MAX_UNROLL, items_of, merge
 from snlint.link.syntax import text_of
 from snlint.link.values import (
-    UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV,
+    UNKNOWN, ClassOfV, ClassV, ConstV, DictV, EnumMemberV, Frame, FuncV, LambdaV, Layer, ListV, ModulesIterV,
     ModulesV, ModuleV, NamespaceV, NameV, OneOfV, PartialV, SNFuncV, SuperV, TensorV, TorchTypeV,
     TupleV, UnknownV, Value, WeightV, tensor_join,
 )
@@ -281,7 +281,7 @@ class Expressions:
         (`Base.__init__(self, opt)`), which the link leaves as it always has."""
         method = self.find_method(value.cls, value.file, attr)
         if method is None:
-            return UNKNOWN
+            return _enum_member(value.cls, attr) or UNKNOWN
         fn, file, owner = method
         kinds = {text_of(d) for d in fn.decorators}
         if "staticmethod" in kinds:
@@ -341,6 +341,14 @@ class Expressions:
                 return ConstV(declared["value"], f"--{attr} default at {declared['where']}")
         return value.attrs.get(attr, UnknownV(f"option {attr}"))
 
+    def enum_member_attribute(self, value: EnumMemberV, attr: str, frame: Frame) -> Value:
+        # `GANType.VANILLA.name`, the key pytorch-GANs' `get_gan` compares.
+        if attr == "name":
+            return ConstV(value.name)
+        if attr == "value" and isinstance(value.value, F.Const):
+            return ConstV(value.value.value)
+        return UNKNOWN
+
     def dict_attribute(self, value: DictV, attr: str, frame: Frame) -> Value:
         if not value.attrs:
             return UNKNOWN
@@ -350,8 +358,23 @@ class Expressions:
         Layer: layer_attribute, ModulesV: modules_attribute, ClassOfV: class_of_attribute,
         WeightV: weight_attribute, TensorV: tensor_attribute, ModuleV: module_attribute,
         SuperV: super_attribute, NameV: name_attribute, NamespaceV: namespace_attribute,
-        DictV: dict_attribute, ClassV: class_attribute,
+        DictV: dict_attribute, ClassV: class_attribute, EnumMemberV: enum_member_attribute,
     }
+
+
+# The standard library's enumerations: a class deriving from one has its members as
+# class-level assignments (`VANILLA = 0`).
+ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
+
+
+def _enum_member(cls: F.ClassFacts, name: str) -> EnumMemberV | None:
+    if not any(isinstance(b, F.Global) and b.qual in ENUM_BASES for b in cls.bases):
+        return None
+    for stmt in cls.body:
+        if isinstance(stmt, F.Assign) and len(stmt.targets) == 1 and not name.startswith("_") \
+                and isinstance(stmt.targets[0], F.Unknown) and stmt.targets[0].text == name:
+            return EnumMemberV(cls, name, stmt.value)
+    return None
 
 
 def _arith(op: str, a: object, b: object) -> Value:

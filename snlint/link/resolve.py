@@ -15,7 +15,7 @@ from snlint import facts as F
 from snlint.findings import Location
 from snlint.link.configvalues import where
 from snlint.link.events import DISCRIMINATOR_CLASS
-from snlint.link.values import ClassV, ConstV, Layer, ModuleV, OneOfV, Value
+from snlint.link.values import ClassV, ConstV, Layer, ModuleV, OneOfV, TupleV, Value
 
 # `copy.deepcopy(netD)`: the copy has the original's layers.
 COPIES = frozenset({"copy.deepcopy", "copy.copy"})
@@ -82,6 +82,9 @@ def built_by(returned: Value, fn: F.FunctionFacts, sub_frame, call: Location,
     chosen = "".join(f"{', ' if i else ' ('}{name}={v.value!r}" + (f" from the {v.origin}" if v.origin else "")
                      for i, (name, v) in enumerate(strings))
     chosen += ")" if strings else ""
+    if isinstance(returned, TupleV):
+        # `return d_net, g_net`: each of the networks a factory returns together.
+        return TupleV(tuple(built_by(item, fn, sub_frame, call, strings) for item in returned.items))
     if isinstance(returned, OneOfV):
         if not any(layer.frame.is_within(sub_frame) for layer in layers(returned)):
             return returned  # passed through (`init_net(net)`), built elsewhere

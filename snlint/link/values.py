@@ -275,6 +275,16 @@ class ClassV(Value):
 
 
 @dataclass(eq=False)
+class EnumMemberV(Value):
+    """A member of a project `enum.Enum` class read from its class (`GANType.VANILLA`):
+    its `name` is known, and its `value` when the class assigns it a constant."""
+
+    cls: "ClassFacts"
+    name: str
+    value: "F.Expr"
+
+
+@dataclass(eq=False)
 class OneOfV(Value):
     """One of several classes or instances, where a key that picks one is not known
     (`define_D(opt.netD)` with `opt.netD` unknown, `{"a": A, "b": B}[args.arch]`)."""

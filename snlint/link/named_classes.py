@@ -1,0 +1,78 @@
+"""Classes a project constructs from a dotted name in its configuration.
+
+NVlabs' training code (StyleGAN2-ADA, StyleGAN3, Projected GAN, StyleGAN-XL and the
+projects built on them) never names its discriminator in code: `train.py` writes
+`c.D_kwargs = dnnlib.EasyDict(class_name='pg_modules.discriminator.ProjectedDiscriminator',
+...)`, the training loop builds `D = dnnlib.util.construct_class_by_name(**D_kwargs)`, and
+the loss, built the same way, calls `self.D(img, c)`. The strings are what the project
+says it builds; when they name one of several discriminator candidates, that one is the
+discriminator a bare call (`self.D`, a parameter) is taken for.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from snlint import facts as F
+from snlint.link.syntax import calls_in
+
+# The keyword and attribute dnnlib reads the class from (`construct_class_by_name`).
+CLASS_NAME = "class_name"
+
+
+def class_names(files: Iterable[F.FileFacts]) -> dict[str, tuple[str, int]]:
+    """Each dotted name the project gives as a `class_name` (a keyword argument, an
+    attribute or a dict key assigned a constant string), with where it is first given."""
+    out: dict[str, tuple[str, int]] = {}
+    for file in files:
+        for stmt in _statements(file):
+            for name, line in _given(stmt):
+                out.setdefault(name, (file.path, line))
+    return out
+
+
+def named_one(candidates: Iterable[str], names: dict[str, tuple[str, int]],
+              ) -> tuple[str, str, tuple[str, int]] | None:
+    """The one candidate class (a qualname) a `class_name` string names, with the string
+    and where it is given; None when none does, or more than one."""
+    found = {(q, name) for q in candidates for name in names if q == name or q.endswith("." + name)}
+    if len({q for q, _ in found}) != 1:
+        return None
+    q, name = min(found)
+    return q, name, names[name]
+
+
+def _statements(file: F.FileFacts) -> Iterator[F.Stmt]:
+    bodies = [file.body, *(fn.body for _, fn in file.functions),
+              *(m.body for _, cls in file.classes for _, m in cls.methods)]
+    for body in bodies:
+        yield from _walk(body)
+
+
+def _walk(body: tuple[F.Stmt, ...]) -> Iterator[F.Stmt]:
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, F.DefStmt):
+            yield from _walk(stmt.function.body)
+        for attr in ("body", "orelse"):
+            inner = getattr(stmt, attr, None)
+            if isinstance(inner, tuple):
+                yield from _walk(inner)
+
+
+def _given(stmt: F.Stmt) -> Iterator[tuple[str, int]]:
+    if isinstance(stmt, F.Assign) and _dotted(stmt.value):
+        for target in stmt.targets:
+            if isinstance(target, F.Attr) and target.attr == CLASS_NAME or \
+                    isinstance(target, F.Subscript) and isinstance(target.index, F.Const) \
+                    and target.index.value == CLASS_NAME:
+                yield stmt.value.value, stmt.span.line
+    for call in calls_in(stmt):
+        arg = call.keyword(CLASS_NAME)
+        if arg is not None and _dotted(arg.value):
+            yield arg.value.value, arg.value.span.line or stmt.span.line
+
+
+def _dotted(expr: F.Expr) -> bool:
+    return isinstance(expr, F.Const) and isinstance(expr.value, str) and "." in expr.value \
+        and all(part.isidentifier() for part in expr.value.split("."))
