@@ -11,6 +11,7 @@ Then `snlint.link.freeze` turns it into the frozen model the checks read
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -24,7 +25,7 @@ from snlint.link.named_classes import class_names, named_one
 from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated, split_steps
 from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
-from snlint.link.syntax import calls_in, walk
+from snlint.link.syntax import calls_in, mentions, walk
 from snlint.link.values import Layer
 from snlint.records import dataclass
 
@@ -269,6 +270,29 @@ def _scored(call: ForwardCall, peers: list[ForwardCall]) -> frozenset:
                                           call.call.span.line, call.call.path, how="")})
 
 
+def _unused_alternatives(files: list[FileFacts], evidence: dict[str, tuple[str, str]],
+                         by_name: dict[str, ClassFacts]) -> set[str]:
+    """Classes named as discriminators that no code of the project mentions (not built,
+    subclassed, imported, registered or named in a string), beside a discriminator the
+    training code shows in use: alternatives left in the code (instagan's
+    `PixelDiscriminator`, a `PatchDiscriminator` no config builds), not what trains. Only
+    with such a discriminator: a model file linted alone (with a class the configuration
+    names, or none), or one whose discriminator is built out of sight, keeps its classes
+    named so."""
+    if not by_name or not any(kind == "training code" for kind, _ in evidence.values()):
+        return set()
+    everywhere = mentions([f.body for f in files], Counter())
+    out = set()
+    for q, cls in by_name.items():
+        if not (_NAME.search(cls.name) or _EXACT.match(cls.name)) or cls.decorators:
+            continue  # bound to a discriminator's name: built; decorated: registered
+        # `super(PixelDiscriminator, self).__init__()` is the class naming itself.
+        own = mentions([cls.methods, cls.body], Counter())
+        if everywhere[q] <= own[q] and everywhere[cls.name] <= own[cls.name]:
+            out.add(q)
+    return out
+
+
 def _classes(files: list[FileFacts]):
     for file in files:
         for _, cls in file.classes:
@@ -415,8 +439,9 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
             if q not in excluded and q not in evidence and not _not_scoring(module.cls.name):
                 evidence[q] = ("training code", f"a gradient penalty is taken through it "
                                                 f"{_where(penalty.forward.function)}")
+    unused = _unused_alternatives(files, evidence, {q: by_qual[q][0] for q in named if q not in evidence})
     for q in sorted(named):
-        if q not in evidence:
+        if q not in evidence and q not in unused:
             c = by_qual[q][0]
             if _NAME.search(c.name) or _EXACT.match(c.name):
                 evidence[q] = ("name", "")

@@ -7,6 +7,8 @@ calls in them: the interpreter's parts use these as evidence (a `netD` name, a
 
 from __future__ import annotations
 
+from collections import Counter
+
 from snlint import facts as F
 
 
@@ -108,3 +110,30 @@ def calls_in(stmt: F.Stmt):
             stack.extend((e.left, e.right))
         elif isinstance(e, F.ListE):
             stack.extend(e.items)
+
+
+def mentions(roots, out: Counter) -> Counter:
+    """Count, in `out`, each qualified name the code under `roots` (statements, functions,
+    classes) mentions, by its whole and its last part, and each string constant: what
+    says that a class is used somewhere, however it is built (called, subclassed,
+    decorated, registered, named in `__all__` or a config string)."""
+    fields: dict[type, tuple[str, ...]] = {}
+    stack = list(roots)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, F.Global):
+            out[x.qual] += 1
+            out[x.qual.rpartition(".")[2]] += 1
+        elif isinstance(x, F.Const):
+            if isinstance(x.value, str):
+                out[x.value] += 1
+        elif isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, F.Span) or not hasattr(type(x), "__dataclass_fields__"):
+            continue
+        else:
+            kind = type(x)
+            if kind not in fields:
+                fields[kind] = tuple(f for f in kind.__dataclass_fields__ if f != "span")
+            stack.extend(getattr(x, name) for name in fields[kind])
+    return out
