@@ -230,6 +230,33 @@ def test_module_level_script_with_in_place_copies_and_a_rebound_input(lint_proje
         in finding.message
 
 
+
+# GANotebooks' wgan-torch: the real batch is a slice of a global NumPy array, which the
+# link does not follow; the variable is named for what it holds, and the buffer it is
+# copied into holds it too.
+NUMPY_BATCHES = TUTORIAL.replace("""            data = data_iter.next()
+            i += 1
+            real_cpu, _ = data
+            netD.zero_grad()
+            input.resize_as_(real_cpu).copy_(real_cpu)""", """            real_data = torch.from_numpy(np.moveaxis(train_X[i * 64:(i + 1) * 64], 3, 1))
+            i += 1
+            netD.zero_grad()
+            input.resize_as_(real_data).copy_(real_data)""").replace(
+    "from torch.autograd import Variable\n", "from torch.autograd import Variable\n    import numpy as np\n")
+
+
+def test_a_batch_the_link_cannot_follow_is_real_by_the_variables_name(lint_project):
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "main.py": NUMPY_BATCHES})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "main.py", 25)]
+    assert "real samples (named `real_data`) go through PatchDiscriminator" in sn401(findings).message
+
+
+def test_a_variable_with_a_vaguer_name_stays_unknown(lint_project):
+    # `x`, `data`, `batch` are read as real only where they are scored.
+    code = NUMPY_BATCHES.replace("real_data", "x_np")
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "main.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10)]
+
 def test_in_place_copy_into_an_attribute_buffer(lint_project):
     code = '''
         import torch

@@ -35,10 +35,13 @@ class Data:
 
 @dataclass(frozen=True, eq=False)
 class Named:
-    """A parameter nobody passed, judged by its name (`real_imgs`, `fake`): the fallback."""
+    """A parameter nobody passed, judged by its name (`real_imgs`, `fake`), or a variable
+    named for real samples whose value nothing here follows (`real_data = train_X[i:j]`):
+    the fallback."""
 
     kind: str  # "real" | "fake"
     name: str
+    parameter: bool = True  # False: a variable assigned what the link cannot follow
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,7 +111,8 @@ def sides(origins, discriminator: str | None, depth: int = 0) -> dict[str, Evide
                                             ((origin.path, origin.line),)))
         elif isinstance(origin, Named):
             out.setdefault(origin.kind, Evidence(escaped(
-                f"the data parameter `{origin.name}`" if origin.kind == "real" else f"named `{origin.name}`")))
+                f"the data parameter `{origin.name}`" if origin.kind == "real" and origin.parameter
+                else f"named `{origin.name}`")))
         elif isinstance(origin, Output):
             module = origin.module
             cls = getattr(module, "cls", None)

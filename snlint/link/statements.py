@@ -13,6 +13,7 @@ from __future__ import annotations
 from snlint import facts as F
 from snlint.link import resolve
 from snlint.link.lookup import with_origin
+from snlint.link.syntax import text_of
 from snlint.link.values import (
     UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, Layer, ListV, ModulesIterV, ModulesV,
     NameFindV, NamespaceV, NameV, ParametersV, ParamV, TensorV, TorchTypeV, TupleV, UnknownV, Value,
@@ -55,6 +56,8 @@ class Statements:
         for target in stmt.targets:
             if reloaded:
                 self.reload(target, frame)
+            elif isinstance(target, (F.Local, F.Global)):
+                self.assign(target, self.named_variable(text_of(target), value, frame), frame)
             else:
                 self.assign(target, value, frame)
 

@@ -26,6 +26,10 @@ from snlint.link.values import (
 )
 
 
+# The word that names real samples (`real`, `real_data`, `x_real`); `x`, `data`, `batch`
+# say less, and are read only at the call that scores them.
+_REAL_WORD = re.compile(r"real", re.I)
+
 class TrainingSemantics:
     events: Events
     _scorers: dict[str, bool]  # class qualname -> whether its forward calls the discriminator
@@ -70,6 +74,19 @@ class TrainingSemantics:
         if REAL_NAME.search(name) and not D_NAME.search(name) and not G_NAME.search(name):
             return TensorV(frozenset({"real"}), (), frozenset({Named("real", name)}))
         return UnknownV(f"parameter {name}")
+
+    def named_variable(self, name: str, value: Value, frame: Frame) -> Value:
+        """What a variable named for real samples holds when nothing here follows its value
+        (`real_data = torch.from_numpy(train_X[i * bs:(i + 1) * bs])`, a slice of a global
+        array): real samples by its name, which then go where the value goes (into a
+        buffer, through `Variable`). Only the word itself (`real`, `x_real`), not the names
+        the call-site fallback also reads (`x`, `data`), and not inside a `forward`."""
+        if frame.function == "forward" or not _REAL_WORD.search(name) or FAKE_NAME.search(name) \
+                or D_NAME.search(name) or G_NAME.search(name):
+            return value
+        if isinstance(value, UnknownV) or (isinstance(value, TensorV) and not value.tags and not value.origins):
+            return TensorV(frozenset({"real"}), (), frozenset({Named("real", name, parameter=False)}))
+        return value
 
     # ------------------------------------------------------------ forward calls
 
