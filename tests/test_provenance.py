@@ -251,6 +251,28 @@ def test_a_batch_the_link_cannot_follow_is_real_by_the_variables_name(lint_proje
     assert "real samples (named `real_data`) go through PatchDiscriminator" in sn401(findings).message
 
 
+def test_a_loader_named_for_real_samples_still_yields_batches_of_the_data(lint_project):
+    # cartoon-gan: `real_dataloader = get_dataloader(...)` (a helper the link does not
+    # follow), zipped with another loader; its batches are real as a loader's.
+    code = '''
+        import torch
+
+        from datasets import get_dataloader
+        from disc import PatchDiscriminator
+        from nets import SRNet
+
+        netD, netG = PatchDiscriminator(), SRNet()
+        real_dataloader = get_dataloader("real")
+        cartoon_dataloader = get_dataloader("cartoon")
+        for i, (edges, real_data) in enumerate(zip(cartoon_dataloader, real_dataloader)):
+            fake = netG(real_data)
+            d_real = netD(real_data)
+            d_fake = netD(fake.detach())
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "main.py": code})
+    assert "real samples (a batch of `cartoon_dataloader` (line 11))" in sn401(findings).message
+
+
 def test_a_variable_with_a_vaguer_name_stays_unknown(lint_project):
     # `x`, `data`, `batch` are read as real only where they are scored.
     code = NUMPY_BATCHES.replace("real_data", "x_np")

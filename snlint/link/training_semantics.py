@@ -82,8 +82,8 @@ class TrainingSemantics:
         buffer, through `Variable`). Only the word itself (`real`, `x_real`), not the names
         the call-site fallback also reads (`x`, `data`), and not inside a `forward`."""
         if frame.function == "forward" or not _REAL_WORD.search(name) or FAKE_NAME.search(name) \
-                or D_NAME.search(name) or G_NAME.search(name):
-            return value
+                or D_NAME.search(name) or G_NAME.search(name) or DATA_SOURCE.search(name):
+            return value  # `real_loader` holds batches, not one
         if isinstance(value, UnknownV) or (isinstance(value, TensorV) and not value.tags and not value.origins):
             return TensorV(frozenset({"real"}), (), frozenset({Named("real", name, parameter=False)}))
         return value
