@@ -62,10 +62,35 @@ def _runtime_sn_api(facts) -> str:
 
 
 def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[Finding, Location]]:
-    """`outside`: the project classes another network builds too (`_built_outside_discriminators`)."""
-    root = d.instance
-    if root is None:
+    """Each instance of `d` the program builds (alone with its defaults, and as the
+    training code builds it, outside `if`s it could not decide) judged on its own, one
+    finding a site: few-shot-vid2vid's `define_D` passes the norm that adds SN
+    (`NLayerDiscriminator(..., norm_layer)`), which the class's default does not.
+    `outside`: the project classes another network builds too (`_built_outside_discriminators`)."""
+    if d.instance is None:
         return
+    seen: set[tuple] = set()
+    for root in _judged(model, d):
+        for finding, site in _instance_sn201(model, d, root, emit, outside):
+            if (site.path, site.span) not in seen:
+                seen.add((site.path, site.span))
+                yield finding, site
+
+
+def _judged(model, d) -> list[LayerFact]:
+    """The instances of `d` SN201 judges: those the training code calls, built with every
+    argument that decides their layers known (what the program trains: `define_D(opt,
+    norm=opt.norm_D)` with the option's default); else the class built alone and every
+    instance outside an `if` the link could not decide."""
+    called = {id(c.module): c.module for c in model.forwards
+              if c.module is not None and c.module.cls is d.cls and c.module.configured
+              and c.module is not d.instance and not c.assumed and c.function != "forward"}
+    if called:
+        return list(called.values())
+    return [d.instance, *(i for i in model.instances_of(d.cls.qualname) if i is not d.instance and not i.branches)]
+
+
+def _instance_sn201(model, d, root, emit: Emitter, outside: set[str]) -> Iterator[tuple[Finding, Location]]:
     tree = model.members(root)
     if root.opaque or any(m.layer.opaque for m in tree):
         return  # something we cannot follow may add SN; do not guess
