@@ -69,3 +69,55 @@ def test_the_instance_the_training_code_builds_is_judged(tmp_path):
 def test_an_instance_built_without_spectral_norm_says_nothing(tmp_path):
     findings = lint(tmp_path, {"nets.py": NETS, "train.py": train("instance")})
     assert [f.code for f in findings] == []
+
+
+# PSGAN: the norm comes from a yacs config the link cannot read; each layer tests it.
+PSGAN = '''
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils import spectral_norm as SpectralNorm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self, conv_dim=64, repeat_num=3, norm="SN"):
+            super(Discriminator, self).__init__()
+            layers = []
+            if norm == "SN":
+                layers.append(SpectralNorm(nn.Conv2d(3, conv_dim, 4, 2, 1)))
+            else:
+                layers.append(nn.Conv2d(3, conv_dim, 4, 2, 1))
+            curr_dim = conv_dim
+            for i in range(1, repeat_num):
+                if norm == "SN":
+                    layers.append(SpectralNorm(nn.Conv2d(curr_dim, curr_dim * 2, 4, 2, 1)))
+                else:
+                    layers.append(nn.Conv2d(curr_dim, curr_dim * 2, 4, 2, 1))
+                curr_dim = curr_dim * 2
+            self.main = nn.Sequential(*layers)
+            self.head = LAST
+
+        def forward(self, x):
+            return self.head(self.main(x))
+
+
+    class Solver:
+        def __init__(self, config):
+            self.norm = config.MODEL.NORM
+            self.D = Discriminator(64, 3, self.norm)
+            self.G = nn.ConvTranspose2d(8, 3, 4)
+
+        def train(self, loader):
+            for real, _ in loader:
+                fake = self.G(torch.randn(8, 8, 1, 1))
+                loss = self.D(real).mean() - self.D(fake.detach()).mean()
+'''
+
+
+def test_layers_of_the_other_branch_of_one_test_repeated_at_each_layer_are_not_missing_sn(tmp_path):
+    code = PSGAN.replace("LAST", 'SpectralNorm(nn.Conv2d(curr_dim, 1, 4)) if norm == "SN" else nn.Conv2d(curr_dim, 1, 4)')
+    assert [f.code for f in lint(tmp_path, {"net.py": code})] == []
+
+
+def test_a_layer_built_whatever_the_test_says_is_missing_sn(tmp_path):
+    findings = lint(tmp_path, {"net.py": PSGAN.replace("LAST", "nn.Conv2d(curr_dim, 1, 4)")})
+    assert [(f.code, f.line) for f in findings] == [("SN201", 23)]

@@ -80,8 +80,9 @@ def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[
 def _judged(model, d) -> list[LayerFact]:
     """The instances of `d` SN201 judges: those the training code calls, built with every
     argument that decides their layers known (what the program trains: `define_D(opt,
-    norm=opt.norm_D)` with the option's default); else the class built alone and every
-    instance outside an `if` the link could not decide."""
+    norm=opt.norm_D)` with the option's default); else the class built alone with its
+    defaults and every instance the project builds outside an `if` the link could not
+    decide."""
     called = {id(c.module): c.module for c in model.forwards
               if c.module is not None and c.module.cls is d.cls and c.module.configured
               and c.module is not d.instance and not c.assumed and c.function != "forward"}
@@ -94,7 +95,11 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str]) -> Iterato
     tree = model.members(root)
     if root.opaque or any(m.layer.opaque for m in tree):
         return  # something we cannot follow may add SN; do not guess
-    layers = [m for m in tree if _needs_sn(m.layer)]
+    # What the class's own `__init__` or `train()` freezes, as run on the class built
+    # alone (Projected GAN's random projections), is frozen in every instance of it.
+    fixed = {(m.site.path, m.site.span) for m in model.members(d.instance) if m.layer.frozen} \
+        if root is not d.instance else set()
+    layers = [m for m in tree if _needs_sn(m.layer) and (m.site.path, m.site.span) not in fixed]
     with_sn = [m for m in layers if m.layer.sn]
     if not with_sn:
         return

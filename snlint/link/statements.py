@@ -151,17 +151,18 @@ class Statements:
         if truth is False:
             self.block(stmt.orelse, frame, module_level)
             return
-        self.both_branches(stmt.body, stmt.orelse, frame, module_level)
+        self.both_branches(stmt.body, stmt.orelse, frame, module_level, _if_token(stmt, frame))
 
     def both_branches(self, body: tuple[F.Stmt, ...], orelse: tuple[F.Stmt, ...], frame: Frame,
-                      module_level: bool) -> None:
+                      module_level: bool, token: object | None = None) -> None:
         """An `if` whose test we cannot decide: run each branch from the same state, and
-        where they disagree about a name or attribute, mark what they built as ambiguous."""
+        where they disagree about a name or attribute, mark what they built as ambiguous.
+        `token` names the `if` in `Frame.branches` (a new one by default)."""
         owner = frame.self_value
         env0 = dict(frame.env)
         attrs0 = dict(owner.attrs) if owner is not None else {}
         order0 = list(owner.children_order) if owner is not None else []
-        branches0, token = frame.branches, object()
+        branches0, token = frame.branches, token if token is not None else object()
         frame.cond_depth += 1
         try:
             frame.branches = (*branches0, (token, 0))
@@ -423,6 +424,33 @@ def items_of(value: Value) -> list[Value]:
             return [ConstV(k) for k in value.children_order]
         return [child for _, child in value.children()]
     return []
+
+
+def _if_token(stmt: F.If, frame: Frame) -> object:
+    """The token of an undecided `if`: one per run, except for a test of local names and
+    constants only, which decides the same way wherever the frame runs it again on the same
+    values (in a loop, or in another `if` of the same test: a discriminator testing its
+    `norm` argument at each layer it builds)."""
+    names: list[str] = []
+    stack: list[F.Expr] = [stmt.test]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, F.Local):
+            names.append(e.name)
+        elif isinstance(e, F.Compare):
+            stack.extend((e.left, e.right))
+        elif isinstance(e, F.BoolOp):
+            stack.extend(e.values)
+        elif isinstance(e, F.Not):
+            stack.append(e.value)
+        elif not isinstance(e, F.Const):
+            return object()
+    if not names:
+        return object()
+    values = tuple(frame.env.get(n) for n in names)
+    # By the test as written (spans aside), not by the `if`: PSGAN tests `norm == 'SN'` at
+    # each layer it builds. The entry holds the values: no other object takes their ids.
+    return frame.if_tokens.setdefault((stmt.test, *map(id, values)), (object(), values))[0]
 
 
 def _fill_unknown(before: dict, after: dict) -> dict:

@@ -48,6 +48,10 @@ class Frame:
     # The branches of undecided `if`s being run, callers' included: ((token, 0 or 1), ...),
     # a token per run of an `if`. Calls in the two branches of one never run together.
     branches: tuple = ()
+    # The token of an `if` whose test reads only local names, by the test and the values
+    # those names hold: run again on the same values, it takes the same branch (`for ...:
+    # if norm == 'SN': SN conv else: plain conv`, and the same test at the next layer).
+    if_tokens: dict = field(default_factory=dict)
 
     @property
     def grad_free(self) -> bool:
