@@ -279,6 +279,15 @@ def test_a_variable_with_a_vaguer_name_stays_unknown(lint_project):
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "main.py": code})
     assert found(findings) == [("SN301", "disc.py", 10)]
 
+
+def test_module_level_copies_through_a_buffers_data(lint_project):
+    # DCPDN: `target.data.resize_as_(target_cpu).copy_(target_cpu)` at module level.
+    code = TUTORIAL.replace("input.resize_as_(real_cpu).copy_(real_cpu)",
+                            "input.data.resize_as_(real_cpu).copy_(real_cpu)")
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "main.py": code})
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "main.py", 25)]
+    assert "real samples (a batch of `dataloader` (line 16))" in sn401(findings).message
+
 def test_in_place_copy_into_an_attribute_buffer(lint_project):
     code = '''
         import torch

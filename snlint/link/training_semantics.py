@@ -195,6 +195,8 @@ class TrainingSemantics:
             target = F.Global(e.func.qual.rpartition(".")[0])
         while isinstance(target, F.Attr) and target.attr == "data":
             target = target.value
+        while isinstance(target, F.Global) and target.qual.endswith(".data"):
+            target = F.Global(target.qual[:-len(".data")])  # a module-level `target.data.copy_`
         if isinstance(target, F.Global):
             local = self.module_local(target, frame)
             if local is not None and not local[1]:
