@@ -85,3 +85,11 @@ def test_a_registered_class_is_not_an_unused_alternative(tmp_path):
     models = models.replace("import torch.nn as nn\n", "import torch.nn as nn\n    from registry import ARCH_REGISTRY\n", 1)
     found = codes(lint(tmp_path, {"models.py": models, "train.py": TRAIN, "registry.py": "ARCH_REGISTRY = {}\n"}))
     assert [code for code, _, _ in found] == ["SN301"]
+
+
+def test_an_import_alone_does_not_use_a_class(tmp_path):
+    # StyleGAN_PyTorch's train_stylegan.py imports networks_gan.Discriminator beside the
+    # StyleDiscriminator it builds.
+    train = TRAIN.replace("from models import Generator, NLayerDiscriminator",
+                          "from models import Generator, NLayerDiscriminator, PixelDiscriminator")
+    assert codes(lint(tmp_path, {"models.py": MODELS, "train.py": train})) == []

@@ -272,10 +272,11 @@ def _scored(call: ForwardCall, peers: list[ForwardCall]) -> frozenset:
 
 def _unused_alternatives(files: list[FileFacts], evidence: dict[str, tuple[str, str]],
                          by_name: dict[str, ClassFacts]) -> set[str]:
-    """Classes named as discriminators that no code of the project mentions (not built,
-    subclassed, imported, registered or named in a string), beside a discriminator the
-    training code shows in use: alternatives left in the code (instagan's
-    `PixelDiscriminator`, a `PatchDiscriminator` no config builds), not what trains. Only
+    """Classes named as discriminators that no code of the project uses (not built,
+    subclassed, registered or named in a string; imported alone is not used), beside a
+    discriminator the training code shows in use: alternatives left in the code
+    (instagan's `PixelDiscriminator`, a `PatchDiscriminator` no config builds), not what
+    trains. Only
     with such a discriminator: a model file linted alone (with a class the configuration
     names, or none), or one whose discriminator is built out of sight, keeps its classes
     named so."""
