@@ -155,40 +155,36 @@ def test_runs_that_import_code_do_not_use_it(root):
                             graph=False, fixes=False) is None
 
 
-def test_a_warm_run_of_unchanged_files_never_imports_the_source_pass(root):
-    def snlint(*extra):
-        return subprocess.run([sys.executable, *extra, "-m", "snlint", "models", "--no-graph",
-                               "--output-format", "json"], capture_output=True, text=True,
-                              timeout=120, cwd=root)
+def snlint_in(root, fmt: str, *python_options: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """`snlint models` run in `root` by a fresh interpreter with `python_options`, and the
+    modules it imported (with `-X importtime`)."""
+    run = subprocess.run([sys.executable, *python_options, "-m", "snlint", "models", "--no-graph",
+                          "--output-format", fmt], capture_output=True, text=True, timeout=120, cwd=root)
+    return run, {line.split("|")[-1].strip() for line in run.stderr.splitlines()}
 
-    first = snlint()
-    second = snlint("-X", "importtime")
+
+def test_a_warm_run_of_unchanged_files_never_imports_the_source_pass(root):
+    first, _ = snlint_in(root, "json")
+    second, imported = snlint_in(root, "json", "-X", "importtime")
     assert second.returncode == first.returncode == 1
     assert json.loads(second.stdout) == json.loads(first.stdout)
-    imported = {line.split("|")[-1].strip() for line in second.stderr.splitlines()}
     assert "snlint.inputs" in imported
     assert not {name for name in imported if name.split(".")[0] == "libcst"}
     assert "snlint.engine" not in imported
-
 
 
 def test_a_run_after_a_comment_is_added_never_imports_the_link_step(root):
     # The changed file gives the facts it gave: the last run's findings stand, and the
     # link step (most of snlint's imports) is not even imported. (A format that shows
     # fixes, such as JSON, builds them: that run lints.)
-    def snlint(*extra):
-        return subprocess.run([sys.executable, *extra, "-m", "snlint", "models", "--no-graph",
-                               "--output-format", "concise"], capture_output=True, text=True,
-                              timeout=120, cwd=root)
-
-    first = snlint()
+    first, _ = snlint_in(root, "concise")
     (root / "models/nets.py").write_text(NETS + "# a comment\n")
-    second = snlint("-X", "importtime")
+    second, imported = snlint_in(root, "concise", "-X", "importtime")
     assert second.returncode == first.returncode == 1
     assert second.stdout == first.stdout and "SN201" in first.stdout
-    imported = {line.split("|")[-1].strip() for line in second.stderr.splitlines()}
     assert "snlint.per_file" in imported  # the changed file was read again
     assert not {name for name in imported if name == "snlint.linking" or name.startswith("snlint.link.")}
+
 
 EDITS = [
     ("comment", lambda t: t + "# a comment\n"),

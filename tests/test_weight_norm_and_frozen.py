@@ -122,69 +122,50 @@ def test_requires_grad_toggled_by_training_code_does_not_freeze_the_discriminato
     assert [(f.code, f.line) for f in findings] == [("SN201", 9)]
 
 
+# Projected GAN: the pretrained features and their fixed random projections stay in eval
+# mode through ProjectedDiscriminator.train(); training code freezes their weights.
+PROJECTED = '''
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils import spectral_norm
+
+
+    class F_RandomProj(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pretrained = nn.Conv2d(3, 8, 3)
+            self.scratch = nn.Conv2d(8, 8, 1)
+
+
+    class ProjectedDiscriminator(nn.Module):
+        def __init__(self, channels=8):
+            super().__init__()
+            self.feature_network = F_RandomProj()
+            self.head = spectral_norm(nn.Conv2d(channels, 8, 3))
+            self.out = spectral_norm(nn.Conv2d(8, 1, 4))
+
+        def train(self, mode=True):
+            self.feature_network = self.feature_network.train(False)
+            return self
+'''
+
+
 def test_layers_of_a_feature_network_a_train_override_keeps_in_eval_are_not_missing_sn(lint):
-    # Projected GAN: the pretrained features and their fixed random projections stay in
-    # eval mode through ProjectedDiscriminator.train(); training code freezes their weights.
-    findings = lint('''
-        import torch.nn as nn
-        from torch.nn.utils import spectral_norm
-
-
-        class F_RandomProj(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.pretrained = nn.Conv2d(3, 8, 3)
-                self.scratch = nn.Conv2d(8, 8, 1)
-
-
-        class ProjectedDiscriminator(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.feature_network = F_RandomProj()
-                self.head = spectral_norm(nn.Conv2d(8, 8, 3))
-                self.out = spectral_norm(nn.Conv2d(8, 1, 4))
-
-            def train(self, mode=True):
-                self.feature_network = self.feature_network.train(False)
-                return self
-    ''', select=["SN2"])
-    assert findings == []
+    assert lint(PROJECTED, select=["SN2"]) == []
 
 
 def test_what_a_train_override_holds_in_eval_stays_so_in_every_instance_built(lint):
-    # Projected GAN's training loop builds the discriminator too; SN201 judges that
-    # instance as well, whose projections its train() override holds in eval as much.
-    findings = lint('''
-        import torch
-        import torch.nn as nn
-        from torch.nn.utils import spectral_norm
+    # The training loop builds the discriminator too; SN201 judges that instance as well,
+    # whose projections its train() override holds in eval as much.
+    findings = lint(PROJECTED + '''
 
-
-        class F_RandomProj(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.pretrained = nn.Conv2d(3, 8, 3)
-                self.scratch = nn.Conv2d(8, 8, 1)
-
-
-        class ProjectedDiscriminator(nn.Module):
-            def __init__(self, channels=8):
-                super().__init__()
-                self.feature_network = F_RandomProj()
-                self.head = spectral_norm(nn.Conv2d(channels, 8, 3))
-                self.out = spectral_norm(nn.Conv2d(8, 1, 4))
-
-            def train(self, mode=True):
-                self.feature_network = self.feature_network.train(False)
-                return self
-
-
-        def training_loop(channels):
-            D = ProjectedDiscriminator(channels).train()
-            for real, _ in torch.utils.data.DataLoader([]):
-                D(real)
-    ''', select=["SN2"])
+    def training_loop(channels):
+        D = ProjectedDiscriminator(channels).train()
+        for real, _ in torch.utils.data.DataLoader([]):
+            D(real)
+''', select=["SN2"])
     assert findings == []
+
 
 @pytest.mark.parametrize("freeze", [
     "for p in self.features.parameters():\n                    p.requires_grad = False",
