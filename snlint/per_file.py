@@ -34,7 +34,7 @@ from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.findings import Finding, diagnostic
 from snlint.records import dataclass
-from snlint.source import ast_modules, extract_file, module_name
+from snlint.source import ast_modules, extract_file, extract_python2, module_name
 from snlint.stealing import shared_map
 
 # A file matters when its text says any of these, or when imports connect it to one that
@@ -83,8 +83,23 @@ def _lower(path: str, text: str, relpath: str) -> Extracted:
         return Extracted(None, internal(path, e))
     frozen = frozenset(modules) if modules is not None else None
     if isinstance(result, Finding):
+        if result.code == "SN901":
+            # A Python 2 file keeps its SN901, and is read as Python 2 for the rest.
+            read = _python2(path, text, relpath)
+            if read is not None:
+                facts, imported = read
+                return Extracted(facts, result.with_(message=f"{result.message} (read as Python 2 for "
+                                                             "its other findings; not fixed)"),
+                                 frozenset(imported))
         return Extracted(None, result, frozen)
     return Extracted(result, None, frozen)
+
+
+def _python2(path: str, text: str, relpath: str):
+    try:
+        return extract_python2(text, path, relpath)
+    except Exception:  # noqa: BLE001 - the SN901 stands alone
+        return None
 
 
 def _scan(path: str, text: str, relpath: str) -> Extracted:

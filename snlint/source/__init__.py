@@ -59,6 +59,22 @@ def extract_file(text: str, path: str, relpath: str) -> tuple[FileFacts | Findin
     return _extract_with_libcst(text, path, module, is_package, tree)
 
 
+def extract_python2(text: str, path: str, relpath: str) -> tuple[FileFacts, set[str]] | None:
+    """Facts of a file CPython 3 does not parse, read as Python 2 (`snlint.source.python2`:
+    a rendering line for line), when that rendering parses; its fixes are off."""
+    from snlint.source.python2 import as_python3
+
+    rendered = as_python3(text, lambda t: isinstance(parse_python(t, path), ast.Module))
+    if rendered is None:
+        return None
+    module, is_package = module_name(relpath)
+    tree = parse_python(rendered, path)
+    try:
+        return lower_ast(tree, rendered, path, module, is_package, False)
+    except RecursionError:
+        return None
+
+
 def parse_python(text: str, path: str) -> ast.Module | BaseException:
     """CPython's tree of `text`, or what it raised parsing it. Quietly: the warnings
     compiling a file gives (an invalid escape in a string) are its author's business."""
