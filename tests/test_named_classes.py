@@ -6,7 +6,7 @@ made from `c.D_kwargs.class_name`. Of several discriminator classes, the one a
 
 from __future__ import annotations
 
-from snlint.link.named_classes import class_names, named_one
+from snlint.link.named_classes import class_names, named_near, named_one
 from snlint.source import extract_file
 from projects import lint_in as lint
 
@@ -101,3 +101,27 @@ def test_class_names_are_read_from_keywords_attributes_and_keys():
     assert names == {"a.b.C": ("train.py", 2), "nets.D": ("train.py", 4), "nets.E": ("train.py", 5)}
     assert named_one(["pkg.nets.D", "pkg.nets.G"], names) == ("pkg.nets.D", "nets.D", ("train.py", 4))
     assert named_one(["pkg.nets.X"], names) is None
+
+
+def test_in_a_repository_of_several_projects_a_call_takes_its_own_projects_class(tmp_path):
+    # Diffusion-GAN: diffusion-projected-gan/ and diffusion-stylegan2/, each with its own
+    # train.py naming its discriminator and a loss calling self.D.
+    projected = {f"diffusion-projected-gan/{path}": text for path, text in DISCRIMINATORS.items()}
+    stylegan = {f"diffusion-stylegan2/{path}": text for path, text in DISCRIMINATORS.items()
+                if not path.startswith("pg_modules")}
+    train = TRAIN.replace("pg_modules.discriminator.ProjectedDiscriminator",
+                          "training.networks_stylegan2.Discriminator")
+    findings = lint(tmp_path, {**projected, **stylegan, "diffusion-projected-gan/train.py": TRAIN,
+                               "diffusion-stylegan2/train.py": train})
+    assert [(f.code, f.path, f.line) for f in findings] == [
+        ("SN301", "diffusion-projected-gan/pg_modules/discriminator.py", 8),
+        ("SN401", "diffusion-projected-gan/training/loss.py", 12)]
+    assert findings[1].message.endswith(
+        "assumed to be ProjectedDiscriminator, the discriminator class its project builds by name "
+        "(`pg_modules.discriminator.ProjectedDiscriminator` at diffusion-projected-gan/train.py:7))")
+
+
+def test_names_given_in_another_project_say_nothing_of_a_call(tmp_path):
+    assert named_near({"a.nets.D": "a/nets.py"}, [("nets.D", "a/train.py", 3)], "b/loss.py") is None
+    assert named_near({"a.nets.D": "a/nets.py"}, [("nets.D", "a/train.py", 3)], "a/loss.py") == \
+        ("a.nets.D", "nets.D", ("a/train.py", 3))

@@ -21,7 +21,7 @@ from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef, Location
 from snlint.link.events import G_NAME, GENERATOR_CLASS, ForwardCall
 from snlint.link.index import ProjectIndex
-from snlint.link.named_classes import class_names, named_one
+from snlint.link.named_classes import class_names, given_names, named_near, named_one
 from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated, split_steps
 from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
@@ -368,8 +368,10 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     outer = candidates - parts
     sole = next(iter(outer)) if len(outer) == 1 and assume_sole else None
     why = "the project's only discriminator class"
+    given: list = []
     if len(outer) > 1 and assume_sole:
         # Of several, the one the configuration builds by name (`class_name='...'`).
+        given = given_names(files)
         configured = named_one(outer, class_names(files))
         if configured is not None:
             sole, name, (path, line) = configured
@@ -389,6 +391,15 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
             call.module = project.roots.get(sole)
             call.assumed = (f"{call.callee} is not built where it is used; assumed to be "
                             f"{by_qual[sole][0].name}, {why}")
+        elif call.module is None and sole is None and given and _BOUND.search(call.callee) \
+                and (call.call.path, call.call.span) not in resolved:
+            near = named_near({q: by_qual[q][1].path for q in outer}, given, call.call.path)
+            if near is not None:
+                q, name, (path, line) = near
+                call.module = project.roots.get(q)
+                call.assumed = (f"{call.callee} is not built where it is used; assumed to be "
+                                f"{by_qual[q][0].name}, the discriminator class its project builds "
+                                f"by name (`{name}` at {path}:{line})")
 
     updates: dict[tuple, dict[str, list]] = {}
     alike = _alike(project.events.forwards)

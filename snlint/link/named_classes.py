@@ -6,7 +6,8 @@ projects built on them) never names its discriminator in code: `train.py` writes
 ...)`, the training loop builds `D = dnnlib.util.construct_class_by_name(**D_kwargs)`, and
 the loss, built the same way, calls `self.D(img, c)`. The strings are what the project
 says it builds; when they name one of several discriminator candidates, that one is the
-discriminator a bare call (`self.D`, a parameter) is taken for.
+discriminator a bare call (`self.D`, a parameter) is taken for. In a repository of several
+such projects, each in its folder, a call is taken for the one its own project names.
 """
 
 from __future__ import annotations
@@ -20,14 +21,18 @@ from snlint.link.syntax import calls_in
 CLASS_NAME = "class_name"
 
 
+def given_names(files: Iterable[F.FileFacts]) -> list[tuple[str, str, int]]:
+    """(name, path, line) of each dotted name the project gives as a `class_name` (a
+    keyword argument, an attribute or a dict key assigned a constant string)."""
+    return [(name, file.path, line) for file in files for stmt in _statements(file)
+            for name, line in _given(stmt)]
+
+
 def class_names(files: Iterable[F.FileFacts]) -> dict[str, tuple[str, int]]:
-    """Each dotted name the project gives as a `class_name` (a keyword argument, an
-    attribute or a dict key assigned a constant string), with where it is first given."""
+    """Each dotted name the project gives as a `class_name`, with where it is first given."""
     out: dict[str, tuple[str, int]] = {}
-    for file in files:
-        for stmt in _statements(file):
-            for name, line in _given(stmt):
-                out.setdefault(name, (file.path, line))
+    for name, path, line in given_names(files):
+        out.setdefault(name, (path, line))
     return out
 
 
@@ -40,6 +45,36 @@ def named_one(candidates: Iterable[str], names: dict[str, tuple[str, int]],
         return None
     q, name = min(found)
     return q, name, names[name]
+
+
+def named_near(candidates: dict[str, str], given: list[tuple[str, str, int]], at: str,
+               ) -> tuple[str, str, tuple[str, int]] | None:
+    """For a call in the file `at`, in a repository of several projects (Diffusion-GAN's
+    `diffusion-projected-gan/`, `diffusion-stylegan2/`, each with its `train.py`): the one
+    candidate (qualname -> its file) a `class_name` names in the project folder nearest
+    `at`, itself in that folder; None when no folder holds `at` and a name, or the
+    nearest names none, or more than one."""
+    scored = [(_shared(path, at), name, path, line) for name, path, line in given]
+    best = max((score for score, *_ in scored), default=0)
+    if best == 0:
+        return None
+    found = {(q, name, path, line) for score, name, path, line in scored if score == best
+             for q, home in candidates.items()
+             if (q == name or q.endswith("." + name)) and _shared(home, path) >= best}
+    if len({q for q, *_ in found}) != 1:
+        return None
+    q, name, path, line = min(found)
+    return q, name, (path, line)
+
+
+def _shared(a: str, b: str) -> int:
+    """How many folders the paths `a` and `b` begin with alike."""
+    count = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1]):
+        if x != y:
+            break
+        count += 1
+    return count
 
 
 def _statements(file: F.FileFacts) -> Iterator[F.Stmt]:
