@@ -117,6 +117,43 @@ def test_an_import_from_inside_one_of_several_projects_finds_its_own_package(lin
     assert found(findings) == [("a/models/disc.py", "SN201", 8, 22)]
 
 
+
+def test_a_script_folder_imports_its_own_module_before_the_roots_package(lint_project):
+    # AttentionGAN: `AttentionGAN-v1/train.py` runs from its folder and imports its own
+    # `models.py` (batch norm); the repository's root has a `models` package of another
+    # project (instance norm).
+    models = '''
+        import torch.nn as nn
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+                self.norm = nn.BatchNorm2d(64)
+
+            def forward(self, x):
+                return self.norm(self.conv(x))
+    '''
+    script = '''
+        import torch
+        import torch.nn as nn
+        from models import Discriminator
+
+        netD, netG = Discriminator(), nn.Conv2d(8, 3, 1)
+        for real, _ in torch.utils.data.DataLoader([]):
+            fake = netG(torch.randn(8, 8, 1, 1))
+            loss = netD(real).mean() - netD(fake.detach()).mean()
+    '''
+    findings = lint_project({
+        "models/__init__.py": "from models.nets import Discriminator\n",
+        "models/nets.py": models.replace("BatchNorm2d", "InstanceNorm2d"),
+        "train.py": script,
+        "v1/models.py": models,
+        "v1/train.py": script,
+    })
+    assert [(f.path, f.code, f.line) for f in findings] == [("v1/models.py", "SN301", 8), ("v1/train.py", "SN401", 9)]
+
+
 def test_three_files_block_reported_in_the_block_file(lint_project):
     findings = lint_project({
         "models/__init__.py": "",

@@ -41,6 +41,10 @@ class ProjectIndex:
                 self.by_suffix.setdefault(".".join(parts[i:]), []).append(f)
 
     def module(self, name: str, importer: FileFacts | None) -> FileFacts | None:
+        if importer is not None:
+            sibling = self._sibling(name, importer)
+            if sibling is not None:
+                return sibling
         exact = self.by_module.get(name)
         if exact and len(exact) == 1:
             return exact[0]
@@ -59,12 +63,25 @@ class ProjectIndex:
         that holds `importer` and these files (in this order) gives the same answer
         (`snlint.link.groups`)."""
         exact = self.by_module.get(name, [])
+        sibling = self._sibling(name, importer)
+        if sibling is not None:
+            return [sibling]
         if len(exact) == 1:
             return exact
         found = self._near(name, importer)
         if found is not None:
             return [*exact, found]
         return [*exact, *self.by_suffix.get(name, [])]
+
+    def _sibling(self, name: str, importer: FileFacts) -> FileFacts | None:
+        """Module `name` beside the importing file, in a folder below the root that is no
+        package: the folder a script there runs from is first on `sys.path`, before the
+        root (AttentionGAN's `AttentionGAN-v1/train.py` imports its own `models.py`, not the
+        root's `models` package)."""
+        folder = posixpath.dirname(importer.path)
+        if not folder or folder in self.by_stem:  # the root, or a package (`__init__.py`)
+            return None
+        return self.by_stem.get(posixpath.join(folder, name.replace(".", "/")))
 
     def _near(self, name: str, importer: FileFacts) -> FileFacts | None:
         """Module `name` in the importing file's folder, else in the nearest folder above it
