@@ -1452,3 +1452,70 @@ def test_a_discriminator_held_by_another_as_self_discriminator_is_not_named_besi
     ''')
     assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 28)]
     assert "MultiScaleD" not in findings[-1].message
+
+
+def test_a_trainer_objects_own_train_method_runs_from_the_script(tmp_path):
+    # DiscoGAN-pytorch, StarGAN: `trainer.train()` is the trainer's own method, not
+    # nn.Module's mode switch; run from the script, it sees what the script set.
+    from projects import lint_in
+
+    findings = lint_in(tmp_path, {"trainer.py": '''
+        import torch
+        import torch.nn as nn
+
+        class Discriminator(nn.Module):
+            def __init__(self, batch_norm):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+                self.norm = nn.BatchNorm2d(64) if batch_norm else nn.Identity()
+
+            def forward(self, x):
+                return self.norm(self.conv(x))
+
+        class Trainer(object):
+            def __init__(self):
+                self.batch_norm = False
+                self.gen = nn.Conv2d(8, 3, 1)
+
+            def train(self):
+                disc = Discriminator(self.batch_norm)
+                for real, _ in torch.utils.data.DataLoader([]):
+                    d_real = disc(real)
+                    d_fake = disc(self.gen(torch.randn(8, 8, 1, 1)).detach())
+    ''', "main.py": '''
+        from trainer import Trainer
+
+        trainer = Trainer()
+        trainer.batch_norm = True
+        trainer.train()
+    '''})
+    assert [(f.code, f.path, f.line) for f in findings if f.code == "SN401"] == [("SN401", "trainer.py", 22)]
+
+
+def test_a_scripts_module_level_attribute_assignment_is_kept(tmp_path):
+    # `opt.norm = "batch"` after `parse_args()` in a script: the option the script trains with.
+    from projects import lint_in
+
+    findings = lint_in(tmp_path, {"train.py": '''
+        import argparse
+        import torch
+        import torch.nn as nn
+
+        class Discriminator(nn.Module):
+            def __init__(self, norm):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+                self.norm = nn.BatchNorm2d(64) if norm == "batch" else nn.InstanceNorm2d(64)
+
+            def forward(self, x):
+                return self.norm(self.conv(x))
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--norm", default="instance")
+        opt = parser.parse_args()
+        opt.norm = "batch"
+        netD, netG = Discriminator(opt.norm), nn.Conv2d(8, 3, 1)
+        for real, _ in torch.utils.data.DataLoader([]):
+            loss = netD(real).mean() - netD(netG(torch.randn(8, 8, 1, 1)).detach()).mean()
+    '''})
+    assert [(f.code, f.line) for f in findings] == [("SN301", 10), ("SN401", 21)]

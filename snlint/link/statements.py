@@ -357,6 +357,14 @@ class Statements:
             name = target.qual[len(frame.file.module) + 1:] if frame.file.module else target.qual
             if "." not in name:
                 frame.env[name] = value
+            elif name.partition(".")[0] in frame.env:
+                # `trainer.batch_norm = True`, `opt.norm = "instance"` in a script: an
+                # attribute of a module-level object (the source pass writes it as one name).
+                head, *attrs = name.split(".")
+                chain: F.Expr = F.Local(head)
+                for attr in attrs[:-1]:
+                    chain = F.Attr(chain, attr)
+                self.assign_attr(F.Attr(chain, attrs[-1]), value, frame)
 
     def assign_attr(self, target: F.Attr, value: Value, frame: Frame) -> None:
         owner = self.expr(target.value, frame)

@@ -382,6 +382,9 @@ class TorchSemantics:
             # A method of the project's class (`self.adversarial_loss(D(fake), valid)`): the
             # call evaluates its arguments once, when it calls it.
             return None
+        if receiver.kind == "object" and receiver.cls is not None \
+                and self.find_method(receiver.cls, self.file_of(receiver.cls) or frame.file, name) is not None:
+            return None  # a plain object's own `train()` (`trainer.train()`): no module's mode
         args, kwargs = self.arguments(e, frame)
         if name in ("add_module", "register_module") and len(args) >= 2:
             key = args[0].value if isinstance(args[0], ConstV) else f"*{len(receiver.attrs)}"
