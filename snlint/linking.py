@@ -24,7 +24,7 @@ from snlint.link.freeze import freeze
 from snlint.link.groups import groups, uses_registries
 from snlint.link.index import ProjectIndex
 from snlint.link.join import join
-from snlint.link.named_classes import class_names
+from snlint.link.named_classes import class_names, names
 from snlint.link.names import Definitions, resolved
 from snlint.link.options import DeclaredOptions
 from snlint.per_file import Extracted, internal, jobs_for
@@ -80,10 +80,10 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     return [f for _, found, _, _ in linked for f in found]
 
 
-def _named(candidates: frozenset[str], names: dict[str, tuple[str, int]]) -> bool:
+def _named(candidates: frozenset[str], given: dict[str, tuple[str, int]]) -> bool:
     """Whether a `class_name` string names a candidate: the whole project decides which
     (`snlint.link.named_classes`: the one of all, or the one of a call's own project)."""
-    return any(q == name or q.endswith("." + name) for q in candidates for name in names)
+    return any(names(q, name) for q in candidates for name in given)
 
 
 def _link_chunk(chunk: list[tuple[tuple, list[FileFacts]]], *, sources: dict[str, str],

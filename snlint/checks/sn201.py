@@ -70,8 +70,12 @@ def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[
     if d.instance is None:
         return
     seen: set[tuple] = set()
+    # What the class's own `__init__` or `train()` freezes, as run on the class built
+    # alone (Projected GAN's random projections), is frozen in every instance of it.
+    frozen = {(m.site.path, m.site.span) for m in model.members(d.instance) if m.layer.frozen}
     for root in _judged(model, d):
-        for finding, site in _instance_sn201(model, d, root, emit, outside):
+        fixed = frozen if root is not d.instance else set()
+        for finding, site in _instance_sn201(model, d, root, emit, outside, fixed):
             if (site.path, site.span) not in seen:
                 seen.add((site.path, site.span))
                 yield finding, site
@@ -91,14 +95,12 @@ def _judged(model, d) -> list[LayerFact]:
     return [d.instance, *(i for i in model.instances_of(d.cls.qualname) if i is not d.instance and not i.branches)]
 
 
-def _instance_sn201(model, d, root, emit: Emitter, outside: set[str]) -> Iterator[tuple[Finding, Location]]:
+def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
+                    fixed: set[tuple]) -> Iterator[tuple[Finding, Location]]:
+    """SN201 on one instance of `d`; `fixed`: sites frozen in the class built alone."""
     tree = model.members(root)
     if root.opaque or any(m.layer.opaque for m in tree):
         return  # something we cannot follow may add SN; do not guess
-    # What the class's own `__init__` or `train()` freezes, as run on the class built
-    # alone (Projected GAN's random projections), is frozen in every instance of it.
-    fixed = {(m.site.path, m.site.span) for m in model.members(d.instance) if m.layer.frozen} \
-        if root is not d.instance else set()
     layers = [m for m in tree if _needs_sn(m.layer) and (m.site.path, m.site.span) not in fixed]
     with_sn = [m for m in layers if m.layer.sn]
     if not with_sn:

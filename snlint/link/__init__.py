@@ -21,7 +21,7 @@ from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef, Location
 from snlint.link.events import G_NAME, GENERATOR_CLASS, ForwardCall
 from snlint.link.index import ProjectIndex
-from snlint.link.named_classes import class_names, given_names, named_near, named_one
+from snlint.link.named_classes import first_places, given_names, named_near, named_one
 from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated, split_steps
 from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
@@ -276,10 +276,9 @@ def _unused_alternatives(files: list[FileFacts], evidence: dict[str, tuple[str, 
     subclassed, registered or named in a string; imported alone is not used), beside a
     discriminator the training code shows in use: alternatives left in the code
     (instagan's `PixelDiscriminator`, a `PatchDiscriminator` no config builds), not what
-    trains. Only
-    with such a discriminator: a model file linted alone (with a class the configuration
-    names, or none), or one whose discriminator is built out of sight, keeps its classes
-    named so."""
+    trains. Only with such a discriminator: a model file linted alone (with a class the
+    configuration names, or none), or one whose discriminator is built out of sight,
+    keeps its classes named so."""
     if not by_name or not any(kind == "training code" for kind, _ in evidence.values()):
         return set()
     everywhere = mentions([f.body for f in files], Counter())
@@ -372,7 +371,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     if len(outer) > 1 and assume_sole:
         # Of several, the one the configuration builds by name (`class_name='...'`).
         given = given_names(files)
-        configured = named_one(outer, class_names(files))
+        configured = named_one(outer, first_places(given))
         if configured is not None:
             sole, name, (path, line) = configured
             why = f"the discriminator class the project builds by name (`{name}` at {path}:{line})"
@@ -383,23 +382,21 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     # judged on that instance, not on an assumed one.
     resolved = {(c.call.path, c.call.span) for c in project.events.forwards if c.module is not None}
     project.candidates = frozenset(outer)
+    homes = {q: by_qual[q][1].path for q in outer} if given else {}
     for call in project.events.forwards:
-        if call.module is None and _BOUND.search(call.callee) and (call.call.path, call.call.span) not in resolved:
-            project.bare_calls = True
-        if call.module is None and sole is not None and _BOUND.search(call.callee) \
-                and (call.call.path, call.call.span) not in resolved:
-            call.module = project.roots.get(sole)
-            call.assumed = (f"{call.callee} is not built where it is used; assumed to be "
-                            f"{by_qual[sole][0].name}, {why}")
-        elif call.module is None and sole is None and given and _BOUND.search(call.callee) \
-                and (call.call.path, call.call.span) not in resolved:
-            near = named_near({q: by_qual[q][1].path for q in outer}, given, call.call.path)
+        if call.module is not None or not _BOUND.search(call.callee) or (call.call.path, call.call.span) in resolved:
+            continue
+        project.bare_calls = True
+        assumed, because = sole, why
+        if sole is None and given:
+            near = named_near(homes, given, call.call.path)
             if near is not None:
-                q, name, (path, line) = near
-                call.module = project.roots.get(q)
-                call.assumed = (f"{call.callee} is not built where it is used; assumed to be "
-                                f"{by_qual[q][0].name}, the discriminator class its project builds "
-                                f"by name (`{name}` at {path}:{line})")
+                assumed, name, (path, line) = near
+                because = f"the discriminator class its project builds by name (`{name}` at {path}:{line})"
+        if assumed is not None:
+            call.module = project.roots.get(assumed)
+            call.assumed = (f"{call.callee} is not built where it is used; assumed to be "
+                            f"{by_qual[assumed][0].name}, {because}")
 
     updates: dict[tuple, dict[str, list]] = {}
     alike = _alike(project.events.forwards)

@@ -30,21 +30,32 @@ def given_names(files: Iterable[F.FileFacts]) -> list[tuple[str, str, int]]:
 
 def class_names(files: Iterable[F.FileFacts]) -> dict[str, tuple[str, int]]:
     """Each dotted name the project gives as a `class_name`, with where it is first given."""
+    return first_places(given_names(files))
+
+
+def first_places(given: list[tuple[str, str, int]]) -> dict[str, tuple[str, int]]:
+    """`given_names`' names, each with where it is first given."""
     out: dict[str, tuple[str, int]] = {}
-    for name, path, line in given_names(files):
+    for name, path, line in given:
         out.setdefault(name, (path, line))
     return out
 
 
-def named_one(candidates: Iterable[str], names: dict[str, tuple[str, int]],
+def names(qual: str, name: str) -> bool:
+    """Whether the dotted `name` names the class `qual` (the module path from the folder
+    a script runs from: `pg_modules.discriminator.ProjectedDiscriminator`)."""
+    return qual == name or qual.endswith("." + name)
+
+
+def named_one(candidates: Iterable[str], given: dict[str, tuple[str, int]],
               ) -> tuple[str, str, tuple[str, int]] | None:
     """The one candidate class (a qualname) a `class_name` string names, with the string
     and where it is given; None when none does, or more than one."""
-    found = {(q, name) for q in candidates for name in names if q == name or q.endswith("." + name)}
+    found = {(q, name) for q in candidates for name in given if names(q, name)}
     if len({q for q, _ in found}) != 1:
         return None
     q, name = min(found)
-    return q, name, names[name]
+    return q, name, given[name]
 
 
 def named_near(candidates: dict[str, str], given: list[tuple[str, str, int]], at: str,
@@ -60,7 +71,7 @@ def named_near(candidates: dict[str, str], given: list[tuple[str, str, int]], at
         return None
     found = {(q, name, path, line) for score, name, path, line in scored if score == best
              for q, home in candidates.items()
-             if (q == name or q.endswith("." + name)) and _shared(home, path) >= best}
+             if names(q, name) and _shared(home, path) >= best}
     if len({q for q, *_ in found}) != 1:
         return None
     q, name, path, line = min(found)

@@ -30,6 +30,7 @@ from snlint.link.values import (
 # say less, and are read only at the call that scores them.
 _REAL_WORD = re.compile(r"real", re.I)
 
+
 class TrainingSemantics:
     events: Events
     _scorers: dict[str, bool]  # class qualname -> whether its forward calls the discriminator
