@@ -401,11 +401,20 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
     fixed files, and return what the rounds read (`snlint.engine.Reuse`) for the run
     that then lints them again and reports what remains. A round reads only the files
     whose text the rounds before it did not."""
+    standby = None
     try:
         from dataclasses import replace
 
         from snlint.engine import Reuse, lint_sources
         from snlint.fix import fix_paths
+        from snlint.fix.apply import prepare_fixes
+        from snlint.per_file import jobs_for
+        from snlint.standby import Standby
+
+        # libcst and the planners are imported by a process of their own while the
+        # first lint leaves a core idle, not after it (`snlint.standby`).
+        if jobs_for(config) > 1:
+            standby = Standby.start(prepare_fixes)
 
         # The graph pass imports files from disk: it joins the first round only, while
         # the texts are still what is on disk.
@@ -426,9 +435,13 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
                             unsafe=unsafe, write=not diff,
                             report=lambda message: click.echo(message, err=True),
                             lint_later=None if config.graph is False
-                            else lambda sources: lint(sources, source_only))
+                            else lambda sources: lint(sources, source_only),
+                            standby=standby)
     except Exception as exc:
         _internal_error(exc)
+    finally:
+        if standby is not None:
+            standby.close()
     if diff:
         # Bytes: each diff is in its file's encoding, so it applies to the file as it is.
         sys.stdout.flush()

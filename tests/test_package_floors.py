@@ -26,6 +26,7 @@ FLOORS = [
     {"config", "suppress"},
     {"files", "stealing"},  # stealing: chunks shared with worker processes, of anything
     {"cache"},  # writes its entries with files.replace_file
+    {"standby"},  # a process forked ahead of its work, sharing it as stealing does
     # per-file work: libcst lowering, notebooks, noqa, source editing; torch (in a child)
     {"source", "notebook", "noqa", "edit", "graph"},
     # what a run reads: files, notebooks, their diagnostics

@@ -42,6 +42,7 @@ from snlint.records import dataclass
 
 if TYPE_CHECKING:  # a plain lint reads no notebook for its fixes
     from snlint.notebook import Notebook
+    from snlint.standby import Standby
 
 __all__ = ["FixOutcome", "attach_fixes", "fix_paths", "mark_fixes", "unified_diff"]
 
@@ -178,11 +179,12 @@ def _diff_encoding(encoding: str) -> str:
 
 def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = False,
               write: bool = False, report: Report | None = None,
-              lint_later: Lint | None = None) -> FixOutcome:
+              lint_later: Lint | None = None, standby: Standby | None = None) -> FixOutcome:
     """Fix the files under `paths` to a fixed point (safe fixes; unsafe ones too with
     `unsafe`). With `write`, each changed file is written atomically, unless it changed
     on disk since it was read. `lint` lints the project from {path: text}; `lint_later`
-    lints the rounds after the first (without the graph pass, which reads the disk)."""
+    lints the rounds after the first (without the graph pass, which reads the disk);
+    `standby`: a process that does the rounds' fixes (`snlint.fix.apply.fix_each`)."""
     from snlint.notebook import parse_notebook
 
     report = report or _stderr
@@ -201,7 +203,8 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
             notebooks[display] = notebook
         sources[display] = read
     texts = {p: notebooks[p].python if p in notebooks else s.text for p, s in sources.items()}
-    result = fixed_point(texts, lint, config, unsafe=unsafe, report=report, lint_later=lint_later)
+    result = fixed_point(texts, lint, config, unsafe=unsafe, report=report, lint_later=lint_later,
+                         standby=standby)
     outcome = FixOutcome(settled=result.settled, hidden=result.hidden)
     for path, source in sorted(sources.items()):
         new = result.texts[path]

@@ -33,6 +33,7 @@ from snlint.stealing import shared_map
 if TYPE_CHECKING:  # libcst is imported where a fix is built: a plain lint imports this module
     from snlint.edit.parsed import ParsedFile
     from snlint.edit.plan import Plan
+    from snlint.standby import Standby
 
 MAX_ROUNDS = 8
 Report = Callable[[str], None]
@@ -170,16 +171,34 @@ def _fix_chunk(items: list[tuple[str, str, list[Finding]]], config: Config, unsa
     return [_fix_one(path, text, findings, config, unsafe, by_code) for path, text, findings in items]
 
 
-def fix_each(items: list[tuple[str, str, list[Finding]]], config: Config, *, unsafe: bool) -> list[Fixed]:
+def _text_size(item: tuple[str, str, list[Finding]]) -> int:
+    return len(item[1])
+
+
+def prepare_fixes() -> None:
+    """What a round imports (libcst, the planners), for a process that does rounds later
+    (`snlint.standby.Standby`)."""
+    import snlint.edit.parsed  # noqa: F401 - libcst and the fixers' modules
+    import snlint.edit.plan  # noqa: F401
+
+    fixers()
+
+
+def fix_each(items: list[tuple[str, str, list[Finding]]], config: Config, *, unsafe: bool,
+             standby: Standby | None = None) -> list[Fixed]:
     """A round on each (path, text, findings): each file parsed and rewritten on its own,
     in worker processes beside this one when there is enough of them (as the per-file
-    stage lowers them); in order."""
+    stage lowers them); in order. `standby`: a process that has imported what a round
+    needs (`prepare_fixes`) while this one linted, which does the round instead."""
+    work = partial(_fix_chunk, config=config, unsafe=unsafe)
+    if standby is not None:
+        done = standby.map(work, items, jobs_for(config), _text_size)
+        if done is not None:
+            return done
     # Imported here, before any worker starts: a forked worker has it then, instead of
     # importing it again beside this process (0.15 s of CPU each).
-    import snlint.edit.parsed  # noqa: F401 - libcst and the fixers' modules
-
-    return shared_map(partial(_fix_chunk, config=config, unsafe=unsafe), items, jobs_for(config),
-                      lambda item: len(item[1]))[0]
+    prepare_fixes()
+    return shared_map(work, items, jobs_for(config), _text_size)[0]
 
 
 @dataclass
@@ -209,7 +228,7 @@ Lint = Callable[[dict[str, str]], list[Finding]]
 
 def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool,
                 report: Report, max_rounds: int = MAX_ROUNDS,
-                lint_later: Lint | None = None) -> FixedPoint:
+                lint_later: Lint | None = None, standby: Standby | None = None) -> FixedPoint:
     """Lint, fix, lint again, until no fix applies (or `max_rounds`). `lint` lints the
     whole project from its texts (fixes in one file can change findings in another).
 
@@ -217,11 +236,12 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
     the files from disk, so it can only run while the texts are still what is on disk.
     A source finding the first round's graph pass cleared (its runtime facts say there
     is no mistake) is then never fixed in a later round: it is recognised by its file,
-    code and node text."""
+    code and node text. `standby`: the process that does the rounds' fixes (`fix_each`)."""
     frozen: list[bool] = []
     try:
         return _rounds(texts, lint, config, unsafe=unsafe, report=report, max_rounds=max_rounds,
-                       lint_later=lint_later, first_linted=lambda: frozen.append(_freeze()))
+                       lint_later=lint_later, first_linted=lambda: frozen.append(_freeze()),
+                       standby=standby)
     finally:
         if any(frozen):
             gc.unfreeze()
@@ -241,7 +261,8 @@ def _freeze() -> bool:
 
 
 def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, report: Report,
-            max_rounds: int, lint_later: Lint | None, first_linted: Callable[[], None]) -> FixedPoint:
+            max_rounds: int, lint_later: Lint | None, first_linted: Callable[[], None],
+            standby: Standby | None = None) -> FixedPoint:
     current = dict(texts)
     result = FixedPoint(current)
     seen = {tuple(sorted(current.items()))}
@@ -290,7 +311,7 @@ def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, 
         changed = False
         work = [(path, current[path], fs) for path, fs in sorted(by_path.items())]
         # Nothing to fix imports no libcst and no planner (a hook's --fix, most commits).
-        for (path, _, fs), done in zip(work, fix_each(work, config, unsafe=unsafe) if work else []):
+        for (path, _, fs), done in zip(work, fix_each(work, config, unsafe=unsafe, standby=standby) if work else []):
             for message in done.messages:
                 report(message)
             if done.text is None:
