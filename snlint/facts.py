@@ -11,7 +11,7 @@ Everything is a frozen dataclass, so per-file facts can be computed in parallel 
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from snlint.findings import Span, record
 
@@ -364,6 +364,11 @@ class FileFacts:
     star_imports: tuple[str, ...] = ()  # modules of `from x import *`, in order
     imports: tuple[tuple[str, str], ...] = ()  # local name -> qualified name it imports
     names: Names = field(default_factory=Names, compare=False)
+    # Each dotted name given as a `class_name` here (dnnlib's `construct_class_by_name`),
+    # with its line; each `x.add_argument(...)` call a statement makes
+    # (`snlint.source.configured`).
+    class_names: tuple[tuple[str, int], ...] = ()
+    option_calls: tuple[Call, ...] = ()
     # False: libcst read the file only after its tab indentation was expanded
     # (snlint.source.indentation); no fix can rewrite it as written.
     rewritable: bool = True
@@ -390,3 +395,27 @@ class FileFacts:
 @record
 class ClassStmt(Stmt):
     cls: ClassFacts
+
+
+def calls_in(stmt: Stmt) -> Iterator[Call]:
+    """The calls in one statement's own expressions (not its nested statements)."""
+    roots = []
+    for attr in ("value", "test", "iter"):
+        e = getattr(stmt, attr, None)
+        if isinstance(e, Expr):
+            roots.append(e)
+    stack = roots
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Call):
+            yield e
+            stack.append(e.func)
+            stack.extend(a.value for a in e.args)
+        elif isinstance(e, (Attr, Starred, Not)):
+            stack.append(e.value)
+        elif isinstance(e, Subscript):
+            stack.extend((e.value, e.index))
+        elif isinstance(e, BinOp):
+            stack.extend((e.left, e.right))
+        elif isinstance(e, ListE):
+            stack.extend(e.items)

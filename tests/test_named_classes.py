@@ -97,6 +97,7 @@ def test_class_names_are_read_from_keywords_attributes_and_keys():
             "    cfg.other = 'nets.F'\n"
             "    cfg.class_name = 'not a name'\n")
     file, _ = extract_file(text, "train.py", "train.py")
+    assert file.class_names == (("a.b.C", 2), ("nets.D", 4), ("nets.E", 5))  # facts of the file
     names = class_names([file])
     assert names == {"a.b.C": ("train.py", 2), "nets.D": ("train.py", 4), "nets.E": ("train.py", 5)}
     assert named_one(["pkg.nets.D", "pkg.nets.G"], names) == ("pkg.nets.D", "nets.D", ("train.py", 4))

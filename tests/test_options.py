@@ -43,3 +43,21 @@ def test_an_explicit_dest_names_the_option():
     assert defaults(train='''
         parser.add_argument("-b", "--batch", dest="batch_size", default=16)
     ''') == {"batch_size": {"value": 16, "where": "train.py:2"}}
+
+
+def test_a_files_option_calls_are_read_with_its_facts():
+    # The source pass keeps each statement's `add_argument` call (snlint.source.configured):
+    # the link step gathers them from every file without walking the files again.
+    file = extract(textwrap.dedent('''
+        def more(parser):
+            parser.add_argument("--e", default=5)
+
+        class Options:
+            def initialize(self, parser):
+                parser.add_argument("--a", default=1)
+                action = parser.add_argument("--b", default=2)
+                if parser:
+                    parser.add_argument("--c", default=3)
+                print(parser.add_argument("--d", default=4))
+    '''), "opts.py", "opts.py")
+    assert [call.span.line for call in file.option_calls] == [3, 7, 8, 10]

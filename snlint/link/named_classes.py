@@ -12,20 +12,16 @@ such projects, each in its folder, a call is taken for the one its own project n
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from snlint import facts as F
-from snlint.link.syntax import calls_in
-
-# The keyword and attribute dnnlib reads the class from (`construct_class_by_name`).
-CLASS_NAME = "class_name"
 
 
 def given_names(files: Iterable[F.FileFacts]) -> list[tuple[str, str, int]]:
     """(name, path, line) of each dotted name the project gives as a `class_name` (a
-    keyword argument, an attribute or a dict key assigned a constant string)."""
-    return [(name, file.path, line) for file in files for stmt in _statements(file)
-            for name, line in _given(stmt)]
+    keyword argument, an attribute or a dict key assigned a constant string; each file's
+    read by the source pass, `snlint.source.class_names`)."""
+    return [(name, file.path, line) for file in files for name, line in file.class_names]
 
 
 def class_names(files: Iterable[F.FileFacts]) -> dict[str, tuple[str, int]]:
@@ -87,38 +83,3 @@ def _shared(a: str, b: str) -> int:
         count += 1
     return count
 
-
-def _statements(file: F.FileFacts) -> Iterator[F.Stmt]:
-    bodies = [file.body, *(fn.body for _, fn in file.functions),
-              *(m.body for _, cls in file.classes for _, m in cls.methods)]
-    for body in bodies:
-        yield from _walk(body)
-
-
-def _walk(body: tuple[F.Stmt, ...]) -> Iterator[F.Stmt]:
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, F.DefStmt):
-            yield from _walk(stmt.function.body)
-        for attr in ("body", "orelse"):
-            inner = getattr(stmt, attr, None)
-            if isinstance(inner, tuple):
-                yield from _walk(inner)
-
-
-def _given(stmt: F.Stmt) -> Iterator[tuple[str, int]]:
-    if isinstance(stmt, F.Assign) and _dotted(stmt.value):
-        for target in stmt.targets:
-            if isinstance(target, F.Attr) and target.attr == CLASS_NAME or \
-                    isinstance(target, F.Subscript) and isinstance(target.index, F.Const) \
-                    and target.index.value == CLASS_NAME:
-                yield stmt.value.value, stmt.span.line
-    for call in calls_in(stmt):
-        arg = call.keyword(CLASS_NAME)
-        if arg is not None and _dotted(arg.value):
-            yield arg.value.value, arg.value.span.line or stmt.span.line
-
-
-def _dotted(expr: F.Expr) -> bool:
-    return isinstance(expr, F.Const) and isinstance(expr.value, str) and "." in expr.value \
-        and all(part.isidentifier() for part in expr.value.split("."))

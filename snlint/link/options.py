@@ -40,7 +40,7 @@ def option_defaults(files: list[F.FileFacts]) -> dict[str, dict[str, Any]]:
     default argparse would set to a literal; the first declaration wins."""
     found: dict[str, dict[str, Any]] = {}
     for file in files:
-        for call in _calls(file):
+        for call in file.option_calls:  # read by the source pass (snlint.source.configured)
             declared = _declared(call, file.path)
             if declared is not None and declared[0] not in found:
                 dest, value = declared
@@ -68,15 +68,6 @@ def _value(expr: F.Expr) -> Value:
     if isinstance(expr, F.Global):
         return NameV(expr.qual, expr.text)
     return UNKNOWN
-
-
-def _calls(file: F.FileFacts) -> Iterator[F.Call]:
-    bodies = [file.body]
-    bodies += [fn.body for _, fn in file.functions]
-    for _, cls in file.classes:
-        bodies += [m.body for _, m in cls.methods]
-    for body in bodies:
-        yield from _in(body)
 
 
 def _in(body: tuple[F.Stmt, ...]) -> Iterator[F.Call]:

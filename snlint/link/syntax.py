@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from snlint import facts as F
+from snlint.facts import calls_in  # noqa: F401 - the link step's readers import it from here
 
 
 def text_of(e: F.Expr) -> str:
@@ -86,30 +87,6 @@ def walk(body: tuple[F.Stmt, ...]):
         yield stmt
         for attr in ("body", "orelse"):
             yield from walk(getattr(stmt, attr, ()) or ())
-
-
-def calls_in(stmt: F.Stmt):
-    """The calls in one statement's own expressions (not its nested statements)."""
-    roots = []
-    for attr in ("value", "test", "iter"):
-        e = getattr(stmt, attr, None)
-        if isinstance(e, F.Expr):
-            roots.append(e)
-    stack = roots
-    while stack:
-        e = stack.pop()
-        if isinstance(e, F.Call):
-            yield e
-            stack.append(e.func)
-            stack.extend(a.value for a in e.args)
-        elif isinstance(e, (F.Attr, F.Starred, F.Not)):
-            stack.append(e.value)
-        elif isinstance(e, F.Subscript):
-            stack.extend((e.value, e.index))
-        elif isinstance(e, F.BinOp):
-            stack.extend((e.left, e.right))
-        elif isinstance(e, F.ListE):
-            stack.extend(e.items)
 
 
 def mentions(roots, out: Counter) -> Counter:

@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 
 from snlint import facts as F
 from snlint.findings import Span
+from snlint.source.configured import configured
 from snlint.source.module_classes import module_classes
 from snlint.source.names import file_names
 from snlint.source.scopes import Scopes
@@ -110,4 +111,4 @@ class Lowering:
                            tuple(self.star), tuple(sorted(self.imports.items())),
                            file_names(self.module, self.sites, self.quals, self.import_sites,
                                       self.assigned, self.scopes_info),
-                           rewritable=rewritable)
+                           *configured(tuple(body), classes), rewritable=rewritable)

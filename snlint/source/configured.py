@@ -1,0 +1,62 @@
+"""What a file configures by name, read once per file by the source pass so that the link
+step, which asks for the whole project's, only gathers it: the dotted names it gives as a
+`class_name` (NVlabs' dnnlib builds classes from them:
+`dnnlib.EasyDict(class_name='training.networks.Discriminator')`; `snlint.link.named_classes`)
+and the command-line options it declares (`parser.add_argument(...)`; `snlint.link.options`)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from snlint import facts as F
+
+# The keyword and attribute dnnlib reads the class from (`construct_class_by_name`).
+CLASS_NAME = "class_name"
+
+
+def configured(body: tuple[F.Stmt, ...], classes: tuple[tuple[str, F.ClassFacts], ...],
+               ) -> tuple[tuple[tuple[str, int], ...], tuple[F.Call, ...]]:
+    """In a file of these module-level statements and classes: (name, line) of
+    each dotted name a keyword argument, an attribute or a dict key is given as a constant
+    string; and each `x.add_argument(...)` call a statement makes (its whole value; `x`
+    a local name: a script's module-level parser is read where the script runs)."""
+    # A module-level function is walked from its `def` in `body`, as nested ones are.
+    bodies = [body, *(m.body for _, cls in classes for _, m in cls.methods)]
+    names: list[tuple[str, int]] = []
+    options: list[F.Call] = []
+    for stmts in bodies:
+        for stmt in _walk(stmts):
+            names.extend(_given(stmt))
+            value = stmt.value if isinstance(stmt, (F.ExprStmt, F.Assign)) else None
+            if isinstance(value, F.Call) and isinstance(value.func, F.Attr) and value.func.attr == "add_argument":
+                options.append(value)
+    return tuple(names), tuple(options)
+
+
+def _walk(body: tuple[F.Stmt, ...]) -> Iterator[F.Stmt]:
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, F.DefStmt):
+            yield from _walk(stmt.function.body)
+        for attr in ("body", "orelse"):
+            inner = getattr(stmt, attr, None)
+            if isinstance(inner, tuple):
+                yield from _walk(inner)
+
+
+def _given(stmt: F.Stmt) -> Iterator[tuple[str, int]]:
+    if isinstance(stmt, F.Assign) and _dotted(stmt.value):
+        for target in stmt.targets:
+            if isinstance(target, F.Attr) and target.attr == CLASS_NAME or \
+                    isinstance(target, F.Subscript) and isinstance(target.index, F.Const) \
+                    and target.index.value == CLASS_NAME:
+                yield stmt.value.value, stmt.span.line
+    for call in F.calls_in(stmt):
+        arg = call.keyword(CLASS_NAME)
+        if arg is not None and _dotted(arg.value):
+            yield arg.value.value, arg.value.span.line or stmt.span.line
+
+
+def _dotted(expr: F.Expr) -> bool:
+    return isinstance(expr, F.Const) and isinstance(expr.value, str) and "." in expr.value \
+        and all(part.isidentifier() for part in expr.value.split("."))
