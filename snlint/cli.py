@@ -224,13 +224,18 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         _internal_error(exc)
 
     reuse = None
+    walked = None
     if fix or diff:
         if stdin:
             _fail("--fix and --diff rewrite files; they cannot be used with standard input")
+        from snlint.files import discover
+
+        # The tree is walked once: the rounds change files, never which files there are.
+        walked = discover(list(paths), config)
         # What the --fix rounds read, for the report after them: only the files the
         # fixes changed are read again.
         reuse = _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff,
-                             exit_zero=exit_zero)
+                             exit_zero=exit_zero, files=walked)
 
     # A fix is built (parsed, rewritten, compiled, diffed) only for an output that shows
     # it; otherwise the findings only carry whether a fix exists, for `[*]` and the count.
@@ -253,7 +258,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
             if frozen:
                 gc.freeze()
             try:
-                result, inputs, run_cache = _answered(list(paths), config, fixes, reuse, looked_at)
+                result, inputs, run_cache = _answered(list(paths), config, fixes, reuse, looked_at, walked)
                 if result is None:
                     from snlint.engine import run
 
@@ -356,16 +361,17 @@ def _finish(code: int) -> None:
 
 
 def _answered(paths: list[str], config, fixes: bool, reuse,
-              looked_at: dict[str, tuple[int, object]] | None = None):
+              looked_at: dict[str, tuple[int, object]] | None = None, walked=None):
     """(result, inputs, run cache): the inputs read once, and the result when the run
     cache answers the run whole (nothing it read changed), without importing the source
-    pass; the result is None when the engine has to run (with these inputs and cache)."""
+    pass; the result is None when the engine has to run (with these inputs and cache).
+    `walked`: the files under `paths`, when --fix found them."""
     from snlint.config import graph_enabled
     from snlint.inputs import read_inputs
     from snlint.run_cache import RunCache
     from snlint.run_result import finish, unsuppressed
 
-    inputs = read_inputs(paths, config, looked_at)
+    inputs = read_inputs(paths, config, looked_at, walked)
     run_cache = None if reuse is not None else RunCache.for_run(
         config, inputs, graph=graph_enabled(config), fixes=fixes)
     found = run_cache.unchanged(inputs.sources) if run_cache is not None else None
@@ -396,7 +402,7 @@ def _graph_summary(results) -> None:
             pass
 
 
-def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zero: bool):
+def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zero: bool, files: list):
     """`--diff`: print the diffs (stdout holds nothing else) and exit. `--fix`: write the
     fixed files, and return what the rounds read (`snlint.engine.Reuse`) for the run
     that then lints them again and reports what remains. A round reads only the files
@@ -422,8 +428,10 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
         from snlint.imported_files import imported_sources, project_files
 
         reuse = Reuse()
-        # The rounds change files, never which files there are: the tree is walked once.
-        tree: list = []
+        # The rounds change files, never which files there are: the tree is walked once
+        # (a lint of the root's, the walk of `files`).
+        whole = [os.path.normpath(p) for p in paths] == [os.path.relpath(config.root)]
+        tree: list = [[(d, a) for d, a in files if a.suffix == ".py"]] if whole else []
 
         # The files the fixed ones import are read for their facts, never fixed.
         def lint(sources, cfg=config):
@@ -431,7 +439,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
                 tree.append(project_files(cfg))
             return lint_sources(sources, cfg, imported_sources(sources, cfg, files=tree[0]), reuse=reuse)
 
-        outcome = fix_paths(paths, config, lint,
+        outcome = fix_paths(paths, config, lint, files=files,
                             unsafe=unsafe, write=not diff,
                             report=lambda message: click.echo(message, err=True),
                             lint_later=None if config.graph is False

@@ -47,9 +47,12 @@ class Inputs:
 
 
 def read_inputs(paths: list[str], config: Config,
-                looked_at: dict[str, tuple[int, object]] | None = None) -> Inputs:
-    """`looked_at`: filled with what the files found depend on (`discover`)."""
-    inputs = Inputs(files=discover(paths, config, looked_at), paths=list(paths))
+                looked_at: dict[str, tuple[int, object]] | None = None,
+                files: list[tuple[str, Path]] | None = None) -> Inputs:
+    """`looked_at`: filled with what the files found depend on (`discover`); `files`:
+    what `discover` found under `paths`, when the caller has walked them."""
+    inputs = Inputs(files=discover(paths, config, looked_at) if files is None else list(files),
+                    paths=list(paths))
     for display, absolute in inputs.files:
         read = read_source(display, absolute, config.max_file_size)
         if isinstance(read, Finding):

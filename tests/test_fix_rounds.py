@@ -113,6 +113,28 @@ def test_fix_rounds_read_again_only_the_file_a_round_changed(tmp_path, monkeypat
     assert rounds(steps) == [["d.py", "g.py", "layers.py", "train.py"], ["d.py"], []]
 
 
+def test_fix_walks_the_tree_once(tmp_path, monkeypatch):
+    # The rounds and the report after them change files, never which files there are.
+    from snlint import files
+
+    for name, code in PROJECT.items():
+        (tmp_path / name).write_text(textwrap.dedent(code))
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    monkeypatch.chdir(tmp_path)
+    walks = []
+    walker = files._Walker
+
+    class Counted(walker):
+        def __init__(self, *args, **kwargs):
+            walks.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(files, "_Walker", Counted)
+    result = CliRunner().invoke(main, [".", "--fix", "--no-graph", "--no-cache", "--select", "SN1"])
+    assert result.stderr == "Fixed 1 finding in 1 file.\n"
+    assert len(walks) == 1
+
+
 def test_a_lint_reads_again_only_the_files_whose_text_changed(steps):
     sources = {name: textwrap.dedent(code) for name, code in PROJECT.items()}
     config = Config(root=Path("."), graph=False, cache=False)

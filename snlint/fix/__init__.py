@@ -19,6 +19,7 @@ so a plain lint, which imports this package, never pays for them.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping
 
@@ -179,18 +180,20 @@ def _diff_encoding(encoding: str) -> str:
 
 def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = False,
               write: bool = False, report: Report | None = None,
-              lint_later: Lint | None = None, standby: Standby | None = None) -> FixOutcome:
+              lint_later: Lint | None = None, standby: Standby | None = None,
+              files: list[tuple[str, Path]] | None = None) -> FixOutcome:
     """Fix the files under `paths` to a fixed point (safe fixes; unsafe ones too with
     `unsafe`). With `write`, each changed file is written atomically, unless it changed
     on disk since it was read. `lint` lints the project from {path: text}; `lint_later`
     lints the rounds after the first (without the graph pass, which reads the disk);
-    `standby`: a process that does the rounds' fixes (`snlint.fix.apply.fix_each`)."""
+    `standby`: a process that does the rounds' fixes (`snlint.fix.apply.fix_each`);
+    `files`: `discover(paths, config)`, when the caller has walked them."""
     from snlint.notebook import parse_notebook
 
     report = report or _stderr
     sources: dict[str, SourceFile] = {}
     notebooks: dict[str, Notebook] = {}
-    for display, absolute in discover(paths, config):
+    for display, absolute in discover(paths, config) if files is None else files:
         read = read_source(display, absolute, config.max_file_size)
         if not isinstance(read, SourceFile):
             continue
