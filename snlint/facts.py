@@ -419,3 +419,15 @@ def calls_in(stmt: Stmt) -> Iterator[Call]:
             stack.extend((e.left, e.right))
         elif isinstance(e, ListE):
             stack.extend(e.items)
+
+
+def statements(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    """Every statement of a body: those in its blocks and in the functions it defines too."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, DefStmt):
+            yield from statements(stmt.function.body)
+        for attr in ("body", "orelse"):
+            inner = getattr(stmt, attr, None)
+            if isinstance(inner, tuple):
+                yield from statements(inner)

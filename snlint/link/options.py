@@ -71,17 +71,9 @@ def _value(expr: F.Expr) -> Value:
 
 
 def _in(body: tuple[F.Stmt, ...]) -> Iterator[F.Call]:
-    for stmt in body:
-        if isinstance(stmt, F.ExprStmt) and isinstance(stmt.value, F.Call):
-            yield stmt.value
-        elif isinstance(stmt, F.Assign) and isinstance(stmt.value, F.Call):
-            yield stmt.value  # `action = parser.add_argument(...)`
-        if isinstance(stmt, F.DefStmt):
-            yield from _in(stmt.function.body)
-        for child in ("body", "orelse"):
-            inner = getattr(stmt, child, None)
-            if isinstance(inner, tuple):
-                yield from _in(inner)
+    for stmt in F.statements(body):
+        if isinstance(stmt, (F.ExprStmt, F.Assign)) and isinstance(stmt.value, F.Call):
+            yield stmt.value  # `parser.set_defaults(...)`, `action = parser.add_argument(...)`
 
 
 def namespace(declared: dict[str, dict[str, Any]], overrides: dict[str, tuple[Any, str]]) -> NamespaceV:

@@ -25,23 +25,12 @@ def configured(body: tuple[F.Stmt, ...], classes: tuple[tuple[str, F.ClassFacts]
     names: list[tuple[str, int]] = []
     options: list[F.Call] = []
     for stmts in bodies:
-        for stmt in _walk(stmts):
+        for stmt in F.statements(stmts):
             names.extend(_given(stmt))
             value = stmt.value if isinstance(stmt, (F.ExprStmt, F.Assign)) else None
             if isinstance(value, F.Call) and isinstance(value.func, F.Attr) and value.func.attr == "add_argument":
                 options.append(value)
     return tuple(names), tuple(options)
-
-
-def _walk(body: tuple[F.Stmt, ...]) -> Iterator[F.Stmt]:
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, F.DefStmt):
-            yield from _walk(stmt.function.body)
-        for attr in ("body", "orelse"):
-            inner = getattr(stmt, attr, None)
-            if isinstance(inner, tuple):
-                yield from _walk(inner)
 
 
 def _given(stmt: F.Stmt) -> Iterator[tuple[str, int]]:
