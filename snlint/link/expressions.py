@@ -184,7 +184,8 @@ class Expressions:
                 return UNKNOWN
         finally:
             frame.loop_depth -= 1
-            frame.env = saved
+            frame.env.clear()  # the same dict: closures of this frame read through it
+            frame.env.update(saved)
         return out
 
     EXPRESSIONS = {

@@ -115,7 +115,7 @@ class Statements:
         returned, jumped = frame.returned, frame.jumped
         self.block(stmt.body, frame, module_level)
         frame.returned, frame.jumped = returned, jumped
-        frame.env = _fill_unknown(env0, frame.env)
+        _replace(frame.env, _fill_unknown(env0, frame.env))
         if owner is not None and attrs0 is not None:
             owner.attrs = _fill_unknown(attrs0, owner.attrs)
             owner.children_order = [k for k in owner.children_order if k in owner.attrs]
@@ -172,7 +172,7 @@ class Statements:
             frame.returned = None
             env_then, attrs_then = dict(frame.env), dict(owner.attrs) if owner is not None else {}
             order_then = list(owner.children_order) if owner is not None else []
-            frame.env = dict(env0)
+            _replace(frame.env, env0)
             if owner is not None:
                 owner.attrs, owner.children_order = dict(attrs0), list(order0)
             frame.branches = (*branches0, (token, 1))
@@ -183,7 +183,7 @@ class Statements:
             frame.cond_depth -= 1
             frame.branches = branches0
         choices = not _building_module(frame)
-        frame.env = merge_choices(env_then, frame.env, choices)
+        _replace(frame.env, merge_choices(env_then, frame.env, choices))
         if owner is not None:
             merged = merge_choices(attrs_then, owner.attrs, choices)
             order = order_then + [k for k in owner.children_order if k not in order_then]
@@ -574,3 +574,13 @@ def _opens_no_grad(body: tuple[F.Stmt, ...]) -> bool:
 def _calls(e: F.Expr, qual: str) -> bool:
     """`e` is a call of the global `qual` (`builtins.range`, `torch.load`)."""
     return isinstance(e, F.Call) and isinstance(e.func, F.Global) and e.func.qual == qual
+
+
+def _replace(env: dict[str, Value], values: dict[str, Value]) -> None:
+    """`env` made to hold `values`, the same dict: a function or lambda defined in this
+    frame reads its names through it when it runs (`def_stmt`), as a Python closure reads
+    the variable's latest value, whatever branch or handler ran in between."""
+    if values is not env:
+        values = dict(values)
+        env.clear()
+        env.update(values)
