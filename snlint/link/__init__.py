@@ -327,6 +327,17 @@ def _containers_called_as_discriminators(project: LinkedProject) -> dict[str, tu
     return made
 
 
+def _built_inside(candidates: set[str], by_qual: dict) -> set[str]:
+    """The candidates another one builds in its own code and keeps only a piece of, so
+    that they are no child of its instance: pix2pixHD's MultiscaleDiscriminator makes an
+    NLayerDiscriminator per scale and keeps its `.model` (fsgan, SPADE, vid2vid)."""
+    out: set[str] = set()
+    for q in candidates:
+        said = mentions([m.body for _, m in by_qual[q][0].methods], Counter())
+        out |= {other for other in candidates if other != q and said[other]}
+    return out
+
+
 def find_discriminators(project: LinkedProject, discriminators: list[str],
                         not_discriminators: list[str], root: Path | None, assume_sole: bool = True) -> None:
     """Decide which classes are discriminators, strongest evidence first: configuration,
@@ -364,6 +375,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     # ProjectedDiscriminator) is part of that one, not a second discriminator.
     parts = {child.cls.qualname for q in candidates if q in project.roots
              for _, child in project.roots[q].descendants() if child.cls is not None}
+    parts |= _built_inside(candidates, by_qual)
     outer = candidates - parts
     sole = next(iter(outer)) if len(outer) == 1 and assume_sole else None
     why = "the project's only discriminator class"
