@@ -1519,3 +1519,62 @@ def test_a_scripts_module_level_attribute_assignment_is_kept(tmp_path):
             loss = netD(real).mean() - netD(netG(torch.randn(8, 8, 1, 1)).detach()).mean()
     '''})
     assert [(f.code, f.line) for f in findings] == [("SN301", 10), ("SN401", 21)]
+
+
+# ================================== fsgan: a discriminator made from a string, pix2pixHD's pair
+
+MULTISCALE = '''
+    import torch
+    import torch.nn as nn
+    from factory import obj_factory
+
+
+    class NLayerDiscriminator(nn.Module):
+        def __init__(self, norm_layer=nn.BatchNorm2d):
+            super().__init__()
+            self.model = nn.Sequential(nn.Conv2d(3, 64, 4), norm_layer(64), nn.Conv2d(64, 1, 4))
+
+        def forward(self, x):
+            return self.model(x)
+
+
+    class MultiscaleDiscriminator(nn.Module):
+        def __init__(self, num_D=2):
+            super().__init__()
+            for i in range(num_D):
+                netD = NLayerDiscriminator()
+                setattr(self, "layer" + str(i), netD.model)
+
+        def forward(self, x):
+            return [getattr(self, "layer" + str(i))(x) for i in range(2)]
+
+
+    D = obj_factory("models.MultiscaleDiscriminator")
+    {generator} = obj_factory("models.Generator")
+    opt = torch.optim.Adam(D.parameters())
+    for img in torch.utils.data.DataLoader([]):
+        out = {generator}(torch.randn(4, 8))
+        pred_fake = D(out.detach())
+        pred_real = D(img)
+        loss = pred_fake[0].mean() - pred_real[0].mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+'''
+
+
+def test_a_discriminator_that_keeps_a_piece_of_another_is_the_one_a_bare_call_takes(lint):
+    # MultiscaleDiscriminator builds an NLayerDiscriminator per scale and keeps its
+    # `.model`: the two are one discriminator, so `D`, built where the source pass cannot
+    # follow (fsgan's obj_factory), is taken for the outer one.
+    findings = lint(MULTISCALE.format(generator="G"))
+    sn401 = [f for f in findings if f.code == "SN401"]
+    assert found(sn401) == [("SN401", 32)]
+    assert "assumed to be MultiscaleDiscriminator, the project's only discriminator class" in sn401[0].message
+
+
+@pytest.mark.parametrize("name", ["Gb", "G2"])
+def test_a_generator_named_by_a_capital_g_and_a_letter_or_number(lint, name):
+    # fsgan's blending and inpainting scripts call their generators `Gb` and `Gc`.
+    findings = lint(MULTISCALE.format(generator=name))
+    assert found(f for f in findings if f.code == "SN401") == [("SN401", 32)]
