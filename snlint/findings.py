@@ -94,6 +94,12 @@ class Location:
     span: Span
 
 
+def place(path: str, line: int, here: str) -> str:
+    """A line as a message names it: `line 12` in the finding's own file (`here`),
+    `data.py:12` in another."""
+    return f"line {line}" if not path or path == here else f"{path}:{line}"
+
+
 @record
 class DiscriminatorRef:
     cls: str  # "path.py:ClassName"

@@ -354,16 +354,20 @@ class Notebook:
         """A message's places in this notebook as cell and line: rules write the lines of
         the one module the code cells make (`line 189`, `nb.ipynb:189`), which the reader
         never sees."""
-        def with_path(match: re.Match) -> str:
-            cell, line = self.locate(int(match.group(1)))
-            return f"{path}:cell {cell}:{line}"
-
         def bare(match: re.Match) -> str:
             cell, line = self.locate(int(match.group(1)))
             return f"cell {cell}, line {line}"
 
-        message = re.sub(rf"{re.escape(path)}:(\d+)\b", with_path, message)
-        return re.sub(r"\bline (\d+)\b", bare, message)
+        return re.sub(r"\bline (\d+)\b", bare, self.cited(message, path))
+
+    def cited(self, message: str, path: str) -> str:
+        """`message` with each place it names in this notebook (`path:189`, as a finding
+        in another file names it) as cell and line."""
+        def with_path(match: re.Match) -> str:
+            cell, line = self.locate(int(match.group(1)))
+            return f"{path}:cell {cell}:{line}"
+
+        return re.sub(rf"{re.escape(path)}:(\d+)\b", with_path, message)
 
     # -- writing back
 

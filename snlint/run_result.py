@@ -46,6 +46,7 @@ def in_cells(findings: list[Finding], notebooks: dict[str, Notebook]) -> list[Fi
     JSON (every other byte kept), or dropped when it cannot be placed in one cell."""
     out = []
     for f in findings:
+        f = _cited(f, notebooks)
         notebook = notebooks.get(f.path)
         if notebook is None:
             out.append(f)
@@ -63,6 +64,16 @@ def in_cells(findings: list[Finding], notebooks: dict[str, Notebook]) -> list[Fi
             mapped = mapped.with_(fix=fix)
         out.append(mapped)
     return out
+
+
+def _cited(finding: Finding, notebooks: dict[str, Notebook]) -> Finding:
+    """The finding with the places its message names in another file's notebook as cell
+    and line (a helper module's SN401 naming the notebook line that calls it)."""
+    message = finding.message
+    for path, notebook in notebooks.items():
+        if path != finding.path and f"{path}:" in message:
+            message = notebook.cited(message, path)
+    return finding if message == finding.message else finding.with_(message=message)
 
 
 def finish(findings: list[Finding], inputs: Inputs, config: Config,

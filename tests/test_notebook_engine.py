@@ -170,3 +170,51 @@ def test_a_notebook_of_the_old_format_is_linted_and_not_fixed(tmp_path):
     assert [(f.code, f.cell, f.line, f.column) for f in findings] == [("SN201", 3, 5, 20)]
     CliRunner().invoke(main, [str(path), "--no-graph", "--fix"])
     assert path.read_text(encoding="utf-8") == text
+
+
+# rasbt's stat453 notebooks: the model in a notebook, its training loop (and gradient
+# penalty) in a helper module the notebook imports.
+HELPER_TRAIN = '''import torch
+
+
+def train_wgan(model, loader, opt):
+    for real, _ in loader:
+        fake = model.generator(torch.randn(4, 8))
+        d_real = model.discriminator_forward(real)
+        d_fake = model.discriminator_forward(fake.detach())
+        loss = d_fake.mean() - d_real.mean()
+        alpha = torch.rand(4, 1, 1, 1)
+        interp = (alpha * real + (1 - alpha) * fake.detach()).requires_grad_(True)
+        out = model.discriminator_forward(interp)
+        grad = torch.autograd.grad(out.sum(), interp, create_graph=True)[0]
+        loss = loss + ((grad.norm(2, dim=1) - 1) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+'''
+
+MODEL_CELLS = [
+    "import torch\nimport torch.nn as nn\nfrom helper_train import train_wgan\n",
+    "class DCGAN(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.generator = nn.Sequential(nn.Linear(8, 48))\n"
+    "        self.discriminator = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 3))\n"
+    "\n"
+    "    def discriminator_forward(self, img):\n"
+    "        return self.discriminator(img)\n",
+    "model = DCGAN()\n"
+    "train_wgan(model, torch.utils.data.DataLoader([]), torch.optim.Adam(model.discriminator.parameters()))\n",
+]
+
+
+def test_places_in_a_notebook_and_in_another_file_are_named_as_the_reader_sees_them(tmp_path, monkeypatch):
+    write_notebook(tmp_path, [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                               "source": source.splitlines(True)} for source in MODEL_CELLS])
+    (tmp_path / "helper_train.py").write_text(HELPER_TRAIN, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    findings = {f.code: f for f in run(["."], Config(root=tmp_path, graph=False)).findings}
+    # A helper module's finding names the notebook's line by its cell.
+    assert "its batch statistics (BatchNorm2d at gan.ipynb:cell 2:5)" in findings["SN401"].message
+    # A notebook's finding names the helper module's line with its file.
+    assert findings["SN303"].message.startswith("the gradient penalty at helper_train.py:13 differentiates")

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from snlint.checks.couplings import called_couplings, candidates, coupled_discriminators, reached
 from snlint.checks.emit import Emitter
-from snlint.findings import Finding
+from snlint.findings import Finding, place
 
 
 CODE = "SN303"
@@ -31,7 +31,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         assumed = penalty.forward.assumed
         yield emit.finding(
             CODE, site,
-            f"the gradient penalty at line {penalty.grad.span.line} differentiates this output "
+            f"the gradient penalty at {place(penalty.grad.path, penalty.grad.span.line, site.path)} "
+            f"differentiates this output "
             f"of {subject}, which has batch statistics ({stats}): each sample's "
             f"score depends on the whole batch, so the per-sample gradient it constrains does "
             f"not exist" + (f" ({assumed})" if assumed else ""),

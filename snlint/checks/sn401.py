@@ -12,7 +12,7 @@ from snlint.checks.couplings import (
 )
 from snlint.checks.emit import Emitter
 from snlint.config import Config
-from snlint.findings import UNSAFE, Finding
+from snlint.findings import UNSAFE, Finding, place
 
 
 CODE = "SN401"
@@ -73,7 +73,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         yield emit.finding(
             CODE, first,
             f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
-            f"in a separate call at line {second.span.line}; {its} "
+            f"in a separate call at {place(second.path, second.span.line, first.path)}; {its} "
             f"({stats}) then differ between the two batches and give "
             f"real from fake away{note}",
             symbol=a.function, discriminator=ref,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from snlint.findings import place
 from snlint.records import dataclass
 
 # Modules that change what they are given without generating anything new: what they return
@@ -90,8 +91,7 @@ class Evidence:
     places: tuple[tuple[str, int], ...] = ()
 
     def render(self, here: str) -> str:
-        return self.text.format(*(f"line {line}" if not path or path == here else f"{path}:{line}"
-                                  for path, line in self.places))
+        return self.text.format(*(place(path, line, here) for path, line in self.places))
 
     def then(self, text: str, path: str, line: int) -> "Evidence":
         """This evidence followed by `text`, which names one more place as `{}`."""
