@@ -218,3 +218,20 @@ def test_places_in_a_notebook_and_in_another_file_are_named_as_the_reader_sees_t
     assert "its batch statistics (BatchNorm2d at gan.ipynb:cell 2:5)" in findings["SN401"].message
     # A notebook's finding names the helper module's line with its file.
     assert findings["SN303"].message.startswith("the gradient penalty at helper_train.py:13 differentiates")
+
+
+def test_two_discriminators_of_one_name_are_told_apart_by_their_file(tmp_path, monkeypatch):
+    # stat453's DCGAN notebooks each define `DCGAN` and call one helper's training loop.
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+              "source": source.splitlines(True)} for source in MODEL_CELLS]
+    write_notebook(tmp_path, cells)
+    (tmp_path / "gan.ipynb").rename(tmp_path / "celeba.ipynb")
+    write_notebook(tmp_path, cells)
+    (tmp_path / "helper_train.py").write_text(HELPER_TRAIN, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    findings = run(["."], Config(root=tmp_path, graph=False)).findings
+    sn401 = [f for f in findings if f.code == "SN401"]
+    assert [(f.path, f.line) for f in sn401] == [("helper_train.py", 7)]
+    assert sn401[0].message.startswith(
+        "real samples (a batch of `loader` (line 5)) go through DCGAN.discriminator in celeba.ipynb "
+        "(used as a discriminator by the training code) or DCGAN.discriminator in gan.ipynb ")

@@ -126,7 +126,9 @@ def candidates(scored: list[tuple]) -> tuple[str, str]:
         ref, found = next(iter(unique.values()))
         return describe(ref), first_place(found)
     refs = [r for r, _ in unique.values()]
-    who = " or ".join(describe(replace(r, via="", detail="")) for r in refs)
+    names = [r.cls.rpartition(":")[2] for r in refs]
+    who = " or ".join(describe(replace(r, via="", detail=""), with_file=names.count(name) > 1)
+                      for r, name in zip(refs, names))
     via = refs[0].via
     # Candidates that share a helper (StackGAN's D_NET64 ... D_NET1024) name its place once.
     places = dict.fromkeys(first_place(f) for _, f in unique.values())

@@ -52,10 +52,14 @@ def _strength(f: Finding) -> int:
     return _EVIDENCE.index(ref.evidence) if ref is not None and ref.evidence in _EVIDENCE else -1
 
 
-def describe(ref: DiscriminatorRef | None) -> str:
+def describe(ref: DiscriminatorRef | None, *, with_file: bool = False) -> str:
+    """The discriminator as a message names it; `with_file`: with the file it is in (two
+    of one name, as two notebooks that each define `DCGAN`)."""
     if ref is None:
         return ""
-    cls = ref.cls.rpartition(":")[2]
+    path, _, cls = ref.cls.rpartition(":")
+    if with_file and path:
+        cls = f"{cls} in {path}"
     why = {"configuration": "configured as a discriminator",
            "name": "a discriminator by its name",
            "training code": "used as a discriminator by the training code"}.get(ref.evidence, ref.evidence)
