@@ -68,12 +68,17 @@ _add("container", "Sequential ModuleList ModuleDict")
 _add("attention", "MultiheadAttention")
 _add("embedding", "Embedding EmbeddingBag")
 _add("module", "Module")
+# Called on a discriminator's scores: what they return carries where the scores came from
+# (the calls a `loss.backward()` differentiates).
+_add("loss", "L1Loss MSELoss BCELoss BCEWithLogitsLoss CrossEntropyLoss NLLLoss SmoothL1Loss "
+     "HuberLoss KLDivLoss SoftMarginLoss MarginRankingLoss HingeEmbeddingLoss CosineEmbeddingLoss "
+     "MultiLabelSoftMarginLoss")
 
 NEEDS_SN = frozenset({"conv", "conv_transpose", "linear"})
 NORMALIZATION = frozenset({"batch_norm", "sample_norm"})
 # Modules with no weight matrix for SN to normalize (SN102).
 WEIGHTLESS = frozenset({"activation", "pooling", "dropout", "identity", "upsample", "padding",
-                        "container", "attention"})
+                        "container", "attention", "loss"})
 
 _TORCH_NN = re.compile(r"^torch\.nn(?:\.modules(?:\.\w+)?)?\.(\w+)$")
 

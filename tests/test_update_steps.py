@@ -191,3 +191,90 @@ def test_numbered_discriminators_and_generators_of_two_domains(lint):
     ''')
     assert found(findings) == [("SN301", 9), ("SN401", 43)]
     assert "D1 (used as a discriminator by the training code" in findings[1].message
+
+
+# Kind-PyTorch-Tutorial: the generated batch is scored once, in the generator's steps, and
+# its score is reused by the discriminator's loss beside the real batch's, after them.
+REUSED_SCORE = '''
+    import torch
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 8, 3)
+            self.bn = nn.BatchNorm2d(8)
+
+        def forward(self, x):
+            return self.bn(self.conv(x)).mean((1, 2, 3))
+
+
+    generator = nn.Linear(16, 784)
+    discriminator = Discriminator()
+    loss_func = nn.MSELoss()
+    gen_optim = torch.optim.Adam(generator.parameters())
+    dis_optim = torch.optim.Adam(discriminator.parameters())
+    for image, label in torch.utils.data.DataLoader([]):
+        for k in range(5):
+            gen_optim.zero_grad()
+            gen_fake = generator(torch.randn(16, 16)).view(-1, 1, 28, 28)
+            dis_fake = discriminator(gen_fake)
+            gen_loss = loss_func(dis_fake, torch.ones(16))
+            gen_loss.backward(retain_graph=True)
+            gen_optim.step()
+        dis_optim.zero_grad()
+        dis_real = discriminator(image)
+        dis_loss = loss_func(dis_fake, torch.zeros(16)) + loss_func(dis_real, torch.ones(16))
+        dis_loss.backward()
+        dis_optim.step()
+'''
+
+
+def test_a_generated_score_kept_from_the_generator_step_pairs_with_the_real_one_its_loss_adds(lint):
+    findings = lint(REUSED_SCORE)
+    assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 25)]
+    assert "in a separate call at line 30" in findings[-1].message
+    assert "used as a discriminator by the training code" in findings[-1].message
+
+
+# pix2pixHD: the generator's loss reuses the real batch's features, scored in the
+# discriminator's step, whose real and generated calls are already one pair.
+FEATURES_REUSED = '''
+    import torch
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3)
+            self.bn = nn.BatchNorm2d(8)
+
+        def forward(self, x):
+            return self.bn(self.conv(x))
+
+
+    netG = nn.Conv2d(3, 3, 3)
+    netD = Discriminator()
+    optG = torch.optim.Adam(netG.parameters())
+    optD = torch.optim.Adam(netD.parameters())
+    for real, _ in torch.utils.data.DataLoader([]):
+        fake = netG(real)
+        pred_real = netD(real)
+        pred_fake = netD(fake.detach())
+        loss_d = pred_fake.mean() - pred_real.mean()
+        optD.zero_grad()
+        loss_d.backward()
+        optD.step()
+        pred_fake_g = netD(fake)
+        loss_g = -pred_fake_g.mean() + (pred_fake_g - pred_real.detach()).abs().mean()
+        optG.zero_grad()
+        loss_g.backward()
+        optG.step()
+'''
+
+
+def test_a_loss_reusing_scores_of_a_pair_already_found_adds_no_finding(lint):
+    findings = lint(FEATURES_REUSED)
+    assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 22)]

@@ -32,26 +32,43 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     # of real or generated samples to pair. Nor is a call paired again on a less known
     # instance than the one its script builds (`configured_elsewhere`).
     penalized = {id(p.forward) for p in model.penalties} | configured_elsewhere(model)
+
+    def judged(call) -> bool:
+        module = call.module
+        return module is not None and module.cls is not None and module.cls.qualname in coupled \
+            and id(call) not in penalized
+
     groups: dict[tuple, list] = {}
     for call in model.forwards:
-        module = call.module
-        if module is None or module.cls is None or module.cls.qualname not in coupled or id(call) in penalized:
-            continue
-        groups.setdefault((call.update, module.cls.qualname), []).append(call)
+        if judged(call):
+            groups.setdefault((call.update, call.module.cls.qualname), []).append(call)
     # One call may reach one of several candidate classes: one finding names each.
     at_site: dict[tuple, list] = {}
-    for (_, qual), calls in groups.items():
+    update_pairs = [(qual, pair) for (_, qual), calls in groups.items()
+                    for pair in pairs(sorted(calls, key=lambda c: c.order))]
+    paired = {id(c) for _, pair in update_pairs for c in pair}
+    # A loss that differentiates calls of several updates (a generated batch scored once,
+    # before the generator's step, and reused beside the real batch's score after it) is
+    # one update of the discriminator: its calls pair too, where no update paired them.
+    loss_pairs = []
+    for calls in model.backwards:
+        by_class: dict[str, list] = {}
+        for call in calls:
+            if judged(call) and id(call) not in paired:
+                by_class.setdefault(call.module.cls.qualname, []).append(call)
+        loss_pairs += [(qual, (a, b)) for qual, group in by_class.items()
+                       for a, b in pairs(sorted(group, key=lambda c: c.order)) if a.update != b.update]
+    for qual, (a, b) in update_pairs + loss_pairs:
         d, pooled = coupled[qual]
-        for a, b in pairs(sorted(calls, key=lambda c: c.order)):
-            found = called_couplings(model, d, a, pooled) or called_couplings(model, d, b, pooled)
-            if not found:
-                continue
-            first, second = a.site_apart_from(b), b.site_apart_from(a)
-            # Either way round: a helper run twice in one update (MSGAN's
-            # `backward_D(D, real, fake1) + backward_D(D, real, fake2)`) pairs its two
-            # calls across the runs too, one mistake at one pair of call sites.
-            sites = frozenset({(first.path, first.span), (second.path, second.span)})
-            at_site.setdefault(sites, []).append((a, b, first, second, reached(d, [a, b]), found, d))
+        found = called_couplings(model, d, a, pooled) or called_couplings(model, d, b, pooled)
+        if not found:
+            continue
+        first, second = a.site_apart_from(b), b.site_apart_from(a)
+        # Either way round: a helper run twice in one update (MSGAN's
+        # `backward_D(D, real, fake1) + backward_D(D, real, fake2)`) pairs its two
+        # calls across the runs too, one mistake at one pair of call sites.
+        sites = frozenset({(first.path, first.span), (second.path, second.span)})
+        at_site.setdefault(sites, []).append((a, b, first, second, reached(d, [a, b]), found, d))
     for entries in sorted(at_site.values(), key=lambda e: e[0][0].order):
         entries = _outermost(model, entries)
         a, b, first, second, ref, _, _ = entries[0]

@@ -453,6 +453,18 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
                 fn = _where(kinds["mixed"][0].function)
                 evidence[q] = ("training code", f"called on real and generated samples{together} {fn}"
                                                 f"{_as_candidate(kinds['mixed'][0])}")
+    # A loss that differentiates calls of several updates (a generated batch's score kept
+    # from the generator's step, beside the real batch's after it) is one update too.
+    for calls in project.events.backwards:
+        scored: dict[str, dict[str, list]] = {}
+        for call in calls:
+            if call.module is not None and call.module.cls is not None and call.module.kind == "module":
+                scored.setdefault(call.module.cls.qualname, {}).setdefault(call.kind, []).append(call)
+        for q, kinds in scored.items():
+            if q in by_qual and q not in excluded and q not in evidence and not _not_scoring(by_qual[q][0].name) \
+                    and "real" in kinds and "fake" in kinds:
+                evidence[q] = ("training code", f"called on real and generated samples "
+                                                f"{_where(kinds['real'][0].function)}{_as_candidate(kinds['real'][0])}")
     for penalty in project.events.penalties:
         module = penalty.forward.module
         if module is not None and module.cls is not None and module.kind == "module":

@@ -116,6 +116,8 @@ class Events:
     instances: list[Layer] = field(default_factory=list)
     forwards: list[ForwardCall] = field(default_factory=list)
     penalties: list[Penalty] = field(default_factory=list)
+    # The forward calls whose outputs one `loss.backward()` differentiates, when more than one.
+    backwards: list[tuple[ForwardCall, ...]] = field(default_factory=list)
     batch_norm_calls: list[BatchNormCall] = field(default_factory=list)
     kept_sites: set = field(default_factory=set)
     update_roots: list = field(default_factory=list)

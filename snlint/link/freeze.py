@@ -77,6 +77,7 @@ class _Freezer:
                         for e in events.inits),
             forwards=tuple(forwards.values()),
             penalties=tuple(PenaltyFact(forwards[id(p.forward)], p.grad) for p in events.penalties),
+            backwards=tuple(tuple(forwards[id(c)] for c in b) for b in events.backwards),
             batch_norm_calls=tuple(BatchNormFact(self.fact(c.owner), c.call)
                                    for c in events.batch_norm_calls),
             batch_reductions=tuple(ReductionFact(self.fact(r.owner), r.call, r.what)

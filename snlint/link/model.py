@@ -218,6 +218,8 @@ class LinkedModel:
     inits: tuple[InitFact, ...] = ()
     forwards: tuple[ForwardFact, ...] = ()
     penalties: tuple[PenaltyFact, ...] = ()
+    # The forward calls one `loss.backward()` differentiates (more than one), in order.
+    backwards: tuple[tuple[ForwardFact, ...], ...] = ()
     batch_norm_calls: tuple[BatchNormFact, ...] = ()
     batch_reductions: tuple[ReductionFact, ...] = ()
     # Construction sites a train() override keeps in eval mode.

@@ -165,12 +165,39 @@ class TrainingSemantics:
             for module, where in tensor.outputs:
                 if _output_key(module, where) in upstream:
                     continue
-                # One call may score one of several candidates: each has its forward.
-                forward = next((f for f in reversed(self.events.forwards)
-                                if (f.node == where and f.module is module) or (module == "?" and f is where)),
-                               None)
+                forward = self.forward_of(module, where)
                 if forward is not None:
                     self.events.penalties.append(Penalty(forward, loc))
+
+    def forward_of(self, module, where) -> ForwardCall | None:
+        """The forward call a tensor's output entry (`TensorV.outputs`) came from: one call
+        may score one of several candidates, and each has its forward."""
+        return next((f for f in reversed(self.events.forwards)
+                     if (f.node == where and f.module is module) or (module == "?" and f is where)), None)
+
+    def backward(self, loss: TensorV) -> None:
+        """`loss.backward()`: the forward calls it differentiates are one update's, whatever
+        optimizer step came between them (a generated batch scored once, before the
+        generator's step, and reused by the discriminator's loss with the real batch's).
+        They are read from where the loss came from: the module calls it holds the outputs
+        of, through losses and reductions."""
+        outputs: dict[tuple, None] = {}
+        stack, seen = list(loss.origins), set()
+        while stack:
+            origin = stack.pop()
+            if id(origin) in seen:
+                continue
+            seen.add(id(origin))
+            if isinstance(origin, (frozenset, tuple)):
+                stack.extend(origin)
+                continue
+            stack.extend(getattr(origin, "inner", ()) or getattr(origin, "parts", ()) or ())
+            if isinstance(origin, Output) and isinstance(origin.module, Layer) and origin.module.cls is not None:
+                outputs[(id(origin.module), origin.path, origin.line)] = None
+        found = tuple(f for f in self.events.forwards
+                      if f.module is not None and (id(f.module), f.call.path, f.call.span.line) in outputs)
+        if len(found) > 1:
+            self.events.backwards.append(found)
 
     def batch_reduction(self, what: str, frame: Frame, loc: Location) -> None:
         scope = frame.owner_frame
@@ -294,6 +321,8 @@ class TrainingSemantics:
             # (`Adam(G.parameters())`, G a parameter of the trainer) is still stepped.
             return self.optimizer_method(receiver, name, e, frame, loc)
         args, kwargs = self.arguments(e, frame)
+        if name == "backward":
+            self.backward(receiver)
         if name in _FRESH_METHODS:
             return TensorV()  # `real.new_zeros(n)`: a new tensor of the receiver's type
         if name in _SHAPED_LIKE:
