@@ -1578,3 +1578,36 @@ def test_a_generator_named_by_a_capital_g_and_a_letter_or_number(lint, name):
     # fsgan's blending and inpainting scripts call their generators `Gb` and `Gc`.
     findings = lint(MULTISCALE.format(generator=name))
     assert found(f for f in findings if f.code == "SN401") == [("SN401", 32)]
+
+
+def test_a_generators_blocks_named_g_and_a_number_are_no_generators(lint):
+    # CAT (SPADE's generator): `self.G_middle_0`'s output fed to `self.G_middle_1` is no
+    # generated batch, and their block class, with a batch norm, no discriminator.
+    findings = lint('''
+        import torch.nn as nn
+
+
+        class ResBlock(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.norm = nn.BatchNorm2d(c)
+                self.conv = nn.Conv2d(c, c, 3)
+
+            def forward(self, x, seg):
+                return self.conv(self.norm(x)) + x
+
+
+        class SPADEGenerator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Conv2d(3, 16, 3)
+                self.head_0 = ResBlock(16)
+                self.G_middle_0 = ResBlock(16)
+                self.G_middle_1 = ResBlock(16)
+
+            def forward(self, input):
+                x = self.head_0(self.fc(input), input)
+                x = self.G_middle_0(x, input)
+                return self.G_middle_1(x, input)
+    ''')
+    assert found(findings) == []
