@@ -735,3 +735,50 @@ def test_a_list_of_detached_generator_outputs_is_generated(lint_project):
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 10)]
     assert "generated samples (returned by g at line 17)" in sn401(findings).message
+
+
+def test_a_batch_fetched_from_a_project_loader_by_its_method_is_real(lint_project):
+    # videogan: its own `DataLoader` class hands out batches with `get_batch()`; what the
+    # method returns is not followed (the class reads files), the data source is.
+    findings = lint_project({
+        "data_loader.py": '''
+            class DataLoader(object):
+                def __init__(self, root):
+                    self.files = sorted(root)
+
+                def get_batch(self):
+                    return load(self.files)
+        ''',
+        "main.py": '''
+            import torch
+            import torch.nn as nn
+            from data_loader import DataLoader
+
+
+            class Discriminator(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv3d(3, 8, 3)
+                    self.bn = nn.BatchNorm3d(8)
+
+                def forward(self, x):
+                    return self.bn(self.conv(x))
+
+
+            discriminator = Discriminator()
+            generator = nn.Conv3d(3, 3, 3)
+            d_optim = torch.optim.Adam(discriminator.parameters())
+            dataloader = DataLoader("videos")
+            for epoch in range(10):
+                videos = dataloader.get_batch()
+                outputs = discriminator(videos)
+                outputs_fake = discriminator(generator(videos[:, :, 0:1]).detach())
+                loss = outputs.mean() - outputs_fake.mean()
+                d_optim.zero_grad()
+                loss.backward()
+                d_optim.step()
+        ''',
+    })
+    sn401 = [f for f in findings if f.code == "SN401"]
+    assert [(f.path, f.line) for f in sn401] == [("main.py", 23)]
+    assert sn401[0].message.startswith("real samples (a batch of `dataloader` (line 22)) go through Discriminator")

@@ -75,7 +75,10 @@ class Calls:
                 return SuperV(frame.self_value, frame.cls, frame.file)
             return UNKNOWN
         args, kwargs = self.arguments(e, frame)
-        return self.apply(callee, args, kwargs, e, frame, loc, text_of(func_expr))
+        text = text_of(func_expr)
+        # What the call returned, or the batch it fetches from a data source (`fetched`,
+        # snlint.link.training_semantics).
+        return self.fetched(text, self.apply(callee, args, kwargs, e, frame, loc, text), loc)
 
     def arguments(self, e: F.Call, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
         args: list[Value] = []

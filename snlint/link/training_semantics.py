@@ -266,6 +266,16 @@ class TrainingSemantics:
             return args[0]
         return TensorV(frozenset({"real"}), (), frozenset({Data("next() at {at}", loc.path, loc.span.line)}))
 
+    def fetched(self, text: str, result: Value, loc: Location) -> Value:
+        """`dataloader.get_batch()`, `self.train_loader.next_batch()`: a batch of the data
+        source, whatever the project's loader class makes of it (videogan's own
+        `DataLoader`, in a Python 2 file)."""
+        match = _BATCH_GETTER.search(text)
+        if match is None or isinstance(result, TensorV) and result.origins:
+            return result
+        return TensorV(frozenset({"real"}), (), frozenset({
+            Data(f"a batch of `{match.group(1)}` ({{at}})", loc.path, loc.span.line)}))
+
     def iter_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         if not (e is not None and e.args and any(DATA_SOURCE.search(n) for n in names_in(e.args[0].value))):
             return None
@@ -404,6 +414,10 @@ def _handed_back(args: list[Value]) -> Value:
         return UNKNOWN
     return args[0] if len(args) == 1 else TupleV(tuple(args))
 
+
+# A method that hands out the next batch of a data source (`dataloader.get_batch()`).
+_BATCH_GETTER = re.compile(r"(?:^|\.)(\w*(?:loader|dataset|data_iter|dataiter|batches)\w*)\."
+                           r"(?:get_batch|next_batch|get_next_batch|sample_batch|get_next)$", re.I)
 
 # A tensor reshaped to a batch of one (`x.view(1, b * c, h, w)`).
 _PER_SAMPLE = "per-sample"
