@@ -278,3 +278,46 @@ FEATURES_REUSED = '''
 def test_a_loss_reusing_scores_of_a_pair_already_found_adds_no_finding(lint):
     findings = lint(FEATURES_REUSED)
     assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 22)]
+
+
+# fsgan: the discriminator's loss scores the detached generated batch, then the real one;
+# the generator's loss then scores the generated batch again, before either step.
+D_STEP_THEN_G_SCORE = '''
+    import torch
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3)
+            self.bn = nn.BatchNorm2d(8)
+
+        def forward(self, x):
+            return self.bn(self.conv(x))
+
+
+    G = nn.Conv2d(3, 3, 3)
+    D = Discriminator()
+    opt_G = torch.optim.Adam(G.parameters())
+    opt_D = torch.optim.Adam(D.parameters())
+    for img, _ in torch.utils.data.DataLoader([]):
+        out = G(img)
+        pred_fake_pool = D(out.detach())
+        pred_real = D(img)
+        loss_D = pred_fake_pool.mean() - pred_real.mean()
+        pred_fake = D(out)
+        loss_G = -pred_fake.mean()
+        opt_G.zero_grad()
+        loss_G.backward()
+        opt_G.step()
+        opt_D.zero_grad()
+        loss_D.backward()
+        opt_D.step()
+'''
+
+
+def test_of_two_generated_scores_beside_the_real_one_the_detached_one_pairs_with_it(lint):
+    findings = [f for f in lint(D_STEP_THEN_G_SCORE) if f.code == "SN401"]
+    assert [(f.code, f.line) for f in findings] == [("SN401", 22)]
+    assert "in a separate call at line 23" in findings[0].message

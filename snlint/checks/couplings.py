@@ -165,7 +165,10 @@ def pairs(calls: list[ForwardFact]) -> list[tuple]:
     for segment in segments:
         # Calls of one instance pair first: two discriminators of one class (MUNIT's
         # `dis_a` and `dis_b`) each score their own real and generated batches.
+        # On a tie, a generated batch written `.detach()`ed (the discriminator's own step)
+        # before one that is not (fsgan's generator step, scored after the real batch).
         candidates = [(segment[i].module is not segment[j].module, j - i,
+                       0 if (segment[i] if segment[i].kind == "fake" else segment[j]).detached else 1,
                        0 if segment[i].kind == "real" else 1, i, j)
                       for i in range(len(segment)) for j in range(i + 1, len(segment))
                       if segment[i].kind != segment[j].kind
@@ -181,7 +184,7 @@ def pairs(calls: list[ForwardFact]) -> list[tuple]:
                       # `E = Discriminator(is_dis=False)` beside `D`): E's batch is not D's.
                       and not _built_apart(segment[i].module, segment[j].module)]
         used: set[int] = set()
-        for _, _, _, i, j in sorted(candidates):
+        for *_, i, j in sorted(candidates):
             if i in used or j in used:
                 continue
             a, b = segment[i], segment[j]

@@ -78,6 +78,7 @@ class ForwardCall:
     # Set when the instance was not built where it is called and the project's only
     # discriminator class was assumed: what was assumed, for the message.
     assumed: str = ""
+    detached: bool = False  # its input is written `.detach()`ed: a discriminator step's
 
     def site_apart_from(self, other: "ForwardCall") -> Location:
         """Where this call shows apart from `other`: itself, or, when both are one call

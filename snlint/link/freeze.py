@@ -122,7 +122,7 @@ class _Freezer:
         return ForwardFact(
             self.fact(call.module), call.callee, call.call, call.kind, self.update(call.update),
             call.function, call.order, call.node, tuple(call.chain), tuple(call.names),
-            MappingProxyType(dict(call.evidence)), call.assumed, self.branches(call.branches))
+            MappingProxyType(dict(call.evidence)), call.assumed, self.branches(call.branches), call.detached)
 
     def branches(self, path: tuple) -> tuple[tuple[int, int], ...]:
         """The undecided `if`s a frame ran in, by number (the interpreter's by a token)."""

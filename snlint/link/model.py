@@ -162,6 +162,7 @@ class ForwardFact:
     # discriminator class was assumed: what was assumed, for the message.
     assumed: str = ""
     branches: tuple[tuple[int, int], ...] = ()  # (undecided `if`, branch) it runs in
+    detached: bool = False  # its input is written `.detach()`ed: a discriminator step's
 
     def site_apart_from(self, other: "ForwardFact") -> Location:
         """Where this call shows apart from `other`: itself, or, when both are one call

@@ -113,7 +113,8 @@ class TrainingSemantics:
                            _chain(frame, loc),
                            origins=first.origins if isinstance(first, TensorV) else frozenset(),
                            names=tuple(names_in(first_expr)),
-                           arguments=_argument_origins(first, args), branches=frame.branches)
+                           arguments=_argument_origins(first, args), branches=frame.branches,
+                           detached=first_expr is not None and _detached(first_expr))
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or (
             module is not None and (GENERATOR_CLASS.search(module.short_type) is not None
@@ -485,6 +486,28 @@ def _player(text: str) -> str | None:
         # owner's training code; what it returns is generated.
         return receiver
     return None
+
+
+def _detached(expr: F.Expr) -> bool:
+    """Whether the expression detaches what it passes on: `fake.detach()`,
+    `[x.detach() for x in pyramid]`, `G(z).detach()`."""
+    stack: list = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, F.Call) and last_attr(e.func) == "detach":
+            return True
+        if isinstance(e, F.Call):
+            stack.extend(a.value for a in e.args)
+            stack.append(e.func)
+        elif isinstance(e, (F.Attr, F.Starred, F.Not)):
+            stack.append(e.value)
+        elif isinstance(e, F.Subscript):
+            stack.append(e.value)
+        elif isinstance(e, F.ListE):
+            stack.extend(e.items)
+        elif isinstance(e, F.Comprehension):
+            stack.append(e.elt)
+    return False
 
 
 def _input_kind(value: Value, expr: F.Expr | None) -> str:
