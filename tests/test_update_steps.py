@@ -321,3 +321,73 @@ def test_of_two_generated_scores_beside_the_real_one_the_detached_one_pairs_with
     findings = [f for f in lint(D_STEP_THEN_G_SCORE) if f.code == "SN401"]
     assert [(f.code, f.line) for f in findings] == [("SN401", 22)]
     assert "in a separate call at line 23" in findings[0].message
+
+
+# pix2pix (instagan): a model's methods run from its training step and on their own; the
+# generator's loss is one call, of one run, however many runs made calls at that site.
+PIX2PIX_MODEL = '''
+    import torch
+    import torch.nn as nn
+
+
+    class NLayerDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = nn.Sequential(nn.Conv2d(6, 8, 4), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+        def forward(self, x):
+            return self.model(x)
+
+
+    class GANLoss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("real_label", torch.tensor(1.0))
+            self.register_buffer("fake_label", torch.tensor(0.0))
+            self.loss = nn.MSELoss()
+
+        def __call__(self, input, target_is_real):
+            target = self.real_label if target_is_real else self.fake_label
+            return self.loss(input, target.expand_as(input))
+
+
+    class Pix2PixModel:
+        def initialize(self):
+            self.netG = nn.Conv2d(3, 3, 3)
+            self.netD = NLayerDiscriminator()
+            self.criterionGAN = GANLoss()
+            self.optimizer_G = torch.optim.Adam(self.netG.parameters())
+            self.optimizer_D = torch.optim.Adam(self.netD.parameters())
+
+        def set_input(self, input):
+            self.real_A = input["A"]
+            self.real_B = input["B"]
+
+        def backward_D(self):
+            pred_fake = self.netD(torch.cat((self.real_A, self.fake_B), 1).detach())
+            pred_real = self.netD(torch.cat((self.real_A, self.real_B), 1))
+            self.loss_D = (self.criterionGAN(pred_fake, False) + self.criterionGAN(pred_real, True)) * 0.5
+            self.loss_D.backward()
+
+        def backward_G(self):
+            pred_fake = self.netD(torch.cat((self.real_A, self.fake_B), 1))
+            self.loss_G = self.criterionGAN(pred_fake, True)
+            self.loss_G.backward()
+
+        def forward(self):
+            self.fake_B = self.netG(self.real_A)
+
+        def optimize_parameters(self):
+            self.forward()
+            self.optimizer_D.zero_grad()
+            self.backward_D()
+            self.optimizer_D.step()
+            self.optimizer_G.zero_grad()
+            self.backward_G()
+            self.optimizer_G.step()
+'''
+
+
+def test_a_loss_differentiates_the_calls_of_its_own_run_only(lint):
+    findings = [f for f in lint(PIX2PIX_MODEL) if f.code == "SN401"]
+    assert [(f.code, f.line) for f in findings] == [("SN401", 40)]

@@ -176,12 +176,12 @@ class TrainingSemantics:
         return next((f for f in reversed(self.events.forwards)
                      if (f.node == where and f.module is module) or (module == "?" and f is where)), None)
 
-    def backward(self, loss: TensorV) -> None:
+    def backward(self, loss: TensorV, root: Frame) -> None:
         """`loss.backward()`: the forward calls it differentiates are one update's, whatever
         optimizer step came between them (a generated batch scored once, before the
         generator's step, and reused by the discriminator's loss with the real batch's).
         They are read from where the loss came from: the module calls it holds the outputs
-        of, through losses and reductions."""
+        of, through losses and reductions, in the entry point's run (`root`)."""
         outputs: dict[tuple, None] = {}
         stack, seen = list(loss.origins), set()
         while stack:
@@ -195,8 +195,16 @@ class TrainingSemantics:
             stack.extend(getattr(origin, "inner", ()) or getattr(origin, "parts", ()) or ())
             if isinstance(origin, Output) and isinstance(origin.module, Layer) and origin.module.cls is not None:
                 outputs[(id(origin.module), origin.path, origin.line)] = None
-        found = tuple(f for f in self.events.forwards
-                      if f.module is not None and (id(f.module), f.call.path, f.call.span.line) in outputs)
+        # Each output's own call: the latest of this entry point's run (a method run again
+        # from another entry point made calls of the same site and instance).
+        latest: dict[tuple, ForwardCall] = {}
+        for f in reversed(self.events.forwards):
+            if f.update[0] != id(root):
+                continue
+            key = (id(f.module), f.call.path, f.call.span.line)
+            if f.module is not None and key in outputs and key not in latest:
+                latest[key] = f
+        found = tuple(sorted(latest.values(), key=lambda f: f.order))
         if len(found) > 1:
             self.events.backwards.append(found)
 
@@ -333,7 +341,7 @@ class TrainingSemantics:
             return self.optimizer_method(receiver, name, e, frame, loc)
         args, kwargs = self.arguments(e, frame)
         if name == "backward":
-            self.backward(receiver)
+            self.backward(receiver, frame.root)
         if name in _FRESH_METHODS:
             return TensorV()  # `real.new_zeros(n)`: a new tensor of the receiver's type
         if name in _SHAPED_LIKE:
