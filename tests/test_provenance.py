@@ -782,3 +782,57 @@ def test_a_batch_fetched_from_a_project_loader_by_its_method_is_real(lint_projec
     sn401 = [f for f in findings if f.code == "SN401"]
     assert [(f.path, f.line) for f in sn401] == [("main.py", 23)]
     assert sn401[0].message.startswith("real samples (a batch of `dataloader` (line 22)) go through Discriminator")
+
+
+def test_where_nothing_else_says_the_name_a_score_is_given_does(lint):
+    # DiscoGAN / DistanceGAN: images read by a helper from file lists, named for their
+    # domain (`A`, `B`); only the scores are named real and fake.
+    findings = lint('''
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 4)
+                self.bn = nn.BatchNorm2d(8)
+
+            def forward(self, x):
+                h = self.bn(self.conv(x))
+                return h.mean(), [h]
+
+
+        class Generator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 3)
+
+            def forward(self, x):
+                return self.conv(x)
+
+
+        class DiscoGAN:
+            def initialize(self, paths):
+                self.paths = paths
+                self.generator_A = Generator()
+                self.discriminator_A = Discriminator()
+                self.optim_dis = torch.optim.Adam(self.discriminator_A.parameters())
+
+            def get_images(self):
+                return np.stack([np.load(p) for p in self.paths])
+
+            def run(self):
+                A = torch.FloatTensor(self.get_images())
+                BA = self.generator_A(torch.randn(4, 3, 8, 8))
+                A_dis_real, A_feats_real = self.discriminator_A(A)
+                A_dis_fake, A_feats_fake = self.discriminator_A(BA)
+                dis_loss = A_dis_fake - A_dis_real
+                self.optim_dis.zero_grad()
+                dis_loss.backward()
+                self.optim_dis.step()
+    ''')
+    sn401 = [f for f in findings if f.code == "SN401"]
+    assert [(f.code, f.line) for f in sn401] == [("SN401", 40)]
+    assert sn401[0].message.startswith("real samples (scored into `A_dis_real`) go through Discriminator")

@@ -237,8 +237,8 @@ def decide_sides(project: LinkedProject) -> None:
         elif call.kind in ("real", "fake"):
             name = next((n for n in call.names if (FAKE_NAME if call.kind == "fake" else REAL_NAME).search(n)),
                         None)
-            call.evidence = {call.kind: provenance.Evidence(
-                provenance.escaped(f"named `{name}`") if name else "by name")}
+            said = f"named `{name}`" if name else f"scored into `{call.scored_into}`" if call.scored_into else ""
+            call.evidence = {call.kind: provenance.Evidence(provenance.escaped(said) if said else "by name")}
 
 
 def _alike(forwards: list[ForwardCall]) -> dict[tuple, list[ForwardCall]]:

@@ -79,6 +79,8 @@ class ForwardCall:
     # discriminator class was assumed: what was assumed, for the message.
     assumed: str = ""
     detached: bool = False  # its input is written `.detach()`ed: a discriminator step's
+    # The name its score is given (`d_real = D(x)`), when only that says what it scores.
+    scored_into: str = ""
 
     def site_apart_from(self, other: "ForwardCall") -> Location:
         """Where this call shows apart from `other`: itself, or, when both are one call

@@ -49,7 +49,10 @@ class Statements:
             handler(self, stmt, frame, module_level)
 
     def assign_stmt(self, stmt: F.Assign, frame: Frame, module_level: bool) -> None:
+        calls_before = len(self.events.forwards)
         value = self.expr(stmt.value, frame)
+        if isinstance(stmt.value, F.Call) and len(self.events.forwards) > calls_before:
+            self.scored_into(stmt, self.events.forwards[calls_before:])
         if module_level and len(stmt.targets) == 1 and isinstance(stmt.targets[0], F.Global):
             value = with_origin(value, stmt.targets[0].qual.rsplit(".", 1)[-1], frame.file, stmt)
         reloaded = _calls(stmt.value, "torch.load") and isinstance(value, UnknownV)
@@ -60,6 +63,22 @@ class Statements:
                 self.assign(target, self.named_variable(text_of(target), value, frame), frame)
             else:
                 self.assign(target, value, frame)
+
+    def scored_into(self, stmt: F.Assign, calls: list) -> None:
+        """`A_dis_real, A_feats_real = self.discriminator_A(A)`: where neither the data flow
+        nor its input's name says what the call scores, the names its score is given do
+        (DiscoGAN's images read by a helper from file lists, named for their domain)."""
+        names = [n for t in stmt.targets for n in _target_names(t)]
+        sides = {"real" if "real" in n.lower() else "fake" for n in names
+                 if ("real" in n.lower()) != ("fake" in n.lower())}
+        if len(sides) != 1:
+            return
+        side = sides.pop()
+        for call in calls:
+            if call.node is not None and call.node.span == stmt.value.span and call.kind == "unknown" \
+                    and call.function != "forward":
+                call.kind = side
+                call.scored_into = next(n for n in names if side in n.lower())
 
     def reload(self, target: F.Expr, frame: Frame) -> None:
         """`netD = torch.load(path)`, `G, D = torch.load(path)` (a model restored whole):
@@ -584,3 +603,10 @@ def _replace(env: dict[str, Value], values: dict[str, Value]) -> None:
         values = dict(values)
         env.clear()
         env.update(values)
+
+
+def _target_names(target: F.Expr) -> list[str]:
+    if isinstance(target, F.ListE):
+        return [n for item in target.items for n in _target_names(item)]
+    name = text_of(target)
+    return [name.rpartition(".")[2]] if name else []
