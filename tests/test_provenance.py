@@ -836,3 +836,33 @@ def test_where_nothing_else_says_the_name_a_score_is_given_does(lint):
     sn401 = [f for f in findings if f.code == "SN401"]
     assert [(f.code, f.line) for f in sn401] == [("SN401", 40)]
     assert sn401[0].message.startswith("real samples (scored into `A_dis_real`) go through Discriminator")
+
+
+def test_ground_truth_named_gts_is_real(lint):
+    # RestoreFormer++: a loss module built from a config string, read on its own; its
+    # discriminator step scores `gts` and `reconstructions`.
+    findings = lint('''
+        import torch.nn as nn
+
+
+        class NLayerDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class VQLPIPSWithDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.discriminator = NLayerDiscriminator()
+
+            def forward(self, gts, reconstructions, optimizer_idx):
+                if optimizer_idx == 1:
+                    logits_real = self.discriminator(gts.contiguous().detach())
+                    logits_fake = self.discriminator(reconstructions.contiguous().detach())
+                    return (logits_fake - logits_real).mean()
+    ''')
+    assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 21)]

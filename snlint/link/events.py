@@ -18,13 +18,16 @@ from snlint.records import dataclass
 # Names training code gives its players. A discriminator bound to `netD` or `self.D`, a
 # generator bound to `netG`; single letters only as whole names, and a capital with a
 # suffix (`D_A`) only as written: `d_losses`, `g_loss` are meters and tensors.
-D_NAME = re.compile(r"(?:^|[._])(?:net_?d|d_?net|disc|discriminator|critic|model_?d|d_model)$|(?:^|\.)(?:(?-i:D_\w+)|D)$", re.I)
+# A discriminator of several may carry what it judges after its name (VQFR's
+# `self.net_d_local`, `self.net_d_main_local`, CycleGAN's `netD_A`), not a loss or an optimizer.
+D_NAME = re.compile(r"(?:^|[._])(?:net_?d|d_?net|disc|discriminator|critic|model_?d|d_model)"
+                    r"(?:_(?!(?:loss|optim|opt|sched|lr|fake|real)\b)[a-z0-9]+)*$|(?:^|\.)(?:(?-i:D_\w+)|D)$", re.I)
 # A capital G alone, with a suffix (`G_AB`), a letter (fsgan's `Gb`, `Gc`) or a number (`G1`);
 # not a generator's own block (SPADE's `self.G_middle_0`).
 G_NAME = re.compile(r"(?:^|[._])(?:net_?g|g_?net|gen|generator|model_?g|g_model|g_ema|netg_ema)$|"
                     r"(?:^|\.)(?:(?-i:G_(?!(?:middle|head|block|layer|stage|stem|tail|res|up|down)_?\d)\w+"
                     r"|G[a-z]|G\d+)|G)$|(?:^|\.)G_ema$", re.I)
-REAL_NAME = re.compile(r"real|^x$|^imgs?$|^images?$|^x_?data$|^inputs?$|^batch$|^data$", re.I)
+REAL_NAME = re.compile(r"real|^x$|^imgs?$|^images?$|^x_?data$|^inputs?$|^batch$|^data$|^gts?$", re.I)
 FAKE_NAME = re.compile(r"fake|gen(?:erated)?_|^x_?gen|^g_?out|samples?_?g|^x_?fake|recon|^x_?rec$|^sr$", re.I)
 # Classes named as discriminators (a registry's candidates for a key not known here).
 DISCRIMINATOR_CLASS = re.compile(r"discriminator|critic", re.I)
