@@ -18,10 +18,7 @@ from snlint.records import dataclass
 # Names training code gives its players. A discriminator bound to `netD` or `self.D`, a
 # generator bound to `netG`; single letters only as whole names, and a capital with a
 # suffix (`D_A`) only as written: `d_losses`, `g_loss` are meters and tensors.
-# A discriminator of several may carry what it judges after its name (VQFR's
-# `self.net_d_local`, `self.net_d_main_local`, CycleGAN's `netD_A`), not a loss or an optimizer.
-D_NAME = re.compile(r"(?:^|[._])(?:net_?d|d_?net|disc|discriminator|critic|model_?d|d_model)"
-                    r"(?:_(?!(?:loss|optim|opt|sched|lr|fake|real)\b)[a-z0-9]+)*$|(?:^|\.)(?:(?-i:D_\w+)|D)$", re.I)
+D_NAME = re.compile(r"(?:^|[._])(?:net_?d|d_?net|disc|discriminator|critic|model_?d|d_model)$|(?:^|\.)(?:(?-i:D_\w+)|D)$", re.I)
 # A capital G alone, with a suffix (`G_AB`), a letter (fsgan's `Gb`, `Gc`) or a number (`G1`);
 # not a generator's own block (SPADE's `self.G_middle_0`).
 G_NAME = re.compile(r"(?:^|[._])(?:net_?g|g_?net|gen|generator|model_?g|g_model|g_ema|netg_ema)$|"

@@ -75,8 +75,10 @@ class Statements:
             return
         side = sides.pop()
         for call in calls:
+            # Not where the module is itself only one of several a key may pick (a
+            # registry's, for a key from a YAML file): two guesses make no finding.
             if call.node is not None and call.node.span == stmt.value.span and call.kind == "unknown" \
-                    and call.function != "forward":
+                    and call.function != "forward" and not _one_of(call.module):
                 call.kind = side
                 call.scored_into = next(n for n in names if side in n.lower())
 
@@ -610,3 +612,7 @@ def _target_names(target: F.Expr) -> list[str]:
         return [n for item in target.items for n in _target_names(item)]
     name = text_of(target)
     return [name.rpartition(".")[2]] if name else []
+
+
+def _one_of(module) -> bool:
+    return module is not None and any(step.startswith("one of ") for step in getattr(module, "via", ()))
