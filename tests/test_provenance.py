@@ -866,3 +866,35 @@ def test_ground_truth_named_gts_is_real(lint):
                     return (logits_fake - logits_real).mean()
     ''')
     assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 21)]
+
+
+def test_a_constant_is_no_samples_whatever_its_name(lint):
+    # Face-Renovation: `F_real = torch.ones_like(F_fake)` is a target, not a real batch.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(1, 8, 3), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 3))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class Predictor(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Conv2d(3, 1, 3)
+                self.discriminator = Discriminator()
+
+            def update_D(self, bundle):
+                F_fake = self.net(bundle)
+                F_real = torch.ones_like(F_fake, requires_grad=False)
+                pred_real = self.discriminator(F_real)
+                pred_fake = self.discriminator(F_fake.detach())
+                return pred_real.mean() - pred_fake.mean()
+    ''')
+    assert [f.code for f in findings if f.code == "SN401"] == []

@@ -150,7 +150,7 @@ class ForwardFact:
     module: LayerFact | None  # the instance, when known
     callee: str  # as written: `netD`, `self.D`
     call: Location
-    kind: str  # "real" | "fake" | "mixed" | "unknown": what its input is
+    kind: str  # "real" | "fake" | "mixed" | "unknown" | "constant" (a label, no samples): what its input is
     update: tuple  # calls with the same key belong to one update (one loop body of one function)
     function: str
     order: int

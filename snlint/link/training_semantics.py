@@ -326,8 +326,9 @@ class TrainingSemantics:
     }
     def fresh_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         """`torch.randn(real.size(0), nz)`, `torch.zeros_like(real)`: new values, of a size
-        or type read from a tensor: none of its samples."""
-        return TensorV()
+        or type read from a tensor: none of its samples. A constant (`torch.ones_like(x)`) is
+        no samples at all, whatever it is named (`F_real`)."""
+        return TensorV(frozenset({_CONSTANT_TAG})) if callee.qual.rsplit(".", 1)[-1] in _CONSTANTS else TensorV()
 
     NAMED_FAMILIES: list[tuple[Callable[[str], bool], Callable]] = [
         (lambda qual: qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in _REDUCTIONS, reduction_call),
@@ -343,7 +344,8 @@ class TrainingSemantics:
         if name == "backward":
             self.backward(receiver, frame.root)
         if name in _FRESH_METHODS:
-            return TensorV()  # `real.new_zeros(n)`: a new tensor of the receiver's type
+            # `real.new_zeros(n)`: a new tensor of the receiver's type, a constant.
+            return TensorV(frozenset({_CONSTANT_TAG}))
         if name in _SHAPED_LIKE:
             return receiver  # `z.type_as(real)`: z, with real's type (or shape)
         if name in _SIZES:
@@ -442,6 +444,10 @@ _FRESH = frozenset({"randn", "rand", "randint", "randperm", "normal", "randn_lik
                     "randint_like", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
                     "empty_like", "full_like", "arange", "linspace", "eye"})
 _FRESH_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
+# Of them, the constants: labels and targets, never samples of either side.
+_CONSTANTS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+                        "full_like", "arange", "linspace", "eye"})
+_CONSTANT_TAG = "constant"
 _SHAPED_LIKE = frozenset({"type_as", "expand_as", "view_as", "reshape_as"})
 # What a tensor's size says: numbers, not samples.
 _SIZES = frozenset({"size", "dim", "ndimension", "numel", "nelement", "element_size", "stride"})
@@ -520,6 +526,8 @@ def _detached(expr: F.Expr) -> bool:
 
 def _input_kind(value: Value, expr: F.Expr | None) -> str:
     tags: frozenset[str] = value.tags if isinstance(value, TensorV) else frozenset()
+    if tags == {_CONSTANT_TAG}:
+        return "constant"  # neither side, whatever its name says
     if not tags and expr is not None:
         names = names_in(expr)
         if any(FAKE_NAME.search(n) for n in names):
