@@ -601,8 +601,7 @@ def _replace(env: dict[str, Value], values: dict[str, Value]) -> None:
     """`env` made to hold `values`, the same dict: a function or lambda defined in this
     frame reads its names through it when it runs (`def_stmt`), as a Python closure reads
     the variable's latest value, whatever branch or handler ran in between."""
-    if values is not env:
-        values = dict(values)
+    if values is not env:  # `values` is another dict: clearing `env` leaves it whole
         env.clear()
         env.update(values)
 
