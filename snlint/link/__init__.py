@@ -332,6 +332,8 @@ def _built_inside(candidates: set[str], by_qual: dict) -> set[str]:
     that they are no child of its instance: pix2pixHD's MultiscaleDiscriminator makes an
     NLayerDiscriminator per scale and keeps its `.model` (fsgan, SPADE, vid2vid)."""
     out: set[str] = set()
+    if len(candidates) < 2:
+        return out
     for q in candidates:
         said = mentions([m.body for _, m in by_qual[q][0].methods], Counter())
         out |= {other for other in candidates if other != q and said[other]}

@@ -279,6 +279,8 @@ class TrainingSemantics:
         """`dataloader.get_batch()`, `self.train_loader.next_batch()`: a batch of the data
         source, whatever the project's loader class makes of it (videogan's own
         `DataLoader`, in a Python 2 file)."""
+        if not text.endswith(_BATCH_GETTER_ENDS):  # most calls: no regular expression run
+            return result
         match = _BATCH_GETTER.search(text)
         if match is None or isinstance(result, TensorV) and result.origins:
             return result
@@ -429,6 +431,8 @@ def _handed_back(args: list[Value]) -> Value:
 # A method that hands out the next batch of a data source (`dataloader.get_batch()`).
 _BATCH_GETTER = re.compile(r"(?:^|\.)(\w*(?:loader|dataset|data_iter|dataiter|batches)\w*)\."
                            r"(?:get_batch|next_batch|get_next_batch|sample_batch|get_next)$", re.I)
+
+_BATCH_GETTER_ENDS = ("batch", "get_next")
 
 # A tensor reshaped to a batch of one (`x.view(1, b * c, h, w)`).
 _PER_SAMPLE = "per-sample"
