@@ -1611,3 +1611,37 @@ def test_a_generators_blocks_named_g_and_a_number_are_no_generators(lint):
                 return self.G_middle_1(x, input)
     ''')
     assert found(findings) == []
+
+
+def test_a_gradient_penalty_written_as_a_module_is_one(lint):
+    # RealSR (BasicSR-old): `self.cri_gp = GradientPenaltyLoss()` takes the gradient in its
+    # own forward, of the critic's output its caller passes.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class GradientPenaltyLoss(nn.Module):
+            def forward(self, interp, interp_crit):
+                grad = torch.autograd.grad(outputs=interp_crit, inputs=interp,
+                                           grad_outputs=torch.ones_like(interp_crit), create_graph=True)[0]
+                return ((grad.norm(2, dim=1) - 1) ** 2).mean()
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 3))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        netD = Discriminator()
+        cri_gp = GradientPenaltyLoss()
+        for real, _ in torch.utils.data.DataLoader([]):
+            interp = real.requires_grad_(True)
+            interp_crit = netD(interp)
+            l_d_gp = cri_gp(interp, interp_crit)
+    ''')
+    assert found(f for f in findings if f.code == "SN303") == [("SN303", 26)]

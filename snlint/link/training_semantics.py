@@ -136,12 +136,14 @@ class TrainingSemantics:
 
     def scores_with_discriminator(self, module: Layer | None) -> bool:
         """A loss module holding the discriminator (`self.discriminator(inputs)` in its
-        forward): what it scores is what its caller passes, so its forward runs with them."""
+        forward), or taking a gradient of what it is given (a gradient penalty written as
+        a module, `self.cri_gp(interp, D(interp))`): what it scores is what its caller
+        passes, so its forward runs with them."""
         if module is None or module.cls is None:
             return False
         key = module.cls.qualname
         if key not in self._scorers:
-            self._scorers[key] = _discriminator_calls(module.cls) > 0
+            self._scorers[key] = _discriminator_calls(module.cls) > 0 or _takes_gradient(module.cls)
         return self._scorers[key]
 
     def run_forward(self, module: Layer, args: list[Value], frame: Frame, loc: Location) -> None:
@@ -567,6 +569,13 @@ def _discriminator_calls(cls: F.ClassFacts) -> int:
     return 0 if fn is None else sum(
         1 for stmt in walk(fn.body) for c in calls_in(stmt)
         if D_NAME.search(text_of(c.func)) and text_of(c.func).startswith("self."))
+
+
+def _takes_gradient(cls: F.ClassFacts) -> bool:
+    """Whether the class's forward calls `torch.autograd.grad`."""
+    fn = cls.method("forward")
+    return fn is not None and any(isinstance(c.func, F.Global) and c.func.qual == "torch.autograd.grad"
+                                  for stmt in walk(fn.body) for c in calls_in(stmt))
 
 
 def scores_real_and_generated(cls: F.ClassFacts) -> bool:
