@@ -20,7 +20,7 @@ import sys
 import threading
 from typing import Callable, TypeVar
 
-from snlint.stealing import _End, shared_map
+from snlint.stealing import MessagePipe, shared_map
 
 I = TypeVar("I")  # noqa: E741
 R = TypeVar("R")
@@ -32,7 +32,7 @@ class Standby:
     """A forked process that runs `prepare()` at idle priority, then answers `map`
     requests until `close()`. Build one with `Standby.start`."""
 
-    def __init__(self, pid: int, requests: _End, answers: _End) -> None:
+    def __init__(self, pid: int, requests: MessagePipe, answers: MessagePipe) -> None:
         self._pid = pid
         self._requests = requests
         self._answers = answers
@@ -57,7 +57,7 @@ class Standby:
             try:
                 os.close(from_parent)
                 os.close(to_parent)
-                _serve(_End(to_child), _End(from_child), prepare)
+                _serve(MessagePipe(to_child), MessagePipe(from_child), prepare)
             finally:
                 os._exit(0)
         os.close(to_child)
@@ -68,9 +68,9 @@ class Standby:
             os.sched_setscheduler(pid, idle, os.sched_param(0))
         except OSError:
             pass  # it prepares at normal priority, beside the lint
-        requests = _End(from_parent)
+        requests = MessagePipe(from_parent)
         requests.send_bytes(b"")
-        return cls(pid, requests, _End(to_parent))
+        return cls(pid, requests, MessagePipe(to_parent))
 
     def map(self, work: Callable[[list[I]], list[R]], items: list[I], jobs: int,
             weight: Callable[[I], int]) -> list[R] | None:
@@ -120,7 +120,7 @@ class Standby:
             pass
 
 
-def _serve(requests: _End, answers: _End, prepare: Callable[[], None]) -> None:
+def _serve(requests: MessagePipe, answers: MessagePipe, prepare: Callable[[], None]) -> None:
     try:
         requests.recv_bytes()  # its scheduling policy is set
     except (EOFError, OSError):

@@ -163,7 +163,7 @@ class _Tokens:
             self._read = -1
 
 
-class _End:
+class MessagePipe:
     """One end of a pipe, as multiprocessing's Connection is used here: whole messages,
     each after its length."""
 
@@ -203,8 +203,8 @@ class _Child:
             pass
 
 
-def _forked(work, chunks, tokens: _Tokens, workers: int) -> list[tuple[_Child, _End]]:
-    started: list[tuple[_Child, _End]] = []
+def _forked(work, chunks, tokens: _Tokens, workers: int) -> list[tuple[_Child, MessagePipe]]:
+    started: list[tuple[_Child, MessagePipe]] = []
     for _ in range(workers):
         read, write = os.pipe()
         _widen(write)
@@ -219,11 +219,11 @@ def _forked(work, chunks, tokens: _Tokens, workers: int) -> list[tuple[_Child, _
                 os.close(read)
                 for _, earlier in started:
                     earlier.close()
-                _worker(work, chunks, tokens, _End(write))
+                _worker(work, chunks, tokens, MessagePipe(write))
             finally:
                 os._exit(0)
         os.close(write)  # the worker's copy is the only one left: its end is EOF here
-        started.append((_Child(pid), _End(read)))
+        started.append((_Child(pid), MessagePipe(read)))
     return started
 
 

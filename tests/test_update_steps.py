@@ -238,9 +238,8 @@ def test_a_generated_score_kept_from_the_generator_step_pairs_with_the_real_one_
     assert "used as a discriminator by the training code" in findings[-1].message
 
 
-# pix2pixHD: the generator's loss reuses the real batch's features, scored in the
-# discriminator's step, whose real and generated calls are already one pair.
-FEATURES_REUSED = '''
+# A discriminator with batch norm, for the loss-driven pairings below.
+BN_DISCRIMINATOR = '''
     import torch
     import torch.nn as nn
 
@@ -253,7 +252,12 @@ FEATURES_REUSED = '''
 
         def forward(self, x):
             return self.bn(self.conv(x))
+'''
 
+
+# pix2pixHD: the generator's loss reuses the real batch's features, scored in the
+# discriminator's step, whose real and generated calls are already one pair.
+FEATURES_REUSED = BN_DISCRIMINATOR + '''
 
     netG = nn.Conv2d(3, 3, 3)
     netD = Discriminator()
@@ -282,20 +286,7 @@ def test_a_loss_reusing_scores_of_a_pair_already_found_adds_no_finding(lint):
 
 # fsgan: the discriminator's loss scores the detached generated batch, then the real one;
 # the generator's loss then scores the generated batch again, before either step.
-D_STEP_THEN_G_SCORE = '''
-    import torch
-    import torch.nn as nn
-
-
-    class Discriminator(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = nn.Conv2d(3, 8, 3)
-            self.bn = nn.BatchNorm2d(8)
-
-        def forward(self, x):
-            return self.bn(self.conv(x))
-
+D_STEP_THEN_G_SCORE = BN_DISCRIMINATOR + '''
 
     G = nn.Conv2d(3, 3, 3)
     D = Discriminator()

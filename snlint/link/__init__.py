@@ -508,7 +508,7 @@ def _not_scoring(name: str) -> bool:
 def _as_candidate(call) -> str:
     """When the call reaches this class as one of several a factory may build, say so: the
     training code calls whichever the configuration picks."""
-    step = next((v for v in call.module.via if v.startswith("one of ")), None)
+    step = call.module.picked_among
     return f", as {step.split(' at ')[0]}" if step else ""
 
 

@@ -64,24 +64,6 @@ class Statements:
             else:
                 self.assign(target, value, frame)
 
-    def scored_into(self, stmt: F.Assign, calls: list) -> None:
-        """`A_dis_real, A_feats_real = self.discriminator_A(A)`: where neither the data flow
-        nor its input's name says what the call scores, the names its score is given do
-        (DiscoGAN's images read by a helper from file lists, named for their domain)."""
-        names = [n for t in stmt.targets for n in _target_names(t)]
-        sides = {"real" if "real" in n.lower() else "fake" for n in names
-                 if ("real" in n.lower()) != ("fake" in n.lower())}
-        if len(sides) != 1:
-            return
-        side = sides.pop()
-        for call in calls:
-            # Not where the module is itself only one of several a key may pick (a
-            # registry's, for a key from a YAML file): two guesses make no finding.
-            if call.node is not None and call.node.span == stmt.value.span and call.kind == "unknown" \
-                    and call.function != "forward" and not _one_of(call.module):
-                call.kind = side
-                call.scored_into = next(n for n in names if side in n.lower())
-
     def reload(self, target: F.Expr, frame: Frame) -> None:
         """`netD = torch.load(path)`, `G, D = torch.load(path)` (a model restored whole):
         a name that holds a module built here keeps it, as the module saved was one of
@@ -605,13 +587,3 @@ def _replace(env: dict[str, Value], values: dict[str, Value]) -> None:
         env.clear()
         env.update(values)
 
-
-def _target_names(target: F.Expr) -> list[str]:
-    if isinstance(target, F.ListE):
-        return [n for item in target.items for n in _target_names(item)]
-    name = text_of(target)
-    return [name.rpartition(".")[2]] if name else []
-
-
-def _one_of(module) -> bool:
-    return module is not None and any(step.startswith("one of ") for step in getattr(module, "via", ()))

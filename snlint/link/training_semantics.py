@@ -172,6 +172,24 @@ class TrainingSemantics:
                 if forward is not None:
                     self.events.penalties.append(Penalty(forward, loc))
 
+    def scored_into(self, stmt: F.Assign, calls: list) -> None:
+        """`A_dis_real, A_feats_real = self.discriminator_A(A)`: where neither the data flow
+        nor its input's name says what the call scores, the names its score is given do
+        (DiscoGAN's images read by a helper from file lists, named for their domain)."""
+        names = [n for t in stmt.targets for n in _target_names(t)]
+        sides = {"real" if "real" in n.lower() else "fake" for n in names
+                 if ("real" in n.lower()) != ("fake" in n.lower())}
+        if len(sides) != 1:
+            return
+        side = sides.pop()
+        for call in calls:
+            # Not where the module is itself only one of several a key may pick (a
+            # registry's, for a key from a YAML file): two guesses make no finding.
+            if call.node is not None and call.node.span == stmt.value.span and call.kind == "unknown" \
+                    and call.function != "forward" and (call.module is None or not call.module.picked_among):
+                call.kind = side
+                call.scored_into = next(n for n in names if side in n.lower())
+
     def forward_of(self, module, where) -> ForwardCall | None:
         """The forward call a tensor's output entry (`TensorV.outputs`) came from: one call
         may score one of several candidates, and each has its forward."""
@@ -506,6 +524,13 @@ def _player(text: str) -> str | None:
         # owner's training code; what it returns is generated.
         return receiver
     return None
+
+
+def _target_names(target: F.Expr) -> list[str]:
+    if isinstance(target, F.ListE):
+        return [n for item in target.items for n in _target_names(item)]
+    name = text_of(target)
+    return [name.rpartition(".")[2]] if name else []
 
 
 def _detached(expr: F.Expr) -> bool:

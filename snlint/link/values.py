@@ -15,7 +15,7 @@ from snlint.records import dataclass
 from snlint.torchapi import KINDS
 
 if TYPE_CHECKING:
-    from snlint.facts import ClassFacts, FileFacts, FunctionFacts
+    from snlint.facts import ClassFacts, Expr, FileFacts, FunctionFacts
 
 
 @dataclass(eq=False)
@@ -177,6 +177,12 @@ class Layer(Value):
     via: list[str] = field(default_factory=list)
 
     @property
+    def picked_among(self) -> str | None:
+        """The step of `via` that says this instance is one of several classes a key picks
+        (a factory or a registry whose key is not known here), when it is."""
+        return next((step for step in self.via if step.startswith("one of ")), None)
+
+    @property
     def short_type(self) -> str:
         # A class defined twice in one module has `@line` on its second qualname.
         return self.type.rsplit(".", 1)[-1].partition("@")[0]
@@ -285,7 +291,7 @@ class EnumMemberV(Value):
 
     cls: "ClassFacts"
     name: str
-    value: "F.Expr"
+    value: "Expr"
 
 
 @dataclass(eq=False)
