@@ -3,9 +3,12 @@
 Every run creates about 130 dataclasses at import, and `dataclasses` compiles each
 generated method on its own (`__init__`, `__repr__`, `__eq__`, `__hash__`, and a frozen
 class's `__setattr__`/`__delattr__`): 57 ms of a 140 ms start-up, paid by every
-pre-commit run. Here `dataclasses` still builds the fields, `__init__` and what `frozen`
-and `slots` need; `__repr__`, `__eq__` and `__hash__` are functions shared by every class,
-reading each class's fields through one C attrgetter. They behave as the generated ones:
+pre-commit run. Here `dataclasses` still builds the fields, `__init__` and what `slots`
+needs; `__repr__`, `__eq__` and `__hash__` are functions shared by every class, reading
+each class's fields through one C attrgetter, and a frozen class's `__setattr__` and
+`__delattr__` are closures over its fields (on Python 3.11 and 3.12, where `dataclasses`
+compiles those two for each frozen class: 0.14 ms of a class's 0.26 ms, for the 72 frozen
+classes about a tenth of the start-up). They behave as the generated ones:
 the same repr text (recursion shown as `...`), equality only between instances of one
 class over the fields that compare, and `dataclasses`' rule for `__hash__` (a frozen class
 hashes its compared fields, a mutable one with `eq` is unhashable, a `__hash__` or `__eq__`
@@ -18,6 +21,8 @@ as one, not dataclasses' text of its signature (an `inspect.signature` per class
 from __future__ import annotations
 
 import dataclasses
+import sys
+from contextlib import contextmanager
 from operator import attrgetter
 from reprlib import recursive_repr
 from typing import Any, Callable
@@ -37,7 +42,8 @@ def dataclass(cls: type | None = None, /, *, repr: bool = True, eq: bool = True,
             # dataclasses would write "Name(field: type, ...)" from inspect.signature: a
             # tenth of the time it spends on a class, for a text nothing reads.
             cls.__doc__ = cls.__name__
-        made = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen, **options)
+        with _frozen_methods_shared(frozen):
+            made = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen, **options)
         fields = dataclasses.fields(made)
         if repr and "__repr__" not in own:
             made.__repr__ = _repr([f.name for f in fields if f.repr])  # type: ignore[method-assign]
@@ -52,6 +58,50 @@ def dataclass(cls: type | None = None, /, *, repr: bool = True, eq: bool = True,
         return made
 
     return wrap if cls is None else wrap(cls)
+
+
+# Python 3.11 and 3.12 compile a frozen class's two methods in
+# `dataclasses._frozen_get_del_attr(cls, fields, globals)`; 3.13 builds every method of a
+# class in one compilation, through another signature: left as it is.
+_SHARED_FROZEN = sys.version_info < (3, 13) and hasattr(dataclasses, "_frozen_get_del_attr")
+
+
+@contextmanager
+def _frozen_methods_shared(frozen: bool):
+    """While `dataclasses` makes a frozen class: its `__setattr__` and `__delattr__` from
+    `_frozen_methods` instead of two compilations. Put back at once: only the class made
+    here gets them (one made meanwhile by another thread would get the same behaviour)."""
+    if not (frozen and _SHARED_FROZEN):
+        yield
+        return
+    compiled = dataclasses._frozen_get_del_attr  # type: ignore[attr-defined]
+    dataclasses._frozen_get_del_attr = _frozen_methods  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        dataclasses._frozen_get_del_attr = compiled  # type: ignore[attr-defined]
+
+
+def _frozen_methods(cls: type, fields: list, globals: dict) -> tuple[Callable, Callable]:  # noqa: A002
+    """What `dataclasses` compiles for a frozen class: assigning or deleting a field, or
+    any attribute of an instance of the class itself (not of a subclass), raises
+    FrozenInstanceError; a subclass's own attributes go to the next class in the MRO."""
+    names = frozenset(f.name for f in fields)
+    error = dataclasses.FrozenInstanceError
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise error(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise error(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    for method in (__setattr__, __delattr__):
+        method.__qualname__ = f"{cls.__qualname__}.{method.__name__}"
+    return __setattr__, __delattr__
 
 
 def _key(names: list[str]) -> Callable[[Any], tuple]:

@@ -59,6 +59,49 @@ def test_frozen_assignment_raises_as_it_does_for_the_standard_library():
     assert dataclasses.replace(ours(1, 2), y=3) == ours(1, 3)
 
 
+def outcome(act):
+    try:
+        act()
+    except Exception as e:  # noqa: BLE001 - the exception is what is compared
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.parametrize("slots", [False, True])
+def test_a_frozen_class_refuses_assignment_and_deletion_as_the_standard_librarys_does(slots):
+    """The shared __setattr__/__delattr__ (not compiled per class) raise what the
+    generated ones raise, for fields, other names, and a plain subclass's own names."""
+    results = []
+    for cls in both(frozen=True, slots=slots):
+        class Plain(cls):  # not a dataclass: its own attributes may be set
+            pass
+
+        one, sub = cls(1), Plain(1)
+        acts = [lambda: setattr(one, "x", 2), lambda: delattr(one, "x"), lambda: setattr(one, "other", 1),
+                lambda: delattr(one, "other"), lambda: setattr(sub, "x", 2), lambda: delattr(sub, "y")]
+        if not slots:
+            acts += [lambda: setattr(sub, "other", 1), lambda: delattr(sub, "other")]
+        results.append([outcome(act) for act in acts] + [getattr(sub, "other", None), one.x])
+        assert cls.__setattr__.__qualname__.endswith("Point.__setattr__")
+    assert results[0] == results[1]
+    assert results[1][0] == ("FrozenInstanceError", "cannot assign to field 'x'")
+
+
+def test_the_standard_librarys_dataclasses_keep_their_compiled_methods():
+    """The shared methods are lent to `dataclasses` only while it makes our class."""
+    compiled = dataclasses._frozen_get_del_attr
+    fast(frozen=True)(type("Made", (), {"__annotations__": {"x": "int"}, "__module__": __name__}))
+    assert dataclasses._frozen_get_del_attr is compiled
+
+    @dataclasses.dataclass(frozen=True)
+    class Std:
+        x: int
+
+    assert Std.__setattr__.__code__ is not fast(frozen=True)(type("Other", (), {
+        "__annotations__": {"x": "int"}, "__module__": __name__})).__setattr__.__code__
+    assert Std.__setattr__.__code__.co_filename == "<string>"  # compiled by dataclasses
+
+
 def test_methods_the_class_writes_are_kept():
     @fast(frozen=True)
     class Written:
