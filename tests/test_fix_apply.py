@@ -16,6 +16,7 @@ from snlint.config import Config
 from snlint.engine import lint_sources
 from snlint.fix import attach_fixes, fix_paths
 from snlint.files import write_atomic
+from snlint.fix import apply as apply_module
 from snlint.fix.apply import fixed_point
 from snlint.fixes import sn105
 
@@ -130,6 +131,49 @@ def test_fix_whose_result_does_not_parse_is_dropped_and_reported(monkeypatch):
     # Every round plans SN105 again and drops it again.
     assert len(problems) == 3
     assert all(DROPPED_SN105.fullmatch(p) for p in problems), problems
+
+
+def test_a_file_that_does_not_compile_is_fixed_when_libcst_parses_the_result():
+    """`break` outside a loop parses but does not compile: the fixes' results need only
+    parse (what `compile` refuses was there before them)."""
+    text = BUGGY + "\nbreak\n"
+    result, problems = run_fixed_point(text)
+    assert problems == []
+    assert result.texts["d.py"] == FIXED_ALL + "\nbreak\n"
+
+
+def test_a_round_compiles_a_file_once_when_its_result_compiles(monkeypatch):
+    """The original is compiled only to judge a result that does not compile."""
+    compiled: list[str] = []
+
+    def counted(text, path):
+        compiled.append(text)
+        return real(text, path)
+
+    real = apply_module.compiles
+    monkeypatch.setattr(apply_module, "compiles", counted)
+    result, _ = run_fixed_point(BUGGY)
+    assert result.texts["d.py"] == FIXED_ALL
+    assert BUGGY not in compiled and len(compiled) == len(set(compiled))
+
+
+def test_a_fix_that_breaks_a_file_that_compiles_is_dropped_even_when_libcst_parses_it(monkeypatch):
+    """A result libcst parses but `compile` refuses is dropped when the original compiled."""
+    def await_outside_async(finding, ctx, cfg):
+        plan = _DIM_FIX(finding, ctx, cfg)
+        call = next(node for node, _ in plan.changes.values())
+        return plan.replace(call, call.with_changes(args=[cst.Arg(cst.Await(cst.Name("x")))]))
+
+    monkeypatch.setattr(sn105, "fix", await_outside_async)
+    reports: list[str] = []
+    cfg = config()
+    plain = lint_sources({"d.py": BUGGY}, cfg)
+    findings = attach_fixes([f.with_(fix=None) for f in plain], {"d.py": BUGGY}, cfg, report=reports.append)
+    assert next(f for f in findings if f.code == "SN105").fix is None
+    result, problems = run_fixed_point(BUGGY)
+    assert "await x" not in result.texts["d.py"]
+    assert problems and all("dropped the SN105 fix for d.py:10:62: its result does not parse (SyntaxError:"
+                            in p for p in problems), problems
 
 
 def test_a_planner_that_raises_does_not_end_the_run(monkeypatch, capsys):

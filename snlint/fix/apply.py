@@ -56,19 +56,28 @@ def where(finding: Finding) -> str:
     return f"{finding.path}:{finding.line}:{finding.column}"
 
 
-def checked(parsed: ParsedFile, plans: list[tuple[Finding, Plan]], report: Report,
-            strict: bool) -> tuple[str, list[tuple[Finding, Plan]]]:
+def checked(parsed: ParsedFile, plans: list[tuple[Finding, Plan]],
+            report: Report) -> tuple[str, list[tuple[Finding, Plan]]]:
     """The text with `plans` applied, and the plans kept. A combination that does not
     compile is rebuilt one plan at a time, dropping (and reporting) each plan that
-    breaks it. `strict`: the original compiles, so the result must too (else only
-    libcst has to parse it)."""
+    breaks it. A result must compile when the original does (else only libcst has to
+    parse it): the original is compiled only when a result does not compile, since one
+    that compiles passes either way (one compile a file, not two)."""
     import libcst as cst
 
     from snlint.edit.plan import apply_plans
 
+    original_compiles: bool | None = None
+
     def ok(text: str) -> str | None:
-        if strict:
-            return compiles(text, parsed.path)
+        nonlocal original_compiles
+        error = compiles(text, parsed.path)
+        if error is None:
+            return None
+        if original_compiles is None:
+            original_compiles = compiles(parsed.text, parsed.path) is None
+        if original_compiles:
+            return error
         try:
             cst.parse_module(text)
         except cst.ParserSyntaxError as e:
@@ -133,8 +142,7 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *,
                 continue
             signatures[sig] = finding
             chosen.append((finding, plan))
-    strict = compiles(parsed.text, parsed.path) is None
-    text, kept = checked(parsed, chosen, report, strict)
+    text, kept = checked(parsed, chosen, report)
     kept_sigs = {signature(parsed, p) for _, p in kept} if duplicates else set()
     applied = [f for f, _ in kept] + [f for f, sig in duplicates if sig in kept_sigs]
     return Round(text, applied)
