@@ -28,6 +28,7 @@ from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, 
 from snlint.link.syntax import calls_in, mentions, walk
 from snlint.link.values import Layer
 from snlint.records import dataclass
+from snlint.torchapi import NEEDS_SN
 
 _NAME = re.compile(r"(discriminator|critic)", re.I)
 _EXACT = re.compile(r"^(NetD|netD|_netD|D_\w+|D\d*)$")
@@ -241,6 +242,32 @@ def decide_sides(project: LinkedProject) -> None:
             call.evidence = {call.kind: provenance.Evidence(provenance.escaped(said) if said else "by name")}
 
 
+def _output_key(call: ForwardCall) -> tuple:
+    return id(call.module), call.call.path, call.call.span.line
+
+
+def _feeding(forwards: list[ForwardCall]) -> set[tuple]:
+    """The calls whose output another model of the same update then scores: GANSketching's
+    frozen sketch network turns real and generated images into sketches, and the
+    discriminator scores `tf_fake(fake)` and `tf_real(real)`. What a call returns is no
+    sample a discriminator sees: the model it feeds is the one called on real and
+    generated samples. Only a model with layers of its own (torch's convolutions and linear
+    layers, or the project's modules: StyleGAN2's EqualConv2d) feeds on another's output
+    so: a loss module (`criterionGAN(pred_fake, False)`, holding an `nn.MSELoss` at most)
+    is fed by the discriminator. Not a model fed by itself."""
+    fed: set[tuple] = set()
+    for call in forwards:
+        module = call.module
+        if module is None or module.cls is None or module.kind != "module" or _not_scoring(module.cls.name) \
+                or not any(layer.kind in NEEDS_SN or layer.kind == "module" for _, layer in module.descendants()):
+            continue
+        for origin in call.origins:
+            if isinstance(origin, provenance.Output) and isinstance(origin.module, Layer) \
+                    and origin.module.cls is not None and origin.module.cls is not module.cls:
+                fed.add((id(origin.module), origin.path, origin.line))
+    return fed
+
+
 def _alike(forwards: list[ForwardCall]) -> dict[tuple, list[ForwardCall]]:
     """The calls of one instance in one update with as many tensor arguments, for `_scored`."""
     alike: dict[tuple, list[ForwardCall]] = {}
@@ -414,10 +441,13 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
 
     updates: dict[tuple, dict[str, list]] = {}
     alike = _alike(project.events.forwards)
+    feeding = _feeding(project.events.forwards)
     for call in project.events.forwards:
         # A plain object called like a function (an image pool's __call__) scores nothing.
         if call.module is None or call.module.cls is None or call.module.kind != "module":
             continue
+        if _output_key(call) in feeding:
+            continue  # it transforms what another model scores
         q = call.module.cls.qualname
         kind = call.kind
         if len(call.arguments) > 1 and call.function != "forward":
