@@ -982,3 +982,43 @@ def test_the_discriminator_fed_by_a_transform_is_still_judged(lint):
     code = TRANSFORMED.replace("self.conv = nn.Conv2d(1, 1, 3)\n",
                                "self.conv = nn.Conv2d(1, 1, 3)\n            self.bn = nn.BatchNorm2d(1)\n")
     assert [(f.code, f.line) for f in lint(code)] == [("SN301", 37), ("SN401", 56)]
+
+
+def test_a_sample_passed_by_keyword_is_what_the_call_scores(lint):
+    # deep_privacy2: the loss's `forward_D` passes the image by the name of the
+    # discriminator forward's first parameter, beside the batch's other entries.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+                self.bn = nn.BatchNorm2d(8)
+
+            def forward(self, img, **kwargs):
+                return dict(logits=self.bn(self.conv(img)))
+
+
+        class Loss:
+            def __init__(self, D, G):
+                self.D = D
+                self.G = G
+
+            def forward_D(self, img, batch, fnet_grad):
+                return self.D(**batch, img=img, fnet_grad=fnet_grad)
+
+            def D_loss(self, batch):
+                real_logits = self.forward_D(batch["img"], batch, False)["logits"]
+                with torch.no_grad():
+                    fake_img = self.G(**batch)["img"]
+                fake_logits = self.forward_D(fake_img, batch, False)["logits"]
+                return (fake_logits - real_logits).mean()
+
+
+        loss = Loss(Discriminator(), nn.Conv2d(3, 3, 3))
+    ''')
+    assert [(f.code, f.line) for f in findings] == [("SN301", 10), ("SN401", 25)]
+    assert "generated samples (returned by self.G at line 27) in a separate call at line 28" in sn401(findings).message

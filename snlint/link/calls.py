@@ -155,7 +155,7 @@ class Calls:
     def call_function(self, callee: FuncV, args, kwargs, e, frame, loc, text) -> Value:
         if callee.fn.name == "forward" and isinstance(callee.bound, Layer) and callee.bound.kind == "module":
             # `self.forward(x)` in a discriminator's own `compute_loss`: a call of the module.
-            return self.forward_call(callee.bound, text, args, frame, loc, e)
+            return self.forward_call(callee.bound, text, args, frame, loc, e, kwargs)
         return self.invoke(callee, args, kwargs, frame, loc)
 
     def call_lambda(self, callee: LambdaV, args, kwargs, e, frame, loc, text) -> Value:

@@ -92,11 +92,18 @@ class TrainingSemantics:
     # ------------------------------------------------------------ forward calls
 
     def forward_call(self, module: Layer | None, text: str, args: list[Value], frame: Frame,
-                     loc: Location, e: F.Call | None) -> Value:
+                     loc: Location, e: F.Call | None, kwargs: dict[str, Value] | None = None) -> Value:
+        sample = _keyword_sample(module, kwargs) if not args and kwargs else None
+        if sample is not None:
+            # `self.D(**batch, img=img)`: the sample passed by the name of forward's first parameter.
+            args = [kwargs[sample]]  # type: ignore[index]
         first = args[0] if args else UNKNOWN
         if isinstance(first, (ListV, TupleV)) and tensors(first):
             first = tensor_join(tensors(first))  # a multi-scale input: `[img, img_small]`
-        first_expr = e.args[0].value if e is not None and e.args else None
+        if sample is not None and e is not None:
+            first_expr = next((a.value for a in e.args if a.keyword == sample), None)
+        else:
+            first_expr = e.args[0].value if e is not None and e.args else None
         kind = _input_kind(first, first_expr)
         root = frame.root
         # The update key holds id(root): keep the root alive so no later frame reuses its id.
@@ -266,7 +273,7 @@ class TrainingSemantics:
     # ------------------------------------------------------------ calls training code makes
 
     def call_module(self, callee: Layer, args, kwargs, e, frame, loc, text) -> Value:
-        return self.forward_call(callee, text, args, frame, loc, e)
+        return self.forward_call(callee, text, args, frame, loc, e, kwargs)
 
     def call_unknown(self, callee: UnknownV, args, kwargs, e, frame, loc, text) -> Value:
         """A player the evaluator cannot follow (`netD` a parameter nobody passed), called."""
@@ -274,7 +281,7 @@ class TrainingSemantics:
             # Read once per spelling: most calls of unknown callees are not of players.
             self._players[text] = _player(text)
         player = self._players[text]
-        return UNKNOWN if player is None else self.forward_call(None, player, args, frame, loc, e)
+        return UNKNOWN if player is None else self.forward_call(None, player, args, frame, loc, e, kwargs)
 
     CALLEES: dict[type, Callable] = {Layer: call_module, UnknownV: call_unknown}
 
@@ -572,6 +579,22 @@ def _input_kind(value: Value, expr: F.Expr | None) -> str:
     if "real" in tags:
         return "real"
     return "unknown"
+
+
+# What a model's input is called when its forward is not known (a player nobody built here).
+_SAMPLE_KEYWORDS = ("img", "imgs", "image", "images", "x", "input", "inputs", "sample", "samples")
+
+
+def _keyword_sample(module: Layer | None, kwargs: dict[str, Value]) -> str | None:
+    """The keyword a call passes its sample by, when it passes none by position: the
+    name of the first parameter of the module's forward (deep_privacy2's
+    `self.D(**batch, img=img, fnet_grad=False)` for `forward(self, img, ...)`), else a
+    name inputs go by."""
+    forward = module.cls.method("forward") if module is not None and module.cls is not None else None
+    if forward is not None:
+        params = [p for p in forward.params[1:] if p.kind in ("pos", "posonly", "kwonly")]
+        return params[0].name if params and params[0].name in kwargs else None
+    return next((k for k in _SAMPLE_KEYWORDS if k in kwargs), None)
 
 
 def _chain(frame: Frame, loc: Location) -> tuple[Location, ...]:
