@@ -1022,3 +1022,43 @@ def test_a_sample_passed_by_keyword_is_what_the_call_scores(lint):
     ''')
     assert [(f.code, f.line) for f in findings] == [("SN301", 10), ("SN401", 25)]
     assert "generated samples (returned by self.G at line 27) in a separate call at line 28" in sn401(findings).message
+
+
+def test_a_discriminator_that_scores_its_features_with_its_own_head_is_still_one(lint):
+    # Obj-GAN: `netObjD(imgs, ...)` pools features its own `COND_DNET` then scores; a
+    # model feeding one of its own modules is not a transform of another model's input.
+    findings = lint('''
+        import torch.nn as nn
+
+
+        class CondHead(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 1)
+
+            def forward(self, feat, c):
+                return self.fc(feat + c)
+
+
+        class OBJ_SS_D_NET(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+                self.bn = nn.BatchNorm2d(8)
+                self.COND_DNET = CondHead()
+
+            def forward(self, x):
+                return self.bn(self.conv(x)).mean((2, 3))
+
+
+        def objD_loss(netObjD, netG, real_imgs, noise, c):
+            real_features = netObjD(real_imgs)
+            fake_features = netObjD(netG(noise).detach())
+            real_logits = netObjD.COND_DNET(real_features, c)
+            fake_logits = netObjD.COND_DNET(fake_features, c)
+            return (fake_logits - real_logits).mean()
+
+
+        loss = objD_loss(OBJ_SS_D_NET(), nn.Linear(4, 3), None, None, None)
+    ''')
+    assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 26)]

@@ -254,7 +254,7 @@ def _feeding(forwards: list[ForwardCall]) -> set[tuple]:
     generated samples. Only a model with layers of its own (torch's convolutions and linear
     layers, or the project's modules: StyleGAN2's EqualConv2d) feeds on another's output
     so: a loss module (`criterionGAN(pred_fake, False)`, holding an `nn.MSELoss` at most)
-    is fed by the discriminator. Not a model fed by itself."""
+    is fed by the discriminator. Not a model fed by itself or by a model it is part of."""
     fed: set[tuple] = set()
     for call in forwards:
         module = call.module
@@ -263,9 +263,16 @@ def _feeding(forwards: list[ForwardCall]) -> set[tuple]:
             continue
         for origin in call.origins:
             if isinstance(origin, provenance.Output) and isinstance(origin.module, Layer) \
-                    and origin.module.cls is not None and origin.module.cls is not module.cls:
+                    and origin.module.cls is not None and origin.module.cls is not module.cls \
+                    and not _part_of(module, origin.module) and not _part_of(origin.module, module):
                 fed.add((id(origin.module), origin.path, origin.line))
     return fed
+
+
+def _part_of(part: Layer, whole: Layer) -> bool:
+    """Whether `part` is one of `whole`'s modules (Obj-GAN scores its discriminator's
+    features with `netObjD.COND_DNET(real_features, c)`: one model, called in two steps)."""
+    return any(layer is part for _, layer in whole.descendants())
 
 
 def _alike(forwards: list[ForwardCall]) -> dict[tuple, list[ForwardCall]]:
