@@ -1119,6 +1119,117 @@ def test_options_a_script_parses_out_of_sight_with_a_model_default_of_batch_norm
     assert "generated samples (returned by self.netG at line 21)" in message
 
 
+def importlib_model_project(norm: str) -> dict[str, str]:
+    """DMIT: the model module is imported by name, and its class's methods run on their
+    own read `self.opt`, which the unfollowed `__init__` set."""
+    return {
+        "options/base_options.py": f'''
+            import argparse
+
+
+            class BaseOptions():
+                def __init__(self):
+                    self.parser = argparse.ArgumentParser()
+
+                def initialize(self):
+                    self.parser.add_argument('--norm_type', type=str, default='{norm}')
+                    self.parser.add_argument('--model_name', type=str, default='season_transfer')
+                    self.parser.add_argument('--gpu', type=int, default=0)
+
+                def parse(self):
+                    self.initialize()
+                    return self.parser.parse_args()
+        ''',
+        "models/network.py": '''
+            import functools
+            import torch.nn as nn
+
+
+            def get_norm_layer(layer_type='cbin'):
+                if layer_type == 'cbbn':
+                    norm_layer = functools.partial(nn.BatchNorm2d, affine=True)
+                elif layer_type == 'cbin':
+                    norm_layer = functools.partial(nn.InstanceNorm2d, affine=False)
+                else:
+                    raise NotImplementedError(layer_type)
+                return norm_layer
+
+
+            class StyleDiscriminator(nn.Module):
+                def __init__(self, norm_type='cbin'):
+                    super().__init__()
+                    norm_layer = get_norm_layer(layer_type=norm_type)
+                    self.conv = nn.Conv2d(3, 8, 3)
+                    self.norm = norm_layer(8)
+
+                def forward(self, x):
+                    return self.norm(self.conv(x))
+
+
+            def get_image_discriminator(opt):
+                return StyleDiscriminator(norm_type=opt.norm_type)
+        ''',
+        "models/base_model.py": '''
+            import torch
+            import torch.nn as nn
+            from abc import ABC
+            from models import network
+
+
+            class BaseModel(ABC):
+                def __init__(self, opt):
+                    if opt.gpu >= 0:
+                        self.device = torch.device('cuda:%d' % opt.gpu)
+                    else:
+                        self.device = torch.device('cpu')
+                    self.opt = opt
+                    self.build_models()
+
+                def build_models(self):
+                    self.netG = nn.Conv2d(3, 3, 3)
+                    self.dis = network.get_image_discriminator(self.opt)
+
+                def update_dis(self, real):
+                    fake = self.netG(real).detach()
+                    return self.dis(fake).mean() - self.dis(real).mean()
+        ''',
+        "models/season_transfer_model.py": '''
+            from models.base_model import BaseModel
+
+
+            class SeasonTransferModel(BaseModel):
+                def __init__(self, opt):
+                    BaseModel.__init__(self, opt)
+        ''',
+        "models/__init__.py": '''
+            import importlib
+
+
+            def create_model(opt):
+                module = importlib.import_module("models." + opt.model_name + "_model")
+                return module.SeasonTransferModel(opt)
+        ''',
+        "train.py": '''
+            from options.base_options import BaseOptions
+            from models import create_model
+
+            opt = BaseOptions().parse()
+            model = create_model(opt)
+        ''',
+    }
+
+
+def test_options_a_model_attribute_holds_unset_take_the_declared_defaults(tmp_path):
+    # `self.opt` read in a method run for the class built alone: the declared `cbin`, not
+    # the first branch of the norm factory's undecided `if`.
+    assert found(lint(tmp_path, importlib_model_project("cbin"))) == []
+
+
+def test_options_a_model_attribute_holds_unset_with_a_batch_norm_default(tmp_path):
+    assert found(only(lint(tmp_path, importlib_model_project("cbbn")), "SN401")) == \
+        [("SN401", "base_model.py", 23)]
+
+
 # ---------------------------------------------------------------- a registry key from a YAML file
 
 def yaml_framework(model: str) -> str:

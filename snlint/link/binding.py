@@ -17,8 +17,8 @@ from snlint.link.calls import MAX_DEPTH
 from snlint.link.index import ProjectIndex
 from snlint.link.statements import settled, without_grad
 from snlint.link.values import (
-    UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, Layer, NamespaceV, PartialV, TorchTypeV, TupleV,
-    UnknownV, Value,
+    UNKNOWN, ClassV, ConstV, DictV, Frame, FuncV, Layer, NamespaceV, NameV, PartialV, TorchTypeV,
+    TupleV, UnknownV, Value,
 )
 
 
@@ -160,7 +160,9 @@ class Binding:
         defaults, as a run without flags has them. A model class's own
         `parser.set_defaults(...)` applies where the options reach its `__init__`."""
         built = frame.self_value.cls if frame.self_value is not None else None
-        if isinstance(value, UnknownV):
+        # An attribute of a module nothing set (`self.opt` in a `build_models` run for the
+        # class built alone, DMIT) is as unknown as a parameter nobody passed.
+        if isinstance(value, UnknownV) or isinstance(value, NameV) and value.qual.startswith("<layer>."):
             if not self.declared_options():
                 return value
             return options.namespace(self._options, options.class_defaults(built) if built else {})
