@@ -349,6 +349,65 @@ def test_factory_defaults_joined_with_its_keywords_build_the_instance_norm_discr
     assert found(findings) == [("SN301", "networks.py", 23)]
 
 
+# uvcgan2: the factory joins `norm="instance"` into the keywords of each class it builds;
+# no training code the interpreter follows reaches it (the models come from a registry of
+# config dicts).
+SELECTED = '''
+    import torch.nn as nn
+
+
+    def get_norm_layer(norm_type):
+        if norm_type == "batch":
+            return nn.BatchNorm2d
+        if norm_type == "instance":
+            return nn.InstanceNorm2d
+        raise NotImplementedError(norm_type)
+
+
+    class NLayerDiscriminator(nn.Module):
+        def __init__(self, ndf=64, norm="batch"):
+            super().__init__()
+            norm_layer = get_norm_layer(norm_type=norm)
+            self.model = nn.Sequential(nn.Conv2d(3, ndf, 4), norm_layer(ndf), nn.Conv2d(ndf, 1, 4))
+
+        def forward(self, x):
+            return self.model(x)
+
+
+    class PixelDiscriminator(nn.Module):
+        def __init__(self, ndf=64):
+            super().__init__()
+            self.net = nn.Sequential(nn.Conv2d(3, ndf, 1), nn.BatchNorm2d(ndf), nn.Conv2d(ndf, 1, 1))
+
+        def forward(self, x):
+            return self.net(x)
+
+
+    def join_args(a, b):
+        return {**a, **b}
+
+
+    def select_base_discriminator(model, **kwargs):
+        default_args = dict(norm="instance", ndf=64)
+        kwargs = join_args(default_args, kwargs)
+        if model == "basic":
+            return NLayerDiscriminator(**kwargs)
+        raise ValueError(model)
+'''
+
+
+def test_a_class_known_by_its_name_is_judged_as_the_projects_factory_builds_it(tmp_path):
+    # PixelDiscriminator, built by nothing, is judged on its own batch norm.
+    findings = lint(tmp_path, {"models/networks.py": SELECTED})
+    assert found(findings) == [("SN301", "networks.py", 26)]
+
+
+def test_a_class_known_by_its_name_and_built_with_batch_norm_somewhere_is_judged(tmp_path):
+    selected = SELECTED.replace('dict(norm="instance", ndf=64)', "dict(ndf=64)")
+    findings = lint(tmp_path, {"models/networks.py": selected})
+    assert found(findings) == [("SN301", "networks.py", 17), ("SN301", "networks.py", 26)]
+
+
 def test_factory_defaults_joined_with_a_batch_norm_keyword_build_batch_norm(tmp_path):
     script = train_script("required=True", "batch").replace(
         "networks.define_D(3, 64, opt.netD, norm=opt.norm)", 'networks.select_D(opt.netD, norm="batch")')

@@ -70,8 +70,9 @@ def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling
     """SN301's view of `d`: where every instance the training code calls was built with
     its deciding arguments known (`define_D(norm=opt.norm)` with the project's declared
     default), those instances alone decide: a batch-norm default of the class that the
-    project never trains with is no finding. Otherwise every instance counts, the class
-    built alone with its defaults included."""
+    project never trains with is no finding. A class known only by its name that no
+    training code calls is judged so on the instances the project's code builds.
+    Otherwise every instance counts, the class built alone with its defaults included."""
     called: dict[int, LayerFact] = {}
     subsumed = configured_elsewhere(model)
     for call in model.forwards:
@@ -81,6 +82,14 @@ def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling
             called.setdefault(module.id, module)
     if called and all(m.configured for m in called.values()):
         return couplings_in(model, d, list(called.values()))
+    if not called and d.ref.evidence == "name":
+        # Known only by its name, and built by the project's code (a factory run on its
+        # own included) with its deciding arguments known every time: uvcgan2's
+        # `select_base_discriminator` joins `norm='instance'` into the keywords of each
+        # class it builds; the class's own `norm='batch'` default is built nowhere.
+        built = [i for i in model.instances_of(d.cls.qualname) if i is not d.instance]
+        if built and all(i.configured for i in built):
+            return couplings_in(model, d, built)
     return couplings(model, d)
 
 
