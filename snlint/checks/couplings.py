@@ -70,8 +70,8 @@ def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling
     """SN301's view of `d`: where every instance the training code calls was built with
     its deciding arguments known (`define_D(norm=opt.norm)` with the project's declared
     default), those instances alone decide: a batch-norm default of the class that the
-    project never trains with is no finding. A class known only by its name that no
-    training code calls is judged so on the instances the project's code builds.
+    project never trains with is no finding; so is a class known only by its name that
+    no training code calls, which the project's code only builds without them.
     Otherwise every instance counts, the class built alone with its defaults included."""
     called: dict[int, LayerFact] = {}
     subsumed = configured_elsewhere(model)
@@ -84,12 +84,14 @@ def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling
         return couplings_in(model, d, list(called.values()))
     if not called and d.ref.evidence == "name":
         # Known only by its name, and built by the project's code (a factory run on its
-        # own included) with its deciding arguments known every time: uvcgan2's
-        # `select_base_discriminator` joins `norm='instance'` into the keywords of each
-        # class it builds; the class's own `norm='batch'` default is built nowhere.
+        # own included) with its deciding arguments known every time, never with batch
+        # statistics: uvcgan2's `select_base_discriminator` joins `norm='instance'` into
+        # the keywords of each class it builds; the class's own `norm='batch'` default is
+        # built nowhere. (Where one of those builds has them, the class is judged as
+        # below: a factory run on its own takes branches of keys nobody gave it.)
         built = [i for i in model.instances_of(d.cls.qualname) if i is not d.instance]
-        if built and all(i.configured for i in built):
-            return couplings_in(model, d, built)
+        if built and all(i.configured for i in built) and not couplings_in(model, d, built):
+            return []
     return couplings(model, d)
 
 
