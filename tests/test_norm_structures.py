@@ -391,6 +391,30 @@ def test_class_under_try_and_its_fallback_are_each_analysed(lint):
     assert found(findings) == [("SN301", 17)]
 
 
+def test_layers_collected_in_a_local_module_list_and_unpacked_keep_their_batch_norm(lint):
+    # SinGAN: each scale's blocks go into a local `nn.ModuleList()`, unpacked into a
+    # Sequential.
+    findings = lint('''
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self, nf=32):
+                super().__init__()
+                self.sub_discriminators = nn.ModuleList()
+                first = nn.ModuleList()
+                first.append(nn.Conv2d(3, nf, 3, 1, 1))
+                for _ in range(3):
+                    first.append(nn.Sequential(nn.Conv2d(nf, nf, 3, 1, 1), nn.BatchNorm2d(nf), nn.LeakyReLU(0.2)))
+                first.append(nn.Conv2d(nf, 1, 3, 1, 1))
+                self.sub_discriminators.append(nn.Sequential(*first))
+
+            def forward(self, x):
+                return self.sub_discriminators[0](x)
+    ''')
+    assert found(findings) == [("SN301", 12)]
+
+
 def test_layers_repacked_from_a_sequential_keep_their_batch_norm(lint):
     # A `sequential(*args)` helper that unpacks each Sequential's children into a new one.
     findings = lint('''

@@ -88,6 +88,10 @@ class Calls:
             if a.star == "*":
                 if isinstance(value, (ListV, TupleV)):
                     args.extend(value.items)
+                elif isinstance(value, Layer) and value.kind == "container":
+                    # `nn.Sequential(*blocks)` of a local `nn.ModuleList()` (SinGAN's
+                    # discriminator): its modules, in order.
+                    args.extend(layer for _, layer in value.children())
                 else:
                     args.append(UnknownV("*args"))
             elif a.star == "**":
