@@ -1077,6 +1077,36 @@ def test_real_and_fake_in_consecutive_statements(lint):
     assert findings[1].discriminator.cls == "example.py:Discriminator"
 
 
+def test_a_penalty_on_the_real_score_leaves_it_the_real_call(lint):
+    # SinGAN: the zero-centred penalty differentiates `D(x_in)`, whose output is also the
+    # real batch's loss: that call is the real side of the update's pair, and SN303's.
+    findings = lint(DISCRIMINATOR + '''
+    def d_step(netD, netG, x_in, z):
+        x_in.requires_grad_()
+        d_fake_logit = netD(netG(z).detach())
+        d_real_logit = netD(x_in)
+        d_real = F.softplus(-d_real_logit).mean()
+        d_fake = F.softplus(d_fake_logit).mean()
+        grad, = torch.autograd.grad(d_real_logit.sum(), x_in, create_graph=True)
+        return d_real + d_fake + grad.pow(2).sum()
+    ''')
+    assert found(findings) == [("SN301", 10), ("SN401", 26), ("SN303", 27)]
+
+
+def test_a_penalty_call_beside_the_real_call_is_not_paired(lint):
+    # DRAGAN: the penalty scores perturbed real samples in a call of its own; the real
+    # batch's own call is the one paired with the generated batch's.
+    findings = lint(DISCRIMINATOR + '''
+    def d_step(netD, netG, real, z):
+        d_real = netD(real)
+        d_fake = netD(netG(z).detach())
+        perturbed = (real + 0.5 * real.std() * torch.rand_like(real)).requires_grad_()
+        grad, = torch.autograd.grad(netD(perturbed).sum(), perturbed, create_graph=True)
+        return d_fake.mean() - d_real.mean() + grad.pow(2).sum()
+    ''')
+    assert found(findings) == [("SN301", 10), ("SN401", 25), ("SN303", 28)]
+
+
 def test_real_and_fake_in_one_expression(lint):
     findings = lint(DISCRIMINATOR + '''
     def generator_step(netD, netG, real, z):

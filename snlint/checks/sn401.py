@@ -31,17 +31,28 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     # A gradient penalty's call scores interpolates, neither side: SN303's, not a batch
     # of real or generated samples to pair. Nor is a call paired again on a less known
     # instance than the one its script builds (`configured_elsewhere`).
-    penalized = {id(p.forward) for p in model.penalties} | configured_elsewhere(model)
+    penalized = {id(p.forward) for p in model.penalties}
+    # A penalty whose call is written outside `autograd.grad(...)` may score too (below).
+    bound = {id(p.forward) for p in model.penalties if not _inside(p.forward.call, p.grad)}
+    elsewhere = configured_elsewhere(model)
 
     def judged(call) -> bool:
-        module = call.module
-        return module is not None and module.cls is not None and module.cls.qualname in coupled \
-            and id(call) not in penalized
+        return _of(call, coupled) and id(call) not in penalized and id(call) not in elsewhere
 
     groups: dict[tuple, list] = {}
     for call in model.forwards:
-        if judged(call):
+        # A penalty taken on the real batch's own score (SinGAN's zero-centred penalty on
+        # `d_real_logit = D(x_in)`, also the real loss) is that batch's call, unless
+        # another call of the update scores real samples (alone, or concatenated with
+        # the generated ones). Interpolates are no side, whatever their kind; nor is a
+        # call written inside the `autograd.grad(...)` that differentiates it.
+        if judged(call) or (id(call) in bound and _of(call, coupled) and id(call) not in elsewhere
+                            and call.kind == "real"):
             groups.setdefault((call.update, call.module.cls.qualname), []).append(call)
+    for key, calls in groups.items():
+        scored = {c.kind for c in calls if id(c) not in penalized}
+        if scored & {"real", "mixed"}:
+            groups[key] = [c for c in calls if id(c) not in penalized]
     # One call may reach one of several candidate classes: one finding names each.
     at_site: dict[tuple, list] = {}
     update_pairs = [(qual, pair) for (_, qual), calls in groups.items()
@@ -95,6 +106,19 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             f"real from fake away{note}",
             symbol=a.function, discriminator=ref,
             data={"second": (second.path, second.span.line, second.span.column), **evidence})
+
+
+def _inside(where, outer) -> bool:
+    """Whether location `where` lies within location `outer` (same file)."""
+    a, b = where.span, outer.span
+    return where.path == outer.path and (a.line, a.column) >= (b.line, b.column) \
+        and (a.end_line, a.end_column) <= (b.end_line, b.end_column)
+
+
+def _of(call, coupled) -> bool:
+    """Whether the call reaches one of the batch-coupled discriminator classes."""
+    module = call.module
+    return module is not None and module.cls is not None and module.cls.qualname in coupled
 
 
 def _side(call, here: str) -> str:
