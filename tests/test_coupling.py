@@ -1107,6 +1107,31 @@ def test_a_penalty_call_beside_the_real_call_is_not_paired(lint):
     assert found(findings) == [("SN301", 10), ("SN401", 25), ("SN303", 28)]
 
 
+def test_a_script_trains_the_model_its_global_holds_when_the_step_runs(lint):
+    # machine-learning-book: `d_train` reads the global `disc_model`, which the script
+    # binds to another critic after its training loop.
+    findings = lint(DISCRIMINATOR + '''
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+
+    gen_model = Generator()
+    disc_model = Discriminator()
+
+    def d_train(x):
+        d_real = disc_model(x)
+        d_fake = disc_model(gen_model(torch.randn(8, 100, 1, 1)))
+        return d_fake.mean() - d_real.mean()
+
+    for x, _ in loader:
+        d_train(x)
+
+    disc_model = Critic()
+    ''')
+    assert found(findings) == [("SN301", 10), ("SN401", 33)]
+
+
 def test_real_and_fake_in_one_expression(lint):
     findings = lint(DISCRIMINATOR + '''
     def generator_step(netD, netG, real, z):

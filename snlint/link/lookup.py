@@ -22,6 +22,15 @@ from snlint.link.values import (
 T = TypeVar("T")
 
 
+def running_module(frame: Frame) -> Frame | None:
+    """The run of the module body of `frame`'s file this frame is part of (the frame itself
+    at the top level, else a caller's), if any."""
+    running: Frame | None = frame
+    while running is not None and not (running.name == "<module>" and running.file is frame.file):
+        running = running.parent
+    return running
+
+
 class Lookup:
     index: ProjectIndex
     definitions: Definitions
@@ -58,14 +67,18 @@ class Lookup:
 
     def module_local(self, e: F.Global, frame: Frame) -> tuple[Value, list[str]] | None:
         """A module-level variable the module body being run has assigned (`samples`,
-        `samples.detach`): its value and the attributes after it."""
+        `samples.detach`): its value and the attributes after it. Read as it is when the
+        code runs, from a function that module body calls too: a script that trains one
+        model with `d_train()` and binds the name to another model after the loop
+        (machine-learning-book's `disc_model`) trains the first."""
         module = frame.file.module
-        if frame.name != "<module>" or not module or not e.qual.startswith(module + "."):
+        if not module or not e.qual.startswith(module + "."):
             return None
+        running = running_module(frame)
         head, *attrs = e.qual[len(module) + 1:].split(".")
-        if head not in frame.env:
+        if running is None or head not in running.env:
             return None
-        return frame.env[head], attrs
+        return running.env[head], attrs
 
     def module_global(self, file: F.FileFacts, name: str) -> Value:
         """The value a module-level name of `file` holds once the module has run, computed

@@ -18,6 +18,7 @@ from snlint.link.events import (
     D_NAME, DATA_SOURCE, FAKE_NAME, G_NAME, GENERATOR_CLASS, REAL_NAME, BatchNormCall, BatchReduction, Events,
     ForwardCall, Penalty,
 )
+from snlint.link.lookup import running_module
 from snlint.link.provenance import Channels, Data, Named, Output
 from snlint.link.syntax import calls_in, last_attr, names_in, text_of, walk
 from snlint.link.values import (
@@ -263,8 +264,9 @@ class TrainingSemantics:
             target = F.Global(target.qual[:-len(".data")])  # a module-level `target.data.copy_`
         if isinstance(target, F.Global):
             local = self.module_local(target, frame)
-            if local is not None and not local[1]:
-                frame.env[target.qual.rpartition(".")[2]] = source
+            running = running_module(frame)
+            if local is not None and not local[1] and running is not None:
+                running.env[target.qual.rpartition(".")[2]] = source
             return source
         if isinstance(target, (F.Local, F.Attr)):
             self.assign(target, source, frame)
