@@ -369,6 +369,8 @@ class FileFacts:
     # (`snlint.source.configured`).
     class_names: tuple[tuple[str, int], ...] = ()
     option_calls: tuple[Call, ...] = ()
+    # Each (keyword, literal value) a call here passes: `model(x, step=1)`.
+    keyword_literals: tuple[tuple[str, object], ...] = ()
     # False: libcst read the file only after its tab indentation was expanded
     # (snlint.source.indentation); no fix can rewrite it as written.
     rewritable: bool = True

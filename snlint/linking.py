@@ -16,6 +16,7 @@ from snlint.catalogue import Rule, load_catalogue
 from snlint.checks.emit import Emitter
 from snlint.checks.registry import fixable_codes, run_checks
 from snlint.config import Config, graph_enabled
+from snlint import facts as F
 from snlint.facts import FileFacts, Names
 from snlint.findings import Finding, diagnostic
 from snlint.graph.diagnostics import GraphRun
@@ -60,10 +61,12 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     sizes = {path: len(sources.get(path, "")) for path in extracted}
     known = reuse.parts(config) if reuse is not None else {}
     # The per-file stage gives a file the same facts object while its text is the same;
-    # the project's options reach every part (read only for a key a later lint can use).
+    # the project's options reach every part, as do the literals its calls pass by keyword
+    # to a part's parameters (read only for a key a later lint can use).
     declared = tuple(sorted((dest, repr(o["value"]), o["where"]) for dest, o in options().items())) \
         if reuse is not None else ()
-    keys = [(declared, *(id(f) for f in part)) for part in parts]
+    literals = {lit for f in facts for lit in f.keyword_literals} if reuse is not None else set()
+    keys = [(declared, _passed_to(part, literals), *(id(f) for f in part)) for part in parts]
     todo = [(key, part) for key, part in zip(keys, parts) if key not in known]
     done, _ = shared_map(partial(_link_chunk, sources=sources, config=config, rules=rules, options=options), todo,
                          jobs_for(config), lambda item: sum(sizes.get(f.path, 0) for f in item[1]))
@@ -78,6 +81,17 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
             (len(candidates) == 1 or _named(candidates, class_names(facts))):
         return _link_part(facts, sources, config, rules)[0]
     return [f for _, found, _, _ in linked for f in found]
+
+
+def _passed_to(part: list[FileFacts], literals: set[tuple[str, object]]) -> tuple:
+    """The (keyword, literal) pairs the project's calls pass that name a parameter with a
+    literal default of a method in `part`: what its methods run on their own read of the
+    rest of the project (`Interpreter.passed_otherwise`)."""
+    if not literals:
+        return ()
+    params = {p.name for f in part for _, cls in f.classes for _, m in cls.methods for p in m.params
+              if isinstance(p.default, F.Const)}
+    return tuple(sorted((lit for lit in literals if lit[0] in params), key=repr))
 
 
 def _named(candidates: frozenset[str], given: dict[str, tuple[str, int]]) -> bool:

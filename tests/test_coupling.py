@@ -1785,3 +1785,62 @@ def test_a_function_decorated_no_grad_trains_nothing(lint):
                 _, latent_i = encoder(img_dsty)''')
     assert found(lint(code)) == []
     assert found(lint(code.replace("@torch.no_grad()", "@torch.enable_grad()"))) == [("SN301", 9), ("SN401", 22)]
+
+
+VQ_MODEL = '''
+    import torch.nn as nn
+
+
+    class NLayerDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+        def forward(self, x):
+            return self.main(x)
+
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 3, 3)
+
+        def forward(self, z):
+            return self.conv(z)
+
+
+    class VQModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.decoder = Decoder()
+            self.discriminator = NLayerDiscriminator()
+
+        def forward(self, input, step=0):
+            dec = self.decoder(input)
+            if step == 0:
+                return -self.discriminator(dec).mean()
+            logits_real = self.discriminator(input.detach())
+            logits_fake = self.discriminator(dec.detach())
+            return (logits_fake - logits_real).mean()
+'''
+
+ENGINE = '''
+    def train_one_epoch(model, data_loader, opt_ae, opt_disc):
+        for x in data_loader:
+            model(x, step=0).backward()
+            opt_ae.step()
+            model(x, step={step}).backward()
+            opt_disc.step()
+'''
+
+
+def test_a_default_another_call_overrides_decides_nothing_in_a_method_run_on_its_own(lint_project):
+    # VQGAN-LC: the training loop, which only receives the model, calls it with `step=1`
+    # for the discriminator's update; the forward's `step=0` default is not what runs.
+    findings = lint_project({"models.py": VQ_MODEL, "engine.py": ENGINE.format(step=1)})
+    assert [(f.code, f.path, f.line) for f in findings] == [("SN301", "models.py", 8), ("SN401", "models.py", 33)]
+
+
+def test_a_default_no_call_overrides_decides_its_branch(lint_project):
+    findings = lint_project({"models.py": VQ_MODEL, "engine.py": ENGINE.format(step=0)})
+    assert [(f.code, f.path, f.line) for f in findings] == [("SN301", "models.py", 8)]

@@ -209,3 +209,17 @@ def test_a_part_is_linked_again_when_the_options_the_project_declares_change(tmp
     second = engine.lint_sources({**files, "options/base_options.py": batch}, config, reuse=reuse)
     assert [f.code for f in first if f.code == "SN401"] == []
     assert [(f.code, f.path) for f in second if f.code == "SN401"] == [("SN401", "models/gan_model.py")]
+
+
+def test_a_part_is_linked_again_when_a_keyword_its_defaults_read_changes_elsewhere(tmp_path):
+    # engine.py only receives the model (a part of its own); what it passes as `step`
+    # decides which branch of the model's forward runs on its own.
+    from test_coupling import ENGINE, VQ_MODEL
+
+    reuse = engine.Reuse()
+    config = Config(root=tmp_path, graph=False, jobs=1)
+    model = {"models.py": textwrap.dedent(VQ_MODEL)}
+    first = engine.lint_sources({**model, "engine.py": textwrap.dedent(ENGINE.format(step=0))}, config, reuse=reuse)
+    second = engine.lint_sources({**model, "engine.py": textwrap.dedent(ENGINE.format(step=1))}, config, reuse=reuse)
+    assert [f.code for f in first] == ["SN301"]
+    assert [f.code for f in second] == ["SN301", "SN401"]

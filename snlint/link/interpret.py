@@ -23,6 +23,7 @@ from snlint.link.calls import Calls, merged_tables
 from snlint.link.events import D_NAME, FAKE_NAME, REAL_NAME, Events
 from snlint.link.expressions import Expressions
 from snlint.link.index import ProjectIndex
+from snlint.link import options
 from snlint.link.lookup import Lookup
 from snlint.link.names import Definitions
 from snlint.link.statements import BudgetExceeded, Statements, settled, without_grad
@@ -70,6 +71,7 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
         self._bases: dict[tuple[int, int], list[Value]] = {}
         self._unstable_reads = 0
         self._of_class: dict[tuple[str, int, int], object] = {}
+        self._keywords: dict[str, set[tuple[type, object]]] | None = None  # passed_otherwise's
 
     # ------------------------------------------------------------ entry points
 
@@ -84,6 +86,16 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
         self.bind_params(fn, [], {}, frame, use_defaults=True)
         self.block(fn.body, frame)
         return settled(frame) or UNKNOWN
+
+    def passed_otherwise(self, keyword: str, default: object) -> bool:
+        """Whether a call of the project passes `keyword` a literal other than `default`:
+        the whole project's calls when this is a part of it (a training loop calling a
+        model it was handed need not import the model's module)."""
+        if self._keywords is None:
+            whole = self._project_options
+            files = whole.files if isinstance(whole, options.DeclaredOptions) else self.index.files
+            self._keywords = options.keyword_literals(files)
+        return bool(self._keywords.get(keyword, set()) - {(type(default), default)})
 
     def instantiate_root(self, cls: F.ClassFacts, file: F.FileFacts) -> Layer:
         """Build a class the way its defaults allow, as a top-level object."""
@@ -103,6 +115,12 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
                           function=name, no_grad=without_grad(fn))
             self.bind_params(fn, [instance], self.option_arguments(fn, instance.cls), frame,
                              use_defaults=True)
+            for p in fn.params[1:]:
+                # `def forward(self, x, step=0)` that the project also calls with `step=1`
+                # (VQGAN-LC's discriminator branch): a default another call overrides
+                # decides nothing when the method runs on its own.
+                if isinstance(p.default, F.Const) and self.passed_otherwise(p.name, p.default.value):
+                    frame.env[p.name] = UnknownV(f"parameter {p.name}")
             if name == "forward":
                 # What a forward receives is a batch of tensors, whatever its name.
                 for p in fn.params[1:]:

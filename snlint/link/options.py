@@ -35,6 +35,16 @@ class DeclaredOptions:
         return self._found
 
 
+def keyword_literals(files: list[F.FileFacts]) -> dict[str, set[tuple[type, Any]]]:
+    """`{keyword: {(type, literal), ...}}`: the literal values the files' calls pass by each
+    keyword (`model(x, step=1)`), read by the source pass (`FileFacts.keyword_literals`)."""
+    found: dict[str, set[tuple[type, Any]]] = {}
+    for file in files:
+        for name, value in file.keyword_literals:
+            found.setdefault(name, set()).add((type(value), value))
+    return found
+
+
 def option_defaults(files: list[F.FileFacts]) -> dict[str, dict[str, Any]]:
     """`{dest: {"value": default, "where": "path:line"}}` for each `add_argument` call whose
     default argparse would set to a literal; the first declaration wins."""

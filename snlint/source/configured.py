@@ -1,8 +1,10 @@
 """What a file configures by name, read once per file by the source pass so that the link
 step, which asks for the whole project's, only gathers it: the dotted names it gives as a
 `class_name` (NVlabs' dnnlib builds classes from them:
-`dnnlib.EasyDict(class_name='training.networks.Discriminator')`; `snlint.link.named_classes`)
-and the command-line options it declares (`parser.add_argument(...)`; `snlint.link.options`)."""
+`dnnlib.EasyDict(class_name='training.networks.Discriminator')`; `snlint.link.named_classes`),
+the command-line options it declares (`parser.add_argument(...)`; `snlint.link.options`),
+and the literal values its calls pass by keyword (`snlint.link.interpret`'s methods run
+on their own)."""
 
 from __future__ import annotations
 
@@ -15,25 +17,27 @@ CLASS_NAME = "class_name"
 
 
 def configured(body: tuple[F.Stmt, ...], classes: tuple[tuple[str, F.ClassFacts], ...],
-               ) -> tuple[tuple[tuple[str, int], ...], tuple[F.Call, ...]]:
+               ) -> tuple[tuple[tuple[str, int], ...], tuple[F.Call, ...], tuple[tuple[str, object], ...]]:
     """In a file of these module-level statements and classes: (name, line) of
     each dotted name a keyword argument, an attribute or a dict key is given as a constant
-    string; and each `x.add_argument(...)` call a statement makes (its whole value; `x`
-    a local name: a script's module-level parser is read where the script runs)."""
+    string; each `x.add_argument(...)` call a statement makes (its whole value; `x`
+    a local name: a script's module-level parser is read where the script runs); and
+    each (keyword, literal) a call passes (`model(x, step=1)`), once."""
     # A module-level function is walked from its `def` in `body`, as nested ones are.
     bodies = [body, *(m.body for _, cls in classes for _, m in cls.methods)]
     names: list[tuple[str, int]] = []
     options: list[F.Call] = []
+    keywords: dict[tuple[str, object], None] = {}
     for stmts in bodies:
         for stmt in F.statements(stmts):
-            names.extend(_given(stmt))
+            names.extend(_given(stmt, keywords))
             value = stmt.value if isinstance(stmt, (F.ExprStmt, F.Assign)) else None
             if isinstance(value, F.Call) and isinstance(value.func, F.Attr) and value.func.attr == "add_argument":
                 options.append(value)
-    return tuple(names), tuple(options)
+    return tuple(names), tuple(options), tuple(keywords)
 
 
-def _given(stmt: F.Stmt) -> Iterator[tuple[str, int]]:
+def _given(stmt: F.Stmt, keywords: dict[tuple[str, object], None]) -> Iterator[tuple[str, int]]:
     if isinstance(stmt, F.Assign) and _dotted(stmt.value):
         for target in stmt.targets:
             if isinstance(target, F.Attr) and target.attr == CLASS_NAME or \
@@ -41,9 +45,17 @@ def _given(stmt: F.Stmt) -> Iterator[tuple[str, int]]:
                     and target.index.value == CLASS_NAME:
                 yield stmt.value.value, stmt.span.line
     for call in F.calls_in(stmt):
+        for a in call.args:
+            if a.keyword is not None and isinstance(a.value, F.Const) and _literal(a.value.value):
+                keywords[(a.keyword, a.value.value)] = None
         arg = call.keyword(CLASS_NAME)
         if arg is not None and _dotted(arg.value):
             yield arg.value.value, arg.value.span.line or stmt.span.line
+
+
+def _literal(value: object) -> bool:
+    """A value kept as passed: a flag, a number or a short string (a mode, a step)."""
+    return value is None or isinstance(value, (bool, int, float)) or isinstance(value, str) and len(value) <= 40
 
 
 def _dotted(expr: F.Expr) -> bool:
