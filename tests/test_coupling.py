@@ -1844,3 +1844,36 @@ def test_a_default_another_call_overrides_decides_nothing_in_a_method_run_on_its
 def test_a_default_no_call_overrides_decides_its_branch(lint_project):
     findings = lint_project({"models.py": VQ_MODEL, "engine.py": ENGINE.format(step=0)})
     assert [(f.code, f.path, f.line) for f in findings] == [("SN301", "models.py", 8)]
+
+
+DELAYED_DISCRIMINATOR = DISCRIMINATOR + '''
+    global_step = 0
+    disc_iter_start = 30000
+
+
+    def train(netG, netD, loader, d_opt):
+        global global_step
+        while True:
+            for x, real in loader:
+                fake = netG(x)
+                if global_step > disc_iter_start:
+                    d_real = netD(real)
+                    d_fake = netD(fake.detach())
+                    (d_fake - d_real).mean().backward()
+                    d_opt.step()
+                global_step += 1
+
+
+    train(Generator(), Discriminator(), loader, d_opt)
+'''
+
+
+def test_a_step_counter_a_training_loop_increments_decides_no_branch(lint):
+    # wav2lip_288x288: the discriminator trains once a global step count passes a start;
+    # the loop runs once here for all its iterations, so the count is not its start.
+    assert found(lint(DELAYED_DISCRIMINATOR)) == [("SN301", 10), ("SN401", 34)]
+
+
+def test_a_local_step_counter_decides_no_branch_either(lint):
+    code = DELAYED_DISCRIMINATOR.replace("    global global_step\n", "    global_step = 0\n")
+    assert found(lint(code)) == [("SN301", 10), ("SN401", 34)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from snlint import facts as F
 from snlint.link import resolve
-from snlint.link.lookup import with_origin
+from snlint.link.lookup import running_module, with_origin
 from snlint.link.syntax import text_of
 from snlint.link.values import (
     UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, Layer, ListV, ModulesIterV, ModulesV,
@@ -92,6 +92,7 @@ class Statements:
         frame.loop_depth += 1
         frame.loops.append(stmt.span)
         try:
+            _widen_counters(stmt.body, frame)
             self.block(stmt.body, frame)
         finally:
             frame.loop_depth -= 1
@@ -294,6 +295,7 @@ class Statements:
             batch = self.loader_batch(iterable, stmt, frame.file.path)
             if batch is not None:
                 self.assign_all(stmt.target, batch, frame)
+                _widen_counters(stmt.body, frame)
                 self.block(stmt.body, frame)
             elif isinstance(iterable, ModulesIterV) and iterable.children_only and not iterable.named \
                     and iterable.root.kind == "container" and 0 < len(items_of(iterable.root)) <= MAX_UNROLL:
@@ -324,6 +326,7 @@ class Statements:
                         break
             else:
                 self.assign(stmt.target, UNKNOWN, frame)
+                _widen_counters(stmt.body, frame)
                 self.block(stmt.body, frame)
         finally:
             frame.loop_depth -= 1
@@ -587,3 +590,28 @@ def _replace(env: dict[str, Value], values: dict[str, Value]) -> None:
         env.clear()
         env.update(values)
 
+
+def _widen_counters(body: tuple[F.Stmt, ...], frame: Frame) -> None:
+    """Before a loop run once for all its iterations (a training loop over batches, a
+    `while`): a number the body steps (`global_step += 1`, a module global or a local) is
+    not the value it starts at, so `if global_step > disc_iter_start:` (wav2lip's
+    discriminator, trained after 30k steps) is undecided, not never taken. Loops unrolled
+    item by item (building layers) keep their counters."""
+    running = None
+    for stmt in F.statements(body):
+        if not isinstance(stmt, F.AugAssign):
+            continue
+        target = stmt.target
+        if isinstance(target, F.Local):
+            env, name = frame.env, target.name
+        elif isinstance(target, F.Global) and frame.file.module and "." not in \
+                target.qual.removeprefix(frame.file.module + "."):
+            running = running or running_module(frame)
+            if running is None:
+                continue
+            env, name = running.env, target.qual.removeprefix(frame.file.module + ".")
+        else:
+            continue
+        value = env.get(name)
+        if isinstance(value, ConstV) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+            env[name] = UNKNOWN
