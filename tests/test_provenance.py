@@ -1062,3 +1062,58 @@ def test_a_discriminator_that_scores_its_features_with_its_own_head_is_still_one
         loss = objD_loss(OBJ_SS_D_NET(), nn.Linear(4, 3), None, None, None)
     ''')
     assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 26)]
+
+
+MONAI_STEP = '''
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import DataLoader
+    from tqdm import tqdm
+
+
+    class PatchDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+        def forward(self, x):
+            return [self.main(x)]
+
+
+    class AutoencoderKL(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 3, 3)
+
+        def forward(self, x):
+            return self.conv(x)
+
+
+    train_loader = DataLoader(train_ds, batch_size=64, shuffle=True)
+    model = AutoencoderKL()
+    discriminator = PatchDiscriminator()
+    for epoch in range(10):
+        progress_bar = tqdm(enumerate(train_loader), total=len(train_loader))
+        for step, batch in progress_bar:
+            images = batch["image"]
+            reconstruction = model(images)
+            logits_fake = discriminator(reconstruction.contiguous().detach()){index}
+            logits_real = discriminator(images.contiguous().detach()){index}
+            (logits_fake.mean() - logits_real.mean()).backward()
+'''
+
+
+def test_a_loaders_batches_kept_in_a_variable_are_real(lint):
+    # MONAI's tutorials: `progress_bar = tqdm(enumerate(train_loader))`, then
+    # `for step, batch in progress_bar`.
+    findings = lint(MONAI_STEP.format(index=""))
+    assert [(f.code, f.line) for f in findings] == [("SN301", 11), ("SN401", 34)]
+    assert "real samples (a batch of `train_loader` (line 30))" in sn401(findings).message
+
+
+def test_one_item_of_what_a_discriminator_returns_is_scored_into_its_name(lint):
+    # MONAI's PatchDiscriminator returns each layer's output: `logits_real = D(x)[-1]`.
+    findings = lint(MONAI_STEP.format(index="[-1]").replace(
+        "progress_bar = tqdm(enumerate(train_loader), total=len(train_loader))", "progress_bar = read_batches()"))
+    assert [(f.code, f.line) for f in findings] == [("SN301", 11), ("SN401", 34)]
+    assert "real samples (scored into `logits_real`)" in sn401(findings).message

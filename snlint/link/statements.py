@@ -51,8 +51,10 @@ class Statements:
     def assign_stmt(self, stmt: F.Assign, frame: Frame, module_level: bool) -> None:
         calls_before = len(self.events.forwards)
         value = self.expr(stmt.value, frame)
-        if isinstance(stmt.value, F.Call) and len(self.events.forwards) > calls_before:
-            self.scored_into(stmt, self.events.forwards[calls_before:])
+        scored = stmt.value.value if isinstance(stmt.value, F.Subscript) else stmt.value  # `D(x)[-1]`
+        if isinstance(scored, F.Call) and len(self.events.forwards) > calls_before:
+            self.scored_into(stmt, scored, self.events.forwards[calls_before:])
+        value = self.wrapped_loader(stmt.value, value, frame.file.path)
         if module_level and len(stmt.targets) == 1 and isinstance(stmt.targets[0], F.Global):
             value = with_origin(value, stmt.targets[0].qual.rsplit(".", 1)[-1], frame.file, stmt)
         reloaded = _calls(stmt.value, "torch.load") and isinstance(value, UnknownV)

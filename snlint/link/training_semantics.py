@@ -180,10 +180,12 @@ class TrainingSemantics:
                 if forward is not None:
                     self.events.penalties.append(Penalty(forward, loc))
 
-    def scored_into(self, stmt: F.Assign, calls: list) -> None:
+    def scored_into(self, stmt: F.Assign, scored: F.Call, calls: list) -> None:
         """`A_dis_real, A_feats_real = self.discriminator_A(A)`: where neither the data flow
         nor its input's name says what the call scores, the names its score is given do
-        (DiscoGAN's images read by a helper from file lists, named for their domain)."""
+        (DiscoGAN's images read by a helper from file lists, named for their domain);
+        also for one item of what it returns (`logits_real = D(x)[-1]`, MONAI's
+        PatchDiscriminator returning each layer's output)."""
         names = [n for t in stmt.targets for n in _target_names(t)]
         sides = {"real" if "real" in n.lower() else "fake" for n in names
                  if ("real" in n.lower()) != ("fake" in n.lower())}
@@ -193,10 +195,22 @@ class TrainingSemantics:
         for call in calls:
             # Not where the module is itself only one of several a key may pick (a
             # registry's, for a key from a YAML file): two guesses make no finding.
-            if call.node is not None and call.node.span == stmt.value.span and call.kind == "unknown" \
+            if call.node is not None and call.node.span == scored.span and call.kind == "unknown" \
                     and call.function != "forward" and (call.module is None or not call.module.picked_among):
                 call.kind = side
                 call.scored_into = next(n for n in names if side in n.lower())
+
+    def wrapped_loader(self, e: F.Expr, value: Value, path: str) -> Value:
+        """`progress_bar = tqdm(enumerate(train_loader), total=len(train_loader))`: a data
+        loader's batches kept in a variable, which a later `for step, batch in progress_bar`
+        goes through (MONAI's tutorials) as it would through the call itself: real data."""
+        if not isinstance(value, UnknownV) or not isinstance(e, F.Call) \
+                or (last_attr(e.func) or text_of(e.func)) not in _LOADER_WRAPPERS:
+            return value
+        source = next((n for n in names_in(e) if DATA_SOURCE.search(n)), None)
+        if source is None:
+            return value
+        return TensorV(frozenset({"real"}), (), frozenset({Data(f"a batch of `{source}` ({{at}})", path, e.span.line)}))
 
     def forward_of(self, module, where) -> ForwardCall | None:
         """The forward call a tensor's output entry (`TensorV.outputs`) came from: one call
@@ -462,6 +476,8 @@ _BATCH_GETTER = re.compile(r"(?:^|\.)(\w*(?:loader|dataset|data_iter|dataiter|ba
                            r"(?:get_batch|next_batch|get_next_batch|sample_batch|get_next)$", re.I)
 
 _BATCH_GETTER_ENDS = ("batch", "get_next")
+# Calls that hand a data loader's batches on, one by one: `tqdm(enumerate(loader))`.
+_LOADER_WRAPPERS = frozenset({"tqdm", "enumerate", "iter", "zip", "trange", "track"})
 
 # A tensor reshaped to a batch of one (`x.view(1, b * c, h, w)`).
 _PER_SAMPLE = "per-sample"
