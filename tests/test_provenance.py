@@ -1117,3 +1117,19 @@ def test_one_item_of_what_a_discriminator_returns_is_scored_into_its_name(lint):
         "progress_bar = tqdm(enumerate(train_loader), total=len(train_loader))", "progress_bar = read_batches()"))
     assert [(f.code, f.line) for f in findings] == [("SN301", 11), ("SN401", 34)]
     assert "real samples (scored into `logits_real`)" in sn401(findings).message
+
+
+def test_a_progress_bar_over_a_range_holds_no_batches(lint):
+    # VQGAN-pytorch: `with tqdm(range(len(train_dataset))) as pbar:` counts steps; the
+    # batches come from the dataset the loop zips with it.
+    findings = lint(MONAI_STEP.format(index="").replace(
+        "        progress_bar = tqdm(enumerate(train_loader), total=len(train_loader))\n"
+        "        for step, batch in progress_bar:",
+        "        with tqdm(range(len(train_loader))) as pbar:\n"
+        "            for step, batch in zip(pbar, train_loader):").replace(
+        "            images = batch", "                images = batch").replace(
+        "            reconstruction", "                reconstruction").replace(
+        "            logits_", "                logits_").replace(
+        "            (logits_", "                (logits_"))
+    assert [(f.code, f.line) for f in findings] == [("SN301", 11), ("SN401", 34)]
+    assert "real samples (a batch of `train_loader` (line 31))" in sn401(findings).message

@@ -204,10 +204,13 @@ class TrainingSemantics:
         """`progress_bar = tqdm(enumerate(train_loader), total=len(train_loader))`: a data
         loader's batches kept in a variable, which a later `for step, batch in progress_bar`
         goes through (MONAI's tutorials) as it would through the call itself: real data."""
-        if not isinstance(value, UnknownV) or not isinstance(e, F.Call) \
-                or (last_attr(e.func) or text_of(e.func)) not in _LOADER_WRAPPERS:
+        if not isinstance(value, UnknownV) or not _wraps_batches(e):
             return value
-        source = next((n for n in names_in(e) if DATA_SOURCE.search(n)), None)
+        inner = e
+        while _wraps_batches(inner):  # the loader itself, not `tqdm(range(len(dataset)))`
+            inner = inner.args[0].value  # type: ignore[union-attr]
+        names = names_in(inner) if isinstance(inner, (F.Local, F.Global, F.Attr)) else []
+        source = next((n for n in names if DATA_SOURCE.search(n)), None)
         if source is None:
             return value
         return TensorV(frozenset({"real"}), (), frozenset({Data(f"a batch of `{source}` ({{at}})", path, e.span.line)}))
@@ -477,7 +480,13 @@ _BATCH_GETTER = re.compile(r"(?:^|\.)(\w*(?:loader|dataset|data_iter|dataiter|ba
 
 _BATCH_GETTER_ENDS = ("batch", "get_next")
 # Calls that hand a data loader's batches on, one by one: `tqdm(enumerate(loader))`.
-_LOADER_WRAPPERS = frozenset({"tqdm", "enumerate", "iter", "zip", "trange", "track"})
+_LOADER_WRAPPERS = frozenset({"tqdm", "enumerate", "iter", "zip", "track"})
+
+
+def _wraps_batches(e: F.Expr) -> bool:
+    """`tqdm(x)`, `enumerate(x)`, ...: a call that hands on what its first argument yields."""
+    return isinstance(e, F.Call) and bool(e.args) and e.args[0].keyword is None \
+        and (last_attr(e.func) or text_of(e.func)) in _LOADER_WRAPPERS
 
 # A tensor reshaped to a batch of one (`x.view(1, b * c, h, w)`).
 _PER_SAMPLE = "per-sample"
