@@ -597,8 +597,8 @@ def _widen_counters(body: tuple[F.Stmt, ...], frame: Frame) -> None:
     """Before a loop run once for all its iterations (a training loop over batches, a
     `while`): a number the body steps (`global_step += 1`, a module global or a local) is
     not the value it starts at, so `if global_step > disc_iter_start:` (wav2lip's
-    discriminator, trained after 30k steps) is undecided, not never taken. Loops unrolled
-    item by item (building layers) keep their counters."""
+    discriminator, trained after 30k steps) is undecided, not never taken. Not for a loop
+    unrolled item by item (building layers), whose body runs once per item."""
     running = None
     for stmt in F.statements(body):
         if not isinstance(stmt, F.AugAssign):
