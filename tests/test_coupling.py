@@ -559,6 +559,55 @@ KEPT_IN_EVAL = {
 }
 
 
+def test_a_training_loop_named_train_that_samples_in_eval_mode_keeps_nothing_in_eval(lint):
+    # U-GAT-IT: `UGATIT.train` is a plain object's training loop; its sampling block puts
+    # the discriminators in eval mode and back. Not a train() override: the
+    # discriminator still trains, and its 1x1 conv without SN is reported.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self, ndf=64):
+                super().__init__()
+                self.conv = nn.utils.spectral_norm(nn.Conv2d(3, ndf, 4))
+                self.conv1x1 = nn.Conv2d(ndf, ndf, kernel_size=1)
+                self.out = nn.utils.spectral_norm(nn.Conv2d(ndf, 1, 4))
+
+            def forward(self, x):
+                return self.out(self.conv1x1(self.conv(x)))
+
+
+        class UGATIT(object):
+            def __init__(self, args):
+                self.args = args
+
+            def build_model(self):
+                self.genA2B = nn.ConvTranspose2d(3, 3, 3)
+                self.disGA = Discriminator(ndf=64)
+                self.D_optim = torch.optim.Adam(self.disGA.parameters())
+
+            def train(self):
+                self.genA2B.train(), self.disGA.train()
+                for step in range(1, self.args.iteration + 1):
+                    real_A, real_B = next(trainA_iter), next(trainB_iter)
+                    fake_A2B = self.genA2B(real_A)
+                    D_loss = (self.disGA(fake_A2B.detach()) - self.disGA(real_B)).mean()
+                    D_loss.backward()
+                    self.D_optim.step()
+                    if step % 100 == 0:
+                        self.genA2B.eval(), self.disGA.eval()
+                        self.genA2B.train(), self.disGA.train()
+
+
+        gan = UGATIT(args)
+        gan.build_model()
+        gan.train()
+    ''')
+    assert found(findings) == [("SN201", 10)]
+
+
 @pytest.mark.parametrize("keeps", list(KEPT_IN_EVAL))
 def test_batch_norm_kept_in_eval_by_a_train_override_is_fine(lint, keeps):
     findings = lint('''

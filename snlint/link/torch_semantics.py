@@ -39,6 +39,15 @@ _LAYER_METHODS = frozenset({
     "named_children", "parameters", "named_parameters", "apply", "requires_grad_", "eval",
     "train", "to", "cuda", "cpu", "float", "double", "half"})
 
+def _overrides_train(owner: Layer | None, layer: Layer) -> bool:
+    """Whether a `train` method running for `owner` is an nn.Module's `train()` override
+    keeping one of its own parts (`layer`) in eval mode, rather than a plain object's
+    training loop named `train`."""
+    if owner is None or owner.kind != "module":
+        return False
+    return layer is owner or any(part is layer for _, part in owner.descendants())
+
+
 class TorchSemantics:
     index: ProjectIndex
     events: Events
@@ -319,6 +328,8 @@ class TorchSemantics:
         scope = frame.owner_frame
         if scope is None or scope.function not in ("train", "__init__") and not scope.name.endswith(".__init__"):
             return
+        if scope.function == "train" and not _overrides_train(scope.self_value, layer):
+            return  # U-GAT-IT's `UGATIT.train`: a training loop named so, sampling in eval mode
         for target in [layer] + [m for _, m in layer.descendants()]:
             target.kept_in_eval = True
             # Held in eval through every `.train()`: a fixed feature network (Projected
