@@ -1133,3 +1133,50 @@ def test_a_progress_bar_over_a_range_holds_no_batches(lint):
         "            (logits_", "                (logits_"))
     assert [(f.code, f.line) for f in findings] == [("SN301", 11), ("SN401", 34)]
     assert "real samples (a batch of `train_loader` (line 31))" in sn401(findings).message
+
+
+def test_a_trunk_one_instance_of_which_feeds_the_head_on_both_sides_is_the_discriminator(lint):
+    # InfoGAN (pianomania): the discriminator is a `FrontEnd` trunk, with batch norm, and a
+    # `D` head scoring its features; one trunk runs on real and on generated images.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class FrontEnd(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(1, 64, 4), nn.BatchNorm2d(64), nn.Conv2d(64, 128, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class D(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(128, 1, 1), nn.Sigmoid())
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class Trainer:
+            def __init__(self, G, FE, D):
+                self.G, self.FE, self.D = G, FE, D
+
+            def train(self, dataloader, optimD):
+                for x, _ in dataloader:
+                    fe_out1 = self.FE(x)
+                    probs_real = self.D(fe_out1)
+                    (1 - probs_real).mean().backward()
+                    fake_x = self.G(torch.randn(8, 62, 1, 1))
+                    fe_out2 = self.FE(fake_x.detach())
+                    probs_fake = self.D(fe_out2)
+                    probs_fake.mean().backward()
+                    optimD.step()
+
+
+        Trainer(nn.ConvTranspose2d(62, 1, 4), FrontEnd(), D()).train(loader, optim)
+    ''')
+    assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN401", 30)]

@@ -251,7 +251,9 @@ def _feeding(forwards: list[ForwardCall]) -> set[tuple]:
     frozen sketch network turns real and generated images into sketches, and the
     discriminator scores `tf_fake(fake)` and `tf_real(real)`. What a call returns is no
     sample a discriminator sees: the model it feeds is the one called on real and
-    generated samples. Only a model with layers of its own (torch's convolutions and linear
+    generated samples. Only an instance that sees one side in its update (a transform made
+    for real or for generated images): one instance run on both is the discriminator's
+    trunk (an InfoGAN's `FrontEnd`, whose features its `D` head scores). Only a model with layers of its own (torch's convolutions and linear
     layers, or the project's modules: StyleGAN2's EqualConv2d) feeds on another's output
     so: a loss module (`criterionGAN(pred_fake, False)`, holding an `nn.MSELoss` at most)
     is fed by the discriminator. Not a model fed by itself or by a model it is part of."""
@@ -266,7 +268,12 @@ def _feeding(forwards: list[ForwardCall]) -> set[tuple]:
                     and origin.module.cls is not None and origin.module.cls is not module.cls \
                     and not _part_of(module, origin.module) and not _part_of(origin.module, module):
                 fed.add((id(origin.module), origin.path, origin.line))
-    return fed
+    sides: dict[tuple, set[str]] = {}
+    for call in forwards:
+        if call.module is not None:
+            sides.setdefault((call.update, id(call.module)), set()).add(call.kind)
+    return {_output_key(call) for call in forwards if _output_key(call) in fed
+            and not {"real", "fake"} <= sides[(call.update, id(call.module))]}
 
 
 def _part_of(part: Layer, whole: Layer) -> bool:
