@@ -49,8 +49,7 @@ class TrainingSemantics:
         if isinstance(iterable, TensorV) and iterable.tags:
             return TensorV(iterable.tags, (), iterable.origins)
         source = next((n for n in names_in(stmt.iter) if DATA_SOURCE.search(n)), "the data loader")
-        return TensorV(frozenset({"real"}), (), frozenset({
-            Data(f"a batch of `{source}` ({{at}})", path, stmt.span.line)}))
+        return _batch_of(source, path, stmt.span.line)
 
     def bound(self, target: F.Expr, value: Value) -> Value:
         """The value an assignment binds to `target`, and what the binding tells: a layer
@@ -213,7 +212,7 @@ class TrainingSemantics:
         source = next((n for n in names if DATA_SOURCE.search(n)), None)
         if source is None:
             return value
-        return TensorV(frozenset({"real"}), (), frozenset({Data(f"a batch of `{source}` ({{at}})", path, e.span.line)}))
+        return _batch_of(source, path, e.span.line)
 
     def forward_of(self, module, where) -> ForwardCall | None:
         """The forward call a tensor's output entry (`TensorV.outputs`) came from: one call
@@ -330,15 +329,13 @@ class TrainingSemantics:
         match = _BATCH_GETTER.search(text)
         if match is None or isinstance(result, TensorV) and result.origins:
             return result
-        return TensorV(frozenset({"real"}), (), frozenset({
-            Data(f"a batch of `{match.group(1)}` ({{at}})", loc.path, loc.span.line)}))
+        return _batch_of(match.group(1), loc.path, loc.span.line)
 
     def iter_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         if not (e is not None and e.args and any(DATA_SOURCE.search(n) for n in names_in(e.args[0].value))):
             return None
         source = next(n for n in names_in(e.args[0].value) if DATA_SOURCE.search(n))
-        return TensorV(frozenset({"real"}), (), frozenset({
-            Data(f"a batch of `{source}` ({{at}})", loc.path, loc.span.line)}))
+        return _batch_of(source, loc.path, loc.span.line)
 
     def cat_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         return _concatenation(args, kwargs, loc) if args else None
@@ -481,6 +478,11 @@ _BATCH_GETTER = re.compile(r"(?:^|\.)(\w*(?:loader|dataset|data_iter|dataiter|ba
 _BATCH_GETTER_ENDS = ("batch", "get_next")
 # Calls that hand a data loader's batches on, one by one: `tqdm(enumerate(loader))`.
 _LOADER_WRAPPERS = frozenset({"tqdm", "enumerate", "iter", "zip", "track"})
+
+
+def _batch_of(source: str, path: str, line: int) -> TensorV:
+    """Real samples: a batch of the data source named `source`, taken at `path`:`line`."""
+    return TensorV(frozenset({"real"}), (), frozenset({Data(f"a batch of `{source}` ({{at}})", path, line)}))
 
 
 def _wraps_batches(e: F.Expr) -> bool:
