@@ -14,6 +14,7 @@ from typing import Iterator, TypeVar
 
 import libcst as cst
 
+from snlint.edit.held_out import HeldOut
 from snlint.edit.names import FileNames
 from snlint import facts as F
 from snlint.facts import Names
@@ -24,16 +25,22 @@ N = TypeVar("N", bound=cst.CSTNode)
 
 class ParsedFile:
     """A parsed file, with the names the lint of the same text resolved (`names`; without
-    them no name is known). Raises libcst.ParserSyntaxError when the text does not parse."""
+    them no name is known). Raises libcst.ParserSyntaxError when the text does not parse.
 
-    def __init__(self, path: str, text: str, names: Names | None = None) -> None:
+    `held`: the file with the statements its fixes cannot read held out
+    (`snlint.edit.held_out`); then `module` is the rest, and `whole(code)` puts them back."""
+
+    def __init__(self, path: str, text: str, names: Names | None = None,
+                 held: HeldOut | None = None) -> None:
         self.path = path
         self.text = text
-        self.module = cst.parse_module(text)
+        self.held = held
+        self.module = cst.parse_module(text if held is None else held.text)
         # The source pass's own table: the same node indices (snlint.positions).
         self.positions, self.parents = layout(self.module)
         self.nodes = list(self.positions)
         self._by_key: dict[int, cst.CSTNode] | None = None
+        self._held_words: frozenset[str] | None = None
         self.names = FileNames(self, names)
 
     # ---------------------------------------------------------------- nodes
@@ -95,3 +102,25 @@ class ParsedFile:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def whole(self, code: str) -> str:
+        """The file's text for the (fixed) code of `module`. Raises HeldOutMoved when a
+        held-out statement's marker is not where the fix should have left it."""
+        if self.held is None:
+            return code
+        text = self.held.restore(code)
+        if text is None:
+            raise HeldOutMoved(self.path)
+        return text
+
+    def held_words(self) -> frozenset[str]:
+        """The words of the held-out statements (none when the file was parsed whole)."""
+        if self.held is None:
+            return frozenset()
+        if self._held_words is None:
+            self._held_words = self.held.words()
+        return self._held_words
+
+
+class HeldOutMoved(Exception):
+    """A fix moved or dropped a held-out statement's marker: parse the file whole."""

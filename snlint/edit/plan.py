@@ -144,7 +144,7 @@ def apply_plans(parsed: ParsedFile, plans: Sequence[Plan]) -> str:
         tree = add_imports(tree, imports)
     if changes:
         tree = _prune_imports(parsed, changes, tree)
-    return tree.code
+    return parsed.whole(tree.code)
 
 
 def _import_names(node: cst.CSTNode) -> Iterator[str]:
@@ -216,7 +216,7 @@ def _prune_imports(parsed: ParsedFile, changes: dict[int, tuple[cst.CSTNode, Any
                and 0 < names.reads(name) <= held[name]}
     if not touched:
         return tree
-    gone = touched - set(_import_names(tree))
+    gone = touched - set(_import_names(tree)) - parsed.held_words()
     if not gone:
         return tree
     # The fixed file mentions a gone name nowhere outside imports, so nothing but an

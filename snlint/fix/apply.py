@@ -162,13 +162,28 @@ def _fix_one(path: str, text: str, findings: list[Finding], config: Config, unsa
              by_code: Planners) -> Fixed:
     import libcst as cst
 
-    from snlint.edit.parsed import ParsedFile
+    from snlint.edit.held_out import held_out
+    from snlint.edit.parsed import HeldOutMoved, ParsedFile
 
-    messages: list[str] = []
+    names = names_of(findings)
+    held = held_out(text, findings, names)
+    if held is not None:
+        # The statements the fixes read, parsed alone; the whole file when a fix moved a
+        # held-out statement, or the part does not parse (the file may not either).
+        try:
+            return _fixed(ParsedFile(path, text, names, held), findings, config, unsafe, by_code)
+        except (HeldOutMoved, cst.ParserSyntaxError):
+            pass
     try:
-        parsed = ParsedFile(path, text, names_of(findings))
+        parsed = ParsedFile(path, text, names)
     except cst.ParserSyntaxError:
-        return Fixed(None, [], messages)
+        return Fixed(None, [], [])
+    return _fixed(parsed, findings, config, unsafe, by_code)
+
+
+def _fixed(parsed: ParsedFile, findings: list[Finding], config: Config, unsafe: bool,
+           by_code: Planners) -> Fixed:
+    messages: list[str] = []
     done = fix_file(parsed, findings, config, unsafe=unsafe, report=messages.append, by_code=by_code)
     index = {id(f): i for i, f in enumerate(findings)}
     return Fixed(done.text, [index[id(f)] for f in done.applied], messages)
