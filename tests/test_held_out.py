@@ -14,8 +14,8 @@ import pytest
 import snlint.edit.held_out as held_module
 from snlint.checks.registry import fixers
 from snlint.config import Config
-from snlint.edit.held_out import held_out
-from snlint.edit.parsed import HeldOutMoved, ParsedFile
+from snlint.edit.held_out import NeedsWholeFile, held_out
+from snlint.edit.parsed import ParsedFile
 from snlint.engine import lint_sources
 from snlint.fix.apply import _fix_one
 from snlint.fix.planning import names_of
@@ -132,9 +132,9 @@ def test_a_marker_a_fix_moved_is_noticed():
     held = held_out(MODEL, findings, names_of(findings))
     parsed = ParsedFile("models.py", MODEL, names_of(findings), held)
     marker = held.holes[0].marker
-    with pytest.raises(HeldOutMoved):
+    with pytest.raises(NeedsWholeFile):
         parsed.whole(held.text.replace(marker, ""))
-    with pytest.raises(HeldOutMoved):
+    with pytest.raises(NeedsWholeFile):
         parsed.whole(held.text.replace(marker, marker + marker))
 
 
@@ -233,7 +233,7 @@ DISCRIMINATOR = textwrap.dedent('''\
     ''')
 
 
-def test_a_held_out_statement_that_calls_spectral_norm_is_kept(monkeypatch):
+def test_a_spelling_only_a_held_out_statement_calls_means_the_whole_file(monkeypatch):
     # The SN201 fix in blocks.py wraps the layer in the spelling the file calls most (the
     # generator's partial), which only the held-out generator shows.
     findings = _fixable({"blocks.py": BLOCKS, "disc.py": DISCRIMINATOR})["blocks.py"]

@@ -18,10 +18,11 @@ holds each rule's fixes to those made on the whole file):
   statement's own first line would);
 - the statement of each import alias and module-level alias the file's names point at
   (`Names.imports`, `Names.aliases`): what `_prune_imports` may remove, and a fix reads;
-- the statement of each name the file reads as torch's spectral norm, or a partial of
-  it (`Names.quals`): the spellings `FileNames.sn_callees` counts;
 - the first statement with an indented block: libcst takes the file's default indent
   from its first indent, and a fix's new code is written with it.
+A fix that needs more says so (`NeedsWholeFile`: SN201's choice of spelling, when the
+discriminator's own is not called in the parsed part and a held-out statement calls
+spectral norm), and the file is parsed whole; so is it when a fix moved a marker.
 A finding in module-level code (outside a `def` and a `class`: a fix may read the whole
 module's scope) and a file with a lone `\\r` line break (CPython and libcst may count its
 lines apart) are parsed whole.
@@ -56,12 +57,20 @@ class Hole:
     original: str  # the held-out lines, as they are in the file
 
 
+class NeedsWholeFile(Exception):
+    """A fix needs what a held-out statement holds (or moved its marker): parse the file
+    whole and plan again."""
+
+
 @dataclass(frozen=True)
 class HeldOut:
     """A file with some top-level statements held out: `text` is what libcst parses."""
 
     text: str
     holes: tuple[Hole, ...]
+    # A held-out statement reads a name as torch's spectral norm or a partial of it
+    # (`Names.quals`): the parsed part may not show every spelling the file calls.
+    sn_elsewhere: bool = False
 
     def words(self) -> frozenset[str]:
         """Every identifier-like word of the held-out lines: names they may still read or
@@ -132,7 +141,8 @@ def held_out(text: str, findings: Iterable[Finding], names: F.Names | None) -> H
     runs = _runs(held, spans)
     if sum(last - first + 1 for first, last in runs) < MIN_HELD_LINES:
         return None
-    return _hold(text, runs)
+    held_lines = {n for first, last in runs for n in range(first, last + 1)}
+    return _hold(text, runs, any(line in held_lines for line in _sn_lines(names)))
 
 
 def _prefix(body: list[ast.stmt]) -> set[int]:
@@ -182,10 +192,17 @@ def _wanted_lines(findings: list[Finding], names: F.Names | None) -> Iterable[in
         return
     for key in (*names.imports.values(), *names.aliases.values()):
         yield from _key_lines(key)
+
+
+def _sn_lines(names: F.Names | None) -> Iterable[int]:
+    """The first line of each name the file reads as torch's spectral norm, or a partial
+    of it."""
+    if names is None:
+        return
     wrapped = {qual for qual, inner in names.partials.items() if inner in SN_FUNCTIONS}
     for key, qual in names.quals.items():
         if qual in SN_FUNCTIONS or qual in wrapped:
-            yield from _key_lines(key)
+            yield _key_lines(key).start
 
 
 def _key_lines(key: int) -> range:
@@ -224,7 +241,7 @@ def _runs(held: Collection[int], spans: list[tuple[int, int]]) -> list[tuple[int
     return runs
 
 
-def _hold(text: str, runs: list[tuple[int, int]]) -> HeldOut | None:
+def _hold(text: str, runs: list[tuple[int, int]], sn_elsewhere: bool) -> HeldOut | None:
     lines = lines_with_endings(text)
     token = _unused_token(text)
     parts: list[str] = []
@@ -242,7 +259,7 @@ def _hold(text: str, runs: list[tuple[int, int]]) -> HeldOut | None:
         parts.append(marker + filler)
         at = last
     parts.extend(c + e for c, e in lines[at:])
-    return HeldOut("".join(parts), tuple(holes))
+    return HeldOut("".join(parts), tuple(holes), sn_elsewhere)
 
 
 def _unused_token(text: str) -> str:

@@ -54,7 +54,8 @@ class FileNames:
 
     def sn_callees(self) -> dict[str, tuple[int, str]]:
         """Each spelling of a torch SN function (or a module-level partial of one) the
-        file calls: how often, and its API."""
+        file calls: how often, and its API. Of the parsed part only, when statements are
+        held out (`sn_calls_held_out`)."""
         counts: Counter[str] = Counter()
         apis: dict[str, str] = {}
         for call in self.parsed.calls():
@@ -64,6 +65,12 @@ class FileNames:
                 counts[text] += 1
                 apis[text] = api  # type: ignore[assignment]
         return {text: (count, apis[text]) for text, count in counts.items()}
+
+    def sn_calls_held_out(self) -> bool:
+        """Whether a held-out statement (`snlint.edit.held_out`) may call spectral norm:
+        then `sn_callees` may not count every spelling of the file."""
+        held = self.parsed.held
+        return held is not None and held.sn_elsewhere
 
     # ---------------------------------------------------------------- spellings
 

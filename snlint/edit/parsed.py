@@ -14,7 +14,7 @@ from typing import Iterator, TypeVar
 
 import libcst as cst
 
-from snlint.edit.held_out import HeldOut
+from snlint.edit.held_out import HeldOut, NeedsWholeFile
 from snlint.edit.names import FileNames
 from snlint import facts as F
 from snlint.facts import Names
@@ -104,13 +104,13 @@ class ParsedFile:
         return self.module.code_for_node(node)
 
     def whole(self, code: str) -> str:
-        """The file's text for the (fixed) code of `module`. Raises HeldOutMoved when a
+        """The file's text for the (fixed) code of `module`. Raises NeedsWholeFile when a
         held-out statement's marker is not where the fix should have left it."""
         if self.held is None:
             return code
         text = self.held.restore(code)
         if text is None:
-            raise HeldOutMoved(self.path)
+            raise NeedsWholeFile(self.path)
         return text
 
     def held_words(self) -> frozenset[str]:
@@ -121,6 +121,3 @@ class ParsedFile:
             self._held_words = self.held.words()
         return self._held_words
 
-
-class HeldOutMoved(Exception):
-    """A fix moved or dropped a held-out statement's marker: parse the file whole."""

@@ -111,6 +111,7 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *,
              report: Report, by_code: Planners | None = None) -> Round:
     """One round on one file: the fixable findings' plans, the overlapping ones
     deferred, applied together. `by_code`: the rules' planners, when the caller has them."""
+    from snlint.edit.held_out import NeedsWholeFile
     from snlint.edit.plan import overlaps, signature
 
     planned: list[tuple[Finding, Plan]] = []
@@ -118,6 +119,8 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *,
     for finding in sorted(findings, key=Finding.sort_key):
         try:
             plan = plan_for(finding, parsed, config, by_code)
+        except NeedsWholeFile:
+            raise
         except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
             report(f"snlint: internal error planning the {finding.code} fix for "
                    f"{where(finding)}: {type(e).__name__}: {e}")
@@ -162,17 +165,17 @@ def _fix_one(path: str, text: str, findings: list[Finding], config: Config, unsa
              by_code: Planners) -> Fixed:
     import libcst as cst
 
-    from snlint.edit.held_out import held_out
-    from snlint.edit.parsed import HeldOutMoved, ParsedFile
+    from snlint.edit.held_out import NeedsWholeFile, held_out
+    from snlint.edit.parsed import ParsedFile
 
     names = names_of(findings)
     held = held_out(text, findings, names)
     if held is not None:
-        # The statements the fixes read, parsed alone; the whole file when a fix moved a
-        # held-out statement, or the part does not parse (the file may not either).
+        # The statements the fixes read, parsed alone; the whole file when a fix needs
+        # more, or the part does not parse (the file may not either).
         try:
             return _fixed(ParsedFile(path, text, names, held), findings, config, unsafe, by_code)
-        except (HeldOutMoved, cst.ParserSyntaxError):
+        except (NeedsWholeFile, cst.ParserSyntaxError):
             pass
     try:
         parsed = ParsedFile(path, text, names)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from snlint.config import Config
+from snlint.edit.held_out import NeedsWholeFile
 from snlint.edit.parsed import ParsedFile
 from snlint.edit.plan import SAFE, Plan
 from snlint.edit.syntax import code_of
@@ -43,6 +44,8 @@ def _sn_wrapper(finding: Finding, parsed: ParsedFile, plan: Plan) -> tuple[cst.B
     wanted = finding.get("sn_callee") or ""
     names = parsed.names
     counts = names.sn_callees()
+    if wanted not in counts and names.sn_calls_held_out():
+        raise NeedsWholeFile(parsed.path)  # the file's commonest spelling may be held out
     if counts:
         text = wanted if wanted in counts else sorted(
             counts.items(), key=lambda kv: (-kv[1][0], kv[0]))[0][0]
