@@ -23,6 +23,25 @@ from snlint.positions import arg_range, layout, param_range
 N = TypeVar("N", bound=cst.CSTNode)
 
 
+def parse_module(text: str) -> cst.Module:
+    """`libcst.parse_module`, without validating each node it makes: libcst's parser
+    makes them from text it parsed, and `CSTNode.__post_init__` (a node's `_validate`)
+    is an eighth of a parse. Nodes made later (a fix's) are validated as always."""
+    base = cst.CSTNode
+    validate = base.__dict__.get("__post_init__")
+    if validate is None:
+        return cst.parse_module(text)
+    base.__post_init__ = _unvalidated  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(text)
+    finally:
+        base.__post_init__ = validate  # type: ignore[method-assign]
+
+
+def _unvalidated(self: cst.CSTNode) -> None:
+    pass
+
+
 class ParsedFile:
     """A parsed file, with the names the lint of the same text resolved (`names`; without
     them no name is known). Raises libcst.ParserSyntaxError when the text does not parse.
@@ -35,7 +54,7 @@ class ParsedFile:
         self.path = path
         self.text = text
         self.held = held
-        self.module = cst.parse_module(text if held is None else held.text)
+        self.module = parse_module(text if held is None else held.text)
         # The source pass's own table: the same node indices (snlint.positions).
         self.positions, self.parents = layout(self.module)
         self.nodes = list(self.positions)
