@@ -30,6 +30,9 @@ class ProjectIndex:
         self.by_stem: dict[str, FileFacts] = {}
         self.by_suffix: dict[str, list[FileFacts]] = {}
         self._resolved: dict[tuple[str, str], Resolved | None] = {}
+        self._answers: dict[tuple[str, str], list[FileFacts]] = {}
+        self._folder_of: dict[str, str] = {}
+        self._chains: dict[str, list[str]] = {}
         for f in files:
             self.by_module.setdefault(f.module, []).append(f)
             stem = f.path[:-3] if f.path.endswith(".py") else f.path
@@ -61,7 +64,15 @@ class ProjectIndex:
         """Every file `module(name, importer)` reads to answer: its answer, and the files
         that make an exact or a suffix match ambiguous. An index of any part of the project
         that holds `importer` and these files (in this order) gives the same answer
-        (`snlint.link.groups`)."""
+        (`snlint.link.groups`). The importer counts by its folder alone: the files of one
+        folder, which mostly import the same names, ask once."""
+        key = (name, self._folder(importer.path))
+        found = self._answers.get(key)
+        if found is None:
+            found = self._answers[key] = self._answer(name, importer)
+        return found
+
+    def _answer(self, name: str, importer: FileFacts) -> list[FileFacts]:
         exact = self.by_module.get(name, [])
         sibling = self._sibling(name, importer)
         if sibling is not None:
@@ -78,7 +89,7 @@ class ProjectIndex:
         package: the folder a script there runs from is first on `sys.path`, before the
         root (AttentionGAN's `AttentionGAN-v1/train.py` imports its own `models.py`, not the
         root's `models` package)."""
-        folder = posixpath.dirname(importer.path)
+        folder = self._folder(importer.path)
         if not folder or folder in self.by_stem:  # the root, or a package (`__init__.py`)
             return None
         return self.by_stem.get(posixpath.join(folder, name.replace(".", "/")))
@@ -88,13 +99,27 @@ class ProjectIndex:
         that has it: the folder a script there runs from (a repository of several projects,
         each with its own `models` package, imports `models.networks` from inside one)."""
         leaf = name.replace(".", "/")
-        folder = posixpath.dirname(importer.path)
-        while True:
+        for folder in self._folders_up(self._folder(importer.path)):
             found = self.by_stem.get(posixpath.join(folder, leaf) if folder else leaf)
-            above = posixpath.dirname(folder)
-            if found is not None or above == folder:  # "" or "/": the top
+            if found is not None:
                 return found
-            folder = above
+        return None
+
+    def _folder(self, path: str) -> str:
+        folder = self._folder_of.get(path)
+        if folder is None:
+            folder = self._folder_of[path] = posixpath.dirname(path)
+        return folder
+
+    def _folders_up(self, folder: str) -> list[str]:
+        """`folder` and each folder above it, to the top ("" or "/")."""
+        chain = self._chains.get(folder)
+        if chain is None:
+            chain = [folder]
+            while (above := posixpath.dirname(chain[-1])) != chain[-1]:
+                chain.append(above)
+            self._chains[folder] = chain
+        return chain
 
     def resolve(self, qual: str, importer: FileFacts | None) -> Resolved | None:
         if qual.startswith(("torch.", "builtins.", "functools.", "typing.", "collections.")):
