@@ -7,6 +7,7 @@ import importlib.util
 import sys
 import textwrap
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,15 @@ def test_a_first_block_with_another_indent_is_kept():
     held = held_out(text, findings, names_of(findings))
     assert held is not None and "class Generator" in held.text and "def helper" not in held.text
     assert held.restore(held.text) == text
+
+
+def test_a_round_is_sent_only_the_sites_of_findings_without_a_node():
+    from snlint.fix.apply import _as_sent
+
+    findings = _fixable({"models.py": MODEL})["models.py"]
+    names = names_of(findings)
+    assert names.sites and all(f.node is not None for f in findings)
+    sent = _as_sent(findings)
+    assert names_of(sent).sites == {} and names_of(sent).quals == names.quals
+    by_position = [findings[0].with_(span=replace(findings[0].span, node=None))]
+    assert names_of(_as_sent(by_position)).sites == {by_position[0].span: names.sites[by_position[0].span]}

@@ -155,8 +155,17 @@ class FileOutcome:
     source: SourceFile
     text: str  # the fixed text
     fixes: int  # fixes applied
-    diff: bytes  # the unified diff, in the file's encoding
+    data: bytes  # the fixed text in the file's encoding
     written: bool = False
+
+    @property
+    def diff(self) -> bytes:
+        """The unified diff, in the file's encoding: made when asked (`--diff`), since a
+        `--fix` that writes shows none."""
+        source, new = self.source, self.text
+        bom = "\ufeff" if self.data.startswith(b"\xef\xbb\xbf") and not new.startswith("\ufeff") else ""
+        return unified_diff(source.path, bom + source.text, bom + new).encode(
+            _diff_encoding(source.encoding), errors="replace")
 
 
 @dataclass
@@ -225,10 +234,7 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
             report(f"snlint: not fixing {path}: the fixed text cannot be encoded as "
                    f"{source.encoding} ({e.reason})")
             continue
-        bom = "\ufeff" if data.startswith(b"\xef\xbb\xbf") and not new.startswith("\ufeff") else ""
-        diff = unified_diff(path, bom + source.text, bom + new)
-        item = FileOutcome(source, new, result.fixed[path],
-                           diff.encode(_diff_encoding(source.encoding), errors="replace"))
+        item = FileOutcome(source, new, result.fixed[path], data)
         outcome.files.append(item)
         if write:
             if not unchanged_on_disk(source.abspath, source.raw):

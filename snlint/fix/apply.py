@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import warnings
 from collections import Counter
-from dataclasses import field
+from dataclasses import field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -201,6 +201,19 @@ def _text_size(item: tuple[str, str, list[Finding]]) -> int:
     return len(item[1])
 
 
+def _as_sent(findings: list[Finding]) -> list[Finding]:
+    """The findings of one file as a round needs them, for a process that unpickles
+    them: their names without the site of each call, argument and parameter the source
+    pass read (nine tenths of their size), which a round reads only for a finding the
+    graph pass reported by position (`planning._at_node`)."""
+    names = names_of(findings)
+    if names is None or not names.sites:
+        return findings
+    sites = {f.span: names.sites[f.span] for f in findings if f.node is None and f.span in names.sites}
+    trimmed = replace(names, sites=sites)
+    return [f.with_(names=trimmed) if f.names is names else f for f in findings]
+
+
 def prepare_fixes() -> None:
     """What a round imports (libcst, the planners), for a process that does rounds later
     (`snlint.standby.Standby`)."""
@@ -217,6 +230,7 @@ def fix_each(items: list[tuple[str, str, list[Finding]]], config: Config, *, uns
     stage lowers them); in order. `standby`: a process that has imported what a round
     needs (`prepare_fixes`) while this one linted, which does the round instead."""
     work = partial(_fix_chunk, config=config, unsafe=unsafe)
+    items = [(path, text, _as_sent(findings)) for path, text, findings in items]
     if standby is not None:
         done = standby.map(work, items, jobs_for(config), _text_size)
         if done is not None:
