@@ -25,15 +25,23 @@ _KEEP = 4
 class FactsAt:
     """The facts of one file by node key (`facts.node_key`): each expression,
     argument, parameter and statement the source pass read, with what encloses it
-    (statements, functions, classes), innermost first."""
+    (statements, functions, classes), innermost first.
+
+    A top-level statement's facts are read when a key on its lines is first asked for: a
+    lint asks about the few statements its fixable findings are in."""
 
     def __init__(self, file: F.FileFacts) -> None:
         self.by_index: dict[int, Any] = {}
-        self.parent: dict[int, Any] = {}  # id(fact) -> the fact enclosing it
-        # Every fact of the file, each before what it holds (the first fact at a key is
-        # the outermost): one loop, not a generator per fact.
+        self._pending: list[F.Stmt] = list(file.body)  # top-level statements not read yet
+        self._tops: set[int] = set()  # id() of each top-level statement read
+        self.parent = _Parents(self)  # id(fact) -> the fact enclosing it
+
+    def _read(self, statements: list[F.Stmt]) -> None:
+        # Every fact, each before what it holds (the first fact at a key is the
+        # outermost): one loop, not a generator per fact.
         by_index, parent = self.by_index, self.parent
-        stack: list[tuple[Any, Any]] = [(stmt, None) for stmt in reversed(file.body)]
+        self._tops.update(map(id, statements))
+        stack: list[tuple[Any, Any]] = [(stmt, None) for stmt in reversed(statements)]
         while stack:
             fact, holder = stack.pop()
             if holder is not None:
@@ -42,6 +50,20 @@ class FactsAt:
             if span is not None and span.node is not None:
                 by_index.setdefault(span.node, fact)
             stack.extend((child, fact) for child in reversed(_children(fact)))
+
+    def _read_lines(self, line: int, end_line: int) -> None:
+        """Read the top-level statements on these lines (all that are left, when one has no
+        span: where it is is not known)."""
+        if any(getattr(s, "span", None) is None for s in self._pending):
+            wanted, self._pending = self._pending, []
+        else:
+            wanted = [s for s in self._pending if s.span.line <= end_line and s.span.end_line >= line]
+            self._pending = [s for s in self._pending if not any(s is w for w in wanted)]
+        self._read(wanted)
+
+    def _read_all(self) -> None:
+        wanted, self._pending = self._pending, []
+        self._read(wanted)
 
     @classmethod
     def of(cls, file: F.FileFacts) -> "FactsAt":
@@ -54,7 +76,14 @@ class FactsAt:
         return index
 
     def at(self, index: int | None) -> Any:
-        return self.by_index.get(index) if index is not None else None
+        if index is None:
+            return None
+        found = self.by_index.get(index)
+        if found is None and self._pending:
+            key = index >> 3
+            self._read_lines(key >> 96, (key >> 32) & 0xFFFFFFFF)
+            found = self.by_index.get(index)
+        return found
 
     def ancestors(self, fact: Any) -> Iterator[Any]:
         current = self.parent.get(id(fact))
@@ -70,6 +99,22 @@ class FactsAt:
             if isinstance(body, tuple) and any(s is stmt for s in body):
                 return body
         return None
+
+
+class _Parents(dict):
+    """`FactsAt.parent`: a fact of a statement not read yet (one a predicate reached from
+    another, `b = D(y)` after `a = D(x)`) has every statement read first."""
+
+    def __init__(self, owner: FactsAt) -> None:
+        super().__init__()
+        self._owner = owner
+
+    def get(self, key: int, default: Any = None) -> Any:  # type: ignore[override]
+        found = dict.get(self, key)
+        if found is None and key not in self._owner._tops and self._owner._pending:
+            self._owner._read_all()
+            found = dict.get(self, key)
+        return default if found is None else found
 
 
 _FACT_TYPES = (F.Expr, F.Stmt, F.Arg, F.Param, F.CompFor, F.FunctionFacts, F.ClassFacts)
