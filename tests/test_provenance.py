@@ -980,7 +980,8 @@ def test_the_discriminator_fed_by_a_transform_is_still_judged(lint):
     # The same program with batch norm in the model the transform feeds: its separate calls
     # are reported (a loss module fed by the discriminator changes nothing).
     code = TRANSFORMED.replace("self.conv = nn.Conv2d(1, 1, 3)\n",
-                               "self.conv = nn.Conv2d(1, 1, 3)\n            self.bn = nn.BatchNorm2d(1)\n")
+                               "self.conv = nn.Conv2d(1, 1, 3)\n            self.bn = nn.BatchNorm2d(1)\n"
+                               ).replace("return self.conv(x)", "return self.bn(self.conv(x))")
     assert [(f.code, f.line) for f in lint(code)] == [("SN301", 37), ("SN401", 56)]
 
 

@@ -44,7 +44,17 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
               "layers (seen in the built model)",
               {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts)})
         for runtime in model.runtime.values() if uses_sn(runtime.facts)
-        for m in runtime.facts.modules if leaf_missing_sn(m) and id(m) not in shown_by_source))
+        for m in runtime.facts.modules if leaf_missing_sn(m) and id(m) not in shown_by_source
+        and not _unread(model, runtime, m)))
+
+
+def _unread(model, runtime, module) -> bool:
+    """A module the built model holds that the source builds where nothing reads it
+    (`LinkedModel.unread`): it never runs."""
+    if module.site is None:
+        return False
+    where = runtime.locate(module.site)
+    return (where.path, where.span.line) in model.unread
 
 
 def _needs_sn(layer: LayerFact) -> bool:

@@ -18,6 +18,7 @@ from snlint.link.model import (
     BatchNormFact, DiscriminatorFact, ForwardFact, InitFact, LayerFact, LinkedModel, Member,
     PenaltyFact, ReductionFact, SNApplied, SNCallFact, SNFact,
 )
+from snlint.link.unread import Reads
 from snlint.link.values import ConstV, Layer, ListV, SNApp, TupleV, UnknownV, Value
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ class _Freezer:
         self.inits: dict[int, tuple[list[str], set[str]]] = {}
         self.frames: dict[int, int] = {}  # id() of an update's frame -> its number
         self.branch_ids: dict[int, int] = {}  # id() of an undecided `if`'s token -> its number
+        self.reads = Reads(project.files.values())
+        self.unread: set[tuple[str, int]] = set()  # (path, line) of layers nothing reads
 
     def model(self) -> LinkedModel:
         project, events = self.project, self.project.events
@@ -86,6 +89,7 @@ class _Freezer:
             runtime=MappingProxyType(dict(project.runtime)),
             by_class=MappingProxyType({q: tuple(v) for q, v in by_class.items()}),
             trees=MappingProxyType(self.trees()),
+            unread=frozenset(self.unread),
         )
 
     def reach(self, layers) -> None:
@@ -186,6 +190,10 @@ class _Freezer:
     def _members(self, node: Layer, owner: Layer, path: str, out: list[Member], seen: set[int]) -> None:
         for name, child in self.children[self.ids[id(node)]]:
             if id(child) in seen:
+                continue
+            if node.cls is not None and node.init_frame is not None and self.reads.unread(node.cls, name):
+                # Built, never read: it never runs (`snlint.link.unread`).
+                self.unread.add((child.call.path, child.call.span.line))
                 continue
             seen.add(id(child))
             if (node.kind == "container" and child.in_loop and name.isdigit()) or name.startswith("*"):

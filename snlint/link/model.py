@@ -232,6 +232,9 @@ class LinkedModel:
     # Layer id -> its tree's members, for each class built alone and each instance of a
     # discriminator class.
     trees: Mapping[int, tuple[Member, ...]] = field(default_factory=_empty)
+    # (path, line) of each layer a module builds and nothing reads (`snlint.link.unread`):
+    # in no tree above, and never run.
+    unread: frozenset[tuple[str, int]] = frozenset()
 
     def layer(self, id: int) -> LayerFact:
         return self.layers[id]

@@ -1,0 +1,187 @@
+"""Layers a module builds and nothing ever reads: `self.linear = nn.Linear(...)` in an
+`__init__` whose `forward` has the only use commented out (`#x = self.linear(x)`).
+
+Such a layer is in the module's tree (its parameters, its state_dict) but never runs: no
+rule about what the discriminator computes is about it. It is told by its attribute's
+name, read nowhere in the project the link step reads:
+- no `.name` is read anywhere (on `self` or any other object, `netD.linear` too), and no
+  string says the name (`getattr(self, "linear")`);
+- the class and its project bases define `forward`, and derive from nothing but
+  `nn.Module` and project classes: a torch container's `forward` (`nn.Sequential`) or
+  another library's runs its children without naming them;
+- neither the class nor a project class it derives from or that derives from it reaches
+  its children without naming them (`self.children()`, `self.named_children()`,
+  `self._modules`, `self.__dict__`, `vars(self)`, `getattr(self, name)` with a name that
+  is not a literal), and no code of the project calls `.children()` or
+  `.named_children()` or reads `._modules` of anything else.
+Anything the source pass could not read (a file it read with libcst alone, or as
+Python 2) counts as reading every name.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from snlint import facts as F
+
+_MODULE = "torch.nn.Module"
+_SELF_DYNAMIC = frozenset({"children", "named_children", "_modules", "__dict__", "get_submodule"})
+_ELSEWHERE_DYNAMIC = frozenset({"children", "named_children", "_modules"})
+# What an `Unknown` the source pass makes of an expression that reads no name says.
+_READ_NOTHING = frozenset({"", "Ellipsis", "Imaginary", "bytes", "FormattedString"})
+_NAME_BUILTINS = frozenset({"builtins.getattr", "builtins.setattr", "builtins.hasattr",
+                            "builtins.delattr"})
+
+
+class Reads:
+    """What the files of one part read by attribute name (built when first asked)."""
+
+    def __init__(self, files: Iterable[F.FileFacts]) -> None:
+        self._files = list(files)
+        self._classes: dict[str, list[F.ClassFacts]] | None = None
+        self._loads: set[str] | None = None
+        self._elsewhere = False  # `.children()` of something other than `self`
+        self._own: dict[int, tuple[frozenset[str], bool]] = {}
+
+    def unread(self, cls: F.ClassFacts, name: str) -> bool:
+        """Whether nothing reads the attribute `name` of an instance of `cls`."""
+        if not name.isidentifier():
+            return False
+        lineage = self._lineage(cls)
+        if lineage is None:
+            return False
+        for member in lineage:
+            loads, dynamic = self._summary(member)
+            if dynamic or name in loads:
+                return False
+        loads = self._all_loads()
+        return not self._elsewhere and name not in loads
+
+    # ---------------------------------------------------------------- classes
+
+    def _by_name(self) -> dict[str, list[F.ClassFacts]]:
+        if self._classes is None:
+            self._classes = {}
+            for file in self._files:
+                for _, cls in file.classes:
+                    self._classes.setdefault(cls.name, []).append(cls)
+        return self._classes
+
+    def _lineage(self, cls: F.ClassFacts) -> list[F.ClassFacts] | None:
+        """`cls`, the project classes it derives from and those that derive from it (by
+        name: every class of that name); None when a base is neither `nn.Module` nor a
+        project class, or no class of its line defines `forward`."""
+        by_name = self._by_name()
+        line: list[F.ClassFacts] = []
+        todo = [cls]
+        while todo:
+            current = todo.pop()
+            if any(c is current for c in line):
+                continue
+            line.append(current)
+            for base in current.bases:
+                if isinstance(base, F.Global) and base.qual == _MODULE:
+                    continue
+                found = by_name.get(_last(base))
+                if not found:
+                    return None
+                todo.extend(found)
+        if not any("forward" in c.method_names for c in line):
+            return None
+        names = {c.name for c in line}
+        line.extend(c for group in by_name.values() for c in group
+                    if not any(c is x for x in line) and any(_last(b) in names for b in c.bases))
+        return line
+
+    # ---------------------------------------------------------------- reads
+
+    def _summary(self, cls: F.ClassFacts) -> tuple[frozenset[str], bool]:
+        """The attribute names and strings `cls`'s methods read, and whether they reach
+        `self`'s children without naming them."""
+        found = self._own.get(id(cls))
+        if found is None:
+            loads: set[str] = set()
+            selves = {m.params[0].name for _, m in cls.methods if m.params}
+            dynamic = _walk([m for _, m in cls.methods], loads, selves, None)
+            found = self._own[id(cls)] = (frozenset(loads), dynamic)
+        return found
+
+    def _all_loads(self) -> set[str]:
+        if self._loads is None:
+            loads: set[str] = set()
+            elsewhere = [False]
+            for file in self._files:
+                if file.names is not None and not file.names.complete:
+                    elsewhere[0] = True  # read with libcst alone, or as Python 2
+                _walk(list(file.body), loads, set(), elsewhere)
+            self._loads = loads
+            self._elsewhere = elsewhere[0]
+        return self._loads
+
+
+def _last(e: F.Expr) -> str:
+    if isinstance(e, F.Global):
+        return (e.text or e.qual).rpartition(".")[2]
+    if isinstance(e, F.Attr):
+        return e.attr
+    if isinstance(e, F.Local):
+        return e.name
+    return ""
+
+
+def _walk(roots: list, loads: set[str], selves: set[str], elsewhere: list[bool] | None) -> bool:
+    """Gather into `loads` the attribute names read and the strings written under
+    `roots`; True when one reaches the children of a name in `selves` without naming
+    them. `elsewhere[0]` is set when a `.children()` of anything else is read."""
+    dynamic = False
+    fields: dict[type, tuple[str, ...]] = {}
+    stack = list(roots)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
+            continue
+        kind = type(x)
+        if kind is F.Attr:
+            on_self = isinstance(x.value, F.Local) and x.value.name in selves
+            if on_self and x.attr in _SELF_DYNAMIC:
+                dynamic = True
+            elif elsewhere is not None and not on_self and x.attr in _ELSEWHERE_DYNAMIC:
+                elsewhere[0] = True
+            loads.add(x.attr)
+            stack.append(x.value)
+            continue
+        if kind is F.Global:
+            parts = (x.text or "").split(".")
+            loads.update(parts[1:])
+            if elsewhere is not None and _ELSEWHERE_DYNAMIC.intersection(parts[1:]):
+                elsewhere[0] = True
+            continue
+        if kind is F.Const:
+            if isinstance(x.value, str):
+                loads.add(x.value)
+            continue
+        if kind is F.Unknown:
+            # An expression the source pass did not read (a comparison chain, a dict
+            # comprehension, a yield) may read anything: in the class's own methods, it
+            # may read its layers.
+            if x.text not in _READ_NOTHING and elsewhere is None:
+                dynamic = True
+            continue
+        if kind is F.Call and isinstance(x.func, F.Global) and x.func.qual in _NAME_BUILTINS | {"builtins.vars"}:
+            args = [a.value for a in x.args]
+            if args and isinstance(args[0], F.Local) and args[0].name in selves and \
+                    (x.func.qual == "builtins.vars" or len(args) < 2 or not isinstance(args[1], F.Const)):
+                dynamic = True
+        if kind is F.Assign:
+            # The attribute a statement stores is not read; what it is stored on is.
+            for target in x.targets:
+                stack.append(target.value if isinstance(target, F.Attr) else target)
+            stack.append(x.value)
+            continue
+        if kind is F.Span or not hasattr(kind, "__dataclass_fields__"):
+            continue
+        if kind not in fields:
+            fields[kind] = tuple(f for f in kind.__dataclass_fields__ if f != "span")
+        stack.extend(getattr(x, name) for name in fields[kind])
+    return dynamic
