@@ -33,6 +33,8 @@ def parses(text: str) -> bool:
     ("os.chmod(p, 0755)", "os.chmod(p, 0o755)"),
     ("n = 10L", "n = 10"),
     ("if x:\n\tif y:\n\t        z = 1", "if x:\n        if y:\n                z = 1"),
+    ("x = x.cuda(async=True)", "x = x.cuda(_sync=True)"),
+    ("f(a, async = True)", "f(a, _sync = True)"),
 ])
 def test_python2_lines_are_rendered_line_for_line(py2, py3):
     assert as_python3(py2, parses) == py3
@@ -72,3 +74,27 @@ def test_a_python2_training_script_keeps_its_sn901_and_its_sn401(tmp_path):
     assert [(f.code, f.path, f.line) for f in findings] == [
         ("SN301", "nets.py", 8), ("SN401", "train.py", 8), ("SN901", "train.py", 11)]
     assert findings[2].message.endswith("(read as Python 2 for its other findings; not fixed)")
+
+
+def test_a_training_script_with_async_keyword_arguments_keeps_its_sn401(tmp_path):
+    # Synthetic2Realistic: `.cuda(self.gpu_ids[0], async=True)`, valid Python until 3.7.
+    findings = lint(tmp_path, {"train.py": '''
+        import torch
+        import torch.nn as nn
+
+        class D(nn.Module):
+            def __init__(self):
+                super(D, self).__init__()
+                self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+                self.bn = nn.BatchNorm2d(64)
+
+            def forward(self, x):
+                return self.bn(self.conv(x))
+
+        netD, netG = D(), nn.Conv2d(3, 3, 1)
+        for real in torch.utils.data.DataLoader([]):
+            real = real.cuda(0, async=True)
+            d_real = netD(real)
+            d_fake = netD(netG(real).detach())
+    '''})
+    assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN901", 16), ("SN401", 17)]

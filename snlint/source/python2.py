@@ -7,7 +7,9 @@ training step it holds. Such a file keeps its SN901; the rest of it is read from
 - `except E, e:` becomes `except E as e:`, `raise E, "why"` becomes `raise E("why")`;
 - `<>` becomes `!=`, backquotes `repr(...)`, `0777` `0o777`, `10L` `10`, `ur"..."` `r"..."`;
 - indentation mixing tabs and spaces is expanded as Python 2 did (a tab to the next
-  multiple of 8).
+  multiple of 8);
+- `async` as a keyword argument (`x.cuda(async=True)`: PyTorch before 0.4, valid Python
+  until 3.7) becomes `_sync`, of the same length.
 
 Only a rendering CPython parses is used (never a fix: the file as written cannot be
 rewritten); anything else stays the SN901 alone.
@@ -30,6 +32,7 @@ _OCTAL = re.compile(r"(?<![\w.])0(\d+)(?![\w.])")
 _LONG = re.compile(r"(?<![\w.])(\d+)[lL](?!\w)")
 _UNICODE_RAW = re.compile(r"(?<![\w])[uU]([rR]['\"])")
 _LEADING = re.compile(r"^[ \t]+")
+_ASYNC_KEYWORD = re.compile(r"(?<=[(,])(\s*)async(?=\s*=(?!=))")
 
 
 def as_python3(text: str, parses) -> str | None:
@@ -53,6 +56,7 @@ def _line(line: str) -> str:
         line = _OCTAL.sub(r"0o\1", line)
         line = _LONG.sub(r"\1", line)
     line = _UNICODE_RAW.sub(r"\1", line)
+    line = _ASYNC_KEYWORD.sub(r"\1_sync", line)
     line = _EXCEPT.sub(r"\1\2 as \3:", line)
     line = _RAISE.sub(r"\1\2(\3)\4", line)
     return _print(line)
