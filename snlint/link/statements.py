@@ -17,7 +17,7 @@ from snlint.link.syntax import text_of
 from snlint.link.values import (
     UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, FuncV, Layer, ListV, ModulesIterV, ModulesV,
     NameFindV, NamespaceV, NameV, ParametersV, ParamV, TensorV, TorchTypeV, TupleV, UnknownV, Value,
-    tensor_join,
+    tensor_join, tensors,
 )
 
 # Iterations of one loop the evaluator unrolls; longer loops run once, over unknown items.
@@ -282,6 +282,10 @@ class Statements:
         return None
 
     def for_stmt(self, stmt: F.For, frame: Frame, module_level: bool) -> None:
+        zipped = _zipped(stmt)
+        if zipped is not None:
+            self.zip_loop(stmt, *zipped, frame)
+            return
         indexed = _indexed_list(stmt.iter)
         if indexed is not None:
             # `for n in range(len(seq)): stream += seq[n]` (pix2pixHD's discriminators)
@@ -294,7 +298,7 @@ class Statements:
         frame.loop_depth += 1
         frame.loops.append(stmt.span)
         try:
-            batch = self.loader_batch(iterable, stmt, frame.file.path)
+            batch = self.loader_batch(iterable, stmt.iter, stmt.span.line, frame.file.path)
             if batch is not None:
                 self.assign_all(stmt.target, batch, frame)
                 _widen_counters(stmt.body, frame)
@@ -328,6 +332,39 @@ class Statements:
                         break
             else:
                 self.assign(stmt.target, UNKNOWN, frame)
+                _widen_counters(stmt.body, frame)
+                self.block(stmt.body, frame)
+        finally:
+            frame.loop_depth -= 1
+            frame.loops.pop()
+            frame.jumped = False
+        self.block(stmt.orelse, frame)
+
+    def zip_loop(self, stmt: F.For, targets: tuple[F.Expr, ...], sequences: tuple[F.Expr, ...],
+                 frame: Frame) -> None:
+        """`for real_i, fake_i in zip(reals, fakes)`: each name takes the items of its own
+        sequence (Synthetic2Realistic's pyramid of real and generated images, scored in
+        separate calls), not all of them together: pair by pair when every sequence is a
+        list of known length, else an item of each."""
+        values = [self.expr(e, frame) for e in sequences]
+        lengths = {len(v.items) for v in values if isinstance(v, (ListV, TupleV))}
+        pairwise = all(isinstance(v, (ListV, TupleV)) for v in values) and len(lengths) == 1 \
+            and 0 < min(lengths) <= MAX_UNROLL
+        frame.loop_depth += 1
+        frame.loops.append(stmt.span)
+        try:
+            if pairwise:
+                for row in zip(*(v.items for v in values)):
+                    for target, value in zip(targets, row):
+                        self.assign(target, value, frame)
+                    self.block(stmt.body, frame)
+                    frame.jumped = False
+                    if frame.returned is not None:
+                        break
+            else:
+                for target, value, sequence in zip(targets, values, sequences):
+                    batch = self.loader_batch(value, sequence, stmt.span.line, frame.file.path)
+                    self.assign(target, batch if batch is not None else _an_item(value), frame)
                 _widen_counters(stmt.body, frame)
                 self.block(stmt.body, frame)
         finally:
@@ -537,6 +574,30 @@ def merge_choices(a: dict, b: dict, choices: bool) -> dict:
     out = merge(a, b)
     out.update({k: v for k, v in chosen.items() if v is not None})
     return out
+
+
+def _zipped(stmt: F.For) -> tuple[tuple[F.Expr, ...], tuple[F.Expr, ...]] | None:
+    """(the names, the sequences) of `for a, b in zip(xs, ys)`: as many names as
+    sequences, none starred."""
+    iterable, target = stmt.iter, stmt.target
+    if not (_calls(iterable, "builtins.zip") and isinstance(target, F.ListE)):
+        return None
+    args = iterable.args
+    if len(args) != len(target.items) or len(args) < 2 \
+            or any(a.keyword is not None or a.star for a in args) \
+            or any(isinstance(t, F.Starred) for t in target.items):
+        return None
+    return tuple(target.items), tuple(a.value for a in args)
+
+
+def _an_item(value: Value) -> Value:
+    """What one item of a sequence holds, as far as the tensors in it go: a tensor (a
+    batch's rows), or every tensor a list holds joined; anything else is unknown."""
+    if isinstance(value, TensorV):
+        return value
+    if isinstance(value, (ListV, TupleV)) and tensors(value):
+        return tensor_join([value])
+    return UNKNOWN
 
 
 def _indexed_list(iterable: F.Expr) -> F.Expr | None:

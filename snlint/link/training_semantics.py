@@ -39,17 +39,17 @@ class TrainingSemantics:
 
     # ------------------------------------------------------------ what the evaluator asks
 
-    def loader_batch(self, iterable: Value, stmt: F.For, path: str = "") -> TensorV | None:
+    def loader_batch(self, iterable: Value, source: F.Expr, line: int, path: str = "") -> TensorV | None:
         """What a `for` loop over batches of a data loader gets: real data. None when the
-        loop is over something else."""
+        loop is over something else. `source`: what the loop goes through, as written."""
         if not (isinstance(iterable, TensorV) or (
                 not isinstance(iterable, (ListV, TupleV, ModulesIterV))
-                and any(DATA_SOURCE.search(n) for n in names_in(stmt.iter)))):
+                and any(DATA_SOURCE.search(n) for n in names_in(source)))):
             return None
         if isinstance(iterable, TensorV) and iterable.tags:
             return TensorV(iterable.tags, (), iterable.origins)
-        source = next((n for n in names_in(stmt.iter) if DATA_SOURCE.search(n)), "the data loader")
-        return _batch_of(source, path, stmt.span.line)
+        name = next((n for n in names_in(source) if DATA_SOURCE.search(n)), "the data loader")
+        return _batch_of(name, path, line)
 
     def bound(self, target: F.Expr, value: Value) -> Value:
         """The value an assignment binds to `target`, and what the binding tells: a layer
