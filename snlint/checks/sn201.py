@@ -26,6 +26,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     cannot follow) is judged by the same `needs_sn`."""
     shown_by_source: set[int] = set()
     outside = _built_outside_discriminators(model)
+    # Layers of a project class that normalizes its own weight, where the source built them.
+    own = {(layer.call.path, layer.call.span.line) for layer in model.layers if layer.weight_norm == "own"}
     for d in model.discriminators:
         runtime = model.runtime.get(d.cls.qualname)
         for finding, site in _source_sn201(model, d, emit, outside):
@@ -45,16 +47,17 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
               {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts)})
         for runtime in model.runtime.values() if uses_sn(runtime.facts)
         for m in runtime.facts.modules if leaf_missing_sn(m) and id(m) not in shown_by_source
-        and not _unread(model, runtime, m)))
+        and not _judged_apart(model, runtime, m, own)))
 
 
-def _unread(model, runtime, module) -> bool:
+def _judged_apart(model, runtime, module, own: set[tuple[str, int]]) -> bool:
     """A module the built model holds that the source builds where nothing reads it
-    (`LinkedModel.unread`): it never runs."""
+    (`LinkedModel.unread`: it never runs), or from a class of the project that normalizes
+    its own weight (`own`: the runtime sees a plain conv)."""
     if module.site is None:
         return False
     where = runtime.locate(module.site)
-    return (where.path, where.span.line) in model.unread
+    return (where.path, where.span.line) in model.unread or (where.path, where.span.line) in own
 
 
 def _needs_sn(layer: LayerFact) -> bool:

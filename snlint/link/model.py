@@ -70,7 +70,7 @@ class LayerFact:
     bypassed: bool = False  # a forward torch never calls (MultiheadAttention.out_proj)
     opaque: bool = False  # something snlint cannot follow touched its modules
     kept_in_eval: bool = False
-    weight_norm: str = ""  # weight_norm's API when the layer uses it instead of SN
+    weight_norm: str = ""  # weight_norm's API when the layer uses it instead of SN; "own": its class normalizes its weight
     frozen: bool = False  # requires_grad_(False) in an __init__, or eval through a train() override
     base_type: str | None = None  # torch type a project subclass derives from
     origin: Location | None = None  # the `norm_layer=...` parameter whose default built it

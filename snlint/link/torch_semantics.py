@@ -125,6 +125,8 @@ class TorchSemantics:
             layer.via.append(cls_value.via)
         if kind == "sn_mixin":
             layer.sn.append(SNApp(SN_CUSTOM, cls.name, loc, loc, frame))
+        elif layer_kind in _WEIGHTED and _normalizes_own_weight(cls):
+            layer.weight_norm = "own"
         init = self.find_method(cls, file, "__init__")
         if init is not None and frame.depth < MAX_DEPTH and not frame.runs(init[0].qualname):
             fn, fn_file, owner_cls = init
@@ -495,6 +497,50 @@ def _named_after_the_model(candidates: list[ClassV], frame: Frame) -> list[Class
             return named if len(named) == 1 else candidates
         scope = scope.parent
     return candidates
+
+
+_WEIGHTED = frozenset({"conv", "conv_transpose", "linear"})
+# What a call that normalizes a tensor is named: `_normalize`, `F.normalize`, `w.norm`.
+_NORMALIZES = re.compile(r"^_*(?:normali[sz]e\w*|l2_?norm\w*|norm)$|_normali[sz]e\w*$", re.I)
+
+
+def _normalizes_own_weight(cls: F.ClassFacts) -> bool:
+    """A conv/linear class of the project that normalizes its own weight (SAN's
+    `SANConv2d`: `_normalize(self.weight, dim=[1, 2])` in forward, `self.weight / scale`):
+    a normalization chosen instead of SN, as weight_norm is."""
+    for _, fn in cls.methods:
+        selves = {fn.params[0].name} if fn.params else set()
+        fields: dict[type, tuple[str, ...]] = {}
+        stack: list = list(fn.body)
+        while stack:
+            x = stack.pop()
+            if isinstance(x, (tuple, list)):
+                stack.extend(x)
+                continue
+            if isinstance(x, F.Call):
+                name = (text_of(x.func) or "").rpartition(".")[2]
+                if _NORMALIZES.match(name) and (
+                        any(_own_weight(a.value, selves) for a in x.args)
+                        or isinstance(x.func, F.Attr) and _own_weight(x.func.value, selves)):
+                    return True
+            elif isinstance(x, F.BinOp) and x.op == "Divide" and _own_weight(x.left, selves):
+                return True
+            kind = type(x)
+            if kind is F.Span or not hasattr(kind, "__dataclass_fields__"):
+                continue
+            if kind not in fields:
+                fields[kind] = tuple(f for f in kind.__dataclass_fields__ if f != "span")
+            stack.extend(getattr(x, f) for f in fields[kind])
+    return False
+
+
+def _own_weight(e: F.Expr, selves: set[str]) -> bool:
+    """`self.weight`, or an attribute of it (`self.weight.data`)."""
+    while isinstance(e, F.Attr):
+        if e.attr == "weight" and isinstance(e.value, F.Local) and e.value.name in selves:
+            return True
+        e = e.value
+    return False
 
 
 def _reshape_along_dim0(cls: F.ClassFacts, file: F.FileFacts) -> Location | None:
