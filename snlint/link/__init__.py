@@ -485,6 +485,10 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         for (update, q), kinds in updates.items():
             if q not in by_qual or q in excluded or q in evidence or _not_scoring(by_qual[q][0].name):
                 continue  # not in by_qual: a class defined inside a function or a `__main__` block
+            if all(G_NAME.search(c.callee) for calls in kinds.values() for c in calls):
+                # Called as a generator wherever it is (`netG(noise, real_features)`, then on
+                # features of its own output): an image-manipulation generator's inputs.
+                continue
             if want_apart and "real" in kinds and "fake" in kinds:
                 fn = _where(kinds["real"][0].function)
                 evidence[q] = ("training code", f"called on real and generated samples {fn}"

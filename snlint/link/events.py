@@ -30,7 +30,8 @@ FAKE_NAME = re.compile(r"fake|gen(?:erated)?_|^x_?gen|^g_?out|samples?_?g|^x_?fa
 DISCRIMINATOR_CLASS = re.compile(r"discriminator|critic", re.I)
 # Classes named as generators: by the word, or a capital G alone or numbered for the
 # domains it maps between (yunjey's mnist-svhn-transfer `G12`, `G21`).
-GENERATOR_CLASS = re.compile(r"(?i:generator)|^G\d*$")
+# A generator's class: named so, `G`, `G12`, or AttnGAN's family's `G_NET` / `NetG`.
+GENERATOR_CLASS = re.compile(r"(?i:generator)|^G\d*$|^(?i:g_?net|net_?g)\d*$")
 DATA_SOURCE = re.compile(r"loader|dataset|dataiter|data_iter|batches", re.I)
 
 
