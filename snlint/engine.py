@@ -98,6 +98,8 @@ class Reuse:
     pass's workers with what they built. `close()` ends the workers."""
 
     def __init__(self) -> None:
+        # By display path, the files the command read (or wrote), for its report's reading.
+        self.read: dict = {}
         self._stage: PerFile | None = None
         self._last: tuple[tuple, list[Finding]] | None = None
         self._parts: tuple[Config, dict] | None = None

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from snlint.config import Config
-from snlint.files import discover, read_source
+from snlint.files import SourceFile, discover, read_again, read_source
 from snlint.findings import Finding
 from snlint.records import dataclass
 
@@ -48,19 +48,25 @@ class Inputs:
 
 def read_inputs(paths: list[str], config: Config,
                 looked_at: dict[str, tuple[int, object]] | None = None,
-                files: list[tuple[str, Path]] | None = None) -> Inputs:
+                files: list[tuple[str, Path]] | None = None,
+                read: Mapping[str, SourceFile] | None = None) -> Inputs:
     """`looked_at`: filled with what the files found depend on (`discover`); `files`:
-    what `discover` found under `paths`, when the caller has walked them."""
+    what `discover` found under `paths`, when the caller has walked them; `read`: by
+    display path, what this command already read (or wrote) of them, taken where the file
+    is still as it was then (the report after --fix: two hundred reads become stats)."""
     inputs = Inputs(files=discover(paths, config, looked_at) if files is None else list(files),
                     paths=list(paths))
     for display, absolute in inputs.files:
-        read = read_source(display, absolute, config.max_file_size)
-        if isinstance(read, Finding):
-            inputs.diagnostics.append(read)
+        known = read.get(display) if read is not None else None
+        source = read_again(known) if known is not None and known.abspath == absolute else None
+        if source is None:
+            source = read_source(display, absolute, config.max_file_size)
+        if isinstance(source, Finding):
+            inputs.diagnostics.append(source)
         elif absolute.suffix == ".ipynb":
             from snlint.notebook import parse_notebook  # only for a notebook
 
-            notebook = parse_notebook(display, read.text)
+            notebook = parse_notebook(display, source.text)
             if isinstance(notebook, Finding):
                 inputs.diagnostics.append(notebook)
             else:
@@ -68,5 +74,5 @@ def read_inputs(paths: list[str], config: Config,
                 inputs.sources[display] = notebook.python
                 inputs.diagnostics.extend(notebook.broken)
         else:
-            inputs.sources[display] = read.text
+            inputs.sources[display] = source.text
     return inputs

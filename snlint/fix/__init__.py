@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
-from snlint.files import SourceFile, discover, read_source, write_atomic
+from snlint.files import SourceFile, as_written, discover, read_source, write_atomic
 from snlint.findings import Edit, Finding, Fix
 from snlint.fix.apply import (
     Lint,
@@ -173,6 +173,9 @@ class FixOutcome:
     files: list[FileOutcome] = field(default_factory=list)  # files the fixes change
     settled: bool = True
     hidden: int = 0  # findings with an unsafe fix that `unsafe` left out
+    # By display path, every file read, as written when a fix was: what a report after
+    # the fixes reads where the file is still so (`snlint.inputs.read_inputs`).
+    read: dict[str, SourceFile] = field(default_factory=dict)
 
     @property
     def fixes(self) -> int:
@@ -217,7 +220,7 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
     texts = {p: notebooks[p].python if p in notebooks else s.text for p, s in sources.items()}
     result = fixed_point(texts, lint, config, unsafe=unsafe, report=report, lint_later=lint_later,
                          standby=standby)
-    outcome = FixOutcome(settled=result.settled, hidden=result.hidden)
+    outcome = FixOutcome(settled=result.settled, hidden=result.hidden, read=dict(sources))
     for path, source in sorted(sources.items()):
         new = result.texts[path]
         if new == texts[path] or path in result.blocked:
@@ -244,6 +247,8 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
                 write_atomic(source.abspath, data)
             except OSError as e:
                 report(f"snlint: cannot write {path}: {e.strerror or e}")
+                outcome.read.pop(path, None)
                 continue
             item.written = True
+            outcome.read[path] = as_written(source, new, data)
     return outcome
