@@ -245,7 +245,7 @@ class SourceFile:
     raw: bytes = field(repr=False)
     newline: str = "\n"  # the first line ending: "\n", "\r\n" or "\r"
     # (size, mtime_ns) when it was read: what says a later read would read the same
-    stamp: tuple[int, int] = (-1, -1)
+    stamp: tuple[int, int] = field(default=(-1, -1), compare=False, repr=False)
 
 
 def read_source(display: str, abspath: Path, max_size: int) -> SourceFile | Finding:
