@@ -370,6 +370,17 @@ def replace_file(target: Path, data: bytes, mode: int | None = None, durable: bo
     """`target` replaced with `data` at once: a temporary file in the same folder renamed
     over it, so a reader sees the old bytes or the new, never a part. `durable` flushes to
     disk first; `mode` is given to the new file."""
+    tmp = written_beside(target, data, durable)
+    try:
+        put_in_place(tmp, target, mode)
+    except BaseException:
+        discard_file(tmp)
+        raise
+
+
+def written_beside(target: Path, data: bytes, durable: bool = True) -> str:
+    """A temporary file in `target`'s folder holding `data` (flushed to disk with
+    `durable`), for `put_in_place` to rename over `target`."""
     import tempfile  # only --fix writes: not on a lint's start-up
 
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".snlint")
@@ -379,12 +390,21 @@ def replace_file(target: Path, data: bytes, mode: int | None = None, durable: bo
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        discard_file(tmp)
         raise
+    return tmp
+
+
+def put_in_place(tmp: str, target: Path, mode: int | None = None) -> None:
+    """The file `written_beside` made renamed over `target` (its mode set first)."""
+    if mode is not None:
+        os.chmod(tmp, mode)
+    os.replace(tmp, target)
+
+
+def discard_file(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -37,6 +37,9 @@ class Standby:
         self._requests = requests
         self._answers = answers
         self._woken = False
+        self._waiting = False  # work was submitted and its answer not received
+        self._kept: list | None = None  # a submitted work's answer `map` received first
+        self._has_kept = False
 
     @classmethod
     def start(cls, prepare: Callable[[], None]) -> Standby | None:
@@ -78,11 +81,47 @@ class Standby:
         and `weight` must pickle: module-level functions, partials of them); None when it
         failed (the caller then does the work itself, and the standby is not asked
         again)."""
-        if self._pid < 0:
+        if self._waiting:
+            # Work handed over earlier (`submit`) is answered first: keep its answer.
+            self._kept = self._receive()
+            self._has_kept = True
+        if not self._send(work, items, jobs, weight):
             return None
+        return self._receive()
+
+    def submit(self, work: Callable[[list[I]], list[R]], items: list[I], jobs: int = 1,
+               weight: Callable[[I], int] | None = None) -> bool:
+        """Hand the standby `map`'s work without waiting for it (`collect` gets the
+        results): False when it cannot take it (it holds work not collected)."""
+        if self._waiting or self._has_kept:
+            return False
+        return self._send(work, items, jobs, weight or _unit)
+
+    def _send(self, work, items, jobs, weight) -> bool:
+        if self._pid < 0:
+            return False
         self._wake()
         try:
             self._requests.send_bytes(pickle.dumps((work, items, jobs, weight), pickle.HIGHEST_PROTOCOL))
+        except Exception:  # noqa: BLE001 - a dead standby, work that does not pickle
+            self.close()
+            return False
+        self._waiting = True
+        return True
+
+    def collect(self) -> list | None:
+        """The results of the work `submit` handed over (waiting for them); None when it
+        failed, or none was handed over."""
+        if self._has_kept:
+            kept, self._kept, self._has_kept = self._kept, None, False
+            return kept
+        return self._receive()
+
+    def _receive(self) -> list | None:
+        if self._pid < 0 or not self._waiting:
+            return None
+        self._waiting = False
+        try:
             answer = self._answers.recv_bytes()
             if answer == _FAILED:
                 raise EOFError
@@ -118,6 +157,10 @@ class Standby:
             os.waitpid(pid, 0)
         except ChildProcessError:
             pass
+
+
+def _unit(item: object) -> int:
+    return 1
 
 
 def _serve(requests: MessagePipe, answers: MessagePipe, prepare: Callable[[], None]) -> None:

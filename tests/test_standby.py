@@ -135,3 +135,57 @@ def test_fix_starts_a_standby_only_with_a_second_core(tmp_path, monkeypatch, job
     assert "dim=1" not in (tmp_path / "d.py").read_text()
     assert bool(made) == started
     assert all(s._pid == -1 for s in made)  # closed once the rounds are done
+
+
+def test_work_handed_over_is_collected_after_the_work_asked_later(tmp_path):
+    standby = Standby.start(noted(tmp_path / "policy"))
+    assert standby is not None
+    try:
+        assert standby.submit(square, [2, 3])
+        assert not standby.submit(square, [4])  # one piece of work at a time
+        assert standby.map(square, [5], 1, one) == [25]  # answered after the first
+        assert standby.collect() == [4, 9]
+        assert standby.collect() is None
+    finally:
+        standby.close()
+
+
+CONTAINER = textwrap.dedent('''
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+            self.seq = spectral_norm(nn.Sequential(nn.Conv2d(8, 8, 3), nn.LeakyReLU(0.2)))
+            self.b = spectral_norm(nn.Conv2d(8, 8, 3), dim=1)
+
+        def forward(self, x):
+            return self.b(self.seq(self.a(x)))
+''')
+
+
+@pytest.mark.parametrize("source, rounds", [(DISCRIMINATOR, 1), (CONTAINER, 2)])
+def test_fix_writes_the_first_rounds_files_early_and_leaves_nothing_behind(tmp_path, monkeypatch,
+                                                                        source, rounds):
+    # The standby writes what the first round fixed while the next lint runs; a file a
+    # later round changes again is written at the end instead.
+    from snlint import fix
+    from snlint.cli import main
+
+    (tmp_path / "d.py").write_text(source)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    monkeypatch.chdir(tmp_path)
+    late = []
+    write_atomic = fix.write_atomic
+    monkeypatch.setattr(fix, "write_atomic", lambda path, data: late.append(path) or write_atomic(path, data))
+    result = CliRunner().invoke(main, [".", "--fix", "--no-graph", "--no-cache", "--jobs", "2"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "d.py").read_text()
+    assert "dim=1" not in text
+    assert len(late) == rounds - 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.py", "pyproject.toml"]
+    if rounds == 2:
+        assert "self.seq = nn.Sequential(spectral_norm(nn.Conv2d(8, 8, 3)), nn.LeakyReLU(0.2))" in text

@@ -18,6 +18,8 @@ so a plain lint, which imports this package, never pays for them.
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from pathlib import Path
 from dataclasses import field, replace
@@ -26,7 +28,10 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
-from snlint.files import SourceFile, as_written, discover, read_source, write_atomic
+from snlint.files import (
+    SourceFile, as_written, discard_file, discover, put_in_place, read_source, write_atomic,
+    written_beside,
+)
 from snlint.findings import Edit, Finding, Fix
 from snlint.fix.apply import (
     Lint,
@@ -186,6 +191,80 @@ class FixOutcome:
         return [f for f in self.files if f.written]
 
 
+class _EarlyWrites:
+    """The first round's fixed files written beside their targets by the standby process
+    (`snlint.files.written_beside`: flushed to disk) while this one lints them again; each
+    renamed over its file at the end when the rounds leave it as the first did, else
+    discarded. The disk's flushes wait beside the lint, not after it."""
+
+    def __init__(self, standby: Standby, sources: dict[str, SourceFile],
+                 notebooks: Mapping[str, object]) -> None:
+        self._standby = standby
+        self._sources = sources
+        self._notebooks = notebooks
+        self._data: dict[str, bytes] = {}  # path -> what was handed over
+        self._written: dict[str, str] | None = None  # path -> its temporary file
+        self._started = False
+
+    def start(self, changed: dict[str, str]) -> None:
+        if self._started:
+            return  # a later round's texts are written at the end
+        self._started = True
+        items = []
+        for path, text in changed.items():
+            source = self._sources.get(path)
+            if source is None or path in self._notebooks:
+                continue
+            try:
+                data = text.encode(source.encoding)
+            except UnicodeEncodeError:
+                continue
+            self._data[path] = data
+            items.append((path, os.path.realpath(source.abspath), data))
+        if not items or not self._standby.submit(_write_beside, items):
+            self._data = {}
+
+    def put_in_place(self, path: str, data: bytes) -> bool:
+        """Rename the file written early for `path` over it, when it holds `data`."""
+        written = self._collected()
+        tmp = written.pop(path, None)
+        if tmp is None:
+            return False
+        if self._data.get(path) != data:
+            discard_file(tmp)
+            return False
+        try:
+            target = Path(os.path.realpath(self._sources[path].abspath))
+            put_in_place(tmp, target, stat.S_IMODE(os.stat(target).st_mode))
+        except BaseException:
+            discard_file(tmp)
+            raise
+        return True
+
+    def discard(self) -> None:
+        """Remove what was written early and not put in place."""
+        for tmp in self._collected().values():
+            discard_file(tmp)
+
+    def _collected(self) -> dict[str, str]:
+        if self._written is None:
+            answer = self._standby.collect() if self._data else None
+            self._written = {path: tmp for path, tmp in answer or () if tmp is not None}
+        return self._written
+
+
+def _write_beside(items: list[tuple[str, str, bytes]]) -> list[tuple[str, str | None]]:
+    """(path, the temporary file holding its data, None when it could not be written), in
+    the standby process."""
+    out: list[tuple[str, str | None]] = []
+    for path, target, data in items:
+        try:
+            out.append((path, written_beside(Path(target), data)))
+        except OSError:
+            out.append((path, None))
+    return out
+
+
 def _diff_encoding(encoding: str) -> str:
     return "utf-8" if encoding.lower().replace("_", "-") == "utf-8-sig" else encoding
 
@@ -218,8 +297,19 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
             notebooks[display] = notebook
         sources[display] = read
     texts = {p: notebooks[p].python if p in notebooks else s.text for p, s in sources.items()}
-    result = fixed_point(texts, lint, config, unsafe=unsafe, report=report, lint_later=lint_later,
-                         standby=standby)
+    early = _EarlyWrites(standby, sources, notebooks) if write and standby is not None else None
+    try:
+        result = fixed_point(texts, lint, config, unsafe=unsafe, report=report, lint_later=lint_later,
+                             standby=standby, fixed=early.start if early is not None else None)
+        return _finish(sources, notebooks, texts, result, write, report, early)
+    finally:
+        if early is not None:
+            early.discard()
+
+
+def _finish(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], texts: dict[str, str],
+            result, write: bool, report: Report, early: _EarlyWrites | None) -> FixOutcome:
+    """Each changed file's outcome, written (with `write`) unless it changed on disk."""
     outcome = FixOutcome(settled=result.settled, hidden=result.hidden, read=dict(sources))
     for path, source in sorted(sources.items()):
         new = result.texts[path]
@@ -244,7 +334,8 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
                 report(f"snlint: not writing {path}: it changed on disk since it was read")
                 continue
             try:
-                write_atomic(source.abspath, data)
+                if early is None or not early.put_in_place(path, data):
+                    write_atomic(source.abspath, data)
             except OSError as e:
                 report(f"snlint: cannot write {path}: {e.strerror or e}")
                 outcome.read.pop(path, None)

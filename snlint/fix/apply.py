@@ -268,7 +268,8 @@ Lint = Callable[[dict[str, str]], list[Finding]]
 
 def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool,
                 report: Report, max_rounds: int = MAX_ROUNDS,
-                lint_later: Lint | None = None, standby: Standby | None = None) -> FixedPoint:
+                lint_later: Lint | None = None, standby: Standby | None = None,
+                fixed: Callable[[dict[str, str]], None] | None = None) -> FixedPoint:
     """Lint, fix, lint again, until no fix applies (or `max_rounds`). `lint` lints the
     whole project from its texts (fixes in one file can change findings in another).
 
@@ -276,12 +277,13 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
     the files from disk, so it can only run while the texts are still what is on disk.
     A source finding the first round's graph pass cleared (its runtime facts say there
     is no mistake) is then never fixed in a later round: it is recognised by its file,
-    code and node text. `standby`: the process that does the rounds' fixes (`fix_each`)."""
+    code and node text. `standby`: the process that does the rounds' fixes (`fix_each`);
+    `fixed`: told each round's new texts (path -> text) before the next round's lint."""
     frozen: list[bool] = []
     try:
         return _rounds(texts, lint, config, unsafe=unsafe, report=report, max_rounds=max_rounds,
                        lint_later=lint_later, first_linted=lambda: frozen.append(_freeze()),
-                       standby=standby)
+                       standby=standby, fixed=fixed)
     finally:
         if any(frozen):
             gc.unfreeze()
@@ -302,7 +304,8 @@ def _freeze() -> bool:
 
 def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, report: Report,
             max_rounds: int, lint_later: Lint | None, first_linted: Callable[[], None],
-            standby: Standby | None = None) -> FixedPoint:
+            standby: Standby | None = None,
+            fixed: Callable[[dict[str, str]], None] | None = None) -> FixedPoint:
     current = dict(texts)
     result = FixedPoint(current)
     seen = {tuple(sorted(current.items()))}
@@ -348,7 +351,7 @@ def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, 
             if f.fix is None or not f.fix.applies(unsafe):
                 continue
             by_path.setdefault(f.path, []).append(f)
-        changed = False
+        changed: dict[str, str] = {}
         work = [(path, current[path], fs) for path, fs in sorted(by_path.items())]
         # Nothing to fix imports no libcst and no planner (a hook's --fix, most commits).
         for (path, _, fs), done in zip(work, fix_each(work, config, unsafe=unsafe, standby=standby) if work else []):
@@ -360,11 +363,12 @@ def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, 
             for i in done.applied:
                 pending[anchors[id(fs[i])]] = counts[anchors[id(fs[i])]]
             if done.text != current[path]:
-                current[path] = done.text
+                current[path] = changed[path] = done.text
                 result.fixed[path] += len(done.applied)
-                changed = True
         if not changed:
             return result
+        if fixed is not None:
+            fixed(changed)
         state = tuple(sorted(current.items()))
         if state in seen:
             report("snlint: fixes went round in a circle; stopped")
