@@ -271,3 +271,32 @@ def test_a_round_is_sent_only_the_sites_of_findings_without_a_node():
     assert names_of(sent).sites == {} and names_of(sent).quals == names.quals
     by_position = [findings[0].with_(span=replace(findings[0].span, node=None))]
     assert names_of(_as_sent(by_position)).sites == {by_position[0].span: names.sites[by_position[0].span]}
+
+
+def test_a_result_compiles_as_the_part_it_was_made_from():
+    findings = _fixable({"models.py": MODEL})["models.py"]
+    held = held_out(MODEL, findings, names_of(findings))
+    parsed = ParsedFile("models.py", MODEL, names_of(findings), held)
+    whole = parsed.whole(held.text)
+    assert whole == MODEL and parsed.to_compile(whole) == held.text
+    assert parsed.to_compile("x = 1\n") == "x = 1\n"  # not one of its results
+
+
+def test_a_fix_that_breaks_the_parsed_part_is_dropped(monkeypatch):
+    import libcst as cst
+
+    import snlint.fixes.sn201 as planner
+
+    wrap = planner.fix
+
+    def await_outside_async(finding, parsed, config):
+        plan = wrap(finding, parsed, config)
+        call = next(node for node, _ in plan.changes.values())
+        return plan.replace(call, cst.Await(cst.Name("x")))
+
+    findings = _fixable({"models.py": MODEL})["models.py"]
+    assert held_out(MODEL, findings, names_of(findings)) is not None
+    monkeypatch.setattr(planner, "fix", await_outside_async)
+    fixed = _fix_one("models.py", MODEL, findings, Config(Path("."), graph=False), False, fixers())
+    assert fixed.text == MODEL and fixed.applied == []
+    assert len(fixed.messages) == 1 and "its result does not parse (SyntaxError:" in fixed.messages[0]

@@ -60,6 +60,7 @@ class ParsedFile:
         self.nodes = list(self.positions)
         self._by_key: dict[int, cst.CSTNode] | None = None
         self._held_words: frozenset[str] | None = None
+        self._parts: dict[str, str] = {}  # a `whole` text -> the parsed part's code
         self.names = FileNames(self, names)
 
     # ---------------------------------------------------------------- nodes
@@ -130,7 +131,15 @@ class ParsedFile:
         text = self.held.restore(code)
         if text is None:
             raise NeedsWholeFile(self.path)
+        self._parts[text] = code
         return text
+
+    def to_compile(self, text: str) -> str:
+        """What says whether `text` (a result of `whole`) compiles: the parsed part it was
+        made from, line for line, when statements were held out. They are the file's own,
+        unchanged, and compiled with it (a statement compiles or not on its own, and
+        `from __future__` imports are in the part); a third of the text to compile."""
+        return self._parts.get(text, text)
 
     def held_words(self) -> frozenset[str]:
         """The words of the held-out statements (none when the file was parsed whole)."""

@@ -71,7 +71,7 @@ def checked(parsed: ParsedFile, plans: list[tuple[Finding, Plan]],
 
     def ok(text: str) -> str | None:
         nonlocal original_compiles
-        error = compiles(text, parsed.path)
+        error = compiles(parsed.to_compile(text), parsed.path)
         if error is None:
             return None
         if original_compiles is None:
