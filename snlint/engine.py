@@ -104,6 +104,7 @@ class Reuse:
         self._last: tuple[tuple, list[Finding]] | None = None
         self._parts: tuple[Config, dict] | None = None
         self._graph = None  # the graph pass's workers, started when it first runs
+        self._grouping = None
 
     def per_file(self, config: Config) -> PerFile:
         """The per-file stage the lints share: each file's facts by its text (the first
@@ -119,6 +120,15 @@ class Reuse:
         if self._parts is None or self._parts[0] != config:
             self._parts = (config, {})
         return self._parts[1]
+
+    @property
+    def grouping(self):
+        """The project's parts as the last lint found them (`snlint.link.groups.Grouping`)."""
+        if self._grouping is None:
+            from snlint.link.groups import Grouping
+
+            self._grouping = Grouping()
+        return self._grouping
 
     def close(self) -> None:
         if self._graph is not None:

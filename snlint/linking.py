@@ -41,6 +41,9 @@ class Reuse(Protocol):
     def parts(self, config: Config) -> dict[tuple, tuple]: ...
 
     @property
+    def grouping(self) -> Any: ...
+
+    @property
     def graph(self) -> Any: ...
 
 
@@ -56,7 +59,8 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     rules = load_catalogue()
     if graph_enabled(config) or len(facts) < 2 or uses_registries(facts):
         return _link_part(facts, sources, config, rules, graph_run, reuse)[0]
-    parts = groups(facts, {path: e.modules or () for path, e in extracted.items()})
+    imported = {path: e.modules or () for path, e in extracted.items()}
+    parts = reuse.grouping.groups(facts, imported) if reuse is not None else groups(facts, imported)
     options = DeclaredOptions(facts)
     sizes = {path: len(sources.get(path, "")) for path in extracted}
     known = reuse.parts(config) if reuse is not None else {}

@@ -42,7 +42,6 @@ from snlint.fix.apply import (
     where,
 )
 from snlint.fix.diff import unified_diff
-from snlint.checks.registry import fix_predicates, fixable_codes, fixers
 from snlint.fix.planning import fixability, names_of, plan_for
 from snlint.records import dataclass
 
@@ -62,6 +61,10 @@ def mark_fixes(findings: Iterable[Finding], files: Mapping[str, FileFacts], conf
     """`findings` with an unbuilt `Fix` (applicability only) on each one a fix exists for,
     as `snlint.fix.planning.fixability` decides from the facts of its file (`files`:
     display path -> facts); nothing is parsed."""
+    # The rules' modules: imported with the link step, which comes first on a lint; here,
+    # not when `--fix` starts (before its first lint imports them beside its workers).
+    from snlint.checks.registry import fix_predicates, fixable_codes
+
     report = report or _stderr
     findings = list(findings)
     codes = fixable_codes()
@@ -98,6 +101,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
         return mark_fixes(findings, files or {}, config, report)
     import libcst as cst
 
+    from snlint.checks.registry import fixers
     from snlint.edit.parsed import ParsedFile
     from snlint.edit.plan import apply_plans
 

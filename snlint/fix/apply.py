@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from snlint.config import Config
 from snlint.findings import Finding, applies
-from snlint.checks.registry import fixers
 from snlint.fix.planning import Planners, names_of, plan_for
 from snlint.lines import split_lines
 from snlint.per_file import jobs_for
@@ -115,7 +114,10 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *,
     from snlint.edit.plan import overlaps, signature
 
     planned: list[tuple[Finding, Plan]] = []
-    by_code = fixers() if by_code is None else by_code
+    if by_code is None:
+        from snlint.checks.registry import fixers
+
+        by_code = fixers()
     for finding in sorted(findings, key=Finding.sort_key):
         try:
             plan = plan_for(finding, parsed, config, by_code)
@@ -193,6 +195,8 @@ def _fixed(parsed: ParsedFile, findings: list[Finding], config: Config, unsafe: 
 
 
 def _fix_chunk(items: list[tuple[str, str, list[Finding]]], config: Config, unsafe: bool) -> list[Fixed]:
+    from snlint.checks.registry import fixers
+
     by_code = fixers()
     return [_fix_one(path, text, findings, config, unsafe, by_code) for path, text, findings in items]
 
@@ -219,6 +223,7 @@ def prepare_fixes() -> None:
     (`snlint.standby.Standby`)."""
     import snlint.edit.parsed  # noqa: F401 - libcst and the fixers' modules
     import snlint.edit.plan  # noqa: F401
+    from snlint.checks.registry import fixers
 
     fixers()
 

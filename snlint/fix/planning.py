@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
 
-from snlint.checks.registry import fixers
 from snlint.config import Config
 from snlint.facts import FileFacts, Names
 from snlint.findings import Finding
@@ -36,7 +35,11 @@ def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
     """The fix for `finding` in the parsed file, or None."""
     if finding.cell is not None:
         return None  # notebook cells: positions are within a cell, not the file
-    planner = (planners_by_code if planners_by_code is not None else fixers()).get(finding.code)
+    if planners_by_code is None:
+        from snlint.checks.registry import fixers  # the rules' modules: the link step's imports
+
+        planners_by_code = fixers()
+    planner = planners_by_code.get(finding.code)
     if planner is None:
         return None
     at = _at_node(finding, parsed.names.facts)
