@@ -283,23 +283,27 @@ class Statements:
 
     def for_stmt(self, stmt: F.For, frame: Frame, module_level: bool) -> None:
         zipped = _zipped(stmt)
+        indexed = _indexed_list(stmt.iter) if zipped is None else None
+        values: tuple[Value, ...] = ()  # what each sequence a `zip` goes through is
         if zipped is not None:
-            self.zip_loop(stmt, *zipped, frame)
-            return
-        indexed = _indexed_list(stmt.iter)
-        if indexed is not None:
+            values = tuple(self.expr(e, frame) for e in zipped[1])
+            iterable: Value = UNKNOWN
+        elif indexed is not None:
             # `for n in range(len(seq)): stream += seq[n]` (pix2pixHD's discriminators)
             # goes through seq's indices as `for item in seq` goes through its items.
             seq = self.expr(indexed, frame)
             count = len(items_of(seq)) if isinstance(seq, (ListV, TupleV)) else 0
-            iterable: Value = ListV([ConstV(i) for i in range(count)]) if count else UNKNOWN
+            iterable = ListV([ConstV(i) for i in range(count)]) if count else UNKNOWN
         else:
             iterable = self.expr(stmt.iter, frame)
         frame.loop_depth += 1
         frame.loops.append(stmt.span)
         try:
-            batch = self.loader_batch(iterable, stmt.iter, stmt.span.line, frame.file.path)
-            if batch is not None:
+            batch = self.loader_batch(iterable, stmt.iter, stmt.span.line, frame.file.path) \
+                if zipped is None else None
+            if zipped is not None:
+                self.zipped(stmt, *zipped, values, frame)
+            elif batch is not None:
                 self.assign_all(stmt.target, batch, frame)
                 _widen_counters(stmt.body, frame)
                 self.block(stmt.body, frame)
@@ -307,12 +311,7 @@ class Statements:
                     and iterable.root.kind == "container" and 0 < len(items_of(iterable.root)) <= MAX_UNROLL:
                 # `for m in seq.children(): layers.append(m)` (re-packing a Sequential's
                 # layers into another): each child, as it is.
-                for value in items_of(iterable.root):
-                    self.assign(stmt.target, value, frame)
-                    self.block(stmt.body, frame)
-                    frame.jumped = False
-                    if frame.returned is not None:
-                        break
+                self.unrolled(stmt, ([(stmt.target, value)] for value in items_of(iterable.root)), frame)
             elif isinstance(iterable, ModulesIterV):
                 item: Value = ModulesV(iterable.root, children_only=iterable.children_only)
                 if iterable.named:
@@ -324,12 +323,7 @@ class Statements:
                 self.assign(stmt.target, TupleV((UNKNOWN, param)) if iterable.named else param, frame)
                 self.block(stmt.body, frame)
             elif isinstance(iterable, (ListV, TupleV, Layer, ConstV)) and 0 < len(items_of(iterable)) <= MAX_UNROLL:
-                for value in items_of(iterable):
-                    self.assign(stmt.target, value, frame)
-                    self.block(stmt.body, frame)
-                    frame.jumped = False
-                    if frame.returned is not None:
-                        break
+                self.unrolled(stmt, ([(stmt.target, value)] for value in items_of(iterable)), frame)
             else:
                 self.assign(stmt.target, UNKNOWN, frame)
                 _widen_counters(stmt.body, frame)
@@ -340,38 +334,33 @@ class Statements:
             frame.jumped = False
         self.block(stmt.orelse, frame)
 
-    def zip_loop(self, stmt: F.For, targets: tuple[F.Expr, ...], sequences: tuple[F.Expr, ...],
-                 frame: Frame) -> None:
+    def zipped(self, stmt: F.For, targets: tuple[F.Expr, ...], sequences: tuple[F.Expr, ...],
+               values: tuple[Value, ...], frame: Frame) -> None:
         """`for real_i, fake_i in zip(reals, fakes)`: each name takes the items of its own
         sequence (Synthetic2Realistic's pyramid of real and generated images, scored in
         separate calls), not all of them together: pair by pair when every sequence is a
         list of known length, else an item of each."""
-        values = [self.expr(e, frame) for e in sequences]
         lengths = {len(v.items) for v in values if isinstance(v, (ListV, TupleV))}
-        pairwise = all(isinstance(v, (ListV, TupleV)) for v in values) and len(lengths) == 1 \
-            and 0 < min(lengths) <= MAX_UNROLL
-        frame.loop_depth += 1
-        frame.loops.append(stmt.span)
-        try:
-            if pairwise:
-                for row in zip(*(v.items for v in values)):
-                    for target, value in zip(targets, row):
-                        self.assign(target, value, frame)
-                    self.block(stmt.body, frame)
-                    frame.jumped = False
-                    if frame.returned is not None:
-                        break
-            else:
-                for target, value, sequence in zip(targets, values, sequences):
-                    batch = self.loader_batch(value, sequence, stmt.span.line, frame.file.path)
-                    self.assign(target, batch if batch is not None else _an_item(value), frame)
-                _widen_counters(stmt.body, frame)
-                self.block(stmt.body, frame)
-        finally:
-            frame.loop_depth -= 1
-            frame.loops.pop()
+        if all(isinstance(v, (ListV, TupleV)) for v in values) and len(lengths) == 1 \
+                and 0 < min(lengths) <= MAX_UNROLL:
+            self.unrolled(stmt, (list(zip(targets, row)) for row in zip(*(v.items for v in values))), frame)
+            return
+        for target, value, sequence in zip(targets, values, sequences):
+            batch = self.loader_batch(value, sequence, stmt.span.line, frame.file.path)
+            self.assign(target, batch if batch is not None else _an_item(value), frame)
+        _widen_counters(stmt.body, frame)
+        self.block(stmt.body, frame)
+
+    def unrolled(self, stmt: F.For, bindings, frame: Frame) -> None:
+        """The loop's body once per iteration, each binding its targets to its values
+        (`bindings`: an iterable of [(target, value)]), until a `return` runs."""
+        for binding in bindings:
+            for target, value in binding:
+                self.assign(target, value, frame)
+            self.block(stmt.body, frame)
             frame.jumped = False
-        self.block(stmt.orelse, frame)
+            if frame.returned is not None:
+                break
 
     STATEMENTS = {
         F.Assign: assign_stmt, F.AugAssign: aug_assign_stmt, F.ExprStmt: expr_stmt,

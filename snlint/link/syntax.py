@@ -89,6 +89,18 @@ def walk(body: tuple[F.Stmt, ...]):
             yield from walk(getattr(stmt, attr, ()) or ())
 
 
+def fact_children(x: object, fields: dict[type, tuple[str, ...]]) -> list:
+    """The values a fact holds (its dataclass fields but its span; `fields` caches each
+    type's), for a walk over facts without a generator per fact; none for anything else."""
+    kind = type(x)
+    if kind is F.Span or not hasattr(kind, "__dataclass_fields__"):
+        return []
+    names = fields.get(kind)
+    if names is None:
+        names = fields[kind] = tuple(f for f in kind.__dataclass_fields__ if f != "span")
+    return [getattr(x, name) for name in names]
+
+
 def mentions(roots, out: Counter) -> Counter:
     """Count, in `out`, each qualified name the code under `roots` (statements, functions,
     classes) mentions, by its whole and its last part, and each string constant: what
@@ -106,11 +118,6 @@ def mentions(roots, out: Counter) -> Counter:
                 out[x.value] += 1
         elif isinstance(x, (tuple, list)):
             stack.extend(x)
-        elif isinstance(x, F.Span) or not hasattr(type(x), "__dataclass_fields__"):
-            continue
         else:
-            kind = type(x)
-            if kind not in fields:
-                fields[kind] = tuple(f for f in kind.__dataclass_fields__ if f != "span")
-            stack.extend(getattr(x, name) for name in fields[kind])
+            stack.extend(fact_children(x, fields))
     return out

@@ -20,7 +20,7 @@ from snlint.link import configvalues, resolve
 from snlint.link.calls import MAX_DEPTH
 from snlint.link.events import DISCRIMINATOR_CLASS, Events, InitEvent, SNCall, SNEvent
 from snlint.link.index import ProjectIndex
-from snlint.link.syntax import calls_in, text_of, walk
+from snlint.link.syntax import calls_in, fact_children, text_of, walk
 from snlint.link.values import (
     UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, Layer, ListV, ModulesIterV, ModulesV,
     NameFindV, NameV, OneOfV, ParametersV, ParamV, SNApp, SNFuncV, TorchTypeV, TupleV, Value, WeightV,
@@ -525,12 +525,7 @@ def _normalizes_own_weight(cls: F.ClassFacts) -> bool:
                     return True
             elif isinstance(x, F.BinOp) and x.op == "Divide" and _own_weight(x.left, selves):
                 return True
-            kind = type(x)
-            if kind is F.Span or not hasattr(kind, "__dataclass_fields__"):
-                continue
-            if kind not in fields:
-                fields[kind] = tuple(f for f in kind.__dataclass_fields__ if f != "span")
-            stack.extend(getattr(x, f) for f in fields[kind])
+            stack.extend(fact_children(x, fields))
     return False
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from snlint import facts as F
+from snlint.link.syntax import fact_children
 
 _MODULE = "torch.nn.Module"
 _SELF_DYNAMIC = frozenset({"children", "named_children", "_modules", "__dict__", "get_submodule"})
@@ -30,7 +31,7 @@ _ELSEWHERE_DYNAMIC = frozenset({"children", "named_children", "_modules"})
 # What an `Unknown` the source pass makes of an expression that reads no name says.
 _READ_NOTHING = frozenset({"", "Ellipsis", "Imaginary", "bytes", "FormattedString"})
 _NAME_BUILTINS = frozenset({"builtins.getattr", "builtins.setattr", "builtins.hasattr",
-                            "builtins.delattr"})
+                            "builtins.delattr", "builtins.vars"})
 
 
 class Reads:
@@ -168,7 +169,7 @@ def _walk(roots: list, loads: set[str], selves: set[str], elsewhere: list[bool] 
             if x.text not in _READ_NOTHING and elsewhere is None:
                 dynamic = True
             continue
-        if kind is F.Call and isinstance(x.func, F.Global) and x.func.qual in _NAME_BUILTINS | {"builtins.vars"}:
+        if kind is F.Call and isinstance(x.func, F.Global) and x.func.qual in _NAME_BUILTINS:
             args = [a.value for a in x.args]
             if args and isinstance(args[0], F.Local) and args[0].name in selves and \
                     (x.func.qual == "builtins.vars" or len(args) < 2 or not isinstance(args[1], F.Const)):
@@ -179,9 +180,5 @@ def _walk(roots: list, loads: set[str], selves: set[str], elsewhere: list[bool] 
                 stack.append(target.value if isinstance(target, F.Attr) else target)
             stack.append(x.value)
             continue
-        if kind is F.Span or not hasattr(kind, "__dataclass_fields__"):
-            continue
-        if kind not in fields:
-            fields[kind] = tuple(f for f in kind.__dataclass_fields__ if f != "span")
-        stack.extend(getattr(x, name) for name in fields[kind])
+        stack.extend(fact_children(x, fields))
     return dynamic
