@@ -71,6 +71,11 @@ class Definitions:
                     return self._follow(candidate, file, depth + 1)
             elif found is None and (candidate in SN_FUNCTIONS or layer_type(candidate)):
                 return candidate
+        usual = _USUAL_NAMES.get(head)
+        if usual is not None and any(self.index.module(m, file) is None for m in file.star_imports):
+            # A package from outside the project that hands torch's modules on by their
+            # usual names (`from torch_snippets import *`, then `nn.BatchNorm2d`).
+            return usual + name[len(head):]
         return f"*.{name}"
 
     def defined(self, file: F.FileFacts) -> set[str]:
@@ -87,6 +92,10 @@ class Definitions:
             return None
         wrapped = _partial_value(found.file, name)
         return self.canonical(wrapped, found.file) if wrapped is not None else None
+
+
+# The names PyTorch code gives torch's modules, which a star import may bring.
+_USUAL_NAMES = {"nn": "torch.nn", "F": "torch.nn.functional", "torch": "torch", "optim": "torch.optim"}
 
 
 def resolved(definitions: Definitions, file: F.FileFacts) -> F.Names:
