@@ -300,3 +300,44 @@ def test_a_fix_that_breaks_the_parsed_part_is_dropped(monkeypatch):
     fixed = _fix_one("models.py", MODEL, findings, Config(Path("."), graph=False), False, fixers())
     assert fixed.text == MODEL and fixed.applied == []
     assert len(fixed.messages) == 1 and "its result does not parse (SyntaxError:" in fixed.messages[0]
+
+
+HEADED = textwrap.dedent('''\
+    """Networks."""
+    """Copyright (C) 2019: a second string before the imports."""
+
+    import torch
+    import torch.nn as nn
+
+
+    class Helper(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 3, 1)
+
+        def forward(self, x):
+            return self.conv(x)
+
+
+    class Discriminator(nn.Module):
+        def __init__(self, input_nc, norm_layer=nn.BatchNorm2d):
+            super().__init__()
+            self.conv = nn.Conv2d(input_nc, 64, 4)
+            self.norm = norm_layer(64)
+
+        def forward(self, x):
+            return self.norm(self.conv(x))
+    ''')
+
+
+def test_an_import_a_fix_adds_goes_where_the_whole_file_has_it(monkeypatch):
+    # SimSwap: the import block after the first statement ends at a second string; with
+    # that string held out, a marker statement still ends it there.
+    findings = _fixable({"networks.py": HEADED})["networks.py"]
+    assert [f.code for f in findings] == ["SN301"]
+    assert held_out(HEADED, findings, names_of(findings)) is not None
+    held = _fix_one("networks.py", HEADED, findings, Config(Path("."), graph=False), True, fixers())
+    _whole(monkeypatch)
+    whole = _fix_one("networks.py", HEADED, findings, Config(Path("."), graph=False), True, fixers())
+    assert held == whole
+    assert held.text.startswith('"""Networks."""\nimport functools\n')

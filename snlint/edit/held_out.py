@@ -3,8 +3,8 @@ change, with every other one held out, line for line.
 
 libcst's parse is most of a fix's cost (it builds a Python object for every node), and a
 fix reads a few statements of a file: the one its finding is in, the import block, and
-those the file's names point at. A held-out statement's lines become one marker comment
-and empty lines, so every kept node is at the line and column it has in the file (the
+those the file's names point at. A held-out statement's lines become one marker statement
+(`pass` and a comment) and empty lines, so every kept node is at the line and column it has in the file (the
 findings' node keys name it), and the parsed part is fixed as libcst transformations,
 like the whole file. The fixed file is the fixed part's code with each statement's own
 lines back in place of its marker: bytes a fix never parsed are bytes it cannot change.
@@ -13,9 +13,9 @@ What is kept (the planners of `LOCAL_CODES` read nothing else: `tests/test_held_
 holds each rule's fixes to those made on the whole file):
 - each statement a finding's span is in;
 - the first statement and the import block after it: what
-  `snlint.edit.imports.add_imports` reads and changes (and a statement after the block,
-  where it puts an empty line: a marker comment there asks for it as the held-out
-  statement's own first line would);
+  `snlint.edit.imports.add_imports` reads and changes (a held-out statement's marker is a
+  statement, `pass  # ...`: the block ends where it ended, and an empty line put before
+  the statement after it goes before the marker as before what it holds);
 - the statement of each import alias and module-level alias the file's names point at
   (`Names.imports`, `Names.aliases`): what `_prune_imports` may remove, and a fix reads;
 - the first statement with an indented block: libcst takes the file's default indent
@@ -52,7 +52,7 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 @dataclass(frozen=True)
 class Hole:
-    marker: str  # the marker comment and the line ending of the statement's first line
+    marker: str  # the marker statement and the line ending of the statement's first line
     filler: str  # the line endings of its other lines (its empty lines in the parsed part)
     original: str  # the held-out lines, as they are in the file
 
@@ -124,11 +124,6 @@ def held_out(text: str, findings: Iterable[Finding], names: F.Names | None) -> H
         keep.add(i)
     if any(_statement_at(spans, f.span.line) is None for f in findings):
         return None
-    if max(keep) < len(body) - 1 and not any(i > max(_prefix(body)) for i in keep):
-        # `add_imports` puts an empty line before the statement after the import block:
-        # one the parsed part has (a marker's empty lines and comment before a later
-        # statement ask for it as that statement's own lines would), never its footer.
-        keep.add(max(_prefix(body)) + 1)
     # libcst takes the file's default indent from its first indented block, and writes a
     # fix's new blocks with it: the parsed part's first one must have the same indent.
     blocks = [i for i, s in enumerate(body) if _has_block(s)]
@@ -252,8 +247,10 @@ def _hold(text: str, runs: list[tuple[int, int]], sn_elsewhere: bool) -> HeldOut
             return None
         parts.extend(c + e for c, e in lines[at:first - 1])
         held = lines[first - 1:last]
-        # The dot ends the number: no marker is the start of another.
-        marker = f"#{token}-{n}." + held[0][1]
+        # A statement, as what it holds is: the import block ends where it ended, and an
+        # empty line goes before it as before what it holds. The dot ends the number: no
+        # marker is the start of another.
+        marker = f"pass  #{token}-{n}." + held[0][1]
         filler = "".join(e for _, e in held[1:])
         holes.append(Hole(marker, filler, "".join(c + e for c, e in held)))
         parts.append(marker + filler)
