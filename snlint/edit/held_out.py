@@ -126,9 +126,10 @@ def held_out(text: str, findings: Iterable[Finding], names: F.Names | None) -> H
         return None
     # libcst takes the file's default indent from its first indented block, and writes a
     # fix's new blocks with it: the parsed part's first one must have the same indent.
+    lines = lines_with_endings(text)
     blocks = [i for i, s in enumerate(body) if _has_block(s)]
-    if blocks and _indent(text, body[blocks[0]]) != next(
-            (_indent(text, body[i]) for i in blocks if i in keep), None):
+    if blocks and _indent(lines, body[blocks[0]]) != next(
+            (_indent(lines, body[i]) for i in blocks if i in keep), None):
         keep.add(blocks[0])
     kept_lines = {n for i in keep for n in range(spans[i][0], spans[i][1] + 1)}
     held = [i for i in range(len(body)) if i not in keep
@@ -137,7 +138,7 @@ def held_out(text: str, findings: Iterable[Finding], names: F.Names | None) -> H
     if sum(last - first + 1 for first, last in runs) < MIN_HELD_LINES:
         return None
     held_lines = {n for first, last in runs for n in range(first, last + 1)}
-    return _hold(text, runs, any(line in held_lines for line in _sn_lines(names)))
+    return _hold(text, lines, runs, any(line in held_lines for line in _sn_lines(names)))
 
 
 def _prefix(body: list[ast.stmt]) -> set[int]:
@@ -158,26 +159,17 @@ def _has_block(statement: ast.stmt) -> bool:
         and inner[0].lineno > statement.lineno
 
 
-def _indent(text: str, statement: ast.stmt) -> str | None:
-    """The indent of the first line of a compound statement's block (its INDENT token)."""
+def _indent(lines: list[tuple[str, str]], statement: ast.stmt) -> str | None:
+    """The indent of the first line of a compound statement's block (its INDENT token).
+    `lines`: the file's (content, line ending) pairs."""
     if isinstance(statement, ast.Match):
         first = statement.cases[0].pattern.lineno if statement.cases else None
     else:
         first = statement.body[0].lineno  # type: ignore[attr-defined]
-    if first is None:
+    if first is None or first > len(lines):
         return None
-    start = 0
-    for _ in range(first - 1):
-        start = _next_line(text, start)
-        if start < 0:
-            return None
-    line = text[start:_next_line(text, start)] if _next_line(text, start) >= 0 else text[start:]
+    line = lines[first - 1][0]
     return line[:len(line) - len(line.lstrip(" \t\f"))]
-
-
-def _next_line(text: str, start: int) -> int:
-    found = text.find("\n", start)
-    return found + 1 if found >= 0 else -1
 
 
 def _wanted_lines(findings: list[Finding], names: F.Names | None) -> Iterable[int]:
@@ -236,8 +228,8 @@ def _runs(held: Collection[int], spans: list[tuple[int, int]]) -> list[tuple[int
     return runs
 
 
-def _hold(text: str, runs: list[tuple[int, int]], sn_elsewhere: bool) -> HeldOut | None:
-    lines = lines_with_endings(text)
+def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]],
+          sn_elsewhere: bool) -> HeldOut | None:
     token = _unused_token(text)
     parts: list[str] = []
     holes: list[Hole] = []
