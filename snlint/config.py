@@ -256,17 +256,26 @@ def _relative_to(root: Path, path: str) -> str:
 
 def find_root(paths: list[str], looked_at: dict[str, tuple[int, object]] | None = None) -> Path:
     """The nearest folder at or above the first path that holds a pyproject.toml or a
-    .git, else the working directory. `looked_at`: filled with where it looked (for
-    snlint.replay: a pyproject.toml's whole state, whether a .git is there)."""
+    .git; else the working directory when the path lies in it (and it is not the filesystem
+    root), else the path's folder.
+    `looked_at`: filled with where it looked (for snlint.replay: a pyproject.toml's whole
+    state, whether a .git is there)."""
     start = Path(os.path.abspath(paths[0] if paths else "."))
-    if not start.is_dir():
+    if not os.path.isdir(start):
         start = start.parent
+    # os.path's probes: a folder that may not be looked at holds no marker (pathlib's raise).
     for folder in (start, *start.parents):
         note(looked_at, str(folder / "pyproject.toml"))
         note(looked_at, str(folder / ".git"), EXISTS)
-        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
+        if os.path.isfile(folder / "pyproject.toml") or os.path.exists(folder / ".git"):
             return folder
-    return Path.cwd()
+    # The root is walked for the files a linted one imports and holds the cache: a folder
+    # the path is not in is none of its project, nor is the filesystem root (a run from
+    # `/` would walk, and write into, the whole machine).
+    cwd = Path.cwd()
+    if cwd.parent != cwd and (start == cwd or cwd in start.parents):
+        return cwd
+    return start
 
 
 # toml key -> Config field
@@ -397,7 +406,7 @@ def _check_value(key: str, value: Any, path: Path) -> Any:
     if key == "graph-paths":
         folders = _string_list(value, where)
         for folder in folders:
-            if not (path.parent / folder).is_dir():
+            if not os.path.isdir(path.parent / folder):
                 raise ConfigError(f"{where}: {folder!r} is not a folder (the paths are "
                                   f"relative to {path.parent})")
         return folders

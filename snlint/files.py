@@ -69,7 +69,7 @@ def discover(paths: list[str], config: Config,
         absolute = Path(os.path.abspath(arg))
         if config.force_exclude and walker.excluded_with_parents(absolute):
             continue
-        if absolute.is_dir():
+        if os.path.isdir(absolute):
             for rel, file in walker.walk(absolute):
                 add(_join(display, rel), file)
         elif not os.path.lexists(absolute) or absolute.suffix in SUFFIXES or python_script(absolute):
@@ -86,7 +86,7 @@ def python_script(path: Path) -> bool:
     """A file named on the command line without a suffix whose first line runs Python (a
     `train` script): pre-commit passes such files to a hook that asks for Python. A walk
     does not look for them (as ruff)."""
-    if path.suffix or not path.is_file():
+    if path.suffix or not os.path.isfile(path):
         return False
     try:
         with open(path, "rb") as handle:
@@ -132,7 +132,9 @@ class _Walker:
                 if name.startswith(".") or self.excluded(path, name) \
                         or self.gitignored(path, boundary, is_dir=True):
                     continue
-                if (path / "pyvenv.cfg").exists():
+                # os.path's probes answer False where a path may not be looked at
+                # (`/proc/1/fdinfo` in a walk from `/`); pathlib's raise PermissionError.
+                if os.path.exists(path / "pyvenv.cfg"):
                     self.look(path / "pyvenv.cfg")
                     continue
                 kept.append(name)
@@ -142,7 +144,7 @@ class _Walker:
                 if path.suffix not in SUFFIXES or self.excluded(path, name) \
                         or self.gitignored(path, boundary, is_dir=False):
                     continue
-                if path.is_symlink() and not path.exists():
+                if os.path.islink(path) and not os.path.exists(path):
                     # A link to nothing (into a git submodule that is not checked out) is
                     # no file of the project; named on the command line it is SN903.
                     self.look(path, EXISTS)
@@ -195,7 +197,7 @@ class _Walker:
         holding it, else the root when `top` is under it, else `top`."""
         for folder in (top, *top.parents):
             self.look(folder / ".git", EXISTS)  # a work tree's .git changes at every commit
-            if (folder / ".git").exists():
+            if os.path.exists(folder / ".git"):
                 return folder
         return self.root if top == self.root or self.root in top.parents else top
 

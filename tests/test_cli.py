@@ -118,6 +118,20 @@ def test_syntax_error_in_subprocess_prints_no_traceback(project):
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+def test_run_from_the_filesystem_root_on_a_folder_elsewhere(tmp_path):
+    # It walked `/` for the files the linted ones import, and stat'ed
+    # /proc/1/fdinfo/pyvenv.cfg: "internal error: PermissionError".
+    (tmp_path / "gan").mkdir()
+    (tmp_path / "gan" / "d.py").write_text(SN_ON_BATCH_NORM)
+    proc = subprocess.run([sys.executable, "-m", "snlint", "--no-graph", str(tmp_path / "gan")],
+                          capture_output=True, text=True, timeout=60, cwd="/")
+    assert proc.stderr == ""
+    assert proc.returncode == 1
+    assert [line.split(" ")[:2] for line in proc.stdout.splitlines()[:-2]] == [
+        [f"{tmp_path}/gan/d.py:3:6:", "SN101"]]
+    assert not (tmp_path / "gan" / ".snlint_cache").exists()  # SNLINT_CACHE_DIR holds it
+
+
 def test_missing_path_exits_2(project):
     project("d.py", SN_ON_BATCH_NORM)
     result = snlint("d.py", "nope.py")

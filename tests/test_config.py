@@ -147,15 +147,37 @@ def test_find_root_stops_at_a_git_folder(tmp_path):
     assert find_root([str(tmp_path / "sub")]) == tmp_path / "sub"
 
 
-def test_find_root_without_markers_is_the_working_directory(tmp_path, monkeypatch):
-    (tmp_path / "a").mkdir()
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
+def _markers_above(tmp_path) -> bool:
     # tmp_path has no pyproject.toml/.git above it in a hermetic test run.
-    if any((p / "pyproject.toml").exists() or (p / ".git").exists() for p in tmp_path.parents):
+    return any((p / "pyproject.toml").exists() or (p / ".git").exists() for p in tmp_path.parents)
+
+
+def test_find_root_without_markers_is_the_working_directory(tmp_path, monkeypatch):
+    (tmp_path / "work" / "a").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "work")
+    if _markers_above(tmp_path):
         pytest.skip("a marker sits above tmp_path")
-    assert find_root([str(tmp_path / "a" / "d.py")]) == work
+    assert find_root(["a/d.py"]) == tmp_path / "work"
+
+
+def test_find_root_without_markers_outside_the_working_directory_is_the_paths_folder(
+        tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    if _markers_above(tmp_path):
+        pytest.skip("a marker sits above tmp_path")
+    assert find_root([str(tmp_path / "a" / "d.py")]) == tmp_path / "a"
+    assert find_root([str(tmp_path / "a")]) == tmp_path / "a"
+
+
+def test_find_root_run_from_the_filesystem_root_is_not_the_filesystem_root(tmp_path, monkeypatch):
+    # `/` holds every path, and a run from it would walk (and cache into) the machine.
+    (tmp_path / "a").mkdir()
+    monkeypatch.chdir("/")
+    if _markers_above(tmp_path):
+        pytest.skip("a marker sits above tmp_path")
+    assert find_root([str(tmp_path / "a")]) == tmp_path / "a"
 
 
 # ---------------------------------------------------------------- load_config

@@ -130,6 +130,20 @@ def test_folder_with_pyvenv_cfg_is_skipped(project):
     assert displays(["."], Config(project)) == ["y.py"]
 
 
+def test_a_path_that_may_not_be_looked_at_is_not_there(project, monkeypatch):
+    # As /proc/1/fdinfo/pyvenv.cfg in a walk from `/`: stat itself is refused.
+    touch(project, "a/d.py", "locked/e.py")
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        if "locked" in os.fspath(path):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    assert displays(["."], Config(project)) == ["a/d.py", "locked/e.py"]
+
+
 def test_exclude_globs_are_relative_to_root(project):
     touch(project, "models/gen.py", "models/disc.py", "other/models/gen.py")
     config = Config(project, exclude=["models/gen.py"])

@@ -22,7 +22,7 @@ def project_root(file: str | Path) -> Path | None:
     """The nearest folder at or above `file`'s folder that holds a marker, or None."""
     folder = Path(os.path.abspath(file)).parent
     for candidate in (folder, *folder.parents):
-        if any((candidate / marker).exists() for marker in MARKERS):
+        if any(os.path.exists(candidate / marker) for marker in MARKERS):
             return candidate
     return None
 
@@ -51,7 +51,7 @@ def import_roots(file: str | Path, config_root: str | Path,
         if base is None:
             continue
         src = base / "src"
-        if (src / "__init__.py").exists():
+        if os.path.exists(src / "__init__.py"):
             out.append(base)  # `src` is a package the code imports as `src.x`
         elif _inside(absolute, src):
             out += [src, base]  # the code in src/ imports its siblings
@@ -85,8 +85,8 @@ def locate_module(name: str, root: str | Path, depth: int = 3) -> str | None:
     for _ in range(depth + 1):
         following = []
         for folder in level:
-            if (folder / f"{name}.py").is_file() or (
-                    (folder / name).is_dir() and _is_module_folder(str(folder / name))):
+            if os.path.isfile(folder / f"{name}.py") or (
+                    os.path.isdir(folder / name) and _is_module_folder(str(folder / name))):
                 relative = folder.relative_to(base).as_posix()
                 return "" if relative == "." else relative
             try:
