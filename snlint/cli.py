@@ -124,8 +124,9 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
 @click.option("--ignore", multiple=True, callback=_codes, metavar="CODES",
               help="Rules to disable (SN9xx diagnostics too, e.g. SN91).")
 @click.option("--graph/--no-graph", default=None,
-              help="Run the graph pass (imports discriminators with torch). "
-                   "Default: on when torch is importable.")
+              help="Run the graph pass: build the discriminators with torch (imports "
+                   "and runs the project's code; needs snlint[graph]). Default: off, or "
+                   "the `graph` setting.")
 @click.option("--graph-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="SECONDS", help="Time limit for importing and building a module.")
 @click.option("--output-format", type=click.Choice(report.FORMATS), default=None,
@@ -223,6 +224,9 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
     except Exception as exc:
         _internal_error(exc)
 
+    if config.graph and not stdin:
+        _require_torch(asked_on_command_line=graph is True, root=config.root)
+
     reuse = None
     walked = None
     if fix or diff:
@@ -243,7 +247,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
     # Only a run that may leave a replay record (snlint.replay) notes what it reads: the
     # source pass alone by choice, with the cache, over the whole project, building no fix.
     recordable = own is not None and own.recorder is not None \
-        and not (stdin or fix or diff or add_noqa or fixes) and config.graph is False and config.cache \
+        and not (stdin or fix or diff or add_noqa or fixes) and not config.graph and config.cache \
         and [os.path.normpath(p) for p in paths] == [os.path.relpath(config.root)]
     looked_at = own.looked_at if recordable else None
     try:
@@ -296,11 +300,27 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         _emit(closing, color)
     if not quiet:
         _graph_summary([] if stdin else result.graph)
+    if not stdin:
+        _graph_note(len(result.discriminators), asked=config.graph, quiet=quiet)
     code = exit_code(findings, exit_zero)
     # A failure of snlint itself (SN999) is found again next run, as the run cache does.
     if recordable and not result.graph and not any(f.code == "SN999" for f in findings):
         _record(own, config, code)
     _finish(code)
+
+
+def _require_torch(*, asked_on_command_line: bool, root) -> None:
+    """Exit 2, saying how to get it, when the graph pass is asked for and this Python
+    cannot import torch: a CI job that asked for it must not pass on the source pass
+    alone without a word."""
+    from snlint.graph.runner import torch_importable
+
+    if torch_importable():
+        return
+    asked = "--graph" if asked_on_command_line else \
+        f"graph = true (in {os.path.join(root, 'pyproject.toml')})"
+    _fail(f"{asked} needs torch, which {sys.executable} cannot import: "
+          f"pip install 'snlint[graph]'" + ("" if asked_on_command_line else ", or run with --no-graph"))
 
 
 @dataclass
@@ -366,18 +386,18 @@ def _answered(paths: list[str], config, fixes: bool, reuse,
     cache answers the run whole (nothing it read changed), without importing the source
     pass; the result is None when the engine has to run (with these inputs and cache).
     `walked`: the files under `paths`, when --fix found them."""
-    from snlint.config import graph_enabled
     from snlint.inputs import read_inputs
     from snlint.run_cache import RunCache
     from snlint.run_result import finish, unsuppressed
 
     inputs = read_inputs(paths, config, looked_at, walked, reuse.read if reuse is not None else None)
     run_cache = None if reuse is not None else RunCache.for_run(
-        config, inputs, graph=graph_enabled(config), fixes=fixes)
+        config, inputs, graph=config.graph, fixes=fixes)
     found = run_cache.unchanged(inputs.sources) if run_cache is not None else None
     if found is None:
         return None, inputs, run_cache
-    return finish(unsuppressed(found, inputs.sources), inputs, config), inputs, run_cache
+    return finish(unsuppressed(found, inputs.sources), inputs, config,
+                  discriminators=run_cache.entry().discriminators), inputs, run_cache
 
 
 def _progress(quiet: bool):
@@ -395,6 +415,21 @@ def _graph_summary(results) -> None:
     from snlint.graph.diagnostics import graph_summary
 
     text = graph_summary(results)
+    if text:
+        try:
+            click.echo(text, err=True)
+        except OSError:
+            pass
+
+
+def _graph_note(discriminators: int, *, asked: bool, quiet: bool) -> None:
+    """What --graph would add, on a terminal only (`snlint.graph.diagnostics.graph_note`)."""
+    from snlint.graph.diagnostics import graph_note
+
+    text = graph_note(discriminators, asked=asked, quiet=quiet, terminal=_stderr_is_terminal())
+    own = _own_process()
+    if text and own is not None and own.recorder is not None:
+        own.recorder.noted(text + "\n")
     if text:
         try:
             click.echo(text, err=True)
@@ -442,7 +477,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
         outcome = fix_paths(paths, config, lint, files=files,
                             unsafe=unsafe, write=not diff,
                             report=lambda message: click.echo(message, err=True),
-                            lint_later=None if config.graph is False
+                            lint_later=None if not config.graph
                             else lambda sources: lint(sources, source_only),
                             standby=standby)
     except Exception as exc:

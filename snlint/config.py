@@ -154,7 +154,7 @@ class Config:
     not_discriminators: list[str] = field(default_factory=list)
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     norm_replacement: str = "groupnorm"
-    graph: bool | None = None  # None: on when torch is importable
+    graph: bool = False  # the graph pass imports the project's code: only when asked
     graph_timeout: float = 20.0
     graph_paths: list[str] = field(default_factory=list)  # sys.path folders, root-relative
     models: dict[str, dict] = field(default_factory=dict)
@@ -193,6 +193,8 @@ class Config:
                                       "(expected \"path/relative/to/root.py:ClassName\")")
             setattr(self, name, refs)
         self.graph_paths = _string_list(self.graph_paths, "graph-paths")
+        if not isinstance(self.graph, bool):
+            raise ConfigError(f"graph must be true or false, got {self.graph!r}")
         if self.jobs is not None and (isinstance(self.jobs, bool) or not isinstance(self.jobs, int)
                                       or self.jobs < 1):
             raise ConfigError(f"jobs must be a positive number, got {self.jobs!r}")
@@ -299,15 +301,6 @@ _KEYS = {
     "cache-dir": "cache_dir",
 }
 _FIELDS = frozenset(f.name for f in fields(Config) if f.init) - {"root"}
-
-
-def graph_enabled(config: Config) -> bool:
-    """Whether a run with `config` runs the graph pass (by default: where torch is)."""
-    if config.graph is not None:
-        return config.graph
-    import importlib.util
-
-    return importlib.util.find_spec("torch") is not None
 
 
 def load_config(root: Path, **cli_overrides: Any) -> Config:

@@ -11,7 +11,7 @@ import importlib
 import os
 from pathlib import Path
 
-from snlint.config import Config, graph_enabled
+from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.findings import Finding
 from snlint.graph.diagnostics import GraphRun, Progress
@@ -49,12 +49,13 @@ def lint_sources(sources: dict[str, str], config: Config,
     findings are kept there for the next run."""
     imported = {p: t for p, t in (imported or {}).items() if p not in sources}
     texts = {**sources, **imported}
-    remembered = reuse.findings(sources, config, imported, fixes) if reuse is not None else None
+    remembered = reuse.findings(sources, config, imported, fixes, graph_run) if reuse is not None else None
     if remembered is not None:
         return remembered
     if run_cache is not None:
         unchanged = run_cache.unchanged(sources, imported)
         if unchanged is not None:
+            _note_discriminators(graph_run, run_cache.entry().discriminators)
             return unsuppressed(unchanged, sources)
     findings: list[Finding] = []
     facts: list[FileFacts] = []
@@ -63,6 +64,7 @@ def lint_sources(sources: dict[str, str], config: Config,
         same = _same_facts(run_cache, stage, texts)
         if same is not None:
             run_cache.renew(sources, imported)  # the next run compares with these texts
+            _note_discriminators(graph_run, run_cache.entry().discriminators)
             return unsuppressed(same, sources)
     # The link step's modules are imported while the per-file stage's workers lower files.
     extracted = stage.results(texts, meanwhile=_import_link_step)
@@ -74,7 +76,9 @@ def lint_sources(sources: dict[str, str], config: Config,
             findings.append(found.finding)
         if found.facts is not None:
             facts.append(found.facts)
-    findings.extend(link_parts(facts, extracted, sources, config, graph_run, reuse))
+    # What the link step finds is noted in a run of its own when the caller has none.
+    linked = graph_run if graph_run is not None else GraphRun()
+    findings.extend(link_parts(facts, extracted, sources, config, linked, reuse))
     findings = [f for f in findings if f.path in sources or f.path == "<project>"]
     findings = enabled(findings, config)
     if run_cache is None:
@@ -85,11 +89,17 @@ def lint_sources(sources: dict[str, str], config: Config,
         # A failure of snlint itself is not a finding of these files: found again next run.
         if not any(f.code == "SN999" for f in findings):
             run_cache.store(sources, imported, frozenset(p for p, e in extracted.items() if e.lowered),
-                            frozenset(p for p, t in texts.items() if stage.matters(p, t)), findings)
+                            frozenset(p for p, t in texts.items() if stage.matters(p, t)), findings,
+                            frozenset(linked.discriminators))
         findings = unsuppressed(findings, sources)
     if reuse is not None:
-        reuse.remember(sources, config, imported, fixes, findings)
+        reuse.remember(sources, config, imported, fixes, findings, frozenset(linked.discriminators))
     return findings
+
+
+def _note_discriminators(graph_run: GraphRun | None, discriminators: frozenset[str]) -> None:
+    if graph_run is not None:
+        graph_run.discriminators |= discriminators
 
 
 class Reuse:
@@ -144,16 +154,20 @@ class Reuse:
         return self._graph
 
     def findings(self, sources: dict[str, str], config: Config, imported: dict[str, str],
-                 fixes: bool) -> list[Finding] | None:
-        """The last lint's findings, when this lint has its inputs."""
-        if self._last is None or graph_enabled(config):
+                 fixes: bool, graph_run: GraphRun | None = None) -> list[Finding] | None:
+        """The last lint's findings, when this lint has its inputs (its discriminators
+        noted in `graph_run`)."""
+        if self._last is None or config.graph:
             return None
-        inputs, findings = self._last
-        return list(findings) if inputs == (sources, imported, config, fixes) else None
+        inputs, findings, discriminators = self._last
+        if inputs != (sources, imported, config, fixes):
+            return None
+        _note_discriminators(graph_run, discriminators)
+        return list(findings)
 
     def remember(self, sources: dict[str, str], config: Config, imported: dict[str, str],
-                 fixes: bool, findings: list[Finding]) -> None:
-        self._last = ((dict(sources), dict(imported), config, fixes), list(findings))
+                 fixes: bool, findings: list[Finding], discriminators: frozenset[str] = frozenset()) -> None:
+        self._last = ((dict(sources), dict(imported), config, fixes), list(findings), discriminators)
 
 
 def _import_link_step() -> None:
@@ -179,7 +193,7 @@ def run_inputs(inputs: Inputs, config: Config, progress: Progress | None = None,
     hands over the one it asked)."""
     graph_run = GraphRun(progress)
     if run_cache is None and reuse is None:
-        run_cache = RunCache.for_run(config, inputs, graph=graph_enabled(config), fixes=fixes)
+        run_cache = RunCache.for_run(config, inputs, graph=config.graph, fixes=fixes)
     stage = reuse.per_file(config) if reuse is not None else PerFile.for_run(config)
     # A lint of the project's root has walked the tree imported_sources would walk.
     whole = [os.path.normpath(p) for p in inputs.paths] == [os.path.relpath(Path(config.root))]
@@ -187,7 +201,7 @@ def run_inputs(inputs: Inputs, config: Config, progress: Progress | None = None,
                                 files=[(d, a) for d, a in inputs.files if a.suffix == ".py"] if whole else None)
     findings = lint_sources(inputs.sources, config, imported, graph_run, stage,
                             fixes=fixes, reuse=reuse, run_cache=run_cache)
-    return finish(findings, inputs, config, graph_run.results)
+    return finish(findings, inputs, config, graph_run.results, graph_run.discriminators)
 
 
 def _same_facts(run_cache: RunCache, stage: PerFile, texts: dict[str, str]) -> list[Finding] | None:

@@ -9,7 +9,6 @@ import os
 from snlint.catalogue import Rule
 from snlint.checks.emit import Emitter
 from snlint.checks.registry import run_checks
-from snlint import facts as F
 from snlint.config import Config
 from snlint.findings import DiscriminatorRef, Finding, Location
 from snlint.graph import GraphTarget, run_graph
@@ -30,11 +29,6 @@ def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:
     return None
 
 
-def _plain_class(cls) -> bool:
-    """A class that derives from nothing but `object`: it cannot be an nn.Module."""
-    return all(isinstance(b, F.Global) and b.qual == "builtins.object" for b in cls.bases)
-
-
 def graph_pass(project, config: Config, only: set[str] | None = None,
                graph_run=None, session=None) -> tuple[list[Finding], dict]:
     """The graph pass's diagnostics (SN91x), and the facts of each discriminator class it
@@ -45,14 +39,8 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
     displays = {os.path.abspath(f.path): f.path for f in project.index.files}
     targets, ds = [], []
     options = option_defaults(project.index.files)
-    for d in project.discriminators:
-        if only is not None and d.file.path not in only:
-            continue  # an imported file, read for its facts only: not linted, not built
+    for d in project.buildable(only):
         absolute = os.path.abspath(d.file.path)
-        if not os.path.isfile(absolute) or absolute.endswith(".ipynb"):
-            continue  # in-memory text (stdin, tests) or notebook cells: nothing to import
-        if _plain_class(d.cls):
-            continue  # `class Discriminator(object)` in a NumPy GAN: no module to build
         rel = config.relative_path(d.file.path)
         targets.append(GraphTarget(absolute, d.file.path, d.cls.name,
                                    _model_kwargs(config, rel, d.cls.name), str(config.root),

@@ -26,7 +26,7 @@ def entry() -> None:
     run_own_process(Recorder(argv, started))
 
 
-def _replayed(output: str, code: int) -> None:
+def _replayed(output: str, code: int, notes: str) -> None:
     try:
         sys.stdout.write(output)
         sys.stdout.flush()
@@ -34,6 +34,11 @@ def _replayed(output: str, code: int) -> None:
         # `snlint | head`: the reader left; as snlint.cli does, stop quietly.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = EXIT_FINDINGS
+    try:
+        sys.stderr.write(notes)
+        sys.stderr.flush()
+    except OSError:
+        pass
     if sys.getprofile() is None and sys.gettrace() is None:
         os._exit(code)
     sys.exit(code)

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Protocol
 from snlint.catalogue import Rule, load_catalogue
 from snlint.checks.emit import Emitter
 from snlint.checks.registry import fixable_codes, run_checks
-from snlint.config import Config, graph_enabled
+from snlint.config import Config
 from snlint import facts as F
 from snlint.facts import FileFacts, Names
 from snlint.findings import Finding, diagnostic
@@ -57,8 +57,8 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     project is one part."""
     # The rule pages are read once a run, not once a part (a twentieth of a part's link).
     rules = load_catalogue()
-    if graph_enabled(config) or len(facts) < 2 or uses_registries(facts):
-        return _link_part(facts, sources, config, rules, graph_run, reuse)[0]
+    if config.graph or len(facts) < 2 or uses_registries(facts):
+        return _noted(_link_part(facts, sources, config, rules, graph_run, reuse), graph_run)
     imported = {path: e.modules or () for path, e in extracted.items()}
     parts = reuse.grouping.groups(facts, imported) if reuse is not None else groups(facts, imported)
     options = DeclaredOptions(facts)
@@ -80,11 +80,23 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     # "The project's only discriminator class" is the project's: when there is one (or
     # one of several the configuration builds by name, `snlint.link.named_classes`), and
     # a call through a bare name was left for it, it reaches across parts.
-    candidates = frozenset().union(*(candidates for _, _, candidates, _ in linked))
-    if any(bare for _, _, _, bare in linked) and \
+    candidates = frozenset().union(*(candidates for _, _, candidates, _, _ in linked))
+    if any(bare for _, _, _, bare, _ in linked) and \
             (len(candidates) == 1 or _named(candidates, class_names(facts))):
-        return _link_part(facts, sources, config, rules)[0]
-    return [f for _, found, _, _ in linked for f in found]
+        return _noted(_link_part(facts, sources, config, rules), graph_run)
+    for _, _, _, _, buildable in linked:
+        _noted(((), frozenset(), False, buildable), graph_run)
+    return [f for _, found, _, _, _ in linked for f in found]
+
+
+def _noted(linked: tuple[list[Finding], frozenset[str], bool, frozenset[str]],
+           graph_run: GraphRun | None) -> list[Finding]:
+    """A link's findings, its discriminators the graph pass builds (or would, asked)
+    noted in `graph_run`."""
+    found, _, _, buildable = linked
+    if graph_run is not None:
+        graph_run.discriminators |= buildable
+    return list(found)
 
 
 def _passed_to(part: list[FileFacts], literals: set[tuple[str, object]]) -> tuple:
@@ -106,17 +118,18 @@ def _named(candidates: frozenset[str], given: dict[str, tuple[str, int]]) -> boo
 
 def _link_chunk(chunk: list[tuple[tuple, list[FileFacts]]], *, sources: dict[str, str],
                 config: Config, rules: dict[str, Rule],
-                options: DeclaredOptions) -> list[tuple[list[Finding], frozenset[str], bool]]:
+                options: DeclaredOptions) -> list[tuple[list[Finding], frozenset[str], bool, frozenset[str]]]:
     return [_link_part(part, sources, config, rules, assume_sole=False, options=options) for _, part in chunk]
 
 
 def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, rules: dict[str, Rule],
                graph_run: GraphRun | None = None, reuse: Reuse | None = None,
                assume_sole: bool = True, options: DeclaredOptions | None = None,
-               ) -> tuple[list[Finding], frozenset[str], bool]:
+               ) -> tuple[list[Finding], frozenset[str], bool, frozenset[str]]:
     """The findings of one part of the project (or of the whole): link -> graph pass ->
-    join -> freeze -> checks; and the part's discriminator candidates and whether a call
-    through a bare name was left without a class (`link`'s `assume_sole`)."""
+    join -> freeze -> checks; the part's discriminator candidates and whether a call
+    through a bare name was left without a class (`link`'s `assume_sole`); and its
+    discriminators the graph pass builds (or would, asked), as "path:Class"."""
     findings: list[Finding] = []
     project = None
     try:
@@ -128,7 +141,7 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
         # The graph pass itself reports only its SN91x diagnostics; its facts reach the
         # findings through the rules.
         graph_diagnostics: list[Finding] = []
-        if graph_enabled(config) and project.discriminators:
+        if config.graph and project.discriminators:
             try:
                 # Imported only for a run that builds discriminators: the graph pass's
                 # side is a tenth of the engine's imports, which a small file pays.
@@ -149,8 +162,9 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
     except Exception as e:  # noqa: BLE001
         findings.append(internal(facts[0].path if facts else "<project>", e))
     if project is None:
-        return findings, frozenset(), False
-    return findings, project.candidates, project.bare_calls
+        return findings, frozenset(), False, frozenset()
+    buildable = frozenset(f"{d.file.path}:{d.cls.qualname}" for d in project.buildable(set(sources)))
+    return findings, project.candidates, project.bare_calls, buildable
 
 
 def named(findings: list[Finding], facts: list[FileFacts]) -> list[Finding]:

@@ -13,7 +13,7 @@ checks the probes; when every one is as recorded, it writes the recorded output 
 exits with the recorded code.
 
 Recorded only (`Recorder.save`): runs that walked the project from its root with the cache
-on, ran the source pass alone by choice (`--no-graph` or `graph = false`: whether torch is
+on, ran the source pass alone (without `--graph` or `graph = true`: whether torch is
 installed is no probe), built no fixes, rewrote nothing and read no standard input. A run
 during which something it looked at changed, or that read a file modified less than
 `RACY_NS` before it began, records nothing: a file system's clock is coarse, and a change
@@ -37,7 +37,7 @@ TYPE_CHECKING = False  # typing's own import costs more than all of a replay's w
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-FORMAT = 1
+FORMAT = 2
 RACY_NS = 2_000_000_000
 MAX_RECORDS = 256  # the least recently written go first
 FOLDER = "replay"
@@ -116,9 +116,9 @@ def note(looked_at: dict[str, tuple[int, object]] | None, path: str, kind: int =
         looked_at[path] = (kind, state(path, kind))
 
 
-def replay(argv: list[str]) -> tuple[str, int] | None:
-    """The recorded standard output and exit code of this run, when a record of the same
-    key holds (every probe as recorded); None otherwise."""
+def replay(argv: list[str]) -> tuple[str, int, str] | None:
+    """The recorded standard output, exit code and notes on standard error of this run,
+    when a record of the same key holds (every probe as recorded); None otherwise."""
     run_key = key(argv)
     name = _name(run_key)
     for folder in cache_dirs(run_key[1]):
@@ -127,27 +127,32 @@ def replay(argv: list[str]) -> tuple[str, int] | None:
                 record = marshal.loads(handle.read())
         except (OSError, EOFError, ValueError, TypeError):
             continue  # absent, partial, corrupt or of another Python: not an answer
-        if not (isinstance(record, tuple) and len(record) == 4 and record[0] == run_key):
+        if not (isinstance(record, tuple) and len(record) == 5 and record[0] == run_key):
             continue
-        _, probes, output, code = record
+        _, probes, output, code, notes = record
         if all(state(path, kind) == then for path, kind, then in probes):
-            return output, code
+            return output, code, notes
         return None
     return None
 
 
 class Recorder:
-    """What a run that may be replayed writes on standard output, and its record."""
+    """What a run that may be replayed writes on standard output, the notes it writes on
+    standard error (a terminal's: the key tells), and its record."""
 
     def __init__(self, argv: list[str], started_ns: int) -> None:
         self.argv = list(argv)
         self.started_ns = started_ns
         self.key = key(argv)
         self.output: list[str] = []
+        self.notes: list[str] = []
         self.spoiled = False  # wrote something a replay could not give again
 
     def wrote(self, text: str) -> None:
         self.output.append(text)
+
+    def noted(self, text: str) -> None:
+        self.notes.append(text)
 
     def save(self, cache_dir: str, looked_at: dict[str, tuple[int, object]], code: int,
              write: Callable[[str, bytes], None]) -> bool:
@@ -168,7 +173,7 @@ class Recorder:
                 return False  # changed too recently to trust that its stat would show the next change
             probes.append((path, kind, now))
         folder = os.path.join(cache_dir, FOLDER)
-        data = marshal.dumps((self.key, tuple(probes), "".join(self.output), code))
+        data = marshal.dumps((self.key, tuple(probes), "".join(self.output), code, "".join(self.notes)))
         try:
             os.makedirs(folder, exist_ok=True)
             write(os.path.join(folder, _name(self.key)), data)

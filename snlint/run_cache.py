@@ -40,6 +40,7 @@ class RunEntry:
     kept: frozenset[str]  # the files the source pass lowered (not set aside by its prefilter)
     mattering: frozenset[str]  # the files the prefilter read for what they say
     findings: tuple[Finding, ...]  # enabled, fixes marked; suppressions not yet applied
+    discriminators: frozenset[str] = frozenset()  # "path:Class" the graph pass would build
 
 
 class RunCache:
@@ -129,15 +130,18 @@ class RunCache:
         what the entry's said): the per-file cache now holds their facts, not the older."""
         entry = self.entry()
         if entry is not None:
-            self.store(sources, imported, entry.kept, entry.mattering, list(entry.findings))
+            self.store(sources, imported, entry.kept, entry.mattering, list(entry.findings),
+                       entry.discriminators)
 
     def store(self, sources: Mapping[str, str], imported: Mapping[str, str],
-              kept: frozenset[str], mattering: frozenset[str], findings: list[Finding]) -> None:
+              kept: frozenset[str], mattering: frozenset[str], findings: list[Finding],
+              discriminators: frozenset[str] = frozenset()) -> None:
         texts = tuple([(p, digest(t), True) for p, t in sources.items()]
                       + [(p, digest(t), False) for p, t in imported.items()])
         # What a fix would name things with belongs to the run that built the fix.
         kept_findings = tuple(f.with_(names=None) for f in findings)
-        self.cache.put("run", self.key, "", RunEntry(texts, self.listing(), kept, mattering, kept_findings),
+        self.cache.put("run", self.key, "", RunEntry(texts, self.listing(), kept, mattering, kept_findings,
+                                                   frozenset(discriminators)),
                        run=True)
         self._entry = False
 

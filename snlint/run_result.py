@@ -24,6 +24,8 @@ class RunResult:
     sources: dict[str, str] = field(default_factory=dict)  # display path -> text
     files: list[str] = field(default_factory=list)
     graph: list[TargetFacts] = field(default_factory=list)  # [] when the graph pass did not run
+    # "path:Class" of the discriminators the graph pass built, or would build if asked.
+    discriminators: frozenset[str] = frozenset()
 
 
 def enabled(findings: list[Finding], config: Config) -> list[Finding]:
@@ -77,9 +79,9 @@ def _cited(finding: Finding, notebooks: dict[str, Notebook]) -> Finding:
 
 
 def finish(findings: list[Finding], inputs: Inputs, config: Config,
-           graph: list | None = None) -> RunResult:
+           graph: list | None = None, discriminators: frozenset[str] | set[str] = frozenset()) -> RunResult:
     """The run's result from the project's findings (suppressions already applied)."""
     out = in_cells(findings, inputs.notebooks)
     out.extend(d for d in inputs.diagnostics if config.is_enabled(d.code, d.path))
     return RunResult(sorted(out, key=Finding.sort_key), inputs.shown(),
-                     [d for d, _ in inputs.files], graph or [])
+                     [d for d, _ in inputs.files], graph or [], frozenset(discriminators))

@@ -24,10 +24,12 @@ Progress = Callable[[int, int, "GraphTarget | None"], None]
 
 @dataclass
 class GraphRun:
-    """One run's graph pass as the CLI sees it: progress while it runs, results after."""
+    """One run's graph pass as the CLI sees it: progress while it runs, results after;
+    and the discriminators ("path:Class") it builds, or would build if asked."""
 
     progress: Progress | None = None
     results: list[TargetFacts] = field(default_factory=list)
+    discriminators: set[str] = field(default_factory=set)
 
 
 def _span(site: Site) -> Span:
@@ -200,6 +202,17 @@ def not_built_reason(facts: TargetFacts) -> str:
     if _NEEDS_ARGUMENTS.search(facts.message):
         return "needs arguments"
     return "build failed"
+
+
+def graph_note(discriminators: int, *, asked: bool, quiet: bool, terminal: bool) -> str:
+    """The line that says what `--graph` would add to a run without it; "" where nobody
+    reads it as advice: standard error not a terminal (pre-commit, CI logs, a pipe),
+    -q, the graph pass asked for, or no discriminator it would build."""
+    if asked or quiet or not terminal or not discriminators:
+        return ""
+    found = f"{discriminators} discriminator{'' if discriminators == 1 else 's'} found"
+    return (f"note: {found}; --graph builds {'it' if discriminators == 1 else 'them'} with torch "
+            "to measure weights and batch coupling (runs project code)")
 
 
 def graph_summary(results: list[TargetFacts], limit: int = 6) -> str:

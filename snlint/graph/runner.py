@@ -42,6 +42,17 @@ LANE_TARGETS = 4
 MAX_LANES = 2
 
 
+def torch_importable() -> bool:
+    """Whether the workers (this interpreter, this environment) can import torch: found
+    without importing it (a second's work, and the parent stays torch-free)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # a finder that refuses it, a half-imported module
+        return False
+
+
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     # snlint must be importable in the child even when the parent found it through its cwd.

@@ -10,6 +10,7 @@ Then `snlint.link.freeze` turns it into the frozen model the checks read
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import field
@@ -76,6 +77,27 @@ class LinkedProject:
 
     def instances_of(self, qualname: str) -> list[Layer]:
         return [i for i in self.events.instances if i.cls is not None and i.cls.qualname == qualname]
+
+    def buildable(self, only: set[str] | None = None) -> list[Discriminator]:
+        """The discriminators the graph pass builds: those of the files in `only` (the
+        linted ones; the files they import are read for their facts only) that are on
+        disk, as Python files, and may be nn.Modules."""
+        out = []
+        for d in self.discriminators:
+            if only is not None and d.file.path not in only:
+                continue
+            absolute = os.path.abspath(d.file.path)
+            if not os.path.isfile(absolute) or absolute.endswith(".ipynb"):
+                continue  # in-memory text (stdin, tests) or notebook cells: nothing to import
+            if _plain_class(d.cls):
+                continue  # `class Discriminator(object)` in a NumPy GAN: no module to build
+            out.append(d)
+        return out
+
+
+def _plain_class(cls: ClassFacts) -> bool:
+    """A class that derives from nothing but `object`: it cannot be an nn.Module."""
+    return all(isinstance(b, F.Global) and b.qual == "builtins.object" for b in cls.bases)
 
 
 def _norm_passed_elsewhere(project: LinkedProject, qual: str) -> bool:
