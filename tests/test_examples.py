@@ -81,12 +81,11 @@ def graph_findings():
     builds every discriminator). Without torch those tests are skipped; the source-pass
     and EXPECTED.md tests above and below still run."""
     pytest.importorskip("torch")
-    return tuple(lint_folder(Config(root=EXAMPLES)))  # the default: graph pass on with torch
+    return tuple(lint_folder(Config(root=EXAMPLES, graph=True)))
 
 
 def test_graph_pass_agrees_with_the_planted_list(graph_findings):
-    """With the default configuration (graph pass on when torch is importable) the rule
-    findings are the same sites, one finding per mistake; the only diagnostic is SN912
+    """With the graph pass (`--graph`) the rule findings are the same sites, one finding per mistake; the only diagnostic is SN912
     for dcgan/buggy.py, whose discriminator raises when built (SN on a LeakyReLU)."""
     found = rows(graph_findings)
     assert [r for r in found if not r[3].startswith("SN9")] == sorted(PLANTED + GRAPH_ONLY)

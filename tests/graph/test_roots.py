@@ -125,7 +125,7 @@ def test_linting_a_subfolder_imports_from_the_repository_root(tmp_path, monkeypa
     write(tmp_path, "models/d.py", discriminator("from models.blocks import sn_conv",
                                                  "sn_conv(3, 8)"))
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["models", "--output-format", "json"])
+    result = CliRunner().invoke(main, ["models", "--graph", "--output-format", "json"])
     assert json.loads(result.stdout) == []
     assert result.stderr == "graph pass: 1 discriminator built (1 traced, 1 probed)\n"
 
@@ -136,7 +136,7 @@ def test_setup_py_marks_the_project_root(tmp_path, monkeypatch):
     write(tmp_path, "gan/utils.py", SN_CONV)
     write(tmp_path, "gan/models/d.py", discriminator("from utils import sn_conv", "sn_conv(3, 8)"))
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["gan/models", "--output-format", "json"])
+    result = CliRunner().invoke(main, ["gan/models", "--graph", "--output-format", "json"])
     assert (json.loads(result.stdout), result.stderr) == (
         [], "graph pass: 1 discriminator built (1 traced, 1 probed)\n")
 
