@@ -206,3 +206,40 @@ def test_note_reaches_a_terminal_and_not_a_pipe(project):
     piped = snlint_process(".")
     assert piped.returncode == 1
     assert piped.stderr == ""
+
+
+NOTE_ONE = ("note: 1 discriminator found; --graph builds it with torch to measure weights "
+            "and batch coupling (runs project code)\n")
+
+
+def test_note_after_a_run_the_run_cache_answers_and_after_fix(project, monkeypatch, tmp_path):
+    from snlint import cli
+
+    monkeypatch.setattr(cli, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setenv("SNLINT_CACHE_DIR", str(tmp_path / "cache"))
+    (project / "train.py").write_text("from models import Discriminator\nD = Discriminator()\n")
+    cold = CliRunner().invoke(main, ["."])
+    with monkeypatch.context() as patch:
+        from snlint import linking
+
+        patch.setattr(linking, "link_parts", None)  # the warm run must not link
+        warm = CliRunner().invoke(main, ["."])
+    fixed = CliRunner().invoke(main, [".", "--fix", "--unsafe-fixes"])
+    assert (cold.exit_code, warm.exit_code, fixed.exit_code) == (1, 1, 0)
+    assert cold.stderr == warm.stderr == NOTE_ONE
+    assert fixed.stderr == "Fixed 1 finding in 1 file.\n" + NOTE_ONE
+    assert not imported(project)
+
+
+def test_note_after_a_run_only_a_comment_changed(project, monkeypatch, tmp_path):
+    from snlint import cli, linking
+
+    monkeypatch.setattr(cli, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setenv("SNLINT_CACHE_DIR", str(tmp_path / "cache"))
+    (project / "train.py").write_text("from models import Discriminator\nD = Discriminator()\n")
+    assert CliRunner().invoke(main, ["."]).stderr == NOTE_ONE
+    with open(project / "train.py", "a") as handle:
+        handle.write("# a comment: the same facts\n")
+    monkeypatch.setattr(linking, "link_parts", None)  # answered from the last run's findings
+    commented = CliRunner().invoke(main, ["."])
+    assert (commented.exit_code, commented.stderr) == (1, NOTE_ONE)
