@@ -63,8 +63,8 @@ def lint_sources(sources: dict[str, str], config: Config,
     if run_cache is not None:
         same = _same_facts(run_cache, stage, texts)
         if same is not None:
-            run_cache.renew(sources, imported)  # the next run compares with these texts
             _note_discriminators(graph_run, run_cache.entry().discriminators)
+            run_cache.renew(sources, imported)  # the next run compares with these texts
             return unsuppressed(same, sources)
     # The link step's modules are imported while the per-file stage's workers lower files.
     extracted = stage.results(texts, meanwhile=_import_link_step)
