@@ -245,7 +245,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
     # it; otherwise the findings only carry whether a fix exists, for `[*]` and the count.
     fixes = not add_noqa and (show_fixes or (fmt in report.FIX_FORMATS and not statistics))
     # Only a run that may leave a replay record (snlint.replay) notes what it reads: the
-    # source pass alone by choice, with the cache, over the whole project, building no fix.
+    # source pass alone, with the cache, over the whole project, building no fix.
     recordable = own is not None and own.recorder is not None \
         and not (stdin or fix or diff or add_noqa or fixes) and not config.graph and config.cache \
         and [os.path.normpath(p) for p in paths] == [os.path.relpath(config.root)]

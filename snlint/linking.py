@@ -84,8 +84,8 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     if any(bare for _, _, _, bare, _ in linked) and \
             (len(candidates) == 1 or _named(candidates, class_names(facts))):
         return _noted(_link_part(facts, sources, config, rules), graph_run)
-    for _, _, _, _, buildable in linked:
-        _noted(((), frozenset(), False, buildable), graph_run)
+    if graph_run is not None:
+        graph_run.discriminators.update(*(buildable for *_, buildable in linked))
     return [f for _, found, _, _, _ in linked for f in found]
 
 

@@ -243,3 +243,12 @@ def test_note_after_a_run_only_a_comment_changed(project, monkeypatch, tmp_path)
     monkeypatch.setattr(linking, "link_parts", None)  # answered from the last run's findings
     commented = CliRunner().invoke(main, ["."])
     assert (commented.exit_code, commented.stderr) == (1, NOTE_ONE)
+
+
+def test_note_counts_the_discriminators_of_every_part_of_the_project(project, monkeypatch):
+    from snlint import cli
+
+    monkeypatch.setattr(cli, "_stderr_is_terminal", lambda: True)
+    (project / "other.py").write_text(MARKING.replace("Discriminator", "PatchDiscriminator"))
+    result = CliRunner().invoke(main, [".", "--no-cache", "--jobs", "1"])
+    assert result.stderr.startswith("note: 2 discriminators found; --graph builds them ")
