@@ -43,8 +43,8 @@ MAX_LANES = 2
 
 
 def torch_importable() -> bool:
-    """Whether the workers (this interpreter, this environment) can import torch: found
-    without importing it (a second's work, and the parent stays torch-free)."""
+    """Whether the workers (this interpreter, this environment) can import torch: found,
+    not imported (an import costs a second, and the parent stays torch-free)."""
     import importlib.util
 
     try:
