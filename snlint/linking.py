@@ -57,10 +57,15 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     project is one part."""
     # The rule pages are read once a run, not once a part (a twentieth of a part's link).
     rules = load_catalogue()
-    if graph_enabled(config) or len(facts) < 2 or uses_registries(facts):
+    if len(facts) < 2 or uses_registries(facts):
         return _link_part(facts, sources, config, rules, graph_run, reuse)[0]
     imported = {path: e.modules or () for path, e in extracted.items()}
     parts = reuse.grouping.groups(facts, imported) if reuse is not None else groups(facts, imported)
+    # Linked whole, a project decides within each part what a part decides alone (which
+    # classes are alternatives beside the one in use): the same findings either way.
+    part_of = {f.path: i for i, part in enumerate(parts) for f in part}
+    if graph_enabled(config):
+        return _link_part(facts, sources, config, rules, graph_run, reuse, part_of=part_of)[0]
     options = DeclaredOptions(facts)
     sizes = {path: len(sources.get(path, "")) for path in extracted}
     known = reuse.parts(config) if reuse is not None else {}
@@ -83,7 +88,7 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     candidates = frozenset().union(*(candidates for _, _, candidates, _ in linked))
     if any(bare for _, _, _, bare in linked) and \
             (len(candidates) == 1 or _named(candidates, class_names(facts))):
-        return _link_part(facts, sources, config, rules)[0]
+        return _link_part(facts, sources, config, rules, part_of=part_of)[0]
     return [f for _, found, _, _ in linked for f in found]
 
 
@@ -113,14 +118,15 @@ def _link_chunk(chunk: list[tuple[tuple, list[FileFacts]]], *, sources: dict[str
 def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, rules: dict[str, Rule],
                graph_run: GraphRun | None = None, reuse: Reuse | None = None,
                assume_sole: bool = True, options: DeclaredOptions | None = None,
-               ) -> tuple[list[Finding], frozenset[str], bool]:
+               part_of: dict[str, int] | None = None) -> tuple[list[Finding], frozenset[str], bool]:
     """The findings of one part of the project (or of the whole): link -> graph pass ->
     join -> freeze -> checks; and the part's discriminator candidates and whether a call
     through a bare name was left without a class (`link`'s `assume_sole`)."""
     findings: list[Finding] = []
     project = None
     try:
-        project = link(facts, config.discriminators, config.not_discriminators, config.root, assume_sole, options)
+        project = link(facts, config.discriminators, config.not_discriminators, config.root, assume_sole, options,
+                       part_of)
         for path, message in project.errors:
             findings.append(diagnostic("SN999", path, f"internal error: {message}"))
         # link -> graph pass -> join -> freeze -> checks: the rules read what the runtime

@@ -1,0 +1,87 @@
+"""The graph pass only adds (issue 30): a run with `--graph` finds what a run without it
+finds, plus what only a built model shows, less what it cleared with the evidence of a
+class it built with the project's arguments, which the JSON lists with `cleared_by`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("torch")
+
+from snlint.cli import main  # noqa: E402
+from projects import write_project  # noqa: E402
+
+# Three files in one folder: a critic the training code scores real and fake batches
+# through apart, and a discriminator class nothing uses, in a file nothing imports.
+NETS = '''
+    import torch.nn as nn
+
+
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(8, 16)
+            self.bn = nn.BatchNorm1d(16)
+            self.fc2 = nn.Linear(16, 1)
+
+        def forward(self, x):
+            return self.fc2(self.bn(self.fc1(x)))
+'''
+
+TRAIN = '''
+    import torch
+    from nets import Critic
+
+    D = Critic()
+    G = torch.nn.Linear(4, 8)
+    opt = torch.optim.Adam(D.parameters())
+    for step in range(3):
+        real = torch.randn(4, 8)
+        fake = G(torch.randn(4, 4))
+        loss = D(real).mean() - D(fake.detach()).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+'''
+
+OTHER = '''
+    import torch.nn as nn
+
+
+    class PatchDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 8, 4, 2, 1)
+            self.bn = nn.BatchNorm2d(8)
+            self.conv2 = nn.Conv2d(8, 1, 4, 1, 1)
+
+        def forward(self, x):
+            return self.conv2(self.bn(self.conv1(x)))
+'''
+
+
+def lint_json(root, monkeypatch, *args: str) -> list[dict]:
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(main, [".", "--output-format", "json", *args])
+    assert result.exit_code == 1, result.output
+    return json.loads(result.stdout)
+
+
+def key(obj: dict) -> tuple:
+    return obj["code"], obj["path"], obj["line"], obj["symbol"]
+
+
+def test_a_discriminator_in_a_file_nothing_imports_keeps_its_finding_with_the_graph_pass(tmp_path, monkeypatch):
+    write_project(tmp_path, {"nets.py": NETS, "train.py": TRAIN, "other.py": OTHER})
+    without = lint_json(tmp_path, monkeypatch, "--no-graph")
+    with_graph = lint_json(tmp_path, monkeypatch, "--graph")
+    assert [key(o) for o in without] == [
+        ("SN301", "nets.py", 9, "Critic.bn"),
+        ("SN301", "other.py", 9, "PatchDiscriminator.bn"),
+        ("SN401", "train.py", 11, "<module>"),
+    ]
+    assert [key(o) for o in with_graph] == [key(o) for o in without]
+    assert [o["pass"] for o in with_graph] == ["source+graph", "source+graph", "source"]
