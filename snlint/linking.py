@@ -14,7 +14,8 @@ from typing import Any, Mapping, Protocol
 
 from snlint.catalogue import Rule, load_catalogue
 from snlint.checks.emit import Emitter
-from snlint.checks.registry import fixable_codes, run_checks
+from snlint.checks.cleared import checks_only_adding
+from snlint.checks.registry import fixable_codes
 from snlint.config import Config, graph_enabled
 from snlint import facts as F
 from snlint.facts import FileFacts, Names
@@ -148,7 +149,7 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
             except Exception as e:  # noqa: BLE001 - the source findings still stand
                 graph_diagnostics, project.runtime = [], {}
                 findings.append(internal(project.discriminators[0].file.path, e, "graph"))
-        found, failures = run_checks(freeze(project), Emitter(rules))
+        found, failures = checks_only_adding(freeze(project), Emitter(rules))
         findings.extend(found + graph_diagnostics)
         for family, error in failures:
             findings.append(internal(facts[0].path if facts else "<project>", error, family))

@@ -24,6 +24,9 @@ class RunResult:
     sources: dict[str, str] = field(default_factory=dict)  # display path -> text
     files: list[str] = field(default_factory=list)
     graph: list[TargetFacts] = field(default_factory=list)  # [] when the graph pass did not run
+    # Source findings the graph pass cleared, each with its `cleared_by`: listed by JSON
+    # and SARIF (suppressed), nowhere else; they change no exit code.
+    cleared: list[Finding] = field(default_factory=list)
 
 
 def enabled(findings: list[Finding], config: Config) -> list[Finding]:
@@ -77,9 +80,10 @@ def _cited(finding: Finding, notebooks: dict[str, Notebook]) -> Finding:
 
 
 def finish(findings: list[Finding], inputs: Inputs, config: Config,
-           graph: list | None = None) -> RunResult:
+           graph: list | None = None, cleared: list[Finding] | None = None) -> RunResult:
     """The run's result from the project's findings (suppressions already applied)."""
     out = in_cells(findings, inputs.notebooks)
     out.extend(d for d in inputs.diagnostics if config.is_enabled(d.code, d.path))
     return RunResult(sorted(out, key=Finding.sort_key), inputs.shown(),
-                     [d for d, _ in inputs.files], graph or [])
+                     [d for d, _ in inputs.files], graph or [],
+                     sorted(cleared or [], key=Finding.sort_key))
