@@ -65,13 +65,12 @@ def why_cleared(finding: Finding, runtime: Runtime) -> str | None:
     built = f"the built {name} ({runtime.facts.built_with or 'built with no arguments'})"
     if finding.code == "SN301" and runtime_clears_batch_norm(runtime, site):
         leaf = next(m for m in leaves if not leaf_has_batch_statistics(m))
+        symbol = runtime.symbol(leaf.path)
         if leaf.kind != "batch_norm":
-            state = f"is a {leaf.type_name}, no batch norm,"
-        elif leaf.kept_in_eval or not leaf.training:
-            state = f"{leaf.type_name} is kept in eval mode"
-        else:
-            state = f"{leaf.type_name} normalizes with running statistics"
-        return f"{runtime.symbol(leaf.path)} {state} in {built}"
+            return f"{symbol} is a {leaf.type_name}, no batch norm, in {built}"
+        state = "is kept in eval mode" if leaf.kept_in_eval or not leaf.training \
+            else "normalizes with running statistics"
+        return f"{leaf.type_name} {symbol} {state} in {built}"
     if finding.code == "SN201" and runtime_clears_missing_sn(runtime, site):
         if not uses_sn(runtime.facts):
             return f"{built} has spectral norm on none of its conv/linear layers"

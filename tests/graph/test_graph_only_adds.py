@@ -85,3 +85,57 @@ def test_a_discriminator_in_a_file_nothing_imports_keeps_its_finding_with_the_gr
     ]
     assert [key(o) for o in with_graph] == [key(o) for o in without]
     assert [o["pass"] for o in with_graph] == ["source+graph", "source+graph", "source"]
+
+
+# A train() override keeps the batch norm in eval mode by a name the source pass cannot
+# evaluate (`"bn".split()`): the source finds SN301, the built model shows it wrong, but
+# only when built as the project builds it.
+FROZEN_BN = '''
+    import json
+    import sys
+
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self, freeze_bn=True):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 4, 2, 1)
+            self.bn = nn.BatchNorm2d(8)
+            self.out = nn.Conv2d(8, 1, 4)
+            self.freeze_bn = freeze_bn
+
+        def train(self, mode=True):
+            super().train(mode)
+            if self.freeze_bn:
+                for name in "bn".split():
+                    getattr(self, name).eval()
+            return self
+
+        def forward(self, x):
+            return self.out(self.bn(self.conv(x)))
+
+
+    cfg = json.load(open(sys.argv[1]))
+    D = Discriminator(BUILT)
+'''
+
+
+def test_a_finding_the_class_built_as_the_project_builds_it_shows_wrong_is_cleared_in_json(tmp_path, monkeypatch):
+    write_project(tmp_path, {"d.py": FROZEN_BN.replace("BUILT", "")})
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, [".", "--output-format", "json", "--graph"])
+    assert result.exit_code == 0, result.output  # a cleared finding changes no exit code
+    assert [(o["code"], o["line"], o["pass"], o["cleared_by"]) for o in json.loads(result.stdout)] == [
+        ("SN301", 12, "source", {"pass": "graph", "evidence": "BatchNorm2d Discriminator.bn is kept in eval "
+                                                              "mode in the built Discriminator (built as in "
+                                                              "d.py:28)"})]
+
+
+def test_a_class_built_with_defaults_where_the_project_passes_an_unread_argument_keeps_its_finding(
+        tmp_path, monkeypatch):
+    # The project passes `cfg["freeze_bn"]`, which snlint cannot read: the graph pass builds
+    # the class with its default (the batch norm kept in eval mode), not as the project does.
+    write_project(tmp_path, {"d.py": FROZEN_BN.replace("BUILT", 'freeze_bn=cfg["freeze_bn"]')})
+    found = lint_json(tmp_path, monkeypatch, "--graph")
+    assert [(o["code"], o["line"], o["pass"], "cleared_by" in o) for o in found] == [("SN301", 12, "source", False)]
