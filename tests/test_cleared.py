@@ -83,3 +83,22 @@ def test_sarif_gives_a_cleared_finding_as_a_suppressed_result(tmp_path):
         ("SN401", None),
         ("SN301", [{"kind": "external", "justification": CLEARED.cleared_by.evidence}]),
     ]
+
+
+def test_a_construction_read_also_with_its_arguments_unknown_counts_once_as_known():
+    from types import SimpleNamespace
+
+    from snlint.findings import Location
+    from snlint.link.join import site_arguments
+    from snlint.link.values import ConstV
+
+    def built(line: int, *args, run_alone: bool = False):
+        frame = SimpleNamespace(name="Model.__init__" if run_alone else "<module>", parent=None)
+        return SimpleNamespace(call=Location("train.py", Span(line, 5, line, 20)), args=list(args),
+                               kwargs={}, frame=frame)
+
+    unread = object()  # no value snlint can send: an unknown argument
+    script, alone = built(9, ConstV(64)), built(9, unread, run_alone=True)
+    assert site_arguments([script, alone]) == {json.dumps([[64], {}])}
+    # Unknown at a construction of its own: another argument set.
+    assert len(site_arguments([script, built(12, unread)])) == 2

@@ -106,9 +106,10 @@ def _outermost_call(instance: Layer) -> Location | None:
     return call
 
 
-def site_specs(instances: list[Layer]) -> list[list[Any]]:
-    """[args, kwargs] as specs, for each construction the program performs (`_is_site`)."""
-    return [[[spec_of(a) for a in inst.args], {k: spec_of(v) for k, v in inst.kwargs.items()}]
+def site_specs(instances: list[Layer]) -> list[tuple[Location, list[Any]]]:
+    """(the construction call, [args, kwargs] as specs) for each construction the program
+    performs (`_is_site`)."""
+    return [(inst.call, [[spec_of(a) for a in inst.args], {k: spec_of(v) for k, v in inst.kwargs.items()}])
             for inst in instances if _is_site(inst)]
 
 

@@ -18,7 +18,7 @@ from typing import Callable
 
 from snlint.findings import DiscriminatorRef, Location, Span
 from snlint.graph.facts import LeafFacts, Site, TargetFacts
-from snlint.link.arguments import site_specs
+from snlint.link.arguments import UNKNOWN_SPEC, site_specs
 from snlint.records import dataclass
 
 DisplayFor = Callable[[str], "str | None"]
@@ -124,8 +124,21 @@ NOTHING_PASSED = "[[], {}]"
 
 def site_arguments(instances) -> set[str]:
     """The argument sets (as JSON specs, `snlint.link.arguments`) the project's own
-    construction sites pass; an argument snlint could not evaluate is a spec of its own."""
-    return {json.dumps(spec, sort_keys=True) for spec in site_specs(instances)}
+    construction sites pass; an argument snlint could not evaluate is a spec of its own.
+    A construction read both with its arguments known (the script's `Model(opt)`) and with
+    some unknown (`Model.__init__` run on its own, `opt` unpassed) is the first with less
+    known: only the first counts."""
+    by_call: dict[tuple, list[str]] = {}
+    for call, spec in site_specs(instances):
+        by_call.setdefault((call.path, call.span), []).append(json.dumps(spec, sort_keys=True))
+    out: set[str] = set()
+    for specs in by_call.values():
+        known = [s for s in specs if UNKNOWN not in s]
+        out.update(known or specs)
+    return out
+
+
+UNKNOWN = json.dumps(UNKNOWN_SPEC)
 
 
 def built_note(built_with: str) -> str:
