@@ -102,3 +102,21 @@ def test_a_construction_read_also_with_its_arguments_unknown_counts_once_as_know
     assert site_arguments([script, alone]) == {json.dumps([[64], {}])}
     # Unknown at a construction of its own: another argument set.
     assert len(site_arguments([script, built(12, unread)])) == 2
+
+
+def test_a_source_finding_the_joined_rules_lost_without_evidence_comes_back_as_found(monkeypatch):
+    # Whatever made the joined run lose it, a built class that may not clear (built with
+    # guessed sizes) shows nothing: the source finding is reported as the source pass found it.
+    from types import MappingProxyType, SimpleNamespace
+
+    from snlint.checks import cleared
+    from snlint.checks.emit import Emitter
+    from snlint.findings import DiscriminatorRef
+    from snlint.link.model import LinkedModel
+
+    lost = Finding("SN301", "batch-norm-in-discriminator", "error", "BatchNorm2d", "d.py", Span(12, 19, 12, 34),
+                   discriminator=DiscriminatorRef("d.py:Discriminator", "name"))
+    runtime = SimpleNamespace(ref=lost.discriminator, may_clear=False)
+    monkeypatch.setattr(cleared, "run_checks", lambda model, emit: ([] if model.runtime else [lost], []))
+    model = LinkedModel(runtime=MappingProxyType({"d.Discriminator": runtime}))
+    assert cleared.checks_only_adding(model, Emitter({})) == ([lost], [])
