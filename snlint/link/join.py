@@ -126,8 +126,8 @@ def site_arguments(instances) -> set[str]:
     """The argument sets (as JSON specs, `snlint.link.arguments`) the project's own
     construction sites pass; an argument snlint could not evaluate is a spec of its own.
     A construction read both with its arguments known (the script's `Model(opt)`) and with
-    some unknown (`Model.__init__` run on its own, `opt` unpassed) is the first with less
-    known: only the first counts."""
+    some unknown (`Model.__init__` run on its own, `opt` unpassed): the second read is the
+    first with less known, and only the first counts."""
     by_call: dict[tuple, list[str]] = {}
     for call, spec in site_specs(instances):
         by_call.setdefault((call.path, call.span), []).append(json.dumps(spec, sort_keys=True))
