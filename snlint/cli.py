@@ -285,7 +285,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         else:
             text = report.render(findings, fmt, result.sources, color=color,
                                  root=config.root, show_fixes=show_fixes,
-                                 unsafe_fixes=unsafe_fixes)
+                                 unsafe_fixes=unsafe_fixes, cleared=result.cleared)
         # ruff's closing lines, on stdout for the text formats only (never in JSON).
         # No file left to lint (all excluded, as a pre-commit hook may see): say nothing.
         closing = ("" if quiet or statistics or fmt not in report.TEXT_FORMATS

@@ -81,6 +81,13 @@ def lint_sources(sources: dict[str, str], config: Config,
     findings.extend(link_parts(facts, extracted, sources, config, linked, reuse))
     findings = [f for f in findings if f.path in sources or f.path == "<project>"]
     findings = enabled(findings, config)
+    # Findings the graph pass cleared (`snlint.checks.cleared`) are no findings of the lint:
+    # no fix, no count, no exit code. The run keeps them for JSON and SARIF.
+    cleared = [f for f in findings if f.cleared_by is not None]
+    if cleared:
+        findings = [f for f in findings if f.cleared_by is None]
+        if graph_run is not None:
+            graph_run.cleared.extend(unsuppressed(cleared, sources))
     if run_cache is None:
         findings = unsuppressed(findings, sources)  # before the fixes: none built in vain
     findings = named(findings, facts)
@@ -201,7 +208,8 @@ def run_inputs(inputs: Inputs, config: Config, progress: Progress | None = None,
                                 files=[(d, a) for d, a in inputs.files if a.suffix == ".py"] if whole else None)
     findings = lint_sources(inputs.sources, config, imported, graph_run, stage,
                             fixes=fixes, reuse=reuse, run_cache=run_cache)
-    return finish(findings, inputs, config, graph_run.results, graph_run.discriminators)
+    return finish(findings, inputs, config, graph_run.results, graph_run.discriminators,
+                  graph_run.cleared)
 
 
 def _same_facts(run_cache: RunCache, stage: PerFile, texts: dict[str, str]) -> list[Finding] | None:

@@ -158,6 +158,19 @@ class Fix:
 
 
 @record
+class Cleared:
+    """Why a source finding is not reported: the pass that showed it wrong and what it saw
+    (`snlint.checks.cleared`). JSON lists such a finding with `cleared_by`; no other
+    output shows it, and it changes no exit code."""
+
+    pass_: str  # "graph"
+    evidence: str  # "BatchNorm2d Critic.bn is kept in eval mode in the built Critic (...)"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"pass": self.pass_, "evidence": self.evidence}
+
+
+@record
 class Finding:
     code: str
     name: str
@@ -175,6 +188,7 @@ class Finding:
     # What the names of the finding's file mean (`snlint.facts.Names`, resolved by the
     # link step): a fix names things through it. Not output.
     names: Any = field(default=None, compare=False, repr=False)
+    cleared_by: Cleared | None = None
 
     @property
     def node(self) -> int | None:
@@ -214,7 +228,7 @@ class Finding:
         return (self.path, self.cell or 0, self.span.line, self.span.column, self.code)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "code": self.code,
             "name": self.name,
             "severity": self.severity,
@@ -230,6 +244,9 @@ class Finding:
             "discriminator": self.discriminator.to_dict() if self.discriminator else None,
             "fix": self.fix.to_dict() if self.fix else None,
         }
+        if self.cleared_by is not None:
+            out["cleared_by"] = self.cleared_by.to_dict()
+        return out
 
 
 def diagnostic(code: str, path: str, message: str, span: Span | None = None,

@@ -14,7 +14,8 @@ from typing import Any, Mapping, Protocol
 
 from snlint.catalogue import Rule, load_catalogue
 from snlint.checks.emit import Emitter
-from snlint.checks.registry import fixable_codes, run_checks
+from snlint.checks.cleared import checks_only_adding
+from snlint.checks.registry import fixable_codes
 from snlint.config import Config
 from snlint import facts as F
 from snlint.facts import FileFacts, Names
@@ -57,10 +58,16 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     project is one part."""
     # The rule pages are read once a run, not once a part (a twentieth of a part's link).
     rules = load_catalogue()
-    if config.graph or len(facts) < 2 or uses_registries(facts):
+    if len(facts) < 2 or uses_registries(facts):
         return _noted(_link_part(facts, sources, config, rules, graph_run, reuse), graph_run)
     imported = {path: e.modules or () for path, e in extracted.items()}
     parts = reuse.grouping.groups(facts, imported) if reuse is not None else groups(facts, imported)
+    # Linked whole, a project decides within each part what a part decides alone (which
+    # classes are alternatives beside the one in use): the same findings either way.
+    part_of = {f.path: i for i, part in enumerate(parts) for f in part}
+    if config.graph:
+        return _noted(_link_part(facts, sources, config, rules, graph_run, reuse, part_of=part_of),
+                      graph_run)
     options = DeclaredOptions(facts)
     sizes = {path: len(sources.get(path, "")) for path in extracted}
     known = reuse.parts(config) if reuse is not None else {}
@@ -83,7 +90,7 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     candidates = frozenset().union(*(candidates for _, _, candidates, _, _ in linked))
     if any(bare for _, _, _, bare, _ in linked) and \
             (len(candidates) == 1 or _named(candidates, class_names(facts))):
-        return _noted(_link_part(facts, sources, config, rules), graph_run)
+        return _noted(_link_part(facts, sources, config, rules, part_of=part_of), graph_run)
     if graph_run is not None:
         graph_run.discriminators.update(*(buildable for *_, buildable in linked))
     return [f for _, found, _, _, _ in linked for f in found]
@@ -125,6 +132,7 @@ def _link_chunk(chunk: list[tuple[tuple, list[FileFacts]]], *, sources: dict[str
 def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, rules: dict[str, Rule],
                graph_run: GraphRun | None = None, reuse: Reuse | None = None,
                assume_sole: bool = True, options: DeclaredOptions | None = None,
+               part_of: dict[str, int] | None = None,
                ) -> tuple[list[Finding], frozenset[str], bool, frozenset[str]]:
     """The findings of one part of the project (or of the whole): link -> graph pass ->
     join -> freeze -> checks; the part's discriminator candidates and whether a call
@@ -133,7 +141,8 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
     findings: list[Finding] = []
     project = None
     try:
-        project = link(facts, config.discriminators, config.not_discriminators, config.root, assume_sole, options)
+        project = link(facts, config.discriminators, config.not_discriminators, config.root, assume_sole, options,
+                       part_of)
         for path, message in project.errors:
             findings.append(diagnostic("SN999", path, f"internal error: {message}"))
         # link -> graph pass -> join -> freeze -> checks: the rules read what the runtime
@@ -155,7 +164,7 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
             except Exception as e:  # noqa: BLE001 - the source findings still stand
                 graph_diagnostics, project.runtime = [], {}
                 findings.append(internal(project.discriminators[0].file.path, e, "graph"))
-        found, failures = run_checks(freeze(project), Emitter(rules))
+        found, failures = checks_only_adding(freeze(project), Emitter(rules))
         findings.extend(found + graph_diagnostics)
         for family, error in failures:
             findings.append(internal(facts[0].path if facts else "<project>", error, family))

@@ -26,6 +26,9 @@ class RunResult:
     graph: list[TargetFacts] = field(default_factory=list)  # [] when the graph pass did not run
     # "path:Class" of the discriminators the graph pass built, or would build if asked.
     discriminators: frozenset[str] = frozenset()
+    # Source findings the graph pass cleared, each with its `cleared_by`: listed by JSON
+    # and SARIF (suppressed), nowhere else; they change no exit code.
+    cleared: list[Finding] = field(default_factory=list)
 
 
 def enabled(findings: list[Finding], config: Config) -> list[Finding]:
@@ -79,9 +82,11 @@ def _cited(finding: Finding, notebooks: dict[str, Notebook]) -> Finding:
 
 
 def finish(findings: list[Finding], inputs: Inputs, config: Config,
-           graph: list | None = None, discriminators: frozenset[str] | set[str] = frozenset()) -> RunResult:
+           graph: list | None = None, discriminators: frozenset[str] | set[str] = frozenset(),
+           cleared: list[Finding] | None = None) -> RunResult:
     """The run's result from the project's findings (suppressions already applied)."""
     out = in_cells(findings, inputs.notebooks)
     out.extend(d for d in inputs.diagnostics if config.is_enabled(d.code, d.path))
     return RunResult(sorted(out, key=Finding.sort_key), inputs.shown(),
-                     [d for d, _ in inputs.files], graph or [], frozenset(discriminators))
+                     [d for d, _ in inputs.files], graph or [], frozenset(discriminators),
+                     sorted(cleared or [], key=Finding.sort_key))

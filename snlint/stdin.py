@@ -31,6 +31,7 @@ class StdinResult:
     findings: list[Finding]
     sources: dict[str, str] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)  # [] when force-exclude dropped it
+    cleared: list[Finding] = field(default_factory=list)  # no graph pass on standard input
 
 
 def excluded(display: str, config: Config) -> bool:

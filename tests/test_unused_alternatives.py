@@ -93,3 +93,38 @@ def test_an_import_alone_does_not_use_a_class(tmp_path):
     train = TRAIN.replace("from models import Generator, NLayerDiscriminator",
                           "from models import Generator, NLayerDiscriminator, PixelDiscriminator")
     assert codes(lint(tmp_path, {"models.py": MODELS, "train.py": train})) == []
+
+
+ALONE = '''
+    import torch.nn as nn
+
+    class PatchDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 4)
+            self.norm = nn.BatchNorm2d(8)
+
+        def forward(self, x):
+            return self.norm(self.conv(x))
+'''
+
+
+def test_a_discriminator_file_no_name_joins_to_the_training_code_keeps_its_finding(tmp_path):
+    found = codes(lint(tmp_path, {"models.py": MODELS, "train.py": TRAIN, "other.py": ALONE}))
+    assert found == [("SN301", "other.py", 8)]
+
+
+def test_linked_whole_for_the_graph_pass_the_project_decides_alternatives_part_by_part(tmp_path, monkeypatch):
+    # A graph run links the project in one part (it builds every discriminator together);
+    # a file apart from the training code is still a model file alone. The graph pass is
+    # stubbed to build nothing: only the link differs from the run above.
+    import snlint.graph_pass
+    from projects import write_project
+    from snlint.config import Config
+    from snlint.engine import run
+
+    monkeypatch.setattr(snlint.graph_pass, "graph_pass", lambda project, config, **kw: ([], {}))
+    write_project(tmp_path, {"models.py": MODELS, "train.py": TRAIN, "other.py": ALONE})
+    monkeypatch.chdir(tmp_path)
+    found = codes(run(["."], Config(root=tmp_path, graph=True)).findings)
+    assert found == [("SN301", "other.py", 8)]

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from snlint.checks.emit import describe
 from snlint.checks.verdicts import (
-    has_batch_statistics, normalizes_with_batch_statistics, runtime_clears_batch_norm,
+    normalizes_with_batch_statistics, runtime_clears_batch_norm, runtime_clears_batch_statistics,
 )
 from snlint.findings import Location
 from snlint.records import dataclass
@@ -206,13 +206,14 @@ def pairs(calls: list[ForwardFact]) -> list[tuple]:
 
 def coupled_discriminators(model: LinkedModel) -> dict[str, tuple]:
     """Discriminator qualname -> (discriminator, its couplings), for those SN303 and SN401
-    judge: with batch statistics in the source, less those the graph pass built without."""
+    judge: with batch statistics in the source, less those the graph pass built, as the
+    project builds them, without."""
     coupled: dict[str, tuple] = {}
     for d in model.discriminators:
         found = couplings(model, d)
         if not found:
             continue
         runtime = model.runtime.get(d.cls.qualname)
-        if runtime is None or has_batch_statistics(runtime.facts):
+        if runtime is None or not runtime_clears_batch_statistics(runtime):
             coupled[d.cls.qualname] = (d, found)
     return coupled

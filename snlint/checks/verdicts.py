@@ -65,7 +65,8 @@ def hook_sn_never_runs(api: str, bypassed: bool) -> bool:
 
 # The same judgements over what the graph pass built at a source site (`snlint.link.join`):
 # where the built discriminator has layers there and none of them is the mistake, the
-# runtime clears the source's finding (SN added by `apply`, a train() override).
+# runtime clears the source's finding (SN added by `apply`, a train() override), if it was
+# built with the project's arguments (`Runtime.may_clear`).
 
 def leaf_has_batch_statistics(leaf) -> bool:
     return normalizes_with_batch_statistics(leaf.kind, uses_batch_stats=leaf.uses_batch_stats,
@@ -83,13 +84,19 @@ def uses_sn(facts) -> bool:
 
 
 def runtime_clears_missing_sn(runtime, site) -> bool:
-    leaves = runtime.leaves_built_at(site)
+    leaves = runtime.leaves_built_at(site) if runtime.may_clear else []
     return bool(leaves) and (not uses_sn(runtime.facts) or not any(map(leaf_missing_sn, leaves)))
 
 
 def runtime_clears_batch_norm(runtime, site) -> bool:
-    leaves = runtime.leaves_built_at(site)
+    leaves = runtime.leaves_built_at(site) if runtime.may_clear else []
     return bool(leaves) and not any(map(leaf_has_batch_statistics, leaves))
+
+
+def runtime_clears_batch_statistics(runtime) -> bool:
+    """SN401/SN303's premise taken away: the discriminator, built as the project builds
+    it, normalizes with no batch statistics."""
+    return runtime.may_clear and not has_batch_statistics(runtime.facts)
 
 
 def has_batch_statistics(facts) -> bool:

@@ -217,6 +217,7 @@ class Plan:
     origins: dict[str, str] = field(default_factory=dict)
     profile: int = 0
     options: dict[str, dict[str, Any]] = field(default_factory=dict)  # GraphTarget.options
+    source: str = "defaults"  # "configured", "project" or "defaults": see `Call.arguments`
 
 
 @dataclass
@@ -228,6 +229,20 @@ class Call:
     guessed: list[str]  # parameters guessed outright: "in_ch=3"
     label: str
     configs: list[str] = field(default_factory=list)  # config parameters given a guessing dict
+    source: str = "defaults"
+    unknown: list[str] = field(default_factory=list)  # arguments passed that could not be read
+
+    def arguments(self) -> str:
+        """How the arguments that built the class were chosen, which decides what its facts
+        may clear (`snlint.link.join.may_clear`): "configured" (the [tool.snlint.models]
+        entry), "project" (a construction site of the project, every argument read),
+        "defaults" (the class's own, and the project's option defaults), or "guessed" (a
+        value guessed, or an argument the site passes that could not be read)."""
+        unread_configs = [c for c in self.configs
+                          if not any(d.startswith(c + ".") for d in self.guesses.declared)]
+        if self.guessed or self.guesses.made or self.unknown or unread_configs:
+            return "guessed"
+        return self.source
 
     def key(self) -> str:
         shown = repr((self.args, sorted(self.kwargs.items())))
@@ -269,6 +284,7 @@ def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
     guesses = _Guesses(plan.profile, plan.options)
     values: dict[str, Any] = {}
     notes: list[str] = []
+    unknown: list[str] = []
     extra_pos: list[Any] = []
     extra_kw: dict[str, Any] = {}
     positional = [p for p in params if p.kind in _POSITIONAL]
@@ -290,6 +306,7 @@ def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
         except _Unknown:
             if i >= len(positional):
                 raise
+            unknown.append(name)
             continue
         if i < len(positional):
             values[name] = value
@@ -302,6 +319,7 @@ def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
         try:
             value = decode(spec, guesses, name)
         except _Unknown:
+            unknown.append(name)
             continue
         if name in by_name:
             values[name] = value
@@ -326,16 +344,18 @@ def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
         args = [values.pop(p.name, p.default) for p in positional[:last + 1]] + extra_pos
     else:
         args = []
-    return Call(args, {**values, **extra_kw}, guesses, notes, guessed, plan.label, configs)
+    return Call(args, {**values, **extra_kw}, guesses, notes, guessed, plan.label, configs,
+                plan.source, unknown)
 
 
 def plans(target: GraphTarget, params: list[inspect.Parameter]) -> list[Plan]:
     options = dict(target.options or {})
     if target.kwargs is not None:
         return [Plan("with the [tool.snlint.models] arguments", kwargs=dict(target.kwargs),
-                     options=options)]
+                     options=options, source="configured")]
     out = [Plan(c.get("source", "as in the project"), list(c.get("args", [])), dict(c.get("kwargs", {})),
-                dict(c.get("origins", {})), options=options) for c in target.candidates or []]
+                dict(c.get("origins", {})), options=options, source="project")
+           for c in target.candidates or []]
     out.append(Plan("", options=options))
     needs_guess = any(p.default is inspect.Parameter.empty and p.kind not in (
         inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD) for p in params)
@@ -368,6 +388,7 @@ class Built:
     message: str = ""
     site: Site | None = None
     built_with: str = ""
+    arguments: str = ""  # `Call.arguments` of the call that built it
 
 
 def _torch_state() -> tuple:
@@ -434,7 +455,8 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
             _restore(state)
             gc.collect()
             continue
-        return Built(model, built_with="" if not params else call.describe(built=True))
+        return Built(model, built_with="" if not params else call.describe(built=True),
+                     arguments=call.arguments())
     if not calls:
         return Built(None, f"no argument set fits {target.class_name}'s signature "
                            f"({'; '.join(unfit)}){_suggestion(target, params)}")

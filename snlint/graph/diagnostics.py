@@ -30,6 +30,8 @@ class GraphRun:
     progress: Progress | None = None
     results: list[TargetFacts] = field(default_factory=list)
     discriminators: set[str] = field(default_factory=set)
+    # Source findings a built discriminator showed wrong (`Finding.cleared_by`).
+    cleared: list[Finding] = field(default_factory=list)
 
 
 def _span(site: Site) -> Span:

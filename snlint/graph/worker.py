@@ -105,6 +105,7 @@ def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
                                     message=f"snlint could not inspect the model: {one_line(exc)}",
                                     error_site=error_site(exc.__traceback__))
         facts.built_with = built.built_with
+        facts.arguments = built.arguments
     facts.seconds = round(time.perf_counter() - start, 4)
     return facts
 

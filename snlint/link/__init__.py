@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from dataclasses import field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 
 from snlint import facts as F
 from snlint.facts import ClassFacts, FileFacts
@@ -197,12 +197,16 @@ def _config_matches(entry: str, file: FileFacts, cls: ClassFacts, root: Path | N
 
 def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminators: list[str] = (),
          root: Path | None = None, assume_sole: bool = True,
-         options: Callable[[], dict] | None = None) -> LinkedProject:
+         options: Callable[[], dict] | None = None,
+         part_of: Mapping[str, int] | None = None) -> LinkedProject:
     """The linked project. When `files` are a part of it (`link.groups`): `options` are
     the command-line options the whole project declares (`options.DeclaredOptions`),
     and `assume_sole` is False: a call through a bare name that reaches no class (`netD(x)`,
     `netD` a parameter) is taken for the discriminator class only when the project holds
-    one, which the caller decides from every part's `candidates` and `bare_calls`."""
+    one, which the caller decides from every part's `candidates` and `bare_calls`.
+    `part_of` (path -> part) is the partition `link.groups` makes of a project linked whole
+    all the same (the graph pass builds every part's discriminators together): what one
+    part decides alone is decided within it, so both links find the same."""
     index = ProjectIndex(files)
     interp = Interpreter(index, options)
     project = LinkedProject(index, interp.events)
@@ -238,7 +242,8 @@ def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminat
     project.kept_in_eval = interp.events.kept_sites
     project.files = {f.path: f for f in files}
 
-    find_discriminators(project, list(discriminators), list(not_discriminators), root, assume_sole)
+    find_discriminators(project, list(discriminators), list(not_discriminators), root, assume_sole,
+                        part_of)
     decide_sides(project)
     return project
 
@@ -334,24 +339,38 @@ def _scored(call: ForwardCall, peers: list[ForwardCall]) -> frozenset:
 
 
 def _unused_alternatives(files: list[FileFacts], evidence: dict[str, tuple[str, str]],
-                         by_name: dict[str, ClassFacts]) -> set[str]:
+                         by_name: dict[str, tuple[ClassFacts, FileFacts]], homes: dict[str, str],
+                         part_of: Mapping[str, int] | None = None) -> set[str]:
     """Classes named as discriminators that no code of the project uses (not built,
     subclassed, registered or named in a string; imported alone is not used), beside a
     discriminator the training code shows in use: alternatives left in the code
     (instagan's `PixelDiscriminator`, a `PatchDiscriminator` no config builds), not what
     trains. Only with such a discriminator: a model file linted alone (with a class the
     configuration names, or none), or one whose discriminator is built out of sight,
-    keeps its classes named so."""
-    if not by_name or not any(kind == "training code" for kind, _ in evidence.values()):
+    keeps its classes named so. "Beside" is within one part of the project (`part_of`,
+    `homes`: each evidenced class's file): a file no name joins to the training code
+    (`other.py` defining a `PatchDiscriminator` nothing imports) is a model file alone."""
+    part = (lambda path: part_of.get(path, -1)) if part_of else (lambda path: 0)
+    in_use = {part(homes[q]) for q, (kind, _) in evidence.items() if kind == "training code" and q in homes}
+    if not by_name or not in_use:
         return set()
-    everywhere = mentions([f.body for f in files], Counter())
+    counted: dict[int, Counter] = {}
+
+    def everywhere(p: int) -> Counter:
+        if p not in counted:
+            counted[p] = mentions([f.body for f in files if part(f.path) == p], Counter())
+        return counted[p]
+
     out = set()
-    for q, cls in by_name.items():
+    for q, (cls, file) in by_name.items():
         if not (_NAME.search(cls.name) or _EXACT.match(cls.name)) or cls.decorators:
             continue  # bound to a discriminator's name: built; decorated: registered
+        p = part(file.path)
+        if p not in in_use:
+            continue
         # `super(PixelDiscriminator, self).__init__()` is the class naming itself.
         own = mentions([cls.methods, cls.body], Counter())
-        if everywhere[q] <= own[q] and everywhere[cls.name] <= own[cls.name]:
+        if everywhere(p)[q] <= own[q] and everywhere(p)[cls.name] <= own[cls.name]:
             out.add(q)
     return out
 
@@ -404,7 +423,8 @@ def _built_inside(candidates: set[str], by_qual: dict) -> set[str]:
 
 
 def find_discriminators(project: LinkedProject, discriminators: list[str],
-                        not_discriminators: list[str], root: Path | None, assume_sole: bool = True) -> None:
+                        not_discriminators: list[str], root: Path | None, assume_sole: bool = True,
+                        part_of: Mapping[str, int] | None = None) -> None:
     """Decide which classes are discriminators, strongest evidence first: configuration,
     then the training code (called on real and generated samples in one update, or a
     gradient penalty through it), then names (of the class, or of what it is bound to)."""
@@ -544,7 +564,8 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
             if q not in excluded and q not in evidence and not _not_scoring(module.cls.name):
                 evidence[q] = ("training code", f"a gradient penalty is taken through it "
                                                 f"{_where(penalty.forward.function)}")
-    unused = _unused_alternatives(files, evidence, {q: by_qual[q][0] for q in named if q not in evidence})
+    unused = _unused_alternatives(files, evidence, {q: by_qual[q] for q in named if q not in evidence},
+                                  {q: by_qual[q][1].path for q in evidence if q in by_qual}, part_of)
     for q in sorted(named):
         if q not in evidence and q not in unused:
             c = by_qual[q][0]

@@ -106,6 +106,13 @@ def _outermost_call(instance: Layer) -> Location | None:
     return call
 
 
+def site_specs(instances: list[Layer]) -> list[tuple[Location, list[Any]]]:
+    """(the construction call, [args, kwargs] as specs) for each construction the program
+    performs (`_is_site`)."""
+    return [(inst.call, [[spec_of(a) for a in inst.args], {k: spec_of(v) for k, v in inst.kwargs.items()}])
+            for inst in instances if _is_site(inst)]
+
+
 def candidates_for(instances: list[Layer]) -> list[dict[str, Any]]:
     """Argument sets from the construction sites of one class, the best known first."""
     found: list[tuple[int, int, dict[str, Any]]] = []

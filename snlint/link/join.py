@@ -4,18 +4,21 @@ discriminator, found by the source sites the link step reports.
 Runs in the parent (no torch): it reads `snlint.graph.facts` only. The rules ask a
 `Runtime` what the built discriminator has at a source site, and judge those leaves
 with the same functions (`snlint.checks.verdicts`) they apply to the source's layers: a
-source finding the runtime clears is not made (only where the graph built the class), one
-it shows too is "source+graph", and what only the runtime has is a "graph" finding from
-the same rule function (`snlint.checks.linked`).
+source finding it shows too is "source+graph", and what only the runtime has is a
+"graph" finding from the same rule function (`snlint.checks.linked`). A source finding
+the runtime shows wrong is cleared only where the graph pass built that very class with
+the arguments the project uses (`Runtime.may_clear`); `snlint.checks.cleared` says so.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import field
 from typing import Callable
 
 from snlint.findings import DiscriminatorRef, Location, Span
 from snlint.graph.facts import LeafFacts, Site, TargetFacts
+from snlint.link.arguments import UNKNOWN_SPEC, site_specs
 from snlint.records import dataclass
 
 DisplayFor = Callable[[str], "str | None"]
@@ -43,6 +46,9 @@ class Runtime:
     # leaves built there; of an SN call (or its dim= argument) -> the leaves it wraps.
     built_at: dict[tuple[str, Span], list[LeafFacts]] = field(default_factory=dict)
     sn_at: dict[tuple[str, Span], list[LeafFacts]] = field(default_factory=dict)
+    # Built with the arguments the project uses (`may_clear`): what it shows at a source
+    # site may clear the source's finding there. Otherwise it only confirms and adds.
+    may_clear: bool = False
 
     def leaves_built_at(self, loc: Location) -> list[LeafFacts]:
         return self.built_at.get((loc.path, loc.span), [])
@@ -83,16 +89,56 @@ def runtime_of(facts: TargetFacts, display_for: DisplayFor, ref: DiscriminatorRe
 def join(project, built: dict[str, TargetFacts], display_for: DisplayFor) -> None:
     """Attach each built discriminator's runtime facts (by class qualname) to `project`.
     A class the graph pass did not build (not imported, needs arguments, timed out) gets
-    none: its source findings stand as they are."""
+    none: its source findings stand as they are. One built with other arguments than the
+    project's gets facts that cannot clear any (`may_clear`)."""
     ds = {d.cls.qualname: d for d in project.discriminators}
     project.runtime = {}
     for qual, facts in built.items():
         if facts.status != "ok":
             continue
         d = ds.get(qual)
-        project.runtime[qual] = runtime_of(
-            facts, display_for, d.ref if d is not None else None,
-            Location(d.file.path, d.cls.span) if d is not None else None)
+        runtime = runtime_of(facts, display_for, d.ref if d is not None else None,
+                             Location(d.file.path, d.cls.span) if d is not None else None)
+        runtime.may_clear = may_clear(facts.arguments, site_arguments(project.instances_of(qual)))
+        project.runtime[qual] = runtime
+
+
+def may_clear(arguments: str, passed: set[str]) -> bool:
+    """Whether a class built with `arguments` (`TargetFacts.arguments`) was built as the
+    project builds it, given the argument sets its construction sites pass (`passed`,
+    `site_arguments`): with the [tool.snlint.models] entry (the user says so); from a site
+    of the project, every argument read, where every site passes the same; or with its
+    defaults, where no site passes any argument. Guessed values, an argument no one could
+    read, or sites that build it otherwise: its facts describe another configuration."""
+    if arguments == "configured":
+        return True
+    if arguments == "project":
+        return len(passed) == 1
+    if arguments == "defaults":
+        return passed <= {NOTHING_PASSED}
+    return False
+
+
+NOTHING_PASSED = "[[], {}]"
+
+
+def site_arguments(instances) -> set[str]:
+    """The argument sets (as JSON specs, `snlint.link.arguments`) the project's own
+    construction sites pass; an argument snlint could not evaluate is a spec of its own.
+    A construction read both with its arguments known (the script's `Model(opt)`) and with
+    some unknown (`Model.__init__` run on its own, `opt` unpassed): the second read is the
+    first with less known, and only the first counts."""
+    by_call: dict[tuple, list[str]] = {}
+    for call, spec in site_specs(instances):
+        by_call.setdefault((call.path, call.span), []).append(json.dumps(spec, sort_keys=True))
+    out: set[str] = set()
+    for specs in by_call.values():
+        known = [s for s in specs if UNKNOWN not in s]
+        out.update(known or specs)
+    return out
+
+
+UNKNOWN = json.dumps(UNKNOWN_SPEC)
 
 
 def built_note(built_with: str) -> str:

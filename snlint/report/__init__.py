@@ -30,7 +30,7 @@ __all__ = ["FIX_FORMATS", "FORMATS", "TEXT_FORMATS", "fix_applies", "render", "r
 
 def render(findings: Iterable[Finding], fmt: str, sources: Mapping[str, str], *,
            color: bool = False, show_fixes: bool = False, unsafe_fixes: bool = False,
-           root: Path | None = None) -> str:
+           root: Path | None = None, cleared: Iterable[Finding] = ()) -> str:
     """The findings in format `fmt`, without a trailing newline ("" when there are none
     in concise, full, json-lines and github; "[]" in json).
 
@@ -40,8 +40,12 @@ def render(findings: Iterable[Finding], fmt: str, sources: Mapping[str, str], *,
     `show_fixes` adds each fix and its diff under the finding in `concise`, and shows
     the diff of an unsafe fix that `unsafe_fixes` has not enabled in `full`.
     `root` is the project root SARIF URIs are relative to (default: the working folder).
+    `cleared`: the source findings the graph pass cleared (`Finding.cleared_by`): json and
+    json-lines list them among the findings, sarif as suppressed results; the other
+    formats, which are read as what to act on, leave them out.
     """
     findings = list(findings)
+    cleared = list(cleared)
     if fmt == "concise":
         return render_concise(findings, color=color, show_fixes=show_fixes,
                               unsafe_fixes=unsafe_fixes)
@@ -51,11 +55,11 @@ def render(findings: Iterable[Finding], fmt: str, sources: Mapping[str, str], *,
     if fmt == "json":
         from snlint.report.json import render_json
 
-        return render_json(findings)
+        return render_json(sorted(findings + cleared, key=Finding.sort_key))
     if fmt == "json-lines":
         from snlint.report.json import render_json_lines
 
-        return render_json_lines(findings)
+        return render_json_lines(sorted(findings + cleared, key=Finding.sort_key))
     if fmt == "github":
         from snlint.report.github import render_github
 
@@ -63,7 +67,7 @@ def render(findings: Iterable[Finding], fmt: str, sources: Mapping[str, str], *,
     if fmt == "sarif":
         from snlint.report.sarif import render_sarif
 
-        return render_sarif(findings, sources, root)
+        return render_sarif(findings + cleared, sources, root)
     raise ValueError(f"unknown output format {fmt!r} (expected one of {', '.join(FORMATS)})")
 
 

@@ -243,6 +243,9 @@ def _result(finding: Finding, index: int | None, fingerprint: str,
            if finding.fix is not None and finding.cell is None else None)
     if fix is not None:
         result["fixes"] = [fix]
+    if finding.cleared_by is not None:
+        # Shown wrong by the graph pass: a code-scanning alert closed, with the reason.
+        result["suppressions"] = [{"kind": "external", "justification": finding.cleared_by.evidence}]
     return result
 
 

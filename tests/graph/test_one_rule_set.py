@@ -263,4 +263,9 @@ def test_a_source_finding_the_built_discriminator_clears_is_not_made(tmp_path):
     (tmp_path / "d.py").write_text(textwrap.dedent(SN_THE_SOURCE_CANNOT_FOLLOW))
     source_only = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
     assert [(f.code, f.line) for f in source_only] == [("SN201", 14)]
-    assert run([str(tmp_path)], Config(root=tmp_path, graph=True)).findings == []
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
+    assert result.findings == []
+    assert [(f.code, f.line, f.cleared_by.to_dict()) for f in result.cleared] == [
+        ("SN201", 14, {"pass": "graph", "evidence": "Conv2d Discriminator.b has spectral norm (added "
+                                                    "at run time) in the built Discriminator (built "
+                                                    "with no arguments)"})]
