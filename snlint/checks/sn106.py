@@ -20,15 +20,44 @@ CODE = "SN106"
 def check(model, emit: Emitter) -> Iterator[Finding]:
     """An init that writes a weight parametrizations.spectral_norm recomputes (source only:
     the runtime keeps no record of inits)."""
+    shared = _shared_inits(model)
     for init in model.inits:
-        normalized = [a for a in init.sn if a.api == SN_PARAM and a.name == init.param]
-        if normalized:
+        if _parametrized(init):
+            others = shared.get((init.call, init.param))
             yield emit.finding(
                 CODE, init.call,
                 f"this init writes {init.layer.short_type}.{init.param}, which "
                 f"parametrizations.spectral_norm recomputes on every access: it lands in a "
                 f"temporary and does nothing; initialize parametrizations.{init.param}.original",
-                data={"param": init.param})
+                data={"param": init.param, **({"shared_init": others} if others else {})})
+
+
+def _parametrized(init) -> bool:
+    return any(a.api == SN_PARAM and a.name == init.param for a in init.sn)
+
+
+def _shared_inits(model) -> dict[tuple, str]:
+    """(init call, parameter) -> the networks it also initializes without the
+    parametrization, for an init that reaches both kinds of layer (a shared
+    `init_weights`, an `apply(weights_init)` run on the generator too): pointing it at
+    `parametrizations.weight.original` alone would raise on their layers."""
+    plain: dict[tuple, list] = {}
+    for init in model.inits:
+        if not _parametrized(init):
+            plain.setdefault((init.call, init.param), []).append(init.layer)
+    if not plain:
+        return {}
+    owners: dict[tuple, set[str]] = {}  # construction site -> classes built alone holding it
+    for qualname, root in model.roots.items():
+        for m in model.members(root):
+            owners.setdefault((m.layer.call.path, m.layer.call.span), set()).add(qualname.rpartition(".")[2])
+    named: dict[tuple, str] = {}
+    for key, layers in plain.items():
+        # A class holding a layer of the discriminator holds the discriminator's sites too:
+        # name the smallest holders, those with no layer the parametrization wraps.
+        names = sorted(set().union(*(owners.get((l.call.path, l.call.span), set()) for l in layers)))
+        named[key] = ", ".join(names[:3]) if names else "layers without it"
+    return named
 
 
 def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
@@ -49,7 +78,29 @@ def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
     else:
         return None
     param = finding.get("param") or "weight"
-    return SAFE if _written_attribute(target) == param else None
+    if _written_attribute(target) != param:
+        return None
+    if finding.get("shared_init"):
+        # The planner guards the init per layer: it reads the layer twice, and names
+        # torch.nn.utils.parametrize (`snlint.fixes.sn106._guarded`).
+        if _layer_text(target) is None:
+            return None
+        if at.binding_for(names, "torch.nn.utils.parametrize") is None and not names.is_free("parametrize"):
+            return None
+    return SAFE
+
+
+def _layer_text(target) -> str | None:
+    """`X` of `X.weight[.data]` when it is a name or attribute chain."""
+    if isinstance(target, str):
+        parts = target.split(".")
+        parts = parts[:-1] if parts[-1] == "data" else parts
+        return ".".join(parts[:-1]) or None
+    read = at.attribute(target)
+    if read is not None and read[0] == "data":
+        return _layer_text(read[1])
+    return at.dotted(read[1]) if read is not None and not isinstance(read[1], str) else (
+        read[1] if read is not None else None)
 
 
 def _written_attribute(target) -> str | None:
