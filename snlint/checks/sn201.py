@@ -185,12 +185,16 @@ def _built_outside_discriminators(model) -> set[str]:
 def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     """The applicability of the fix (`snlint.fixes.sn201`), read from the file's facts
     (`snlint.checks.fixable`): a call not under weight norm (`_weight_normalized`). The
-    planner finds an SN callable to wrap it with in every file that can import one."""
+    planner finds an SN callable of the discriminator's API to wrap it with in every file
+    that can import one; the project's own SN only where this file names it."""
     if finding.get("built_by") or finding.get("shared_with"):
         return None  # a helper's flag turns SN off here, or the block is the generator's too
     index, names, call = at.call_at(finding, facts)
     if call is None:
         return None
+    wanted = finding.get("sn_callee") or ""
+    if finding.get("sn_api") == "custom" and not (wanted.isidentifier() and wanted in names.scope):
+        return None  # the project's own SN, which this file cannot name: no other API mixes in
     wrappers = [call]
     parent = index.parent.get(id(call))
     if isinstance(parent, F.Arg):
