@@ -93,3 +93,88 @@ def test_the_mark_and_the_built_fix_agree(options):
     if not options:
         assert sorted(k for k, v in built.items() if v == "safe") == [
             ("SN102", 11), ("SN103", 13), ("SN106", 18)]
+
+
+WEIGHTS_INIT = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    def weights_init(m):
+        if m.__class__.__name__.find("Conv") != -1:
+            nn.init.normal_(m.weight.data, 0.0, 0.02)
+
+
+    class Generator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.ConvTranspose2d(8, 3, 4)
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = spectral_norm(nn.Conv2d(3, 8, 4))
+
+
+    netD = Discriminator()
+    netD.apply(weights_init)
+""")
+
+
+def sn106(sources: dict[str, str]):
+    found = [f for f in lint_sources(sources, config(), fixes=True) if f.code == "SN106"]
+    assert len(found) == 1
+    return found[0].fix
+
+
+def test_an_init_only_the_discriminator_runs_is_fixed_safely():
+    fix = sn106({"d.py": WEIGHTS_INIT})
+    assert fix.applicability == "safe"
+    assert "+        nn.init.normal_(m.parametrizations.weight.original.data, 0.0, 0.02)\n" in fix.diff
+
+
+def test_an_init_the_generator_runs_too_is_guarded_and_unsafe():
+    text = WEIGHTS_INIT + "netG = Generator()\nnetG.apply(weights_init)\n"
+    fix = sn106({"d.py": text})
+    assert fix.applicability == "unsafe"
+    assert fix.message.endswith("; unsafe: the init also runs for Generator, whose layers lack "
+                                "the parametrization")
+    assert ('+        nn.init.normal_((m.parametrizations.weight.original if '
+            'nn.utils.parametrize.is_parametrized(m, "weight") else m.weight).data, 0.0, 0.02)\n'
+            ) in fix.diff
+
+
+def test_the_guard_imports_parametrize_where_the_file_cannot_name_it():
+    text = textwrap.dedent("""\
+        from torch.nn import Conv2d, ConvTranspose2d, Module, init
+        from torch.nn.utils.parametrizations import spectral_norm
+
+
+        def weights_init(m):
+            if isinstance(m, (Conv2d, ConvTranspose2d)):
+                init.normal_(m.weight, 0.0, 0.02)
+
+
+        class Generator(Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = ConvTranspose2d(8, 3, 4)
+
+
+        class Discriminator(Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = spectral_norm(Conv2d(3, 8, 4))
+
+
+        netD, netG = Discriminator(), Generator()
+        netD.apply(weights_init)
+        netG.apply(weights_init)
+    """)
+    fix = sn106({"d.py": text})
+    assert fix.applicability == "unsafe"
+    assert "+from torch.nn.utils import parametrize\n" in fix.diff
+    assert ('+        init.normal_((m.parametrizations.weight.original if '
+            'parametrize.is_parametrized(m, "weight") else m.weight), 0.0, 0.02)\n') in fix.diff

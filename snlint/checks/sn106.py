@@ -37,25 +37,24 @@ def _parametrized(init) -> bool:
 
 
 def _shared_inits(model) -> dict[tuple, str]:
-    """(init call, parameter) -> the networks it also initializes without the
+    """(init call, parameter) -> the classes whose layers it also initializes without the
     parametrization, for an init that reaches both kinds of layer (a shared
     `init_weights`, an `apply(weights_init)` run on the generator too): pointing it at
     `parametrizations.weight.original` alone would raise on their layers."""
+    wrapped = {(init.call, init.param) for init in model.inits if _parametrized(init)}
     plain: dict[tuple, list] = {}
     for init in model.inits:
-        if not _parametrized(init):
+        if (init.call, init.param) in wrapped and not _parametrized(init):
             plain.setdefault((init.call, init.param), []).append(init.layer)
     if not plain:
         return {}
-    owners: dict[tuple, set[str]] = {}  # construction site -> classes built alone holding it
-    for qualname, root in model.roots.items():
+    builders: dict[tuple, set[str]] = {}  # construction site -> the classes that build it
+    for root in model.roots.values():
         for m in model.members(root):
-            owners.setdefault((m.layer.call.path, m.layer.call.span), set()).add(qualname.rpartition(".")[2])
+            builders.setdefault((m.layer.call.path, m.layer.call.span), set()).add(m.owner.short_type)
     named: dict[tuple, str] = {}
     for key, layers in plain.items():
-        # A class holding a layer of the discriminator holds the discriminator's sites too:
-        # name the smallest holders, those with no layer the parametrization wraps.
-        names = sorted(set().union(*(owners.get((l.call.path, l.call.span), set()) for l in layers)))
+        names = sorted(set().union(*(builders.get((l.call.path, l.call.span), set()) for l in layers)))
         named[key] = ", ".join(names[:3]) if names else "layers without it"
     return named
 
@@ -97,10 +96,12 @@ def _layer_text(target) -> str | None:
         parts = parts[:-1] if parts[-1] == "data" else parts
         return ".".join(parts[:-1]) or None
     read = at.attribute(target)
-    if read is not None and read[0] == "data":
-        return _layer_text(read[1])
-    return at.dotted(read[1]) if read is not None and not isinstance(read[1], str) else (
-        read[1] if read is not None else None)
+    if read is None:
+        return None
+    attr, base = read
+    if attr == "data":
+        return _layer_text(base)
+    return base if isinstance(base, str) else at.dotted(base)
 
 
 def _written_attribute(target) -> str | None:

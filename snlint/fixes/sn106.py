@@ -51,8 +51,7 @@ def _guarded(finding: Finding, parsed: ParsedFile, target: cst.Attribute, param:
     guarded = cst.IfExp(test=test, body=original_of(plain, param), orelse=plain,
                         lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     plan.message = (f"Initialize `{where}.parametrizations.{param}.original` where `{where}` has "
-                    f"the parametrization and `{where}.{param}` elsewhere (the init also runs for "
-                    f"{finding.get('shared_init')}); state_dict keys do not change")
+                    f"the parametrization and `{where}.{param}` elsewhere; state_dict keys do not change")
     return plan.replace(target, guarded.with_changes(lpar=[*target.lpar, *guarded.lpar],
                                                      rpar=[*guarded.rpar, *target.rpar]))
 
