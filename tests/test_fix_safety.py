@@ -178,3 +178,29 @@ def test_the_guard_imports_parametrize_where_the_file_cannot_name_it():
     assert "+from torch.nn.utils import parametrize\n" in fix.diff
     assert ('+        init.normal_((m.parametrizations.weight.original if '
             'parametrize.is_parametrized(m, "weight") else m.weight), 0.0, 0.02)\n') in fix.diff
+
+
+def test_extend_safe_fixes_on_the_command_line_lets_plain_fix_write(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from snlint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.py").write_text(BUGGY)
+    plain = CliRunner().invoke(main, ["--no-graph", "--no-cache", "--fix", "--select", "SN105", "d.py"])
+    assert (tmp_path / "d.py").read_text() == BUGGY
+    assert plain.stdout.splitlines()[-1] == "No fixes available (1 with --unsafe-fixes)."
+    moved = CliRunner().invoke(main, ["--no-graph", "--no-cache", "--fix", "--select", "SN105",
+                                      "--extend-safe-fixes", "SN105", "d.py"])
+    assert moved.stderr == "Fixed 1 finding in 1 file.\n"
+    assert "        self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4))\n" in (tmp_path / "d.py").read_text()
+
+
+def test_an_unknown_code_on_the_command_line_exits_2():
+    from click.testing import CliRunner
+
+    from snlint.cli import main
+
+    result = CliRunner().invoke(main, ["--no-graph", "--extend-unsafe-fixes", "SN777", "."])
+    assert result.exit_code == 2
+    assert "unknown rule code 'SN777' in extend-unsafe-fixes" in result.stderr
