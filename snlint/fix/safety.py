@@ -9,7 +9,10 @@ checkpoint still loads with `strict=True`, and no edit of code another network r
 `decide` demotes every fix that breaks one of these, with the reason its message gives,
 then applies the project's `extend-unsafe-fixes` / `extend-safe-fixes` as ruff does: the
 more specific selector wins, and `extend-unsafe-fixes` on a tie. Like ruff's,
-`extend-safe-fixes` promotes every unsafe fix of the rule, whatever made it unsafe."""
+`extend-safe-fixes` promotes every unsafe fix of the rule, whatever made it unsafe.
+
+A new rule with a fix that changes keys, shapes or shared code is named in `breaks`;
+tests/graph/test_fix_safety.py builds each rule's fixed discriminator to hold it to that."""
 
 from __future__ import annotations
 
