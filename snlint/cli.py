@@ -148,6 +148,10 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
 @click.option("--unsafe-fixes", is_flag=True,
               help="Make unsafe fixes available: marked fixable, shown, and applied by "
                    "--fix and --diff.")
+@click.option("--extend-safe-fixes", multiple=True, callback=_codes, metavar="CODES",
+              help="Rules whose unsafe fixes count as safe (applied by --fix alone).")
+@click.option("--extend-unsafe-fixes", multiple=True, callback=_codes, metavar="CODES",
+              help="Rules whose safe fixes count as unsafe (applied only with --unsafe-fixes).")
 @click.option("--diff", is_flag=True,
               help="Print the fixes as unified diffs on standard output and write nothing; "
                    "exit 1 when there is a diff.")
@@ -171,7 +175,8 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
          output_format: str | None, exit_zero: bool, statistics: bool,
          force_exclude: bool | None, list_rules: bool, explain: str | None,
          stdin_filename: str | None = None, add_noqa: bool = False, fix: bool = False,
-         unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False,
+         unsafe_fixes: bool = False, extend_safe_fixes: list[str] | None = None,
+         extend_unsafe_fixes: list[str] | None = None, diff: bool = False, show_fixes: bool = False,
          jobs: int | None = None, no_cache: bool = False, cache_dir: str | None = None,
          quiet: bool = False) -> None:
     """Audit PyTorch GAN code for spectral-normalization and batch-coupling mistakes."""
@@ -215,6 +220,8 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         own = _own_process()
         root = find_root(list(paths), own.looked_at if own is not None else None)
         config = load_config(root, select=select, extend_select=extend_select, ignore=ignore,
+                             extend_safe_fixes=extend_safe_fixes,
+                             extend_unsafe_fixes=extend_unsafe_fixes,
                              graph=graph, graph_timeout=graph_timeout,
                              force_exclude=force_exclude, jobs=jobs,
                              cache=False if no_cache else None,

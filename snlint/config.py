@@ -134,6 +134,17 @@ def _validate_selectors(codes: Any, where: str) -> list[str]:
     return codes
 
 
+def _known_rules(codes: Any, where: str) -> list[str]:
+    """Selectors that name at least one rule: moving a code no rule has across the safe
+    line would do nothing, silently."""
+    codes = _validate_selectors(codes, where)
+    rules = [code for code, rule in load_catalogue().items() if not rule.is_diagnostic]
+    for code in codes:
+        if not any(selector_matches(rule, [code]) for rule in rules):
+            raise ConfigError(f"unknown rule code {code!r} in {where}")
+    return codes
+
+
 def _string_list(value: Any, where: str) -> list[str]:
     if isinstance(value, str) or not isinstance(value, (list, tuple)) \
             or not all(isinstance(v, str) for v in value):
@@ -154,6 +165,9 @@ class Config:
     not_discriminators: list[str] = field(default_factory=list)
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     norm_replacement: str = "groupnorm"
+    # Rules whose fixes the project moves across the safe line (`snlint.fix.safety`).
+    extend_safe_fixes: list[str] = field(default_factory=list)
+    extend_unsafe_fixes: list[str] = field(default_factory=list)
     graph: bool = False  # the graph pass imports the project's code: only when asked
     graph_timeout: float = 20.0
     graph_paths: list[str] = field(default_factory=list)  # sys.path folders, root-relative
@@ -174,6 +188,8 @@ class Config:
             self.select = _validate_selectors(self.select, "select")
         self.extend_select = _validate_selectors(self.extend_select, "extend-select")
         self.ignore = _validate_selectors(self.ignore, "ignore")
+        for name in ("extend_safe_fixes", "extend_unsafe_fixes"):
+            setattr(self, name, _known_rules(getattr(self, name), name.replace("_", "-")))
         if not isinstance(self.per_file_ignores, Mapping):
             raise ConfigError(f"per-file-ignores must be a table of glob = [codes], "
                               f"got {self.per_file_ignores!r}")
@@ -292,6 +308,8 @@ _KEYS = {
     "not-discriminators": "not_discriminators",
     "max-file-size": "max_file_size",
     "norm-replacement": "norm_replacement",
+    "extend-safe-fixes": "extend_safe_fixes",
+    "extend-unsafe-fixes": "extend_unsafe_fixes",
     "graph": "graph",
     "graph-timeout": "graph_timeout",
     "graph-paths": "graph_paths",
@@ -319,7 +337,7 @@ def load_config(root: Path, **cli_overrides: Any) -> Config:
     if unknown:
         raise TypeError(f"load_config() got unexpected override(s): {', '.join(unknown)}")
     cli = {k: v for k, v in cli_overrides.items() if v is not None}
-    for name in ("select", "extend_select", "ignore"):
+    for name in ("select", "extend_select", "ignore", "extend_safe_fixes", "extend_unsafe_fixes"):
         if name in cli:
             cli[name] = _split_codes(cli[name], name.replace("_", "-"))
 
@@ -327,7 +345,8 @@ def load_config(root: Path, **cli_overrides: Any) -> Config:
         values["select"] = cli.pop("select")
         values["extend_select"] = cli.pop("extend_select", [])
         values["ignore"] = cli.pop("ignore", [])
-    for name in ("extend_select", "ignore", "extend_exclude"):
+    for name in ("extend_select", "ignore", "extend_exclude", "extend_safe_fixes",
+                 "extend_unsafe_fixes"):
         if name in cli:
             values[name] = list(values.get(name, [])) + list(cli.pop(name))
     values.update(cli)
@@ -394,6 +413,8 @@ def _check_value(key: str, value: Any, path: Path) -> Any:
     if key in ("select", "extend-select", "ignore"):
         # Checked here too, where the file is known, so the message can name it.
         return _in_file(path, lambda: _validate_selectors(value, f"[tool.snlint] {key}"))
+    if key in ("extend-safe-fixes", "extend-unsafe-fixes"):
+        return _in_file(path, lambda: _known_rules(value, f"[tool.snlint] {key}"))
     if key in ("exclude", "extend-exclude", "discriminators", "not-discriminators"):
         return _string_list(value, where)
     if key == "graph-paths":

@@ -332,3 +332,29 @@ def test_invalid_toml_is_a_config_error(tmp_path):
     write_pyproject(tmp_path, "[tool.snlint\n")
     message = config_error(lambda: load_config(tmp_path))
     assert message.startswith(f"{tmp_path / 'pyproject.toml'}: invalid TOML: "), message
+
+
+# ---------------------------------------------------------------- fix safety
+
+def test_extend_safe_fixes_from_pyproject_and_the_cli_add_up(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        extend-safe-fixes = ["SN105"]
+        extend-unsafe-fixes = ["SN106"]
+    """)
+    config = load_config(tmp_path, extend_safe_fixes="SN201,SN1")
+    assert (config.extend_safe_fixes, config.extend_unsafe_fixes) == (["SN105", "SN201", "SN1"], ["SN106"])
+
+
+def test_an_unknown_code_in_extend_safe_fixes_is_a_config_error_naming_the_key(tmp_path):
+    write_pyproject(tmp_path, """
+        [tool.snlint]
+        extend-safe-fixes = ["SN199"]
+    """)
+    with pytest.raises(ConfigError, match=r"unknown rule code 'SN199' in \[tool.snlint\] extend-safe-fixes"):
+        load_config(tmp_path)
+
+
+def test_a_malformed_code_in_extend_unsafe_fixes_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"invalid rule code 'E501' in extend-unsafe-fixes"):
+        Config(tmp_path, extend_unsafe_fixes=["E501"])

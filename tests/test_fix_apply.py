@@ -36,9 +36,10 @@ BUGGY = textwrap.dedent("""\
         def forward(self, x):
             return self.head(self.n(self.a(x)))
 """)
-FIXED_SAFE = BUGGY.replace("spectral_norm(nn.BatchNorm2d(8))", "nn.BatchNorm2d(8)").replace(
+# The fixes that change state_dict keys (SN101, SN105, SN201): unsafe by default.
+FIXED_KEYS = BUGGY.replace("spectral_norm(nn.BatchNorm2d(8))", "nn.BatchNorm2d(8)").replace(
     ", dim=0)", ")").replace("self.head = nn.Linear(8, 1)", "self.head = spectral_norm(nn.Linear(8, 1))")
-FIXED_ALL = FIXED_SAFE.replace("nn.BatchNorm2d(8)", "nn.GroupNorm(1, 8)")
+FIXED_ALL = FIXED_KEYS.replace("nn.BatchNorm2d(8)", "nn.GroupNorm(1, 8)")
 
 
 def config(root: Path = Path("."), **options) -> Config:
@@ -65,7 +66,13 @@ def fix_tree(tmp_path: Path, *, unsafe: bool = True, write: bool = True, **optio
 
 def test_safe_fixes_only_without_unsafe():
     result, problems = run_fixed_point(BUGGY, unsafe=False)
-    assert result.texts["d.py"] == FIXED_SAFE
+    assert result.texts["d.py"] == BUGGY  # every fix here changes state_dict keys
+    assert problems == []
+
+
+def test_extend_safe_fixes_makes_a_rules_fixes_safe():
+    result, problems = run_fixed_point(BUGGY, unsafe=False, extend_safe_fixes=["SN1", "SN201"])
+    assert result.texts["d.py"] == FIXED_KEYS
     assert problems == []
 
 

@@ -27,7 +27,7 @@ BUGGY = textwrap.dedent("""\
             super().__init__()
             self.a = spectral_norm(nn.Conv2d(3, 8, 3))
             self.n = nn.BatchNorm2d(8)
-            self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4), dim=0)
+            self.act = spectral_norm(nn.LeakyReLU(0.2))
 
         def forward(self, x):
             return self.n(self.a(x))
@@ -60,7 +60,7 @@ def test_diff_prints_only_the_diff_and_exits_1(project):
     result = snlint("--diff", ".")
     assert result.exit_code == 1
     assert result.stdout.startswith("--- a/models/d.py\n+++ b/models/d.py\n@@ ")
-    assert "+        self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4))\n" in result.stdout
+    assert "+        self.act = nn.LeakyReLU(0.2)\n" in result.stdout
     assert "GroupNorm" not in result.stdout  # unsafe, not enabled
     assert "Would fix 1 finding (1 more with --unsafe-fixes)." in result.stderr
     assert path.read_text() == BUGGY
@@ -113,7 +113,7 @@ def test_diff_applies_with_git_apply_and_patch(project, tmp_path, newline, encod
 def test_diff_of_a_bom_file_applies(project, tmp_path):
     path = project("d.py", BUGGY.replace("import torch.nn as nn\n", "import torch.nn as nn\nimport functools\n"))
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-    result = CliRunner().invoke(main, ["--no-graph", "--diff", "--select", "SN105", "d.py"])
+    result = CliRunner().invoke(main, ["--no-graph", "--diff", "--select", "SN102", "d.py"])
     assert result.exit_code == 1
     _apply_checks(tmp_path, result.stdout_bytes)
 
@@ -123,7 +123,7 @@ def test_diff_of_a_bom_file_applies(project, tmp_path):
 def test_fix_writes_safe_fixes_and_reports_what_remains(project):
     path = project("d.py", BUGGY)
     result = snlint("--fix", "--output-format", "concise", "d.py")
-    assert path.read_text() == BUGGY.replace(", dim=0)", ")")
+    assert path.read_text() == BUGGY.replace("spectral_norm(nn.LeakyReLU(0.2))", "nn.LeakyReLU(0.2)")
     assert result.exit_code == 1
     assert "Fixed 1 finding in 1 file." in result.stderr
     lines = result.stdout.splitlines()
@@ -161,21 +161,21 @@ def test_unsafe_fixes_mark_findings_fixable(project):
     plain = snlint("--output-format", "concise", "d.py").stdout
     unsafe = snlint("--unsafe-fixes", "--output-format", "concise", "d.py").stdout
     assert "SN301 [*]" not in plain and "SN301 [*]" in unsafe
-    assert "SN105 [*]" in plain
+    assert "SN102 [*]" in plain
     assert "[*] 2 fixable with --fix" in unsafe
 
 
 def test_show_fixes_prints_each_fix_under_its_finding(project):
     project("d.py", BUGGY)
     out = snlint("--show-fixes", "--output-format", "concise", "d.py").stdout
-    assert "  = fix (safe): Drop dim=0 so the API's default" in out
-    assert "      +        self.up = spectral_norm(nn.ConvTranspose2d(8, 8, 4))" in out
+    assert "  = fix (safe): Remove spectral norm from LeakyReLU" in out
+    assert "      +        self.act = nn.LeakyReLU(0.2)" in out
 
 
 def test_json_fix_object(project):
     project("d.py", BUGGY)
     rows = json.loads(snlint("--output-format", "json", "d.py").stdout)
-    fix = next(r["fix"] for r in rows if r["code"] == "SN105")
+    fix = next(r["fix"] for r in rows if r["code"] == "SN102")
     assert set(fix) == {"applicability", "message", "diff"}
     assert fix["applicability"] == "safe"
     assert fix["diff"].startswith("--- a/d.py\n+++ b/d.py\n")

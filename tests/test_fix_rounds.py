@@ -15,7 +15,8 @@ from snlint.cli import main
 from snlint.config import Config
 from snlint.engine import Reuse, lint_sources
 
-# A discriminator with one fixable mistake (SN105: `dim=0` on a Conv2d), the helpers it
+# A discriminator with one mistake a safe fix corrects (SN103: hook SN twice, which
+# raises at construction), the helpers it
 # imports, and a training script: four files, one of which --fix changes.
 PROJECT = {
     "layers.py": '''
@@ -37,7 +38,7 @@ PROJECT = {
             def __init__(self):
                 super().__init__()
                 self.a = snconv(3, 8)
-                self.b = spectral_norm(nn.Conv2d(8, 8, 3), dim=1)
+                self.b = spectral_norm(spectral_norm(nn.Conv2d(8, 8, 3)))
                 self.head = spectral_norm(nn.Linear(8, 1))
 
             def forward(self, x):
@@ -105,7 +106,7 @@ def test_fix_rounds_read_again_only_the_file_a_round_changed(tmp_path, monkeypat
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, [".", "--fix", "--no-graph", "--select", "SN1"])
-    assert "dim=1" not in (tmp_path / "d.py").read_text()
+    assert "spectral_norm(spectral_norm(" not in (tmp_path / "d.py").read_text()
     assert result.stderr == "Fixed 1 finding in 1 file.\n"
     # Round one reads every file; round two only d.py, which round one fixed, and finds
     # nothing left to fix; the report after the rounds has the last round's inputs, so
@@ -185,7 +186,7 @@ def test_fixes_built_in_workers_equal_fixes_built_here(tmp_path, monkeypatch):
         root.mkdir()
         for name, code in PROJECT.items():
             (root / name).write_text(textwrap.dedent(code))
-        for i in range(6):  # six more discriminators, each with the SN105 mistake
+        for i in range(6):  # six more discriminators, each with the SN103 mistake
             (root / f"d{i}.py").write_text(d.replace("Discriminator", f"Discriminator{i}"))
         (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
         monkeypatch.chdir(root)
@@ -195,7 +196,7 @@ def test_fixes_built_in_workers_equal_fixes_built_here(tmp_path, monkeypatch):
         assert result.stderr == "Fixed 7 findings in 7 files.\n"
         trees[jobs] = {p.name: p.read_text() for p in sorted(root.glob("*.py"))}
     assert trees[1] == trees[2]
-    assert "dim=1" not in trees[2]["d3.py"]
+    assert "spectral_norm(spectral_norm(" not in trees[2]["d3.py"]
 
 
 def test_fix_each_in_workers_gives_what_it_gives_here(monkeypatch):
@@ -213,7 +214,7 @@ def test_fix_each_in_workers_gives_what_it_gives_here(monkeypatch):
     items = [(path, sources[path], [f for f in findings if f.path == path and f.fix is not None])
              for path in sorted(sources) if path.startswith("d")]
     here = fix_each(items, Config(root=Path("."), graph=False, jobs=1), unsafe=False)
-    assert [f.applied for f in here] == [[0]] * 7 and all("dim=1" not in f.text for f in here)
+    assert [f.applied for f in here] == [[0]] * 7 and all("spectral_norm(spectral_norm(" not in f.text for f in here)
 
     parent, chunk = os.getpid(), apply._fix_chunk
 

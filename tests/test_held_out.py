@@ -86,9 +86,10 @@ def test_a_round_trip_gives_the_file_back():
 def test_the_fix_is_the_one_the_whole_file_gets(monkeypatch):
     findings = _fixable({"models.py": MODEL})["models.py"]
     assert [f.code for f in findings] == ["SN201"]
-    held = _fix_one("models.py", MODEL, findings, Config(Path("."), graph=False), False, fixers())
+    # SN201's fix changes state_dict keys: unsafe, so enabled here.
+    held = _fix_one("models.py", MODEL, findings, Config(Path("."), graph=False), True, fixers())
     _whole(monkeypatch)
-    whole = _fix_one("models.py", MODEL, findings, Config(Path("."), graph=False), False, fixers())
+    whole = _fix_one("models.py", MODEL, findings, Config(Path("."), graph=False), True, fixers())
     assert held == whole
     assert "self.c = spectral_norm(nn.Conv2d(64, 1, 4))" in held.text
 
@@ -120,9 +121,9 @@ def test_an_import_a_held_out_statement_mentions_stays(monkeypatch):
     findings = _fixable({"models.py": UNWRAP})["models.py"]
     assert [f.code for f in findings] == ["SN101", "SN301"]
     assert held_out(UNWRAP, findings, names_of(findings)) is not None
-    held = _fix_one("models.py", UNWRAP, findings, Config(Path("."), graph=False), False, fixers())
+    held = _fix_one("models.py", UNWRAP, findings, Config(Path("."), graph=False), True, fixers())
     _whole(monkeypatch)
-    whole = _fix_one("models.py", UNWRAP, findings, Config(Path("."), graph=False), False, fixers())
+    whole = _fix_one("models.py", UNWRAP, findings, Config(Path("."), graph=False), True, fixers())
     assert held == whole
     assert "self.bn = nn.BatchNorm2d(8)" in held.text
     assert "from torch.nn.utils import spectral_norm" in held.text  # the docstring names it
@@ -150,7 +151,7 @@ def test_a_moved_marker_means_the_whole_file_is_parsed(monkeypatch):
 
     monkeypatch.setattr(ParsedFile, "__init__", recorded)
     monkeypatch.setattr(held_module.HeldOut, "restore", lambda self, code: None)
-    fixed = _fix_one("models.py", MODEL, findings, Config(Path("."), graph=False), False, fixers())
+    fixed = _fix_one("models.py", MODEL, findings, Config(Path("."), graph=False), True, fixers())
     assert parsed_whole == [False, True]
     assert "self.c = spectral_norm(nn.Conv2d(64, 1, 4))" in fixed.text
 
@@ -239,9 +240,9 @@ def test_a_spelling_only_a_held_out_statement_calls_means_the_whole_file(monkeyp
     # generator's partial), which only the held-out generator shows.
     findings = _fixable({"blocks.py": BLOCKS, "disc.py": DISCRIMINATOR})["blocks.py"]
     assert [f.code for f in findings] == ["SN201"]
-    held = _fix_one("blocks.py", BLOCKS, findings, Config(Path("."), graph=False), False, fixers())
+    held = _fix_one("blocks.py", BLOCKS, findings, Config(Path("."), graph=False), True, fixers())
     _whole(monkeypatch)
-    whole = _fix_one("blocks.py", BLOCKS, findings, Config(Path("."), graph=False), False, fixers())
+    whole = _fix_one("blocks.py", BLOCKS, findings, Config(Path("."), graph=False), True, fixers())
     assert held == whole
     assert "self.conv = SN(nn.Conv2d(8, 8, 3))" in held.text
 
@@ -297,7 +298,7 @@ def test_a_fix_that_breaks_the_parsed_part_is_dropped(monkeypatch):
     findings = _fixable({"models.py": MODEL})["models.py"]
     assert held_out(MODEL, findings, names_of(findings)) is not None
     monkeypatch.setattr(planner, "fix", await_outside_async)
-    fixed = _fix_one("models.py", MODEL, findings, Config(Path("."), graph=False), False, fixers())
+    fixed = _fix_one("models.py", MODEL, findings, Config(Path("."), graph=False), True, fixers())
     assert fixed.text == MODEL and fixed.applied == []
     assert len(fixed.messages) == 1 and "its result does not parse (SyntaxError:" in fixed.messages[0]
 

@@ -20,15 +20,43 @@ CODE = "SN106"
 def check(model, emit: Emitter) -> Iterator[Finding]:
     """An init that writes a weight parametrizations.spectral_norm recomputes (source only:
     the runtime keeps no record of inits)."""
+    shared = _shared_inits(model)
     for init in model.inits:
-        normalized = [a for a in init.sn if a.api == SN_PARAM and a.name == init.param]
-        if normalized:
+        if _parametrized(init):
+            others = shared.get((init.call, init.param))
             yield emit.finding(
                 CODE, init.call,
                 f"this init writes {init.layer.short_type}.{init.param}, which "
                 f"parametrizations.spectral_norm recomputes on every access: it lands in a "
                 f"temporary and does nothing; initialize parametrizations.{init.param}.original",
-                data={"param": init.param})
+                data={"param": init.param, **({"shared_init": others} if others else {})})
+
+
+def _parametrized(init) -> bool:
+    return any(a.api == SN_PARAM and a.name == init.param for a in init.sn)
+
+
+def _shared_inits(model) -> dict[tuple, str]:
+    """(init call, parameter) -> the classes whose layers it also initializes without the
+    parametrization, for an init that reaches both kinds of layer (a shared
+    `init_weights`, an `apply(weights_init)` run on the generator too): pointing it at
+    `parametrizations.weight.original` alone would raise on their layers."""
+    wrapped = {(init.call, init.param) for init in model.inits if _parametrized(init)}
+    plain: dict[tuple, list] = {}
+    for init in model.inits:
+        if (init.call, init.param) in wrapped and not _parametrized(init):
+            plain.setdefault((init.call, init.param), []).append(init.layer)
+    if not plain:
+        return {}
+    builders: dict[tuple, set[str]] = {}  # construction site -> the classes that build it
+    for root in model.roots.values():
+        for m in model.members(root):
+            builders.setdefault((m.layer.call.path, m.layer.call.span), set()).add(m.owner.short_type)
+    named: dict[tuple, str] = {}
+    for key, layers in plain.items():
+        names = sorted(set().union(*(builders.get((l.call.path, l.call.span), set()) for l in layers)))
+        named[key] = ", ".join(names[:3]) if names else "layers without it"
+    return named
 
 
 def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
@@ -49,7 +77,31 @@ def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
     else:
         return None
     param = finding.get("param") or "weight"
-    return SAFE if _written_attribute(target) == param else None
+    if _written_attribute(target) != param:
+        return None
+    if finding.get("shared_init"):
+        # The planner guards the init per layer: it reads the layer twice, and names
+        # torch.nn.utils.parametrize (`snlint.fixes.sn106._guarded`).
+        if _layer_text(target) is None:
+            return None
+        if at.binding_for(names, "torch.nn.utils.parametrize") is None and not names.is_free("parametrize"):
+            return None
+    return SAFE
+
+
+def _layer_text(target) -> str | None:
+    """`X` of `X.weight[.data]` when it is a name or attribute chain."""
+    if isinstance(target, str):
+        parts = target.split(".")
+        parts = parts[:-1] if parts[-1] == "data" else parts
+        return ".".join(parts[:-1]) or None
+    read = at.attribute(target)
+    if read is None:
+        return None
+    attr, base = read
+    if attr == "data":
+        return _layer_text(base)
+    return base if isinstance(base, str) else at.dotted(base)
 
 
 def _written_attribute(target) -> str | None:

@@ -13,7 +13,9 @@ from snlint.checks.verdicts import leaf_missing_sn, needs_sn, runtime_clears_mis
 from snlint.config import Config
 from snlint.findings import SAFE, Finding, Location
 from snlint.link.model import LayerFact, Member, exclusive
-from snlint.torchapi import NEEDS_SN, weight_norm_api
+from snlint.torchapi import NEEDS_SN, SN_FUNCTIONS, SN_HOOK, weight_norm_api
+
+HOOK_SN_FUNCTION = "torch.nn.utils.spectral_norm"
 
 
 CODE = "SN201"
@@ -185,11 +187,17 @@ def _built_outside_discriminators(model) -> set[str]:
 def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     """The applicability of the fix (`snlint.fixes.sn201`), read from the file's facts
     (`snlint.checks.fixable`): a call not under weight norm (`_weight_normalized`). The
-    planner finds an SN callable to wrap it with in every file that can import one."""
+    planner finds an SN callable of the discriminator's API to wrap it with in every file
+    that can import one; the project's own SN only where this file names it."""
     if finding.get("built_by") or finding.get("shared_with"):
         return None  # a helper's flag turns SN off here, or the block is the generator's too
     index, names, call = at.call_at(finding, facts)
     if call is None:
+        return None
+    wanted = finding.get("sn_callee") or ""
+    if finding.get("sn_api") == "custom" and not (wanted.isidentifier() and wanted in names.scope):
+        return None  # the project's own SN, which this file cannot name: no other API mixes in
+    if finding.get("sn_api") == SN_HOOK and not _names_hook_sn(names):
         return None
     wrappers = [call]
     parent = index.parent.get(id(call))
@@ -210,6 +218,13 @@ def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
             if _assigns_weight_norm(body, name):
                 return None
     return SAFE
+
+
+def _names_hook_sn(names: F.Names) -> bool:
+    """`snlint.fixes.sn201._sn_wrapper` finds a spelling of the hook API in this file, or
+    may import one."""
+    return (any(SN_FUNCTIONS.get(qual) == SN_HOOK for qual in names.scope.values())
+            or names.is_free("spectral_norm") or at.binding_for(names, HOOK_SN_FUNCTION) is not None)
 
 
 def _assigns_weight_norm(body: tuple[F.Stmt, ...], name: str) -> bool:

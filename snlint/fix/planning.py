@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
 from snlint.config import Config
 from snlint.facts import FileFacts, Names
 from snlint.findings import Finding
+from snlint.fix.safety import decide
 
 if TYPE_CHECKING:  # a plain lint decides fixability without libcst
     from snlint.edit.parsed import ParsedFile
@@ -32,7 +33,8 @@ def _at_node(finding: Finding, names: Names) -> Finding | None:
 
 def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
              planners_by_code: Planners | None = None) -> Plan | None:
-    """The fix for `finding` in the parsed file, or None."""
+    """The fix for `finding` in the parsed file, or None; its applicability as the safety
+    policy decides (`snlint.fix.safety`), as `fixability` does."""
     if finding.cell is not None:
         return None  # notebook cells: positions are within a cell, not the file
     if planners_by_code is None:
@@ -43,7 +45,12 @@ def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
     if planner is None:
         return None
     at = _at_node(finding, parsed.names.facts)
-    return planner(at, parsed, config) if at is not None else None
+    plan = planner(at, parsed, config) if at is not None else None
+    if plan is not None:
+        plan.applicability, reason = decide(finding, plan.applicability, config)
+        if reason is not None:
+            plan.message = f"{plan.message}; {reason}"
+    return plan
 
 
 def fixability(finding: Finding, facts: FileFacts, config: Config, codes: Collection[str],
@@ -54,9 +61,10 @@ def fixability(finding: Finding, facts: FileFacts, config: Config, codes: Collec
     (`codes`: the rules that have a planner, `snlint.checks.registry.fixable_codes`).
 
     The rule's `fixable` predicate decides where it has one; otherwise the fix is as the
-    rule's page says (`pages`: code -> "safe" / "unsafe" / "none"). A predicate reads the
-    same facts the planner's node came from, so the two agree on the code real projects
-    hold (tests/test_fixability.py); where a planner refuses for a reason the facts do
+    rule's page says (`pages`: code -> "safe" / "unsafe" / "none"); then the safety policy
+    (`snlint.fix.safety`) decides, as for the plan. A predicate reads the same facts the
+    planner's node came from, so the two agree on the code real projects hold
+    (tests/test_fixability.py); where a planner refuses for a reason the facts do
     not show, `[*]` says more than `--fix` then does."""
     if finding.cell is not None or finding.code not in codes:
         return None
@@ -65,9 +73,11 @@ def fixability(finding: Finding, facts: FileFacts, config: Config, codes: Collec
         return None
     predicate = predicates.get(finding.code)
     if predicate is not None:
-        return predicate(at, facts, config)
-    page = pages.get(finding.code)
-    return page if page in ("safe", "unsafe") else None
+        applicability = predicate(at, facts, config)
+    else:
+        page = pages.get(finding.code)
+        applicability = page if page in ("safe", "unsafe") else None
+    return decide(finding, applicability, config)[0] if applicability is not None else None
 
 
 def names_of(findings: Iterable[Finding]) -> Names | None:

@@ -7,7 +7,8 @@ import libcst as cst
 from snlint.config import Config
 from snlint.edit.held_out import NeedsWholeFile
 from snlint.edit.parsed import ParsedFile
-from snlint.edit.plan import SAFE, Plan
+from snlint.edit.names import HOOK_SN
+from snlint.edit.plan import SAFE, ImportSpec, Plan
 from snlint.edit.syntax import code_of
 from snlint.findings import Finding
 from snlint.fixes.sn_migration import param_sn_ref
@@ -36,14 +37,18 @@ def fix(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | None:
 
 
 def _sn_wrapper(finding: Finding, parsed: ParsedFile, plan: Plan) -> tuple[cst.BaseExpression, str | None] | None:
-    """The SN callable to wrap a layer with: the spelling the discriminator uses when this
-    file calls it so, else the one this file calls most (an alias, a partial with its
-    settings), else the discriminator's if this file can name it, else
-    parametrizations.spectral_norm (imported). A helper that builds a layer
+    """The SN callable to wrap a layer with, of the API the discriminator uses (`sn_api`:
+    two APIs in one model mix two key layouts, and torch raises where they meet on one
+    layer): the discriminator's own spelling when this file calls it so, else the one of
+    that API this file calls most (an alias, a partial with its settings), else the
+    discriminator's if this file can name it, else a name this file binds to that API,
+    else the API's function, imported. Where the discriminator's API is not known, any
+    API this file uses, else parametrizations.spectral_norm. A helper that builds a layer
     (`snconv2d`) cannot wrap one, so only SN functions and partials of them count."""
     wanted = finding.get("sn_callee") or ""
+    api = finding.get("sn_api") or None
     names = parsed.names
-    counts = names.sn_callees()
+    counts = {text: seen for text, seen in names.sn_callees().items() if api in (None, seen[1])}
     if wanted not in counts and names.sn_calls_held_out():
         raise NeedsWholeFile(parsed.path)  # the file's commonest spelling may be held out
     if counts:
@@ -56,18 +61,31 @@ def _sn_wrapper(finding: Finding, parsed: ParsedFile, plan: Plan) -> tuple[cst.B
         except cst.ParserSyntaxError:
             expr = None
         if isinstance(expr, (cst.Name, cst.Attribute)):
-            api = names.sn_api_of(wanted)
-            if api is not None:
-                return expr, api
-    if finding.get("sn_api") == "custom" and wanted.isidentifier() and names.binds(wanted):
+            found = names.sn_api_of(wanted)
+            if found is not None and api in (None, found):
+                return expr, found
+    if api == "custom":
         # The project's own SN wrapper (`SpectralNorm(module)`): mixing it with torch's
         # SN in one model would normalize layers two different ways.
-        return cst.Name(wanted), "custom"
-    bound = names.sn_names()
+        return (cst.Name(wanted), "custom") if wanted.isidentifier() and names.binds(wanted) else None
+    bound = [(name, found) for name, found in names.sn_names() if api in (None, found)]
     if bound:
         return cst.Name(bound[0][0]), bound[0][1]
+    if api == SN_HOOK:
+        ref = _hook_sn_ref(parsed, plan)
+        return (ref, SN_HOOK) if ref is not None else None
     ref = param_sn_ref(parsed, plan)
     return (ref, SN_PARAM) if ref is not None else None
+
+
+def _hook_sn_ref(parsed: ParsedFile, plan: Plan) -> cst.BaseExpression | None:
+    """An expression for torch.nn.utils.spectral_norm in this file, adding an import when
+    the file has no way to name it."""
+    if parsed.names.is_free("spectral_norm"):
+        plan.imports.append(ImportSpec("torch.nn.utils", "spectral_norm"))
+        return cst.Name("spectral_norm")
+    ref = parsed.names.binding_for(HOOK_SN)  # `nn.utils.spectral_norm`
+    return cst.parse_expression(ref) if ref is not None else None
 
 
 def _weight_normalized(parsed: ParsedFile, call: cst.Call) -> bool:

@@ -164,7 +164,8 @@ def remove_sn(finding: Finding, parsed: ParsedFile, config: Config) -> Plan | No
         return _container(finding, parsed, call, arg, what)
     if kind == "module":
         return None  # a project module without a weight: SN belongs on its layers, which we cannot see here
-    note = keys_note(api, "the PReLU") if what == "PReLU" else "it has no state for SN to change"
+    note = keys_note(api, "the PReLU") if what == "PReLU" else (
+        "it has no weight, so SN raised at construction and no checkpoint of it exists")
     return _unwrap(finding, parsed, call, arg, f"Remove spectral norm from {what} (the module stays); {note}")
 
 
