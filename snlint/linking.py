@@ -18,7 +18,7 @@ from snlint.checks.registry import fixable_codes, run_checks
 from snlint.config import Config, graph_enabled
 from snlint import facts as F
 from snlint.facts import FileFacts, Names
-from snlint.findings import Finding, diagnostic
+from snlint.findings import Finding, Span, diagnostic
 from snlint.graph.diagnostics import GraphRun
 from snlint.link import link
 from snlint.link.freeze import freeze
@@ -123,6 +123,7 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
         project = link(facts, config.discriminators, config.not_discriminators, config.root, assume_sole, options)
         for path, message in project.errors:
             findings.append(diagnostic("SN999", path, f"internal error: {message}"))
+        findings.extend(over_budget(project))
         # link -> graph pass -> join -> freeze -> checks: the rules read what the runtime
         # built for each discriminator next to what the source says, in one frozen model.
         # The graph pass itself reports only its SN91x diagnostics; its facts reach the
@@ -151,6 +152,18 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
     if project is None:
         return findings, frozenset(), False
     return findings, project.candidates, project.bare_calls
+
+
+def over_budget(project) -> list[Finding]:
+    """SN920 for each entry point the analysis budget cut short: what it built up to there
+    stands, but a layer it built last may lack SN added later, so the rules skip those
+    layers for SN201; the user learns which code was read with less precision."""
+    out = []
+    for path, what, span, budget in project.over_budget:
+        at = Span(span.line, span.column, span.line, span.column)
+        out.append(diagnostic("SN920", path, f"read with less precision: {what} exceeded the analysis "
+                                             f"budget ({budget:,} statements interpreted)", at))
+    return out
 
 
 def named(findings: list[Finding], facts: list[FileFacts]) -> list[Finding]:

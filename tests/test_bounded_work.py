@@ -1,0 +1,204 @@
+"""The link step's work is bounded per entry point and per project, and a budget that is
+hit says which code was read with less precision (SN920), never a silent miss.
+
+Work is counted in statements the interpreter runs (`interpreter_work`), never timed."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from snlint.link import interpret
+
+NET = '''
+class Net{i}(nn.Module):
+    def __init__(self, in_nc=3, nc=64, nb=4, act_mode="R", upsample_mode="pixelshuffle"):
+        super().__init__()
+        layers = [nn.Conv2d(in_nc, nc, 3, 1, 1)]
+        for _ in range(nb):
+            layers.append(nn.Conv2d(nc, nc, 3, 1, 1))
+            if act_mode == "R":
+                layers.append(nn.ReLU(True))
+            elif act_mode == "L":
+                layers.append(nn.LeakyReLU(0.2, True))
+        if upsample_mode == "upconv":
+            layers.append(nn.Upsample(scale_factor=2))
+        elif upsample_mode == "pixelshuffle":
+            layers.append(nn.PixelShuffle(2))
+        else:
+            raise NotImplementedError(upsample_mode)
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.body(x)
+'''
+
+DISCRIMINATOR = '''
+class Discriminator_VGG(nn.Module):
+    def __init__(self, in_nc=3, base_nc=64):
+        super().__init__()
+        self.features = nn.Sequential(
+            spectral_norm(nn.Conv2d(in_nc, base_nc, 3, 1, 1)),
+            nn.LeakyReLU(0.2, True),
+            spectral_norm(nn.Conv2d(base_nc, base_nc, 4, 2, 1)),
+            nn.LeakyReLU(0.2, True),
+            nn.Conv2d(base_nc, 1, 4, 1, 0),
+        )
+
+    def forward(self, x):
+        return self.features(x)
+'''
+
+MODEL = '''
+from models.select_network import define_G, define_D
+
+
+class Model{j}:
+    def __init__(self, opt):
+        self.opt = opt
+        self.netG = define_G(opt)
+        self.netD = define_D(opt)
+
+    def feed_data(self, data):
+        self.L = data["L"]
+        self.H = data["H"]
+
+    def optimize_parameters(self, step):
+        self.E = self.netG(self.L)
+        pred_real = self.netD(self.H)
+        pred_fake = self.netD(self.E.detach())
+        loss = pred_real.mean() - pred_fake.mean()
+        loss.backward()
+'''
+
+SCRIPT = '''
+import json
+from models.select_model import define_Model
+
+
+def main(json_path="options/train_{s}.json"):
+    opt = json.load(open(json_path))
+    model = define_Model(opt)
+    for data in make_loader(opt):
+        model.feed_data(data)
+        model.optimize_parameters(0)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def kair_like(nets: int, models: int = 4, scripts: int = 4) -> dict[str, str]:
+    """A model zoo reached through option plumbing: `define_G(opt)` picks one of `nets`
+    networks by `opt["netG"]["net_type"]` (unknown: every branch is read), each of `models`
+    model classes builds one with `define_G` and a discriminator with `define_D`,
+    `define_Model(opt)` picks one of them, and each of `scripts` training scripts calls it."""
+    select_g = ["def define_G(opt):", "    opt_net = opt['netG']", "    net_type = opt_net['net_type']"]
+    for i in range(nets):
+        select_g += [f"    {'if' if i == 0 else 'elif'} net_type == 'net{i}':",
+                     f"        from models.nets import Net{i} as net",
+                     "        netG = net(in_nc=opt_net['in_nc'], nc=opt_net['nc'], nb=opt_net['nb'])"]
+    select_g += ["    else:", "        raise NotImplementedError(net_type)", "    return netG", ""]
+    select_d = ["def define_D(opt):", "    opt_net = opt['netD']",
+                "    if opt_net['net_type'] == 'discriminator_vgg':",
+                "        from models.nets import Discriminator_VGG as discriminator",
+                "    else:", "        raise NotImplementedError(opt_net['net_type'])",
+                "    return discriminator(in_nc=opt_net['in_nc'], base_nc=opt_net['base_nc'])", ""]
+    select_m = ["def define_Model(opt):", "    model = opt['model']"]
+    for j in range(models):
+        select_m += [f"    {'if' if j == 0 else 'elif'} model == 'm{j}':",
+                     f"        from models.model_{j} import Model{j} as M"]
+    select_m += ["    else:", "        raise NotImplementedError(model)", "    return M(opt)", ""]
+    files = {
+        "models/__init__.py": "",
+        "models/nets.py": "import torch.nn as nn\nfrom torch.nn.utils import spectral_norm\n"
+                          + "".join(NET.format(i=i) for i in range(nets)) + DISCRIMINATOR,
+        "models/select_network.py": "\n".join(select_g + select_d),
+        "models/select_model.py": "\n".join(select_m),
+        **{f"models/model_{j}.py": MODEL.format(j=j) for j in range(models)},
+        **{f"main_train_{s}.py": SCRIPT.format(s=s) for s in range(scripts)},
+    }
+    return {path: textwrap.dedent(text) for path, text in files.items()}
+
+
+def codes(findings) -> list[tuple[str, str, int]]:
+    return sorted((f.code, f.path, f.line) for f in findings)
+
+
+@pytest.fixture
+def small_budgets(monkeypatch):
+    """Budgets scaled to these small projects (the real ones are 25,000, 150,000 and 2,500
+    statements), so that a test reaches them in a fraction of a second; returns them (per
+    entry point, per project, per entry point once the project's is spent)."""
+    budgets = (300, 1_500, 60)
+    for name, value in zip(("STEP_BUDGET", "PROJECT_BUDGET", "SPENT_STEP_BUDGET"), budgets):
+        monkeypatch.setattr(interpret, name, value)
+    return budgets
+
+
+def test_option_plumbing_keeps_its_findings_and_names_what_the_budget_cut(
+        lint_project, interpreter_work, small_budgets):
+    work = interpreter_work(limit=200_000)
+    findings = lint_project(kair_like(nets=12), select=["ALL"])
+    # The discriminator's head lacks SN whatever was cut: the class is built on its own.
+    assert [c for c in codes(findings) if c[0] != "SN920"] == [
+        ("SN201", "models/nets.py", 264), ("SN501", "models/nets.py", 260), ("SN501", "models/nets.py", 262)]
+    over = [f for f in findings if f.code == "SN920"]
+    assert {f.severity for f in over} == {"info"} and {f.pass_ for f in over} == {"source"}
+    # Each training script (its module body and its main()) and define_Model() were cut.
+    assert {(f.path, f.line) for f in over} == {
+        *((f"main_train_{s}.py", line) for s in range(4) for line in (1, 6)), ("models/select_model.py", 1)}
+    assert ("main_train_3.py", 6, "read with less precision: main() exceeded the analysis budget "
+            "(60 statements interpreted)") in {(f.path, f.line, f.message) for f in over}
+    assert work.cut_short == len(over)
+
+
+def test_option_plumbing_findings_are_those_of_a_reading_without_budget(lint_project, monkeypatch):
+    project = kair_like(nets=12)
+    unbounded = lint_project(project, select=["ALL"])
+    assert not any(f.code == "SN920" for f in unbounded)
+    for name, value in zip(("STEP_BUDGET", "PROJECT_BUDGET", "SPENT_STEP_BUDGET"), (300, 1_500, 60)):
+        monkeypatch.setattr(interpret, name, value)
+    bounded = lint_project(project, select=["ALL"])
+    assert codes(f for f in bounded if f.code != "SN920") == codes(unbounded)
+    assert [f.message for f in bounded if f.code != "SN920"] == [f.message for f in unbounded]
+
+
+@pytest.mark.parametrize("scripts", [4, 16])
+def test_option_plumbing_work_is_bounded_by_the_budgets(lint_project, interpreter_work, small_budgets,
+                                                        scripts):
+    step, project, spent = small_budgets
+    work = interpreter_work(limit=200_000)
+    lint_project(kair_like(nets=12, scripts=scripts))
+    # Each script's module body and main(): two entry points past the project's budget.
+    entries = 2 + 12 + 4 + 4 + 2 * scripts + 1  # classes, functions, modules, scripts
+    assert work.statements <= project + step + entries * spent
+
+
+def test_work_grows_linearly_with_the_branches_of_an_options_init(lint, interpreter_work):
+    def options_init(branches: int) -> str:
+        lines = ["import torch.nn as nn", "", "", "class Discriminator(nn.Module):",
+                 "    def __init__(self, opt):", "        super().__init__()", "        layers = []"]
+        for b in range(branches):
+            lines += [f"        if opt['norm{b}'] == 'batch':",
+                      "            for _ in range(opt['n_layers']):",
+                      f"                layers.append(nn.Conv2d({b + 1}, {b + 1}, 3))",
+                      f"        elif opt['norm{b}'] == 'instance':",
+                      f"            layers.append(nn.InstanceNorm2d({b + 1}))",
+                      "        else:",
+                      f"            layers.append(nn.BatchNorm2d({b + 1}))"]
+        lines += ["        self.main = nn.Sequential(*layers)", ""]
+        return "\n".join(lines)
+
+    counted = []
+    for branches in (8, 16, 32):
+        work = interpreter_work(limit=100_000)
+        findings = lint(options_init(branches))
+        assert work.cut_short == 0
+        assert [f.code for f in findings] == ["SN301"] * branches
+        counted.append(work.statements)
+    # Twice the branches, about twice the statements: each `if` is read once, its two
+    # branches joined where they meet, not carried forward as 2**branches paths.
+    assert counted[1] <= 2.5 * counted[0] and counted[2] <= 2.5 * counted[1]
