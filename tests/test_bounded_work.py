@@ -202,3 +202,83 @@ def test_work_grows_linearly_with_the_branches_of_an_options_init(lint, interpre
     # Twice the branches, about twice the statements: each `if` is read once, its two
     # branches joined where they meet, not carried forward as 2**branches paths.
     assert counted[1] <= 2.5 * counted[0] and counted[2] <= 2.5 * counted[1]
+
+
+DCGAN = '''
+class Generator{i}(nn.Module):
+    def __init__(self, nz=100, ngf=64, nc=3):
+        super().__init__()
+        self.main = nn.Sequential(
+            nn.ConvTranspose2d(nz, ngf * 8, 4, 1, 0, bias=False),
+            nn.BatchNorm2d(ngf * 8),
+            nn.ReLU(True),
+            nn.ConvTranspose2d(ngf * 8, nc, 4, 2, 1, bias=False),
+            nn.Tanh(),
+        )
+
+    def forward(self, z):
+        return self.main(z)
+
+
+class Discriminator{i}(nn.Module):
+    def __init__(self, ndf=64, nc=3):
+        super().__init__()
+        self.main = nn.Sequential(
+            spectral_norm(nn.Conv2d(nc, ndf, 4, 2, 1, bias=False)),
+            nn.LeakyReLU(0.2, inplace=True),
+            spectral_norm(nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False)),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(ndf * 2, 1, 4, 1, 0, bias=False),
+        )
+
+    def forward(self, x):
+        return self.main(x).view(-1)
+
+
+def weights_init_{i}(m):
+    classname = m.__class__.__name__
+    if classname.find("Conv") != -1:
+        nn.init.normal_(m.weight, 0.0, 0.02)
+    elif classname.find("BatchNorm") != -1:
+        nn.init.normal_(m.weight, 1.0, 0.02)
+        nn.init.constant_(m.bias, 0)
+
+
+def train_{i}(loader):
+    netG, netD = Generator{i}(), Discriminator{i}()
+    netD.apply(weights_init_{i})
+    optD = torch.optim.Adam(netD.parameters(), lr=2e-4)
+    for real in loader:
+        fake = netG(torch.randn(real.size(0), 100, 1, 1))
+        loss = netD(real).mean() - netD(fake.detach()).mean()
+        optD.zero_grad()
+        loss.backward()
+        optD.step()
+'''
+HEADER = "import torch\nimport torch.nn as nn\nfrom torch.nn.utils import spectral_norm\n"
+
+
+def generated(copies: int) -> str:
+    return HEADER + "".join(DCGAN.format(i=i) for i in range(copies))
+
+
+def test_a_generated_file_of_50000_lines_is_linted_in_linear_work(lint, interpreter_work):
+    # 1,000 DCGAN scripts in one file, each name its own. Every lookup of a module-level
+    # name once scanned the whole module, and several checks scanned every forward call
+    # for each discriminator: quadratic in the file's size, past 300 s. The interpreter's
+    # work is that of one copy, times the copies; the file gets its 1,000 findings and no
+    # budget note.
+    work = interpreter_work(limit=1_000_000)
+    one = lint(generated(1))
+    per_copy = work.statements
+    text = generated(1_000)
+    assert text.count("\n") > 50_000
+    work = interpreter_work(limit=1_000_000)
+    findings = lint(text)
+    lines = DCGAN.count("\n")
+    head = DCGAN.splitlines().index("            nn.Conv2d(ndf * 2, 1, 4, 1, 0, bias=False),") + 1
+    assert [(f.code, f.line) for f in one] == [("SN201", HEADER.count("\n") + head)]
+    assert [(f.code, f.line) for f in findings] == [
+        ("SN201", HEADER.count("\n") + i * lines + head) for i in range(1_000)]
+    assert work.cut_short == 0
+    assert work.statements <= 1_000 * per_copy + 100

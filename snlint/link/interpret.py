@@ -66,6 +66,9 @@ class Interpreter(Statements, Expressions, Lookup, Calls, Binding, TorchSemantic
         self.definitions = Definitions(index)
         self.events = Events()
         self._globals: dict[tuple[str, str], Value] = {}
+        self._statement_index: dict[str, tuple] = {}  # Lookup.statements_about's, by path
+        self._forwards_by_root: dict[int, list] = {}  # TrainingSemantics.backward's index
+        self._forwards_indexed = 0
         self._resolving: set[tuple[str, str]] = set()
         self.steps = 0  # statements run for the current entry point
         self.total_steps = 0  # and for every entry point before it: the link's work
