@@ -63,6 +63,8 @@ DIAGNOSTICS: dict[str, tuple[str, str, str]] = {
     "SN911": ("graph-timeout", "info", "Graph pass: import or build exceeded the time limit."),
     "SN912": ("graph-build-failed", "info", "Graph pass: the class could not be built."),
     "SN913": ("graph-trace-failed", "info", "Graph pass: torch.fx could not trace the module."),
+    "SN920": ("analysis-budget-exceeded", "info",
+              "Read with less precision: a function, class or module body exceeded the analysis budget."),
     "SN999": ("internal-error", "error", "Internal error in snlint on this file."),
 }
 
@@ -254,4 +256,4 @@ def diagnostic(code: str, path: str, message: str, span: Span | None = None,
     """An SN9xx diagnostic about snlint's own view of `path` (not about the model)."""
     name, severity, _ = DIAGNOSTICS[code]
     return Finding(code, name, severity, message, path, span or Span(1, 1, 1, 1), cell=cell,
-                   pass_="source" if code < "SN910" or code == "SN999" else "graph")
+                   pass_="graph" if code.startswith("SN91") else "source")

@@ -19,7 +19,7 @@ from snlint.checks.registry import fixable_codes
 from snlint.config import Config
 from snlint import facts as F
 from snlint.facts import FileFacts, Names
-from snlint.findings import Finding, diagnostic
+from snlint.findings import Finding, Span, diagnostic
 from snlint.graph.diagnostics import GraphRun
 from snlint.link import link
 from snlint.link.freeze import freeze
@@ -145,6 +145,7 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
                        part_of)
         for path, message in project.errors:
             findings.append(diagnostic("SN999", path, f"internal error: {message}"))
+        findings.extend(over_budget(project))
         # link -> graph pass -> join -> freeze -> checks: the rules read what the runtime
         # built for each discriminator next to what the source says, in one frozen model.
         # The graph pass itself reports only its SN91x diagnostics; its facts reach the
@@ -174,6 +175,18 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
         return findings, frozenset(), False, frozenset()
     buildable = frozenset(f"{d.file.path}:{d.cls.qualname}" for d in project.buildable(set(sources)))
     return findings, project.candidates, project.bare_calls, buildable
+
+
+def over_budget(project) -> list[Finding]:
+    """SN920 for each entry point the analysis budget cut short: what it built up to there
+    stands, but a layer it built last may lack SN added later, so the rules skip those
+    layers for SN201; the user learns which code was read with less precision."""
+    out = []
+    for path, what, span, budget in project.over_budget:
+        at = Span(span.line, span.column, span.line, span.column)
+        out.append(diagnostic("SN920", path, f"read with less precision: {what} exceeded the analysis "
+                                             f"budget ({budget:,} statements interpreted)", at))
+    return out
 
 
 def named(findings: list[Finding], facts: list[FileFacts]) -> list[Finding]:

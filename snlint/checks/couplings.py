@@ -5,6 +5,7 @@ call reaches (`called_couplings`), and which real and generated calls belong tog
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import replace
 
 from snlint.checks.emit import describe
@@ -54,6 +55,13 @@ def called_couplings(model: LinkedModel, d: DiscriminatorFact, call: ForwardFact
 
 
 def configured_elsewhere(model: LinkedModel) -> set[int]:
+    found = _ELSEWHERE.get(model)
+    if found is None:
+        found = _ELSEWHERE[model] = _configured_elsewhere(model)
+    return found
+
+
+def _configured_elsewhere(model: LinkedModel) -> set[int]:
     """Ids of the forward calls whose instance was built from unknown arguments where the
     same call also runs on an instance the same construction builds with its arguments
     known: a method run on its own (`Model.step`, `self` built by `Model.__init__` with an
@@ -74,12 +82,9 @@ def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling
     no training code calls, which the project's code only builds without them.
     Otherwise every instance counts, the class built alone with its defaults included."""
     called: dict[int, LayerFact] = {}
-    subsumed = configured_elsewhere(model)
-    for call in model.forwards:
-        module = call.module
-        if module is not None and module is not d.instance and not call.assumed \
-                and module.qualname == d.cls.qualname and id(call) not in subsumed:
-            called.setdefault(module.id, module)
+    for call in _trained_calls(model).get(d.cls.qualname, ()):
+        if call.module is not d.instance:
+            called.setdefault(call.module.id, call.module)
     if called and all(m.configured for m in called.values()):
         return couplings_in(model, d, list(called.values()))
     if not called and d.ref.evidence == "name":
@@ -93,6 +98,25 @@ def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling
         if built and all(i.configured for i in built) and not couplings_in(model, d, built):
             return []
     return couplings(model, d)
+
+
+def _trained_calls(model: LinkedModel) -> dict[str, list]:
+    """Class qualname -> the forward calls of its instances that `trained_couplings` reads
+    (not assumed, not subsumed by a configured one), in order: found once per model, not
+    once per discriminator (a file of a thousand discriminators)."""
+    found = _TRAINED.get(model)
+    if found is None:
+        found = _TRAINED[model] = {}
+        subsumed = configured_elsewhere(model)
+        for call in model.forwards:
+            if call.module is not None and not call.assumed and id(call) not in subsumed:
+                found.setdefault(call.module.qualname, []).append(call)
+    return found
+
+
+# Per linked model (the checks of one lint read it many times): dropped with the model.
+_ELSEWHERE: "weakref.WeakKeyDictionary[LinkedModel, set[int]]" = weakref.WeakKeyDictionary()
+_TRAINED: "weakref.WeakKeyDictionary[LinkedModel, dict[str, list]]" = weakref.WeakKeyDictionary()
 
 
 def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> list[Coupling]:

@@ -9,6 +9,7 @@ libcst tree, in the same order, and refuses where the planner refuses.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import fields, is_dataclass
 from functools import cache
 from typing import Any, Iterator
@@ -33,6 +34,13 @@ class FactsAt:
     def __init__(self, file: F.FileFacts) -> None:
         self.by_index: dict[int, Any] = {}
         self._pending: list[F.Stmt] = list(file.body)  # top-level statements not read yet
+        # Their last lines, when every one has a span and they follow each other (as a
+        # module's statements do): the statements on some lines are then found by bisection,
+        # not by a scan per finding (a file of thousands of statements and findings).
+        spans = [getattr(s, "span", None) for s in self._pending]
+        self._ends: list[int] | None = [sp.end_line for sp in spans] if all(
+            a is not None and b is not None and a.line <= b.line and a.end_line <= b.end_line
+            for a, b in zip(spans, spans[1:])) and None not in spans else None
         self._tops: set[int] = set()  # id() of each top-level statement read
         self.parent = _Parents(self)  # id(fact) -> the fact enclosing it
 
@@ -54,7 +62,14 @@ class FactsAt:
     def _read_lines(self, line: int, end_line: int) -> None:
         """Read the top-level statements on these lines (all that are left, when one has no
         span: where it is is not known)."""
-        if any(getattr(s, "span", None) is None for s in self._pending):
+        ends = self._ends
+        if ends is not None:
+            start = end = bisect_left(ends, line)
+            while end < len(ends) and self._pending[end].span.line <= end_line:
+                end += 1
+            wanted = self._pending[start:end]
+            del self._pending[start:end], ends[start:end]
+        elif any(getattr(s, "span", None) is None for s in self._pending):
             wanted, self._pending = self._pending, []
         else:
             wanted = [s for s in self._pending if s.span.line <= end_line and s.span.end_line >= line]
@@ -63,6 +78,7 @@ class FactsAt:
 
     def _read_all(self) -> None:
         wanted, self._pending = self._pending, []
+        self._ends = [] if self._ends is not None else None
         self._read(wanted)
 
     @classmethod

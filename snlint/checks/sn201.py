@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from typing import Iterator
 
@@ -96,15 +97,29 @@ def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[
                 yield finding, site
 
 
+def _configured_calls(model) -> dict[int, list]:
+    """id() of a class -> the training code's calls of its instances built with their
+    arguments known, in order: once per model, not once per discriminator."""
+    found = _CONFIGURED.get(model)
+    if found is None:
+        found = _CONFIGURED[model] = {}
+        for c in model.forwards:
+            if c.module is not None and c.module.configured and not c.assumed and c.function != "forward":
+                found.setdefault(id(c.module.cls), []).append(c)
+    return found
+
+
+_CONFIGURED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # per linked model
+
+
 def _judged(model, d) -> list[LayerFact]:
     """The instances of `d` SN201 judges: those the training code calls, built with every
     argument that decides their layers known (what the program trains: `define_D(opt,
     norm=opt.norm_D)` with the option's default); else the class built alone with its
     defaults and every instance the project builds outside an `if` the link could not
     decide."""
-    called = {id(c.module): c.module for c in model.forwards
-              if c.module is not None and c.module.cls is d.cls and c.module.configured
-              and c.module is not d.instance and not c.assumed and c.function != "forward"}
+    called = {id(c.module): c.module for c in _configured_calls(model).get(id(d.cls), ())
+              if c.module is not d.instance}
     if called:
         return list(called.values())
     return [d.instance, *(i for i in model.instances_of(d.cls.qualname) if i is not d.instance and not i.branches)]

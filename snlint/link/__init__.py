@@ -19,7 +19,7 @@ from typing import Callable, Iterator, Mapping
 
 from snlint import facts as F
 from snlint.facts import ClassFacts, FileFacts
-from snlint.findings import DiscriminatorRef, Location
+from snlint.findings import DiscriminatorRef, Location, Span
 from snlint.link.events import G_NAME, GENERATOR_CLASS, ForwardCall
 from snlint.link.index import ProjectIndex
 from snlint.link.named_classes import first_places, given_names, named_near, named_one
@@ -64,6 +64,9 @@ class LinkedProject:
     roots: dict[str, Layer] = field(default_factory=dict)  # class qualname -> built alone
     discriminators: list[Discriminator] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
+    # The entry points cut short by the analysis budget: (path, what was read, where its
+    # definition starts, the budget it had).
+    over_budget: list[tuple[str, str, Span, int]] = field(default_factory=list)
     kept_in_eval: set = field(default_factory=set)  # construction sites a train() override keeps in eval
     files: dict[str, FileFacts] = field(default_factory=dict)
     # Class qualname -> what the graph pass built for it (`snlint.link.join.Runtime`);
@@ -74,6 +77,7 @@ class LinkedProject:
     # candidate classes, and whether a call through a bare name was left without one.
     candidates: frozenset[str] = frozenset()
     bare_calls: bool = False
+    steps: int = 0  # statements the link interpreted: its work, bounded by the budgets
 
     def instances_of(self, qualname: str) -> list[Layer]:
         return [i for i in self.events.instances if i.cls is not None and i.cls.qualname == qualname]
@@ -211,14 +215,15 @@ def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminat
     interp = Interpreter(index, options)
     project = LinkedProject(index, interp.events)
 
-    def guarded(path: str, work) -> None:
-        interp.steps = 0
+    def guarded(path: str, work, what: str, span: Span) -> None:
+        interp.start_entry()
         start = len(interp.events.instances)
         try:
             work()
         except RecursionError:
             project.errors.append((path, "too deeply nested to interpret"))
         except BudgetExceeded:
+            project.over_budget.append((path, what, span, interp.budget))
             # What was built so far stands; a class cut short may lack the SN that would
             # have come later, so nothing built by it is trusted for SN201 (nothing an
             # earlier unit built: that one finished).
@@ -233,11 +238,13 @@ def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminat
                     if isinstance(built, Layer):
                         project.roots[cls.qualname] = built
                         interp.run_methods(built, file)
-                guarded(file.path, build)
+                guarded(file.path, build, f"class {cls.name}", cls.span)
     for file in files:
-        guarded(file.path, lambda: interp.run_module(file))
+        guarded(file.path, lambda: interp.run_module(file), "the module's own statements", Span(1, 1, 1, 1))
         for _, fn in file.functions:
-            guarded(file.path, lambda: interp.run_function(fn, file))
+            guarded(file.path, lambda: interp.run_function(fn, file), f"{fn.name}()", fn.span)
+    interp.start_entry()
+    project.steps = interp.total_steps
     split_steps(interp.events)
     project.kept_in_eval = interp.events.kept_sites
     project.files = {f.path: f for f in files}

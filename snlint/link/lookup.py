@@ -93,7 +93,7 @@ class Lookup:
             value: Value = UNKNOWN
             qual = f"{file.module}.{name}" if file.module else name
             frame = Frame(file, "<module>")
-            for stmt in file.body:
+            for stmt in self.statements_about(file, name):
                 if isinstance(stmt, F.DefStmt) and stmt.function.name == name:
                     value = FuncV(stmt.function, file)
                 elif isinstance(stmt, F.ClassStmt) and stmt.cls.name == name:
@@ -134,6 +134,21 @@ class Lookup:
             return value
         finally:
             self._resolving.discard(key)
+
+    def statements_about(self, file: F.FileFacts, name: str) -> list[F.Stmt]:
+        """The module-level statements of `file` that `module_global` reads for `name`, in
+        order: those that define or assign it or call a method of it, and every `if` and
+        block (read for what they define inside). The others do nothing for `name`; an index
+        built once per file keeps a file of thousands of names from being scanned once per
+        name."""
+        index = self._statement_index.get(file.path)
+        if index is None:
+            index = self._statement_index[file.path] = _statement_index(file)
+        by_name, always = index
+        found = by_name.get(name)
+        if not found:
+            return [file.body[i] for i in always]
+        return [file.body[i] for i in sorted({*found, *always})]
 
     def branch_definition(self, stmt: F.If | F.Block, name: str, file: F.FileFacts,
                           frame: Frame) -> Value | None:
@@ -273,3 +288,33 @@ def with_origin(value: Value, name: str, file: F.FileFacts, stmt: F.Stmt) -> Val
     if isinstance(value, DictV) and not value.origin:
         value.origin = f"{name} at {file.path}:{stmt.span.line}"
     return value
+
+
+def _statement_index(file: F.FileFacts) -> tuple[dict[str, list[int]], list[int]]:
+    """(name -> the indices of the module-level statements that concern it, the indices
+    of those that may concern any name), for `Lookup.statements_about`."""
+    prefix = f"{file.module}." if file.module else ""
+    by_name: dict[str, list[int]] = {}
+    always: list[int] = []
+
+    def own(qual: str) -> str | None:
+        return qual[len(prefix):] if qual.startswith(prefix) else None
+
+    for i, stmt in enumerate(file.body):
+        names: list[str | None] = []
+        if isinstance(stmt, F.DefStmt):
+            names.append(stmt.function.name)
+        elif isinstance(stmt, F.ClassStmt):
+            names.append(stmt.cls.name)
+        elif isinstance(stmt, F.Assign):
+            names.extend(own(t.qual) for t in stmt.targets if isinstance(t, F.Global))
+        elif isinstance(stmt, F.ExprStmt) and isinstance(stmt.value, F.Call) \
+                and isinstance(stmt.value.func, F.Global):
+            rest = own(stmt.value.func.qual)
+            if rest is not None and "." in rest:
+                names.append(rest.partition(".")[0])  # `parser.add_argument(...)`
+        elif isinstance(stmt, (F.If, F.Block)):
+            always.append(i)
+        for name in dict.fromkeys(n for n in names if n):
+            by_name.setdefault(name, []).append(i)
+    return by_name, always

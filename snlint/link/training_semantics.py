@@ -35,6 +35,8 @@ _REAL_WORD = re.compile(r"real", re.I)
 class TrainingSemantics:
     events: Events
     _scorers: dict[str, bool]  # class qualname -> whether its forward calls the discriminator
+    _forwards_by_root: dict[int, list[ForwardCall]]  # id() of a root frame -> its forward calls
+    _forwards_indexed: int  # how many of events.forwards that index holds
     _players: dict[str, str | None]  # an unknown callee as written -> the player its call runs
 
     # ------------------------------------------------------------ what the evaluator asks
@@ -242,15 +244,22 @@ class TrainingSemantics:
         # Each output's own call: the latest of this entry point's run (a method run again
         # from another entry point made calls of the same site and instance).
         latest: dict[tuple, ForwardCall] = {}
-        for f in reversed(self.events.forwards):
-            if f.update[0] != id(root):
-                continue
+        for f in reversed(self.forwards_of_root(root)):
             key = (id(f.module), f.call.path, f.call.span.line)
             if f.module is not None and key in outputs and key not in latest:
                 latest[key] = f
         found = tuple(sorted(latest.values(), key=lambda f: f.order))
         if len(found) > 1:
             self.events.backwards.append(found)
+
+    def forwards_of_root(self, root: Frame) -> list[ForwardCall]:
+        """The forward calls made so far in `root`'s run, in order: indexed as they come, so
+        a script of a thousand training loops does not scan every call at each backward."""
+        forwards, by_root = self.events.forwards, self._forwards_by_root
+        for f in forwards[self._forwards_indexed:]:
+            by_root.setdefault(f.update[0], []).append(f)
+        self._forwards_indexed = len(forwards)
+        return by_root.get(id(root), [])
 
     def batch_reduction(self, what: str, frame: Frame, loc: Location) -> None:
         scope = frame.owner_frame

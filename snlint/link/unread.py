@@ -43,6 +43,9 @@ class Reads:
         self._loads: set[str] | None = None
         self._elsewhere = False  # `.children()` of something other than `self`
         self._own: dict[int, tuple[frozenset[str], bool]] = {}
+        self._derived: dict[str, list[F.ClassFacts]] = {}  # a base's last name -> the classes naming it
+        self._lineages: dict[int, list[F.ClassFacts] | None] = {}
+        self._rank: dict[int, int] = {}  # id() of a class -> its place in `_by_name`'s order
 
     def unread(self, cls: F.ClassFacts, name: str) -> bool:
         """Whether nothing reads the attribute `name` of an instance of `cls`."""
@@ -66,12 +69,22 @@ class Reads:
             for file in self._files:
                 for _, cls in file.classes:
                     self._classes.setdefault(cls.name, []).append(cls)
+            for group in self._classes.values():
+                for cls in group:
+                    self._rank[id(cls)] = len(self._rank)
+                    for base in dict.fromkeys(_last(b) for b in cls.bases):
+                        self._derived.setdefault(base, []).append(cls)
         return self._classes
 
     def _lineage(self, cls: F.ClassFacts) -> list[F.ClassFacts] | None:
         """`cls`, the project classes it derives from and those that derive from it (by
         name: every class of that name); None when a base is neither `nn.Module` nor a
         project class, or no class of its line defines `forward`."""
+        if id(cls) not in self._lineages:
+            self._lineages[id(cls)] = self._find_lineage(cls)
+        return self._lineages[id(cls)]
+
+    def _find_lineage(self, cls: F.ClassFacts) -> list[F.ClassFacts] | None:
         by_name = self._by_name()
         line: list[F.ClassFacts] = []
         todo = [cls]
@@ -89,9 +102,12 @@ class Reads:
                 todo.extend(found)
         if not any("forward" in c.method_names for c in line):
             return None
-        names = {c.name for c in line}
-        line.extend(c for group in by_name.values() for c in group
-                    if not any(c is x for x in line) and any(_last(b) in names for b in c.bases))
+        # The classes deriving from one of the line's, in the order of `by_name` (as the
+        # scan of every class found them), each once.
+        ids = {id(c) for c in line}
+        derived = {id(c): c for name in dict.fromkeys(c.name for c in line) for c in self._derived.get(name, ())
+                   if id(c) not in ids}
+        line.extend(sorted(derived.values(), key=lambda c: self._rank[id(c)]))
         return line
 
     # ---------------------------------------------------------------- reads
