@@ -58,17 +58,28 @@ def identities(findings: Iterable[Finding], texts: Mapping[str, str]) -> dict[in
 def beyond(findings: Iterable[Finding], texts: Mapping[str, str],
            first: Counter) -> list[Finding]:
     """The findings (in order) that no finding of the first lint accounts for: `first`
-    counts that lint's identities, and each of them accounts for one finding with its
-    identity here. Notebook findings are left out (their identity is approximate)."""
+    counts that lint's identities, and each of them accounts for one finding here, with
+    its identity, else (a fix rewrote part of its node: SN on a Sequential whose conv a
+    fix wrapped) with its file, rule and symbol. Notebook findings are left out (their
+    identity is approximate)."""
     left = Counter(first)
+    loose = Counter(key[:4] for key in first.elements())
     keys = identities(findings, texts)
-    out = []
+    unmatched = []
     for f in findings:
         key = keys.get(id(f))
         if key is None or f.cell is not None:
             continue
         if left[key] > 0:
             left[key] -= 1
+            loose[key[:4]] -= 1
+        else:
+            unmatched.append(f)
+    out = []
+    for f in unmatched:
+        key = keys[id(f)][:4]
+        if loose[key] > 0:
+            loose[key] -= 1
         else:
             out.append(f)
     return out
