@@ -283,9 +283,10 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
               lint_later: Lint | None = None, standby: Standby | None = None,
               files: list[tuple[str, Path]] | None = None) -> FixOutcome:
     """Fix what the first lint of the files under `paths` announces (safe fixes; unsafe
-    ones too with `unsafe`), in rounds (`snlint.fix.apply.fixed_point`). With `write`, each changed file is written atomically, unless it changed
-    on disk since it was read. `lint` lints the project from {path: text}; `lint_later`
-    lints the rounds after the first (without the graph pass, which reads the disk);
+    ones too with `unsafe`), in rounds (`snlint.fix.apply.fixed_point`). With `write`,
+    each changed file is written atomically, unless it changed on disk since it was
+    read. `lint` lints the project from {path: text}; `lint_later` lints the rounds
+    after the first (without the graph pass, which reads the disk);
     `standby`: a process that does the rounds' fixes (`snlint.fix.apply.fix_each`);
     `files`: `discover(paths, config)`, when the caller has walked them."""
     from snlint.notebook import parse_notebook
