@@ -363,3 +363,18 @@ def test_diff_shows_exactly_what_fix_writes(tmp_path, monkeypatch):
     for name in SPADE:
         assert (shown / name).read_text() == (fixed / name).read_text(), name
     assert (fixed / "discriminator.py").read_text() == SPADE_FIXED
+
+
+def test_a_fix_waits_only_for_its_premises_about_the_same_discriminator():
+    from snlint.findings import DiscriminatorRef, Finding, Span
+    from snlint.fix.apply import waiting_for_premises
+
+    def finding(code: str, cls: str | None) -> Finding:
+        ref = DiscriminatorRef(cls, "name") if cls is not None else None
+        return Finding(code, code.lower(), "error", "", "d.py", Span(1, 1, 1, 2), discriminator=ref)
+
+    bn_a, sep_a, sep_b, sep_none = (finding("SN301", "d.py:A"), finding("SN401", "d.py:A"),
+                                    finding("SN401", "d.py:B"), finding("SN401", None))
+    premises = {"SN401": frozenset({"SN301"})}
+    assert waiting_for_premises([bn_a, sep_a, sep_b, sep_none], premises) == [sep_a, sep_none]
+    assert waiting_for_premises([sep_a, sep_b], premises) == []
