@@ -236,6 +236,7 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
 
     reuse = None
     walked = None
+    fixed = None  # what --fix did (snlint.fix.FixOutcome)
     if fix or diff:
         if stdin:
             _fail("--fix and --diff rewrite files; they cannot be used with standard input")
@@ -245,8 +246,8 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         walked = discover(list(paths), config)
         # What the --fix rounds read, for the report after them: only the files the
         # fixes changed are read again.
-        reuse = _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff,
-                             exit_zero=exit_zero, files=walked)
+        reuse, fixed = _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff,
+                                    exit_zero=exit_zero, files=walked)
 
     # A fix is built (parsed, rewritten, compiled, diffed) only for an output that shows
     # it; otherwise the findings only carry whether a fix exists, for `[*]` and the count.
@@ -297,7 +298,8 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         # No file left to lint (all excluded, as a pre-commit hook may see): say nothing.
         closing = ("" if quiet or statistics or fmt not in report.TEXT_FORMATS
                    or not (result.files or findings)
-                   else report.summary(findings, unsafe_fixes=unsafe_fixes))
+                   else report.summary(findings, unsafe_fixes=unsafe_fixes,
+                                       **_after_fixes(fixed, findings, result.sources)))
     except Exception as exc:
         _internal_error(exc)
 
@@ -444,11 +446,24 @@ def _graph_note(discriminators: int, *, asked: bool, quiet: bool) -> None:
             pass
 
 
+def _after_fixes(outcome, findings: list[Finding], sources: dict[str, str]) -> dict[str, int]:
+    """The summary's account of a --fix run (`report.summary`'s `fixed` and `new`): the
+    fixes written, and how many of the findings after them no finding of the first lint
+    accounts for (`snlint.fix.identity`): the fixes made them, and fixed none of them."""
+    fixed = sum(item.fixes for item in outcome.written) if outcome is not None else 0
+    if not fixed:
+        return {}
+    from snlint.fix.identity import beyond
+
+    return {"fixed": fixed, "new": len(beyond(findings, sources, outcome.first))}
+
+
 def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zero: bool, files: list):
     """`--diff`: print the diffs (stdout holds nothing else) and exit. `--fix`: write the
     fixed files, and return what the rounds read (`snlint.engine.Reuse`) for the run
-    that then lints them again and reports what remains. A round reads only the files
-    whose text the rounds before it did not."""
+    that then lints them again and reports what remains, and what the fixes did
+    (`snlint.fix.FixOutcome`). A round reads only the files whose text the rounds
+    before it did not."""
     standby = None
     try:
         from dataclasses import replace
@@ -515,7 +530,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
     if count:
         click.echo(f"Fixed {count} finding{'' if count == 1 else 's'} in {len(written)} "
                    f"file{'' if len(written) == 1 else 's'}.", err=True)
-    return reuse
+    return reuse, outcome
 
 
 def _catalogue() -> dict:

@@ -136,7 +136,7 @@ def test_fix_with_unsafe_fixes_writes_them_too(project):
     result = snlint("--fix", "--unsafe-fixes", "d.py")
     assert result.exit_code == 0
     assert "        self.n = nn.GroupNorm(1, 8)\n" in path.read_text()
-    assert result.stdout.strip() == "All checks passed!"
+    assert result.stdout.strip() == "Found 2 findings (2 fixed, 0 remaining)."
     again = snlint("--fix", "--unsafe-fixes", "d.py")
     assert again.exit_code == 0 and "Fixed" not in again.stderr
 

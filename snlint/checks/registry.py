@@ -71,6 +71,16 @@ def _planner_module(module: ModuleType) -> str | None:
     return name if importlib.util.find_spec(name) is not None else None
 
 
+def premises(modules: dict[str, ModuleType] | None = None) -> dict[str, frozenset[str]]:
+    """Code -> the codes its findings stand on, for the rules that declare them
+    (`PREMISES`): a finding of such a rule is a mistake only because of findings of those
+    rules about the same discriminator (SN401's separate real and fake batches matter
+    because of an SN301 batch norm), so a fix of it waits until the run's fixes of its
+    premises are made, and is made only if the lint after them still finds it."""
+    modules = rule_modules() if modules is None else modules
+    return {code: frozenset(m.PREMISES) for code, m in modules.items() if getattr(m, "PREMISES", ())}
+
+
 def fix_predicates(modules: dict[str, ModuleType] | None = None) -> dict[str, Callable]:
     """Code -> the rule's `fixable` predicate, for the fixable rules that have one (the
     others' fixes are as their page says, wherever the planner has a node to start from)."""

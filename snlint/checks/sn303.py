@@ -10,6 +10,9 @@ from snlint.findings import Finding, place
 
 
 CODE = "SN303"
+# The penalty's per-sample gradient is missing only because of batch statistics: SN303
+# stands on the discriminator's SN301 findings (`snlint.checks.registry.premises`).
+PREMISES = ("SN301",)
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:

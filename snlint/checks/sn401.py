@@ -16,6 +16,10 @@ from snlint.findings import UNSAFE, Finding, place
 
 
 CODE = "SN401"
+# Scoring real and fake apart harms only through batch statistics: once the run's SN301
+# fixes replace the batch norm, the rewrite of the training step is not needed
+# (`snlint.checks.registry.premises`).
+PREMISES = ("SN301",)
 
 
 def _outermost(model, entries: list[tuple]) -> list[tuple]:

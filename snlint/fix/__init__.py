@@ -9,8 +9,9 @@ builds none:
   (applicability, message, unified diff, the file's new text), each computed alone on
   the text as read: for the outputs that show fixes (`--show-fixes`, JSON, SARIF).
 - `fix_paths(paths, config, lint, unsafe=..., write=...)` is `--fix` / `--diff`: fixes
-  applied together, round after round to a fixed point, then diffs and (with `write`)
-  atomic writes in each file's encoding.
+  applied together, round after round until the findings the first lint announced are
+  fixed (never one a fix made), then diffs and (with `write`) atomic writes in each
+  file's encoding.
 
 Only building imports libcst and the planners (`snlint.fixes`); marking needs neither,
 so a plain lint, which imports this package, never pays for them.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections import Counter
 from pathlib import Path
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping
@@ -182,6 +184,9 @@ class FixOutcome:
     files: list[FileOutcome] = field(default_factory=list)  # files the fixes change
     settled: bool = True
     hidden: int = 0  # findings with an unsafe fix that `unsafe` left out
+    announced: int = 0  # findings the first lint marked with a fix that applies
+    # The first lint's findings by identity (`snlint.fix.identity`), counted.
+    first: Counter = field(default_factory=Counter)
     # By display path, every file read, as written when a fix was: what a report after
     # the fixes reads where the file is still so (`snlint.inputs.read_inputs`).
     read: dict[str, SourceFile] = field(default_factory=dict)
@@ -277,10 +282,11 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
               write: bool = False, report: Report | None = None,
               lint_later: Lint | None = None, standby: Standby | None = None,
               files: list[tuple[str, Path]] | None = None) -> FixOutcome:
-    """Fix the files under `paths` to a fixed point (safe fixes; unsafe ones too with
-    `unsafe`). With `write`, each changed file is written atomically, unless it changed
-    on disk since it was read. `lint` lints the project from {path: text}; `lint_later`
-    lints the rounds after the first (without the graph pass, which reads the disk);
+    """Fix what the first lint of the files under `paths` announces (safe fixes; unsafe
+    ones too with `unsafe`), in rounds (`snlint.fix.apply.fixed_point`). With `write`,
+    each changed file is written atomically, unless it changed on disk since it was
+    read. `lint` lints the project from {path: text}; `lint_later` lints the rounds
+    after the first (without the graph pass, which reads the disk);
     `standby`: a process that does the rounds' fixes (`snlint.fix.apply.fix_each`);
     `files`: `discover(paths, config)`, when the caller has walked them."""
     from snlint.notebook import parse_notebook
@@ -314,7 +320,8 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
 def _finish(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], texts: dict[str, str],
             result, write: bool, report: Report, early: _EarlyWrites | None) -> FixOutcome:
     """Each changed file's outcome, written (with `write`) unless it changed on disk."""
-    outcome = FixOutcome(settled=result.settled, hidden=result.hidden, read=dict(sources))
+    outcome = FixOutcome(settled=result.settled, hidden=result.hidden, announced=result.announced,
+                         first=result.first, read=dict(sources))
     for path, source in sorted(sources.items()):
         new = result.texts[path]
         if new == texts[path] or path in result.blocked:

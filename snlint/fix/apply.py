@@ -1,9 +1,14 @@
 """Applying fixes: per file a set of non-overlapping plans in one libcst pass, rounds
-until nothing changes (a fix can expose another finding), and atomic writes.
+until the findings the first lint announced are fixed, and atomic writes.
 
-Guarantees (README, "Autofix"):
+Guarantees (README, "Autofix"; docs/fixes.md, "Rounds"):
+- only what the first lint announced is fixed, each finding once: a round after the
+  first fixes a finding only when the first lint had it, with a fix that applies
+  (`snlint.fix.identity`); a finding a fix made is reported, never fixed in the run;
 - two fixes that overlap are never applied in the same round; the later one is planned
   again on the new text in the next round, if its finding is still there;
+- a fix whose finding stands on another rule's findings (SN401 on SN301) waits while
+  those are fixed, and is made only if its finding is still there after them;
 - a result that does not compile is never kept: the plans that break it are dropped and
   reported, the others applied;
 - nothing is written to a file that had a parse error, or whose bytes changed on disk
@@ -23,8 +28,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from snlint.config import Config
 from snlint.findings import Finding, applies
+from snlint.fix.identity import Identity, identities
 from snlint.fix.planning import Planners, names_of, plan_for
-from snlint.lines import split_lines
 from snlint.per_file import jobs_for
 from snlint.records import dataclass
 from snlint.stealing import shared_map
@@ -253,19 +258,10 @@ class FixedPoint:
     blocked: set[str] = field(default_factory=set)  # paths not fixed (parse errors)
     settled: bool = True
     hidden: int = 0  # unsafe fixes the first round had and `unsafe` left out
-
-
-def text_at(text: str, span) -> str:
-    """The source text of a span (1-based lines and columns, end exclusive)."""
-    lines = split_lines(text)
-    if not 1 <= span.line <= len(lines) or span.end_line > len(lines):
-        return ""
-    if span.line == span.end_line:
-        return lines[span.line - 1][span.column - 1:span.end_column - 1]
-    parts = [lines[span.line - 1][span.column - 1:]]
-    parts += lines[span.line:span.end_line - 1]
-    parts.append(lines[span.end_line - 1][:span.end_column - 1])
-    return "".join(parts)
+    announced: int = 0  # findings the first lint marked with a fix that applies
+    # The identities (`snlint.fix.identity`) of the first lint's findings, counted: a
+    # finding after the rounds that none of them accounts for came from the fixes.
+    first: Counter = field(default_factory=Counter)
 
 
 Lint = Callable[[dict[str, str]], list[Finding]]
@@ -275,15 +271,23 @@ def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bo
                 report: Report, max_rounds: int = MAX_ROUNDS,
                 lint_later: Lint | None = None, standby: Standby | None = None,
                 fixed: Callable[[dict[str, str]], None] | None = None) -> FixedPoint:
-    """Lint, fix, lint again, until no fix applies (or `max_rounds`). `lint` lints the
-    whole project from its texts (fixes in one file can change findings in another).
+    """Lint, fix, lint again, while fixes of what the first lint announced remain (or
+    `max_rounds`). `lint` lints the whole project from its texts (fixes in one file can
+    change findings in another).
+
+    Only the first lint's findings are fixed: a later round fixes a finding only when
+    the first lint had it (by its identity, `snlint.fix.identity`) marked with a fix
+    that applies, and fixes each such finding at most once (the fixes that overlapped
+    another in their round, and those that wait for their premises, are planned again
+    on the new text). A finding that appeared because of a fix is left for the report,
+    so `--fix` never fixes more than the lint without it announced.
 
     `lint_later`, when given, lints the rounds after the first: the graph pass imports
     the files from disk, so it can only run while the texts are still what is on disk.
-    A source finding the first round's graph pass cleared (its runtime facts say there
-    is no mistake) is then never fixed in a later round: it is recognised by its file,
-    code and node text. `standby`: the process that does the rounds' fixes (`fix_each`);
-    `fixed`: told each round's new texts (path -> text) before the next round's lint."""
+    A source finding the first round's graph pass cleared is not among the first lint's
+    findings, so no round fixes it. `standby`: the process that does the rounds' fixes
+    (`fix_each`); `fixed`: told each round's new texts (path -> text) before the next
+    round's lint."""
     frozen: list[bool] = []
     try:
         return _rounds(texts, lint, config, unsafe=unsafe, report=report, max_rounds=max_rounds,
@@ -307,54 +311,94 @@ def _freeze() -> bool:
     return True
 
 
+def _fixable(f: Finding, path_ok: Callable[[str], bool], unsafe: bool) -> bool:
+    return (not f.is_diagnostic and f.cell is None and path_ok(f.path)
+            and f.fix is not None and f.fix.applies(unsafe))
+
+
+def _discriminator(f: Finding) -> str | None:
+    return f.discriminator.cls if f.discriminator is not None else None
+
+
+def waiting_for_premises(wanted: list[Finding], premises: dict[str, frozenset[str]]) -> list[Finding]:
+    """The findings of `wanted` whose rule stands on another rule's findings
+    (`snlint.checks.registry.premises`) while `wanted` also fixes one of those about the
+    same discriminator (any, for a finding that names none): their fix waits, and the
+    lint after the premises' fixes says whether they are still mistakes."""
+    if not premises:
+        return []
+    fixing = {(f.code, _discriminator(f)) for f in wanted}
+    codes = {code for code, _ in fixing}
+    out = []
+    for f in wanted:
+        on = premises.get(f.code, ())
+        disc = _discriminator(f)
+        if any((code, disc) in fixing if disc is not None else code in codes for code in on):
+            out.append(f)
+    return out
+
+
 def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, report: Report,
             max_rounds: int, lint_later: Lint | None, first_linted: Callable[[], None],
             standby: Standby | None = None,
             fixed: Callable[[dict[str, str]], None] | None = None) -> FixedPoint:
+    from snlint.checks.registry import premises as rule_premises
+
     current = dict(texts)
     result = FixedPoint(current)
     seen = {tuple(sorted(current.items()))}
-    cleared: set[tuple[str, str, str]] = set()
-    failed: set[tuple[str, str, str]] = set()
-    pending: dict[tuple[str, str, str], int] = {}
+    # The first lint's findings with a fix that applies, by identity: what is left of
+    # them to fix. A round spends one for each fix it applies.
+    left: Counter = Counter()
+    failed: set[Identity] = set()
+    pending: dict[Identity, int] = {}
+    premises = rule_premises()
+    wait = True  # fixes whose premises are fixed in the same round wait for the next
 
-    def anchor(f: Finding) -> tuple[str, str, str]:
-        return (f.path, f.code, text_at(current.get(f.path, ""), f.span))
+    def path_ok(path: str) -> bool:
+        return path in current and path not in result.blocked
 
     for round_ in range(max_rounds):
         if round_ == 0:
             findings = lint(current)
-            if lint_later is not None:
-                kept = {(f.code, f.path, f.span) for f in findings}
-                cleared = {anchor(f) for f in lint_later(current)
-                           if not f.is_diagnostic and (f.code, f.path, f.span) not in kept}
             first_linted()
         else:
             findings = (lint_later or lint)(current)
-        if cleared:
-            findings = [f for f in findings if f.is_diagnostic or anchor(f) not in cleared]
-        if round_ == 0 and not unsafe:
-            result.hidden = sum(1 for f in findings if f.fix is not None and not f.fix.applies(False))
+        keys = identities(findings, current)
+        if round_ == 0:
+            result.first = Counter(keys.values())
+            left = Counter(keys[id(f)] for f in findings if _fixable(f, path_ok, unsafe))
+            result.announced = sum(left.values())
+            if not unsafe:
+                result.hidden = sum(1 for f in findings if f.fix is not None and not f.fix.applies(False))
         # A fix that did not remove its finding (the check does not see what it wrote)
         # is not applied again: that could wrap a layer once per round.
-        anchors = {id(f): anchor(f) for f in findings if not f.is_diagnostic}
-        counts = Counter(anchors.values())
+        counts = Counter(keys.values())
         for key, before in pending.items():
             if counts[key] >= before and key not in failed:
                 failed.add(key)
-                report(f"snlint: the {key[1]} fix in {key[0]} did not remove its finding "
-                       f"({key[2].splitlines()[0] if key[2] else '?'}); not applied again")
-        findings = [f for f in findings if f.is_diagnostic or anchors[id(f)] not in failed]
+                report(f"snlint: the {key[2]} fix in {key[0]} did not remove its finding "
+                       f"({key[4] or '?'}); not applied again")
         pending = {}
         result.blocked |= {f.path for f in findings if f.code in ("SN901", "SN999") and f.path in current}
-        # Only a file with a fix the lint marked (or built) that applies is parsed: the
-        # others have nothing this round could change.
+        # The findings this round may fix: those the first lint announced, each once.
+        # Only a file with one is parsed: the others have nothing this round could change.
+        budget = Counter(left)
+        wanted: list[Finding] = []
+        for f in sorted(findings, key=Finding.sort_key):
+            if not _fixable(f, path_ok, unsafe):
+                continue
+            key = keys[id(f)]
+            if key in failed or budget[key] <= 0:
+                continue
+            budget[key] -= 1
+            wanted.append(f)
+        waiting = waiting_for_premises(wanted, premises) if wait else []
+        if waiting:
+            held = {id(f) for f in waiting}
+            wanted = [f for f in wanted if id(f) not in held]
         by_path: dict[str, list[Finding]] = {}
-        for f in findings:
-            if f.is_diagnostic or f.path not in current or f.path in result.blocked or f.cell is not None:
-                continue
-            if f.fix is None or not f.fix.applies(unsafe):
-                continue
+        for f in wanted:
             by_path.setdefault(f.path, []).append(f)
         changed: dict[str, str] = {}
         work = [(path, current[path], fs) for path, fs in sorted(by_path.items())]
@@ -366,12 +410,19 @@ def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, 
                 result.blocked.add(path)
                 continue
             for i in done.applied:
-                pending[anchors[id(fs[i])]] = counts[anchors[id(fs[i])]]
+                key = keys[id(fs[i])]
+                left[key] -= 1
+                pending[key] = counts[key]
             if done.text != current[path]:
                 current[path] = changed[path] = done.text
                 result.fixed[path] += len(done.applied)
         if not changed:
+            if waiting:
+                # No fix of their premises was made: theirs no longer wait.
+                wait = False
+                continue
             return result
+        wait = True
         if fixed is not None:
             fixed(changed)
         state = tuple(sorted(current.items()))
@@ -380,8 +431,10 @@ def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, 
             result.settled = False
             return result
         seen.add(state)
-    findings = [f for f in (lint_later or lint)(current) if not cleared or anchor(f) not in cleared]
-    if any(f.fix is not None and f.fix.applies(unsafe) for f in findings if f.path not in result.blocked):
+    findings = (lint_later or lint)(current)
+    keys = identities(findings, current)
+    if any(_fixable(f, path_ok, unsafe) and left[keys[id(f)]] > 0 and keys[id(f)] not in failed
+           for f in findings):
         report(f"snlint: fixes did not settle after {max_rounds} round{'s' if max_rounds != 1 else ''}")
         result.settled = False
     return result

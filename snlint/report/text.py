@@ -194,7 +194,8 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}s"
 
 
-def summary(findings: Iterable[Finding], unsafe_fixes: bool = False) -> str:
+def summary(findings: Iterable[Finding], unsafe_fixes: bool = False, *, fixed: int = 0,
+            new: int = 0) -> str:
     """ruff's closing lines: what was found, and how much `--fix` would fix.
 
     `Found 3 findings (2 errors, 1 warning).` then `[*] 2 fixable with --fix.`, or
@@ -202,16 +203,27 @@ def summary(findings: Iterable[Finding], unsafe_fixes: bool = False) -> str:
     `unsafe_fixes`; otherwise they are counted apart:
     `[*] 2 fixable with --fix (1 more with --unsafe-fixes).`, or
     `No fixes available (1 with --unsafe-fixes).`
+
+    After `--fix` made `fixed` fixes, `findings` are what remains:
+    `Found 3 findings (2 fixed, 1 remaining: 1 warning).`, and when `new` of them
+    appeared because of the fixes (which fixed none of them), a line says so.
     """
     findings = list(findings)
-    if not findings:
+    if not findings and not fixed:
         return "All checks passed!"
     by_severity = Counter(f.severity for f in findings)
     parts = [_plural(by_severity[sev], sev) for sev in ("error", "warning", "info")
              if by_severity[sev]]
     parts += [_plural(n, sev) for sev, n in sorted(by_severity.items())
               if sev not in ("error", "warning", "info")]
-    lines = [f"Found {_plural(len(findings), 'finding')} ({', '.join(parts)})."]
+    if fixed:
+        remaining = f"{len(findings)} remaining" + (f": {', '.join(parts)}" if parts else "")
+        lines = [f"Found {_plural(fixed + len(findings), 'finding')} ({fixed} fixed, {remaining})."]
+    else:
+        lines = [f"Found {_plural(len(findings), 'finding')} ({', '.join(parts)})."]
+    if new:
+        lines.append(f"{_plural(new, 'finding')} appeared because of the fixes and "
+                     f"{'was' if new == 1 else 'were'} not fixed: review {'it' if new == 1 else 'them'}.")
 
     fixable = sum(1 for f in findings if fix_applies(f, unsafe_fixes))
     hidden = sum(1 for f in findings if f.fix is not None and not fix_applies(f, unsafe_fixes))
