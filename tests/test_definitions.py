@@ -104,9 +104,11 @@ def test_a_try_keeps_its_imports_and_drops_its_work():
 
 def test_parse_known_args_keeps_its_pair():
     assert copy('''
+        import argparse
         p = argparse.ArgumentParser()
         args, _ = p.parse_known_args()
     ''') == textwrap.dedent('''
+        import argparse
         p = argparse.ArgumentParser()
         args, _ = __snlint_parse_args__(p, known = True)
     ''')
@@ -114,7 +116,11 @@ def test_parse_known_args_keeps_its_pair():
 
 def test_a_type_the_parser_registers_stays_with_its_options():
     # RelativisticGAN: parser.register('type', 'bool', strToBool), then type='bool'.
+    # The registered function is the project's: argparse would run it on a string
+    # default, so the copy registers `str` in its place.
     source = '''
+        import argparse
+
         def strToBool(s):
             return s.lower() in ('true', 'yes')
 
@@ -124,14 +130,17 @@ def test_a_type_the_parser_registers_stays_with_its_options():
         param = parser.parse_args()
     '''
     assert copy(source) == textwrap.dedent(source).replace(
-        "parser.parse_args()", "__snlint_parse_args__(parser)")
+        "parser.parse_args()", "__snlint_parse_args__(parser)").replace(
+        "'bool', strToBool)", "'bool', str)")
 
 
 def test_sys_path_edits_stay_so_the_scripts_imports_resolve():
     assert copy('''
+        import os, sys
         sys.path.append(os.path.join(os.path.dirname(__file__), ".."))
         sys.path.append(download_root())
     ''') == textwrap.dedent('''
+        import os, sys
         sys.path.append(os.path.join(os.path.dirname(__file__), ".."))
         pass
     ''')

@@ -199,6 +199,9 @@ class TargetFacts:
     # train.py:88 (ndf=64: argparse default at train.py:12)"); when no attempt built it,
     # what was tried.
     built_with: str = ""
+    # What the worker's audit hook refused while this target was imported and built
+    # (snlint.graph.guard): `os.remove('samples/x.png')`.
+    refused: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -211,7 +214,7 @@ class TargetFacts:
             "probe": dict(self.probe),
             "error_site": self.error_site.to_dict() if self.error_site else None,
             "seconds": self.seconds, "recorded_by": self.recorded_by,
-            "built_with": self.built_with,
+            "built_with": self.built_with, "refused": list(self.refused),
         }
 
     @classmethod
@@ -226,5 +229,5 @@ class TargetFacts:
             [(what, Site.from_dict(s)) for what, s in d.get("batch_reductions", [])],
             probe, Site.from_dict(d.get("error_site")), d.get("seconds", 0.0),
             d.get("recorded_by", ""),
-            d.get("built_with", ""),
+            d.get("built_with", ""), [str(r) for r in d.get("refused", ())],
         )
