@@ -100,7 +100,9 @@ def _shown(event: str, args: tuple) -> str:
         return "os.fork()"
     if event in ("socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg"):
         return f"{event}({args[1]!r})" if len(args) > 1 else f"{event}()"
-    shown_args = [a for a in args[:2] if a is not None and not isinstance(a, dict)]
+    count = 2 if event in ("os.rename", "os.link", "os.symlink", "shutil.copyfile",
+                           "shutil.copytree") else 1
+    shown_args = [a for a in args[:count] if a is not None and not isinstance(a, dict)]
     return f"{name}({', '.join(repr(os.fsdecode(a)) if isinstance(a, (bytes, os.PathLike)) else repr(a) for a in shown_args)})"
 
 
