@@ -77,6 +77,8 @@ _PURE_CALLS = frozenset({
     "typing.TypeVar", "typing.NamedTuple", "typing.cast", "logging.getLogger",
     "dataclasses.field", "enum.auto", "re.compile", "sys.version_info",
     "__future__.print_function",
+    # As safe as an import statement: a project module loads as its copy.
+    "importlib.import_module", "builtins.__import__",
 })
 # Every call under these: torch.nn's layers, functional, init and utils (spectral_norm)
 # neither read nor write files, start processes or touch the network.
