@@ -4,14 +4,17 @@ left out, put in the module's namespace before the copy runs. No libcst, no torc
 from __future__ import annotations
 
 import argparse
+import functools
+import types
 from typing import Any, Callable
 
 # `parser.parse_args()` -> `__snlint_parse_args__(parser)`.
 PARSE_HELPER = "__snlint_parse_args__"
 # A decorator the copy does not run: `@__snlint_undecorated__`.
 UNDECORATED = "__snlint_undecorated__"
-# A def whose default values call what the copy does not run: its body raises.
-NOT_DEFINED = "__snlint_not_defined__"
+# A default value that calls outside the allow-list: `__snlint_later__(lambda: expr)`,
+# evaluated when the function is first called (at build), not at import.
+LATER = "__snlint_later__"
 
 
 def parse_args_without_command_line(parser: argparse.ArgumentParser, known: bool = False) -> Any:
@@ -33,16 +36,88 @@ def undecorated(*_: Any) -> Callable[[Any], Any]:
     return lambda thing: thing
 
 
-class NotDefined(RuntimeError):
-    """A function the definitions-only copy did not define."""
+class Later:
+    """A default value the copy did not evaluate at import; `value()` evaluates it once."""
+
+    __slots__ = ("thunk", "done", "result")
+
+    def __init__(self, thunk: Callable[[], Any]) -> None:
+        self.thunk = thunk
+        self.done = False
+        self.result: Any = None
+
+    def value(self) -> Any:
+        if not self.done:
+            self.result = self.thunk()
+            self.done = True
+        return self.result
+
+    def __repr__(self) -> str:
+        return "<default evaluated at the first call>"
 
 
-def not_defined(name: str, reason: str, *_: Any) -> None:
-    raise NotDefined(f"snlint did not define {name}: {reason}, which the graph pass does "
-                     "not run at import")
+def _real(value: Any) -> Any:
+    return value.value() if isinstance(value, Later) else value
+
+
+def _has_later(fn: Any) -> bool:
+    return isinstance(fn, types.FunctionType) and (
+        any(isinstance(v, Later) for v in fn.__defaults__ or ())
+        or any(isinstance(v, Later) for v in (fn.__kwdefaults__ or {}).values()))
+
+
+def _lazy(fn: types.FunctionType) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if fn.__defaults__:
+            fn.__defaults__ = tuple(_real(v) for v in fn.__defaults__)
+        if fn.__kwdefaults__:
+            fn.__kwdefaults__ = {k: _real(v) for k, v in fn.__kwdefaults__.items()}
+        # A caller that read the signature may hand a default on as given.
+        return fn(*[_real(a) for a in args], **{k: _real(v) for k, v in kwargs.items()})
+
+    return call
+
+
+def _wrapped(value: Any) -> Any:
+    if _has_later(value):
+        return _lazy(value)
+    if isinstance(value, (staticmethod, classmethod)) and _has_later(value.__func__):
+        return type(value)(_lazy(value.__func__))
+    return None
+
+
+def _wrap_class(cls: type, seen: set[int]) -> None:
+    if id(cls) in seen:
+        return
+    seen.add(id(cls))
+    for name, value in list(vars(cls).items()):
+        if isinstance(value, type) and value.__module__ == cls.__module__:
+            _wrap_class(value, seen)
+            continue
+        wrapped = _wrapped(value)
+        if wrapped is not None:
+            setattr(cls, name, wrapped)
+
+
+def defer_defaults(module: types.ModuleType, classes: list[type]) -> None:
+    """After the copy ran: each function of the module with a `Later` default evaluates it
+    at its first call. `classes`: those recorded as they were made (a class of an `if`
+    branch that a later branch's class of the same name replaced)."""
+    seen: set[int] = set()
+    namespace = module.__dict__
+    for name, value in list(namespace.items()):
+        if isinstance(value, type) and getattr(value, "__module__", None) == module.__name__:
+            _wrap_class(value, seen)
+        elif isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
+            wrapped = _wrapped(value)
+            if wrapped is not None:
+                namespace[name] = wrapped
+    for cls in classes:
+        _wrap_class(cls, seen)
 
 
 def install(namespace: dict[str, Any]) -> None:
     namespace[PARSE_HELPER] = parse_args_without_command_line
     namespace[UNDECORATED] = undecorated
-    namespace[NOT_DEFINED] = not_defined
+    namespace[LATER] = Later

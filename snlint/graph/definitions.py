@@ -29,10 +29,11 @@ copy, built by an allow-list. It keeps:
 
 and leaves out everything else: loops, `with` blocks, other calls (data loading, file and
 network I/O, models and optimizers built at top level, prints, seeds, registrations by
-call), `if __name__ == "__main__":`. A `def` whose default values (or annotations) call
-something outside the allow-list is defined as a function that raises when called, naming
-the call: building a class that needs it fails with that reason (SN912) rather than
-running the call or building with another default.
+call), `if __name__ == "__main__":`. A default value (or annotation) that calls
+outside the allow-list becomes `__snlint_later__(lambda: <the value>)`, and the loader
+wraps the function so the value is computed at its first call (at build, like the
+constructor's own code and under the worker's audit hook), not at import: `norm_layer=
+get_norm_layer("group")` still builds.
 
 Kept statements keep their lines and columns: a dropped statement becomes `pass` or, when
 it spans several lines, a string literal spanning exactly those lines. The copy is
@@ -49,7 +50,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from snlint.graph.copy_helpers import (  # noqa: F401 - PARSE_HELPER and the parse helper re-exported
-    NOT_DEFINED, PARSE_HELPER, UNDECORATED, parse_args_without_command_line)
+    LATER, PARSE_HELPER, UNDECORATED, parse_args_without_command_line)
 
 # Calls a kept assignment may make, by qualified name (the module's imports resolve the
 # first part; a builtin is `builtins.NAME`): cheap, side-effect free, and what scripts use
@@ -543,42 +544,43 @@ class _Filter:
                 decorator=cst.Call(func=cst.Name(UNDECORATED), args=pad)))
         return kept
 
-    def _unsafe_defaults(self, node: cst.FunctionDef) -> str | None:
-        """The first default value or annotation of `node` that calls outside the
-        allow-list, as written, else None."""
-        params = node.params
-        every = [*params.posonly_params, *params.params, *params.kwonly_params]
-        for extra in (params.star_arg, params.star_kwarg):
-            if isinstance(extra, cst.Param):
-                every.append(extra)
-        exprs = [p.default for p in every if p.default is not None]
-        exprs += [p.annotation.annotation for p in every if p.annotation is not None]
-        if node.returns is not None:
-            exprs.append(node.returns.annotation)
-        for expr in exprs:
-            if not self.names.pure(expr):
-                return cst.Module([]).code_for_node(expr)
-        return None
+    def _deferred(self, expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+        """`expr` as `__snlint_later__(lambda: expr)` when it calls outside the allow-list:
+        evaluated at the function's first call, not at import."""
+        if expr is None or self.names.pure(expr):
+            return expr
+        self.dropped += 1
+        return cst.Call(func=cst.Name(LATER), args=[cst.Arg(cst.Lambda(
+            params=cst.Parameters(), body=_parenthesized(expr)))])
+
+    def _param(self, param: cst.Param) -> cst.Param:
+        changes = {}
+        if param.default is not None:
+            changes["default"] = self._deferred(param.default)
+        if param.annotation is not None:
+            changes["annotation"] = param.annotation.with_changes(
+                annotation=self._deferred(param.annotation.annotation))
+        return param.with_changes(**changes) if changes else param
 
     def _function(self, node: cst.FunctionDef) -> cst.BaseStatement:
         name = node.name.value
         self.unbound.discard(name)
         self._bind({name})
-        unsafe = self._unsafe_defaults(node)
-        if unsafe is None:
-            return node.with_changes(decorators=self._decorators(node))
-        # Defined as a function that raises, on the def's own lines: a caller learns
-        # why (SN912), and no default is made up.
-        self.dropped += 1
-        shown = " ".join(unsafe.split())
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
-        lines = self._lines(node)
-        pad = ', """' + "\n" * (lines - 1) + '"""' if lines > 1 else ""
-        stub = cst.parse_statement(
-            f"def {name}(*args, **kwargs): {NOT_DEFINED}({name!r}, "
-            f"{'its signature calls `' + shown + '`'!r}{pad})\n")
-        return stub.with_changes(leading_lines=node.leading_lines)
+        params = node.params
+        star_arg = params.star_arg
+        if isinstance(star_arg, cst.Param):
+            star_arg = self._param(star_arg)
+        params = params.with_changes(
+            posonly_params=[self._param(p) for p in params.posonly_params],
+            params=[self._param(p) for p in params.params],
+            kwonly_params=[self._param(p) for p in params.kwonly_params],
+            star_arg=star_arg,
+            star_kwarg=self._param(params.star_kwarg) if params.star_kwarg else None)
+        returns = node.returns
+        if returns is not None:
+            returns = returns.with_changes(annotation=self._deferred(returns.annotation))
+        return node.with_changes(decorators=self._decorators(node), params=params,
+                                 returns=returns)
 
     def _class(self, node: cst.ClassDef) -> cst.BaseStatement:
         header = [a.value for a in (*node.bases, *node.keywords)]

@@ -123,7 +123,24 @@ def _needs_copy(tree: ast.Module) -> bool:
     """Whether any statement of the module falls outside what runs as written: most
     modules only import and define with no call outside a function body, and need no
     libcst (0.4 s) to know that. Conservative: True whenever in doubt."""
+    if _rebinds_plain_decorators(tree):
+        return True  # `property = ...`: then `@property` is the project's code
     return not all(_as_written(stmt) for stmt in tree.body)
+
+
+def _rebinds_plain_decorators(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            name = node.id
+        elif isinstance(node, ast.alias):
+            name = node.asname or node.name
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = node.name
+        else:
+            continue
+        if name in _PLAIN_DECORATORS:
+            return True
+    return False
 
 
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
@@ -195,6 +212,8 @@ class _DefinitionsLoader(importlib.machinery.SourceFileLoader):
 
         copy_helpers.install(module.__dict__)
         super().exec_module(module)
+        recorded = [cls for _, cls in module.__dict__.get("__snlint_classes__", ())]
+        copy_helpers.defer_defaults(module, recorded)
 
 
 class _ProjectFinder(importlib.abc.MetaPathFinder):

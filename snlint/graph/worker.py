@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sys
 import threading
 import time
@@ -42,6 +43,8 @@ _encode = json.JSONEncoder(ensure_ascii=True).encode
 _decode = json.JSONDecoder().decode
 _exit = os._exit
 _getppid = os.getppid
+_read = os.read
+_select = select.select
 
 # The parent hands the read end of a pipe whose write end only it holds: end of file on
 # it means the parent is gone (SIGKILL included). PR_SET_PDEATHSIG is set only when the
@@ -68,13 +71,11 @@ def _lifeline() -> None:
     fd = os.environ.get(LIFELINE_ENV)
 
     def watch() -> None:
-        import select
-
         pipe = int(fd) if fd and fd.isdigit() else None
         while True:
             if pipe is not None:
-                ready, _, _ = select.select([pipe], [], [], PARENT_POLL)
-                if ready and not os.read(pipe, 1):
+                ready, _, _ = _select([pipe], [], [], PARENT_POLL)
+                if ready and not _read(pipe, 1):
                     _exit(1)
             else:
                 time.sleep(PARENT_POLL)
