@@ -11,6 +11,7 @@ raised.
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import importlib
 import importlib.abc
@@ -21,6 +22,7 @@ import sys
 import types
 from typing import Any
 
+from snlint.graph import allowlist
 from snlint.graph.facts import GraphTarget, Site, one_line
 
 
@@ -121,50 +123,83 @@ def _is_user_module(name: str, module: Any) -> bool:
 
 def _needs_copy(tree: ast.Module) -> bool:
     """Whether any statement of the module falls outside what runs as written: most
-    modules only import and define with no call outside a function body, and need no
-    libcst (0.4 s) to know that. Conservative: True whenever in doubt."""
-    if _rebinds_plain_decorators(tree):
+    modules only import, define and make allow-listed calls, and need no libcst (0.4 s)
+    to know that. Conservative: True whenever in doubt."""
+    names = _ModuleNames(tree)
+    if names.rebound & _PLAIN_DECORATORS:
         return True  # `property = ...`: then `@property` is the project's code
-    return not all(_as_written(stmt) for stmt in tree.body)
-
-
-def _rebinds_plain_decorators(tree: ast.Module) -> bool:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            name = node.id
-        elif isinstance(node, ast.alias):
-            name = node.asname or node.name
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            name = node.name
-        else:
-            continue
-        if name in _PLAIN_DECORATORS:
-            return True
-    return False
+    return not all(_as_written(stmt, names) for stmt in tree.body)
 
 
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
+_BUILTINS = frozenset(dir(builtins))
 
 
-def _calls_nothing(*nodes: ast.AST | None) -> bool:
-    return not any(isinstance(sub, ast.Call) for node in nodes if node is not None
-                   for sub in ast.walk(node))
+class _ModuleNames:
+    """The module's top-level imports (local name -> qualified name), and every name it
+    binds otherwise anywhere (such a name is never resolved: it may be the project's)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.imports: dict[str, str] = {}
+        top = set()
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                top.add(id(stmt))
+                for alias in stmt.names:
+                    if isinstance(stmt, ast.Import):
+                        local = alias.asname or alias.name.partition(".")[0]
+                        self.imports[local] = alias.name if alias.asname else local
+                    elif stmt.level == 0 and stmt.module and alias.name != "*":
+                        self.imports[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+                    else:
+                        self.imports[alias.asname or alias.name] = "."  # relative: the project's
+        self.rebound: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                self.rebound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.rebound.add(node.name)
+            elif isinstance(node, ast.arg):
+                self.rebound.add(node.arg)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
+                self.rebound.update((a.asname or a.name).partition(".")[0] for a in node.names)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                self.rebound.update(node.names)
+
+    def pure_call(self, func: ast.expr) -> bool:
+        parts = []
+        while isinstance(func, ast.Attribute):
+            parts.insert(0, func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name) or func.id in self.rebound:
+            return False
+        if func.id in self.imports:
+            origin = self.imports[func.id]
+            if origin.startswith("."):
+                return False
+            return allowlist.pure(".".join([origin, *parts]))
+        return func.id in _BUILTINS and allowlist.pure(".".join(["builtins", func.id, *parts]))
 
 
-def _as_written(stmt: ast.stmt) -> bool:
+def _calls_pure(names: _ModuleNames, *nodes: ast.AST | None) -> bool:
+    return all(names.pure_call(sub.func) for node in nodes if node is not None
+               for sub in ast.walk(node) if isinstance(sub, ast.Call))
+
+
+def _as_written(stmt: ast.stmt, names: _ModuleNames) -> bool:
     if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
         return True
     if isinstance(stmt, ast.Expr):
         return isinstance(stmt.value, ast.Constant)
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-        return _calls_nothing(stmt) and all(
+        return _calls_pure(names, stmt) and all(
             isinstance(t, ast.Name) for t in (stmt.targets if isinstance(stmt, ast.Assign)
                                               else [stmt.target]))
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         plain = all((isinstance(d, ast.Name) and d.id in _PLAIN_DECORATORS)
                     or (isinstance(d, ast.Attribute) and d.attr in ("setter", "getter", "deleter"))
                     for d in stmt.decorator_list)
-        return plain and _calls_nothing(stmt.args, stmt.returns)
+        return plain and _calls_pure(names, stmt.args, stmt.returns)
     if isinstance(stmt, ast.If) and not stmt.orelse:
         # `if __name__ == "__main__":` never runs: the module is never imported as __main__.
         test = stmt.test
@@ -176,8 +211,8 @@ def _as_written(stmt: ast.stmt) -> bool:
                 and "__main__" in (getattr(test.left, "value", None),
                                    getattr(test.comparators[0], "value", None)))
     if isinstance(stmt, ast.ClassDef):
-        return (not stmt.decorator_list and _calls_nothing(*stmt.bases, *stmt.keywords)
-                and all(_as_written(s) for s in stmt.body))
+        return (not stmt.decorator_list and _calls_pure(names, *stmt.bases, *stmt.keywords)
+                and all(_as_written(s, names) for s in stmt.body))
     return False
 
 
