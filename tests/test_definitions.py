@@ -210,3 +210,79 @@ def test_a_dispatch_on_an_option_with_no_else_takes_its_first_branch_by_default(
         elif opt.dataset == "mnist":
             nc = 1
     ''')
+
+
+def test_a_class_body_keeps_its_definitions_and_drops_its_calls():
+    assert copy('''
+        import shutil
+        import torch.nn as nn
+        class D(nn.Module):
+            shutil.rmtree("samples")
+            act = nn.LeakyReLU(0.2)
+            def __init__(self):
+                super().__init__()
+    ''') == textwrap.dedent('''
+        import shutil
+        import torch.nn as nn
+        class D(nn.Module):
+            pass
+            act = nn.LeakyReLU(0.2)
+            def __init__(self):
+                super().__init__()
+    ''')
+
+
+def test_a_call_is_pure_only_through_what_the_module_imported():
+    assert copy('''
+        import shutil as nn
+        x = nn.rmtree("samples")
+        y = int("3")
+    ''') == textwrap.dedent('''
+        import shutil as nn
+        pass
+        y = int("3")
+    ''')
+
+
+def test_a_registry_decorator_stays_and_an_unknown_one_goes_on_the_same_lines():
+    assert copy('''
+        from registry import MODELS
+        @MODELS.register_module()
+        @log_calls(
+            level=3)
+        class D:
+            pass
+    ''') == textwrap.dedent('''
+        from registry import MODELS
+        @MODELS.register_module()
+        @__snlint_undecorated__("""
+        """)
+        class D:
+            pass
+    ''')
+
+
+def test_a_default_that_calls_is_computed_at_the_first_call_not_at_import():
+    assert copy('''
+        import os
+        def make(norm=get_norm("group"), path=os.remove("x"), n=int("3")):
+            pass
+    ''') == textwrap.dedent('''
+        import os
+        def make(norm=__snlint_later__(lambda: (get_norm("group"))), path=__snlint_later__(lambda: (os.remove("x"))), n=int("3")):
+            pass
+    ''')
+
+
+def test_an_argparse_type_or_action_that_is_the_projects_code_is_not_run():
+    assert copy('''
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--out", type=make_dir, default="out")
+        parser.add_argument("--n", type=int, action=Count, default=1)
+    ''') == textwrap.dedent('''
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--out", type=None, default="out")
+        parser.add_argument("--n", type=int, action="store", default=1)
+    ''')

@@ -91,8 +91,8 @@ def _shown(event: str, args: tuple) -> str:
     name = {"os.exec": "os.execv", "os.spawn": "os.spawnv"}.get(event, event)
     if event == "open":
         mode = args[1] if args[1] is not None else f"flags={args[2]:#o}"
-        return f"open({os.fsdecode(args[0])!r}, {mode!r})" if not isinstance(args[0], int) \
-            else f"open({args[0]}, {mode!r})"
+        path = args[0] if isinstance(args[0], int) else os.fsdecode(args[0])
+        return f"open({path!r}, {mode!r})"
     if event == "subprocess.Popen":
         shown = args[1] if isinstance(args[1], (str, bytes)) else list(args[1] or ())
         return f"subprocess.Popen({shown!r})"
@@ -102,8 +102,9 @@ def _shown(event: str, args: tuple) -> str:
         return f"{event}({args[1]!r})" if len(args) > 1 else f"{event}()"
     count = 2 if event in ("os.rename", "os.link", "os.symlink", "shutil.copyfile",
                            "shutil.copytree") else 1
-    shown_args = [a for a in args[:count] if a is not None and not isinstance(a, dict)]
-    return f"{name}({', '.join(repr(os.fsdecode(a)) if isinstance(a, (bytes, os.PathLike)) else repr(a) for a in shown_args)})"
+    shown = [repr(os.fsdecode(a)) if isinstance(a, (bytes, os.PathLike)) else repr(a)
+             for a in args[:count] if a is not None and not isinstance(a, dict)]
+    return f"{name}({', '.join(shown)})"
 
 
 def _refuse(event: str, args: tuple) -> None:
