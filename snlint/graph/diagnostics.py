@@ -54,7 +54,7 @@ def refused_diagnostics(facts: TargetFacts, location: Location) -> list[Finding]
     refused = [r for r in facts.refused if r not in facts.message]
     if not refused:
         return []
-    shown = ", ".join(refused[:5]) + (f" and {len(refused) - 5} more" if len(refused) > 5 else "")
+    shown = ", ".join(refused[:8]) + (f" and {len(refused) - 8} more" if len(refused) > 8 else "")
     return [diagnostic("SN910", location.path, f"graph pass: refused while importing and "
                                                f"building {facts.target.display}: {shown}",
                        location.span)]

@@ -204,6 +204,8 @@ CONSTRUCTOR = '''
             for attempt in (
                 lambda: os.remove({image!r}),
                 lambda: subprocess.Popen(["setsid", "sleep", "1000"]),
+                lambda: os.system("sleep 1000 &"),
+                lambda: os.fork(),
                 lambda: socket.socket().connect(("127.0.0.1", 9)),
                 lambda: open({new!r}, "w"),
             ):
@@ -229,6 +231,7 @@ def test_the_worker_refuses_deletes_spawns_connections_and_writes_and_says_so(tm
     assert note.message == (
         f"graph pass: refused while importing and building {tmp_path / 'nets.py'}: "
         f"os.remove({str(image)!r}), subprocess.Popen(['setsid', 'sleep', '1000']), "
+        "os.system('sleep 1000 &'), os.fork(), "
         "socket.connect(('127.0.0.1', 9)), "
         f"open({str(new)!r}, 'w')")
 
