@@ -69,11 +69,41 @@ def _child_env(scratch: str) -> dict[str, str]:
     return env
 
 
+_SCRATCH_PREFIX = "snlint-graph-"
+_swept = False
+
+
+def _sweep_scratch() -> None:
+    """Remove the scratch folders of snlint runs that were killed before they could (named
+    after their process: `snlint-graph-PID-...`, removed only when that process is gone).
+    Once per process."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    folder = tempfile.gettempdir()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_SCRATCH_PREFIX):].partition("-")[0]
+        if not name.startswith(_SCRATCH_PREFIX) or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+        except OSError:
+            continue  # alive, another user's
+
+
 class _Worker:
     def __init__(self) -> None:
+        _sweep_scratch()
         # The worker's current directory: a relative path the project's code writes to
         # lands here, not in the project (or wherever snlint was started).
-        self.scratch = tempfile.mkdtemp(prefix="snlint-graph-")
+        self.scratch = tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-")
         lifeline_read, self.lifeline = os.pipe()
         env = _child_env(self.scratch)
         env[LIFELINE_ENV] = str(lifeline_read)

@@ -168,6 +168,7 @@ def test_the_worker_ends_when_snlint_is_killed(tmp_path):
                 break
             time.sleep(0.1)
         assert workers and os.path.exists(f"/proc/{workers[0]}/cwd/asleep"), "no worker asleep"
+        scratch = os.readlink(f"/proc/{workers[0]}/cwd")
         snlint.send_signal(signal.SIGKILL)
         snlint.wait()
         for _ in range(300):  # a bound against a hang, not a speed claim
@@ -175,6 +176,12 @@ def test_the_worker_ends_when_snlint_is_killed(tmp_path):
                 break
             time.sleep(0.1)
         assert not _alive(workers[0]), "the worker outlived snlint"
+        # Its scratch folder is left to the next run's sweep (runner._sweep_scratch).
+        left = [p for p in Path(scratch).parent.iterdir() if p.name.startswith(f"snlint-graph-{snlint.pid}-")]
+        assert left == [Path(scratch)]
+        runner._swept = False
+        runner._sweep_scratch()
+        assert not Path(scratch).exists()
     finally:
         if snlint.poll() is None:
             snlint.kill()
