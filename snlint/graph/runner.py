@@ -6,7 +6,10 @@ has a time limit; past it the whole group is killed (the user's code may have st
 processes of its own), the target is recorded as "timeout", and a fresh worker takes the
 remaining targets. Targets are grouped by file so each file is imported once per worker;
 when the import itself hung, the file's other targets are not retried (they would hang
-the same way).
+the same way). The child runs in a scratch folder of its own, its standard error is a pipe
+drained while its answer is awaited (only the last STDERR_KEPT bytes are kept, so no
+amount of output delays the kill), and it holds the read end of a pipe whose write end
+only this process has: when this process dies, however, the child does too.
 
 With enough targets and two cores, two workers build them side by side, each its own
 share of the files (a lane): a worker that hangs or dies costs only its own lane a
