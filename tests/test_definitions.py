@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from snlint.graph.definitions import definitions_only, looks_like_script
+from snlint.graph.definitions import definitions_only
 
 
 def copy(source: str) -> str:
@@ -144,28 +144,6 @@ def test_sys_path_edits_stay_so_the_scripts_imports_resolve():
         sys.path.append(os.path.join(os.path.dirname(__file__), ".."))
         pass
     ''')
-
-
-def test_a_module_with_a_main_guard_is_not_a_script():
-    assert not looks_like_script(textwrap.dedent('''
-        import torch.nn as nn
-        REGISTRY = {}
-        register("d", 1)
-        class D(nn.Module): pass
-        if __name__ == "__main__":
-            for epoch in range(3):
-                train()
-    '''))
-
-
-def test_a_module_level_loop_or_data_loading_makes_a_script():
-    assert looks_like_script("for epoch in range(3):\n    pass\n")
-    assert looks_like_script("loader = torch.utils.data.DataLoader(ds)\n")
-    assert looks_like_script("opt = parser.parse_args()\n")
-
-
-def test_text_that_does_not_parse_is_not_called_a_script():
-    assert not looks_like_script("def (:\n")
 
 
 def test_an_if_that_only_chooses_an_import_keeps_its_condition():

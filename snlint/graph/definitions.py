@@ -13,7 +13,7 @@ copy, built by an allow-list. It keeps:
   name starts with `register`: `@MODELS.register_module()`, `@register("dcgan")`), whose
   arguments call nothing outside the allow-list. Any other decorator is left out: the
   function or class is defined undecorated;
-- assignments whose value calls nothing, or only the allow-list's calls (`_PURE_CALLS`,
+- assignments whose value calls nothing, or only the allow-list's calls (`allowlist`,
   names resolved through the module's imports: builtins such as `int` and `dict`,
   `torch.nn.*`, torch's tensor constructors, `torch.device`, `torch.cuda.is_available`,
   `functools.partial`, `collections.namedtuple`, `os.path.join`, `math`, ...);
@@ -49,12 +49,9 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from snlint.graph import allowlist
 from snlint.graph.copy_helpers import (  # noqa: F401 - PARSE_HELPER and the parse helper re-exported
     LATER, PARSE_HELPER, UNDECORATED, parse_args_without_command_line)
-
-from snlint.graph.allowlist import (  # noqa: E402 - the allow-list, shared with the loader
-    KNOWN_DECORATOR_PREFIXES as _KNOWN_DECORATOR_PREFIXES, KNOWN_DECORATORS as _KNOWN_DECORATORS,
-    PURE_CALLS as _PURE_CALLS, PURE_PREFIXES as _PURE_PREFIXES, PURE_TYPES as _PURE_TYPES)
 
 _BUILTINS = frozenset(dir(builtins))
 # Methods of an argument parser or group that only describe arguments.
@@ -125,7 +122,7 @@ class _Names:
             return
         if isinstance(stmt.names, cst.ImportStar):
             return
-        module = ("." * len(stmt.relative)) + (_dotted(stmt.module) or "" if stmt.module else "")
+        module = "." * len(stmt.relative) + ((_dotted(stmt.module) or "") if stmt.module else "")
         for alias in stmt.names:
             name = _dotted(alias.name) or ""
             local = _dotted(alias.asname.name) if alias.asname is not None else name
@@ -154,9 +151,7 @@ class _Names:
         base, _, method = callee.rpartition(".")
         if base in self.parsers and method in _PARSER_METHODS:
             return True
-        qualified = self.qualified(callee)
-        return qualified is not None and (qualified in _PURE_CALLS
-                                          or qualified.startswith(_PURE_PREFIXES))
+        return allowlist.pure(self.qualified(callee))
 
     def pure(self, node: cst.CSTNode) -> bool:
         """Whether evaluating `node` calls only the allow-list (a lambda's body runs
@@ -177,8 +172,8 @@ class _Names:
         if last.startswith("register"):
             return True  # a registry: how many projects find their classes
         qualified = self.qualified(dotted)
-        return qualified is not None and (qualified in _KNOWN_DECORATORS
-                                          or qualified.startswith(_KNOWN_DECORATOR_PREFIXES))
+        return qualified is not None and (qualified in allowlist.KNOWN_DECORATORS or
+                                          qualified.startswith(allowlist.KNOWN_DECORATOR_PREFIXES))
 
 
 def _targets(stmt: cst.BaseSmallStatement) -> list[cst.BaseExpression]:
@@ -282,7 +277,7 @@ class _ParseArgs(cst.CSTTransformer):
         if base in self.names.parsers and method == "register" and len(updated.args) == 3:
             # `parser.register("type", "bool", str2bool)`: argparse would run str2bool.
             function = updated.args[2]
-            if self.names.qualified(_dotted(function.value)) not in _PURE_TYPES:
+            if self.names.qualified(_dotted(function.value)) not in allowlist.PURE_TYPES:
                 args = list(updated.args)
                 args[2] = function.with_changes(value=_same_lines(
                     cst.Name("str"), self.lines_of(original.args[2].value)))
@@ -301,7 +296,7 @@ class _ParseArgs(cst.CSTTransformer):
     def _argument(self, original: cst.Arg, arg: cst.Arg) -> cst.Arg:
         keyword = arg.keyword.value if arg.keyword is not None else None
         if keyword == "type" and not isinstance(arg.value, cst.SimpleString) and (
-                self.names.qualified(_dotted(arg.value)) not in _PURE_TYPES):
+                self.names.qualified(_dotted(arg.value)) not in allowlist.PURE_TYPES):
             return arg.with_changes(value=_same_lines(cst.Name("None"), self.lines_of(original.value)))
         if keyword == "action" and not isinstance(arg.value, (cst.SimpleString, cst.ConcatenatedString)):
             qualified = self.names.qualified(_dotted(arg.value))
@@ -622,69 +617,3 @@ def _copy(wrapper: MetadataWrapper) -> tuple[str, int]:
     work = _Filter(wrapper)
     body = work.statements(wrapper.module.body)
     return wrapper.module.with_changes(body=body).code, work.dropped
-
-
-def script_copy(source: str) -> str | None:
-    """The definitions-only copy of `source` when it is a script (`looks_like_script`),
-    else None; one parse for both."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
-    except cst.ParserSyntaxError:
-        return None
-    return _copy(wrapper)[0] if _is_script(wrapper) else None
-
-
-def parse_args_without_command_line(parser: argparse.ArgumentParser, known: bool = False) -> Any:
-    """What `parser.parse_args()` gives with no options; when an argument is required,
-    a namespace of every default instead of the exit argparse would take."""
-    try:
-        if known:
-            return parser.parse_known_args([])
-        return parser.parse_args([])
-    except SystemExit:
-        namespace = argparse.Namespace(**{
-            a.dest: a.default for a in parser._actions  # noqa: SLF001 - the one way to list them
-            if a.dest not in (argparse.SUPPRESS, "help")})
-        return (namespace, []) if known else namespace
-
-
-def looks_like_script(source: str) -> bool:
-    """Whether importing `source` would do work beyond defining things: a top-level
-    statement the definitions-only copy leaves out, other than the `__main__` guard."""
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
-        return False
-    return _is_script(MetadataWrapper(module, unsafe_skip_copy=True))
-
-
-def _is_script(wrapper: MetadataWrapper) -> bool:
-    work = _Filter(wrapper)
-    for stmt in wrapper.module.body:
-        if isinstance(stmt, cst.If) and _is_main_guard(stmt.test):
-            continue
-        if isinstance(stmt, (cst.For, cst.While, cst.With)):
-            return True
-        if isinstance(stmt, cst.SimpleStatementLine) and not all(work._keep_small(s) for s in stmt.body):
-            # Side effects of a plain module (a registry call, `logging.basicConfig`) are
-            # cheap; a script is one that loops, reads data or builds models at import.
-            if any(_heavy(c) for c in _calls(stmt)):
-                return True
-        for s in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
-            work._note_parsers(s)
-    return False
-
-
-# Top-level calls that mark a file as a script: training, data, I/O, parsing a real
-# command line.
-_HEAVY_SUFFIXES = ("DataLoader", "Dataset", "ImageFolder", "parse_args", "parse_known_args",
-                   "makedirs", "mkdir", "load", "save", "save_image", "download", "urlretrieve",
-                   "train", "fit", "backward", "step", "cuda", "to", "open", "run",
-                   "MNIST", "CIFAR10", "CelebA", "LSUN")
-
-
-def _heavy(callee: str | None) -> bool:
-    if callee is None:
-        return False
-    last = callee.rpartition(".")[2]
-    return last in _HEAVY_SUFFIXES or last.endswith(("Dataset", "Loader"))
