@@ -264,3 +264,17 @@ def test_an_argparse_type_or_action_that_is_the_projects_code_is_not_run():
         parser.add_argument("--out", type=None, default="out")
         parser.add_argument("--n", type=int, action="store", default=1)
     ''')
+
+
+def test_a_class_whose_bases_call_the_project_is_left_out_decorators_and_all():
+    assert copy('''
+        @register("d")
+        class D(make_base()):
+            pass
+        x = 1
+    ''') == textwrap.dedent('''
+        """
+
+        """
+        x = 1
+    ''')

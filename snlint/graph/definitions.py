@@ -374,9 +374,12 @@ class _Filter:
     def _lines(self, node: cst.CSTNode) -> int:
         try:
             pos = self.positions[node]
+            # A def's or class's position starts at its keyword, after its decorators.
+            decorators = getattr(node, "decorators", ())
+            start = self.positions[decorators[0]].start.line if decorators else pos.start.line
         except KeyError:  # a node the copy made
             return 1
-        return pos.end.line - pos.start.line + 1
+        return pos.end.line - start + 1
 
     def _bind(self, names: set[str]) -> None:
         self.names.local |= names
