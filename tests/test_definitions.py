@@ -278,3 +278,23 @@ def test_a_class_whose_bases_call_the_project_is_left_out_decorators_and_all():
         """
         x = 1
     ''')
+
+
+def test_a_registry_made_by_a_call_stays_for_its_decorators():
+    assert copy('''
+        from mmgen.registry import Registry
+        MODELS = Registry("models")
+        CACHE = load_cache()
+        @MODELS.register_module()
+        @CACHE.register()
+        class D:
+            pass
+    ''') == textwrap.dedent('''
+        from mmgen.registry import Registry
+        MODELS = Registry("models")
+        pass
+        @MODELS.register_module()
+        @__snlint_undecorated__()
+        class D:
+            pass
+    ''')

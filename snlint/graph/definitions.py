@@ -11,8 +11,9 @@ copy, built by an allow-list. It keeps:
   `.setter`/`.getter`/`.deleter`, `functools`, `dataclasses`, `abc`, `typing` and
   `contextlib` decorators, any `torch.*` decorator, and registry decorators (the last
   name starts with `register`: `@MODELS.register_module()`, `@register("dcgan")`), whose
-  arguments call nothing outside the allow-list. Any other decorator is left out: the
-  function or class is defined undecorated;
+  arguments call nothing outside the allow-list, and which read no name the copy left
+  out (`MODELS = Registry("models")` is kept for them). Any other decorator is left out:
+  the function or class is defined undecorated;
 - assignments whose value calls nothing, or only the allow-list's calls (`allowlist`,
   names resolved through the module's imports: builtins such as `int` and `dict`,
   `torch.nn.*`, torch's tensor constructors, `torch.device`, `torch.cuda.is_available`,
@@ -150,6 +151,10 @@ class _Names:
             return True
         base, _, method = callee.rpartition(".")
         if base in self.parsers and method in _PARSER_METHODS:
+            return True
+        if method.endswith("Registry") or callee.endswith("Registry"):
+            # `MODELS = Registry("models")`: the registry the kept registry decorators
+            # fill (a dict and a name, by custom; its code runs under the audit hook).
             return True
         return allowlist.pure(self.qualified(callee))
 
@@ -491,7 +496,8 @@ class _Filter:
         `__snlint_undecorated__(...)` on the same lines (the definition undecorated)."""
         kept = []
         for decorator in node.decorators:
-            if self.names.known_decorator(decorator):
+            if self.names.known_decorator(decorator) and not (
+                    _names_read(decorator) & self.unbound):
                 kept.append(decorator)
                 continue
             lines = self._lines(decorator.decorator)
