@@ -12,7 +12,7 @@ from snlint.checks.registry import run_checks
 from snlint.config import Config
 from snlint.findings import DiscriminatorRef, Finding, Location
 from snlint.graph import GraphTarget, run_graph
-from snlint.graph.diagnostics import import_diagnostics, target_diagnostics
+from snlint.graph.diagnostics import import_diagnostics, refused_diagnostics, target_diagnostics
 from snlint.link import link
 from snlint.link.freeze import freeze
 from snlint.link.arguments import candidates_for
@@ -64,6 +64,7 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
                                    lambda name: locate_module(name, config.root))
     for d, facts in zip(ds, results):
         if facts.status == "import_error":
+            findings.extend(refused_diagnostics(facts, Location(d.file.path, d.cls.span)))
             continue
         findings.extend(target_diagnostics(facts, displays.get, Location(d.file.path, d.cls.span)))
         if facts.status == "ok":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from snlint.graph.definitions import definitions_only, looks_like_script
+from snlint.graph.definitions import definitions_only
 
 
 def copy(source: str) -> str:
@@ -104,9 +104,11 @@ def test_a_try_keeps_its_imports_and_drops_its_work():
 
 def test_parse_known_args_keeps_its_pair():
     assert copy('''
+        import argparse
         p = argparse.ArgumentParser()
         args, _ = p.parse_known_args()
     ''') == textwrap.dedent('''
+        import argparse
         p = argparse.ArgumentParser()
         args, _ = __snlint_parse_args__(p, known = True)
     ''')
@@ -114,7 +116,11 @@ def test_parse_known_args_keeps_its_pair():
 
 def test_a_type_the_parser_registers_stays_with_its_options():
     # RelativisticGAN: parser.register('type', 'bool', strToBool), then type='bool'.
+    # The registered function is the project's: argparse would run it on a string
+    # default, so the copy registers `str` in its place.
     source = '''
+        import argparse
+
         def strToBool(s):
             return s.lower() in ('true', 'yes')
 
@@ -124,39 +130,20 @@ def test_a_type_the_parser_registers_stays_with_its_options():
         param = parser.parse_args()
     '''
     assert copy(source) == textwrap.dedent(source).replace(
-        "parser.parse_args()", "__snlint_parse_args__(parser)")
+        "parser.parse_args()", "__snlint_parse_args__(parser)").replace(
+        "'bool', strToBool)", "'bool', str)")
 
 
 def test_sys_path_edits_stay_so_the_scripts_imports_resolve():
     assert copy('''
+        import os, sys
         sys.path.append(os.path.join(os.path.dirname(__file__), ".."))
         sys.path.append(download_root())
     ''') == textwrap.dedent('''
+        import os, sys
         sys.path.append(os.path.join(os.path.dirname(__file__), ".."))
         pass
     ''')
-
-
-def test_a_module_with_a_main_guard_is_not_a_script():
-    assert not looks_like_script(textwrap.dedent('''
-        import torch.nn as nn
-        REGISTRY = {}
-        register("d", 1)
-        class D(nn.Module): pass
-        if __name__ == "__main__":
-            for epoch in range(3):
-                train()
-    '''))
-
-
-def test_a_module_level_loop_or_data_loading_makes_a_script():
-    assert looks_like_script("for epoch in range(3):\n    pass\n")
-    assert looks_like_script("loader = torch.utils.data.DataLoader(ds)\n")
-    assert looks_like_script("opt = parser.parse_args()\n")
-
-
-def test_text_that_does_not_parse_is_not_called_a_script():
-    assert not looks_like_script("def (:\n")
 
 
 def test_an_if_that_only_chooses_an_import_keeps_its_condition():
@@ -200,4 +187,114 @@ def test_a_dispatch_on_an_option_with_no_else_takes_its_first_branch_by_default(
             nc = 3
         elif opt.dataset == "mnist":
             nc = 1
+    ''')
+
+
+def test_a_class_body_keeps_its_definitions_and_drops_its_calls():
+    assert copy('''
+        import shutil
+        import torch.nn as nn
+        class D(nn.Module):
+            shutil.rmtree("samples")
+            act = nn.LeakyReLU(0.2)
+            def __init__(self):
+                super().__init__()
+    ''') == textwrap.dedent('''
+        import shutil
+        import torch.nn as nn
+        class D(nn.Module):
+            pass
+            act = nn.LeakyReLU(0.2)
+            def __init__(self):
+                super().__init__()
+    ''')
+
+
+def test_a_call_is_pure_only_through_what_the_module_imported():
+    assert copy('''
+        import shutil as nn
+        x = nn.rmtree("samples")
+        y = int("3")
+    ''') == textwrap.dedent('''
+        import shutil as nn
+        pass
+        y = int("3")
+    ''')
+
+
+def test_a_registry_decorator_stays_and_an_unknown_one_goes_on_the_same_lines():
+    assert copy('''
+        from registry import MODELS
+        @MODELS.register_module()
+        @log_calls(
+            level=3)
+        class D:
+            pass
+    ''') == textwrap.dedent('''
+        from registry import MODELS
+        @MODELS.register_module()
+        @__snlint_undecorated__("""
+        """)
+        class D:
+            pass
+    ''')
+
+
+def test_a_default_that_calls_is_computed_at_the_first_call_not_at_import():
+    assert copy('''
+        import os
+        def make(norm=get_norm("group"), path=os.remove("x"), n=int("3")):
+            pass
+    ''') == textwrap.dedent('''
+        import os
+        def make(norm=__snlint_later__(lambda: (get_norm("group"))), path=__snlint_later__(lambda: (os.remove("x"))), n=int("3")):
+            pass
+    ''')
+
+
+def test_an_argparse_type_or_action_that_is_the_projects_code_is_not_run():
+    assert copy('''
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--out", type=make_dir, default="out")
+        parser.add_argument("--n", type=int, action=Count, default=1)
+    ''') == textwrap.dedent('''
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--out", type=None, default="out")
+        parser.add_argument("--n", type=int, action="store", default=1)
+    ''')
+
+
+def test_a_class_whose_bases_call_the_project_is_left_out_decorators_and_all():
+    assert copy('''
+        @register("d")
+        class D(make_base()):
+            pass
+        x = 1
+    ''') == textwrap.dedent('''
+        """
+
+        """
+        x = 1
+    ''')
+
+
+def test_a_registry_made_by_a_call_stays_for_its_decorators():
+    assert copy('''
+        from mmgen.registry import Registry
+        MODELS = Registry("models")
+        CACHE = load_cache()
+        @MODELS.register_module()
+        @CACHE.register()
+        class D:
+            pass
+    ''') == textwrap.dedent('''
+        from mmgen.registry import Registry
+        MODELS = Registry("models")
+        pass
+        @MODELS.register_module()
+        @__snlint_undecorated__()
+        class D:
+            pass
     ''')

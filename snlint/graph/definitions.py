@@ -1,22 +1,40 @@
-"""The definitions-only copy of a training script, for the graph pass to import.
+"""The definitions-only copy of a project module, for the graph pass to import.
 
-Tutorial collections and many research repositories define the discriminator in the same
-file that parses arguments, loads data and trains at module level, with no `__main__`
-guard. Importing such a file would train. Its definitions-only copy keeps what a class
-needs to be built and nothing that does work:
+Every project module the graph pass imports (the discriminator's file and each project
+module it imports, through the worker's import hook in snlint.graph.loader) runs as this
+copy, built by an allow-list. It keeps:
 
-- imports, `def` and `class` statements, docstrings;
-- assignments whose value calls nothing, or only calls on the allow-list below
-  (`argparse` setup, `torch.cuda.is_available()`, `os.path.join`, `int(...)`, ...);
-- `parser.add_argument(...)`-style statements on an argument parser, `sys.path` edits;
-- `parse_args()` / `parse_known_args()` given no command line (`[]`, through a helper
-  that falls back to the defaults when an argument is required);
-- module-level `if` / `elif` / `else` and `try` bodies, filtered the same way, every
-  branch run in turn: `if args.arch == "dcgan": class D ... elif ...: class D ...` defines
-  each branch's classes (the worker tells them apart by line);
+- imports, docstrings, `pass`, `global`;
+- `def` statements, and `class` statements whose bases and keywords call nothing outside
+  the allow-list, with their bodies reduced by these same rules;
+- decorators that are known: `staticmethod`, `classmethod`, `property` and its
+  `.setter`/`.getter`/`.deleter`, `functools`, `dataclasses`, `abc`, `typing` and
+  `contextlib` decorators, any `torch.*` decorator, and registry decorators (the last
+  name starts with `register`: `@MODELS.register_module()`, `@register("dcgan")`), whose
+  arguments call nothing outside the allow-list, and which read no name the copy left
+  out (`MODELS = Registry("models")` is kept for them). Any other decorator is left out:
+  the function or class is defined undecorated;
+- assignments whose value calls nothing, or only the allow-list's calls (`allowlist`,
+  names resolved through the module's imports: builtins such as `int` and `dict`,
+  `torch.nn.*`, torch's tensor constructors, `torch.device`, `torch.cuda.is_available`,
+  `functools.partial`, `collections.namedtuple`, `os.path.join`, `math`, ...);
+- the argparse setup: `parser = argparse.ArgumentParser(...)`, `add_argument(...)` and
+  the like (a `type=` other than a builtin conversion becomes `None`; an `action=` that
+  is not a string becomes `"store"`), and `parse_args()` / `parse_known_args()` given no
+  command line (`[]`, through a helper that falls back to the defaults when an argument
+  is required); `sys.path` edits;
+- module-level `if` / `elif` / `else` and `try` bodies, filtered the same way: an `if`
+  whose test calls nothing outside the allow-list runs as written; an `if` that defines
+  a class runs every branch in turn (`if args.arch == "dcgan": class D ... elif ...: class
+  D ...` defines each branch's classes; the worker tells them apart by line);
 
-and leaves out everything else: loops, `with` blocks, data loading, file and network I/O,
-models and optimizers built at top level, prints, seeds, `if __name__ == "__main__":`.
+and leaves out everything else: loops, `with` blocks, other calls (data loading, file and
+network I/O, models and optimizers built at top level, prints, seeds, registrations by
+call), `if __name__ == "__main__":`. A default value (or annotation) that calls
+outside the allow-list becomes `__snlint_later__(lambda: <the value>)`, and the loader
+wraps the function so the value is computed at its first call (at build, like the
+constructor's own code and under the worker's audit hook), not at import: `norm_layer=
+get_norm_layer("group")` still builds.
 
 Kept statements keep their lines and columns: a dropped statement becomes `pass` or, when
 it spans several lines, a string literal spanning exactly those lines. The copy is
@@ -26,32 +44,17 @@ point at the user's own lines.
 
 from __future__ import annotations
 
-import argparse
-from typing import Any, Sequence
+import builtins
+from typing import Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-# Called at import time by a kept statement in place of `parser.parse_args()`.
-PARSE_HELPER = "__snlint_parse_args__"
+from snlint.graph import allowlist
+from snlint.graph.copy_helpers import (  # noqa: F401 - PARSE_HELPER and the parse helper re-exported
+    LATER, PARSE_HELPER, UNDECORATED, parse_args_without_command_line)
 
-# Calls a kept assignment may make: cheap, side-effect free, and what scripts use to set
-# up the values their classes read (`cuda = torch.cuda.is_available()`,
-# `img_shape = (opt.channels, int(opt.img_size), ...)`).
-_PURE_CALLS = frozenset({
-    "int", "float", "str", "bool", "tuple", "list", "dict", "set", "frozenset", "len",
-    "range", "min", "max", "abs", "round", "sum", "sorted", "zip", "enumerate", "getattr",
-    "isinstance", "hasattr", "type", "vars", "print_function",
-    "np.prod", "numpy.prod", "math.prod", "math.sqrt", "math.log2", "math.ceil",
-    "math.floor", "np.log2", "np.sqrt", "int.bit_length",
-    "os.path.join", "os.path.dirname", "os.path.abspath", "os.path.basename",
-    "os.path.realpath", "os.path.expanduser", "os.getcwd", "os.environ.get", "os.getenv",
-    "torch.cuda.is_available", "torch.device", "torch.cuda.device_count",
-    "torch.backends.mps.is_available",
-    "argparse.ArgumentParser", "ArgumentParser", "functools.partial", "partial",
-    "collections.namedtuple", "namedtuple", "typing.TypeVar", "TypeVar",
-    "logging.getLogger",
-})
+_BUILTINS = frozenset(dir(builtins))
 # Methods of an argument parser or group that only describe arguments.
 _PARSER_METHODS = frozenset({
     "add_argument", "add_argument_group", "add_mutually_exclusive_group", "set_defaults",
@@ -96,17 +99,86 @@ def _is_parse_call(callee: str | None, parsers: set[str]) -> bool:
     return method in _PARSE_METHODS and base in parsers
 
 
-def _pure(node: cst.CSTNode, parsers: set[str]) -> bool:
-    for callee in _calls(node):
+class _Names:
+    """What a module's names mean, as far as the copy needs: the imports it kept (local
+    name -> qualified name), the argument parsers it built, and the names it binds
+    otherwise (a `def`, a class, an assignment: the project's own, never on the
+    allow-list)."""
+
+    def __init__(self) -> None:
+        self.imports: dict[str, str] = {}
+        self.parsers: set[str] = set()
+        self.local: set[str] = set()
+
+    def note_import(self, stmt: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(stmt, cst.Import):
+            for alias in stmt.names:
+                dotted = _dotted(alias.name) or ""
+                if alias.asname is not None:
+                    local = _dotted(alias.asname.name) or ""
+                    self.imports[local] = dotted
+                else:
+                    top = dotted.partition(".")[0]
+                    self.imports[top] = top
+            return
+        if isinstance(stmt.names, cst.ImportStar):
+            return
+        module = "." * len(stmt.relative) + ((_dotted(stmt.module) or "") if stmt.module else "")
+        for alias in stmt.names:
+            name = _dotted(alias.name) or ""
+            local = _dotted(alias.asname.name) if alias.asname is not None else name
+            self.imports[local or name] = f"{module}.{name}"
+
+    def qualified(self, dotted: str | None) -> str | None:
+        """`nn.Conv2d` -> `torch.nn.Conv2d` under `import torch.nn as nn`; None for a name
+        the module binds itself or one it does not bind at all."""
+        if dotted is None:
+            return None
+        head, dot, rest = dotted.partition(".")
+        if head in self.imports:
+            origin = self.imports[head]
+            return None if origin.startswith(".") else origin + dot + rest
+        if head in self.local or head in self.parsers:
+            return None
+        if head in _BUILTINS:
+            return f"builtins.{dotted}"
+        return None
+
+    def pure_call(self, callee: str | None) -> bool:
         if callee is None:
             return False
-        if callee in _PURE_CALLS or _is_parse_call(callee, parsers):
-            continue
+        if _is_parse_call(callee, self.parsers):
+            return True
         base, _, method = callee.rpartition(".")
-        if base in parsers and method in _PARSER_METHODS:
-            continue
-        return False
-    return True
+        if base in self.parsers and method in _PARSER_METHODS:
+            return True
+        if method.endswith("Registry") or callee.endswith("Registry"):
+            # `MODELS = Registry("models")`: the registry the kept registry decorators
+            # fill (a dict and a name, by custom; its code runs under the audit hook).
+            return True
+        return allowlist.pure(self.qualified(callee))
+
+    def pure(self, node: cst.CSTNode) -> bool:
+        """Whether evaluating `node` calls only the allow-list (a lambda's body runs
+        later, if ever: not counted)."""
+        return all(self.pure_call(callee) for callee in _calls(node))
+
+    def known_decorator(self, decorator: cst.Decorator) -> bool:
+        expr = decorator.decorator
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        if isinstance(expr, cst.Call) and not all(self.pure(a.value) for a in expr.args):
+            return False
+        dotted = _dotted(target)
+        if dotted is None:
+            return False
+        last = dotted.rpartition(".")[2]
+        if "." in dotted and last in ("setter", "getter", "deleter"):
+            return not isinstance(expr, cst.Call)  # `@size.setter` of a property
+        if last.startswith("register"):
+            return True  # a registry: how many projects find their classes
+        qualified = self.qualified(dotted)
+        return qualified is not None and (qualified in allowlist.KNOWN_DECORATORS or
+                                          qualified.startswith(allowlist.KNOWN_DECORATOR_PREFIXES))
 
 
 def _targets(stmt: cst.BaseSmallStatement) -> list[cst.BaseExpression]:
@@ -181,16 +253,42 @@ def _is_main_guard(test: cst.BaseExpression) -> bool:
     return "__name__" in names and "__main__" in strings
 
 
+def _same_lines(replacement: cst.BaseExpression, lines: int) -> cst.BaseExpression:
+    """`replacement` as an expression spanning `lines` lines (a string literal's lines
+    pad it), so nothing after it moves."""
+    if lines <= 1:
+        return replacement
+    return cst.IfExp(test=cst.Name("True"), body=replacement,
+                     orelse=cst.SimpleString('"""' + "\n" * (lines - 1) + '"""'))
+
+
 class _ParseArgs(cst.CSTTransformer):
     """`parser.parse_args()` -> `__snlint_parse_args__(parser)`; the helper sees no
-    command line."""
+    command line. In `parser.add_argument(...)`, a `type=` that is not a plain conversion
+    becomes `None` and an `action=` that is not a string `"store"`: argparse runs both
+    (the type on a string default, the action's class at once), and they are the
+    project's code."""
 
-    def __init__(self, parsers: set[str]) -> None:
-        self.parsers = parsers
+    def __init__(self, names: _Names, lines_of) -> None:
+        self.names = names
+        self.lines_of = lines_of
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         callee = _dotted(updated.func)
-        if not _is_parse_call(callee, self.parsers):
+        base, _, method = (callee or "").rpartition(".")
+        if base in self.names.parsers and method == "add_argument":
+            return updated.with_changes(args=[self._argument(o, u) for o, u in
+                                              zip(original.args, updated.args)])
+        if base in self.names.parsers and method == "register" and len(updated.args) == 3:
+            # `parser.register("type", "bool", str2bool)`: argparse would run str2bool.
+            function = updated.args[2]
+            if self.names.qualified(_dotted(function.value)) not in allowlist.PURE_TYPES:
+                args = list(updated.args)
+                args[2] = function.with_changes(value=_same_lines(
+                    cst.Name("str"), self.lines_of(original.args[2].value)))
+                return updated.with_changes(args=args)
+            return updated
+        if not _is_parse_call(callee, self.names.parsers):
             return updated
         assert isinstance(updated.func, cst.Attribute)
         known = updated.func.attr.value == "parse_known_args"
@@ -199,6 +297,18 @@ class _ParseArgs(cst.CSTTransformer):
             args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("known")))
         # Same node span: the call keeps its line, so nothing after it moves.
         return updated.with_changes(func=cst.Name(PARSE_HELPER), args=args)
+
+    def _argument(self, original: cst.Arg, arg: cst.Arg) -> cst.Arg:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword == "type" and not isinstance(arg.value, cst.SimpleString) and (
+                self.names.qualified(_dotted(arg.value)) not in allowlist.PURE_TYPES):
+            return arg.with_changes(value=_same_lines(cst.Name("None"), self.lines_of(original.value)))
+        if keyword == "action" and not isinstance(arg.value, (cst.SimpleString, cst.ConcatenatedString)):
+            qualified = self.names.qualified(_dotted(arg.value))
+            if qualified != "argparse.BooleanOptionalAction":
+                return arg.with_changes(value=_same_lines(cst.SimpleString('"store"'),
+                                                          self.lines_of(original.value)))
+        return arg
 
 
 def _names_read(node: cst.CSTNode) -> set[str]:
@@ -259,19 +369,35 @@ def _target_names(target: cst.BaseExpression) -> set[str]:
 class _Filter:
     def __init__(self, wrapper: MetadataWrapper) -> None:
         self.positions = wrapper.resolve(PositionProvider)
-        self.parsers: set[str] = set()
+        self.names = _Names()
+        self.parsers = self.names.parsers
         self.dropped = 0
         # Names only a left-out statement binds: a kept statement reading one would fail
         # (`steps = len(dataloader)`), so it is left out too.
         self.unbound: set[str] = set()
 
     def _lines(self, node: cst.CSTNode) -> int:
-        pos = self.positions[node]
-        return pos.end.line - pos.start.line + 1
+        try:
+            pos = self.positions[node]
+            # A def's or class's position starts at its keyword, after its decorators.
+            decorators = getattr(node, "decorators", ())
+            start = self.positions[decorators[0]].start.line if decorators else pos.start.line
+        except KeyError:  # a node the copy made
+            return 1
+        return pos.end.line - start + 1
+
+    def _bind(self, names: set[str]) -> None:
+        self.names.local |= names
+        for name in names:
+            self.names.imports.pop(name, None)
 
     def _placeholder(self, node: cst.BaseStatement) -> cst.SimpleStatementLine:
         self.dropped += 1
-        self.unbound |= _names_bound(node)
+        bound = _names_bound(node)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            bound.add(node.name.value)
+        self.unbound |= bound
+        self._bind(bound)
         lines = self._lines(node)
         body: cst.BaseSmallStatement
         if lines == 1:
@@ -286,7 +412,7 @@ class _Filter:
             return
         callee = _dotted(value.func) or ""
         base, _, method = callee.rpartition(".")
-        if callee in ("argparse.ArgumentParser", "ArgumentParser") or (
+        if self.names.qualified(callee) == "argparse.ArgumentParser" or (
                 base in self.parsers and method in ("add_argument_group",
                                                     "add_mutually_exclusive_group",
                                                     "add_subparsers", "add_parser")):
@@ -300,13 +426,15 @@ class _Filter:
         if isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             value = stmt.value
             if value is None:
-                return True
+                return not isinstance(stmt, cst.AnnAssign) or self.names.pure(stmt.annotation)
             for target in _targets(stmt):
                 # `model.x = ...`, `cfg["k"] = ...` on a name the copy has: harmless when pure.
                 if not isinstance(target, (cst.Name, cst.Tuple, cst.List, cst.Attribute,
                                            cst.Subscript)):
                     return False
-            return _pure(value, self.parsers)
+                if not self.names.pure(target):  # `d[f()] = 1`
+                    return False
+            return self.names.pure(value)
         if isinstance(stmt, cst.Expr):
             value = stmt.value
             if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
@@ -315,10 +443,9 @@ class _Filter:
                 callee = _dotted(value.func) or ""
                 base, _, method = callee.rpartition(".")
                 if base in self.parsers and method in _PARSER_METHODS:
-                    return _pure(value, self.parsers)
-                if base == "sys.path" and method in _SYS_PATH_METHODS:
-                    return _pure(cst.Tuple([cst.Element(a.value) for a in value.args]),
-                                 self.parsers)
+                    return self.names.pure(value)
+                if self.names.qualified(base) == "sys.path" and method in _SYS_PATH_METHODS:
+                    return self.names.pure(cst.Tuple([cst.Element(a.value) for a in value.args]))
             return False
         return False
 
@@ -326,16 +453,21 @@ class _Filter:
         return [out for stmt in body for out in self.statement(stmt)]
 
     def statement(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            self.unbound.discard(stmt.name.value)
-            return [stmt]
+        if isinstance(stmt, cst.FunctionDef):
+            return [self._function(stmt)]
+        if isinstance(stmt, cst.ClassDef):
+            return [self._class(stmt)]
         if isinstance(stmt, cst.SimpleStatementLine):
             if all(self._keep_small(s) for s in stmt.body) and not (
                     _names_read(stmt) - _names_bound(stmt)) & self.unbound:
                 for s in stmt.body:
                     self._note_parsers(s)
-                self.unbound -= _names_bound(stmt)
-                return [stmt.visit(_ParseArgs(self.parsers))]  # type: ignore[list-item]
+                    if isinstance(s, (cst.Import, cst.ImportFrom)):
+                        self._import(s)
+                bound = _names_bound(stmt)
+                self.unbound -= bound
+                self._bind(bound - set(self.parsers))
+                return [stmt.visit(_ParseArgs(self.names, self._lines))]  # type: ignore[list-item]
             return [self._placeholder(stmt)]
         if isinstance(stmt, cst.If):
             return self._if(stmt)
@@ -349,13 +481,89 @@ class _Filter:
                 if stmt.finalbody else None)]
         return [self._placeholder(stmt)]
 
+    def _import(self, stmt: cst.Import | cst.ImportFrom) -> None:
+        before = set(self.names.imports)
+        self.names.note_import(stmt)
+        self.names.local -= set(self.names.imports) - before
+        for alias in stmt.names if not isinstance(stmt.names, cst.ImportStar) else ():
+            name = alias.asname.name if alias.asname is not None else alias.name
+            dotted = (_dotted(name) or "").partition(".")[0]
+            self.names.local.discard(dotted)
+            self.unbound.discard(dotted)
+
+    def _decorators(self, node: cst.FunctionDef | cst.ClassDef) -> list[cst.Decorator]:
+        """Known decorators as written; any other one's expression becomes
+        `__snlint_undecorated__(...)` on the same lines (the definition undecorated)."""
+        kept = []
+        for decorator in node.decorators:
+            if self.names.known_decorator(decorator) and not (
+                    _names_read(decorator) & self.unbound):
+                kept.append(decorator)
+                continue
+            lines = self._lines(decorator.decorator)
+            pad = [cst.Arg(cst.SimpleString('"""' + "\n" * (lines - 1) + '"""'))] if lines > 1 else []
+            kept.append(decorator.with_changes(
+                decorator=cst.Call(func=cst.Name(UNDECORATED), args=pad)))
+        return kept
+
+    def _deferred(self, expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+        """`expr` as `__snlint_later__(lambda: expr)` when it calls outside the allow-list:
+        evaluated at the function's first call, not at import."""
+        if expr is None or self.names.pure(expr):
+            return expr
+        self.dropped += 1
+        return cst.Call(func=cst.Name(LATER), args=[cst.Arg(cst.Lambda(
+            params=cst.Parameters(), body=_parenthesized(expr)))])
+
+    def _param(self, param: cst.Param) -> cst.Param:
+        changes = {}
+        if param.default is not None:
+            changes["default"] = self._deferred(param.default)
+        if param.annotation is not None:
+            changes["annotation"] = param.annotation.with_changes(
+                annotation=self._deferred(param.annotation.annotation))
+        return param.with_changes(**changes) if changes else param
+
+    def _function(self, node: cst.FunctionDef) -> cst.BaseStatement:
+        name = node.name.value
+        self.unbound.discard(name)
+        self._bind({name})
+        params = node.params
+        star_arg = params.star_arg
+        if isinstance(star_arg, cst.Param):
+            star_arg = self._param(star_arg)
+        params = params.with_changes(
+            posonly_params=[self._param(p) for p in params.posonly_params],
+            params=[self._param(p) for p in params.params],
+            kwonly_params=[self._param(p) for p in params.kwonly_params],
+            star_arg=star_arg,
+            star_kwarg=self._param(params.star_kwarg) if params.star_kwarg else None)
+        returns = node.returns
+        if returns is not None:
+            returns = returns.with_changes(annotation=self._deferred(returns.annotation))
+        return node.with_changes(decorators=self._decorators(node), params=params,
+                                 returns=returns)
+
+    def _class(self, node: cst.ClassDef) -> cst.BaseStatement:
+        header = [a.value for a in (*node.bases, *node.keywords)]
+        if not all(self.names.pure(expr) for expr in header):
+            return self._placeholder(node)  # `class D(make_base()):` runs the project
+        self.unbound.discard(node.name.value)
+        # What the class body binds stays in the class: the module's names are as before.
+        saved = (set(self.unbound), set(self.names.local), dict(self.names.imports))
+        decorators = self._decorators(node)
+        body = self._suite(node.body)
+        self.unbound, self.names.local, self.names.imports = saved
+        self._bind({node.name.value})
+        return node.with_changes(decorators=decorators, body=body)
+
     def _suite(self, suite: cst.BaseSuite) -> cst.BaseSuite:
         if isinstance(suite, cst.IndentedBlock):
             return suite.with_changes(body=self.statements(suite.body))
         # `if c: x = f()` on one line: the suite's statements are kept or become `pass`.
         assert isinstance(suite, cst.SimpleStatementSuite)
         if all(self._keep_small(s) for s in suite.body):
-            return suite.visit(_ParseArgs(self.parsers))  # type: ignore[return-value]
+            return suite.visit(_ParseArgs(self.names, self._lines))  # type: ignore[return-value]
         self.dropped += 1
         return suite.with_changes(body=[cst.Pass()])
 
@@ -363,7 +571,7 @@ class _Filter:
         if _is_main_guard(stmt.test):
             return [self._placeholder(stmt)]
         tests = _tests(stmt)
-        if not _defines_class(stmt) and _pure(tests, self.parsers) and not (
+        if not _defines_class(stmt) and self.names.pure(tests) and not (
                 _names_read(tests) & self.unbound):
             # `if new_torch: from ... import spectral_norm else: ...`: the script's own
             # choice, made as it would make it.
@@ -418,69 +626,3 @@ def _copy(wrapper: MetadataWrapper) -> tuple[str, int]:
     work = _Filter(wrapper)
     body = work.statements(wrapper.module.body)
     return wrapper.module.with_changes(body=body).code, work.dropped
-
-
-def script_copy(source: str) -> str | None:
-    """The definitions-only copy of `source` when it is a script (`looks_like_script`),
-    else None; one parse for both."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
-    except cst.ParserSyntaxError:
-        return None
-    return _copy(wrapper)[0] if _is_script(wrapper) else None
-
-
-def parse_args_without_command_line(parser: argparse.ArgumentParser, known: bool = False) -> Any:
-    """What `parser.parse_args()` gives with no options; when an argument is required,
-    a namespace of every default instead of the exit argparse would take."""
-    try:
-        if known:
-            return parser.parse_known_args([])
-        return parser.parse_args([])
-    except SystemExit:
-        namespace = argparse.Namespace(**{
-            a.dest: a.default for a in parser._actions  # noqa: SLF001 - the one way to list them
-            if a.dest not in (argparse.SUPPRESS, "help")})
-        return (namespace, []) if known else namespace
-
-
-def looks_like_script(source: str) -> bool:
-    """Whether importing `source` would do work beyond defining things: a top-level
-    statement the definitions-only copy leaves out, other than the `__main__` guard."""
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
-        return False
-    return _is_script(MetadataWrapper(module, unsafe_skip_copy=True))
-
-
-def _is_script(wrapper: MetadataWrapper) -> bool:
-    work = _Filter(wrapper)
-    for stmt in wrapper.module.body:
-        if isinstance(stmt, cst.If) and _is_main_guard(stmt.test):
-            continue
-        if isinstance(stmt, (cst.For, cst.While, cst.With)):
-            return True
-        if isinstance(stmt, cst.SimpleStatementLine) and not all(work._keep_small(s) for s in stmt.body):
-            # Side effects of a plain module (a registry call, `logging.basicConfig`) are
-            # cheap; a script is one that loops, reads data or builds models at import.
-            if any(_heavy(c) for c in _calls(stmt)):
-                return True
-        for s in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
-            work._note_parsers(s)
-    return False
-
-
-# Top-level calls that mark a file as a script: training, data, I/O, parsing a real
-# command line.
-_HEAVY_SUFFIXES = ("DataLoader", "Dataset", "ImageFolder", "parse_args", "parse_known_args",
-                   "makedirs", "mkdir", "load", "save", "save_image", "download", "urlretrieve",
-                   "train", "fit", "backward", "step", "cuda", "to", "open", "run",
-                   "MNIST", "CIFAR10", "CelebA", "LSUN")
-
-
-def _heavy(callee: str | None) -> bool:
-    if callee is None:
-        return False
-    last = callee.rpartition(".")[2]
-    return last in _HEAVY_SUFFIXES or last.endswith(("Dataset", "Loader"))

@@ -52,10 +52,26 @@ def _failure_place(facts: TargetFacts, display_for: DisplayFor) -> tuple[Span, s
     return Span(1, 1, 1, 1), (f"at {shown}:{site.line}" if shown else "")
 
 
+def refused_diagnostics(facts: TargetFacts, location: Location) -> list[Finding]:
+    """One SN910 naming what the worker refused while the target was imported and built
+    (snlint.graph.guard), unless the failure's own message already says it."""
+    refused = [r for r in facts.refused if r not in facts.message]
+    if not refused:
+        return []
+    shown = ", ".join(refused[:8]) + (f" and {len(refused) - 8} more" if len(refused) > 8 else "")
+    return [diagnostic("SN910", location.path, f"graph pass: refused while importing and "
+                                               f"building {facts.target.display}: {shown}",
+                       location.span)]
+
+
 def target_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Location) -> list[Finding]:
     """SN910-SN913 of one target. Import failures concern the file, not a class: they sit
     at the failing line (or 1:1) with the same message for every class of the file, so
-    they compare equal and deduplicate."""
+    they compare equal and deduplicate. What the worker refused comes first."""
+    return refused_diagnostics(facts, fallback) + _status_diagnostics(facts, display_for, fallback)
+
+
+def _status_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Location) -> list[Finding]:
     target = facts.target
     path, span = fallback.path, fallback.span
     if facts.status == "import_error":

@@ -202,6 +202,9 @@ class TargetFacts:
     # How those arguments were chosen (`snlint.graph.build.Call.arguments`): "configured",
     # "project", "defaults" or "guessed"; "" when nothing was built.
     arguments: str = ""
+    # What the worker's audit hook refused while this target was imported and built
+    # (snlint.graph.guard): `os.remove('samples/x.png')`.
+    refused: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -214,7 +217,7 @@ class TargetFacts:
             "probe": dict(self.probe),
             "error_site": self.error_site.to_dict() if self.error_site else None,
             "seconds": self.seconds, "recorded_by": self.recorded_by,
-            "built_with": self.built_with, "arguments": self.arguments,
+            "built_with": self.built_with, "arguments": self.arguments, "refused": list(self.refused),
         }
 
     @classmethod
@@ -229,5 +232,5 @@ class TargetFacts:
             [(what, Site.from_dict(s)) for what, s in d.get("batch_reductions", [])],
             probe, Site.from_dict(d.get("error_site")), d.get("seconds", 0.0),
             d.get("recorded_by", ""),
-            d.get("built_with", ""), d.get("arguments", ""),
+            d.get("built_with", ""), d.get("arguments", ""), [str(r) for r in d.get("refused", ())],
         )

@@ -1,5 +1,8 @@
 """Importing a project file in the graph-pass worker (child process only).
 
+Every project module, the target's file and whatever project module it imports, runs as
+its definitions-only copy (snlint.graph.definitions), through `_ProjectFinder`.
+
 Where the file goes on `sys.path`, under which module name it loads (never `__main__`),
 and what a failed import leaves behind: its one-line reason and the project line that
 raised.
@@ -8,8 +11,10 @@ raised.
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import importlib
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -17,6 +22,7 @@ import sys
 import types
 from typing import Any
 
+from snlint.graph import allowlist
 from snlint.graph.facts import GraphTarget, Site, one_line
 
 
@@ -115,57 +121,166 @@ def _is_user_module(name: str, module: Any) -> bool:
         return False
 
 
-def _script_copy(file: str) -> str | None:
-    """The file's definitions-only copy when it is a training script, else None."""
-    try:
-        with open(file, "rb") as handle:
-            source = importlib.util.decode_source(handle.read())
-        tree = ast.parse(source)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return None  # the ordinary import reports it
-    # Most modules only import and define: no need to load libcst (0.4 s) to know that.
-    if not any(_may_do_work(stmt) for stmt in tree.body):
-        return None
-    from snlint.graph.definitions import script_copy
-
-    return script_copy(source)
+def _needs_copy(tree: ast.Module) -> bool:
+    """Whether any statement of the module falls outside what runs as written: most
+    modules only import, define and make allow-listed calls, and need no libcst (0.4 s)
+    to know that. Conservative: True whenever in doubt."""
+    names = _ModuleNames(tree)
+    if names.rebound & _PLAIN_DECORATORS:
+        return True  # `property = ...`: then `@property` is the project's code
+    return not all(_as_written(stmt, names) for stmt in tree.body)
 
 
-def _may_do_work(stmt: ast.stmt) -> bool:
-    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
+_BUILTINS = frozenset(dir(builtins))
+
+
+class _ModuleNames:
+    """The module's top-level imports (local name -> qualified name), and every name it
+    binds otherwise anywhere (such a name is never resolved: it may be the project's)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.imports: dict[str, str] = {}
+        top = set()
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                top.add(id(stmt))
+                for alias in stmt.names:
+                    if isinstance(stmt, ast.Import):
+                        local = alias.asname or alias.name.partition(".")[0]
+                        self.imports[local] = alias.name if alias.asname else local
+                    elif stmt.level == 0 and stmt.module and alias.name != "*":
+                        self.imports[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+                    else:
+                        self.imports[alias.asname or alias.name] = "."  # relative: the project's
+        self.rebound: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                self.rebound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.rebound.add(node.name)
+            elif isinstance(node, ast.arg):
+                self.rebound.add(node.arg)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
+                self.rebound.update((a.asname or a.name).partition(".")[0] for a in node.names)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                self.rebound.update(node.names)
+
+    def pure_call(self, func: ast.expr) -> bool:
+        parts = []
+        while isinstance(func, ast.Attribute):
+            parts.insert(0, func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name) or func.id in self.rebound:
+            return False
+        if func.id in self.imports:
+            origin = self.imports[func.id]
+            if origin.startswith("."):
+                return False
+            return allowlist.pure(".".join([origin, *parts]))
+        return func.id in _BUILTINS and allowlist.pure(".".join(["builtins", func.id, *parts]))
+
+
+def _calls_pure(names: _ModuleNames, *nodes: ast.AST | None) -> bool:
+    return all(names.pure_call(sub.func) for node in nodes if node is not None
+               for sub in ast.walk(node) if isinstance(sub, ast.Call))
+
+
+def _as_written(stmt: ast.stmt, names: _ModuleNames) -> bool:
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
         return True
-    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
-                         ast.ClassDef, ast.If, ast.Try)):
-        return False  # `if`/`try` bodies run like any module's: only loops at top level count
-    return any(isinstance(node, ast.Call) for node in ast.walk(stmt))
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Constant)
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        return _calls_pure(names, stmt) and all(
+            isinstance(t, ast.Name) for t in (stmt.targets if isinstance(stmt, ast.Assign)
+                                              else [stmt.target]))
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        plain = all((isinstance(d, ast.Name) and d.id in _PLAIN_DECORATORS)
+                    or (isinstance(d, ast.Attribute) and d.attr in ("setter", "getter", "deleter"))
+                    for d in stmt.decorator_list)
+        return plain and _calls_pure(names, stmt.args, stmt.returns)
+    if isinstance(stmt, ast.If) and not stmt.orelse:
+        # `if __name__ == "__main__":` never runs: the module is never imported as __main__.
+        test = stmt.test
+        return (isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Eq)
+                and {type(test.left), type(test.comparators[0])} == {ast.Name, ast.Constant}
+                and {getattr(test.left, "id", None), getattr(test.comparators[0], "id", None)}
+                == {"__name__", None}
+                and "__main__" in (getattr(test.left, "value", None),
+                                   getattr(test.comparators[0], "value", None)))
+    if isinstance(stmt, ast.ClassDef):
+        return (not stmt.decorator_list and _calls_pure(names, *stmt.bases, *stmt.keywords)
+                and all(_as_written(s, names) for s in stmt.body))
+    return False
+
+
+def _copy_of(source: str) -> str:
+    """What runs of a project module: the source itself when every statement runs as
+    written, else its definitions-only copy (snlint.graph.definitions)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source  # compiling it reports the error at the user's line
+    if not _needs_copy(tree):
+        return source
+    from snlint.graph.definitions import definitions_only
+
+    try:
+        return definitions_only(source)[0]
+    except Exception:  # libcst cannot parse what CPython can: run nothing of it
+        return "\n" * source.count("\n")
 
 
 class _DefinitionsLoader(importlib.machinery.SourceFileLoader):
-    """Loads a training script's definitions-only copy (snlint.graph.definitions),
-    compiled under the script's own path so every line number stays the user's."""
-
-    def __init__(self, fullname: str, path: str, copy: str) -> None:
-        super().__init__(fullname, path)
-        self.copy = copy
+    """Loads a project module's definitions-only copy, compiled under the module's own
+    path so every line number stays the user's."""
 
     def get_code(self, fullname: str) -> types.CodeType:
-        # Never a cached .pyc: that would be the whole script.
-        return compile(self.copy, self.path, "exec", dont_inherit=True)
+        # Never a cached .pyc: that would be the whole module.
+        source = importlib.util.decode_source(self.get_data(self.path))
+        return compile(_copy_of(source), self.path, "exec", dont_inherit=True)
 
     def exec_module(self, module: types.ModuleType) -> None:
-        from snlint.graph.definitions import PARSE_HELPER, parse_args_without_command_line
+        from snlint.graph import copy_helpers
 
-        module.__dict__[PARSE_HELPER] = parse_args_without_command_line
+        copy_helpers.install(module.__dict__)
         super().exec_module(module)
+        recorded = [cls for _, cls in module.__dict__.get("__snlint_classes__", ())]
+        copy_helpers.defer_defaults(module, recorded)
 
 
-def _import_definitions(name: str, file: str, copy: str) -> types.ModuleType:
+class _ProjectFinder(importlib.abc.MetaPathFinder):
+    """First on sys.meta_path in the worker: a module whose source is a project file (not
+    the standard library, an installed package, torch or snlint) loads through its
+    definitions-only copy, whoever imports it."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        from snlint.graph import sites
+
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return None
+        if not spec.origin or not sites.is_user_file(spec.origin):
+            return None
+        spec.loader = _DefinitionsLoader(fullname, spec.origin)
+        return spec
+
+
+def _install_finder() -> None:
+    if not any(isinstance(f, _ProjectFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _ProjectFinder())
+
+
+def _import_definitions(name: str, file: str) -> types.ModuleType:
     """Import `file` as module `name` from its definitions-only copy, its parent package
-    (when `name` is dotted) imported as usual first, so relative imports work."""
+    (when `name` is dotted) imported first (through the same copies), so relative
+    imports work."""
     parent, _, child = name.rpartition(".")
     if parent:
         importlib.import_module(parent)
-    loader = _DefinitionsLoader(name, file, copy)
+    loader = _DefinitionsLoader(name, file)
     spec = importlib.util.spec_from_file_location(name, file, loader=loader)
     if spec is None:
         raise ImportError(f"cannot load {file}")
@@ -190,6 +305,7 @@ class Loader:
     """
 
     def __init__(self) -> None:
+        _install_finder()
         self.modules: dict[str, types.ModuleType | tuple[str, Site | None]] = {}
         self.baseline_path = list(sys.path)
         self.baseline_modules = set(sys.modules)
@@ -248,22 +364,10 @@ class Loader:
         try:
             if package_root is not None:
                 self._add_path(package_root)
-            copy = _script_copy(file)
-            if copy is not None:
-                module = _import_definitions(name, file, copy)
-            elif package_root is not None:
-                module = importlib.import_module(name)
+            if package_root is not None:
+                module = importlib.import_module(name)  # through _ProjectFinder
             else:
-                spec = importlib.util.spec_from_file_location(name, file)
-                if spec is None or spec.loader is None:
-                    raise ImportError(f"cannot load {file}")
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[name] = module
-                try:
-                    spec.loader.exec_module(module)
-                except BaseException:
-                    sys.modules.pop(name, None)
-                    raise
+                module = _import_definitions(name, file)
             result: Any = module
         except BaseException as exc:  # SystemExit and KeyboardInterrupt included
             result = (one_line(exc), error_site(exc.__traceback__))

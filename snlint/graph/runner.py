@@ -6,7 +6,10 @@ has a time limit; past it the whole group is killed (the user's code may have st
 processes of its own), the target is recorded as "timeout", and a fresh worker takes the
 remaining targets. Targets are grouped by file so each file is imported once per worker;
 when the import itself hung, the file's other targets are not retried (they would hang
-the same way).
+the same way). The child runs in a scratch folder of its own, its standard error is a pipe
+drained while its answer is awaited (only the last STDERR_KEPT bytes are kept, so no
+amount of output delays the kill), and it holds the read end of a pipe whose write end
+only this process has: when this process dies, however, the child does too.
 
 With enough targets and two cores, two workers build them side by side, each its own
 share of the files (a lane): a worker that hangs or dies costs only its own lane a
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,6 +44,12 @@ TICK = 0.5  # seconds between progress calls while one target runs
 # would compete with the parent and each other for the cores.
 LANE_TARGETS = 4
 MAX_LANES = 2
+# How much of a worker's standard error is kept (its end): enough for a traceback's last
+# lines, whatever the project's code prints.
+STDERR_KEPT = 8192
+# Written by the worker (snlint.graph.worker), read here.
+LIFELINE_ENV = "SNLINT_LIFELINE_FD"
+PDEATHSIG_ENV = "SNLINT_PDEATHSIG"
 
 
 def torch_importable() -> bool:
@@ -53,7 +63,11 @@ def torch_importable() -> bool:
         return False
 
 
-def _child_env() -> dict[str, str]:
+class ProtocolError(Exception):
+    """A line on the worker's protocol stream that is not one of its messages."""
+
+
+def _child_env(scratch: str) -> dict[str, str]:
     env = dict(os.environ)
     # snlint must be importable in the child even when the parent found it through its cwd.
     paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -62,19 +76,72 @@ def _child_env() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(paths)
     # A linter does not write __pycache__ folders into the user's project.
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # What the project's code (or a library) writes to a temporary file lands in the
+    # worker's scratch folder, which goes with the worker.
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        env[name] = scratch
     return env
+
+
+_SCRATCH_PREFIX = "snlint-graph-"
+_swept = False
+
+
+def _sweep_scratch() -> None:
+    """Remove the scratch folders of snlint runs that were killed before they could (named
+    after their process: `snlint-graph-PID-...`, removed only when that process is gone).
+    Once per process."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    folder = tempfile.gettempdir()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_SCRATCH_PREFIX):].partition("-")[0]
+        if not name.startswith(_SCRATCH_PREFIX) or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+        except OSError:
+            continue  # alive, another user's
 
 
 class _Worker:
     def __init__(self) -> None:
-        self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "snlint.graph.worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-            env=_child_env(), start_new_session=True,
-        )
+        _sweep_scratch()
+        # The worker's current directory: a relative path the project's code writes to
+        # lands here, not in the project (or wherever snlint was started).
+        self.scratch = tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-")
+        lifeline_read, self.lifeline = os.pipe()
+        env = _child_env(self.scratch)
+        env[LIFELINE_ENV] = str(lifeline_read)
+        if threading.current_thread() is threading.main_thread():
+            # PR_SET_PDEATHSIG fires when the starting thread ends: only the main thread
+            # lives as long as the process.
+            env[PDEATHSIG_ENV] = "1"
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "snlint.graph.worker"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=env, start_new_session=True, cwd=self.scratch, pass_fds=(lifeline_read,),
+            )
+        except BaseException:
+            os.close(self.lifeline)
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise
+        finally:
+            os.close(lifeline_read)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.proc.stdout, selectors.EVENT_READ)
+        self.selector.register(self.proc.stderr, selectors.EVENT_READ)
+        self.stderr = bytearray()  # the last STDERR_KEPT bytes
+        self.stderr_open = True
         self.buffer = b""
         self.imported: set[str] = set()
         self.eof = False
@@ -88,6 +155,7 @@ class _Worker:
             message["fresh"] = True
             self.stale = False
             self.imported = set()
+        message["target"].update(_absolute(target))
         try:
             self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
             self.proc.stdin.flush()
@@ -104,8 +172,8 @@ class _Worker:
                 if json.loads(line).get("event") == "ready":
                     self.ready = True
                     return True
-            except ValueError:
-                continue
+            except (ValueError, AttributeError):
+                return False  # not the worker speaking: nothing it says can be trusted
 
     def read_line(self, deadline: float, tick: Callable[[], None] | None = None) -> bytes | None:
         """The next protocol line; None at the deadline or when the child is gone.
@@ -117,24 +185,44 @@ class _Worker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            if not self.selector.select(min(remaining, TICK) if tick else remaining):
+            events = self.selector.select(min(remaining, TICK) if tick else remaining)
+            if not events:
                 if tick:
                     tick()
                 continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                self.eof = True
-                continue
-            self.buffer += chunk
+            for key, _ in events:
+                if key.fileobj is self.proc.stderr:
+                    self._read_stderr()
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    self.eof = True
+                    continue
+                self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line
 
+    def _read_stderr(self) -> None:
+        """Drain what the worker wrote to its standard error, keeping the end only: a
+        module printing in a loop costs neither memory nor disk, and never blocks."""
+        chunk = os.read(self.proc.stderr.fileno(), 65536)
+        if not chunk:
+            self.selector.unregister(self.proc.stderr)
+            self.stderr_open = False
+            return
+        self.stderr += chunk
+        if len(self.stderr) > STDERR_KEPT:
+            del self.stderr[:-STDERR_KEPT]
+
     def stderr_tail(self) -> str:
-        try:
-            self.stderr.seek(0)
-            lines = [ln for ln in self.stderr.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-        except OSError:
-            return ""
+        # What is waiting in the pipe, without waiting for more: a bounded number of
+        # reads, since a worker printing in a loop keeps it full.
+        for _ in range(16):
+            if not self.stderr_open or not any(
+                    key.fileobj is self.proc.stderr for key, _ in self.selector.select(0)):
+                break
+            self._read_stderr()
+        lines = [ln for ln in self.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
         return lines[-1].strip() if lines else ""
 
     def kill(self) -> int | None:
@@ -166,8 +254,20 @@ class _Worker:
             code = self.proc.wait()
         self.selector.close()
         self.proc.stdout.close()
-        self.stderr.close()
+        self.proc.stderr.close()
+        try:
+            os.close(self.lifeline)
+        except OSError:
+            pass
+        shutil.rmtree(self.scratch, ignore_errors=True)
         return code
+
+
+def _absolute(target: GraphTarget) -> dict:
+    """The target's paths made absolute here: the worker runs in its scratch folder."""
+    return {"file": os.path.abspath(target.file),
+            "root": os.path.abspath(target.root) if target.root else "",
+            "paths": [os.path.abspath(p) for p in target.paths]}
 
 
 def _ordered_by_file(targets: list[tuple[int, GraphTarget]]) -> list[list[tuple[int, GraphTarget]]]:
@@ -405,6 +505,7 @@ class GraphSession:
                 deadline = start + timeout
                 facts = None
                 files: list[str] | None = None
+                garbled: str | None = None
                 if worker.send(target):
                     while facts is None:
                         line = worker.read_line(deadline, tick)
@@ -412,8 +513,13 @@ class GraphSession:
                             break
                         try:
                             message = json.loads(line)
+                            if not isinstance(message, dict):
+                                raise ValueError("not an object")
                         except ValueError:
-                            continue  # not ours (cannot happen: the worker guards fd 1)
+                            # Not the worker's words: the project's code wrote to the
+                            # protocol stream. Nothing more from this worker is trusted.
+                            garbled = line[:60].decode("utf-8", "replace")
+                            break
                         if message.get("event") == "imported":
                             worker.imported.add(os.path.abspath(message["file"]))
                         elif message.get("event") == "files":
@@ -424,6 +530,7 @@ class GraphSession:
                                                 + message.get("message", "").strip().splitlines()[-1])
                         elif "target" in message:
                             facts = TargetFacts.from_dict(message)
+                            facts.target = target
                 if facts is not None:
                     results[index] = facts
                     if files is not None:
@@ -431,14 +538,20 @@ class GraphSession:
                     clock.finished()
                     continue
 
-                # No answer: the deadline passed, or the child died.
-                timed_out = not worker.eof and time.monotonic() >= deadline
+                # No answer: the deadline passed, the child died, or it said something
+                # that is not a message.
+                timed_out = garbled is None and not worker.eof and time.monotonic() >= deadline
                 import_hung = file not in worker.imported
                 tail = worker.stderr_tail()
                 code = self._killed(worker)
                 worker = None
                 phase = "importing" if import_hung else "building"
-                if timed_out:
+                if garbled is not None:
+                    status = "import_error" if import_hung else "build_error"
+                    message = (f"the worker's reply while {phase} {target.display} was not a "
+                               f"graph-pass message (the project's code wrote to its protocol "
+                               f"stream?): {garbled!r}; the worker process was killed")
+                elif timed_out:
                     status = "timeout"
                     message = (f"{phase} {target.display} exceeded the {timeout:g} s limit; "
                                "the worker process was killed")

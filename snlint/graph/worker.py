@@ -9,8 +9,14 @@ and `{"event": "files", "files": [...]}` before each TargetFacts: the project fi
 imported while the target was built (its facts hold while they stay as they are). The
 protocol uses duplicates of the original stdin/stdout; fds 0 and 1 (and sys.stdin/stdout)
 point at /dev/null before any user code runs, so the user's prints, C-level writes and
-`input()` calls never touch the protocol. The user's stderr goes wherever the parent put
-the child's stderr.
+`input()` calls never touch the protocol. The user's stderr goes to a pipe the parent
+drains, keeping its last few KB. The JSON encoder and decoder are bound when this module
+is imported, before any project code: a module that replaces `json.dumps` does not
+change what the worker says.
+
+The worker runs in a scratch folder the parent made (its current directory and TMPDIR),
+refuses writes, deletes, process starts and network access once its own imports are done
+(snlint.graph.guard), and ends when its parent does (`_lifeline`).
 
 `collect(model, target)` (the facts of one built model) is also what `snlint.audit` runs
 in-process.
@@ -20,14 +26,63 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sys
+import threading
 import time
 import traceback
 from typing import Any
 
+from snlint.graph import guard
 from snlint.graph.build import build
 from snlint.graph.facts import GraphTarget, TargetFacts, one_line
 from snlint.graph.loader import Loader, error_site, user_files
+
+# Bound now, before any project code can replace json.dumps or json.loads.
+_encode = json.JSONEncoder(ensure_ascii=True).encode
+_decode = json.JSONDecoder().decode
+_exit = os._exit
+_getppid = os.getppid
+_read = os.read
+_select = select.select
+
+# The parent hands the read end of a pipe whose write end only it holds: end of file on
+# it means the parent is gone (SIGKILL included). PR_SET_PDEATHSIG is set only when the
+# parent asks (SNLINT_PDEATHSIG=1): it fires when the *thread* that started the worker
+# ends, and a worker started by a lane thread outlives that thread in a GraphSession.
+LIFELINE_ENV = "SNLINT_LIFELINE_FD"
+PDEATHSIG_ENV = "SNLINT_PDEATHSIG"
+PARENT_POLL = 0.25  # seconds between checks of the parent's pid, a fallback of the pipe
+
+
+def _lifeline() -> None:
+    parent = _getppid()
+    if os.environ.get(PDEATHSIG_ENV) == "1" and sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if _getppid() != parent:  # the parent died before prctl
+        _exit(1)
+    fd = os.environ.get(LIFELINE_ENV)
+
+    def watch() -> None:
+        pipe = int(fd) if fd and fd.isdigit() else None
+        while True:
+            if pipe is not None:
+                ready, _, _ = _select([pipe], [], [], PARENT_POLL)
+                if ready and not _read(pipe, 1):
+                    _exit(1)
+            else:
+                time.sleep(PARENT_POLL)
+            if _getppid() != parent:
+                _exit(1)
+
+    threading.Thread(target=watch, name="snlint-lifeline", daemon=True).start()
 
 
 def _redirect_stdio() -> tuple[Any, Any]:
@@ -85,6 +140,7 @@ def collect(model: Any, target: GraphTarget, example_input: Any = None) -> Targe
 
 def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
     start = time.perf_counter()
+    guard.set_projects([target.root, *target.paths, os.path.dirname(target.file)])
     first_time = os.path.abspath(target.file) not in loader.modules
     module = loader.load(target)
     if first_time:
@@ -106,15 +162,22 @@ def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
                                     error_site=error_site(exc.__traceback__))
         facts.built_with = built.built_with
         facts.arguments = built.arguments
+    facts.refused = guard.take()
     facts.seconds = round(time.perf_counter() - start, 4)
     return facts
 
 
 def main() -> None:
+    _lifeline()
     proto_in, proto_out = _redirect_stdio()
 
     def emit(obj: dict[str, Any]) -> None:
-        proto_out.write(json.dumps(obj) + "\n")
+        try:
+            line = _encode(obj)
+        except BaseException as exc:  # facts the encoder cannot write: say so, not hang
+            line = _encode({"event": "error", "message": f"snlint could not encode its reply: "
+                                                         f"{type(exc).__name__}"})
+        proto_out.write(line + "\n")
         proto_out.flush()
 
     import torch  # after the redirect: its import may print
@@ -131,12 +194,13 @@ def main() -> None:
     sites.install()  # before any user code is imported
     classes.install()
     loader = Loader()
+    guard.install(os.getcwd())  # the scratch folder the parent made
     emit({"event": "ready"})  # the parent starts a target's clock from here
     for line in proto_in:
         if not line.strip():
             continue
         try:
-            message = json.loads(line)
+            message = _decode(line)
             if message.get("fresh"):
                 loader.forget()
             target = GraphTarget.from_dict(message["target"])
@@ -146,8 +210,9 @@ def main() -> None:
         except BaseException:  # a protocol or snlint bug: say so, keep serving
             emit({"event": "error", "message": traceback.format_exc(limit=5)})
     proto_out.flush()
+    guard.pause()
     # Skip interpreter shutdown: user threads and atexit handlers must not hang the child.
-    os._exit(0)
+    _exit(0)
 
 
 if __name__ == "__main__":
