@@ -59,6 +59,8 @@ DIAGNOSTICS: dict[str, tuple[str, str, str]] = {
     "SN901": ("syntax-error", "error", "The file does not parse as Python."),
     "SN902": ("undecodable-file", "error", "The file cannot be decoded, or is binary."),
     "SN903": ("unreadable-file", "error", "The file cannot be read, or is larger than max-file-size."),
+    "SN904": ("nested-too-deeply", "info", "Part of the file is nested deeper than snlint follows; "
+              "it is read as unknown values."),
     "SN910": ("graph-import-failed", "info", "Graph pass: the module failed to import."),
     "SN911": ("graph-timeout", "info", "Graph pass: import or build exceeded the time limit."),
     "SN912": ("graph-build-failed", "info", "Graph pass: the class could not be built."),

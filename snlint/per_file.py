@@ -34,7 +34,7 @@ from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.findings import Finding, diagnostic
 from snlint.records import dataclass
-from snlint.source import ast_modules, extract_file, extract_python2, module_name
+from snlint.source import ast_modules, extract_python2, extract_with_notes, module_name
 from snlint.stealing import shared_map
 
 # A file matters when its text says any of these, or when imports connect it to one that
@@ -55,7 +55,7 @@ class Extracted:
     """What the per-file stage learnt of one file."""
 
     facts: FileFacts | None  # None: not lowered (prefiltered, or it failed)
-    finding: Finding | None = None  # SN901 when it does not parse; SN999 when lowering failed
+    finding: Finding | None = None  # SN901 when it does not parse; SN904 when read in part; SN999 on a bug
     modules: frozenset[str] | None = None  # what it imports (`Scopes.modules`), when known
     lowered: bool = True  # False: only scanned by the prefilter
 
@@ -78,7 +78,7 @@ def matters(text: str) -> bool:
 
 def _lower(path: str, text: str, relpath: str) -> Extracted:
     try:
-        result, modules = extract_file(text, path, relpath)
+        result, modules, notes = extract_with_notes(text, path, relpath)
     except Exception as e:  # noqa: BLE001 - one file's bug must not end the run
         return Extracted(None, internal(path, e))
     frozen = frozenset(modules) if modules is not None else None
@@ -92,7 +92,7 @@ def _lower(path: str, text: str, relpath: str) -> Extracted:
                                                              "its other findings; not fixed)"),
                                  frozenset(imported))
         return Extracted(None, result, frozen)
-    return Extracted(result, None, frozen)
+    return Extracted(result, notes[0] if notes else None, frozen)
 
 
 def _python2(path: str, text: str, relpath: str):

@@ -108,6 +108,8 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
     report = report or _stderr
     findings = list(findings)
     broken = {f.path for f in findings if f.code == "SN901"}
+    # A file libcst does not read back as written gets no fix (`FileFacts.rewritable`).
+    broken |= {path for path, facts in (files or {}).items() if not facts.rewritable}
     wanted: dict[str, list[int]] = {}
     by_code = fixers()
     for i, f in enumerate(findings):
@@ -120,7 +122,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
         text = sources[path]
         try:
             parsed = ParsedFile(path, text, names_of(findings[i] for i in indexes))
-        except cst.ParserSyntaxError:
+        except (cst.ParserSyntaxError, RecursionError):
             continue
         strict: bool | None = None
         for i in indexes:
@@ -138,7 +140,9 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
                 continue
             if strict is None:
                 strict = compiles(text, path) is None
-            error = compiles(new, path) if strict else _libcst_error(new)
+            if not strict:
+                break  # CPython does not compile the file as it is: no fix is offered
+            error = compiles(new, path)
             if error is not None:
                 report(f"snlint: dropped the {finding.code} fix for {where(finding)}: "
                        f"its result does not parse ({error})")
@@ -147,16 +151,6 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
                                                    unified_diff(path, text, new),
                                                    (Edit(path, new),)))
     return findings
-
-
-def _libcst_error(text: str) -> str | None:
-    import libcst as cst
-
-    try:
-        cst.parse_module(text)
-    except cst.ParserSyntaxError as e:
-        return f"ParserSyntaxError: {str(e).splitlines()[0]}"
-    return None
 
 
 @dataclass
