@@ -191,7 +191,7 @@ def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminat
         try:
             work()
         except RecursionError:
-            project.errors.append((path, "too deeply nested to interpret"))
+            project.errors.append((path, "nested too deeply to interpret"))
         except BudgetExceeded:
             # What was built so far stands; a class cut short may lack the SN that would
             # have come later, so nothing built by it is trusted for SN201 (nothing an

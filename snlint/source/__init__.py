@@ -169,10 +169,12 @@ def _syntax_error(path: str, error: BaseException) -> Finding:
 
 
 def _too_deep(path: str, cuts: list[tuple[int, int, int, int]]) -> Finding:
-    """SN904 at the first expression cut, counting them all."""
+    """SN904 at the first expression cut, counting the other lines with one."""
     line, column, end_line, end_column = min(cuts)
-    where = ("this expression is read as an unknown value" if len(cuts) == 1
-             else f"this and {len(cuts) - 1} more expressions are read as unknown values")
+    others = len({cut[0] for cut in cuts}) - 1
+    where = "this expression is read as an unknown value" if not others else (
+        f"this expression and deep ones on {others} more line{'s' if others > 1 else ''} "
+        "are read as unknown values")
     return diagnostic("SN904", path, f"nested too deeply to follow: {where} "
                       "(findings in them may be missed; no fixes for this file)",
                       Span(line, column, end_line, end_column))
