@@ -18,6 +18,7 @@ from snlint.edit.held_out import HeldOut, NeedsWholeFile
 from snlint.edit.names import FileNames
 from snlint import facts as F
 from snlint.facts import Names
+from snlint.lines import may_lose_bytes, put_back
 from snlint.positions import arg_range, layout, param_range
 
 N = TypeVar("N", bound=cst.CSTNode)
@@ -61,6 +62,7 @@ class ParsedFile:
         self._by_key: dict[int, cst.CSTNode] | None = None
         self._held_words: frozenset[str] | None = None
         self._parts: dict[str, str] = {}  # a `whole` text -> the parsed part's code
+        self._unchanged: str | None = None  # libcst's code of the tree as parsed, when needed
         self.names = FileNames(self, names)
 
     # ---------------------------------------------------------------- nodes
@@ -126,6 +128,7 @@ class ParsedFile:
     def whole(self, code: str) -> str:
         """The file's text for the (fixed) code of `module`. Raises NeedsWholeFile when a
         held-out statement's marker is not where the fix should have left it."""
+        code = self._kept(code)
         if self.held is None:
             return code
         text = self.held.restore(code)
@@ -133,6 +136,21 @@ class ParsedFile:
             raise NeedsWholeFile(self.path)
         self._parts[text] = code
         return text
+
+    def _kept(self, code: str) -> str:
+        """`code` with the bytes libcst's code leaves out of the parsed text back where the
+        fix kept their lines (`snlint.lines.put_back`): a form feed in indentation, a last
+        bare `\r`. The lint offers no fix where they cannot be put back
+        (`FileFacts.rewritable`)."""
+        source = self.text if self.held is None else self.held.text
+        if not may_lose_bytes(source):
+            return code
+        if self._unchanged is None:
+            self._unchanged = self.module.code
+        kept = put_back(source, self._unchanged, code)
+        if kept is None:
+            raise ValueError("libcst did not read the file line for line; not rewritten")
+        return kept
 
     def to_compile(self, text: str) -> str:
         """What says whether `text` (a result of `whole`) compiles: the parsed part it was

@@ -17,6 +17,7 @@ from typing import Iterable
 
 from snlint.facts import FileFacts
 from snlint.findings import Finding, Span, diagnostic
+from snlint.lines import may_lose_bytes, put_back
 from snlint.source.lower_ast import AstLowerer, lower_ast
 from snlint.source.relative import resolve_relative
 
@@ -113,13 +114,19 @@ def compile_error(source: ast.Module | str, path: str) -> SyntaxError | None:
 def _rewritable(text: str) -> bool:
     """Whether libcst reads `text`, which CPython parses, as it is written: a fix finds its
     node by position in libcst's tree and writes libcst's code of it."""
-    if _SUSPECT_LINE.search(text) is None and not text.endswith((" ", "\t", "\f", "\r")):
+    suspect = _SUSPECT_LINE.search(text) is not None or text.endswith((" ", "\t", "\f"))
+    if not suspect and not may_lose_bytes(text):
         return True
     tree = _parsed(text)
     try:
-        return tree is not None and tree.code == text
+        code = tree.code if tree is not None else None
     except RecursionError:
         return False
+    if code == text:
+        return True
+    # A form feed in indentation, a last bare `\r`: a fix puts them back where it keeps
+    # the line (`snlint.lines.put_back`), when libcst read the file line for line.
+    return code is not None and not suspect and put_back(text, code, code) == text
 
 
 def _parsed(text: str):
