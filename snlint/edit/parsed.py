@@ -10,7 +10,7 @@ knows about rules.
 
 from __future__ import annotations
 
-from typing import Iterator, TypeVar
+from typing import Iterator, NamedTuple, TypeVar
 
 import libcst as cst
 
@@ -22,6 +22,54 @@ from snlint.lines import may_lose_bytes, put_back
 from snlint.positions import arg_range, layout, param_range
 
 N = TypeVar("N", bound=cst.CSTNode)
+
+
+class Rendered(NamedTuple):
+    """A changed tree's code (`ParsedFile.rendered`): the parsed text `source` with its
+    characters `start` to `end` replaced by `replacement`, the code of the top-level
+    statements and empty lines the change made (`changed`; None when not known apart)."""
+
+    source: str
+    start: int
+    end: int
+    replacement: str
+    changed: tuple[str, ...] | None
+
+    @property
+    def text(self) -> str:
+        return self.source[:self.start] + self.replacement + self.source[self.end:]
+
+
+def _common_prefix(a: list, b: list) -> int:
+    """How many first items `a` and `b` share (slices compared in C, log n of them)."""
+    low, high = 0, min(len(a), len(b))
+    if a[:high] == b[:high]:
+        return high
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _common_suffix(a: list, b: list, limit: int) -> int:
+    """How many last items (at most `limit`) `a` and `b` share."""
+    low, high = 0, limit
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[len(a) - mid:] == b[len(b) - mid:]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _without_newline(code: str) -> str:
+    """A statement's code without the newline token it ends with (libcst pops it from a
+    module without a trailing newline)."""
+    return code[:-2] if code.endswith("\r\n") else code[:-1]
 
 
 def parse_module(text: str) -> cst.Module:
@@ -63,6 +111,12 @@ class ParsedFile:
         self._held_words: frozenset[str] | None = None
         self._parts: dict[str, str] = {}  # a `whole` text -> the parsed part's code
         self._unchanged: str | None = None  # libcst's code of the tree as parsed, when needed
+        # Of the module's top-level nodes (`_top_level`): each one's code by its id, their
+        # ids in order, and where each starts in the parsed text.
+        self._codes: dict[int, str] = {}
+        self._top_ids: list[int] | None = None
+        self._offsets: list[int] | None = None
+        self._body_index: dict[int, int] | None = None
         self.names = FileNames(self, names)
 
     # ---------------------------------------------------------------- nodes
@@ -124,6 +178,52 @@ class ParsedFile:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def body_index(self) -> dict[int, int]:
+        """The id of each statement of the module's body -> its index there."""
+        if self._body_index is None:
+            self._body_index = {id(statement): i for i, statement in enumerate(self.module.body)}
+        return self._body_index
+
+    def _top_level(self) -> None:
+        """The module's top-level nodes (header, body, footer), each one's code, and where
+        each starts in the parsed text (None when libcst does not print the module as
+        read); once per file."""
+        module = self.module
+        top = [*module.header, *module.body, *module.footer]
+        codes = [module.code_for_node(node) for node in top]
+        self._codes = {id(node): code for node, code in zip(top, codes)}
+        self._top_ids = list(map(id, top))
+        offsets = [0]
+        for code in codes:
+            offsets.append(offsets[-1] + len(code))
+        printed = "".join(codes)
+        if not module.has_trailing_newline and codes:
+            printed = _without_newline(printed)
+        source = self.text if self.held is None else self.held.text
+        self._offsets = offsets if printed == source and codes else None
+
+    def rendered(self, tree: cst.Module) -> Rendered:
+        """libcst's code of `tree`, a changed copy of `module` (`tree.code`), printing only
+        the top-level statements and empty lines the copy does not share with the module:
+        those it shares are the parsed text's own, and a file's many fixes each cost their
+        statements', not the whole file's."""
+        source = self.text if self.held is None else self.held.text
+        if self._top_ids is None:
+            self._top_level()
+        offsets = self._offsets
+        nodes = [*tree.header, *tree.body, *tree.footer]
+        if offsets is None or not nodes:
+            return Rendered(source, 0, len(source), tree.code, None)
+        ids, old = list(map(id, nodes)), self._top_ids
+        first = _common_prefix(ids, old)
+        last = _common_suffix(ids, old, min(len(ids), len(old)) - first)
+        codes = self._codes
+        parts = [codes.get(id(node)) or tree.code_for_node(node) for node in nodes[first:len(nodes) - last]]
+        if parts and not last and not tree.has_trailing_newline:
+            parts[-1] = _without_newline(parts[-1])
+        start, end = offsets[first], min(offsets[len(old) - last], len(source))
+        return Rendered(source, start, end, "".join(parts), tuple(parts))
 
     def whole(self, code: str) -> str:
         """The file's text for the (fixed) code of `module`. Raises NeedsWholeFile when a

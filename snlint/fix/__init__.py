@@ -41,7 +41,7 @@ from snlint.fix.apply import (
     unchanged_on_disk,
     where,
 )
-from snlint.fix.diff import unified_diff
+from snlint.fix.diff import unified_diff, unified_diff_in
 from snlint.fix.planning import fixability, names_of, plan_for
 from snlint.records import dataclass
 
@@ -103,7 +103,6 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
 
     from snlint.checks.registry import fixers
     from snlint.edit.parsed import ParsedFile
-    from snlint.edit.plan import apply_plans
 
     report = report or _stderr
     findings = list(findings)
@@ -128,29 +127,54 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
         for i in indexes:
             finding = findings[i]
             try:
-                plan = plan_for(finding, parsed, config, by_code)
-                if plan is None:
-                    continue
-                new = apply_plans(parsed, [plan])
+                built = _built(parsed, finding, config, by_code)
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {finding.code} fix for {where(finding)}: "
                        f"{type(e).__name__}: {e}")
                 continue
-            if new == text:
+            if built is None:
                 continue
+            plan, (start, end, new, changed) = built
             if strict is None:
                 strict = compiles(text, path) is None
             if not strict:
                 break  # CPython does not compile the file as it is: no fix is offered
-            error = compiles(new, path)
+            # What changed compiles alone (top-level statements), unless a `from __future__`
+            # import may change how it compiles: then the whole new text.
+            if changed is None or "__future__" in text:
+                error = compiles(text[:start] + new + text[end:], path)
+            else:
+                before = text.count("\n", 0, start) + text.count("\r", 0, start) - text.count("\r\n", 0, start)
+                error = compiles("".join(changed), path, before + 1)
             if error is not None:
                 report(f"snlint: dropped the {finding.code} fix for {where(finding)}: "
                        f"its result does not parse ({error})")
                 continue
             findings[i] = replace(finding, fix=Fix(plan.applicability, plan.message,
-                                                   unified_diff(path, text, new),
-                                                   (Edit(path, new),)))
+                                                   unified_diff_in(path, text, start, end, new),
+                                                   (Edit(path, new, start, end, text),)))
     return findings
+
+
+def _built(parsed, finding: Finding, config: Config, by_code) -> tuple | None:
+    """The plan for `finding` and what it changes in the file's text: (start, end, the
+    new text of that stretch, the code of the top-level statements it holds or None when
+    unknown); None when there is no plan or it changes nothing."""
+    from snlint.edit.plan import apply_in_place, apply_plans
+
+    plan = plan_for(finding, parsed, config, by_code)
+    if plan is None:
+        return None
+    text = parsed.text
+    done = apply_in_place(parsed, [plan])
+    if done is None:
+        new = apply_plans(parsed, [plan])
+        if new == text:
+            return None
+        return plan, (0, len(text), new, None)
+    if text[done.start:done.end] == done.replacement:
+        return None
+    return plan, (done.start, done.end, done.replacement, done.changed)
 
 
 @dataclass

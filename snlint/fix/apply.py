@@ -38,14 +38,15 @@ MAX_ROUNDS = 8
 Report = Callable[[str], None]
 
 
-def compiles(text: str, path: str) -> str | None:
-    """None when `text` compiles as Python, else the error in one line."""
+def compiles(text: str, path: str, first_line: int = 1) -> str | None:
+    """None when `text` compiles as Python, else the error in one line. `first_line`: the
+    line of the file `text` starts at (a stretch of it compiled alone)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compile(text, path, "exec", dont_inherit=True)
     except SyntaxError as e:
-        return f"{type(e).__name__}: {e.msg} (line {e.lineno})"
+        return f"{type(e).__name__}: {e.msg} (line {(e.lineno or 1) + first_line - 1})"
     except (ValueError, MemoryError, RecursionError) as e:
         return f"{type(e).__name__}: {e}"
     return None
