@@ -5,6 +5,8 @@ reports is the one the interpreter and editors show."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from functools import lru_cache
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -69,3 +71,22 @@ def put_back(text: str, unchanged: str, fixed: str) -> str | None:
     if text.endswith("\r") and not result.endswith(("\r", "\n")):
         result += "\r"  # the last line was changed: its line ending is still the file's
     return result
+
+
+@lru_cache(maxsize=16)
+def line_starts(text: str) -> tuple[int, ...]:
+    """Where each line of `text` after the first starts (Python's lines). With `bisect`,
+    the line of any offset without counting the text before it: a file's many fixes
+    each ask (a string's hash is computed once, so a cached text is found at once)."""
+    return tuple(match.end() for match in LINE_BREAK.finditer(text))
+
+
+@lru_cache(maxsize=16)
+def newline_ends(text: str) -> tuple[int, ...]:
+    """Where each `\\n` of `text` ends (the lines of a patch: `snlint.fix.diff`)."""
+    return tuple(match.end() for match in re.finditer("\n", text))
+
+
+def lines_before(text: str, offset: int, patch: bool = False) -> int:
+    """How many lines of `text` end before `offset` (`\\n` alone with `patch`)."""
+    return bisect_right(newline_ends(text) if patch else line_starts(text), offset)

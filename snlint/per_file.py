@@ -2,12 +2,12 @@
 
 Every file is parsed and lowered alone, so this stage is where the run saves time:
 
-- a *prefilter*: a file whose text cannot matter is never given to libcst. It matters
+- a *prefilter*: a file whose text cannot matter is never lowered. It matters
   when it names torch, `nn`, spectral normalization or a discriminator, when it is one
   the configuration names, or when it is connected by imports to a file that matters
   (a helper, options or a registry imported by a model file; a script importing a model
   file). A file that does not matter is only checked with Python's own parser (C speed):
-  a syntax error still reaches libcst for its SN901, and its imports tell whether it is
+  a syntax error is still lowered for its SN901, and its imports tell whether it is
   connected after all;
 - a *cache* (`snlint.cache`): the facts of an unchanged file are read back instead;
 - *workers*: the files left are parsed and lowered in worker processes beside this one
@@ -176,7 +176,7 @@ class PerFile:
     """Facts of files, each computed once per run (memo), read from the cache when
     unchanged, and computed in workers when there are enough of them.
 
-    `stats` counts what happened, for tests: `lowered` (given to libcst), `scanned`
+    `stats` counts what happened, for tests: `lowered` (read into facts), `scanned`
     (prefilter only), `cached` (read back), `skipped` (not lowered in the end),
     `parallel_rounds`, `worker_failures` (chunks done here after their worker failed)."""
 

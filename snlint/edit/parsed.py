@@ -10,6 +10,7 @@ knows about rules.
 
 from __future__ import annotations
 
+from operator import eq
 from typing import Iterator, NamedTuple, TypeVar
 
 import libcst as cst
@@ -41,29 +42,15 @@ class Rendered(NamedTuple):
 
 
 def _common_prefix(a: list, b: list) -> int:
-    """How many first items `a` and `b` share (slices compared in C, log n of them)."""
-    low, high = 0, min(len(a), len(b))
-    if a[:high] == b[:high]:
-        return high
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
+    """How many first items `a` and `b` share (compared in C)."""
+    same = list(map(eq, a, b))
+    return same.index(False) if False in same else len(same)
 
 
 def _common_suffix(a: list, b: list, limit: int) -> int:
     """How many last items (at most `limit`) `a` and `b` share."""
-    low, high = 0, limit
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[len(a) - mid:] == b[len(b) - mid:]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
+    same = list(map(eq, reversed(a), reversed(b)))[:limit]
+    return same.index(False) if False in same else len(same)
 
 
 def _without_newline(code: str) -> str:

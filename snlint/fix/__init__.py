@@ -43,6 +43,7 @@ from snlint.fix.apply import (
 )
 from snlint.fix.diff import unified_diff, unified_diff_in
 from snlint.fix.planning import fixability, names_of, plan_for
+from snlint.lines import lines_before
 from snlint.records import dataclass
 
 if TYPE_CHECKING:  # a plain lint reads no notebook for its fixes
@@ -144,8 +145,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
             if changed is None or "__future__" in text:
                 error = compiles(text[:start] + new + text[end:], path)
             else:
-                before = text.count("\n", 0, start) + text.count("\r", 0, start) - text.count("\r\n", 0, start)
-                error = compiles("".join(changed), path, before + 1)
+                error = compiles("".join(changed), path, lines_before(text, start) + 1)
             if error is not None:
                 report(f"snlint: dropped the {finding.code} fix for {where(finding)}: "
                        f"its result does not parse ({error})")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import re
 
+from snlint.lines import lines_before
+
 # A patch's lines end at "\n" only (`patch` and `git apply` keep a "\r" as part of the
 # line), unlike Python's lines (snlint.lines).
 _LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
@@ -77,7 +79,7 @@ def unified_diff_in(path: str, old: str, start: int, end: int, text: str, contex
         # The change ends with a line: the line after it is context too.
         found = old.find("\n", high)
         high = len(old) if found < 0 else found + 1
-    before = old.count("\n", 0, low)
+    before = lines_before(old, low, patch=True)
     diff = unified_diff(path, old[low:high], old[low:start] + text + old[end:high], context)
     if not before:
         return diff

@@ -34,7 +34,7 @@ from urllib.parse import quote
 
 from snlint.catalogue import load_catalogue
 from snlint.findings import Finding, Fix
-from snlint.lines import LINE_BREAK, line_texts, split_lines
+from snlint.lines import LINE_BREAK, line_texts, lines_before, split_lines
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -208,7 +208,7 @@ def _replacements(old: str, edit) -> list[dict]:
         found = LINE_BREAK.search(old, high)
         high = found.end() if found else len(old)
     found = replacements(old[low:high], old[low:start] + edit.text + old[end:high])
-    before = old.count("\n", 0, low) + old.count("\r", 0, low) - old.count("\r\n", 0, low)
+    before = lines_before(old, low)
     for change in found:
         region = change["deletedRegion"]
         region["startLine"] += before

@@ -22,7 +22,7 @@ from snlint.source.lower_ast import AstLowerer, lower_ast
 from snlint.source.relative import resolve_relative
 
 # Lines libcst may misread in a file CPython reads: an indentation with a tab (libcst
-# rejects some mixes of tabs and spaces, `snlint.source.indentation`), and a line that is
+# rejects some mixes of tabs and spaces CPython accepts), and a line that is
 # only a backslash continuation between statements (libcst drops it, so its positions
 # after it are a line short and its code loses the line). Such a file, or one ending in
 # spaces after an empty line (whose code loses the empty line), is rewritten only when
