@@ -62,6 +62,9 @@ def extract_with_notes(text: str, path: str, relpath: str
         return _syntax_error(path, tree), None, []
     lowerer = AstLowerer(tree, text, module, is_package)  # its scan cuts what is too deep
     scopes = lowerer.scopes_info
+    # Compiling the tree costs a third of parsing the text (0.15 s against 0.45 s for
+    # 8.4k lines): only a tree the scan found something suspect in is compiled; a fix
+    # compiles what it rewrites anyway, and leaves alone a file that does not compile.
     if scopes.suspect:
         error = compile_error(text if scopes.cuts else tree, path)
         if error is not None:
