@@ -371,8 +371,8 @@ class FileFacts:
     option_calls: tuple[Call, ...] = ()
     # Each (keyword, literal value) a call here passes: `model(x, step=1)`.
     keyword_literals: tuple[tuple[str, object], ...] = ()
-    # False: libcst read the file only after its tab indentation was expanded
-    # (snlint.source.indentation); no fix can rewrite it as written.
+    # False: libcst does not read the file back byte for byte (a tab in indentation, a
+    # backslash line, a deep expression; `snlint.source._rewritable`): no fix rewrites it.
     rewritable: bool = True
 
     def imported(self, name: str) -> str | None:

@@ -59,6 +59,8 @@ DIAGNOSTICS: dict[str, tuple[str, str, str]] = {
     "SN901": ("syntax-error", "error", "The file does not parse as Python."),
     "SN902": ("undecodable-file", "error", "The file cannot be decoded, or is binary."),
     "SN903": ("unreadable-file", "error", "The file cannot be read, or is larger than max-file-size."),
+    "SN904": ("nested-too-deeply", "info", "Part of the file is nested deeper than snlint follows; "
+              "it is read as unknown values."),
     "SN910": ("graph-import-failed", "info", "Graph pass: the module failed to import."),
     "SN911": ("graph-timeout", "info", "Graph pass: import or build exceeded the time limit."),
     "SN912": ("graph-build-failed", "info", "Graph pass: the class could not be built."),
@@ -120,10 +122,22 @@ class DiscriminatorRef:
 
 @record
 class Edit:
-    """A replacement of the whole text of one file (the result of a libcst transform)."""
+    """A replacement in one file (the result of a libcst transform): the file's text
+    `base`, as read, with its characters `start` to `end` replaced by `text`; by default
+    the whole of it (`Edit(path, new_text)`). A finding's fix keeps only the stretch it
+    changes, so that a file's many fixes do not each hold the whole file."""
 
     path: str
-    new_text: str
+    text: str
+    start: int = 0
+    end: int | None = None  # None: to the end of `base`
+    base: str = field(default="", compare=False, repr=False)
+
+    @property
+    def new_text(self) -> str:
+        """The whole new text of the file."""
+        end = len(self.base) if self.end is None else self.end
+        return self.base[:self.start] + self.text + self.base[end:]
 
 
 # A fix's applicability. Here, not beside the plans (snlint.edit.plan), so the rules'

@@ -144,7 +144,9 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
         project = link(facts, config.discriminators, config.not_discriminators, config.root, assume_sole, options,
                        part_of)
         for path, message in project.errors:
-            findings.append(diagnostic("SN999", path, f"internal error: {message}"))
+            # Deeper than the interpreter follows (the source pass bounds each expression's
+            # depth, not how deep calls into calls go): what it read stands, the rest is unseen.
+            findings.append(diagnostic("SN904", path, f"{message} (findings there may be missed)"))
         findings.extend(over_budget(project))
         # link -> graph pass -> join -> freeze -> checks: the rules read what the runtime
         # built for each discriminator next to what the source says, in one frozen model.

@@ -2,12 +2,12 @@
 
 Every file is parsed and lowered alone, so this stage is where the run saves time:
 
-- a *prefilter*: a file whose text cannot matter is never given to libcst. It matters
+- a *prefilter*: a file whose text cannot matter is never lowered. It matters
   when it names torch, `nn`, spectral normalization or a discriminator, when it is one
   the configuration names, or when it is connected by imports to a file that matters
   (a helper, options or a registry imported by a model file; a script importing a model
   file). A file that does not matter is only checked with Python's own parser (C speed):
-  a syntax error still reaches libcst for its SN901, and its imports tell whether it is
+  a syntax error is still lowered for its SN901, and its imports tell whether it is
   connected after all;
 - a *cache* (`snlint.cache`): the facts of an unchanged file are read back instead;
 - *workers*: the files left are parsed and lowered in worker processes beside this one
@@ -34,7 +34,7 @@ from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.findings import Finding, diagnostic
 from snlint.records import dataclass
-from snlint.source import ast_modules, extract_file, extract_python2, module_name
+from snlint.source import ast_modules, extract_python2, extract_with_notes, module_name
 from snlint.stealing import shared_map
 
 # A file matters when its text says any of these, or when imports connect it to one that
@@ -55,7 +55,7 @@ class Extracted:
     """What the per-file stage learnt of one file."""
 
     facts: FileFacts | None  # None: not lowered (prefiltered, or it failed)
-    finding: Finding | None = None  # SN901 when it does not parse; SN999 when lowering failed
+    finding: Finding | None = None  # SN901 when it does not parse; SN904 when read in part; SN999 on a bug
     modules: frozenset[str] | None = None  # what it imports (`Scopes.modules`), when known
     lowered: bool = True  # False: only scanned by the prefilter
 
@@ -78,7 +78,7 @@ def matters(text: str) -> bool:
 
 def _lower(path: str, text: str, relpath: str) -> Extracted:
     try:
-        result, modules = extract_file(text, path, relpath)
+        result, modules, notes = extract_with_notes(text, path, relpath)
     except Exception as e:  # noqa: BLE001 - one file's bug must not end the run
         return Extracted(None, internal(path, e))
     frozen = frozenset(modules) if modules is not None else None
@@ -92,7 +92,7 @@ def _lower(path: str, text: str, relpath: str) -> Extracted:
                                                              "its other findings; not fixed)"),
                                  frozenset(imported))
         return Extracted(None, result, frozen)
-    return Extracted(result, None, frozen)
+    return Extracted(result, notes[0] if notes else None, frozen)
 
 
 def _python2(path: str, text: str, relpath: str):
@@ -176,7 +176,7 @@ class PerFile:
     """Facts of files, each computed once per run (memo), read from the cache when
     unchanged, and computed in workers when there are enough of them.
 
-    `stats` counts what happened, for tests: `lowered` (given to libcst), `scanned`
+    `stats` counts what happened, for tests: `lowered` (read into facts), `scanned`
     (prefilter only), `cached` (read back), `skipped` (not lowered in the end),
     `parallel_rounds`, `worker_failures` (chunks done here after their worker failed)."""
 

@@ -140,13 +140,15 @@ def test_fix_whose_result_does_not_parse_is_dropped_and_reported(monkeypatch):
     assert all(DROPPED_SN105.fullmatch(p) for p in problems), problems
 
 
-def test_a_file_that_does_not_compile_is_fixed_when_libcst_parses_the_result():
-    """`break` outside a loop parses but does not compile: the fixes' results need only
-    parse (what `compile` refuses was there before them)."""
+def test_a_file_that_does_not_compile_is_not_fixed():
+    """`break` outside a loop parses but does not compile: CPython rejects the file, and
+    nothing is written to it."""
     text = BUGGY + "\nbreak\n"
     result, problems = run_fixed_point(text)
-    assert problems == []
-    assert result.texts["d.py"] == FIXED_ALL + "\nbreak\n"
+    assert result.texts["d.py"] == text
+    line = text.count("\n")
+    assert problems == [f"snlint: not fixing d.py: CPython does not compile it "
+                        f"(SyntaxError: 'break' outside loop (line {line}))"]
 
 
 def test_a_round_compiles_a_file_once_when_its_result_compiles(monkeypatch):

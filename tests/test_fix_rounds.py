@@ -74,7 +74,7 @@ def steps(monkeypatch):
     """What the engine did, in order: ("read", path) for each file it extracted facts
     from, ("link",) for each time it linked the project."""
     done: list[tuple] = []
-    extract, link = per_file.extract_file, linking.link
+    extract, link = per_file.extract_with_notes, linking.link
 
     def read(text, path, relpath):
         done.append(("read", Path(path).name))
@@ -84,7 +84,7 @@ def steps(monkeypatch):
         done.append(("link",))
         return link(*args, **kwargs)
 
-    monkeypatch.setattr(per_file, "extract_file", read)
+    monkeypatch.setattr(per_file, "extract_with_notes", read)
     monkeypatch.setattr(linking, "link", linked)
     return done
 

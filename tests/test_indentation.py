@@ -1,7 +1,6 @@
 """Tab indentation CPython accepts and libcst does not (improved-wgan-pytorch's train.py):
 the file is read by CPython's parser, its findings point at the file's own columns, and no
-fix is offered for a file libcst cannot rewrite. Where only libcst can read a file, it
-reads a copy with the statement indentation expanded (`expand_tabs`)."""
+fix is offered for a file libcst cannot rewrite."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ from click.testing import CliRunner
 
 from snlint.cli import main
 from snlint.engine import lint_text
-from snlint.source.indentation import expand_tabs
 
 # Line 10 is indented `4 spaces, tab, 4 spaces`: 12 columns for CPython, 9 characters.
 MIXED = (
@@ -25,19 +23,6 @@ MIXED = (
     "    \t    self.bn = spectral_norm(nn.BatchNorm2d(8))\n"
     "        self.c2 = spectral_norm(nn.Conv2d(8, 1, 3))\n"
 )
-
-
-def test_statement_indentation_is_expanded_as_cpython_counts_it():
-    expanded = expand_tabs(MIXED)
-    assert expanded.text == MIXED.replace("    \t    self.bn", "            self.bn")
-    assert expanded.shifts == {10: (12, 3)}
-    assert expanded.column(10, 22) == 19 and expanded.column(11, 22) == 22
-
-
-def test_tabs_in_strings_and_continuations_are_kept():
-    text = 'x = """\n\tkept\n"""\ny = f(1,\n\t2)\nif x:\n\tz = 1\n'
-    assert expand_tabs(text).text == text.replace("\tz = 1", "        z = 1")
-    assert expand_tabs("if x:\n    y = 1\n") is None
 
 
 def test_a_file_only_cpython_parses_is_linted_at_its_own_columns():

@@ -30,8 +30,7 @@ from snlint.config import Config, load_config
 from snlint.per_file import PerFile
 from snlint.positions import layout
 from snlint.source import extract, module_name
-from snlint.source.relative import resolve_relative
-from snlint.source.scan import scan
+from snlint.source.scan_ast import scan_ast
 
 NETS = """\
 import torch.nn as nn
@@ -365,10 +364,7 @@ def _ast_counts(text: str) -> tuple[Counter, Counter]:
 
 
 def test_names_are_counted_off_the_one_tree_as_ast_counts_them():
-    module = cst.parse_module(TRICKY)
-    positions, parents = layout(module)
-    scopes = scan(module, positions, parents, lambda n: positions[n].start.line, "pkg.mod",
-                  False, resolve_relative)
+    scopes = scan_ast(ast.parse(TRICKY), "pkg.mod", False)
     reads, bound = _ast_counts(TRICKY)
     assert scopes.reads == reads and scopes.bound == bound
     assert scopes.mentioned == {"dd", "ee", "ff", "gl", "gl2", "loc"}

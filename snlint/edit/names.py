@@ -32,6 +32,7 @@ class FileNames:
         # relink paid 40 ms for a collection of the trees this process had fixed).
         self.parsed = weakref.proxy(parsed)
         self.facts = names if names is not None else Names()
+        self._sn_callees: dict[str, tuple[int, str]] | None = None
 
     # ---------------------------------------------------------------- nodes
 
@@ -55,7 +56,13 @@ class FileNames:
     def sn_callees(self) -> dict[str, tuple[int, str]]:
         """Each spelling of a torch SN function (or a module-level partial of one) the
         file calls: how often, and its API. Of the parsed part only, when statements are
-        held out (`sn_calls_held_out`)."""
+        held out (`sn_calls_held_out`). Read once per parsed file: each of its findings'
+        fixes may ask, and a walk over every call for each would be quadratic."""
+        if self._sn_callees is None:
+            self._sn_callees = self._count_sn_callees()
+        return dict(self._sn_callees)
+
+    def _count_sn_callees(self) -> dict[str, tuple[int, str]]:
         counts: Counter[str] = Counter()
         apis: dict[str, str] = {}
         for call in self.parsed.calls():

@@ -10,7 +10,8 @@ knows about rules.
 
 from __future__ import annotations
 
-from typing import Iterator, TypeVar
+from operator import eq
+from typing import Iterator, NamedTuple, TypeVar
 
 import libcst as cst
 
@@ -18,9 +19,44 @@ from snlint.edit.held_out import HeldOut, NeedsWholeFile
 from snlint.edit.names import FileNames
 from snlint import facts as F
 from snlint.facts import Names
+from snlint.lines import may_lose_bytes, put_back
 from snlint.positions import arg_range, layout, param_range
 
 N = TypeVar("N", bound=cst.CSTNode)
+
+
+class Rendered(NamedTuple):
+    """A changed tree's code (`ParsedFile.rendered`): the parsed text `source` with its
+    characters `start` to `end` replaced by `replacement`, the code of the top-level
+    statements and empty lines the change made (`changed`; None when not known apart)."""
+
+    source: str
+    start: int
+    end: int
+    replacement: str
+    changed: tuple[str, ...] | None
+
+    @property
+    def text(self) -> str:
+        return self.source[:self.start] + self.replacement + self.source[self.end:]
+
+
+def _common_prefix(a: list, b: list) -> int:
+    """How many first items `a` and `b` share (compared in C)."""
+    same = list(map(eq, a, b))
+    return same.index(False) if False in same else len(same)
+
+
+def _common_suffix(a: list, b: list, limit: int) -> int:
+    """How many last items (at most `limit`) `a` and `b` share."""
+    same = list(map(eq, reversed(a), reversed(b)))[:limit]
+    return same.index(False) if False in same else len(same)
+
+
+def _without_newline(code: str) -> str:
+    """A statement's code without the newline token it ends with (libcst pops it from a
+    module without a trailing newline)."""
+    return code[:-2] if code.endswith("\r\n") else code[:-1]
 
 
 def parse_module(text: str) -> cst.Module:
@@ -61,6 +97,13 @@ class ParsedFile:
         self._by_key: dict[int, cst.CSTNode] | None = None
         self._held_words: frozenset[str] | None = None
         self._parts: dict[str, str] = {}  # a `whole` text -> the parsed part's code
+        self._unchanged: str | None = None  # libcst's code of the tree as parsed, when needed
+        # Of the module's top-level nodes (`_top_level`): each one's code by its id, their
+        # ids in order, and where each starts in the parsed text.
+        self._codes: dict[int, str] = {}
+        self._top_ids: list[int] | None = None
+        self._offsets: list[int] | None = None
+        self._body_index: dict[int, int] | None = None
         self.names = FileNames(self, names)
 
     # ---------------------------------------------------------------- nodes
@@ -123,9 +166,56 @@ class ParsedFile:
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
+    def body_index(self) -> dict[int, int]:
+        """The id of each statement of the module's body -> its index there."""
+        if self._body_index is None:
+            self._body_index = {id(statement): i for i, statement in enumerate(self.module.body)}
+        return self._body_index
+
+    def _top_level(self) -> None:
+        """The module's top-level nodes (header, body, footer), each one's code, and where
+        each starts in the parsed text (None when libcst does not print the module as
+        read); once per file."""
+        module = self.module
+        top = [*module.header, *module.body, *module.footer]
+        codes = [module.code_for_node(node) for node in top]
+        self._codes = {id(node): code for node, code in zip(top, codes)}
+        self._top_ids = list(map(id, top))
+        offsets = [0]
+        for code in codes:
+            offsets.append(offsets[-1] + len(code))
+        printed = "".join(codes)
+        if not module.has_trailing_newline and codes:
+            printed = _without_newline(printed)
+        source = self.text if self.held is None else self.held.text
+        self._offsets = offsets if printed == source and codes else None
+
+    def rendered(self, tree: cst.Module) -> Rendered:
+        """libcst's code of `tree`, a changed copy of `module` (`tree.code`), printing only
+        the top-level statements and empty lines the copy does not share with the module:
+        those it shares are the parsed text's own, and a file's many fixes each cost their
+        statements', not the whole file's."""
+        source = self.text if self.held is None else self.held.text
+        if self._top_ids is None:
+            self._top_level()
+        offsets = self._offsets
+        nodes = [*tree.header, *tree.body, *tree.footer]
+        if offsets is None or not nodes:
+            return Rendered(source, 0, len(source), tree.code, None)
+        ids, old = list(map(id, nodes)), self._top_ids
+        first = _common_prefix(ids, old)
+        last = _common_suffix(ids, old, min(len(ids), len(old)) - first)
+        codes = self._codes
+        parts = [codes.get(id(node)) or tree.code_for_node(node) for node in nodes[first:len(nodes) - last]]
+        if parts and not last and not tree.has_trailing_newline:
+            parts[-1] = _without_newline(parts[-1])
+        start, end = offsets[first], min(offsets[len(old) - last], len(source))
+        return Rendered(source, start, end, "".join(parts), tuple(parts))
+
     def whole(self, code: str) -> str:
         """The file's text for the (fixed) code of `module`. Raises NeedsWholeFile when a
         held-out statement's marker is not where the fix should have left it."""
+        code = self._kept(code)
         if self.held is None:
             return code
         text = self.held.restore(code)
@@ -133,6 +223,21 @@ class ParsedFile:
             raise NeedsWholeFile(self.path)
         self._parts[text] = code
         return text
+
+    def _kept(self, code: str) -> str:
+        """`code` with the bytes libcst's code leaves out of the parsed text back where the
+        fix kept their lines (`snlint.lines.put_back`): a form feed in indentation, a last
+        bare `\r`. The lint offers no fix where they cannot be put back
+        (`FileFacts.rewritable`)."""
+        source = self.text if self.held is None else self.held.text
+        if not may_lose_bytes(source):
+            return code
+        if self._unchanged is None:
+            self._unchanged = self.module.code
+        kept = put_back(source, self._unchanged, code)
+        if kept is None:
+            raise ValueError("libcst did not read the file line for line; not rewritten")
+        return kept
 
     def to_compile(self, text: str) -> str:
         """What says whether `text` (a result of `whole`) compiles: the parsed part it was

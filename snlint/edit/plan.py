@@ -18,7 +18,8 @@ import libcst as cst
 from snlint.config import Config
 from snlint.edit.names import dotted
 from snlint.edit.imports import add_imports
-from snlint.edit.parsed import ParsedFile
+from snlint.edit.parsed import ParsedFile, Rendered
+from snlint.lines import may_lose_bytes
 from snlint.edit.syntax import walk, without
 from snlint import findings
 from snlint.findings import Finding
@@ -134,17 +135,52 @@ def _has_comment(statement: cst.CSTNode) -> bool:
 
 def apply_plans(parsed: ParsedFile, plans: Sequence[Plan]) -> str:
     """The file's text with `plans` applied together (they must not overlap)."""
+    return parsed.whole(_applied(parsed, plans).text)
+
+
+def apply_in_place(parsed: ParsedFile, plans: Sequence[Plan]) -> Rendered | None:
+    """`apply_plans`' text with where it differs from the file's (`Rendered`), for a file
+    parsed whole whose code libcst prints as read; None for another."""
+    if parsed.held is not None or may_lose_bytes(parsed.text):
+        return None
+    return _applied(parsed, plans)
+
+
+def _applied(parsed: ParsedFile, plans: Sequence[Plan]) -> Rendered:
     changes: dict[int, tuple[cst.CSTNode, Any]] = {}
     imports: list[ImportSpec] = []
     for plan in plans:
         changes.update(plan.changes)
         imports.extend(i for i in plan.imports if i not in imports)
-    tree = parsed.module.visit(SwapNodes(changes, parsed.parents)) if changes else parsed.module
+    tree = _swapped(parsed, changes) if changes else parsed.module
     if imports:
         tree = add_imports(tree, imports)
     if changes:
         tree = _prune_imports(parsed, changes, tree)
-    return parsed.whole(tree.code)
+    return parsed.rendered(tree)
+
+
+def _swapped(parsed: ParsedFile, changes: dict[int, tuple[cst.CSTNode, Any]]) -> cst.Module:
+    """The module with the planned nodes swapped: only the top-level statements that hold
+    them are visited (a visit of the module would go through every statement of the file
+    for each fix). A change of a top-level node itself (a removed statement's comments
+    move to the next one) is the module's visit."""
+    swap = SwapNodes(changes, parsed.parents)
+    module, parents = parsed.module, parsed.parents
+    index = parsed.body_index()
+    where: set[int] = set()
+    for node, _ in changes.values():
+        parent = parents.get(node)
+        while parent is not None and parent is not module:
+            node, parent = parent, parents.get(parent)
+        at = index.get(id(node))
+        if parent is None or at is None or module.body[at] is not node or id(node) in changes:
+            return module.visit(swap)
+        where.add(at)
+    body = list(module.body)
+    for at in where:
+        body[at] = body[at].visit(swap)
+    return module.with_changes(body=body)
 
 
 def _import_names(node: cst.CSTNode) -> Iterator[str]:

@@ -43,8 +43,9 @@ from snlint.fix.apply import (
     unchanged_on_disk,
     where,
 )
-from snlint.fix.diff import unified_diff
+from snlint.fix.diff import unified_diff, unified_diff_in
 from snlint.fix.planning import fixability, names_of, plan_for
+from snlint.lines import lines_before
 from snlint.records import dataclass
 
 if TYPE_CHECKING:  # a plain lint reads no notebook for its fixes
@@ -105,11 +106,12 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
 
     from snlint.checks.registry import fixers
     from snlint.edit.parsed import ParsedFile
-    from snlint.edit.plan import apply_plans
 
     report = report or _stderr
     findings = list(findings)
     broken = {f.path for f in findings if f.code == "SN901"}
+    # A file libcst does not read back as written gets no fix (`FileFacts.rewritable`).
+    broken |= {path for path, facts in (files or {}).items() if not facts.rewritable}
     wanted: dict[str, list[int]] = {}
     by_code = fixers()
     for i, f in enumerate(findings):
@@ -122,43 +124,59 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
         text = sources[path]
         try:
             parsed = ParsedFile(path, text, names_of(findings[i] for i in indexes))
-        except cst.ParserSyntaxError:
+        except (cst.ParserSyntaxError, RecursionError):
             continue
         strict: bool | None = None
         for i in indexes:
             finding = findings[i]
             try:
-                plan = plan_for(finding, parsed, config, by_code)
-                if plan is None:
-                    continue
-                new = apply_plans(parsed, [plan])
+                built = _built(parsed, finding, config, by_code)
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {finding.code} fix for {where(finding)}: "
                        f"{type(e).__name__}: {e}")
                 continue
-            if new == text:
+            if built is None:
                 continue
+            plan, (start, end, new, changed) = built
             if strict is None:
                 strict = compiles(text, path) is None
-            error = compiles(new, path) if strict else _libcst_error(new)
+            if not strict:
+                break  # CPython does not compile the file as it is: no fix is offered
+            # What changed compiles alone (top-level statements), unless a `from __future__`
+            # import may change how it compiles: then the whole new text.
+            if changed is None or "__future__" in text:
+                error = compiles(text[:start] + new + text[end:], path)
+            else:
+                error = compiles("".join(changed), path, lines_before(text, start) + 1)
             if error is not None:
                 report(f"snlint: dropped the {finding.code} fix for {where(finding)}: "
                        f"its result does not parse ({error})")
                 continue
             findings[i] = replace(finding, fix=Fix(plan.applicability, plan.message,
-                                                   unified_diff(path, text, new),
-                                                   (Edit(path, new),)))
+                                                   unified_diff_in(path, text, start, end, new),
+                                                   (Edit(path, new, start, end, text),)))
     return findings
 
 
-def _libcst_error(text: str) -> str | None:
-    import libcst as cst
+def _built(parsed, finding: Finding, config: Config, by_code) -> tuple | None:
+    """The plan for `finding` and what it changes in the file's text: (start, end, the
+    new text of that stretch, the code of the top-level statements it holds or None when
+    unknown); None when there is no plan or it changes nothing."""
+    from snlint.edit.plan import apply_in_place, apply_plans
 
-    try:
-        cst.parse_module(text)
-    except cst.ParserSyntaxError as e:
-        return f"ParserSyntaxError: {str(e).splitlines()[0]}"
-    return None
+    plan = plan_for(finding, parsed, config, by_code)
+    if plan is None:
+        return None
+    text = parsed.text
+    done = apply_in_place(parsed, [plan])
+    if done is None:
+        new = apply_plans(parsed, [plan])
+        if new == text:
+            return None
+        return plan, (0, len(text), new, None)
+    if text[done.start:done.end] == done.replacement:
+        return None
+    return plan, (done.start, done.end, done.replacement, done.changed)
 
 
 @dataclass

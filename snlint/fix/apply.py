@@ -43,14 +43,15 @@ MAX_ROUNDS = 8
 Report = Callable[[str], None]
 
 
-def compiles(text: str, path: str) -> str | None:
-    """None when `text` compiles as Python, else the error in one line."""
+def compiles(text: str, path: str, first_line: int = 1) -> str | None:
+    """None when `text` compiles as Python, else the error in one line. `first_line`: the
+    line of the file `text` starts at (a stretch of it compiled alone)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compile(text, path, "exec", dont_inherit=True)
     except SyntaxError as e:
-        return f"{type(e).__name__}: {e.msg} (line {e.lineno})"
+        return f"{type(e).__name__}: {e.msg} (line {(e.lineno or 1) + first_line - 1})"
     except (ValueError, MemoryError, RecursionError) as e:
         return f"{type(e).__name__}: {e}"
     return None
@@ -64,33 +65,23 @@ def checked(parsed: ParsedFile, plans: list[tuple[Finding, Plan]],
             report: Report) -> tuple[str, list[tuple[Finding, Plan]]]:
     """The text with `plans` applied, and the plans kept. A combination that does not
     compile is rebuilt one plan at a time, dropping (and reporting) each plan that
-    breaks it. A result must compile when the original does (else only libcst has to
-    parse it): the original is compiled only when a result does not compile, since one
-    that compiles passes either way (one compile a file, not two)."""
-    import libcst as cst
-
+    breaks it. A file that does not compile as it is (what CPython's compiler alone
+    rejects, which the lint may not have seen: SN901 otherwise) is not fixed at all. The
+    original is compiled only when a result does not compile (one compile a file, not two)."""
     from snlint.edit.plan import apply_plans
 
-    original_compiles: bool | None = None
+    text = apply_plans(parsed, [p for _, p in plans])
+    error = compiles(parsed.to_compile(text), parsed.path)
+    if error is None:
+        return text, plans
+    original = compiles(parsed.text, parsed.path)
+    if original is not None:
+        report(f"snlint: not fixing {parsed.path}: CPython does not compile it ({original})")
+        return parsed.text, []
 
     def ok(text: str) -> str | None:
-        nonlocal original_compiles
-        error = compiles(parsed.to_compile(text), parsed.path)
-        if error is None:
-            return None
-        if original_compiles is None:
-            original_compiles = compiles(parsed.text, parsed.path) is None
-        if original_compiles:
-            return error
-        try:
-            cst.parse_module(text)
-        except cst.ParserSyntaxError as e:
-            return f"ParserSyntaxError: {str(e).splitlines()[0]}"
-        return None
+        return compiles(parsed.to_compile(text), parsed.path)
 
-    text = apply_plans(parsed, [p for _, p in plans])
-    if ok(text) is None:
-        return text, plans
     kept: list[tuple[Finding, Plan]] = []
     text = parsed.text
     for finding, plan in plans:
@@ -182,11 +173,11 @@ def _fix_one(path: str, text: str, findings: list[Finding], config: Config, unsa
         # more, or the part does not parse (the file may not either).
         try:
             return _fixed(ParsedFile(path, text, names, held), findings, config, unsafe, by_code)
-        except (NeedsWholeFile, cst.ParserSyntaxError):
+        except (NeedsWholeFile, cst.ParserSyntaxError, RecursionError):
             pass
     try:
         parsed = ParsedFile(path, text, names)
-    except cst.ParserSyntaxError:
+    except (cst.ParserSyntaxError, RecursionError):
         return Fixed(None, [], [])
     return _fixed(parsed, findings, config, unsafe, by_code)
 

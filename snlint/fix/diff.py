@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import re
 
+from snlint.lines import lines_before
+
 # A patch's lines end at "\n" only (`patch` and `git apply` keep a "\r" as part of the
 # line), unlike Python's lines (snlint.lines).
 _LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
@@ -49,3 +51,42 @@ def unified_diff(path: str, old: str, new: str, context: int = 3) -> str:
         if not line.endswith("\n"):
             out.append("\n" + NO_NEWLINE)
     return "".join(out)
+
+
+_HUNK = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@", re.MULTILINE)
+
+
+def unified_diff_in(path: str, old: str, start: int, end: int, text: str, context: int = 3) -> str:
+    """`unified_diff(path, old, new)` for `new` = `old` with its characters `start` to
+    `end` replaced by `text`, made from the lines around them alone: its cost is the
+    change's, not the file's (a file's many fixes, each diffed, would be quadratic)."""
+    if old[start:end] == text:
+        return ""
+    # The lines that hold the change, and `context` lines of the file on each side of it.
+    low = old.rfind("\n", 0, start) + 1
+    for _ in range(context):
+        if low == 0:
+            break
+        low = old.rfind("\n", 0, low - 1) + 1
+    high = end
+    for _ in range(context + 1):
+        found = old.find("\n", high)
+        if found < 0:
+            high = len(old)
+            break
+        high = found + 1
+    if end > start and old[end - 1:end] == "\n" and high < len(old):
+        # The change ends with a line: the line after it is context too.
+        found = old.find("\n", high)
+        high = len(old) if found < 0 else found + 1
+    before = lines_before(old, low, patch=True)
+    diff = unified_diff(path, old[low:high], old[low:start] + text + old[end:high], context)
+    if not before:
+        return diff
+
+    def shifted(match: re.Match) -> str:
+        return (f"@@ -{int(match.group(1)) + before}{match.group(2)} "
+                f"+{int(match.group(3)) + before}{match.group(4)} @@")
+
+    head, _, hunks = diff.partition("@@")
+    return head + _HUNK.sub(shifted, "@@" + hunks)

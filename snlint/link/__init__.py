@@ -221,7 +221,7 @@ def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminat
         try:
             work()
         except RecursionError:
-            project.errors.append((path, "too deeply nested to interpret"))
+            project.errors.append((path, "nested too deeply to interpret"))
         except BudgetExceeded:
             project.over_budget.append((path, what, span, interp.budget))
             # What was built so far stands; a class cut short may lack the SN that would

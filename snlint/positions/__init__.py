@@ -8,8 +8,8 @@ constructors cost more than the codegen itself. Here one codegen of the tree
 libcst node hashes by identity through a Python-level `__hash__`, which a table of every
 node would call a million times), and each node's parent.
 
-The table is in libcst's order (children before their parent). The libcst reading of a
-file (`snlint.source.lower`) and the fixes (`snlint.edit.parsed`) read positions here, and
+The table is in libcst's order (children before their parent). The fixes
+(`snlint.edit.parsed`) read positions here, and
 `arg_range`/`param_range` say where an argument and a parameter are as the facts' node
 keys (`snlint.facts.node_key`) have them.
 """

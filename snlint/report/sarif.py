@@ -34,7 +34,7 @@ from urllib.parse import quote
 
 from snlint.catalogue import load_catalogue
 from snlint.findings import Finding, Fix
-from snlint.lines import LINE_BREAK, line_texts, split_lines
+from snlint.lines import LINE_BREAK, line_texts, lines_before, split_lines
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -196,6 +196,26 @@ def replacements(old: str, new: str) -> list[dict]:
     return out
 
 
+def _replacements(old: str, edit) -> list[dict]:
+    """`replacements(old, edit.new_text)`, made from the lines the edit changes alone when
+    it says which (a file's many fixes, each compared whole, would be quadratic)."""
+    if edit.end is None or edit.base != old:
+        return replacements(old, edit.new_text)
+    start, end = edit.start, edit.end
+    low = max(old.rfind("\n", 0, start), old.rfind("\r", 0, start)) + 1
+    high = end
+    if high and old[high - 1] not in "\r\n":
+        found = LINE_BREAK.search(old, high)
+        high = found.end() if found else len(old)
+    found = replacements(old[low:high], old[low:start] + edit.text + old[end:high])
+    before = lines_before(old, low)
+    for change in found:
+        region = change["deletedRegion"]
+        region["startLine"] += before
+        region["endLine"] += before
+    return found
+
+
 def sarif_fix(fix: Fix, sources: Mapping[str, str], root: Path) -> dict | None:
     """`fix` as a SARIF fix, or None when its edits change nothing we can place."""
     changes = []
@@ -203,7 +223,7 @@ def sarif_fix(fix: Fix, sources: Mapping[str, str], root: Path) -> dict | None:
         old = sources.get(edit.path)
         if old is None:
             continue
-        found = replacements(old, edit.new_text)
+        found = _replacements(old, edit)
         if found:
             changes.append({"artifactLocation": artifact_location(edit.path, root),
                             "replacements": found})

@@ -1,10 +1,9 @@
-"""Lower one file's CPython `ast` to source facts: the facts `snlint.source.lower` makes
-from a libcst tree of the same text, equal to them (spans and node keys included), at a
-fraction of the cost (CPython parses in C; libcst's tree costs several times more to
-build than to read).
+"""Lower one file's CPython `ast` to source facts. CPython parses in C, several times
+faster than libcst builds its tree; but a fix finds a finding's node in libcst's tree of
+the same text by the node key the facts hold (`facts.node_key`: a function of the span),
+so spans are libcst's (the fixes' tests hold them to it).
 
-What the two trees say differently is mirrored here, so the facts cannot tell which
-parser read the file:
+What the two trees say differently is mirrored here:
 - columns: `ast` counts UTF-8 bytes, libcst characters (converted on non-ASCII lines);
 - parentheses: `ast` spans a tuple's and a generator's own parentheses (and a sole
   generator argument's call parentheses), libcst's spans stop inside them;

@@ -1,7 +1,6 @@
-"""What lowering one file keeps while it reads it, and decides the same way whichever
-parser read the file (`lower.py` over libcst, `lower_ast.py` over CPython's `ast`): how
-a name is qualified, where calls, arguments and parameters are, what a class is keyed
-by, and the file's facts at the end."""
+"""What lowering one file (`lower_ast.py`) keeps while it reads it: how a name is
+qualified, where calls, arguments and parameters are, what a class is keyed by, and the
+file's facts at the end."""
 
 from __future__ import annotations
 

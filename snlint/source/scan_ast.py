@@ -1,11 +1,17 @@
-"""Name scopes of one file, read off CPython's `ast` of it: the `Scopes` that
-`snlint.source.scan` reads off a libcst tree, the same for the same text.
+"""Name scopes of one file, read off CPython's `ast` of it (`Scopes`).
 
-One recursive walk: names counted by their `ast` context (a load is a *read*; a store, a
+One walk, without recursion (it is what makes any depth safe for the rest): names counted by their `ast` context (a load is a *read*; a store, a
 parameter, or a `def`/`class`/`except ... as`/match-capture name is a *binding*), imports
 in source order, and each function's own bindings, which stop where `scan`'s stop: at
 nested definitions (only their name), class bodies, lambdas, comprehensions and imports,
 and outside the function's body (its decorators, defaults and annotations).
+
+The same walk bounds the tree's depth: an expression nested more than `MAX_NESTING`
+levels inside its statement is replaced by a `TooDeep` constant (read as an unknown
+value) and recorded in `Scopes.cuts`, so that the lowering, the interpreter and the
+reports, which recurse, never meet deeper code than they can follow. And it notes what
+only CPython's compiler rejects (`Scopes.suspect`): a keyword argument or a parameter
+repeated, and `return`, `yield`, `await` or `nonlocal` where no function holds them.
 """
 
 from __future__ import annotations
@@ -16,9 +22,28 @@ from snlint.source.relative import resolve_relative
 from snlint.source.scopes import Scopes
 
 _MODULE = "<module>"
+# Levels of expression nesting inside one statement the lowering follows: generous for
+# code people write (a chain of 30 method calls is 60 levels), and a recursion each
+# step after it (lowering, interpreter, report) can take with the statements around it.
+MAX_NESTING = 100
+
+
+class TooDeep:
+    """The value of an expression nested deeper than `MAX_NESTING` (an `ast.Constant`'s
+    value in its place): the lowering reads it as unknown."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "TooDeep()"
+
+
+TOO_DEEP = TooDeep()
 # Nodes whose insides bind in no scope `Scopes.functions` or `module_names` keep.
 _OPAQUE = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 _FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
+# What CPython's compiler (not its parser) rejects outside a function.
+_OUTSIDE_FUNCTION = frozenset({ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Nonlocal})
 # Nodes with nothing to count under them.
 _LEAVES = frozenset({ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
                      *(cls for base in (ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
@@ -43,12 +68,13 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
     # innermost function an import in it belongs to (None: module, class or lambda),
     # and whether it is inside an `except` handler. One loop, no recursion: this visits
     # every node of the file.
-    stack: list[tuple[ast.AST, object, object, bool]] = [
-        (child, _MODULE, None, False) for child in tree.body]
+    stack: list[tuple[ast.AST, object, object, bool, int]] = [
+        (child, _MODULE, None, False, 0) for child in tree.body]
     pop, push = stack.pop, stack.append
-    AST, Name, Load, Store = ast.AST, ast.Name, ast.Load, ast.Store
+    AST, Name, Load, Store, stmt, expr = ast.AST, ast.Name, ast.Load, ast.Store, ast.stmt, ast.expr
+    suspect = False
     while stack:
-        node, owner, function, in_except = pop()
+        node, owner, function, in_except, depth = pop()
         kind = type(node)
         if kind is Name:
             ctx = type(node.ctx)
@@ -68,6 +94,16 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
             if function is not None:
                 scopes.function_imports.setdefault(function, []).append(node)
             continue
+        if kind in _OUTSIDE_FUNCTION:
+            if function is None or (kind is ast.Await and type(function) is not ast.AsyncFunctionDef):
+                suspect = True
+        elif kind is ast.Call and len(node.keywords) > 1:
+            named = [k.arg for k in node.keywords if k.arg is not None]
+            suspect = suspect or len(set(named)) < len(named)
+        elif kind is ast.arguments:
+            named = [a.arg for a in (*node.posonlyargs, *node.args, *node.kwonlyargs,
+                                     node.vararg, node.kwarg) if a is not None]
+            suspect = suspect or len(set(named)) < len(named)
         if kind in _FUNCTIONS:
             bound[node.name] += 1
             bind_local(owner, node.name)
@@ -75,9 +111,9 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
             scopes.function_imports.setdefault(node, [])
             # Decorators, defaults and annotations bind in no scope kept here.
             for part in (*node.decorator_list, node.args, *([node.returns] if node.returns else [])):
-                push((part, None, function, in_except))
-            for stmt in node.body:
-                push((stmt, node, node, in_except))
+                push((part, None, function, in_except, 1))
+            for statement in node.body:
+                push((statement, node, node, in_except, 0))
             continue
         if kind is ast.ClassDef:
             bound[node.name] += 1
@@ -104,14 +140,24 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
             owner = function = None
         elif kind in _OPAQUE:
             owner = None
+        inner = depth + 1
         for field in node._fields:
             value = getattr(node, field, None)
             if type(value) is list:
-                for item in value:
+                for i, item in enumerate(value):
                     if isinstance(item, AST):
-                        push((item, owner, function, in_except))
+                        if isinstance(item, stmt):
+                            push((item, owner, function, in_except, 0))
+                        elif inner > MAX_NESTING and isinstance(item, expr):
+                            value[i] = _cut(item, scopes.cuts)
+                        else:
+                            push((item, owner, function, in_except, inner))
             elif isinstance(value, AST):
-                push((value, owner, function, in_except))
+                if inner > MAX_NESTING and isinstance(value, expr):
+                    setattr(node, field, _cut(value, scopes.cuts))
+                else:
+                    push((value, owner, function, in_except, inner))
+    scopes.suspect = suspect
 
     for found in scopes.function_imports.values():
         found.sort(key=_position)
@@ -125,6 +171,13 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
     _imports(scopes, imports, module_name, is_package)
     scopes.module_names = local.get(_MODULE, set()) - set(scopes.imports)
     return scopes
+
+
+def _cut(node: ast.expr, cuts: list[tuple[int, int, int, int]]) -> ast.Constant:
+    """The unknown value that stands for `node`, too deep to follow, where it was."""
+    cuts.append((node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
+                 (node.end_col_offset or node.col_offset) + 1))
+    return ast.copy_location(ast.Constant(TOO_DEEP), node)
 
 
 def _position(node: ast.stmt) -> tuple[int, int]:

@@ -27,6 +27,12 @@ class Scopes:
     # Every module the file imports, dotted, relative imports resolved: `import a.b` ->
     # a.b; `from a import b, *` -> a, a.b, a.* (`snlint.imported_files` follows them).
     modules: set[str] = field(default_factory=set)
+    # Expressions nested deeper than the lowering follows, replaced in the tree by an
+    # unknown value: (line, column, end line, end column) of each, 1-based columns.
+    cuts: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # Whether the tree holds what only CPython's compiler rejects (`return` outside a
+    # function, a keyword argument repeated): then the file is compiled to know.
+    suspect: bool = False
 
     def bind_import(self, local: str, qual: str, fallback: bool) -> None:
         """An import binds `local` to `qual`; `fallback`: it is in an `except` handler
