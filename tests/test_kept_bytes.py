@@ -27,7 +27,7 @@ OTHER = "\n\ndef other():\n" + "".join(f"    v{i} = {i}\n" for i in range(10)) +
 def fix(tmp_path, monkeypatch, data: bytes) -> bytes:
     (tmp_path / "d.py").write_bytes(data)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["d.py", "--fix", "--no-graph", "--no-cache", "--exit-zero"])
+    result = CliRunner().invoke(main, ["d.py", "--fix", "--extend-safe-fixes", "SN101", "--no-graph", "--no-cache", "--exit-zero"])
     assert "Fixed 1 finding" in result.output, result.output
     return (tmp_path / "d.py").read_bytes()
 
