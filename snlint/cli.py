@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 from collections.abc import Iterable
 from dataclasses import field
@@ -23,6 +24,8 @@ from snlint.replay import Recorder
 from snlint.report.text import one_line
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# Ended by a signal: 128 + its number, as a shell reports it (130 for Ctrl-C, as ruff).
+EXIT_SIGNAL = 128
 # Severities that make a run fail; info never changes the exit code.
 FAILING = frozenset({"warning", "error"})
 
@@ -165,15 +168,69 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
 @click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True,
               callback=lambda ctx, param, value: _print_version(ctx) if value else None,
               help="Show the version and exit.")
-def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[str] | None,
-         ignore: list[str] | None, graph: bool | None, graph_timeout: float | None,
-         output_format: str | None, exit_zero: bool, statistics: bool,
-         force_exclude: bool | None, list_rules: bool, explain: str | None,
-         stdin_filename: str | None = None, add_noqa: bool = False, fix: bool = False,
-         unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False,
-         jobs: int | None = None, no_cache: bool = False, cache_dir: str | None = None,
-         quiet: bool = False) -> None:
+def main(**options) -> None:
     """Audit PyTorch GAN code for spectral-normalization and batch-coupling mistakes."""
+    try:
+        _main(**options)
+    except KeyboardInterrupt as exc:
+        # Not click's "Aborted!" and exit 1, the code for findings: a pipeline or CI step
+        # must tell an interrupted run from one that found something. What the run was
+        # writing was cleaned up on the way here (snlint.fix.fix_paths).
+        _interrupted(getattr(exc, "signum", signal.SIGINT))
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (or SIGHUP) in the main process: unwinds as Ctrl-C does, so every clean-up
+    on the way runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupted(signum: int) -> None:
+    name = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+    try:
+        click.echo(f"snlint: {name}", err=True)
+    except (OSError, ValueError):
+        pass
+    _finish(EXIT_SIGNAL + int(signum))
+
+
+_MAIN_PID = os.getpid()
+
+
+def _on_termination(signum: int, frame) -> None:
+    if os.getpid() != _MAIN_PID:
+        # A forked helper (a parse worker, the standby) ends at once; the main process
+        # cleans up what it wrote under its name.
+        os._exit(EXIT_SIGNAL + signum)
+    raise Terminated(signum)
+
+
+def _catch_termination() -> None:
+    """SIGTERM and SIGHUP end the run as Ctrl-C does (clean-up, then 128 + the signal),
+    instead of at once with temporary files left beside the user's files."""
+    global _MAIN_PID
+    _MAIN_PID = os.getpid()
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is None:
+            continue
+        try:
+            if signal.getsignal(signum) is signal.SIG_DFL:
+                signal.signal(signum, _on_termination)
+        except (OSError, ValueError):  # not the main thread
+            pass
+
+
+def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[str] | None,
+          ignore: list[str] | None, graph: bool | None, graph_timeout: float | None,
+          output_format: str | None, exit_zero: bool, statistics: bool,
+          force_exclude: bool | None, list_rules: bool, explain: str | None,
+          stdin_filename: str | None = None, add_noqa: bool = False, fix: bool = False,
+          unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False,
+          jobs: int | None = None, no_cache: bool = False, cache_dir: str | None = None,
+          quiet: bool = False) -> None:
     _collect_less(click.get_current_context())
     fmt = output_format or ("full" if _stdout_is_terminal() else "concise")
     color = fmt in report.TEXT_FORMATS and _use_color()
@@ -315,6 +372,7 @@ class OwnProcess:
 
 def run_own_process(recorder: Recorder | None) -> None:
     """`main` as the `snlint` command: in a process of its own."""
+    _catch_termination()
     main(prog_name="snlint", obj=OwnProcess(recorder))
 
 
@@ -447,6 +505,16 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
                             standby=standby)
     except Exception as exc:
         _internal_error(exc)
+    except BaseException:
+        if standby is not None:
+            standby.close()
+            standby = None
+        # What the standby was writing when it was stopped (fix_paths removed the rest).
+        from snlint.files import sweep_temporaries
+        from snlint.fix import written_targets
+
+        sweep_temporaries(written_targets(files), own=True)
+        raise
     finally:
         if standby is not None:
             standby.close()

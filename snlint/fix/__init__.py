@@ -19,8 +19,8 @@ so a plain lint, which imports this package, never pays for them.
 from __future__ import annotations
 
 import os
-import stat
 import sys
+import time
 from pathlib import Path
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping
@@ -29,8 +29,8 @@ from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.files import (
-    SourceFile, as_written, discard_file, discover, put_in_place, read_source, write_atomic,
-    written_beside,
+    SourceFile, as_written, discard_file, discover, put_in_place, read_source, sweep_temporaries,
+    writable_mode, write_atomic, written_beside,
 )
 from snlint.findings import Edit, Finding, Fix
 from snlint.fix.apply import (
@@ -239,7 +239,7 @@ class _EarlyWrites:
             return False
         try:
             target = Path(os.path.realpath(self._sources[path].abspath))
-            put_in_place(tmp, target, stat.S_IMODE(os.stat(target).st_mode))
+            put_in_place(tmp, target, writable_mode(target))
         except BaseException:
             discard_file(tmp)
             raise
@@ -286,9 +286,15 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
     from snlint.notebook import parse_notebook
 
     report = report or _stderr
+    started = time.time_ns()
     sources: dict[str, SourceFile] = {}
     notebooks: dict[str, Notebook] = {}
-    for display, absolute in discover(paths, config) if files is None else files:
+    files = discover(paths, config) if files is None else files
+    if write:
+        # What a run killed during its writes left beside the files (SIGKILL runs no
+        # clean-up): its temporary files, whose owner is gone.
+        sweep_temporaries(written_targets(files), before_ns=started)
+    for display, absolute in files:
         read = read_source(display, absolute, config.max_file_size)
         if not isinstance(read, SourceFile):
             continue
@@ -306,9 +312,19 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
         result = fixed_point(texts, lint, config, unsafe=unsafe, report=report, lint_later=lint_later,
                              standby=standby, fixed=early.start if early is not None else None)
         return _finish(sources, notebooks, texts, result, write, report, early)
+    except BaseException:
+        if write:  # interrupted (Ctrl-C, SIGTERM) or failed: leave no temporary file
+            sweep_temporaries(written_targets(files), own=True)
+        raise
     finally:
         if early is not None:
             early.discard()
+
+
+def written_targets(files: Iterable[tuple[str, Path]]) -> list[Path]:
+    """The files `--fix` may write for `files` (display, path): each through its symlink,
+    where its temporary file goes."""
+    return [Path(os.path.realpath(absolute)) for _, absolute in files]
 
 
 def _finish(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], texts: dict[str, str],
