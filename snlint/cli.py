@@ -69,6 +69,23 @@ def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     return [code.strip().upper() for value in values for code in value.split(",") if code.strip()]
 
 
+def _some_codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str] | None:
+    """`--select`: as `_codes`, and at least one code: an empty value (`--select ""`, an
+    unset shell variable) would turn every rule off and pass every file."""
+    codes = _codes(ctx, param, values)
+    if codes == []:
+        raise click.BadParameter("no rule code given (to turn rules off, use --ignore)")
+    return codes
+
+
+def _finite(param: click.Parameter, value: float | None) -> float | None:
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number of seconds")
+    return value
+
+
 def _fail(message: str) -> None:
     click.echo(f"snlint: {message}", err=True)
     sys.exit(EXIT_ERROR)
@@ -119,7 +136,8 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-@click.option("--select", multiple=True, callback=_codes, metavar="CODES",
+@click.option("--select", multiple=True, callback=lambda ctx, param, values: _some_codes(ctx, param, values),
+              metavar="CODES",
               help="Rules to enable, replacing the default set: codes, prefixes (SN3) or ALL. "
                    "Comma-separated; may repeat.")
 @click.option("--extend-select", multiple=True, callback=_codes, metavar="CODES",
@@ -130,6 +148,7 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
               help="Run the graph pass (imports discriminators with torch). "
                    "Default: on when torch is importable.")
 @click.option("--graph-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              callback=lambda ctx, param, value: _finite(param, value),
               metavar="SECONDS", help="Time limit for importing and building a module.")
 @click.option("--output-format", type=click.Choice(report.FORMATS), default=None,
               help="Default: full on a terminal, else concise.")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from snlint.config import Config, Glob
 from snlint.findings import Finding, Span, diagnostic
 from snlint.records import dataclass
+from snlint.regular import read_regular
 from snlint.replay import EXISTS, LISTING, STATE, note
 
 if TYPE_CHECKING:
@@ -182,7 +183,7 @@ class _Walker:
             self.look(folder / ".gitignore")
             spec = None
             try:
-                lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
+                lines = read_regular(folder / ".gitignore").decode("utf-8", "replace")
             except OSError:
                 lines = None
             if lines is not None:
@@ -262,8 +263,8 @@ def read_source(display: str, abspath: Path, max_size: int) -> SourceFile | Find
         return diagnostic("SN903", display,
                           f"file is {info.st_size} bytes, larger than max-file-size ({max_size})")
     try:
-        with open(abspath, "rb") as handle:
-            raw = handle.read(max_size + 1)
+        # Read in pieces: a read of max-file-size bytes would allocate them first.
+        raw = read_regular(abspath, max_size)
     except OSError as e:
         return diagnostic("SN903", display, f"cannot read file: {_reason(e)}")
     if len(raw) > max_size:  # it grew since stat
