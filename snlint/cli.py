@@ -21,7 +21,7 @@ from snlint import report
 from snlint.findings import Finding
 from snlint.records import dataclass
 from snlint.replay import Recorder
-from snlint.report.text import one_line
+from snlint.report.text import one_line, printable
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # Ended by a signal: 128 + its number, as a shell reports it (130 for Ctrl-C, as ruff).
@@ -87,7 +87,7 @@ def _finite(param: click.Parameter, value: float | None) -> float | None:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"snlint: {message}", err=True)
+    click.echo(printable(f"snlint: {message}"), err=True)
     sys.exit(EXIT_ERROR)
 
 
@@ -114,6 +114,7 @@ def _stderr_is_terminal() -> bool:
 
 
 def _emit(text: str, color: bool = False) -> None:
+    text = printable(text)
     own = _own_process()
     if own is not None and own.recorder is not None:
         # What click writes: the text and a newline (escapes stripped without colour:
@@ -272,12 +273,12 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
             _fail("--add-noqa writes files; it cannot be used with standard input")
         for path in paths:
             if path != "-":
-                click.echo(f"snlint: warning: ignoring {path}: linting standard input", err=True)
+                click.echo(printable(f"snlint: warning: ignoring {path}: linting standard input"), err=True)
         paths = (stdin_filename or "-",)
     paths = paths or (".",)
     missing = [path for path in paths if not stdin and not os.path.lexists(path)]
     for path in missing:
-        click.echo(f"snlint: path not found: {path}", err=True)
+        click.echo(printable(f"snlint: path not found: {path}"), err=True)
     if missing:
         sys.exit(EXIT_ERROR)
 
@@ -518,7 +519,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
 
         outcome = fix_paths(paths, config, lint, files=files,
                             unsafe=unsafe, write=not diff,
-                            report=lambda message: click.echo(message, err=True),
+                            report=lambda message: click.echo(printable(message), err=True),
                             lint_later=None if config.graph is False
                             else lambda sources: lint(sources, source_only),
                             standby=standby)

@@ -106,12 +106,15 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
     from snlint.edit.plan import apply_plans
 
     report = report or _stderr
-    findings = list(findings)
+    # Marked first, as a plain lint marks them: what the same run's `[*]` would say.
+    findings = mark_fixes(findings, files, config, report) if files else list(findings)
     broken = {f.path for f in findings if f.code == "SN901"}
     wanted: dict[str, list[int]] = {}
+    marked: dict[int, str] = {}  # finding -> the applicability a plain lint marked
     by_code = fixers()
     for i, f in enumerate(findings):
         if f.fix is not None and not f.fix.built:
+            marked[i] = f.fix.applicability
             findings[i] = f = replace(f, fix=None)
         if f.code in by_code and f.fix is None and f.cell is None and f.path in sources \
                 and f.path not in broken:
@@ -146,7 +149,17 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
             findings[i] = replace(finding, fix=Fix(plan.applicability, plan.message,
                                                    unified_diff(path, text, new),
                                                    (Edit(path, new),)))
+    for i, applicability in marked.items():
+        if findings[i].fix is None:
+            # The facts marked a fix (`[*]`, the summary's count, what --fix tries) that
+            # could not be built alone on this text: say so rather than "no fix", which
+            # would contradict the same run's text output.
+            findings[i] = replace(findings[i], fix=Fix(applicability, UNBUILT))
     return findings
+
+
+UNBUILT = ("a fix is marked available, but none could be built on the file as it is: "
+           "--diff shows what --fix would do")
 
 
 def _libcst_error(text: str) -> str | None:
