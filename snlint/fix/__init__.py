@@ -136,6 +136,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {finding.code} fix for {where(finding)}: "
                        f"{type(e).__name__}: {e}")
+                marked.pop(i, None)  # said on stderr: no fix
                 continue
             if new == text:
                 continue
@@ -145,6 +146,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
             if error is not None:
                 report(f"snlint: dropped the {finding.code} fix for {where(finding)}: "
                        f"its result does not parse ({error})")
+                marked.pop(i, None)
                 continue
             findings[i] = replace(finding, fix=Fix(plan.applicability, plan.message,
                                                    unified_diff(path, text, new),
@@ -152,8 +154,8 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
     for i, applicability in marked.items():
         if findings[i].fix is None:
             # The facts marked a fix (`[*]`, the summary's count, what --fix tries) that
-            # could not be built alone on this text: say so rather than "no fix", which
-            # would contradict the same run's text output.
+            # could not be built alone on this text, for no reason said on stderr: say so
+            # rather than "no fix", which would contradict the same run's text output.
             findings[i] = replace(findings[i], fix=Fix(applicability, UNBUILT))
     return findings
 
