@@ -78,7 +78,7 @@ def _some_codes(ctx: click.Context, param: click.Parameter, values: tuple[str, .
     return codes
 
 
-def _finite(param: click.Parameter, value: float | None) -> float | None:
+def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     import math
 
     if value is not None and not math.isfinite(value):
@@ -137,8 +137,7 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-@click.option("--select", multiple=True, callback=lambda ctx, param, values: _some_codes(ctx, param, values),
-              metavar="CODES",
+@click.option("--select", multiple=True, callback=_some_codes, metavar="CODES",
               help="Rules to enable, replacing the default set: codes, prefixes (SN3) or ALL. "
                    "Comma-separated; may repeat.")
 @click.option("--extend-select", multiple=True, callback=_codes, metavar="CODES",
@@ -149,7 +148,7 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
               help="Run the graph pass (imports discriminators with torch). "
                    "Default: on when torch is importable.")
 @click.option("--graph-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              callback=lambda ctx, param, value: _finite(param, value),
+              callback=_finite,
               metavar="SECONDS", help="Time limit for importing and building a module.")
 @click.option("--output-format", type=click.Choice(report.FORMATS), default=None,
               help="Default: full on a terminal, else concise.")
