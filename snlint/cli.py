@@ -349,7 +349,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         if add_noqa:
             from snlint.noqa import write_noqa
 
-            added = write_noqa(findings, result.sources, config.max_file_size)
+            added = write_noqa(findings, result.sources, config.max_file_size,
+                               report=lambda message: click.echo(printable(message), err=True))
             click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.", err=True)
             sys.exit(EXIT_CLEAN)
         if statistics:

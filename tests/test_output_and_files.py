@@ -369,3 +369,16 @@ def test_a_replay_record_of_the_wrong_shape_is_a_miss(tmp_path, monkeypatch, rec
     folder.mkdir()
     (folder / replay._name(replay.key(argv))).write_bytes(marshal.dumps(record(replay.key(argv))))
     assert replay.replay(argv) is None
+
+
+def test_add_noqa_leaves_a_read_only_file_and_says_so(project, missing_sn):
+    (project / "e.py").write_text(missing_sn)
+    os.chmod(project / "d.py", 0o444)
+    result = snlint(".", "--add-noqa")
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        "snlint: cannot write d.py: permission denied (the file is read-only)",
+        "Added 1 noqa directive.",
+    ]
+    assert (project / "d.py").read_text() == missing_sn
+    assert "nn.Conv2d(128, 1, 4, 1, 0)  # noqa: SN201" in (project / "e.py").read_text()
