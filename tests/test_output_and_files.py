@@ -162,7 +162,8 @@ def _many(project: Path, text: str, count: int) -> list[Path]:
     return files
 
 
-def test_ctrl_c_in_the_write_phase_leaves_no_temporary_file(project, missing_sn, monkeypatch):
+@pytest.mark.parametrize("jobs", ["1", "2"])  # 2: a standby process writes the files early
+def test_ctrl_c_in_the_write_phase_leaves_no_temporary_file(project, missing_sn, monkeypatch, jobs):
     from snlint import files as writing
 
     files = _many(project, missing_sn, 4)
@@ -176,7 +177,7 @@ def test_ctrl_c_in_the_write_phase_leaves_no_temporary_file(project, missing_sn,
         replace(src, dst)
 
     monkeypatch.setattr(writing.os, "replace", interrupted_on_the_third)
-    result = snlint(".", "--fix", "-j1")
+    result = snlint(".", "--fix", "-j", jobs)
     assert (result.exit_code, result.stderr) == (130, "snlint: interrupted\n")
     assert temporaries(project) == []
     fixed = missing_sn.replace("self.head = nn.Conv2d(128, 1, 4, 1, 0)",
