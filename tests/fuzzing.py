@@ -13,7 +13,8 @@ a lint with every rule and JSON output (which builds every fix), then `--fix
 --unsafe-fixes`. The property: neither exits with anything but 0 or 1, prints a
 traceback or an internal error, or gives SN999 on a file CPython compiles; the fixes
 never turn a compiling file into one that does not compile, never change a file with
-SN901, and leave no temporary file.
+SN901, and leave no temporary file. The first file of a batch has a name that is not
+UTF-8.
 """
 
 from __future__ import annotations
@@ -307,7 +308,9 @@ def _rows(stdout: bytes, fmt: str) -> list[dict]:
     for line in stdout.decode("utf-8").splitlines():  # path:line:col: CODE message
         head, sep, rest = line.partition(": ")
         if sep and rest[:2] == "SN":
-            rows.append({"path": head.rsplit(":", 2)[0], "code": rest.split()[0], "message": rest})
+            # The text shows the first file's odd byte as U+FFFD: back to its name.
+            path = head.rsplit(":", 2)[0].replace("\ufffd", os.fsdecode(b"\xff"))
+            rows.append({"path": path, "code": rest.split()[0], "message": rest})
     return rows
 
 
@@ -317,7 +320,8 @@ def check_batch(folder: Path, inputs: list[Input], fmt: str = "json") -> Outcome
     outcome = Outcome()
     names = {}
     for i, item in enumerate(inputs):
-        path = folder / f"f{i:04}.py"
+        # The first file's name is not UTF-8: every output must carry it (issue 31 point 9).
+        path = folder / (os.fsdecode(b"f0000\xff.py") if i == 0 else f"f{i:04}.py")
         path.write_bytes(item.data)
         names[path.name] = item
     (folder / "pyproject.toml").write_text("[project]\nname = 'fuzz'\n")
