@@ -29,6 +29,7 @@ from pathlib import Path
 
 from snlint.files import replace_file
 from snlint.pruning import keep_newest
+from snlint.regular import read_regular
 
 try:  # hashlib's own blake2b, without the OpenSSL bindings hashlib loads (3 ms of every start)
     from _blake2 import blake2b
@@ -144,8 +145,7 @@ class Cache:
             self._touch()
         name = self._name(path, relpath, run)
         try:
-            with open(name, "rb") as handle:
-                data = handle.read()
+            data = read_regular(name)
             if run:
                 os.utime(name)  # recently used: the last to be pruned
             stored = _Unpickler(io.BytesIO(data)).load()

@@ -96,6 +96,18 @@ def parse_page(text: str) -> Rule:
                 default_on=default == "on", short=meta.get("summary", ""), example_also=also)
 
 
+def rule_codes() -> frozenset[str]:
+    """Every code, rules and diagnostics, from the pages' names alone (no page is read):
+    what a selector in the configuration must name."""
+    global _CODES
+    if _CODES is None:
+        _CODES = frozenset(page.stem for page in pages_dir().glob("SN*.md")) | frozenset(DIAGNOSTICS)
+    return _CODES
+
+
+_CODES: frozenset[str] | None = None
+
+
 def load_catalogue(directory: Path | None = None) -> dict[str, Rule]:
     directory = directory or pages_dir()
     rules: dict[str, Rule] = {}

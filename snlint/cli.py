@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 from collections.abc import Iterable
 from dataclasses import field
@@ -20,9 +21,11 @@ from snlint import report
 from snlint.findings import Finding
 from snlint.records import dataclass
 from snlint.replay import Recorder
-from snlint.report.text import one_line
+from snlint.report.text import one_line, printable
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# Ended by a signal: 128 + its number, as a shell reports it (130 for Ctrl-C, as ruff).
+EXIT_SIGNAL = 128
 # Severities that make a run fail; info never changes the exit code.
 FAILING = frozenset({"warning", "error"})
 
@@ -66,8 +69,25 @@ def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     return [code.strip().upper() for value in values for code in value.split(",") if code.strip()]
 
 
+def _some_codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str] | None:
+    """`--select`: as `_codes`, and at least one code: an empty value (`--select ""`, an
+    unset shell variable) would turn every rule off and pass every file."""
+    codes = _codes(ctx, param, values)
+    if codes == []:
+        raise click.BadParameter("no rule code given (to turn rules off, use --ignore)")
+    return codes
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number of seconds")
+    return value
+
+
 def _fail(message: str) -> None:
-    click.echo(f"snlint: {message}", err=True)
+    click.echo(printable(f"snlint: {message}"), err=True)
     sys.exit(EXIT_ERROR)
 
 
@@ -94,6 +114,7 @@ def _stderr_is_terminal() -> bool:
 
 
 def _emit(text: str, color: bool = False) -> None:
+    text = printable(text)
     own = _own_process()
     if own is not None and own.recorder is not None:
         # What click writes: the text and a newline (escapes stripped without colour:
@@ -116,7 +137,7 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-@click.option("--select", multiple=True, callback=_codes, metavar="CODES",
+@click.option("--select", multiple=True, callback=_some_codes, metavar="CODES",
               help="Rules to enable, replacing the default set: codes, prefixes (SN3) or ALL. "
                    "Comma-separated; may repeat.")
 @click.option("--extend-select", multiple=True, callback=_codes, metavar="CODES",
@@ -128,6 +149,7 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
                    "and runs the project's code; needs snlint[graph]). Default: off, or "
                    "the `graph` setting.")
 @click.option("--graph-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              callback=_finite,
               metavar="SECONDS", help="Time limit for importing and building a module.")
 @click.option("--output-format", type=click.Choice(report.FORMATS), default=None,
               help="Default: full on a terminal, else concise.")
@@ -170,16 +192,70 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
 @click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True,
               callback=lambda ctx, param, value: _print_version(ctx) if value else None,
               help="Show the version and exit.")
-def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[str] | None,
-         ignore: list[str] | None, graph: bool | None, graph_timeout: float | None,
-         output_format: str | None, exit_zero: bool, statistics: bool,
-         force_exclude: bool | None, list_rules: bool, explain: str | None,
-         stdin_filename: str | None = None, add_noqa: bool = False, fix: bool = False,
-         unsafe_fixes: bool = False, extend_safe_fixes: list[str] | None = None,
-         extend_unsafe_fixes: list[str] | None = None, diff: bool = False, show_fixes: bool = False,
-         jobs: int | None = None, no_cache: bool = False, cache_dir: str | None = None,
-         quiet: bool = False) -> None:
+def main(**options) -> None:
     """Audit PyTorch GAN code for spectral-normalization and batch-coupling mistakes."""
+    try:
+        _main(**options)
+    except KeyboardInterrupt as exc:
+        # Not click's "Aborted!" and exit 1, the code for findings: a pipeline or CI step
+        # must tell an interrupted run from one that found something. What the run was
+        # writing was cleaned up on the way here (snlint.fix.fix_paths).
+        _interrupted(getattr(exc, "signum", signal.SIGINT))
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (or SIGHUP) in the main process: unwinds as Ctrl-C does, so every clean-up
+    on the way runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupted(signum: int) -> None:
+    name = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+    try:
+        click.echo(f"snlint: {name}", err=True)
+    except (OSError, ValueError):
+        pass
+    _finish(EXIT_SIGNAL + int(signum))
+
+
+_MAIN_PID = os.getpid()
+
+
+def _on_termination(signum: int, frame) -> None:
+    if os.getpid() != _MAIN_PID:
+        # A forked helper (a parse worker, the standby) ends at once; the main process
+        # cleans up what it wrote under its name.
+        os._exit(EXIT_SIGNAL + signum)
+    raise Terminated(signum)
+
+
+def _catch_termination() -> None:
+    """SIGTERM and SIGHUP end the run as Ctrl-C does (clean-up, then 128 + the signal),
+    instead of at once with temporary files left beside the user's files."""
+    global _MAIN_PID
+    _MAIN_PID = os.getpid()
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is None:
+            continue
+        try:
+            if signal.getsignal(signum) is signal.SIG_DFL:
+                signal.signal(signum, _on_termination)
+        except (OSError, ValueError):  # not the main thread
+            pass
+
+
+def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[str] | None,
+          ignore: list[str] | None, graph: bool | None, graph_timeout: float | None,
+          output_format: str | None, exit_zero: bool, statistics: bool,
+          force_exclude: bool | None, list_rules: bool, explain: str | None,
+          stdin_filename: str | None = None, add_noqa: bool = False, fix: bool = False,
+          unsafe_fixes: bool = False, extend_safe_fixes: list[str] | None = None,
+          extend_unsafe_fixes: list[str] | None = None, diff: bool = False, show_fixes: bool = False,
+          jobs: int | None = None, no_cache: bool = False, cache_dir: str | None = None,
+          quiet: bool = False) -> None:
     _collect_less(click.get_current_context())
     fmt = output_format or ("full" if _stdout_is_terminal() else "concise")
     color = fmt in report.TEXT_FORMATS and _use_color()
@@ -202,12 +278,12 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
             _fail("--add-noqa writes files; it cannot be used with standard input")
         for path in paths:
             if path != "-":
-                click.echo(f"snlint: warning: ignoring {path}: linting standard input", err=True)
+                click.echo(printable(f"snlint: warning: ignoring {path}: linting standard input"), err=True)
         paths = (stdin_filename or "-",)
     paths = paths or (".",)
     missing = [path for path in paths if not stdin and not os.path.lexists(path)]
     for path in missing:
-        click.echo(f"snlint: path not found: {path}", err=True)
+        click.echo(printable(f"snlint: path not found: {path}"), err=True)
     if missing:
         sys.exit(EXIT_ERROR)
 
@@ -285,7 +361,8 @@ def main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[s
         if add_noqa:
             from snlint.noqa import write_noqa
 
-            added = write_noqa(findings, result.sources, config.max_file_size)
+            added = write_noqa(findings, result.sources, config.max_file_size,
+                               report=lambda message: click.echo(printable(message), err=True))
             click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.", err=True)
             sys.exit(EXIT_CLEAN)
         if statistics:
@@ -344,6 +421,7 @@ class OwnProcess:
 
 def run_own_process(recorder: Recorder | None) -> None:
     """`main` as the `snlint` command: in a process of its own."""
+    _catch_termination()
     main(prog_name="snlint", obj=OwnProcess(recorder))
 
 
@@ -498,12 +576,22 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
 
         outcome = fix_paths(paths, config, lint, files=files,
                             unsafe=unsafe, write=not diff,
-                            report=lambda message: click.echo(message, err=True),
+                            report=lambda message: click.echo(printable(message), err=True),
                             lint_later=None if not config.graph
                             else lambda sources: lint(sources, source_only),
                             standby=standby)
     except Exception as exc:
         _internal_error(exc)
+    except BaseException:
+        if standby is not None:
+            standby.close()
+            standby = None
+        # What the standby was writing when it was stopped (fix_paths removed the rest).
+        from snlint.files import sweep_temporaries
+        from snlint.fix import written_targets
+
+        sweep_temporaries(written_targets(files), own=True)
+        raise
     finally:
         if standby is not None:
             standby.close()

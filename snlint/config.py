@@ -16,6 +16,7 @@ A pattern without a slash also matches a file or folder name alone at any depth
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -23,7 +24,7 @@ from dataclasses import field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from snlint.catalogue import load_catalogue, selector_matches
+from snlint.catalogue import load_catalogue, rule_codes, selector_matches
 from snlint.records import dataclass
 from snlint.replay import EXISTS, note
 
@@ -123,6 +124,26 @@ def _compile_glob(pattern: str) -> Glob:
     return Glob(pattern, regex, not anchored)
 
 
+def _glob_in(pattern: str, where: str) -> None:
+    try:
+        Glob.compile(pattern)
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
+
+
+def _class_ref(ref: str, where: str) -> None:
+    if not _CLASS_REF.match(ref):
+        raise ConfigError(f"invalid class reference {ref!r} in {where} "
+                          "(expected \"path/relative/to/root.py:ClassName\")")
+
+
+def _positive_number(value: Any) -> bool:
+    """A finite number above 0 (not nan, not inf: a limit that never ends a hung import,
+    or that no comparison reaches)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) \
+        and math.isfinite(value) and value > 0
+
+
 # ---------------------------------------------------------------------------- selection
 
 def _validate_selectors(codes: Any, where: str) -> list[str]:
@@ -131,6 +152,10 @@ def _validate_selectors(codes: Any, where: str) -> list[str]:
         if not _SELECTOR.match(code):
             raise ConfigError(f"invalid rule code {code!r} in {where} (expected ALL, "
                               "or SN followed by up to three digits, e.g. SN3, SN301)")
+        if code != "ALL" and not _known(code):
+            # A typo would otherwise select or ignore nothing, silently.
+            raise ConfigError(f"unknown rule code {code!r} in {where} (no rule's code "
+                              "starts with it; see snlint --list-rules)")
     return codes
 
 
@@ -143,6 +168,10 @@ def _known_rules(codes: Any, where: str) -> list[str]:
         if not any(selector_matches(rule, [code]) for rule in rules):
             raise ConfigError(f"unknown rule code {code!r} in {where}")
     return codes
+
+
+def _known(selector: str) -> bool:
+    return any(code.startswith(selector) for code in rule_codes())
 
 
 def _string_list(value: Any, where: str) -> list[str]:
@@ -204,13 +233,16 @@ class Config:
             where = name.replace("_", "-")
             refs = _string_list(getattr(self, name), where)
             for ref in refs:
-                if not _CLASS_REF.match(ref):
-                    raise ConfigError(f"invalid class reference {ref!r} in {where} "
-                                      "(expected \"path/relative/to/root.py:ClassName\")")
+                _class_ref(ref, where)
             setattr(self, name, refs)
         self.graph_paths = _string_list(self.graph_paths, "graph-paths")
         if not isinstance(self.graph, bool):
             raise ConfigError(f"graph must be true or false, got {self.graph!r}")
+        if not _positive_number(self.graph_timeout):
+            raise ConfigError(f"graph-timeout must be a positive number of seconds, got {self.graph_timeout!r}")
+        if isinstance(self.max_file_size, bool) or not isinstance(self.max_file_size, int) \
+                or self.max_file_size <= 0:
+            raise ConfigError(f"max-file-size must be a positive number of bytes, got {self.max_file_size!r}")
         if self.jobs is not None and (isinstance(self.jobs, bool) or not isinstance(self.jobs, int)
                                       or self.jobs < 1):
             raise ConfigError(f"jobs must be a positive number, got {self.jobs!r}")
@@ -357,12 +389,15 @@ def _split_codes(value: Any, where: str) -> list[str]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
         raise ConfigError(f"--{where} must be rule codes, got {value!r}")
-    return [code for item in items for code in re.split(r"[,\s]+", item.strip()) if code]
+    codes = [code for item in items for code in re.split(r"[,\s]+", item.strip()) if code]
+    return _validate_selectors(codes, f"--{where}")
 
 
 def _read_pyproject(path: Path) -> dict[str, Any]:
+    from snlint.regular import read_regular
+
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO there would block a plain read for ever
     except FileNotFoundError:
         return {}
     except OSError as e:
@@ -415,8 +450,16 @@ def _check_value(key: str, value: Any, path: Path) -> Any:
         return _in_file(path, lambda: _validate_selectors(value, f"[tool.snlint] {key}"))
     if key in ("extend-safe-fixes", "extend-unsafe-fixes"):
         return _in_file(path, lambda: _known_rules(value, f"[tool.snlint] {key}"))
-    if key in ("exclude", "extend-exclude", "discriminators", "not-discriminators"):
-        return _string_list(value, where)
+    if key in ("exclude", "extend-exclude"):
+        patterns = _string_list(value, where)
+        for pattern in patterns:
+            _in_file(path, lambda pattern=pattern: _glob_in(pattern, f"[tool.snlint] {key}"))
+        return patterns
+    if key in ("discriminators", "not-discriminators"):
+        refs = _string_list(value, where)
+        for ref in refs:
+            _in_file(path, lambda ref=ref: _class_ref(ref, f"[tool.snlint] {key}"))
+        return refs
     if key == "graph-paths":
         folders = _string_list(value, where)
         for folder in folders:
@@ -427,6 +470,8 @@ def _check_value(key: str, value: Any, path: Path) -> Any:
     if key == "per-file-ignores":
         if not isinstance(value, dict):
             raise ConfigError(f"{where} must be a table of glob = [codes]")
+        for glob in value:
+            _in_file(path, lambda glob=glob: _glob_in(glob, f"[tool.snlint] {key}"))
         return {glob: _in_file(path, lambda codes=codes, glob=glob: _validate_selectors(
             codes, f"[tool.snlint] {key} {glob!r}")) for glob, codes in value.items()}
     if key == "cache-dir":
@@ -442,7 +487,7 @@ def _check_value(key: str, value: Any, path: Path) -> Any:
             raise ConfigError(f"{where} must be a positive number of bytes, got {value!r}")
         return value
     if key == "graph-timeout":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        if not _positive_number(value):
             raise ConfigError(f"{where} must be a positive number of seconds, got {value!r}")
         return float(value)
     if key == "norm-replacement":

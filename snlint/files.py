@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from snlint.config import Config, Glob
 from snlint.findings import Finding, Span, diagnostic
 from snlint.records import dataclass
+from snlint.regular import read_regular
 from snlint.replay import EXISTS, LISTING, STATE, note
 
 if TYPE_CHECKING:
@@ -184,7 +185,7 @@ class _Walker:
             self.look(folder / ".gitignore")
             spec = None
             try:
-                lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
+                lines = read_regular(folder / ".gitignore").decode("utf-8", "replace")
             except OSError:
                 lines = None
             if lines is not None:
@@ -264,8 +265,8 @@ def read_source(display: str, abspath: Path, max_size: int) -> SourceFile | Find
         return diagnostic("SN903", display,
                           f"file is {info.st_size} bytes, larger than max-file-size ({max_size})")
     try:
-        with open(abspath, "rb") as handle:
-            raw = handle.read(max_size + 1)
+        # Read in pieces: a read of max-file-size bytes would allocate them first.
+        raw = read_regular(abspath, max_size)
     except OSError as e:
         return diagnostic("SN903", display, f"cannot read file: {_reason(e)}")
     if len(raw) > max_size:  # it grew since stat
@@ -363,9 +364,23 @@ def _span_at(raw: bytes, offset: int, encoding: str) -> Span:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace the file at `path` (through a symlink: its target) with `data`, atomically,
-    flushed to disk and with the file's mode: a user's source is never half-written."""
+    flushed to disk and with the file's mode: a user's source is never half-written. A
+    read-only file is refused (`writable_mode`)."""
     target = Path(os.path.realpath(path))
-    replace_file(target, data, mode=stat.S_IMODE(os.stat(target).st_mode), durable=True)
+    replace_file(target, data, mode=writable_mode(target), durable=True)
+
+
+def writable_mode(target: Path) -> int:
+    """The permission bits of `target`, or PermissionError when it is read-only: no write
+    bit at all (0444: the owner said so, even where root could write it) or one this
+    user lacks. A rename over it would succeed (it needs only the folder's permission)
+    and so defeat the file's own."""
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    if not mode & 0o222 or not os.access(target, os.W_OK):
+        import errno
+
+        raise PermissionError(errno.EACCES, "permission denied (the file is read-only)", str(target))
+    return mode
 
 
 def replace_file(target: Path, data: bytes, mode: int | None = None, durable: bool = False) -> None:
@@ -380,12 +395,23 @@ def replace_file(target: Path, data: bytes, mode: int | None = None, durable: bo
         raise
 
 
+# The process whose run a temporary file belongs to: the one that imported this module
+# (a forked helper, as snlint.standby, writes in its parent's name). In the file's name,
+# so that a later run knows a file whose owner is gone (SIGKILL) from one a run still
+# holds (`sweep_temporaries`).
+OWNER = os.getpid()
+TEMPORARY_SUFFIX = ".snlint"
+# mkstemp's eight random characters; an owner's pid before them (none in older names).
+_TEMPORARY_TAIL = re.compile(r"(?:(\d+)\.)?[a-z0-9_]{8}" + re.escape(TEMPORARY_SUFFIX) + r"\Z")
+
+
 def written_beside(target: Path, data: bytes, durable: bool = True) -> str:
     """A temporary file in `target`'s folder holding `data` (flushed to disk with
-    `durable`), for `put_in_place` to rename over `target`."""
+    `durable`), for `put_in_place` to rename over `target`: `.NAME.OWNER.XXXXXXXX.snlint`."""
     import tempfile  # only --fix writes: not on a lint's start-up
 
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".snlint")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{OWNER}.",
+                               suffix=TEMPORARY_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -403,6 +429,67 @@ def put_in_place(tmp: str, target: Path, mode: int | None = None) -> None:
     if mode is not None:
         os.chmod(tmp, mode)
     os.replace(tmp, target)
+
+
+def sweep_temporaries(targets: list[Path], *, own: bool = False, before_ns: int | None = None) -> int:
+    """Remove the temporary files a --fix left beside `targets` (the files it fixes) and
+    return how many. `own`: those of this process (an interrupted run cleans up after
+    itself); else those of a process that is gone (killed during its writes), last
+    changed before `before_ns`. Only this module's names are touched: `.NAME.` + an
+    owner + mkstemp's eight characters + `.snlint`, NAME a file of `targets`."""
+    by_folder: dict[Path, set[str]] = {}
+    for target in targets:
+        by_folder.setdefault(target.parent, set()).add(target.name)
+    removed = 0
+    for folder, names in by_folder.items():
+        try:
+            entries = [e for e in os.scandir(folder)
+                       if e.name.startswith(".") and e.name.endswith(TEMPORARY_SUFFIX)]
+        except OSError:
+            continue
+        for entry in entries:
+            if _sweepable(entry, names, own, before_ns):
+                try:
+                    os.unlink(entry.path)
+                    removed += 1
+                except OSError:
+                    pass
+    return removed
+
+
+def _sweepable(entry: os.DirEntry, names: set[str], own: bool, before_ns: int | None) -> bool:
+    for name in names:
+        head = f".{name}."
+        if not entry.name.startswith(head):
+            continue
+        match = _TEMPORARY_TAIL.match(entry.name, len(head))
+        if match is None:
+            continue
+        owner = int(match.group(1)) if match.group(1) else None
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                return False
+            changed = entry.stat(follow_symlinks=False).st_mtime_ns
+        except OSError:
+            return False
+        if own:
+            return owner == OWNER
+        return owner != OWNER and not _alive(owner) and (before_ns is None or changed < before_ns)
+    return False
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether process `pid` exists (None: a name from before owners were written, whose
+    run is long over)."""
+    if pid is None or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process: alive
+    return True
 
 
 def discard_file(path: str) -> None:

@@ -170,7 +170,9 @@ class Fix:
         return bool(self.message or self.diff or self.edits)
 
     def to_dict(self) -> dict[str, str]:
-        return {"applicability": self.applicability, "message": self.message, "diff": self.diff}
+        # No diff (null) for a fix marked available that could not be built alone.
+        return {"applicability": self.applicability, "message": self.message,
+                "diff": self.diff or None}
 
 
 @record

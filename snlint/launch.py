@@ -11,9 +11,23 @@ import sys
 import time
 
 EXIT_FINDINGS = 1  # snlint.cli's, when the reader of standard output left early
+EXIT_INTERRUPTED = 130  # snlint.cli's for Ctrl-C: 128 + SIGINT
 
 
 def entry() -> None:
+    try:
+        _entry()
+    except KeyboardInterrupt:
+        # Ctrl-C before the command took over (start-up, a replay): as snlint.cli says it.
+        try:
+            sys.stderr.write("snlint: interrupted\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(EXIT_INTERRUPTED)
+
+
+def _entry() -> None:
     started = time.time_ns()  # before anything is read: what changes after it is racy
     from snlint.replay import Recorder, replay
 

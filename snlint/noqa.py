@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from snlint.files import read_source, write_atomic
@@ -111,10 +112,15 @@ def codes_by_file(findings: Iterable[Finding]) -> dict[str, dict[int, set[str]]]
     return out
 
 
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
 def write_noqa(findings: Iterable[Finding], sources: Mapping[str, str],
-               max_size: int) -> int:
+               max_size: int, report: Callable[[str], None] | None = None) -> int:
     """Add the directives to the files on disk; the number of directives added. A file
-    that changed since it was linted is left alone."""
+    that changed since it was linted is left alone; one that cannot be written (read-only)
+    is left too, and said with `report` (default: a line on stderr)."""
     total = 0
     for path, codes in codes_by_file(findings).items():
         if path not in sources:
@@ -125,7 +131,11 @@ def write_noqa(findings: Iterable[Finding], sources: Mapping[str, str],
             continue
         new_text, changed = add_noqa(read.text, codes)
         if changed:
-            write_atomic(absolute, new_text.encode(read.encoding))
+            try:
+                write_atomic(absolute, new_text.encode(read.encoding))
+            except OSError as e:
+                (report or _stderr)(f"snlint: cannot write {path}: {e.strerror or e}")
+                continue
             total += changed
     return total
 

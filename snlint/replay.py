@@ -32,6 +32,7 @@ import sys
 import zlib
 
 from snlint.pruning import keep_newest
+from snlint.regular import read_regular
 
 TYPE_CHECKING = False  # typing's own import costs more than all of a replay's work
 if TYPE_CHECKING:
@@ -123,17 +124,27 @@ def replay(argv: list[str]) -> tuple[str, int, str] | None:
     name = _name(run_key)
     for folder in cache_dirs(run_key[1]):
         try:
-            with open(os.path.join(folder, FOLDER, name), "rb") as handle:
-                record = marshal.loads(handle.read())
+            record = marshal.loads(read_regular(os.path.join(folder, FOLDER, name)))
         except (OSError, EOFError, ValueError, TypeError):
             continue  # absent, partial, corrupt or of another Python: not an answer
         if not (isinstance(record, tuple) and len(record) == 5 and record[0] == run_key):
             continue
         _, probes, output, code, notes = record
+        if not _well_formed(probes, output, code):
+            return None  # written by something else, or damaged: a miss, as corrupt bytes are
         if all(state(path, kind) == then for path, kind, then in probes):
             return output, code, notes
         return None
     return None
+
+
+def _well_formed(probes, output, code) -> bool:
+    """Whether a record's parts are what `Recorder.save` writes: marshal gives back any
+    of its types, and a wrong one must not become a traceback when replayed."""
+    return (isinstance(output, str) and type(code) is int and code in (0, 1)
+            and isinstance(probes, tuple)
+            and all(type(p) is tuple and len(p) == 3 and type(p[0]) is str
+                    and p[1] in (STATE, EXISTS, LISTING, OWN) for p in probes))
 
 
 class Recorder:

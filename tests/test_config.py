@@ -292,7 +292,7 @@ def test_invalid_glob_is_a_config_error(tmp_path):
 
 def test_invalid_cli_code_is_a_config_error(tmp_path):
     assert config_error(lambda: load_config(tmp_path, extend_select=["XYZ"])) == (
-        f"invalid rule code 'XYZ' in extend-select {CODE_HELP}")
+        f"invalid rule code 'XYZ' in --extend-select {CODE_HELP}")
 
 
 # (the [tool.snlint] table, the message after "<root>/pyproject.toml: ")

@@ -20,8 +20,8 @@ so a plain lint, which imports this package, never pays for them.
 from __future__ import annotations
 
 import os
-import stat
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from dataclasses import field, replace
@@ -31,8 +31,8 @@ from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.files import (
-    SourceFile, as_written, discard_file, discover, put_in_place, read_source, write_atomic,
-    written_beside,
+    SourceFile, as_written, discard_file, discover, put_in_place, read_source, sweep_temporaries,
+    writable_mode, write_atomic, written_beside,
 )
 from snlint.findings import Edit, Finding, Fix
 from snlint.fix.apply import (
@@ -108,14 +108,17 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
     from snlint.edit.parsed import ParsedFile
 
     report = report or _stderr
-    findings = list(findings)
+    # Marked first, as a plain lint marks them: what the same run's `[*]` would say.
+    findings = mark_fixes(findings, files, config, report) if files else list(findings)
     broken = {f.path for f in findings if f.code == "SN901"}
     # A file libcst does not read back as written gets no fix (`FileFacts.rewritable`).
     broken |= {path for path, facts in (files or {}).items() if not facts.rewritable}
     wanted: dict[str, list[int]] = {}
+    marked: dict[int, str] = {}  # finding -> the applicability a plain lint marked
     by_code = fixers()
     for i, f in enumerate(findings):
         if f.fix is not None and not f.fix.built:
+            marked[i] = f.fix.applicability
             findings[i] = f = replace(f, fix=None)
         if f.code in by_code and f.fix is None and f.cell is None and f.path in sources \
                 and f.path not in broken:
@@ -134,6 +137,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {finding.code} fix for {where(finding)}: "
                        f"{type(e).__name__}: {e}")
+                marked.pop(i, None)  # said on stderr: no fix
                 continue
             if built is None:
                 continue
@@ -151,11 +155,22 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
             if error is not None:
                 report(f"snlint: dropped the {finding.code} fix for {where(finding)}: "
                        f"its result does not parse ({error})")
+                marked.pop(i, None)
                 continue
             findings[i] = replace(finding, fix=Fix(plan.applicability, plan.message,
                                                    unified_diff_in(path, text, start, end, new),
                                                    (Edit(path, new, start, end, text),)))
+    for i, applicability in marked.items():
+        if findings[i].fix is None:
+            # The facts marked a fix (`[*]`, the summary's count, what --fix tries) that
+            # could not be built alone on this text, for no reason said on stderr: say so
+            # rather than "no fix", which would contradict the same run's text output.
+            findings[i] = replace(findings[i], fix=Fix(applicability, UNBUILT))
     return findings
+
+
+UNBUILT = ("a fix is marked available, but none could be built on the file as it is: "
+           "--diff shows what --fix would do")
 
 
 def _built(parsed, finding: Finding, config: Config, by_code) -> tuple | None:
@@ -262,7 +277,7 @@ class _EarlyWrites:
             return False
         try:
             target = Path(os.path.realpath(self._sources[path].abspath))
-            put_in_place(tmp, target, stat.S_IMODE(os.stat(target).st_mode))
+            put_in_place(tmp, target, writable_mode(target))
         except BaseException:
             discard_file(tmp)
             raise
@@ -310,9 +325,15 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
     from snlint.notebook import parse_notebook
 
     report = report or _stderr
+    started = time.time_ns()
     sources: dict[str, SourceFile] = {}
     notebooks: dict[str, Notebook] = {}
-    for display, absolute in discover(paths, config) if files is None else files:
+    files = discover(paths, config) if files is None else files
+    if write:
+        # What a run killed during its writes left beside the files (SIGKILL runs no
+        # clean-up): its temporary files, whose owner is gone.
+        sweep_temporaries(written_targets(files), before_ns=started)
+    for display, absolute in files:
         read = read_source(display, absolute, config.max_file_size)
         if not isinstance(read, SourceFile):
             continue
@@ -330,9 +351,19 @@ def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = Fa
         result = fixed_point(texts, lint, config, unsafe=unsafe, report=report, lint_later=lint_later,
                              standby=standby, fixed=early.start if early is not None else None)
         return _finish(sources, notebooks, texts, result, write, report, early)
+    except BaseException:
+        if write:  # interrupted (Ctrl-C, SIGTERM) or failed: leave no temporary file
+            sweep_temporaries(written_targets(files), own=True)
+        raise
     finally:
         if early is not None:
             early.discard()
+
+
+def written_targets(files: Iterable[tuple[str, Path]]) -> list[Path]:
+    """The files `--fix` may write for `files` (display, path): each through its symlink,
+    where its temporary file goes."""
+    return [Path(os.path.realpath(absolute)) for _, absolute in files]
 
 
 def _finish(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], texts: dict[str, str],

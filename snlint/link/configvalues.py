@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 from snlint.findings import Location
+from snlint.regular import read_regular
 from snlint.link.values import UNKNOWN, ConstV, DictV, FileV, ListV, NamespaceV, TupleV, UnknownV, Value
 
 # Classes (by their last name) that make a dict readable by attribute.
@@ -175,8 +176,7 @@ def load_file(file: FileV, yaml: bool) -> Value:
     try:
         if os.path.getsize(file.path) > MAX_CONFIG_BYTES:
             return UnknownV(f"{file.shown} is too large")
-        with open(file.path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_regular(file.path, MAX_CONFIG_BYTES).decode("utf-8")
         if yaml and not file.path.endswith(".json"):
             try:
                 import yaml as pyyaml

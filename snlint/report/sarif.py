@@ -113,7 +113,9 @@ def artifact_location(path: str, root: Path) -> dict:
         relative = absolute.relative_to(root).as_posix()
     except ValueError:
         return {"uri": absolute.as_uri()}
-    return {"uri": quote(relative, safe="/"), "uriBaseId": SRCROOT}
+    # A file name need not be UTF-8 (Python holds its odd bytes as surrogates): the URI
+    # percent-encodes the name's bytes as they are on disk, as `as_uri` does.
+    return {"uri": quote(os.fsencode(relative), safe="/"), "uriBaseId": SRCROOT}
 
 
 def relative_path(path: str, root: Path) -> str:
@@ -149,7 +151,7 @@ def fingerprints(findings: list[Finding], sources: Mapping[str, str], root: Path
         index = seen[key]
         seen[key] += 1
         payload = "\0".join([*key, str(index)])
-        out.append(hashlib.sha256(payload.encode("utf-8")).hexdigest())
+        out.append(hashlib.sha256(payload.encode("utf-8", "surrogateescape")).hexdigest())
     return out
 
 

@@ -43,6 +43,18 @@ def location(finding: Finding) -> str:
     return f"{finding.path}:{cell}{finding.line}:{finding.column}"
 
 
+def printable(text: str) -> str:
+    """`text` as a terminal or a log shows it: a file name that is not valid UTF-8 (its
+    odd bytes held as lone surrogates) with U+FFFD in their place, so that the output
+    stays UTF-8 (the machine formats write the name's escapes instead)."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def one_line(text: str) -> str:
     """A message on one line (a parser's message may span several)."""
     return " ".join(part.strip() for part in line_texts(text) if part.strip())
