@@ -17,7 +17,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from snlint.checks.couplings import batch_normalizing_classes, within
+from snlint.checks.couplings import batch_normalizing_classes
 from snlint.checks.emit import Emitter
 from snlint.checks.registry import run_checks
 from snlint.checks.verdicts import (
@@ -96,7 +96,7 @@ def _part_of_measured_batch_norm(site: Location, runtime: Runtime, built: str) -
     """A batch reduction written inside a module the probe measured as batch
     normalization: one mistake, which SN301 reports at the line that builds the module."""
     for defined in batch_normalizing_classes(runtime):
-        if within(site, defined):
+        if defined.holds(site):
             return (f"it is part of a module measured standardizing with batch statistics in "
                     f"{built}: SN301 reports it where the discriminator builds it")
     return None

@@ -93,23 +93,37 @@ def measured(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
     return list(found.values())
 
 
-def definition_of(runtime, source: dict) -> Location | None:
-    """The lines of the class of a module the probe found mixing samples, when a project
-    file defines it."""
+@dataclass
+class Definition:
+    """Where the class of a module the probe measured mixing samples is written: `site`
+    as recorded (any file), `location` as the project shows it (None outside it)."""
+
+    site: Site
+    location: Location | None
+
+    def holds(self, where: Location | Site | None) -> bool:
+        """Whether `where` (a project location, or a recorded site) lies in its lines."""
+        if isinstance(where, Site):
+            a, b, same = where, self.site, where.file == self.site.file
+        elif isinstance(where, Location) and self.location is not None:
+            a, b, same = where.span, self.location.span, where.path == self.location.path
+        else:
+            return False
+        return same and b.line <= a.line and a.end_line <= b.end_line
+
+
+def definition_of(runtime, source: dict) -> Definition | None:
     defined = Site.from_dict(source.get("defined_at"))
-    key = site_key(defined, runtime.display_for) if defined is not None else None
-    return Location(*key) if key is not None else None
+    if defined is None:
+        return None
+    key = site_key(defined, runtime.display_for)
+    return Definition(defined, Location(*key) if key is not None else None)
 
 
-def within(loc: Location, outer: Location) -> bool:
-    """Whether `loc` lies in the lines of `outer` (a class's definition)."""
-    a, b = loc.span, outer.span
-    return loc.path == outer.path and b.line <= a.line and a.end_line <= b.end_line
-
-
-def batch_normalizing_classes(runtime) -> list[Location]:
-    """The definitions, in project files, of the modules the probe measured standardizing
-    with batch statistics that no batch norm type names (SN301 reports them)."""
+def batch_normalizing_classes(runtime) -> list[Definition]:
+    """The definitions of the modules the probe measured standardizing with batch
+    statistics that no batch norm type names (SN301 reports them at the line that builds
+    them; what is written inside them is part of that one mistake)."""
     found = []
     for source in probed_sources(runtime.facts):
         if source.get("kind") != "batch_norm" and measured_batch_normalization(source):

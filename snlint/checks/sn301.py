@@ -6,7 +6,7 @@ from typing import Iterator
 
 from snlint import facts as F
 from snlint.checks import fixable as at
-from snlint.checks.couplings import definition_of, trained_couplings, within
+from snlint.checks.couplings import definition_of, trained_couplings
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
 from snlint.checks.verdicts import (
@@ -80,7 +80,6 @@ def _standardizing(runtime, sources, by_source: list[Location]) -> list[Shown]:
     source SN301 at that line, or one (source or runtime `F.batch_norm`) written inside
     the module's own class."""
     found = []
-    runtime_calls = [runtime.locate(s) for s in runtime.facts.batch_norm_calls if s is not None]
     for source in sources:
         if source.get("kind") == "batch_norm" or not measured_batch_normalization(source):
             continue
@@ -88,7 +87,7 @@ def _standardizing(runtime, sources, by_source: list[Location]) -> list[Shown]:
         if runtime.locate(site) in by_source:
             continue
         defined = definition_of(runtime, source)
-        if defined is not None and any(within(loc, defined) for loc in [*by_source, *runtime_calls]):
+        if defined is not None and any(map(defined.holds, [*by_source, *runtime.facts.batch_norm_calls])):
             continue
         path = source.get("path", "")
         found.append(Shown(

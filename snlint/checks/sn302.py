@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from snlint.checks.couplings import batch_normalizing_classes, within
+from snlint.checks.couplings import batch_normalizing_classes
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
 from snlint.checks.verdicts import measured_batch_normalization
@@ -33,7 +33,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         for r in model.batch_reductions:
             if r.owner is None or r.owner.cls is None or r.owner.cls.qualname not in classes:
                 continue
-            if any(within(r.call, defined) for defined in inside):
+            if any(defined.holds(r.call) for defined in inside):
                 continue
             finding = emit.finding(
                 CODE, r.call,
@@ -52,8 +52,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         facts = runtime.facts
         inside = batch_normalizing_classes(runtime)
         for pair in facts.batch_reductions:
-            if id(pair) not in shown_by_source and not (
-                    pair[1] is not None and any(within(runtime.locate(pair[1]), d) for d in inside)):
+            if id(pair) not in shown_by_source and not any(d.holds(pair[1]) for d in inside):
                 what, site = pair
                 shown.append(Shown(runtime, CODE, site, "",
                                    f"{what} reduces over the batch dimension: it mixes samples",

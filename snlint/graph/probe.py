@@ -286,7 +286,10 @@ def _output_of(fresh: Pristine, args: tuple, path: str,
 
 
 SHIFT, SCALE = 0.5, 3.0
-INVARIANCE_TOLERANCE = 1e-3
+# Of the output's spread. Not tighter: a hand-written `/ (var + eps).sqrt()` over 4 samples
+# meets positions whose batch variance is near eps (measured: 0.0042 of a spread of 1.5),
+# while what is not invariant moves by the shift or a factor of the scale (0.5 and more).
+INVARIANCE_TOLERANCE = 2e-2
 
 
 def _standardizes(fresh: Pristine, args: tuple, path: str) -> bool:
@@ -309,7 +312,7 @@ def _standardizes(fresh: Pristine, args: tuple, path: str) -> bool:
     spread = float((a - a.mean()).abs().max())
     if spread <= 1e-6:  # a constant output says nothing about how it was normalized
         return False
-    return float((a - b).abs().max()) <= INVARIANCE_TOLERANCE * max(spread, float(a.abs().max()))
+    return float((a - b).abs().max()) <= INVARIANCE_TOLERANCE * spread
 
 
 def _defined_at(cls: type) -> Site | None:
