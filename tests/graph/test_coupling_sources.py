@@ -307,3 +307,70 @@ def test_torchvision_backbone_is_sn301_at_the_discriminators_line_and_feeds_sn40
         ("SN401", "train.py", *span_of(TRAIN, "D(real)"), "graph"),
     ]
     assert findings[0].symbol == "Discriminator.backbone.bn1"
+
+
+# --- the probe itself, in process ------------------------------------------------------
+
+
+def _probed(mid, channels_after: int = 8) -> dict:
+    import torch.nn as nn
+    from torch.nn.utils import spectral_norm
+
+    from snlint.graph import probe
+    from snlint.graph.pristine import Pristine
+
+    model = nn.Sequential(spectral_norm(nn.Conv2d(3, 8, 4, 2, 1)), mid, nn.Dropout(0.3),
+                          spectral_norm(nn.Conv2d(channels_after, 1, 4, 2, 1)))
+    with Pristine(model) as fresh:
+        result, _ = probe.probe(fresh)
+    return result
+
+
+def _modules():
+    import torch
+    import torch.nn as nn
+
+    class Whiten(nn.Module):
+        def forward(self, x):
+            return (x - x.mean(0)) / x.std(0)
+
+    class Center(nn.Module):  # centers with the batch mean, never scales
+        def forward(self, x):
+            return x - x.mean(0)
+
+    class MinibatchStd(nn.Module):
+        def forward(self, x):
+            s = x.std(0, keepdim=True).mean().expand(x.shape[0], 1, *x.shape[2:])
+            return torch.cat([x, s], 1)
+
+    return {"BatchNorm2d": (nn.BatchNorm2d(8), 8), "SyncBatchNorm": (nn.SyncBatchNorm(8), 8),
+            "Whiten": (Whiten(), 8), "Center": (Center(), 8), "MinibatchStd": (MinibatchStd(), 9)}
+
+
+@pytest.mark.parametrize("name, standardizes", [
+    ("BatchNorm2d", True), ("SyncBatchNorm", True), ("Whiten", True),
+    ("Center", False), ("MinibatchStd", False),
+])
+def test_probe_tells_batch_normalization_from_other_coupling(name, standardizes):
+    module, channels = _modules()[name]
+    result = _probed(module, channels)
+    assert result["coupled"]
+    assert [(s["path"], s["type"], s["standardizes"]) for s in result["sources"]] == [
+        ("1", name, standardizes)]
+
+
+def test_probe_names_only_the_first_module_that_mixes_samples():
+    import torch.nn as nn
+
+    # The stddev layer runs after the batch norm: its input already differs for the other
+    # samples, so it is not where the coupling enters.
+    mid = nn.Sequential(nn.BatchNorm2d(8), nn.Conv2d(8, 8, 3, padding=1), _modules()["MinibatchStd"][0])
+    result = _probed(mid, 9)
+    assert [s["path"] for s in result["sources"]] == ["1.0"]
+
+
+def test_probe_sees_no_coupling_in_per_sample_norms_dropout_or_sn():
+    import torch.nn as nn
+
+    result = _probed(nn.Sequential(nn.InstanceNorm2d(8, affine=True), nn.GroupNorm(2, 8)))
+    assert result["ran"] and not result["coupled"]
