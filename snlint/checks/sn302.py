@@ -86,4 +86,3 @@ def _probed_coupling(runtime) -> list[Shown]:
                            "changed the others' outputs) and no batch norm explains it",
                            {"probe": True}, layers=False))
     return shown
-

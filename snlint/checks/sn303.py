@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from dataclasses import replace
+from typing import Iterator
 
 from snlint.checks.couplings import (
     called_couplings, candidates, coupled_discriminators, graph_evidence, reached,

@@ -3,12 +3,11 @@ batch-coupled discriminator."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
 from snlint import facts as F
 from snlint.checks import fixable as at
-from dataclasses import replace
-
 from snlint.checks.couplings import (
     called_couplings, candidates, configured_elsewhere, coupled_discriminators, graph_evidence,
     pairs, reached,
