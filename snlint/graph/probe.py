@@ -7,6 +7,11 @@ over dim 0) moves the other samples' outputs. The unperturbed input runs twice: 
 that does not repeat (state no restore reaches, randomness no seed controls) gives no
 verdict rather than a false one. A `view(-1)` head at the wrong image size folds positions
 into the batch dimension, so only outputs whose first dimension is still the batch count.
+
+Where the outputs couple, hooks on every module find the one that first mixes samples
+(`coupling_sources`), and a shifted and scaled input tells whether it standardizes with
+the batch's statistics, as a batch norm does (SN301's kind), or mixes them otherwise
+(SN302's: minibatch stddev, attention across the batch).
 """
 
 from __future__ import annotations
