@@ -100,9 +100,15 @@ class Definition:
 
     site: Site
     location: Location | None
+    # The forward's call of the module, where fx records what it inlines of a module from
+    # an installed package.
+    called_at: Site | None = None
 
     def holds(self, where: Location | Site | None) -> bool:
-        """Whether `where` (a project location, or a recorded site) lies in its lines."""
+        """Whether `where` (a project location, or a recorded site) lies in its lines, or
+        is the forward's call of the module."""
+        if isinstance(where, Site) and where == self.called_at:
+            return True
         if isinstance(where, Site):
             a, b, same = where, self.site, where.file == self.site.file
         elif isinstance(where, Location) and self.location is not None:
@@ -117,7 +123,8 @@ def definition_of(runtime, source: dict) -> Definition | None:
     if defined is None:
         return None
     key = site_key(defined, runtime.display_for)
-    return Definition(defined, Location(*key) if key is not None else None)
+    return Definition(defined, Location(*key) if key is not None else None,
+                      Site.from_dict(source.get("called_at")))
 
 
 def batch_normalizing_classes(runtime) -> list[Definition]:

@@ -17,6 +17,7 @@ the batch's statistics, as a batch norm does (SN301's kind), or mixes them other
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any, Callable
 
 import torch
@@ -244,10 +245,42 @@ def coupling_sources(fresh: Pristine, args: tuple, perturbed: tuple,
         except Exception:  # the module refused the shifted input: no verdict, so not SN301
             standardizes = False
         defined = _defined_at(cls)
+        called = _called_at(fresh, args, path) if standardizes and kind != "batch_norm" else None
         sources.append({"path": path, "type": sites.type_name(cls), "kind": kind,
                         "site": site.to_dict() if site else None, "standardizes": standardizes,
-                        "defined_at": defined.to_dict() if defined else None})
+                        "defined_at": defined.to_dict() if defined else None,
+                        "called_at": called.to_dict() if called else None})
     return sources
+
+
+def _called_at(fresh: Pristine, args: tuple, path: str) -> Site | None:
+    """The user's call of module `path` in the forward (the innermost frame of the project
+    when it is first called): where fx records the operations of a module it inlines from
+    an installed package, which are part of that module."""
+    module = fresh.model.get_submodule(path)
+    found: list[Site] = []
+
+    def pre(m: nn.Module, inputs: Any) -> None:
+        frame = sys._getframe(1)
+        while frame is not None and not sites.is_user_file(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is not None:
+            found.append(sites.to_site(sites.frame_pos(frame)))
+        raise _Captured
+
+    try:
+        with fresh.use() as model:
+            handle = module.register_forward_pre_hook(pre)
+            try:
+                with torch.no_grad():
+                    model(*args)
+            except _Captured:
+                pass
+            finally:
+                handle.remove()
+    except Exception:  # only a location: without it, nothing is decided
+        return None
+    return found[0] if found else None
 
 
 class _Captured(Exception):
