@@ -10,9 +10,12 @@ from dataclasses import replace
 
 from snlint.checks.emit import describe
 from snlint.checks.verdicts import (
-    normalizes_with_batch_statistics, runtime_clears_batch_norm, runtime_clears_batch_statistics,
+    leaf_has_batch_statistics, measured_batch_normalization, normalizes_with_batch_statistics,
+    probed_sources, runtime_clears_batch_norm, runtime_clears_batch_statistics,
 )
 from snlint.findings import Location
+from snlint.graph.facts import Site
+from snlint.link.join import site_key
 from snlint.records import dataclass
 from snlint.link.model import DiscriminatorFact, ForwardFact, LayerFact, LinkedModel, exclusive
 
@@ -25,6 +28,9 @@ class Coupling:
     what: str
     symbol: str | None
     via_default: bool = False
+    # Found by the graph pass in the built discriminator, not by the source: its evidence
+    # goes into the messages of the training-code rules that count it.
+    measured: str = ""
 
 
 def couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
@@ -47,11 +53,91 @@ def called_couplings(model: LinkedModel, d: DiscriminatorFact, call: ForwardFact
     that instance with arguments all known (`define_D(norm="instance")`, a registry's
     config), it alone decides: the class's other configurations do not run. Otherwise
     (built alone with its defaults, assumed, or built from unknown arguments) every
-    instance counts, as for SN301."""
+    instance counts, as for SN301. What the graph pass measured (`measured`) holds for
+    every instance: it counts only where the class was built as the project builds it."""
     module = call.module
     if module is None or module is d.instance or call.assumed or not module.configured:
         return pooled
-    return couplings_in(model, d, [module])
+    return couplings_in(model, d, [module]) or [c for c in pooled if c.measured]
+
+
+def measured(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
+    """The batch-statistics normalization the graph pass found in `d`, built with the
+    arguments the project uses (`Runtime.may_clear`: built otherwise, it may show another
+    configuration): batch norms in training mode, `F.batch_norm` with batch statistics,
+    and the modules its probe measured standardizing with the batch's statistics (a
+    torchvision backbone's batch norms, a hand-rolled whitening layer), each at the line of
+    the discriminator that builds it."""
+    runtime = model.runtime.get(d.cls.qualname)
+    if runtime is None or not runtime.may_clear:
+        return []
+    facts = runtime.facts
+    probed = probed_sources(facts)
+    how = "as measured by the graph pass" if probed else "as the built model shows"
+    found: dict[tuple, Coupling] = {}
+
+    def add(site: Site | None, what: str, path: str) -> None:
+        loc = runtime.locate(site)
+        found.setdefault((loc.path, loc.span), Coupling(
+            loc, what, runtime.symbol(path) if path else None, measured=how))
+
+    for source in probed:  # the module that first mixes samples first
+        if measured_batch_normalization(source):
+            add(Site.from_dict(source.get("site")), f"{source.get('type', '')} `{source.get('path', '')}`",
+                source.get("path", ""))
+    for m in facts.modules:
+        if leaf_has_batch_statistics(m):
+            add(m.param_site or m.site, f"{m.type_name} `{m.path}`", m.path)
+    for site in facts.batch_norm_calls:
+        add(site, "F.batch_norm(training=True)", "")
+    return list(found.values())
+
+
+@dataclass
+class Definition:
+    """Where the class of a module the probe measured mixing samples is written: `site`
+    as recorded (any file), `location` as the project shows it (None outside it)."""
+
+    site: Site
+    location: Location | None
+    # The forward's call of the module, where fx records what it inlines of a module from
+    # an installed package.
+    called_at: Site | None = None
+
+    def holds(self, where: Location | Site | None) -> bool:
+        """Whether `where` (a project location, or a recorded site) lies in its lines, or
+        is the forward's call of the module."""
+        if isinstance(where, Site) and where == self.called_at:
+            return True
+        if isinstance(where, Site):
+            a, b, same = where, self.site, where.file == self.site.file
+        elif isinstance(where, Location) and self.location is not None:
+            a, b, same = where.span, self.location.span, where.path == self.location.path
+        else:
+            return False
+        return same and b.line <= a.line and a.end_line <= b.end_line
+
+
+def definition_of(runtime, source: dict) -> Definition | None:
+    defined = Site.from_dict(source.get("defined_at"))
+    if defined is None:
+        return None
+    key = site_key(defined, runtime.display_for)
+    return Definition(defined, Location(*key) if key is not None else None,
+                      Site.from_dict(source.get("called_at")))
+
+
+def batch_normalizing_classes(runtime) -> list[Definition]:
+    """The definitions of the modules the probe measured standardizing with batch
+    statistics that no batch norm type names (SN301 reports them at the line that builds
+    them; what is written inside them is part of that one mistake)."""
+    found = []
+    for source in probed_sources(runtime.facts):
+        if source.get("kind") != "batch_norm" and measured_batch_normalization(source):
+            defined = definition_of(runtime, source)
+            if defined is not None:
+                found.append(defined)
+    return found
 
 
 def configured_elsewhere(model: LinkedModel) -> set[int]:
@@ -147,7 +233,8 @@ def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> l
 
 def first_place(found: list[Coupling]) -> str:
     c = found[0]
-    return f"{c.what} at {c.site.path}:{c.site.span.line}"
+    evidence = f", batch-coupled {c.measured}" if c.measured else ""
+    return f"{c.what} at {c.site.path}:{c.site.span.line}{evidence}"
 
 
 def candidates(scored: list[tuple]) -> tuple[str, str]:
@@ -231,13 +318,22 @@ def pairs(calls: list[ForwardFact]) -> list[tuple]:
 def coupled_discriminators(model: LinkedModel) -> dict[str, tuple]:
     """Discriminator qualname -> (discriminator, its couplings), for those SN303 and SN401
     judge: with batch statistics in the source, less those the graph pass built, as the
-    project builds them, without."""
+    project builds them, without; and those the graph pass measured with batch statistics
+    where the source sees none."""
     coupled: dict[str, tuple] = {}
     for d in model.discriminators:
-        found = couplings(model, d)
+        # Where the source sees none, what the graph pass measured counts (a torchvision
+        # backbone trained inside the discriminator, a hand-rolled whitening layer).
+        found = couplings(model, d) or measured(model, d)
         if not found:
             continue
         runtime = model.runtime.get(d.cls.qualname)
         if runtime is None or not runtime_clears_batch_statistics(runtime):
             coupled[d.cls.qualname] = (d, found)
     return coupled
+
+
+def graph_evidence(found: list[Coupling]) -> bool:
+    """Whether a training-code finding rests on the graph pass's evidence alone (its
+    `pass` is then "graph": a run without it does not make it)."""
+    return bool(found) and all(c.measured for c in found)

@@ -6,12 +6,15 @@ from typing import Iterator
 
 from snlint import facts as F
 from snlint.checks import fixable as at
-from snlint.checks.couplings import trained_couplings
+from snlint.checks.couplings import definition_of, trained_couplings
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
-from snlint.checks.verdicts import leaf_has_batch_statistics
+from snlint.checks.verdicts import (
+    leaf_has_batch_statistics, measured_batch_normalization, probed_sources,
+)
 from snlint.config import Config
-from snlint.findings import UNSAFE, Finding
+from snlint.findings import UNSAFE, Finding, Location
+from snlint.graph.facts import Site
 
 
 CODE = "SN301"
@@ -21,12 +24,15 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     """SN301 from the source's batch norms (less what the built discriminator keeps in
     eval mode) and the runtime leaves and `F.batch_norm` calls joined to them; a batch
     norm or call only the runtime has is judged by the same
-    `normalizes_with_batch_statistics`."""
+    `normalizes_with_batch_statistics`, and a module the probe measured standardizing with
+    the batch's statistics (no batch norm by type) by `measured_batch_normalization`."""
     shown_by_source: set[int] = set()
+    by_source: list[Location] = []
     for d in model.discriminators:
         runtime = model.runtime.get(d.cls.qualname)
         found = trained_couplings(model, d)
         for c in found:
+            by_source.append(c.site)
             where = "its norm_layer default builds " if c.via_default else ""
             finding = emit.finding(
                 CODE, c.site,
@@ -42,21 +48,58 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             yield finding
     shown: list[Shown] = []
     for runtime in model.runtime.values():
+        probed = {s.get("path"): s for s in probed_sources(runtime.facts)}
         for m in runtime.facts.modules:
             if leaf_has_batch_statistics(m) and id(m) not in shown_by_source:
                 why = "in training mode" if m.training else "(track_running_stats=False)"
+                evidence = _measured(m.path) if m.path in probed else "seen in the built model"
                 shown.append(Shown(
                     runtime, CODE, m.param_site or m.site, m.path,
-                    f"{m.type_name} in {describe(runtime.ref) or 'the discriminator'} "
-                    f"normalizes with the statistics of the current batch {why} (seen in the "
-                    "built model): when real and generated samples arrive in separate batches, "
-                    "those statistics alone tell them apart", {"layer": m.type_name}))
+                    f"{m.type_name} `{m.path}` in {describe(runtime.ref) or 'the discriminator'} "
+                    f"normalizes with the statistics of the current batch {why} ({evidence}): "
+                    "when real and generated samples arrive in separate batches, "
+                    "those statistics alone tell them apart",
+                    {"layer": m.type_name, **({"measured": True} if m.path in probed else {})}))
         shown += [Shown(runtime, CODE, site, "",
                         f"`F.batch_norm` in {describe(runtime.ref) or 'the discriminator'} "
                         "normalizes with the statistics of the current batch in training",
                         {"layer": "F.batch_norm"}, layers=False)
                   for site in runtime.facts.batch_norm_calls if id(site) not in shown_by_source]
+        shown += _standardizing(runtime, probed.values(), by_source)
     yield from runtime_only(emit, shown)
+
+
+def _measured(path: str) -> str:
+    return f"measured: perturbing sample 0 changes the other samples' output of `{path}`"
+
+
+def _standardizing(runtime, sources, by_source: list[Location]) -> list[Shown]:
+    """SN301 for the modules the probe measured standardizing with batch statistics that
+    no batch norm type names (a hand-rolled whitening layer, a third-party block), at the
+    discriminator's line that builds each. Not where a batch norm already explains it: a
+    source SN301 at that line, or one (source or runtime `F.batch_norm`) written inside
+    the module's own class."""
+    found = []
+    for source in sources:
+        if source.get("kind") == "batch_norm" or not measured_batch_normalization(source):
+            continue
+        site = Site.from_dict(source.get("site"))
+        if runtime.locate(site) in by_source:
+            continue
+        defined = definition_of(runtime, source)
+        if defined is not None and any(map(defined.holds, [*by_source, *runtime.facts.batch_norm_calls])):
+            continue
+        path = source.get("path", "")
+        found.append(Shown(
+            runtime, CODE, site, path,
+            f"{source.get('type', 'a module')} `{path}` in "
+            f"{describe(runtime.ref) or 'the discriminator'} mixes samples across the batch: "
+            f"it standardizes with the statistics of the current batch ({_measured(path)}, "
+            "which stays the same when every sample's input to it is scaled and shifted "
+            "alike, as a batch norm's does): when real and generated samples arrive in "
+            "separate batches, those statistics alone tell them apart",
+            {"layer": source.get("type", ""), "measured": True}))
+    return found
 
 
 BATCH_NORMS = {"BatchNorm1d": 1, "BatchNorm2d": 2, "BatchNorm3d": 3, "SyncBatchNorm": 0}

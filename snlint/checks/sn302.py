@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from snlint.checks.couplings import batch_normalizing_classes
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
+from snlint.checks.verdicts import measured_batch_normalization
 from snlint.findings import Finding
 from snlint.graph.facts import Site
 
@@ -21,12 +23,17 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     shown_by_source: set[int] = set()
     for d in model.discriminators:
         runtime = model.runtime.get(d.cls.qualname)
+        # A reduction written inside a module measured as batch normalization (a
+        # hand-rolled whitening layer) is that SN301's, one finding per mistake.
+        inside = batch_normalizing_classes(runtime) if runtime is not None else []
         classes = {d.cls.qualname}
         for inst in [d.instance, *model.instances_of(d.cls.qualname)]:
             if inst is not None:
                 classes.update(m.layer.cls.qualname for m in model.members(inst) if m.layer.cls is not None)
         for r in model.batch_reductions:
             if r.owner is None or r.owner.cls is None or r.owner.cls.qualname not in classes:
+                continue
+            if any(defined.holds(r.call) for defined in inside):
                 continue
             finding = emit.finding(
                 CODE, r.call,
@@ -43,8 +50,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     shown: list[Shown] = []
     for runtime in model.runtime.values():
         facts = runtime.facts
+        inside = batch_normalizing_classes(runtime)
         for pair in facts.batch_reductions:
-            if id(pair) not in shown_by_source:
+            if id(pair) not in shown_by_source and not any(d.holds(pair[1]) for d in inside):
                 what, site = pair
                 shown.append(Shown(runtime, CODE, site, "",
                                    f"{what} reduces over the batch dimension: it mixes samples",
@@ -64,8 +72,8 @@ def _probed_coupling(runtime) -> list[Shown]:
     sources = probe.get("sources") or []
     shown = []
     for source in sources:
-        if source.get("path") in batch_stats:
-            continue
+        if source.get("path") in batch_stats or measured_batch_normalization(source):
+            continue  # SN301's
         path = source.get("path", "")
         where = f"{source.get('type', '')} `{path}`" if path else facts.target.class_name
         shown.append(Shown(runtime, CODE, Site.from_dict(source.get("site")), path,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
-from snlint.checks.couplings import called_couplings, candidates, coupled_discriminators, reached
+from snlint.checks.couplings import (
+    called_couplings, candidates, coupled_discriminators, graph_evidence, reached,
+)
 from snlint.checks.emit import Emitter
 from snlint.findings import Finding, place
 
@@ -32,7 +35,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         penalty, site, ref, _ = entries[0]
         subject, stats = candidates([(r, f) for _, _, r, f in entries])
         assumed = penalty.forward.assumed
-        yield emit.finding(
+        finding = emit.finding(
             CODE, site,
             f"the gradient penalty at {place(penalty.grad.path, penalty.grad.span.line, site.path)} "
             f"differentiates this output "
@@ -40,3 +43,5 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             f"score depends on the whole batch, so the per-sample gradient it constrains does "
             f"not exist" + (f" ({assumed})" if assumed else ""),
             symbol=penalty.forward.function, discriminator=ref)
+        # Only the graph pass's evidence makes it: `--no-graph` lacks it.
+        yield replace(finding, pass_="graph") if all(graph_evidence(e[3]) for e in entries) else finding

@@ -3,12 +3,14 @@ batch-coupled discriminator."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
 from snlint import facts as F
 from snlint.checks import fixable as at
 from snlint.checks.couplings import (
-    called_couplings, candidates, configured_elsewhere, coupled_discriminators, pairs, reached,
+    called_couplings, candidates, configured_elsewhere, coupled_discriminators, graph_evidence,
+    pairs, reached,
 )
 from snlint.checks.emit import Emitter
 from snlint.config import Config
@@ -92,24 +94,30 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         note = f" ({assumed})" if assumed else ""
         its = "its batch statistics" if len({e[4].cls for e in entries}) == 1 else "the batch statistics of each"
         evidence = {kind: why.render(first.path) for call in (a, b) for kind, why in call.evidence.items()}
+        by_graph = all(graph_evidence(e[5]) for e in entries)
         if first == second:
             # One call run once per batch (`for x in (real, fake): D(x)`): no second call
             # to merge with, so no fix either.
-            yield emit.finding(
+            yield _passed(emit.finding(
                 CODE, first,
                 f"{_side(a, first.path)} and {_side(b, first.path)} go through {subject} here, one batch per run of "
                 f"this call; {its} ({stats}) then differ between the two batches and give "
                 f"real from fake away{note}",
-                symbol=a.function, discriminator=ref, data=evidence)
+                symbol=a.function, discriminator=ref, data=evidence), by_graph)
             continue
-        yield emit.finding(
+        yield _passed(emit.finding(
             CODE, first,
             f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
             f"in a separate call at {place(second.path, second.span.line, first.path)}; {its} "
             f"({stats}) then differ between the two batches and give "
             f"real from fake away{note}",
             symbol=a.function, discriminator=ref,
-            data={"second": (second.path, second.span.line, second.span.column), **evidence})
+            data={"second": (second.path, second.span.line, second.span.column), **evidence}), by_graph)
+
+
+def _passed(finding: Finding, by_graph: bool) -> Finding:
+    """A finding only the graph pass's evidence makes is the graph's: `--no-graph` lacks it."""
+    return replace(finding, pass_="graph") if by_graph else finding
 
 
 def _inside(where, outer) -> bool:

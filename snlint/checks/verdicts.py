@@ -101,6 +101,24 @@ def runtime_clears_batch_statistics(runtime) -> bool:
 
 def has_batch_statistics(facts) -> bool:
     """The graph's verdict for SN401/SN303: batch-statistics normalization in training
-    mode (a batch norm layer, or F.batch_norm with batch statistics). Coupling that only
-    the probe or a batch reduction shows is SN302, not this."""
-    return any(map(leaf_has_batch_statistics, facts.modules)) or bool(facts.batch_norm_calls)
+    mode (a batch norm layer, F.batch_norm with batch statistics, or a module the probe
+    measured standardizing with the batch's statistics). Other coupling that the probe or
+    a batch reduction shows is SN302, not this."""
+    return any(map(leaf_has_batch_statistics, facts.modules)) or bool(facts.batch_norm_calls) \
+        or any(map(measured_batch_normalization, probed_sources(facts)))
+
+
+def probed_sources(facts) -> list[dict]:
+    """Where the probe measured samples mixing (`snlint.graph.probe.coupling_sources`),
+    the module that first mixes them first; none when it measured no coupling."""
+    probe = facts.probe or {}
+    return list(probe.get("sources") or []) if probe.get("coupled") else []
+
+
+def measured_batch_normalization(source: dict) -> bool:
+    """SN301's kind among the modules the probe found mixing samples: a batch norm, or a
+    module whose output the probe measured standardized by the batch's statistics (a
+    hand-rolled `(x - x.mean(0)) / x.std(0)`, a third-party block). A concatenated
+    statistic (minibatch stddev), attention across the batch, a reduction that only
+    centers: SN302's, often deliberate."""
+    return source.get("kind") == "batch_norm" or bool(source.get("standardizes"))

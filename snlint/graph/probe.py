@@ -7,18 +7,24 @@ over dim 0) moves the other samples' outputs. The unperturbed input runs twice: 
 that does not repeat (state no restore reaches, randomness no seed controls) gives no
 verdict rather than a false one. A `view(-1)` head at the wrong image size folds positions
 into the batch dimension, so only outputs whose first dimension is still the batch count.
+
+Where the outputs couple, hooks on every module find the one that first mixes samples
+(`coupling_sources`), and a shifted and scaled input tells whether it standardizes with
+the batch's statistics, as a batch norm does (SN301's kind), or mixes them otherwise
+(SN302's: minibatch stddev, attention across the batch).
 """
 
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any, Callable
 
 import torch
 from torch import nn
 
 from snlint.graph import sites
-from snlint.graph.facts import one_line
+from snlint.graph.facts import Site, one_line
 from snlint.graph.pristine import Pristine
 
 PROBE_BATCH = 4
@@ -204,11 +210,17 @@ def _recorded(fresh: Pristine, args: tuple, n: int) -> dict[str, list[list]]:
 
 def coupling_sources(fresh: Pristine, args: tuple, perturbed: tuple,
                      n: int = PROBE_BATCH) -> list[dict[str, Any]]:
-    """The innermost modules whose output for samples 1..n-1 moves when only sample 0
-    changed while their own input for those samples did not: where coupling enters."""
+    """Where coupling enters, in execution order (the first is the module that first mixes
+    samples): the innermost modules whose output for samples 1..n-1 moves when only sample
+    0 changed while their own input for those samples did not. Downstream of the first, a
+    module's input already differs for them, so it is not taken for another source.
+
+    Each says what the module is: its construction site, and whether it normalizes with
+    batch statistics (`standardizes`, measured by `_standardizes`), which makes it SN301's
+    kind rather than SN302's (a statistic concatenated to the features, a reduction)."""
     clean, moved = _recorded(fresh, args, n), _recorded(fresh, perturbed, n)
     flagged = []
-    for path, calls in clean.items():
+    for path, calls in clean.items():  # first calls in execution order (pre-hooks)
         other = moved.get(path, [])
         if len(other) != len(calls):
             continue
@@ -223,10 +235,135 @@ def coupling_sources(fresh: Pristine, args: tuple, perturbed: tuple,
     sources = []
     for path in innermost:
         module = fresh.model.get_submodule(path)
+        cls = sites.base_class(module)
         site = sites.construction(module)[0]
-        sources.append({"path": path, "type": sites.type_name(sites.base_class(module)),
-                        "kind": sites.kind_of(module), "site": site.to_dict() if site else None})
+        kind = sites.kind_of(module)
+        try:
+            # The discriminator itself has no line of the project that builds it: what its
+            # own forward does stays SN302's (a reduction the forward records, or the probe's).
+            standardizes = kind == "batch_norm" or (path != "" and _standardizes(fresh, args, path))
+        except Exception:  # the module refused the shifted input: no verdict, so not SN301
+            standardizes = False
+        defined = _defined_at(cls)
+        called = _called_at(fresh, args, path) if standardizes and kind != "batch_norm" else None
+        sources.append({"path": path, "type": sites.type_name(cls), "kind": kind,
+                        "site": site.to_dict() if site else None, "standardizes": standardizes,
+                        "defined_at": defined.to_dict() if defined else None,
+                        "called_at": called.to_dict() if called else None})
     return sources
+
+
+def _called_at(fresh: Pristine, args: tuple, path: str) -> Site | None:
+    """The user's call of module `path` in the forward (the innermost frame of the project
+    when it is first called): where fx records the operations of a module it inlines from
+    an installed package, which are part of that module."""
+    module = fresh.model.get_submodule(path)
+    found: list[Site] = []
+
+    def pre(m: nn.Module, inputs: Any) -> None:
+        frame = sys._getframe(1)
+        while frame is not None and not sites.is_user_file(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is not None:
+            found.append(sites.to_site(sites.frame_pos(frame)))
+        raise _Captured
+
+    try:
+        with fresh.use() as model:
+            handle = module.register_forward_pre_hook(pre)
+            try:
+                with torch.no_grad():
+                    model(*args)
+            except _Captured:
+                pass
+            finally:
+                handle.remove()
+    except Exception:  # only a location: without it, nothing is decided
+        return None
+    return found[0] if found else None
+
+
+class _Captured(Exception):
+    """Ends a forward once the module under study has returned: the rest is not needed."""
+
+
+def _output_of(fresh: Pristine, args: tuple, path: str,
+               transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> tuple:
+    """(input, output) of the first call of module `path` in a forward on `args`, the
+    first floating-point tensor of each; with `transform`, that input is replaced by
+    `transform(input)` before the module sees it."""
+    module = fresh.model.get_submodule(path)
+    seen: list = []
+
+    def pre(m: nn.Module, inputs: tuple) -> tuple | None:
+        for i, value in enumerate(inputs):
+            if isinstance(value, torch.Tensor) and value.is_floating_point():
+                if transform is not None:
+                    value = transform(value)
+                    inputs = inputs[:i] + (value,) + inputs[i + 1:]
+                seen.append(value.detach().clone())
+                return inputs
+        raise _Captured  # no floating-point input: nothing to shift or scale
+
+    def post(m: nn.Module, inputs: Any, output: Any) -> None:
+        out = _first_tensor(output)
+        seen.append(out.detach().clone() if out is not None else None)
+        raise _Captured
+
+    with fresh.use() as model:
+        handles = [module.register_forward_pre_hook(pre), module.register_forward_hook(post)]
+        try:
+            with torch.no_grad():
+                model(*args)
+        except _Captured:
+            pass
+        finally:
+            for handle in handles:
+                handle.remove()
+    return tuple(seen) if len(seen) == 2 else (None, None)
+
+
+SHIFT, SCALE = 0.5, 3.0
+# Of the output's spread. Not tighter: a hand-written `/ (var + eps).sqrt()` over 4 samples
+# meets positions whose batch variance is near eps (measured: 0.0042 of a spread of 1.5),
+# while what is not invariant moves by the shift or a factor of the scale (0.5 and more).
+INVARIANCE_TOLERANCE = 2e-2
+
+
+def _standardizes(fresh: Pristine, args: tuple, path: str) -> bool:
+    """Whether module `path` normalizes with batch statistics, as a batch norm does: its
+    output has its input's shape and stays the same when every sample's input to it is
+    scaled and shifted alike (the batch's mean and spread absorb both). A per-sample norm
+    would too, but it does not mix samples, and only a module that does is asked. A
+    statistic concatenated to the features (minibatch stddev), a reduction that centers
+    only, or a layer before the normalization inside the module: not invariant, so SN302's
+    kind. Conservative by construction: anything in doubt is not this."""
+    x, clean = _output_of(fresh, args, path)
+    if x is None or clean is None or clean.shape != x.shape or not clean.is_floating_point():
+        return False
+    _, moved = _output_of(fresh, args, path, lambda t: t * SCALE + SHIFT)
+    if moved is None or moved.shape != clean.shape:
+        return False
+    a, b = clean.double(), moved.double()
+    if not (torch.isfinite(a).all() and torch.isfinite(b).all()):
+        return False
+    spread = float((a - a.mean()).abs().max())
+    if spread <= 1e-6:  # a constant output says nothing about how it was normalized
+        return False
+    return float((a - b).abs().max()) <= INVARIANCE_TOLERANCE * spread
+
+
+def _defined_at(cls: type) -> Site | None:
+    """The lines of the class's definition: a batch reduction written inside a module
+    measured as batch normalization is part of that one mistake."""
+    try:
+        lines, first = inspect.getsourcelines(cls)
+        file = inspect.getsourcefile(cls)
+    except Exception:  # built in, defined in a notebook or a string, unreadable
+        return None
+    if not file or not lines:
+        return None
+    return Site(file, first, 1, first + len(lines) - 1, len(lines[-1].rstrip("\r\n")) + 1)
 
 
 def _per_sample(out: Any, n: int) -> torch.Tensor | None:

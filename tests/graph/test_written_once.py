@@ -123,8 +123,9 @@ def test_runtime_only_findings_name_the_discriminator_as_the_source_rules_do(pro
     findings = run([str(project)], Config(root=project, graph=True)).findings
     sn301, sn201 = findings
     assert sn301.message.startswith(
-        "BatchNorm2d in Discriminator (a discriminator by its name) normalizes with the "
-        "statistics of the current batch in training mode (seen in the built model)")
+        "BatchNorm2d `norm` in Discriminator (a discriminator by its name) normalizes with the "
+        "statistics of the current batch in training mode (measured: perturbing sample 0 "
+        "changes the other samples' output of `norm`)")
     assert sn201.message.startswith(
         "Conv2d Discriminator.plain has no spectral norm, but Discriminator (a discriminator "
         "by its name) normalizes its other conv/linear layers (seen in the built model)")
