@@ -61,7 +61,7 @@ def header(finding: Finding, *, color: bool = False, unsafe_fixes: bool = False)
         where = click.style(where, bold=True)
     mark = " [*]" if fix_applies(finding, unsafe_fixes) else ""
     code = _style_code(finding.code, finding.severity, color)
-    return f"{where}: {code}{mark} {one_line(finding.message)}"
+    return f"{where}: {code}{mark} {one_line(finding.message)}{finding.via()}"
 
 
 def render_concise(findings: Iterable[Finding], *, color: bool = False,
