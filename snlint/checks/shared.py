@@ -33,7 +33,8 @@ _OUTSIDE: "weakref.WeakKeyDictionary[LinkedModel, frozenset]" = weakref.WeakKeyD
 
 
 def _outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
-    inside = {d.cls.qualname for d in model.discriminators}
+    discriminators = {d.cls.qualname for d in model.discriminators}
+    inside = set(discriminators)
     for d in model.discriminators:
         for inst in (d.instance, *model.instances_of(d.cls.qualname)):
             inside |= model.classes_in(inst)
@@ -41,6 +42,8 @@ def _outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
     for qual, root in model.roots.items():
         if qual in inside or root.id not in model.trees:
             continue
+        if model.classes_in(root) & discriminators:
+            continue  # a wrapper that builds a discriminator: not another network
         for m in model.members(root):
             if m.owner.qualname in inside:
                 continue
@@ -49,17 +52,36 @@ def _outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
     return frozenset(out)
 
 
+def _constructions(model: LinkedModel) -> frozenset[tuple[str, Span]]:
+    """(path, span) of every call that builds an instance of a project class."""
+    found = _CONSTRUCTIONS.get(model)
+    if found is None:
+        found = _CONSTRUCTIONS[model] = frozenset((i.call.path, i.call.span) for i in model.instances)
+    return found
+
+
+_CONSTRUCTIONS: "weakref.WeakKeyDictionary[LinkedModel, frozenset]" = weakref.WeakKeyDictionary()
+
+
 def own_site(model: LinkedModel, d: DiscriminatorFact, m: Member) -> tuple[Location, tuple[Related, ...], str]:
     """Where a finding about member `m` of discriminator `d` points, and its related
     locations: `m.site`, unless the node that builds the layer is code another network
-    runs too; then the first call above it that only discriminators run (or the
+    runs too; then the first call above it, inside the code of the instance that owns
+    the layer (its `__init__` and the helpers that runs), that only discriminators run (or the
     parameter default that decides it), with the shared line as related, and the words a
     message ends with there: "" (at `m.site`), or how that line leads to the layer."""
     outside = outside_sites(model)
     literal = m.layer.call
     if not outside or (literal.path, literal.span) not in outside:
         return m.site, (), ""
-    own = next((loc for loc in m.layer.chain if (loc.path, loc.span) not in outside), None)
+    own = None
+    constructions = _constructions(model)
+    for loc in m.layer.chain:
+        if (loc.path, loc.span) in constructions:
+            break  # past the owner's own code: its construction, in training code or a block
+        if (loc.path, loc.span) not in outside:
+            own = loc
+            break
     if own is None or own == m.site and m.site != literal:
         return m.site, (), ""
     default = deciding_default(d, own)
