@@ -320,3 +320,12 @@ def test_a_feature_network_that_keeps_itself_in_eval_mode_has_no_sn301(lint):
 def test_a_train_override_that_passes_the_mode_on_keeps_its_sn301(lint):
     findings = lint(FROZEN_FEATURES.replace("super().train(False)", "super().train(mode)"))
     assert [(f.code, f.line) for f in findings] == [("SN301", 9)]
+
+
+def test_full_text_names_the_related_line_and_why():
+    out = render([RELATED], "full", {})
+    assert "  = via models/basicblock.py:10:22: BatchNorm2d built here" in out.splitlines()
+
+
+def test_github_annotation_ends_with_the_related_line():
+    assert render([RELATED], "github", {}).endswith("BatchNorm2d in D ... (via models/basicblock.py:10)")
