@@ -329,3 +329,9 @@ def test_full_text_names_the_related_line_and_why():
 
 def test_github_annotation_ends_with_the_related_line():
     assert render([RELATED], "github", {}).endswith("BatchNorm2d in D ... (via models/basicblock.py:10)")
+
+
+def test_a_fix_for_a_finding_in_shared_code_is_never_safe():
+    from snlint.fix.safety import SHARED, breaks
+
+    assert breaks(RELATED.with_(code="SN201", name="missing-sn")) == SHARED
