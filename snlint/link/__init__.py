@@ -497,10 +497,12 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     resolved = {(c.call.path, c.call.span) for c in project.events.forwards if c.module is not None}
     project.candidates = frozenset(outer)
     homes = {q: by_qual[q][1].path for q in outer} if given else {}
-    beside = _sole_in_file(outer, by_qual, project) if sole is None else {}
+    beside: dict[str, str] | None = None  # found at the first call through a bare name
     for call in project.events.forwards:
         if call.module is not None or not _BOUND.search(call.callee) or (call.call.path, call.call.span) in resolved:
             continue
+        if beside is None:
+            beside = _sole_in_file(outer, by_qual, project) if sole is None else {}
         # Left to the caller when not decided here (`assume_sole`); the class defined
         # beside the call is decided here.
         project.bare_calls = project.bare_calls or call.call.path not in beside
