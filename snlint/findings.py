@@ -189,6 +189,21 @@ class Cleared:
 
 
 @record
+class Related:
+    """Another place a finding concerns (SARIF `relatedLocations`): for a layer built
+    inside a helper the generator also runs, the helper's line, where the finding points
+    at the discriminator's own call of it."""
+
+    path: str
+    span: Span
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.span.line, "column": self.span.column,
+                "message": self.message}
+
+
+@record
 class Finding:
     code: str
     name: str
@@ -207,6 +222,7 @@ class Finding:
     # link step): a fix names things through it. Not output.
     names: Any = field(default=None, compare=False, repr=False)
     cleared_by: Cleared | None = None
+    related: tuple[Related, ...] = ()
 
     @property
     def node(self) -> int | None:
@@ -262,9 +278,18 @@ class Finding:
             "discriminator": self.discriminator.to_dict() if self.discriminator else None,
             "fix": self.fix.to_dict() if self.fix else None,
         }
+        if self.related:
+            out["related"] = [r.to_dict() for r in self.related]
         if self.cleared_by is not None:
             out["cleared_by"] = self.cleared_by.to_dict()
         return out
+
+    def via(self) -> str:
+        """` (via models/basicblock.py:69)` for a finding with related locations, as the
+        text formats end its line; else empty."""
+        if not self.related:
+            return ""
+        return " (via " + ", ".join(f"{r.path}:{r.span.line}" for r in self.related) + ")"
 
 
 def diagnostic(code: str, path: str, message: str, span: Span | None = None,

@@ -60,7 +60,10 @@ def why_cleared(finding: Finding, runtime: Runtime) -> str | None:
     shows nothing of the kind (the finding stands)."""
     if not runtime.may_clear:
         return None
-    site = Location(finding.path, finding.span)
+    # A finding at a discriminator's call of shared code: the layer is built at the
+    # related line, where the graph pass records it.
+    where = finding.related[0] if finding.related else finding
+    site = Location(where.path, where.span)
     leaves = runtime.leaves_built_at(site)
     name = runtime.facts.target.class_name
     built = f"the built {name} ({runtime.facts.built_with or 'built with no arguments'})"

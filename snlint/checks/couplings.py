@@ -9,6 +9,7 @@ import weakref
 from dataclasses import replace
 
 from snlint.checks.emit import describe
+from snlint.checks.shared import own_site
 from snlint.checks.verdicts import (
     leaf_has_batch_statistics, measured_batch_normalization, normalizes_with_batch_statistics,
     probed_sources, runtime_clears_batch_norm, runtime_clears_batch_statistics,
@@ -31,6 +32,11 @@ class Coupling:
     # Found by the graph pass in the built discriminator, not by the source: its evidence
     # goes into the messages of the training-code rules that count it.
     measured: str = ""
+    # Shared code that builds it, when `site` is the discriminator's own line leading there
+    # (`snlint.checks.shared`).
+    related: tuple = ()
+    built: Location | None = None  # where it is built as the graph pass records it, when not `site`
+    lead: str = ""  # how `site` leads to it, the end of a message (`own_site`)
 
 
 def couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
@@ -218,11 +224,13 @@ def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> l
             kept = m.layer.kept_in_eval or (m.layer.call.path, m.layer.call.span) in model.kept_in_eval
             if not normalizes_with_batch_statistics(m.layer.kind, kept_in_eval=kept):
                 continue
-            site = m.layer.origin or m.site
-            if runtime is not None and runtime_clears_batch_norm(runtime, site):
+            built = m.layer.origin or m.site
+            if runtime is not None and runtime_clears_batch_norm(runtime, built):
                 continue  # built, and kept in eval mode there
+            site, related, lead = (built, (), "") if m.layer.origin is not None else own_site(model, d, m)
             found.setdefault((site.path, site.span), Coupling(
-                site, m.layer.short_type, m.symbol, via_default=m.layer.origin is not None))
+                site, m.layer.short_type, m.symbol, via_default=m.layer.origin is not None,
+                related=related, built=built if site is not built else None, lead=lead))
     for call in model.batch_norm_calls:
         owner = call.owner
         if owner is not None and owner.cls is not None and owner.cls.qualname in classes:

@@ -10,6 +10,7 @@ from snlint import facts as F
 from snlint.checks import fixable as at
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed, runtime_only
+from snlint.checks.shared import own_site
 from snlint.checks.verdicts import leaf_missing_sn, needs_sn, runtime_clears_missing_sn, uses_sn
 from snlint.config import Config
 from snlint.findings import SAFE, Finding, Location
@@ -92,8 +93,8 @@ def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[
     for root in _judged(model, d):
         fixed = frozen if root is not d.instance else set()
         for finding, site in _instance_sn201(model, d, root, emit, outside, fixed):
-            if (site.path, site.span) not in seen:
-                seen.add((site.path, site.span))
+            if (finding.path, finding.span) not in seen:
+                seen.add((finding.path, finding.span))
                 yield finding, site
 
 
@@ -142,8 +143,12 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
     missing = [m for m in layers if not m.layer.sn and not m.layer.ambiguous
                and any(not exclusive(m.layer.branches, n.layer.branches) for n in with_sn)]
     by_site: dict[tuple, list[Member]] = {}
+    # Where each shows: a layer built in code the generator runs too, at the
+    # discriminator's own line that leads there (`snlint.checks.shared`).
+    shown: dict[int, tuple] = {}
     for m in missing:
-        by_site.setdefault((m.site.path, m.site.span), []).append(m)
+        shown[id(m)] = place = own_site(model, d, m)
+        by_site.setdefault((place[0].path, place[0].span, m.site.path, m.site.span), []).append(m)
     normalized_sites = {(m.site.path, m.site.span) for m in with_sn}
     all_sites = {(m.site.path, m.site.span) for m in layers}
     owner_sites = {m.layer.id: m.site for m in tree}
@@ -177,13 +182,19 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
         # the block builds it would normalize theirs as well, so the finding has no fix.
         shared = {"shared_with": m.owner.short_type} if m.owner.qualname != d.cls.qualname \
             and m.owner.qualname in outside else {}
+        site, related, lead = shown[id(m)]
+        if related:
+            # Wrapping the shared line would normalize the other network's layer too, and
+            # wrapping the call here would put SN on what the helper returns.
+            shared["shared_code"] = related[0].path
         yield emit.finding(
-            CODE, m.site,
+            CODE, site,
             f"{m.layer.short_type} {m.symbol} has no spectral norm, but {describe(d.ref)} "
             f"normalizes the layers built at {len(normalized_sites)} of its "
-            f"{len(all_sites)} conv/linear sites{many}",
+            f"{len(all_sites)} conv/linear sites{many}{lead}",
             symbol=m.symbol, discriminator=d.ref,
-            data={**data, "instances": count, "layer": m.layer.short_type, **shared}), m.site
+            data={**data, "instances": count, "layer": m.layer.short_type, **shared}
+        ).with_(related=related), m.site
 
 
 def _built_outside_discriminators(model) -> set[str]:
@@ -204,7 +215,7 @@ def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     (`snlint.checks.fixable`): a call not under weight norm (`_weight_normalized`). The
     planner finds an SN callable of the discriminator's API to wrap it with in every file
     that can import one; the project's own SN only where this file names it."""
-    if finding.get("built_by") or finding.get("shared_with"):
+    if finding.get("built_by") or finding.get("shared_with") or finding.get("shared_code"):
         return None  # a helper's flag turns SN off here, or the block is the generator's too
     index, names, call = at.call_at(finding, facts)
     if call is None:

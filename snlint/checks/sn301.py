@@ -38,12 +38,13 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 CODE, c.site,
                 f"{where}{c.what} in {describe(d.ref)} normalizes with the statistics of the "
                 f"current batch: when real and generated samples arrive in separate batches, "
-                f"those statistics alone tell them apart",
-                symbol=c.symbol, discriminator=d.ref, data={"layer": c.what})
+                f"those statistics alone tell them apart{c.lead}",
+                symbol=c.symbol, discriminator=d.ref, data={"layer": c.what}).with_(related=c.related)
             if runtime is not None:
-                shown = [m for m in runtime.leaves_built_at(c.site) if leaf_has_batch_statistics(m)]
+                built = c.built or c.site
+                shown = [m for m in runtime.leaves_built_at(built) if leaf_has_batch_statistics(m)]
                 shown += [s for s in runtime.facts.batch_norm_calls
-                          if s is not None and runtime.locate(s) == c.site]
+                          if s is not None and runtime.locate(s) == built]
                 finding = confirmed_by(finding, runtime, shown, shown_by_source)
             yield finding
     shown: list[Shown] = []

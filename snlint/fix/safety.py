@@ -22,6 +22,7 @@ from snlint.torchapi import SN_HOOK, WEIGHTLESS
 
 # Appended to a plan's message, which already names the keys or shapes that change.
 KEYS = SHAPES = "unsafe: a checkpoint saved before the fix no longer loads with strict=True"
+SHARED = "unsafe: the layer is built in code another network runs too"
 
 # Modules with no `weight` at all: SN raises on them at construction (KeyError / ValueError),
 # so no program with the mistake ever built, and taking SN off changes no checkpoint.
@@ -43,6 +44,10 @@ def decide(finding: Finding, applicability: str, config: Config) -> tuple[str, s
 def breaks(finding: Finding) -> str | None:
     """Why a fix of `finding` may break a program that runs today, or None."""
     code = finding.code
+    if finding.related:
+        # Pointed at the discriminator's call of code the generator runs too
+        # (`snlint.checks.shared`): an edit there or in the shared line reaches both.
+        return SHARED
     if code == "SN102":
         return None if _takes_sn_off_weightless(finding) else KEYS
     if code == "SN103":

@@ -429,6 +429,16 @@ def _built_inside(candidates: set[str], by_qual: dict) -> set[str]:
     return out
 
 
+def _sole_in_file(outer: set[str], by_qual: Mapping, project: LinkedProject) -> dict[str, str]:
+    """File path -> the one candidate class defined in it, for files that define exactly
+    one (and whose norm no other code passes: `_norm_passed_elsewhere`)."""
+    homes: dict[str, list[str]] = {}
+    for q in sorted(outer):
+        homes.setdefault(by_qual[q][1].path, []).append(q)
+    return {path: qs[0] for path, qs in homes.items()
+            if len(qs) == 1 and not _norm_passed_elsewhere(project, qs[0])}
+
+
 def find_discriminators(project: LinkedProject, discriminators: list[str],
                         not_discriminators: list[str], root: Path | None, assume_sole: bool = True,
                         part_of: Mapping[str, int] | None = None) -> None:
@@ -487,16 +497,28 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     resolved = {(c.call.path, c.call.span) for c in project.events.forwards if c.module is not None}
     project.candidates = frozenset(outer)
     homes = {q: by_qual[q][1].path for q in outer} if given else {}
+    beside: dict[str, str] | None = None  # found at the first call through a bare name
     for call in project.events.forwards:
         if call.module is not None or not _BOUND.search(call.callee) or (call.call.path, call.call.span) in resolved:
             continue
-        project.bare_calls = True
+        if beside is None:
+            beside = _sole_in_file(outer, by_qual, project) if sole is None else {}
+        # Left to the caller when not decided here (`assume_sole`); the class defined
+        # beside the call is decided here.
+        project.bare_calls = project.bare_calls or call.call.path not in beside
         assumed, because = sole, why
         if sole is None and given:
             near = named_near(homes, given, call.call.path)
             if near is not None:
                 assumed, name, (path, line) = near
                 because = f"the discriminator class its project builds by name (`{name}` at {path}:{line})"
+        if assumed is None and call.call.path in beside:
+            # A training helper that takes the discriminator as a parameter and that no
+            # code calls (`def critic_step(critic, netG, real, z, opt)`), in a file
+            # that defines one discriminator class: the class defined beside it, whatever
+            # the rest of the project holds.
+            assumed = beside[call.call.path]
+            because = f"the only discriminator class defined in {call.call.path}"
         if assumed is not None:
             call.module = project.roots.get(assumed)
             call.assumed = (f"{call.callee} is not built where it is used; assumed to be "

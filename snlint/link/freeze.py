@@ -120,7 +120,8 @@ class _Freezer:
             weight_norm=layer.weight_norm, frozen=layer.frozen, base_type=layer.base_type,
             origin=layer.origin, bound_names=tuple(layer.bound_names), via=tuple(layer.via),
             has_weight="weight" in layer.attrs, kernel_1x1=layer.kernel_is_1x1(),
-            configured=self.configured(layer), branches=self.branches(layer.branches))
+            configured=self.configured(layer), branches=self.branches(layer.branches),
+            chain=_chain(layer))
 
     def forward(self, call) -> ForwardFact:
         return ForwardFact(
@@ -218,6 +219,18 @@ def _site(layer: Layer, owner: Layer) -> Location:
             and frame.parent is not None and frame.returned is layer:
         loc, frame = frame.call_site, frame.parent
     return loc
+
+
+def _chain(layer: Layer) -> tuple[Location, ...]:
+    """The call sites above the node that built `layer`, innermost first: each frame's
+    call in the frame that opened it (`conv(...)` in a discriminator's `__init__`, then
+    `Discriminator(...)` in the training code)."""
+    out: list[Location] = []
+    frame = layer.frame
+    while frame is not None and frame.call_site is not None and len(out) < 32:
+        out.append(frame.call_site)
+        frame = frame.parent
+    return tuple(out)
 
 
 def _index(app: SNApp, layer: Layer) -> int:

@@ -84,6 +84,10 @@ class LayerFact:
     # string its `__init__` compares): that build alone decides what it holds.
     configured: bool = False
     branches: tuple[tuple[int, int], ...] = ()  # (undecided `if`, branch) it was built in
+    # The call sites above `call`, innermost first (a helper's call in the `__init__` that
+    # ran it, then that class's construction...): where a layer built in shared code
+    # shows in the discriminator's own code (`snlint.checks.shared`).
+    chain: tuple[Location, ...] = ()
 
     @property
     def short_type(self) -> str:

@@ -23,7 +23,8 @@ from snlint.link.index import ProjectIndex
 from snlint.link.syntax import calls_in, fact_children, text_of, walk
 from snlint.link.values import (
     UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, Layer, ListV, ModulesIterV, ModulesV,
-    NameFindV, NameV, OneOfV, ParametersV, ParamV, SNApp, SNFuncV, TorchTypeV, TupleV, Value, WeightV,
+    NameFindV, NameV, OneOfV, ParametersV, ParamV, SNApp, SNFuncV, SuperV, TorchTypeV, TupleV, Value,
+    WeightV,
 )
 from snlint.torchapi import (
     INIT_FUNCTION, INPLACE_TENSOR_INIT, KINDS, SN_CUSTOM, SN_FUNCTIONS, WN_FUNCTIONS, layer_type,
@@ -471,9 +472,19 @@ class TorchSemantics:
             self.frozen(receiver.root, frame)
         return receiver
 
+    def super_method(self, receiver: SuperV, name: str, e, frame, loc) -> Value | None:
+        """`super().train(False)` in a `train()` override, `super().eval()`: nn.Module's own
+        mode methods, on the instance itself (a frozen feature network that keeps itself
+        in eval mode). A project base that defines the method runs as written."""
+        if name not in ("train", "eval", "requires_grad_"):
+            return None
+        if any(base.method(name) is not None for base, _ in self.project_bases(receiver.cls, receiver.file)):
+            return None
+        return self.layer_method(receiver.self_value, name, e, frame, loc)
+
     RECEIVERS: dict[type, Callable] = {
         Layer: layer_method, ModulesV: modules_method, OneOfV: one_of_method, WeightV: weight_method,
-        ClassOfV: class_name_method, ParamV: param_method,
+        ClassOfV: class_name_method, ParamV: param_method, SuperV: super_method,
     }
 
 

@@ -29,7 +29,7 @@ def escape_property(text: str) -> str:
 def annotation(finding: Finding) -> str:
     command = _COMMAND.get(finding.severity, "warning")
     props = [("title", f"snlint ({finding.code})"), ("file", finding.path)]
-    message = finding.message
+    message = finding.message + finding.via()
     if finding.cell is None:
         props += [("line", finding.line), ("col", finding.column),
                   ("endLine", finding.end_line), ("endColumn", finding.end_column)]

@@ -260,6 +260,15 @@ def _result(finding: Finding, index: int | None, fingerprint: str,
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
         "properties": properties,
     }
+    if finding.related:
+        result["relatedLocations"] = [{
+            "id": i,
+            "physicalLocation": {
+                "artifactLocation": artifact_location(r.path, root),
+                "region": _region(r.span.line, r.span.column, r.span.end_line, r.span.end_column),
+            },
+            **({"message": {"text": r.message}} if r.message else {}),
+        } for i, r in enumerate(finding.related, 1)]
     # A cell finding's fix edits the cells' joined text, not the .ipynb file: no regions.
     fix = (sarif_fix(finding.fix, sources, root)
            if finding.fix is not None and finding.cell is None else None)

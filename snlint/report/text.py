@@ -73,7 +73,7 @@ def header(finding: Finding, *, color: bool = False, unsafe_fixes: bool = False)
         where = click.style(where, bold=True)
     mark = " [*]" if fix_applies(finding, unsafe_fixes) else ""
     code = _style_code(finding.code, finding.severity, color)
-    return f"{where}: {code}{mark} {one_line(finding.message)}"
+    return f"{where}: {code}{mark} {one_line(finding.message)}{finding.via()}"
 
 
 def render_concise(findings: Iterable[Finding], *, color: bool = False,
@@ -170,6 +170,8 @@ def _note_lines(finding: Finding, color: bool, unsafe_fixes: bool, show_fixes: b
     if ref is not None:
         detail = f"; {ref.detail}" if ref.detail else ""
         notes.append(f"= discriminator: {ref.cls} (by {ref.evidence}{detail})")
+    notes.extend(f"= via {r.path}:{r.span.line}:{r.span.column}" + (f": {r.message}" if r.message else "")
+                 for r in finding.related)
     if finding.fix is not None:
         # An unsafe fix that --unsafe-fixes has not enabled is named, and its diff shown
         # only on request (--show-fixes), as ruff hides the fixes it would not apply.

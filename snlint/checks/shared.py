@@ -1,0 +1,115 @@
+"""Where a layer built in shared code shows in a discriminator's own code.
+
+A generic helper (`conv(in, out, mode='CBR')`, an `upBlock` function, a block class) that
+the generator runs too builds the layer at one line for every network: the engineer
+cannot change that line for the discriminator alone. A finding about such a layer points
+at the discriminator's own line that leads to it (its call of the helper, or the
+`__init__` parameter whose string default picks the layer: `ac_type='BL'`), with the
+helper's line as a related location; one finding per discriminator line.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from snlint import facts as F
+from snlint.checks import fixable as at
+from snlint.findings import Location, Related, Span
+from snlint.link.model import DiscriminatorFact, LinkedModel, Member
+
+
+def outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
+    """(path, span) of every node that builds, or leads to, a layer of a network that is no
+    discriminator: the literals and call sites of the trees of the classes built alone
+    that are neither a discriminator nor part of one, less the layers a discriminator
+    instance inside them owns (a training wrapper that builds both networks)."""
+    found = _OUTSIDE.get(model)
+    if found is None:
+        found = _OUTSIDE[model] = _outside_sites(model)
+    return found
+
+
+_OUTSIDE: "weakref.WeakKeyDictionary[LinkedModel, frozenset]" = weakref.WeakKeyDictionary()
+
+
+def _outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
+    discriminators = {d.cls.qualname for d in model.discriminators}
+    inside = set(discriminators)
+    for d in model.discriminators:
+        for inst in (d.instance, *model.instances_of(d.cls.qualname)):
+            inside |= model.classes_in(inst)
+    out: set[tuple[str, Span]] = set()
+    for qual, root in model.roots.items():
+        if qual in inside or root.id not in model.trees:
+            continue
+        if model.classes_in(root) & discriminators:
+            continue  # a wrapper that builds a discriminator: not another network
+        for m in model.members(root):
+            if m.owner.qualname in inside:
+                continue
+            out.add((m.layer.call.path, m.layer.call.span))
+            out.update((loc.path, loc.span) for loc in m.layer.chain)
+    return frozenset(out)
+
+
+def _constructions(model: LinkedModel) -> frozenset[tuple[str, Span]]:
+    """(path, span) of every call that builds an instance of a project class."""
+    found = _CONSTRUCTIONS.get(model)
+    if found is None:
+        found = _CONSTRUCTIONS[model] = frozenset((i.call.path, i.call.span) for i in model.instances)
+    return found
+
+
+_CONSTRUCTIONS: "weakref.WeakKeyDictionary[LinkedModel, frozenset]" = weakref.WeakKeyDictionary()
+
+
+def own_site(model: LinkedModel, d: DiscriminatorFact, m: Member) -> tuple[Location, tuple[Related, ...], str]:
+    """Where a finding about member `m` of discriminator `d` points, and its related
+    locations: `m.site`, unless the node that builds the layer is code another network
+    runs too; then the first call above it, inside the code of the instance that owns
+    the layer (its `__init__` and the helpers that runs), that only discriminators run (or the
+    parameter default that decides it), with the shared line as related, and the words a
+    message ends with there: "" (at `m.site`), or how that line leads to the layer."""
+    outside = outside_sites(model)
+    literal = m.layer.call
+    if not outside or (literal.path, literal.span) not in outside:
+        return m.site, (), ""
+    own = None
+    constructions = _constructions(model)
+    for loc in m.layer.chain:
+        if (loc.path, loc.span) in constructions:
+            break  # past the owner's own code: its construction, in training code or a block
+        if (loc.path, loc.span) not in outside:
+            own = loc
+            break
+    if own is None or own == m.site and m.site != literal:
+        return m.site, (), ""
+    default = deciding_default(d, own)
+    related = (Related(literal.path, literal.span,
+                       f"{m.layer.short_type} built here, in code another network runs too"),)
+    if default is not None:
+        return default, related, "; this default picks it, in code another network runs too"
+    return own, related, "; this call builds it, in code another network runs too"
+
+
+def deciding_default(d: DiscriminatorFact, call: Location) -> Location | None:
+    """The parameter of the `__init__` around `call` whose string default `call` passes
+    down (`mode='C' + ac_type` under `ac_type='BL'`), when exactly one is: the choice of
+    layer is made there. Only in the discriminator's own file."""
+    if call.path != d.file.path or call.span.node is None:
+        return None
+    index = at.FactsAt.of(d.file)
+    node = index.at(call.span.node)
+    if not isinstance(node, F.Call):
+        return None
+    function = next((a for a in index.ancestors(node) if isinstance(a, F.FunctionFacts)), None)
+    if function is None or function.name != "__init__":
+        return None
+    read: set[str] = set()
+    for arg in node.args:
+        read |= at.names_in(arg.value)
+    picked = [p for p in function.params if p.name in read and isinstance(p.default, F.Const)
+              and isinstance(p.default.value, str)]
+    if len(picked) != 1:
+        return None
+    return Location(call.path, picked[0].span)
