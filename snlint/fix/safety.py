@@ -12,7 +12,7 @@ more specific selector wins, and `extend-unsafe-fixes` on a tie. Like ruff's,
 `extend-safe-fixes` promotes every unsafe fix of the rule, whatever made it unsafe.
 
 A new rule with a fix that changes keys, shapes or shared code is named in `breaks`;
-tests/graph/test_fix_safety.py builds each rule's fixed discriminator to hold it to that."""
+tests/graph/test_fix_safety_built.py builds each rule's fixed discriminator to hold it to that."""
 
 from __future__ import annotations
 
