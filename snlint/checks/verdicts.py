@@ -104,3 +104,29 @@ def has_batch_statistics(facts) -> bool:
     mode (a batch norm layer, or F.batch_norm with batch statistics). Coupling that only
     the probe or a batch reduction shows is SN302, not this."""
     return any(map(leaf_has_batch_statistics, facts.modules)) or bool(facts.batch_norm_calls)
+
+
+# Measured in a forward (`snlint.graph.weights`): the weight a layer really computes with.
+
+def measured_raw(use) -> bool:
+    """The layer computed with its raw parameter, σ far from 1."""
+    return use is not None and use.verdict == "raw"
+
+
+def measured_normalized(use) -> bool:
+    return use is not None and use.verdict == "normalized"
+
+
+def measured_wrong_axis(use) -> bool:
+    """A ConvTranspose whose weight is normalized along dim 0, its input axis (SN105)."""
+    return use is not None and use.verdict == "wrong_axis"
+
+
+def normalized_by_measurement(facts) -> bool:
+    """A conv/linear of the built discriminator computes with a normalized weight."""
+    return any(measured_normalized(facts.weights.get(m.path)) for m in facts.modules
+               if m.kind in NEEDS_SN)
+
+
+def sigma_text(sigma: float) -> str:
+    return f"σ = {sigma:.3g}"

@@ -170,6 +170,29 @@ class LeafFacts:
         )
 
 
+@dataclass(frozen=True)
+class WeightUse:
+    """The weight a conv/linear layer computed with in a forward (`snlint.graph.weights`).
+
+    `verdict`: "raw" (its raw parameter, σ far from 1), "normalized" (σ ≈ 1), "wrong_axis"
+    (a ConvTranspose normalized along dim 0, its input axis), or "" (no clear verdict).
+    `sigma`: σ of the weight used, flattened with the output axis first; `raw_sigma` of
+    its raw parameter; `sigma_dim0` flattened along dim 0 (differs for ConvTranspose).
+    """
+
+    verdict: str
+    sigma: float
+    raw_sigma: float = 0.0
+    sigma_dim0: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "WeightUse":
+        return cls(d["verdict"], d["sigma"], d.get("raw_sigma", 0.0), d.get("sigma_dim0", 0.0))
+
+
 def _empty_probe() -> dict[str, Any]:
     return {"ran": False, "coupled": False, "reason": "", "input_shape": []}
 
@@ -202,9 +225,13 @@ class TargetFacts:
     # How those arguments were chosen (`snlint.graph.build.Call.arguments`): "configured",
     # "project", "defaults" or "guessed"; "" when nothing was built.
     arguments: str = ""
+    # Module path -> the weight that layer computed with (`snlint.graph.weights`), for the
+    # conv/linear layers a forward called.
+    weights: dict[str, WeightUse] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "weights": {path: w.to_dict() for path, w in self.weights.items()},
             "target": self.target.to_dict(), "status": self.status, "message": self.message,
             "modules": [m.to_dict() for m in self.modules],
             "trace_ok": self.trace_ok, "trace_reason": self.trace_reason,
@@ -230,4 +257,5 @@ class TargetFacts:
             probe, Site.from_dict(d.get("error_site")), d.get("seconds", 0.0),
             d.get("recorded_by", ""),
             d.get("built_with", ""), d.get("arguments", ""),
+            {path: WeightUse.from_dict(w) for path, w in (d.get("weights") or {}).items()},
         )

@@ -1,0 +1,178 @@
+"""Which weight each conv/linear layer really computes with, measured in real forwards.
+
+The source pass sees that SN is applied; only a forward shows whether the normalized
+weight reaches the layer's op. A hand-written wrapper that computes `w / sigma` into a
+local and calls the layer with its raw weight, hook SN on `MultiheadAttention.out_proj`
+(attention reads `out_proj.weight` directly), SN added by a name filter that misses the
+head: each looks like SN, or its absence, in a different place than the forward's.
+
+How: module hooks keep the stack of running modules and a TorchFunctionMode sees the
+weight each Conv*/ConvTranspose*/Linear hands to `F.conv*` / `F.conv_transpose*` /
+`F.linear` (a user subclass that calls them from its own forward included), or, for a
+layer whose forward never runs, any call that receives its `weight` tensor itself
+(`F.multi_head_attention_forward(..., out_proj.weight, ...)`). The raw parameter is read
+at the same moment (`weight_orig`, `parametrizations.weight.original`, a hand-written
+wrapper's `weight_bar`, else `weight`). Forwards run in training mode from the built state
+(`pristine.Pristine`) until SN's power iteration settles, then σ of the weight used is
+computed exactly, for the matrix SN reshapes (output axis first).
+
+Verdicts, with margins wide enough never to call a normalized weight raw:
+- "raw": the weight used equals the raw parameter, value for value, and σ is far from 1
+  (an in-place normalizing wrapper also passes its parameter, but then σ ≈ 1);
+- "normalized": |σ − 1| < 0.1, and not the raw parameter's values;
+- "wrong_axis": a ConvTranspose (kernel > 1) whose weight has σ ≈ 1 flattened along dim 0
+  (its input axis) and not along its output axis, dim 1;
+- "" (no verdict): anything in between. A layer the forward never calls is not measured.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+from torch import nn
+from torch.nn.modules import conv as _conv
+from torch.overrides import TorchFunctionMode
+
+from snlint.graph import sites
+from snlint.graph.facts import WeightUse
+from snlint.graph.pristine import Pristine
+
+F = torch.nn.functional
+_OPS = (F.conv1d, F.conv2d, F.conv3d, F.conv_transpose1d, F.conv_transpose2d,
+        F.conv_transpose3d, F.linear, torch.conv1d, torch.conv2d, torch.conv3d,
+        torch.conv_transpose1d, torch.conv_transpose2d, torch.conv_transpose3d)
+
+MAX_FORWARDS = 12
+SETTLED = 1e-4  # largest relative change of any weight used between two forwards
+NORMALIZED = 0.1  # |σ − 1| below this: normalized
+RAW = 0.25  # |σ − 1| above this, with the raw parameter's values: raw
+WRONG_AXIS = 0.05  # |σ along dim 0 − 1| below this ...
+RIGHT_AXIS_OFF = 0.15  # ... and |σ along the output axis − 1| above this: wrong axis
+
+
+def _measured(module: nn.Module) -> bool:
+    return isinstance(module, (nn.Linear, _conv._ConvNd)) and not sites.weight_norm_api(module)
+
+
+def _plain_weight(module: nn.Module) -> Any:
+    """The tensor a caller reading `module.weight` gets without computing anything (None
+    for a parametrized weight, computed afresh at each access)."""
+    from torch.nn.utils import parametrize
+    if parametrize.is_parametrized(module, "weight"):
+        return None
+    value = module._parameters.get("weight")
+    if value is None:
+        value = module.__dict__.get("weight")
+    return value if isinstance(value, torch.Tensor) else None
+
+
+class _Weights(TorchFunctionMode):
+    def __init__(self, layers: dict[int, str], modules: dict[int, nn.Module]) -> None:
+        super().__init__()
+        self.layers = layers
+        self.modules = modules
+        self.stack: list[nn.Module] = []
+        self.used: dict[str, tuple[torch.Tensor, torch.Tensor | None]] = {}
+
+    def _take(self, module: nn.Module, weight: Any) -> None:
+        path = self.layers.get(id(module))
+        if path is None or path in self.used or not isinstance(weight, torch.Tensor):
+            return
+        raw = sites.original(module, "weight")
+        self.used[path] = (weight.detach().clone(),
+                           raw.detach().clone() if isinstance(raw, torch.Tensor) else None)
+
+    def __torch_function__(self, func: Callable, types: Any, args: tuple = (),
+                           kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        if func in _OPS:
+            weight = args[1] if len(args) > 1 else kwargs.get("weight")
+            if self.stack and id(self.stack[-1]) in self.layers:
+                self._take(self.stack[-1], weight)
+        else:
+            # A layer whose forward is bypassed: its own weight tensor handed to another op.
+            for value in (*args, *kwargs.values()):
+                owner = self.modules.get(id(value)) if isinstance(value, torch.Tensor) else None
+                if owner is not None and not any(m is owner for m in self.stack):
+                    self._take(owner, value)
+        return func(*args, **kwargs)
+
+    def pre_hook(self, module: nn.Module, inputs: Any) -> None:
+        self.stack.append(module)
+
+    def post_hook(self, module: nn.Module, inputs: Any, output: Any) -> None:
+        if self.stack and self.stack[-1] is module:
+            self.stack.pop()
+
+
+def _one_forward(model: nn.Module, args: tuple, layers: dict[int, str]) -> dict:
+    plain = {id(w): m for m in model.modules() if id(m) in layers
+             for w in [_plain_weight(m)] if w is not None}
+    recorder = _Weights(layers, plain)
+    handles = []
+    try:
+        for m in model.modules():
+            handles.append(m.register_forward_pre_hook(recorder.pre_hook, prepend=True))
+            handles.append(m.register_forward_hook(recorder.post_hook, always_call=True))
+        with recorder, torch.no_grad():
+            model(*args)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return recorder.used
+
+
+def _sigma(matrix: torch.Tensor) -> float:
+    return float(torch.linalg.matrix_norm(matrix.double(), ord=2))
+
+
+def _output_first(weight: torch.Tensor, transposed: bool) -> torch.Tensor:
+    if transposed:
+        weight = weight.transpose(0, 1)
+    return weight.reshape(weight.shape[0], -1)
+
+
+def judge(module: nn.Module, used: torch.Tensor, raw: torch.Tensor | None) -> WeightUse:
+    transposed = isinstance(module, _conv._ConvTransposeNd)
+    sigma = _sigma(_output_first(used, transposed))
+    raw_sigma = _sigma(_output_first(raw, transposed)) if raw is not None and raw.shape == used.shape else 0.0
+    dim0 = _sigma(used.reshape(used.shape[0], -1)) if transposed else sigma
+    same = raw is not None and raw.shape == used.shape and torch.equal(used, raw)
+    verdict = ""
+    if abs(sigma - 1) < NORMALIZED:
+        # Its raw parameter at σ ≈ 1 (a default init can be) tells nothing either way.
+        verdict = "" if same else "normalized"
+    elif same and abs(sigma - 1) > RAW:
+        verdict = "raw"
+    elif (transposed and used.dim() > 2 and used[0, 0].numel() > 1
+          and abs(dim0 - 1) < WRONG_AXIS and abs(sigma - 1) > RIGHT_AXIS_OFF):
+        verdict = "wrong_axis"
+    return WeightUse(verdict, round(sigma, 4), round(raw_sigma, 4), round(dim0, 4))
+
+
+def measure(fresh: Pristine, make_args: Callable[[int], tuple]) -> dict[str, WeightUse]:
+    """path -> how that layer's weight is used, for every conv/linear layer a forward calls."""
+    model = fresh.model
+    layers = {id(m): path for path, m in model.named_modules() if _measured(m)}
+    if not layers:
+        return {}
+    modules = dict(model.named_modules())
+    args = make_args(2)
+    with fresh.use() as m:
+        last: dict = {}
+        for _ in range(MAX_FORWARDS):
+            used = _one_forward(m, args, layers)
+            settled = bool(last) and used.keys() == last.keys() and all(
+                _change(used[p][0], last[p][0]) < SETTLED for p in used)
+            last = used
+            if settled:
+                break
+        return {path: judge(modules[path], weight, raw) for path, (weight, raw) in last.items()}
+
+
+def _change(now: torch.Tensor, before: torch.Tensor) -> float:
+    if now.shape != before.shape:
+        return float("inf")
+    scale = float(before.abs().max()) or 1.0
+    return float((now - before).abs().max()) / scale
