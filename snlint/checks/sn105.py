@@ -51,9 +51,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         if (st.index == 0 and state.api not in (SN_HOOK, SN_PARAM) and measured_wrong_axis(st.use)
                 and id(state) not in reported):
             return state.site, (
-                f"spectral norm of {m.type_name} `{m.path.rpartition('.')[2]}` normalizes its weight "
-                f"along dim 0, its input axis: measured σ = {st.use.sigma_dim0:.3g} flattened along "
-                f"dim 0, {sigma_text(st.use.sigma)} along its output axis, dim 1"), {
+                f"spectral norm of {m.type_name} `{m.path}` normalizes its weight along dim 0, "
+                f"its input axis: measured {sigma_text(st.use.sigma_dim0)} flattened along dim 0, "
+                f"{sigma_text(st.use.sigma)} along its output axis, dim 1"), {
                 **st.data, "sigma": st.use.sigma, "hand_written": True}
         if (st.index > 0 or sn_on_normalization(m.kind) or on_a_vector(st)
                 or sn_without_weight_matrix(m.kind, weight_ndim=ndim)

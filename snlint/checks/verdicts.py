@@ -129,4 +129,4 @@ def normalized_by_measurement(facts) -> bool:
 
 
 def sigma_text(sigma: float) -> str:
-    return f"σ = {sigma:.3g}"
+    return f"σ = {sigma:.3g}" if sigma >= 10 else f"σ = {sigma:.2f}"
