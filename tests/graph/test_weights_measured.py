@@ -311,3 +311,20 @@ def test_a_weight_with_sigma_near_one_gets_no_verdict():
     with torch.no_grad():
         layer.weight.copy_(torch.eye(16) * 1.02)
     assert measured(nn.Sequential(layer)) == {"0": ""}
+
+
+def test_the_sn107_pages_graph_example_is_found_by_the_graph_pass(tmp_path):
+    from snlint.catalogue import load_catalogue
+    example = load_catalogue()["SN107"].section("Example")
+    wrapper = example.split("```py\n", 1)[1].split("```", 1)[0]
+    source = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n" + wrapper
+              + "\n\nclass Discriminator(nn.Module):\n"
+              "    def __init__(self):\n"
+              "        super().__init__()\n"
+              "        self.conv = SpectralNorm(nn.Conv2d(3, 1, 4, 2, 1))\n"
+              "        nn.init.normal_(self.conv.module.weight, 0.0, 1.0)\n\n"
+              "    def forward(self, x):\n"
+              "        return self.conv(x).flatten(1)\n")
+    (tmp_path / "models.py").write_text(source, encoding="utf-8")
+    found = run([str(tmp_path)], Config(root=tmp_path, graph=True)).findings
+    assert [(f.code, f.pass_) for f in found] == [("SN107", "graph")]
