@@ -176,13 +176,12 @@ class WeightUse:
 
     `verdict`: "raw" (its raw parameter, σ far from 1), "normalized" (σ ≈ 1), "wrong_axis"
     (a ConvTranspose normalized along dim 0, its input axis), or "" (no clear verdict).
-    `sigma`: σ of the weight used, flattened with the output axis first; `raw_sigma` of
-    its raw parameter; `sigma_dim0` flattened along dim 0 (differs for ConvTranspose).
+    `sigma`: σ of the weight used, flattened with the output axis first; `sigma_dim0`
+    flattened along dim 0 (differs for ConvTranspose).
     """
 
     verdict: str
     sigma: float
-    raw_sigma: float = 0.0
     sigma_dim0: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -190,7 +189,7 @@ class WeightUse:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "WeightUse":
-        return cls(d["verdict"], d["sigma"], d.get("raw_sigma", 0.0), d.get("sigma_dim0", 0.0))
+        return cls(d["verdict"], d["sigma"], d.get("sigma_dim0", 0.0))
 
 
 def _empty_probe() -> dict[str, Any]:
