@@ -27,6 +27,7 @@ Verdicts, with margins wide enough never to call a normalized weight raw:
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -50,6 +51,9 @@ POWER_ITERATIONS = 100  # for σ of the weight used, at most
 # Torch's SN runs this many power iterations per forward while measuring (one by default),
 # so it settles in one forward; hand-written SN settles over the forwards.
 SN_ITERATIONS = 30
+# Wall-clock bound on the measurement (half for forwards, the rest for σ), well inside the
+# default --graph-timeout of 20 s, so that measuring never costs a target its other facts.
+SECONDS = 8.0
 NORMALIZED = 0.1  # |σ − 1| below this: normalized
 RAW = 0.25  # |σ − 1| above this, with the raw parameter's values: raw
 WRONG_AXIS = 0.05  # |σ along dim 0 − 1| below this ...
@@ -178,7 +182,11 @@ def judge(module: nn.Module, used: torch.Tensor, raw: torch.Tensor | None) -> We
 
 
 def measure(fresh: Pristine, make_args: Callable[[int], tuple]) -> dict[str, WeightUse]:
-    """path -> how that layer's weight is used, for every conv/linear layer a forward calls."""
+    """path -> how that layer's weight is used, for every conv/linear layer a forward calls
+    whose weight used settled (the same, within 1%, in the last two forwards): a weight
+    still moving (a hand-written SN's power iteration, a parameter normalized in place)
+    gets no verdict. Work is bounded by `SECONDS`: what is left unmeasured says nothing."""
+    start = time.perf_counter()
     model = fresh.model
     layers = {id(m): path for path, m in model.named_modules() if _measured(m)}
     if not layers:
@@ -187,15 +195,21 @@ def measure(fresh: Pristine, make_args: Callable[[int], tuple]) -> dict[str, Wei
     args = make_args(2)
     with fresh.use() as m, _more_power_iterations(m) as relax:
         last: dict = {}
+        settled: set[str] = set()
         for _ in range(MAX_FORWARDS):
             used = _one_forward(m, args, layers)
             relax()  # torch's SN has settled; the next forwards show whether the rest has
-            settled = bool(last) and used.keys() == last.keys() and all(
-                _change(used[p][0], last[p][0]) < SETTLED for p in used)
+            settled = {p for p in used if p in last and _change(used[p][0], last[p][0]) < SETTLED}
             last = used
-            if settled:
+            if settled == set(used) and used or time.perf_counter() - start > SECONDS / 2:
                 break
-        return {path: judge(modules[path], weight, raw) for path, (weight, raw) in last.items()}
+        out: dict[str, WeightUse] = {}
+        for path in sorted(settled):
+            if time.perf_counter() - start > SECONDS:
+                break
+            weight, raw = last[path]
+            out[path] = judge(modules[path], weight, raw)
+        return out
 
 
 @contextmanager
