@@ -10,8 +10,10 @@ How: a wrapper of each layer's `forward` keeps the stack of running layers and a
 TorchFunctionMode sees the
 weight each Conv*/ConvTranspose*/Linear hands to `F.conv*` / `F.conv_transpose*` /
 `F.linear` (a user subclass that calls them from its own forward included), or, for a
-layer whose forward never runs, any call that receives its `weight` tensor itself
-(`F.multi_head_attention_forward(..., out_proj.weight, ...)`). The raw parameter is read
+layer whose forward never runs, a layer op that receives its `weight` tensor itself
+(`F.multi_head_attention_forward(..., out_proj.weight, ...)`). A wrapper that reads the
+weight to estimate σ and calls `F.conv2d` itself without running the layer leaves it
+unmeasured. The raw parameter is read
 at the same moment (`weight_orig`, `parametrizations.weight.original`, a hand-written
 wrapper's `weight_bar`, else `weight`). Forwards run in training mode from the built state
 (`pristine.Pristine`) until SN's power iteration settles, then σ of the weight used is
@@ -45,6 +47,9 @@ F = torch.nn.functional
 _OPS = (F.conv1d, F.conv2d, F.conv3d, F.conv_transpose1d, F.conv_transpose2d,
         F.conv_transpose3d, F.linear, torch.conv1d, torch.conv2d, torch.conv3d,
         torch.conv_transpose1d, torch.conv_transpose2d, torch.conv_transpose3d)
+
+# Ops that read a layer's weight without calling the layer (MultiheadAttention's out_proj).
+_BYPASSING = (F.multi_head_attention_forward,)
 
 MAX_FORWARDS = 20
 SETTLED = 1e-2  # largest relative change of any weight used between two forwards
@@ -100,15 +105,21 @@ class _Weights(TorchFunctionMode):
         kwargs = kwargs or {}
         if func in _OPS:
             weight = args[1] if len(args) > 1 else kwargs.get("weight")
-            if self.stack and id(self.stack[-1]) in self.layers:
+            if self.stack:
                 self._take(self.stack[-1], weight)
-        else:
-            # A layer whose forward is bypassed: its own weight tensor handed to another op.
-            for value in (*args, *kwargs.values()):
-                owner = self.modules.get(id(value)) if isinstance(value, torch.Tensor) else None
-                if owner is not None and not any(m is owner for m in self.stack):
-                    self._take(owner, value)
+            else:
+                self._bypassed((weight,))
+        elif func in _BYPASSING:
+            self._bypassed((*args, *kwargs.values()))
         return func(*args, **kwargs)
+
+    def _bypassed(self, values: tuple) -> None:
+        """A layer whose forward is bypassed: its own weight tensor handed to a layer op.
+        Only there: a wrapper reading `self.module.weight` to estimate σ is no use of it."""
+        for value in values:
+            owner = self.modules.get(id(value)) if isinstance(value, torch.Tensor) else None
+            if owner is not None:
+                self._take(owner, value)
 
     def wrap(self, module: nn.Module) -> Callable[[], None]:
         """Put `module` on the stack while its forward runs, however it is called: module

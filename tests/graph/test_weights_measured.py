@@ -329,3 +329,40 @@ def test_the_sn107_pages_graph_example_is_found_by_the_graph_pass(tmp_path):
     (tmp_path / "models.py").write_text(source, encoding="utf-8")
     found = run([str(tmp_path)], Config(root=tmp_path, graph=True)).findings
     assert [(f.code, f.pass_) for f in found] == [("SN107", "graph")]
+
+
+class _Functional(nn.Module):
+    """Reads the layer's raw weight to estimate σ, then calls F.conv2d with its own."""
+
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+
+    def forward(self, x):
+        w = self.module.weight
+        sigma = torch.linalg.matrix_norm(w.flatten(1), ord=2)
+        return nn.functional.conv2d(x, w / sigma, self.module.bias, 2, 1)
+
+
+def test_a_layer_whose_weight_is_only_read_by_a_wrapper_is_not_called_raw():
+    layer = nn.Conv2d(3, 8, 4, 2, 1)
+    nn.init.normal_(layer.weight, 0.0, 1.0)
+    assert measured(nn.Sequential(_Functional(layer), nn.Flatten())) == {}
+
+
+def test_out_proj_under_hook_sn_is_measured_raw():
+    from torch.nn.utils import spectral_norm
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 16, 4, 2, 1)
+            self.attn = nn.MultiheadAttention(16, 2)
+            self.attn.out_proj = spectral_norm(self.attn.out_proj)
+            nn.init.normal_(self.attn.out_proj.weight_orig, 0.0, 1.0)
+
+        def forward(self, x):
+            h = self.conv(x).flatten(2).permute(2, 0, 1)
+            return self.attn(h, h, h)[0].mean(0)
+
+    assert measured(Attention())["attn.out_proj"] == "raw"
