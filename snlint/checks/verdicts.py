@@ -123,9 +123,12 @@ def measured_wrong_axis(use) -> bool:
 
 
 def normalized_by_measurement(facts) -> bool:
-    """A conv/linear of the built discriminator computes with a normalized weight."""
-    return any(measured_normalized(facts.weights.get(m.path)) for m in facts.modules
-               if m.kind in NEEDS_SN)
+    """Most measured conv/linear layers of the built discriminator compute with a normalized
+    weight: SN201's premise where the module facts name no SN (a hand-written one). Not one
+    orthogonal layer among raw ones."""
+    uses = [facts.weights.get(m.path) for m in facts.modules if m.kind in NEEDS_SN]
+    normalized = sum(map(measured_normalized, uses))
+    return normalized > 0 and normalized > sum(map(measured_raw, uses))
 
 
 def sigma_text(sigma: float) -> str:

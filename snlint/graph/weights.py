@@ -90,15 +90,16 @@ class _Weights(TorchFunctionMode):
         self.layers = layers
         self.modules = modules
         self.stack: list[nn.Module] = []
-        self.used: dict[str, tuple[torch.Tensor, torch.Tensor | None]] = {}
+        self.used: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def _take(self, module: nn.Module, weight: Any) -> None:
         path = self.layers.get(id(module))
         if path is None or path in self.used or not isinstance(weight, torch.Tensor):
             return
         raw = sites.original(module, "weight")
-        self.used[path] = (weight.detach().clone(),
-                           raw.detach().clone() if isinstance(raw, torch.Tensor) else None)
+        if not isinstance(raw, torch.Tensor) or raw.shape != weight.shape:
+            return  # another tensor (a LoRA factor, a projection): not the layer's weight
+        self.used[path] = (weight.detach().clone(), raw.detach().clone())
 
     def __torch_function__(self, func: Callable, types: Any, args: tuple = (),
                            kwargs: dict | None = None) -> Any:
@@ -194,11 +195,11 @@ def _output_first(weight: torch.Tensor, transposed: bool) -> torch.Tensor:
     return weight.reshape(weight.shape[0], -1)
 
 
-def judge(module: nn.Module, used: torch.Tensor, raw: torch.Tensor | None) -> WeightUse:
+def judge(module: nn.Module, used: torch.Tensor, raw: torch.Tensor) -> WeightUse:
     transposed = isinstance(module, _conv._ConvTransposeNd)
     sigma = _sigma(_output_first(used, transposed))
     dim0 = _sigma(used.reshape(used.shape[0], -1)) if transposed else sigma
-    same = raw is not None and raw.shape == used.shape and torch.equal(used, raw)
+    same = torch.equal(used, raw)
     verdict = ""
     if abs(sigma - 1) < NORMALIZED:
         # Its raw parameter at σ ≈ 1 (a default init can be) tells nothing either way.

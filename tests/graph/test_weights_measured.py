@@ -153,6 +153,58 @@ def test_sn_added_by_a_name_filter_that_misses_the_head_is_sn201_with_its_measur
     assert dict(found[0].data)["sigma"] > 1.5
 
 
+# BigGAN's way: a Conv2d subclass that normalizes its own weight in forward. Only the
+# measurement shows the discriminator normalized, and the plain head raw.
+OWN_CLASS = '''
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class SNConv2d(nn.Conv2d):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.register_buffer("u", F.normalize(torch.randn(self.out_channels), dim=0))
+
+        def forward(self, x):
+            w = self.weight.view(self.out_channels, -1)
+            for _ in range(3):
+                v = F.normalize(w.t() @ self.u, dim=0)
+                self.u = F.normalize(w @ v, dim=0)
+            sigma = self.u @ w @ v
+            return F.conv2d(x, self.weight / sigma, self.bias, self.stride, self.padding)
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = SNConv2d(3, 32, 4, 2, 1)
+            self.conv2 = SNConv2d(32, 64, 4, 2, 1)
+            self.head = nn.Linear(64 * 8 * 8, 1)
+            nn.init.normal_(self.head.weight, 0.0, 0.2)
+
+        def forward(self, x):
+            x = F.leaky_relu(self.conv1(x), 0.2)
+            x = F.leaky_relu(self.conv2(x), 0.2)
+            return self.head(x.flatten(1))
+'''
+
+
+def test_a_raw_head_beside_layers_measured_normalized_is_sn201_without_a_fix(tmp_path):
+    found = findings(tmp_path, OWN_CLASS)
+    head = span_of(OWN_CLASS, "nn.Linear(64 * 8 * 8, 1)")
+    assert where(found) == [("SN201", head[0], head[1], "graph")]
+    assert found[0].message.endswith("layers: it computes with its raw weight, σ = 12.8 (measured in a forward)")
+    assert found[0].fix is None
+
+
+def test_one_normalized_layer_among_raw_ones_is_no_premise(tmp_path):
+    source = OWN_CLASS.replace("self.conv2 = SNConv2d(", "self.conv2 = nn.Conv2d(").replace(
+        "nn.init.normal_(self.head.weight, 0.0, 0.2)",
+        "nn.init.normal_(self.head.weight, 0.0, 0.2)\n            nn.init.normal_(self.conv2.weight, 0.0, 0.5)")
+    assert findings(tmp_path, source) == []
+
+
 ATTENTION = '''
     import torch.nn as nn
     from torch.nn.utils import spectral_norm
