@@ -418,3 +418,36 @@ def test_out_proj_under_hook_sn_is_measured_raw():
             return self.attn(h, h, h)[0].mean(0)
 
     assert measured(Attention())["attn.out_proj"] == "raw"
+
+
+READS_WEIGHT = '''
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.nn.utils import spectral_norm
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = spectral_norm(nn.Conv2d(3, 8, 4, 2, 1))
+            self.embed = spectral_norm(nn.Linear(8, 8))
+            nn.init.normal_(self.embed.weight_orig, 0.0, 1.0)
+
+        def forward(self, x):
+            h = self.conv(x).mean((2, 3))
+            return F.linear(h, self.embed.weight).sum(1, keepdim=True)
+'''
+
+
+def test_hook_sn_on_a_layer_whose_weight_the_parent_reads_is_sn107(tmp_path):
+    found = findings(tmp_path, READS_WEIGHT)
+    call = span_of(READS_WEIGHT, "spectral_norm(nn.Linear(8, 8))")
+    assert where(found) == [("SN107", call[0], call[1], "graph")]
+    assert "computes with its raw weight" in found[0].message
+
+
+def test_the_parametrization_sn_read_by_the_parent_gives_nothing(tmp_path):
+    source = READS_WEIGHT.replace("from torch.nn.utils import spectral_norm",
+                                  "from torch.nn.utils.parametrizations import spectral_norm").replace(
+        "self.embed.weight_orig", "self.embed.parametrizations.weight.original")
+    assert findings(tmp_path, source) == []
