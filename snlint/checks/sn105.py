@@ -7,7 +7,7 @@ from typing import Iterator
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings, on_a_vector
 from snlint.checks.verdicts import (
-    sn_dim_off_output_axis, sn_on_normalization, sn_without_weight_matrix,
+    measured_wrong_axis, sigma_text, sn_dim_off_output_axis, sn_on_normalization, sn_without_weight_matrix,
 )
 from snlint.config import Config
 from snlint import facts as F
@@ -39,8 +39,22 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                     f"dim 1: σ is estimated for the wrong matrix shape",
                     symbol=a.symbol, data={"api": app.api, "hand_written": True})
 
+    # Hand-written SN the source already reports at its reshape: the measurement is the
+    # same mistake, one finding.
+    reshaped = {a.app.site for a in applications(model)
+                if a.app.reshape is not None and a.kind == "conv_transpose"}
+    reported = {id(state) for runtime in model.runtime.values() for m in runtime.facts.modules
+                for state in m.sn if state.site is not None and runtime.locate(state.site) in reshaped}
+
     def built(st: State):
         m, state, ndim = st.leaf, st.state, st.ndim
+        if (st.index == 0 and state.api not in (SN_HOOK, SN_PARAM) and measured_wrong_axis(st.use)
+                and id(state) not in reported):
+            return state.site, (
+                f"spectral norm of {m.type_name} `{m.path}` normalizes its weight along dim 0, "
+                f"its input axis: measured {sigma_text(st.use.sigma_dim0)} flattened along dim 0, "
+                f"{sigma_text(st.use.sigma)} along its output axis, dim 1"), {
+                **st.data, "sigma": st.use.sigma, "hand_written": True}
         if (st.index > 0 or sn_on_normalization(m.kind) or on_a_vector(st)
                 or sn_without_weight_matrix(m.kind, weight_ndim=ndim)
                 or state.api not in (SN_HOOK, SN_PARAM) or ndim is None or ndim < 3):

@@ -1,4 +1,6 @@
-"""SN107 sn-never-applied: hook spectral norm on a weight the forward reads directly."""
+"""SN107 sn-never-applied: spectral norm that never reaches the weight the layer uses (hook
+SN on a weight the forward reads directly; a wrapper whose normalized weight is dropped,
+measured by the graph pass)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Iterator
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings
 from snlint.checks.sn_migration import migratable
-from snlint.checks.verdicts import hook_sn_never_runs
+from snlint.checks.verdicts import hook_sn_never_runs, measured_raw, sigma_text
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.findings import Finding
@@ -27,11 +29,22 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
     def built(st: State):
         m, state = st.leaf, st.state
-        if st.index == 0 and hook_sn_never_runs(state.api, m.bypassed_forward):
+        if st.index > 0:
+            return None
+        name = m.path.rpartition('.')[2]
+        if hook_sn_never_runs(state.api, m.bypassed_forward):
+            measured = f" (measured: {sigma_text(st.use.sigma)})" if measured_raw(st.use) else ""
             return state.site, (
-                f"hook-based spectral norm on {m.type_name} `{m.path.rpartition('.')[2]}` never "
+                f"hook-based spectral norm on {m.type_name} `{name}` never "
                 "runs: MultiheadAttention reads out_proj.weight directly, so the weight is never "
-                "normalized"), st.data
+                f"normalized{measured}"), st.data
+        if measured_raw(st.use):
+            # The forward handed the layer's op its raw parameter: a wrapper that normalizes
+            # into a local, or a forward that reads the weight around the hook.
+            return state.site, (
+                f"spectral norm on {m.type_name} `{m.path}` never reaches the weight it uses: it "
+                f"computes with its raw weight: {sigma_text(st.use.sigma)} (measured in a forward)"), {
+                **st.data, "sigma": st.use.sigma}
         return None
     return linked_findings(model, emit, CODE, source, built)
 

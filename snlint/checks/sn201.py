@@ -11,7 +11,10 @@ from snlint.checks import fixable as at
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.shared import own_site
-from snlint.checks.verdicts import leaf_missing_sn, needs_sn, runtime_clears_missing_sn, uses_sn
+from snlint.checks.verdicts import (
+    leaf_missing_sn, measured_normalized, measured_raw, needs_sn, normalized_by_measurement,
+    runtime_clears_missing_sn, sigma_text, uses_sn,
+)
 from snlint.config import Config
 from snlint.findings import SAFE, Finding, Location
 from snlint.link.model import LayerFact, Member, exclusive
@@ -44,14 +47,38 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                     finding = confirmed(finding, runtime)
             yield finding
     yield from runtime_only(emit, (
-        Shown(runtime, CODE, m.site, m.path,
-              f"{m.type_name} {_owner(runtime)}.{m.path} has no spectral norm, but "
-              f"{describe(runtime.ref) or 'the discriminator'} normalizes its other conv/linear "
-              "layers (seen in the built model)",
-              {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts)})
-        for runtime in model.runtime.values() if uses_sn(runtime.facts)
+        _shown(runtime, m)
+        for runtime in model.runtime.values()
         for m in runtime.facts.modules if leaf_missing_sn(m) and id(m) not in shown_by_source
-        and not _judged_apart(model, runtime, m, own)))
+        and _premise(runtime, m) and not _judged_apart(model, runtime, m, own)))
+
+
+def _premise(runtime, m) -> bool:
+    """SN elsewhere in the built discriminator (an SN state, or a weight measured normalized
+    by a hand-written SN the module facts do not name), and not this layer normalizing its
+    own weight (measured normalized). Where only the measurement shows SN elsewhere, the
+    layer must be measured raw too: a layer the forward never calls gives nothing."""
+    use = runtime.facts.weights.get(m.path)
+    if measured_normalized(use):
+        return False
+    if uses_sn(runtime.facts):
+        return True
+    return measured_raw(use) and normalized_by_measurement(runtime.facts)
+
+
+def _shown(runtime, m) -> Shown:
+    use = runtime.facts.weights.get(m.path)
+    # SN only measured (a hand-written SN the facts do not name): no torch SN to offer.
+    data = {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts) or "custom"}
+    if measured_raw(use):
+        data["sigma"] = use.sigma
+        seen = f": it computes with its raw weight, {sigma_text(use.sigma)} (measured in a forward)"
+    else:
+        seen = " (seen in the built model)"
+    return Shown(runtime, CODE, m.site, m.path,
+                 f"{m.type_name} {_owner(runtime)}.{m.path} has no spectral norm, but "
+                 f"{describe(runtime.ref) or 'the discriminator'} normalizes its other conv/linear "
+                 f"layers{seen}", data)
 
 
 def _judged_apart(model, runtime, module, own: set[tuple[str, int]]) -> bool:

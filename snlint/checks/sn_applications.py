@@ -11,7 +11,7 @@ from snlint.checks.emit import Emitter
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.verdicts import sn_off_the_weight
 from snlint.findings import Finding, Location
-from snlint.graph.facts import LeafFacts, Site, SNState
+from snlint.graph.facts import LeafFacts, Site, SNState, WeightUse
 from snlint.link.model import LayerFact, LinkedModel, SNFact
 from snlint.records import dataclass
 from snlint.torchapi import KINDS
@@ -57,6 +57,8 @@ class State:
     leaf: LeafFacts
     state: SNState
     index: int
+    # The weight the leaf computed with in a forward, when measured (`snlint.graph.weights`).
+    use: WeightUse | None = None
 
     @property
     def ndim(self) -> int | None:
@@ -72,7 +74,7 @@ class State:
 def states(runtime) -> Iterator[State]:
     for m in runtime.facts.modules:
         for i, state in enumerate(m.sn):
-            yield State(m, state, i)
+            yield State(m, state, i, runtime.facts.weights.get(m.path))
 
 
 def linked_findings(model: LinkedModel, emit: Emitter, code: str, source: Iterable[Finding],

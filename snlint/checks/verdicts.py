@@ -122,3 +122,32 @@ def measured_batch_normalization(source: dict) -> bool:
     statistic (minibatch stddev), attention across the batch, a reduction that only
     centers: SN302's, often deliberate."""
     return source.get("kind") == "batch_norm" or bool(source.get("standardizes"))
+
+
+# Measured in a forward (`snlint.graph.weights`): the weight a layer really computes with.
+
+def measured_raw(use) -> bool:
+    """The layer computed with its raw parameter, σ far from 1."""
+    return use is not None and use.verdict == "raw"
+
+
+def measured_normalized(use) -> bool:
+    return use is not None and use.verdict == "normalized"
+
+
+def measured_wrong_axis(use) -> bool:
+    """A ConvTranspose whose weight is normalized along dim 0, its input axis (SN105)."""
+    return use is not None and use.verdict == "wrong_axis"
+
+
+def normalized_by_measurement(facts) -> bool:
+    """Most measured conv/linear layers of the built discriminator compute with a normalized
+    weight: SN201's premise where the module facts name no SN (a hand-written one). Not one
+    orthogonal layer among raw ones."""
+    uses = [facts.weights.get(m.path) for m in facts.modules if m.kind in NEEDS_SN]
+    normalized = sum(map(measured_normalized, uses))
+    return normalized > 0 and normalized > sum(map(measured_raw, uses))
+
+
+def sigma_text(sigma: float) -> str:
+    return f"σ = {sigma:.3g}" if sigma >= 10 else f"σ = {sigma:.2f}"

@@ -170,6 +170,28 @@ class LeafFacts:
         )
 
 
+@dataclass(frozen=True)
+class WeightUse:
+    """The weight a conv/linear layer computed with in a forward (`snlint.graph.weights`).
+
+    `verdict`: "raw" (its raw parameter, σ far from 1), "normalized" (σ ≈ 1), "wrong_axis"
+    (a ConvTranspose normalized along dim 0, its input axis), or "" (no clear verdict).
+    `sigma`: σ of the weight used, flattened with the output axis first; `sigma_dim0`
+    flattened along dim 0 (differs for ConvTranspose).
+    """
+
+    verdict: str
+    sigma: float
+    sigma_dim0: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "WeightUse":
+        return cls(d["verdict"], d["sigma"], d.get("sigma_dim0", 0.0))
+
+
 def _empty_probe() -> dict[str, Any]:
     return {"ran": False, "coupled": False, "reason": "", "input_shape": []}
 
@@ -205,9 +227,13 @@ class TargetFacts:
     # What the worker's audit hook refused while this target was imported and built
     # (snlint.graph.guard): `os.remove('samples/x.png')`.
     refused: list[str] = field(default_factory=list)
+    # Module path -> the weight that layer computed with (`snlint.graph.weights`), for the
+    # conv/linear layers a forward called.
+    weights: dict[str, WeightUse] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "weights": {path: w.to_dict() for path, w in self.weights.items()},
             "target": self.target.to_dict(), "status": self.status, "message": self.message,
             "modules": [m.to_dict() for m in self.modules],
             "trace_ok": self.trace_ok, "trace_reason": self.trace_reason,
@@ -233,4 +259,5 @@ class TargetFacts:
             probe, Site.from_dict(d.get("error_site")), d.get("seconds", 0.0),
             d.get("recorded_by", ""),
             d.get("built_with", ""), d.get("arguments", ""), [str(r) for r in d.get("refused", ())],
+            {path: WeightUse.from_dict(w) for path, w in (d.get("weights") or {}).items()},
         )

@@ -135,7 +135,17 @@ def collect(model: Any, target: GraphTarget, example_input: Any = None) -> Targe
         except Exception as exc:
             what = "shape propagation" if gm is not None else "recording the forward"
             facts.probe.setdefault("notes", []).append(f"{what}: {one_line(exc)}")
+        facts.weights = _measure_weights(fresh, make_args, facts)
     return facts
+
+
+def _measure_weights(fresh: Any, make_args: Any, facts: TargetFacts) -> dict:
+    from snlint.graph import weights
+    try:
+        return weights.measure(fresh, make_args)
+    except Exception as exc:  # a model that refuses the extra forwards: nothing measured
+        facts.probe.setdefault("notes", []).append(f"measuring the weights: {one_line(exc)}")
+        return {}
 
 
 def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:

@@ -128,4 +128,5 @@ def test_runtime_only_findings_name_the_discriminator_as_the_source_rules_do(pro
         "changes the other samples' output of `norm`)")
     assert sn201.message.startswith(
         "Conv2d Discriminator.plain has no spectral norm, but Discriminator (a discriminator "
-        "by its name) normalizes its other conv/linear layers (seen in the built model)")
+        "by its name) normalizes its other conv/linear layers: it computes with its raw weight, "
+        "σ = 0.")
