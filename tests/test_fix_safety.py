@@ -203,4 +203,4 @@ def test_an_unknown_code_on_the_command_line_exits_2():
 
     result = CliRunner().invoke(main, ["--no-graph", "--extend-unsafe-fixes", "SN777", "."])
     assert result.exit_code == 2
-    assert "unknown rule code 'SN777' in extend-unsafe-fixes" in result.stderr
+    assert "unknown rule code 'SN777' in --extend-unsafe-fixes" in result.stderr
