@@ -46,12 +46,14 @@ def _redirect_stdio() -> tuple[Any, Any]:
 # Facts of a built model (also used in-process by snlint.audit)
 
 
-def collect(model: Any, target: GraphTarget, example_input: Any = None) -> TargetFacts:
+def collect(model: Any, target: GraphTarget, example_input: Any = None,
+            light: bool = False) -> TargetFacts:
     """Module facts, the forward's facts (F.batch_norm calls, batch reductions) and the probe.
 
     Every forward and the trace start from the state `model` is in now and give it back
     (`pristine.Pristine`: no deep copy, which weight_norm and hook SN after a forward
-    refuse). The forward's facts come from the fx graph, or, where fx cannot trace, from
+    refuse; `light`: large trainable weights checked, not copied, and
+    `pristine.Mutated` raised when a forward wrote one). The forward's facts come from the fx graph, or, where fx cannot trace, from
     two real forward passes recorded with hooks (`record.py`), at the probe's input.
     """
     from snlint.graph import probe, record, sites, trace
@@ -59,7 +61,7 @@ def collect(model: Any, target: GraphTarget, example_input: Any = None) -> Targe
 
     facts = TargetFacts(target)
     facts.modules = sites.module_facts(model)
-    with Pristine(model) as fresh:
+    with Pristine(model, light=light) as fresh:
         with fresh.use() as m:
             gm, facts.trace_reason = trace.trace(m)
         facts.trace_ok = gm is not None
@@ -83,6 +85,22 @@ def collect(model: Any, target: GraphTarget, example_input: Any = None) -> Targe
     return facts
 
 
+def _collect_light(module: Any, target: GraphTarget, built: Any) -> TargetFacts:
+    """`collect` without a copy of the large weights (the worker's peak memory); a model
+    whose forward writes one is built again (the same seed: the same model) and read
+    with a full snapshot."""
+    from snlint.graph.pristine import Mutated
+
+    try:
+        return collect(built.model, target, light=True)
+    except Mutated:
+        built.model = None
+        again = build(module, target)
+        if again.model is None:
+            raise
+        return collect(again.model, target)
+
+
 def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
     start = time.perf_counter()
     first_time = os.path.abspath(target.file) not in loader.modules
@@ -99,7 +117,7 @@ def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
                                 error_site=built.site)
         else:
             try:
-                facts = collect(built.model, target)
+                facts = _collect_light(module, target, built)
             except BaseException as exc:  # snlint's own failure on a strange model
                 facts = TargetFacts(target, status="build_error",
                                     message=f"snlint could not inspect the model: {one_line(exc)}",

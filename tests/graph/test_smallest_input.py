@@ -94,3 +94,62 @@ def test_no_accepted_size_gives_the_largest_image_error_not_the_waveform_one():
     facts = collect(Only7().train(), _target("Only7"))
     assert not facts.probe["ran"]
     assert "2x258064" in facts.probe["reason"], facts.probe["reason"]  # 4 * 254 * 254
+
+
+# --- the light snapshot: large trainable weights checked, not copied ---------------------
+
+
+class WritesItsWeight(nn.Module):
+    """A hand-written normalization that divides its weight in place at every forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(64, 64, 4, 2, 1)  # 65,536 weights: checked, not copied
+        self.bn = nn.BatchNorm2d(64)
+
+    def forward(self, x):
+        self.conv.weight.data /= 2.0
+        return self.bn(self.conv(x)).flatten(1)
+
+
+def test_a_light_snapshot_does_not_copy_large_weights():
+    from snlint.graph.pristine import Pristine
+
+    model = WritesItsWeight()
+    with Pristine(model, light=True) as fresh:
+        copied = {id(saved) for _, saved in fresh._values}
+        assert len(fresh._checks) == 1 and fresh._checks[0][0] is model.conv.weight
+        assert id(model.conv.weight) not in copied
+
+
+def test_a_forward_that_writes_a_checked_weight_raises_mutated():
+    from snlint.graph.pristine import Mutated, Pristine
+
+    model = WritesItsWeight().train()
+    with pytest.raises(Mutated):
+        with Pristine(model, light=True) as fresh, fresh.use() as m, torch.no_grad():
+            m(torch.randn(2, 64, 8, 8))
+
+
+def test_the_full_snapshot_gives_the_same_probe_as_before_for_such_a_model():
+    facts = collect(WritesItsWeight().train(), _target("WritesItsWeight"))
+    assert facts.probe["ran"] and facts.probe["coupled"], facts.probe
+
+
+def test_the_worker_builds_again_with_a_full_snapshot_when_a_forward_writes_a_weight(tmp_path):
+    from snlint.graph import run_graph
+
+    path = tmp_path / "writes.py"
+    path.write_text(
+        "import torch.nn as nn\n\n\n"
+        "class WritesItsWeight(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(64, 64, 4, 2, 1)\n"
+        "        self.bn = nn.BatchNorm2d(64)\n\n"
+        "    def forward(self, x):\n"
+        "        self.conv.weight.data /= 2.0\n"
+        "        return self.bn(self.conv(x)).flatten(1)\n")
+    [facts] = run_graph([GraphTarget(str(path), "writes.py", "WritesItsWeight", root=str(tmp_path))])
+    assert facts.status == "ok", facts.message
+    assert facts.probe["ran"] and facts.probe["coupled"], facts.probe
