@@ -38,7 +38,6 @@ _REGISTRIES = ("_parameters", "_buffers", "_modules")
 # snapshot (`Pristine(model, light=True)`): a 44M-parameter StarGAN critic's copy is
 # 171 MB, and forwards do not write trainable weights in practice.
 LIGHT_MIN_ELEMENTS = 1 << 16
-_BITS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
 class Mutated(BaseException):
@@ -56,17 +55,18 @@ def _clone(t: torch.Tensor) -> torch.Tensor | None:
 def _checked(t: torch.Tensor) -> bool:
     """Whether a light snapshot checks `t` instead of copying it."""
     return (isinstance(t, nn.Parameter) and t.requires_grad and t.is_floating_point()
-            and t.numel() >= LIGHT_MIN_ELEMENTS and t.is_contiguous()
-            and t.element_size() in _BITS
+            and t.numel() >= LIGHT_MIN_ELEMENTS
             and not isinstance(t, nn.parameter.UninitializedTensorMixin))
 
 
 def _fingerprint(t: torch.Tensor) -> tuple:
-    """Where `t` lives and two sums of its bits: any write through the tensor, `.data`
-    (which no version counter sees) or a rebinding changes it."""
-    bits = t.detach().view(_BITS[t.element_size()]).reshape(-1)
-    return (t.data_ptr(), tuple(t.shape), t.dtype, int(bits.sum(dtype=torch.int64)),
-            int(bits[1::3].sum(dtype=torch.int64)))
+    """Where `t` lives, its sum and its norm (float reductions: no copy of `t`, which an
+    integer view's sum would make): a write through the tensor or through `.data` (which
+    no version counter sees) moves them, a rebinding moves its address. NaN compares as
+    itself, as `repr` shows it."""
+    with torch.no_grad():
+        sums = (float(t.sum()), float(torch.linalg.vector_norm(t)))
+    return (t.data_ptr(), tuple(t.shape), t.dtype, repr(sums))
 
 
 class Pristine:
