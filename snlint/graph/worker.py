@@ -156,10 +156,6 @@ def main() -> None:
     # default pool on a loaded machine (measured on 2 cores: 5.8 s against 18-30 s for the
     # examples), and the worker never competes with the user's other processes for cores.
     torch.set_num_threads(1)
-    # oneDNN reorders a conv's weights into a copy at every call: a 171 MB copy for a
-    # 44M-parameter critic, the worker's peak. The native convolution computes the same
-    # outputs (to rounding) without it, and was no slower on the critics measured.
-    torch.backends.mkldnn.enabled = False
 
     from snlint.graph import sites
 
