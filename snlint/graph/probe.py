@@ -78,8 +78,7 @@ def _optional_second(model: nn.Module) -> bool:
 
 
 def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]], str]:
-    """Ways to call the model, smallest input first (at one size, the plainest call
-    first), and a reason when there are none."""
+    """Ways to call the model, smallest input first, and a reason when there are none."""
     layer = _first_layer(model)
     if layer is None:
         return [], "no conv or linear layer to infer an input shape from"
@@ -122,6 +121,11 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
             return (x,)
         return make
 
+    if required == 2:
+        # Labels at every size before a second input at any: most two-argument critics
+        # are projection discriminators, and a failing size costs most of a forward.
+        return [(maker(rest, second), rest) for second in seconds for rest in shapes], ""
+    # An optional second argument: the plain call first at each size, labels when it fails.
     return [(maker(rest, second), rest) for rest in shapes for second in seconds], ""
 
 
