@@ -191,6 +191,14 @@ def test_summary_lists_each_missing_package_once_with_its_classes():
     assert lines[-1] == "missing packages: scikit-image (3 classes), dill (1)"
 
 
+def test_summary_lists_no_module_the_project_holds_as_a_package():
+    results = [import_error("gan/d.py", "ModuleNotFoundError: No module named 'blocks.sn'"),
+               import_error("gan/e.py", "ModuleNotFoundError: No module named '_tkinter'"),
+               import_error("gan/f.py", "ModuleNotFoundError: No module named 'dill'")]
+    text = graph_summary(results, locate=lambda name: "third_party" if name == "blocks" else None)
+    assert text.splitlines()[-1] == "missing packages: dill (1 class)"
+
+
 def test_summary_lists_fifteen_classes_then_counts_the_rest():
     results = [built(f"Critic{i}") for i in range(18)]
     lines = graph_summary(results).splitlines()

@@ -263,14 +263,23 @@ def _seconds(facts: TargetFacts) -> str:
     return f"{facts.seconds:.1f} s" if facts.seconds else "-"
 
 
-def missing_packages(results: list[TargetFacts]) -> str:
+def missing_packages(results: list[TargetFacts], locate: Locate | None = None) -> str:
     """`missing packages: tensorflow (3 classes), dill (1)`: each pip name once, with
-    how many classes it kept from being imported; "" when none."""
+    how many classes it kept from being imported; "" when none. A module the project
+    holds (`locate`) or no pip install brings is no package: its SN910 says what to do."""
     counts: dict[str, int] = {}
+    located: dict[str, bool] = {}
     for facts in results:
         name = missing_module(facts.message) if facts.status == "import_error" else None
         if name is not None:
             top = name.partition(".")[0]
+            if top in NOT_ON_PIP or top.startswith("_"):
+                continue
+            if locate is not None:
+                if top not in located:
+                    located[top] = locate(top) is not None
+                if located[top]:
+                    continue
             package = PIP_NAMES.get(top, top)
             counts[package] = counts.get(package, 0) + 1
     if not counts:
@@ -281,7 +290,8 @@ def missing_packages(results: list[TargetFacts]) -> str:
     return "missing packages: " + ", ".join(listed)
 
 
-def graph_summary(results: list[TargetFacts], limit: int = SUMMARY_LINES) -> str:
+def graph_summary(results: list[TargetFacts], limit: int = SUMMARY_LINES,
+                  locate: Locate | None = None) -> str:
     """The graph pass's account of a run, for standard error; "" when nothing was tried.
 
         graph pass: 2 discriminators built (1 traced, 2 probed), 1 not built
@@ -316,7 +326,7 @@ def graph_summary(results: list[TargetFacts], limit: int = SUMMARY_LINES) -> str
               for t, n, r in zip(times, names, shown)]
     if len(results) > limit:
         lines.append(f"  and {len(results) - limit} more")
-    missing = missing_packages(results)
+    missing = missing_packages(results, locate)
     if missing:
         lines.append(missing)
     return "\n".join(lines)
