@@ -61,7 +61,9 @@ def collect(model: Any, target: GraphTarget, example_input: Any = None,
 
     facts = TargetFacts(target)
     facts.modules = sites.module_facts(model)
-    with Pristine(model, light=light) as fresh:
+    from snlint.graph.convmemory import native_large_convs
+
+    with native_large_convs(model), Pristine(model, light=light) as fresh:
         with fresh.use() as m:
             gm, facts.trace_reason = trace.trace(m)
         facts.trace_ok = gm is not None
