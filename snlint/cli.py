@@ -385,7 +385,7 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
     if closing:
         _emit(closing, color)
     if not quiet:
-        _graph_summary([] if stdin else result.graph)
+        _graph_summary([] if stdin else result.graph, config.root)
     if not stdin:
         _graph_note(len(result.discriminators), asked=config.graph, quiet=quiet)
     code = exit_code(findings, exit_zero)
@@ -496,12 +496,16 @@ def _progress(quiet: bool):
     return ProgressLine(sys.stderr, _stderr_is_terminal())
 
 
-def _graph_summary(results) -> None:
-    """One line on standard error after a run with the graph pass; stdout keeps only the
-    report (JSON and SARIF stay parseable)."""
+def _graph_summary(results, root) -> None:
+    """What the graph pass did with each class, on standard error after a run with it;
+    stdout keeps only the report (JSON and SARIF stay parseable)."""
     from snlint.graph.diagnostics import graph_summary
 
-    text = graph_summary(results)
+    text = ""
+    if results:
+        from snlint.link.roots import locate_module
+
+        text = graph_summary(results, locate=lambda name: locate_module(name, root))
     if text:
         try:
             click.echo(text, err=True)

@@ -138,50 +138,72 @@ def test_a_module_the_project_holds_elsewhere_is_not_a_package_to_install():
 # ------------------------------------------------------------------ summary
 
 
-def built(cls: str, traced: bool = True, probed: bool = True) -> TargetFacts:
-    facts = TargetFacts(target(f"models/{cls.lower()}.py", cls), trace_ok=traced)
+def built(cls: str, traced: bool = True, probed: bool = True, seconds: float = 0.5) -> TargetFacts:
+    facts = TargetFacts(target(f"models/{cls.lower()}.py", cls), trace_ok=traced,
+                        seconds=seconds)
     facts.probe["ran"] = probed
+    facts.probe["input_shape"] = [2, 3, 32, 32] if probed else []
+    if not probed:
+        facts.probe["reason"] = "forward needs 3 arguments"
     return facts
 
 
-def test_summary_counts_built_traced_and_probed():
-    results = [built("A"), built("B", traced=False), built("C", probed=False)]
-    assert graph_summary(results) == "graph pass: 3 discriminators built (2 traced, 2 probed)"
+def test_summary_says_per_class_what_was_built_traced_and_probed():
+    hooks = built("B", traced=False, seconds=12.25)
+    hooks.recorded_by = "hooks"
+    results = [built("A"), hooks, built("C", probed=False), built("D", traced=False)]
+    assert graph_summary(results).splitlines() == [
+        "graph pass: 4 discriminators built (2 traced, 3 probed)",
+        "   0.5 s  models/a.py:A  built, traced, probed at 3x32x32",
+        "  12.2 s  models/b.py:B  built, forward recorded, probed at 3x32x32",
+        "   0.5 s  models/c.py:C  built, traced, not probed: forward needs 3 arguments",
+        "   0.5 s  models/d.py:D  built, not traced (SN913), probed at 3x32x32",
+    ]
 
 
-def test_summary_names_what_was_not_built_and_why():
+def test_summary_says_why_a_class_was_not_built_with_its_note():
     results = [
-        built("Discriminator"),
-        TargetFacts(target("models/critic.py", "Critic"), status="build_error",
+        TargetFacts(target("models/critic.py", "Critic"), status="build_error", seconds=0.1,
                     message="TypeError: Critic.__init__() missing 2 required positional "
                             "arguments: 'ndf' and 'nc'"),
         import_error("models/netd.py", "ImportError: cannot import name 'x'", cls="NetD"),
-        import_error("models/vq.py", NO_SKIMAGE, cls="VQDiscriminator"),
-        TargetFacts(target("models/slow.py", "SlowCritic"), status="timeout"),
-        TargetFacts(target("models/bad.py", "BadCritic"), status="build_error",
-                    message="ValueError: bad"),
+        TargetFacts(target("models/slow.py", "SlowCritic"), status="timeout", seconds=20.0,
+                    message="building models/slow.py exceeded the 20 s limit; the worker "
+                            "process was killed"),
+        TargetFacts(target("models/bad.py", "BadCritic"), status="build_error", seconds=0.2,
+                    message="BadCritic() raised ValueError: bad"),
     ]
-    assert graph_summary(results) == (
-        "graph pass: 1 discriminator built (1 traced, 1 probed), 5 not built: "
-        "Critic (needs arguments), NetD (import failed), VQDiscriminator (no module skimage), "
-        "SlowCritic (timed out), BadCritic (build failed)")
+    assert graph_summary(results).splitlines() == [
+        "graph pass: 0 discriminators built, 4 not built",
+        "   0.1 s  models/critic.py:Critic    not built: needs arguments (SN912)",
+        "       -  models/netd.py:NetD        not imported: ImportError: cannot import name 'x' (SN910)",
+        "  20.0 s  models/slow.py:SlowCritic  timed out in build (SN911)",
+        "   0.2 s  models/bad.py:BadCritic    not built: BadCritic() raised ValueError: bad (SN912)",
+    ]
 
 
-def test_summary_names_classes_not_built_for_one_reason_together():
-    results = [import_error(f"exp{i}/d.py", NO_SKIMAGE) for i in range(7)]
-    results.append(import_error("gan/critic.py", NO_SKIMAGE, cls="Critic"))
-    results.append(TargetFacts(target("gan/netd.py", "NetD"), status="build_error",
-                               message="NetD needs arguments: ndf; add [tool.snlint.models]"))
-    assert graph_summary(results) == (
-        "graph pass: 0 discriminators built, 9 not built: "
-        "Discriminator x7, Critic (no module skimage), NetD (needs arguments)")
+def test_summary_lists_each_missing_package_once_with_its_classes():
+    results = [import_error(f"exp{i}/d.py", NO_SKIMAGE) for i in range(3)]
+    results.append(import_error("gan/critic.py", "ModuleNotFoundError: No module named 'dill'",
+                                cls="Critic"))
+    lines = graph_summary(results).splitlines()
+    assert lines[1] == "  -  exp0/d.py:Discriminator  not imported: no module skimage (SN910)"
+    assert lines[-1] == "missing packages: scikit-image (3 classes), dill (1)"
 
 
-def test_summary_stops_naming_classes_after_six():
-    results = [TargetFacts(target(f"d{i}.py", f"Critic{i}"), status="timeout") for i in range(8)]
-    assert graph_summary(results) == (
-        "graph pass: 0 discriminators built, 8 not built: "
-        "Critic0, Critic1, Critic2, Critic3, Critic4, Critic5 (timed out) and 2 more")
+def test_summary_lists_no_module_the_project_holds_as_a_package():
+    results = [import_error("gan/d.py", "ModuleNotFoundError: No module named 'blocks.sn'"),
+               import_error("gan/e.py", "ModuleNotFoundError: No module named '_tkinter'"),
+               import_error("gan/f.py", "ModuleNotFoundError: No module named 'dill'")]
+    text = graph_summary(results, locate=lambda name: "third_party" if name == "blocks" else None)
+    assert text.splitlines()[-1] == "missing packages: dill (1 class)"
+
+
+def test_summary_lists_fifteen_classes_then_counts_the_rest():
+    results = [built(f"Critic{i}") for i in range(18)]
+    lines = graph_summary(results).splitlines()
+    assert len(lines) == 1 + 15 + 1
+    assert lines[-1] == "  and 3 more"
 
 
 def test_no_summary_without_targets():
@@ -257,8 +279,10 @@ def graph_ran(tmp_path, monkeypatch):
     return seen
 
 
-SUMMARY = ("graph pass: 1 discriminator built (1 traced, 1 probed), "
-           "1 not built: NetD (no module skimage)\n")
+SUMMARY = ("graph pass: 1 discriminator built (1 traced, 1 probed), 1 not built\n"
+           "  0.5 s  models/discriminator.py:Discriminator  built, traced, probed at 3x32x32\n"
+           "      -  d.py:NetD                              not imported: no module skimage (SN910)\n"
+           "missing packages: scikit-image (1 class)\n")
 
 
 def test_the_summary_goes_to_stderr_and_json_stays_clean(graph_ran):

@@ -233,36 +233,116 @@ def graph_note(discriminators: int, *, asked: bool, quiet: bool, terminal: bool)
             "to measure weights and batch coupling (runs project code)")
 
 
-def graph_summary(results: list[TargetFacts], limit: int = 6) -> str:
-    """`graph pass: 12 discriminators built (9 traced, 12 probed), 2 not built: Critic
-    (needs arguments), NetD (import failed)`; "" when nothing was tried.
+SUMMARY_LINES = 15  # classes listed one a line; the rest are counted
+_REASON_CHARS = 60
 
-    Classes not built for one reason are named together (`Discriminator x5 (no module
-    seaborn)`): the SN91x notes give each file and line.
+
+def _short(text: str, limit: int = _REASON_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
+
+
+def _shape(shape: list) -> str:
+    """The probe's input without its batch dimension: `3x32x32`."""
+    return "x".join(str(d) for d in shape[1:]) if len(shape) > 1 else "?"
+
+
+def class_status(facts: TargetFacts) -> str:
+    """What the graph pass did with one class, or why not, in a few words: `built,
+    traced, probed at 3x32x32`; `not built: needs arguments (SN912)`."""
+    if facts.status == "timeout":
+        phase = "import" if facts.message.startswith("importing ") else "build"
+        return f"timed out in {phase} (SN911)"
+    if facts.status != "ok":
+        reason = not_built_reason(facts)
+        if reason in ("import failed", "build failed") and facts.message:
+            reason = _short(facts.message)
+        if facts.status == "import_error":
+            return f"not imported: {reason} (SN910)"
+        return f"not built: {reason} (SN912)"
+    words = ["built"]
+    if facts.trace_ok:
+        words.append("traced")
+    elif facts.recorded_by == "hooks":
+        words.append("forward recorded")
+    else:
+        words.append("not traced (SN913)")
+    probe = facts.probe or {}
+    if probe.get("ran"):
+        words.append(f"probed at {_shape(probe.get('input_shape') or [])}")
+    else:
+        words.append(f"not probed: {_short(probe.get('reason') or 'no input found')}")
+    return ", ".join(words)
+
+
+def _seconds(facts: TargetFacts) -> str:
+    return f"{facts.seconds:.1f} s" if facts.seconds else "-"
+
+
+def missing_packages(results: list[TargetFacts], locate: Locate | None = None) -> str:
+    """`missing packages: tensorflow (3 classes), dill (1)`: each pip name once, with
+    how many classes it kept from being imported; "" when none. A module the project
+    holds (`locate`) or no pip install brings is no package: its SN910 says what to do."""
+    counts: dict[str, int] = {}
+    located: dict[str, bool] = {}
+    for facts in results:
+        name = missing_module(facts.message) if facts.status == "import_error" else None
+        if name is not None:
+            top = name.partition(".")[0]
+            if top in NOT_ON_PIP or top.startswith("_"):
+                continue
+            if locate is not None:
+                if top not in located:
+                    located[top] = locate(top) is not None
+                if located[top]:
+                    continue
+            package = PIP_NAMES.get(top, top)
+            counts[package] = counts.get(package, 0) + 1
+    if not counts:
+        return ""
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    listed = [f"{name} ({count} class{'es' if count != 1 else ''})" if i == 0 else f"{name} ({count})"
+              for i, (name, count) in enumerate(ordered)]
+    return "missing packages: " + ", ".join(listed)
+
+
+def graph_summary(results: list[TargetFacts], limit: int = SUMMARY_LINES,
+                  locate: Locate | None = None) -> str:
+    """The graph pass's account of a run, for standard error; "" when nothing was tried.
+
+        graph pass: 2 discriminators built (1 traced, 2 probed), 1 not built
+            7.9 s  models/biggan.py:Discriminator  built, traced, probed at 3x32x32
+            0.4 s  models/hifi.py:MPD              built, forward recorded, probed at 1x1024
+            0.1 s  models/critic.py:Critic         not built: needs arguments (SN912)
+        missing packages: tensorflow (3 classes), dill (1)
+
+    One line per class (its worker time, then what was done with it or why not, with the
+    SN91x note that says more), at most `limit`, then how many more; the packages whose
+    absence kept classes from being imported, each once.
     """
     if not results:
         return ""
     built = [r for r in results if r.status == "ok"]
-    failed = [r for r in results if r.status != "ok"]
+    failed = len(results) - len(built)
     noun = "discriminator" if len(built) == 1 else "discriminators"
-    text = f"graph pass: {len(built)} {noun} built"
+    head = f"graph pass: {len(built)} {noun} built"
     if built:
         traced = sum(r.trace_ok for r in built)
         probed = sum(bool(r.probe.get("ran")) for r in built)
-        text += f" ({traced} traced, {probed} probed)"
-    if not failed:
-        return text
-    by_reason: dict[str, dict[str, int]] = {}
-    for r in failed:
-        names = by_reason.setdefault(not_built_reason(r), {})
-        names[r.target.class_name] = names.get(r.target.class_name, 0) + 1
-    items, left = [], 0
-    for reason, names in by_reason.items():
-        named = [f"{name} x{count}" if count > 1 else name for name, count in names.items()]
-        room = max(limit - sum(len(i[0]) for i in items), 0)
-        left += len(named[room:])
-        if named[:room]:
-            items.append((named[:room], reason))
-    listed = ", ".join(f"{', '.join(named)} ({reason})" for named, reason in items)
-    more = f" and {left} more" if left else ""
-    return f"{text}, {len(failed)} not built: {listed}{more}"
+        head += f" ({traced} traced, {probed} probed)"
+    if failed:
+        head += f", {failed} not built"
+    shown = results[:limit]
+    names = [f"{r.target.display}:{r.target.class_name}" for r in shown]
+    width = min(max(len(n) for n in names), 48)
+    times = [_seconds(r) for r in shown]
+    clock = max(len(t) for t in times)
+    lines = [head]
+    lines += [f"  {t:>{clock}}  {n:<{width}}  {class_status(r)}"
+              for t, n, r in zip(times, names, shown)]
+    if len(results) > limit:
+        lines.append(f"  and {len(results) - limit} more")
+    missing = missing_packages(results, locate)
+    if missing:
+        lines.append(missing)
+    return "\n".join(lines)

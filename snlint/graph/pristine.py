@@ -34,6 +34,16 @@ import torch
 from torch import nn
 
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
+# Trainable parameters from this many elements on are checked, not copied, by a light
+# snapshot (`Pristine(model, light=True)`): a 44M-parameter StarGAN critic's copy is
+# 171 MB, and forwards do not write trainable weights in practice.
+LIGHT_MIN_ELEMENTS = 1 << 16
+
+
+class Mutated(BaseException):
+    """A forward wrote a parameter a light snapshot did not copy: it cannot be put back,
+    so the facts are taken again from a fresh build with a full snapshot. A BaseException:
+    the probe's `except Exception` (a wrong input size) must not swallow it."""
 
 
 def _clone(t: torch.Tensor) -> torch.Tensor | None:
@@ -42,15 +52,33 @@ def _clone(t: torch.Tensor) -> torch.Tensor | None:
     return t.detach().clone()
 
 
+def _checked(t: torch.Tensor) -> bool:
+    """Whether a light snapshot checks `t` instead of copying it."""
+    return (isinstance(t, nn.Parameter) and t.requires_grad and t.is_floating_point()
+            and t.numel() >= LIGHT_MIN_ELEMENTS
+            and not isinstance(t, nn.parameter.UninitializedTensorMixin))
+
+
+def _fingerprint(t: torch.Tensor) -> tuple:
+    """Where `t` lives, its sum and its norm (float reductions: no copy of `t`, which an
+    integer view's sum would make): a write through the tensor or through `.data` (which
+    no version counter sees) moves them, a rebinding moves its address. NaN compares as
+    itself, as `repr` shows it."""
+    with torch.no_grad():
+        sums = (float(t.sum()), float(torch.linalg.vector_norm(t)))
+    return (t.data_ptr(), tuple(t.shape), t.dtype, repr(sums))
+
+
 class Pristine:
     """`with Pristine(model) as fresh:` ... `with fresh.use() as m:` runs on `m` (which is
     `model`) from the snapshot's state; leaving either block puts that state back, so a
     module handed in by `snlint.audit` leaves exactly as it came."""
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, light: bool = False) -> None:
         self.model = model
         self._dicts: list[tuple[nn.Module, dict[str, Any], dict[str, dict]]] = []
         self._values: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self._checks: list[tuple[torch.Tensor, tuple]] = []
         seen: set[int] = set()
         for m in model.modules():
             registries = {name: dict(m.__dict__[name]) for name in _REGISTRIES
@@ -61,6 +89,9 @@ class Pristine:
             for t in tensors:
                 if isinstance(t, torch.Tensor) and id(t) not in seen:
                     seen.add(id(t))
+                    if light and _checked(t):
+                        self._checks.append((t, _fingerprint(t)))
+                        continue
                     saved = _clone(t)
                     if saved is not None:
                         self._values.append((t, saved))
@@ -97,6 +128,9 @@ class Pristine:
                     registry.clear()
                     registry.update(entries)
         with torch.no_grad():
+            for t, print_ in self._checks:
+                if _fingerprint(t) != print_:
+                    raise Mutated(f"a forward wrote a parameter of shape {list(t.shape)}")
             for t, saved in self._values:
                 if t.shape == saved.shape and t.dtype == saved.dtype and t.device == saved.device:
                     t.copy_(saved)

@@ -101,12 +101,14 @@ def _redirect_stdio() -> tuple[Any, Any]:
 # Facts of a built model (also used in-process by snlint.audit)
 
 
-def collect(model: Any, target: GraphTarget, example_input: Any = None) -> TargetFacts:
+def collect(model: Any, target: GraphTarget, example_input: Any = None,
+            light: bool = False) -> TargetFacts:
     """Module facts, the forward's facts (F.batch_norm calls, batch reductions) and the probe.
 
     Every forward and the trace start from the state `model` is in now and give it back
     (`pristine.Pristine`: no deep copy, which weight_norm and hook SN after a forward
-    refuse). The forward's facts come from the fx graph, or, where fx cannot trace, from
+    refuse; `light`: large trainable weights checked, not copied, and
+    `pristine.Mutated` raised when a forward wrote one). The forward's facts come from the fx graph, or, where fx cannot trace, from
     two real forward passes recorded with hooks (`record.py`), at the probe's input.
     """
     from snlint.graph import probe, record, sites, trace
@@ -114,7 +116,9 @@ def collect(model: Any, target: GraphTarget, example_input: Any = None) -> Targe
 
     facts = TargetFacts(target)
     facts.modules = sites.module_facts(model)
-    with Pristine(model) as fresh:
+    from snlint.graph.convmemory import native_large_convs
+
+    with native_large_convs(model), Pristine(model, light=light) as fresh:
         with fresh.use() as m:
             gm, facts.trace_reason = trace.trace(m)
         facts.trace_ok = gm is not None
@@ -141,11 +145,31 @@ def collect(model: Any, target: GraphTarget, example_input: Any = None) -> Targe
 
 def _measure_weights(fresh: Any, make_args: Any, facts: TargetFacts) -> dict:
     from snlint.graph import weights
+    from snlint.graph.pristine import Mutated
+
     try:
         return weights.measure(fresh, make_args)
+    except Mutated:
+        raise  # a forward wrote a large weight: read again from a full snapshot
     except Exception as exc:  # a model that refuses the extra forwards: nothing measured
         facts.probe.setdefault("notes", []).append(f"measuring the weights: {one_line(exc)}")
         return {}
+
+
+def _collect_light(module: Any, target: GraphTarget, built: Any) -> TargetFacts:
+    """`collect` without a copy of the large weights (the worker's peak memory); a model
+    whose forward writes one is built again (the same seed: the same model) and read
+    with a full snapshot."""
+    from snlint.graph.pristine import Mutated
+
+    try:
+        return collect(built.model, target, light=True)
+    except Mutated:
+        built.model = None
+        again = build(module, target)
+        if again.model is None:
+            raise
+        return collect(again.model, target)
 
 
 def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
@@ -165,7 +189,7 @@ def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
                                 error_site=built.site)
         else:
             try:
-                facts = collect(built.model, target)
+                facts = _collect_light(module, target, built)
             except BaseException as exc:  # snlint's own failure on a strange model
                 facts = TargetFacts(target, status="build_error",
                                     message=f"snlint could not inspect the model: {one_line(exc)}",
@@ -175,6 +199,21 @@ def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
     facts.refused = guard.take()
     facts.seconds = round(time.perf_counter() - start, 4)
     return facts
+
+
+def _release_memory() -> None:
+    """Hand the freed memory of the last model back to the system: glibc keeps it
+    otherwise, and the worker's size grows by each large model it built (75 MB over
+    30 tutorial critics)."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def main() -> None:
@@ -217,6 +256,7 @@ def main() -> None:
             facts = handle(loader, target, emit)
             emit({"event": "files", "files": user_files(loader)})
             emit(facts.to_dict())
+            _release_memory()
         except BaseException:  # a protocol or snlint bug: say so, keep serving
             emit({"event": "error", "message": traceback.format_exc(limit=5)})
     proto_out.flush()

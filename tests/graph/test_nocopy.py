@@ -216,7 +216,7 @@ def test_weight_norm_discriminator_gets_module_facts_trace_and_probe(runtime):
     assert [m.path for m in facts.modules] == ["convs.0", "convs.1", "convs.2", "post"]
     assert all(m.kind == "conv" and not m.sn for m in facts.modules)
     assert facts.probe["ran"] and not facts.probe["coupled"], facts.probe
-    assert facts.probe["input_shape"] == [4, 1, 32]
+    assert facts.probe["input_shape"] == [2, 1, 16]
     assert findings == []  # weight_norm on purpose: no SN201, no note
 
 
@@ -239,7 +239,7 @@ def test_period_discriminator_gets_a_waveform_and_a_second_input(runtime):
     facts, findings = runtime["PeriodDiscriminator"]
     assert not facts.trace_ok and facts.recorded_by == "hooks"
     assert facts.probe["ran"] and not facts.probe["coupled"], facts.probe
-    assert facts.probe["input_shape"] == [4, 1, 1024]
+    assert facts.probe["input_shape"] == [2, 1, 1024]
     assert findings == []
 
 

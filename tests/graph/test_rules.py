@@ -495,7 +495,7 @@ def test_hook_sn_on_attention_out_proj_never_runs(runtime):
     # The parametrization on attn2.out_proj does apply: no finding there.
     assert at(findings) == [("SN107", *span_of(MISUSE, "spectral_norm(self.attn.out_proj)"))]
     assert findings[0].symbol == "AttnDiscriminator.attn.out_proj"
-    assert facts.probe["input_shape"] == [4, 8]
+    assert facts.probe["input_shape"] == [2, 8]
 
 
 def test_hand_written_sn_wrapper_counts_as_sn(runtime):
@@ -601,13 +601,13 @@ def test_conditional_discriminator_gets_class_labels(runtime):
     facts, findings = runtime["ProjectionDiscriminator"]
     assert findings == []
     assert facts.probe["ran"] and not facts.probe["coupled"]
-    assert facts.probe["input_shape"] == [4, 3, 32, 32]
+    assert facts.probe["input_shape"] == [2, 3, 16, 16]
 
 
 def test_probe_accepts_only_per_sample_outputs(runtime):
     facts, _ = runtime["MNISTDiscriminator"]
     assert facts.probe["ran"] and not facts.probe["coupled"]
-    assert facts.probe["input_shape"] == [4, 1, 28, 28]
+    assert facts.probe["input_shape"] == [2, 1, 28, 28]
 
 
 def test_flattened_patch_map_is_read_back_per_sample(runtime):

@@ -1,0 +1,155 @@
+"""The probe builds nothing twice and runs at the smallest input a discriminator accepts:
+image sizes from small to large, the first that gives a per-sample output wins, at a
+batch of two. In-process (`collect`), no worker."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch import nn  # noqa: E402
+
+from snlint.graph.facts import GraphTarget  # noqa: E402
+from snlint.graph.probe import candidate_inputs  # noqa: E402
+from snlint.graph.worker import collect  # noqa: E402
+
+
+class Only32(nn.Module):
+    """Four stride-2 convs then a Linear over the 2x2 map: 32x32 and nothing else."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.Sequential(*[nn.Conv2d(3 if i == 0 else 8, 8, 4, 2, 1) for i in range(4)])
+        self.bn = nn.BatchNorm2d(8)
+        self.head = nn.Linear(8 * 2 * 2, 1)
+
+    def forward(self, x):
+        return self.head(self.bn(self.convs(x)).flatten(1))
+
+
+class AtLeast64(nn.Module):
+    """Five stride-2 valid convs then global pooling: any size from 64 up."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.Sequential(*[nn.Conv2d(3 if i == 0 else 4, 4, 3, 2, 0) for i in range(5)])
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.head(self.convs(x).mean((2, 3)))
+
+
+class OptionalLabels(nn.Module):
+    """A projection discriminator whose labels default to None but are needed."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, 1, 1)
+        self.embed = nn.Embedding(10, 4)
+
+    def forward(self, x, y=None):
+        h = self.conv(x).sum((2, 3))
+        return h.sum(1) + (self.embed(y) * h).sum(1)
+
+
+def _target(name: str) -> GraphTarget:
+    return GraphTarget(__file__, "test_smallest_input.py", name)
+
+
+def test_a_discriminator_that_accepts_only_32_is_probed_at_32():
+    facts = collect(Only32().train(), _target("Only32"))
+    assert facts.probe["ran"] and facts.probe["coupled"], facts.probe
+    assert facts.probe["input_shape"] == [2, 3, 32, 32]
+
+
+def test_a_discriminator_that_needs_64_or_more_is_probed_at_64():
+    facts = collect(AtLeast64().train(), _target("AtLeast64"))
+    assert facts.probe["ran"] and not facts.probe["coupled"], facts.probe
+    assert facts.probe["input_shape"] == [2, 3, 64, 64]
+
+
+def test_image_sizes_are_tried_from_small_to_large():
+    made, _ = candidate_inputs(AtLeast64())
+    sizes = [rest[-1] for _, rest in made if len(rest) == 3]
+    assert sizes == sorted(sizes) and sizes[0] == 16
+
+
+def test_an_optional_second_argument_gets_labels_when_the_plain_call_fails():
+    facts = collect(OptionalLabels().train(), _target("OptionalLabels"))
+    assert facts.probe["ran"], facts.probe
+    assert facts.probe["input_shape"] == [2, 3, 16, 16]
+
+
+def test_no_accepted_size_gives_the_largest_image_error_not_the_waveform_one():
+    class Only7(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3)
+            self.head = nn.Linear(4 * 5 * 5, 1)
+
+        def forward(self, x):
+            return self.head(self.conv(x).flatten(1))
+
+    facts = collect(Only7().train(), _target("Only7"))
+    assert not facts.probe["ran"]
+    assert "2x258064" in facts.probe["reason"], facts.probe["reason"]  # 4 * 254 * 254
+
+
+# --- the light snapshot: large trainable weights checked, not copied ---------------------
+
+
+class WritesItsWeight(nn.Module):
+    """A hand-written normalization that divides its weight in place at every forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(64, 64, 4, 2, 1)  # 65,536 weights: checked, not copied
+        self.bn = nn.BatchNorm2d(64)
+
+    def forward(self, x):
+        self.conv.weight.data /= 2.0
+        return self.bn(self.conv(x)).flatten(1)
+
+
+def test_a_light_snapshot_does_not_copy_large_weights():
+    from snlint.graph.pristine import Pristine
+
+    model = WritesItsWeight()
+    with Pristine(model, light=True) as fresh:
+        copied = {id(saved) for _, saved in fresh._values}
+        assert len(fresh._checks) == 1 and fresh._checks[0][0] is model.conv.weight
+        assert id(model.conv.weight) not in copied
+
+
+def test_a_forward_that_writes_a_checked_weight_raises_mutated():
+    from snlint.graph.pristine import Mutated, Pristine
+
+    model = WritesItsWeight().train()
+    with pytest.raises(Mutated):
+        with Pristine(model, light=True) as fresh, fresh.use() as m, torch.no_grad():
+            m(torch.randn(2, 64, 8, 8))
+
+
+def test_the_full_snapshot_gives_the_same_probe_as_before_for_such_a_model():
+    facts = collect(WritesItsWeight().train(), _target("WritesItsWeight"))
+    assert facts.probe["ran"] and facts.probe["coupled"], facts.probe
+
+
+def test_the_worker_builds_again_with_a_full_snapshot_when_a_forward_writes_a_weight(tmp_path):
+    from snlint.graph import run_graph
+
+    path = tmp_path / "writes.py"
+    path.write_text(
+        "import torch.nn as nn\n\n\n"
+        "class WritesItsWeight(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(64, 64, 4, 2, 1)\n"
+        "        self.bn = nn.BatchNorm2d(64)\n\n"
+        "    def forward(self, x):\n"
+        "        self.conv.weight.data /= 2.0\n"
+        "        return self.bn(self.conv(x)).flatten(1)\n")
+    [facts] = run_graph([GraphTarget(str(path), "writes.py", "WritesItsWeight", root=str(tmp_path))])
+    assert facts.status == "ok", facts.message
+    assert facts.probe["ran"] and facts.probe["coupled"], facts.probe
