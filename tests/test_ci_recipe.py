@@ -136,3 +136,13 @@ def test_pre_commit_config_shown_names_the_real_hooks_and_tag(page):
     assert repo["rev"] == TAG
     assert [h["id"] for h in repo["hooks"]] == ["snlint", "snlint-fix"]
     assert "snlint-graph" in manifest and {h["id"] for h in repo["hooks"]} <= manifest
+
+
+def test_every_pinned_tag_is_the_current_version():
+    """Bumping __version__ is a release: the recipes pin its tag, so they move with it."""
+    pins = {}
+    for name in ("README.md", "docs/ci.md", "docs/ci/github-actions.yml", ".pre-commit-hooks.yaml"):
+        text = (REPO / name).read_text(encoding="utf-8")
+        pins[name] = set(re.findall(r"snlint/snlint@(v[\w.]+)|rev: (v[\w.]+)", text))
+    assert {name: {a or b for a, b in found} for name, found in pins.items()} == {
+        name: {TAG} for name in pins}
