@@ -31,12 +31,12 @@ FAILING = frozenset({"warning", "error"})
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    # The package's own string, which pyproject.toml's dynamic version also reads: the
+    # copy that runs answers (not whichever distribution metadata happens to be installed),
+    # and reading it costs nothing.
+    import snlint
 
-    try:
-        return version("snlint")
-    except PackageNotFoundError:
-        return "unknown"
+    return snlint.__version__
 
 
 # A run keeps every file's facts alive and builds its model on top of them: at Python's
@@ -55,8 +55,6 @@ def _collect_less(ctx: click.Context) -> None:
 
 
 def _print_version(ctx: click.Context) -> None:
-    # Read from the installed metadata only when asked: importlib.metadata costs the
-    # one-file path (an editor, a pre-commit hook) more than linting a small file.
     click.echo(f"snlint {_version()}")
     ctx.exit()
 

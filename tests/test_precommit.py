@@ -22,6 +22,7 @@ from snlint.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 MANIFEST = REPO / ".pre-commit-hooks.yaml"
+MINIMUM = "2.9.0"
 
 
 
@@ -38,11 +39,16 @@ def test_manifest_declares_the_three_hooks():
     assert found["snlint"]["entry"] == "snlint --no-graph --force-exclude"
     assert found["snlint-fix"]["entry"] == "snlint --no-graph --force-exclude --fix"
     assert found["snlint-graph"]["entry"] == "snlint --force-exclude --graph"
-    assert [found[h]["language"] for h in sorted(found)] == ["python", "python", "unsupported"]
+    assert [found[h]["language"] for h in sorted(found)] == ["python", "python", "system"]
     assert found["snlint"]["types_or"] == found["snlint-fix"]["types_or"] == ["python", "jupyter"]
     assert found["snlint-graph"]["require_serial"] is True
-    # `unsupported` is pre-commit 4.4's name for `system`: older versions cannot read it.
-    assert {hook["minimum_pre_commit_version"] for hook in found.values()} == {"4.4.0"}
+
+
+def test_every_hook_asks_for_the_version_that_reads_types_or():
+    """pre-commit validates the whole manifest whichever hooks a config names, so the
+    hooks share one minimum: 2.9.0 introduced `types_or`; `system` (which 4.4 renamed
+    `unsupported`, still reading the old name) is older still."""
+    assert {hook["minimum_pre_commit_version"] for hook in hooks().values()} == {MINIMUM}
 
 
 def test_hook_environment_does_not_install_torch():
@@ -105,14 +111,26 @@ def snapshot(tmp_path: Path) -> Path:
     return copy
 
 
-def try_repo(repo: Path, hook: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
+def try_repo(repo: Path, hook: str, tmp_path: Path, *, pre_commit: list[str] | None = None,
+             env: dict | None = None) -> subprocess.CompletedProcess:
+    env = dict(env or os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
                PRE_COMMIT_COLOR="never", NO_COLOR="1")
     # pre-commit creates the hook's virtualenv with the Python it runs under.
+    command = pre_commit or [sys.executable, "-m", "pre_commit"]
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot(tmp_path)), hook,
-         "--all-files", "--color", "never"],
+        [*command, "try-repo", str(snapshot(tmp_path)), hook, "--all-files", "--color", "never"],
         cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+
+
+def this_snlint_on_path() -> dict:
+    """The environment a `language: system` hook finds: this interpreter's bin/ first (its
+    `snlint` script), importing this checkout."""
+    if not (Path(sys.executable).parent / "snlint").exists():
+        pytest.skip("snlint is not installed next to this Python: pip install -e .")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
 
 
 def test_hook_fails_with_the_finding(gan_repo, tmp_path):
@@ -136,3 +154,41 @@ def test_fix_hook_repairs_the_file(gan_repo, tmp_path, missing_sn):
     assert "self.head = spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))" in fixed
     assert fixed == missing_sn.replace("nn.Conv2d(128, 1, 4, 1, 0)",
                                   "spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))")
+
+
+def test_graph_hook_runs_snlint_of_the_environment(gan_repo, tmp_path):
+    """`language: system`: the snlint (and torch) on PATH runs, this checkout's here."""
+    pre_commit_available()
+    pytest.importorskip("torch")
+    run = try_repo(gan_repo, "snlint-graph", tmp_path, env=this_snlint_on_path())
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "models/d.py:10:21: SN201 " in run.stdout, run.stdout + run.stderr
+    assert "graph pass: 1 discriminator built" in run.stdout
+
+
+# the oldest pre-commit the manifest asks for
+
+@pytest.fixture(scope="module")
+def oldest_pre_commit(tmp_path_factory) -> list[str]:
+    """pre-commit at the manifest's minimum version, in a virtual environment of its own."""
+    pre_commit_available()
+    venv = tmp_path_factory.mktemp("old-pre-commit") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                          f"pre-commit=={MINIMUM}"], capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    return [str(venv / "bin" / "python"), "-m", "pre_commit"]
+
+
+def test_oldest_pre_commit_runs_the_source_hook(gan_repo, tmp_path, oldest_pre_commit):
+    run = try_repo(gan_repo, "snlint", tmp_path, pre_commit=oldest_pre_commit)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "models/d.py:10:21: SN201 " in run.stdout, run.stdout + run.stderr
+
+
+def test_oldest_pre_commit_runs_the_graph_hook(gan_repo, tmp_path, oldest_pre_commit):
+    pytest.importorskip("torch")
+    run = try_repo(gan_repo, "snlint-graph", tmp_path, pre_commit=oldest_pre_commit,
+                   env=this_snlint_on_path())
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "models/d.py:10:21: SN201 " in run.stdout, run.stdout + run.stderr

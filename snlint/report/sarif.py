@@ -48,20 +48,23 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 # ---------------------------------------------------------------------------- the tool
 
 def _metadata() -> tuple[str, str]:
-    """(version, repository URL) from the installed package, with fallbacks."""
+    """(version, repository URL): the version the running package says it is (the one
+    its distribution's metadata is built from), the URL from the installed metadata."""
     from importlib.metadata import PackageNotFoundError, metadata
+
+    import snlint
 
     try:
         meta = metadata("snlint")
     except PackageNotFoundError:
-        return "0.0.0", DEFAULT_REPOSITORY
+        return snlint.__version__, DEFAULT_REPOSITORY
     repository = DEFAULT_REPOSITORY
     for entry in meta.get_all("Project-URL") or []:
         label, _, url = entry.partition(",")
         if label.strip().lower() in ("repository", "source", "homepage") and url.strip():
             repository = url.strip().rstrip("/")
             break
-    return meta.get("Version") or "0.0.0", repository
+    return snlint.__version__, repository
 
 
 def _page_body(page: str) -> str:
