@@ -292,10 +292,10 @@ def test_color_only_on_a_terminal_and_not_with_no_color(monkeypatch):
 # rules
 
 def test_version():
-    from importlib.metadata import version
+    import snlint as package
 
     result = snlint("--version")
-    assert (result.exit_code, result.stdout) == (0, f"snlint {version('snlint')}\n")
+    assert (result.exit_code, result.stdout) == (0, f"snlint {package.__version__}\n")
 
 
 def test_python_dash_m(project):
