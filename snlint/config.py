@@ -315,7 +315,8 @@ def config_file(folder: Path, looked_at: dict[str, tuple[int, object]] | None = 
     for name in CONFIG_FILES:
         note(looked_at, str(folder / name))
     for name in CONFIG_FILES:
-        if os.path.isfile(folder / name):
+        # Any file but a folder: a FIFO or a dangling link is read, and refused, by name.
+        if os.path.lexists(folder / name) and not os.path.isdir(folder / name):
             return folder / name
     return None
 
