@@ -361,12 +361,12 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
             listed = sorted(str(absolute) for _, absolute in discover(list(paths), config))
             if listed:
                 _emit("\n".join(listed), False)
-            elif not quiet:
+            elif not quiet and not _python_files_given(paths):
                 _no_files()
         _finish(EXIT_CLEAN)
 
     if config.graph and not stdin:
-        _require_torch(asked_on_command_line=graph is True, root=config.root)
+        _require_torch(asked_on_command_line=graph is True, root=config.root, settings=settings)
 
     reuse = None
     walked = None
@@ -388,7 +388,7 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         if fix_only:
             if reuse is not None:
                 reuse.close()
-            if not walked and not quiet:
+            if not walked and not quiet and not _python_files_given(paths):
                 _no_files()
             _finish(EXIT_FINDINGS if exit_non_zero_on_fix and changed else EXIT_CLEAN)
 
@@ -456,7 +456,7 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
             _emit(text + ("\n" if fmt == "full" and closing else ""), color)
         if closing:
             _emit(closing, color)
-    if not stdin and not result.files and not quiet:
+    if not stdin and not result.files and not quiet and not _python_files_given(paths):
         _no_files()
     if not quiet:
         _graph_summary([] if stdin else result.graph)
@@ -472,6 +472,20 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
 
 
 NO_FILES = "warning: No Python files found under the given path(s)"
+
+
+def _config_file(root) -> str:
+    from snlint.config import config_file
+
+    return str(config_file(Path(root)) or Path(root, "pyproject.toml"))
+
+
+def _python_files_given(paths: Iterable[str]) -> bool:
+    """Whether every path named a Python file: when none is left to lint, the project's
+    exclusions dropped them (a pre-commit hook with --force-exclude), which is no mistake."""
+    from snlint.files import SUFFIXES
+
+    return all(Path(p).suffix in SUFFIXES and os.path.isfile(p) for p in paths)
 
 
 def _no_files() -> None:
@@ -511,6 +525,9 @@ def _settings_text(path: str, config, settings: str | None) -> str:
     for key, name in sorted(_KEYS.items()):
         if name in names:
             lines.append(f"{key} = {json.dumps(_plain(getattr(config, name)), sort_keys=True)}")
+    # The rules that apply to the path: the selection, ignores and per-file-ignores resolved.
+    enabled = [code for code in sorted(_catalogue()) if config.is_enabled(code, path)]
+    lines.append(f"enabled = {json.dumps(enabled)}")
     return "\n".join(lines)
 
 
@@ -597,7 +614,7 @@ def _write_bytes(data: bytes) -> None:
         os.dup2(devnull, sys.stdout.fileno())
 
 
-def _require_torch(*, asked_on_command_line: bool, root) -> None:
+def _require_torch(*, asked_on_command_line: bool, root, settings: str | None = None) -> None:
     """Exit 2, saying how to get it, when the graph pass is asked for and this Python
     cannot import torch: a CI job that asked for it must not pass on the source pass
     alone without a word."""
@@ -606,7 +623,7 @@ def _require_torch(*, asked_on_command_line: bool, root) -> None:
     if torch_importable():
         return
     asked = "--graph" if asked_on_command_line else \
-        f"graph = true (in the configuration of {root})"
+        f"graph = true (in {settings or _config_file(root)})"
     _fail(f"{asked} needs torch, which {sys.executable} cannot import: "
           f"pip install 'snlint[graph]'" + ("" if asked_on_command_line else ", or run with --no-graph"))
 
