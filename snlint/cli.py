@@ -301,7 +301,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
     terminal = False if output_file is not None else \
         _stderr_is_terminal() if to_stderr else _stdout_is_terminal()
     fmt = output_format or ("full" if terminal else "concise")
-    color = fmt in report.TEXT_FORMATS and _use_color(color, terminal)
+    # A report file holds no escape codes, whatever the environment says.
+    color = fmt in report.TEXT_FORMATS and output_file is None and _use_color(color, terminal)
 
     if list_rules:
         _emit(_rule_list(fmt), color)

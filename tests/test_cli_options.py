@@ -210,3 +210,10 @@ def test_config_option_reads_that_file_instead(project, tmp_path_factory):
 def test_config_option_with_a_missing_file_is_a_usage_error(project):
     (project / "d.py").write_text(CLEAN)
     assert snlint("--config", "nope.toml", "d.py").exit_code == 2
+
+
+def test_output_file_holds_no_colors_even_when_forced(project, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    (project / "d.py").write_text(BUGGY)
+    snlint("--output-format", "concise", "--output-file", "out.txt", "d.py")
+    assert "\x1b" not in (project / "out.txt").read_text()
