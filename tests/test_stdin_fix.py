@@ -112,3 +112,16 @@ def test_fix_report_can_go_to_an_output_file(project):
     result = snlint("--fix", "--output-file", "report.txt", input=BUGGY)
     assert (result.exit_code, result.stdout, result.stderr) == (1, SAFE_FIXED, "")
     assert (project / "report.txt").read_text().startswith(SN301)
+
+
+def test_fix_writes_a_notebook_back_changing_only_the_fixed_line():
+    from test_notebook import CELLS, notebook_json
+
+    cells = [dict(cell) for cell in CELLS]
+    cells[2] = dict(cells[2], source=cells[2]["source"][:-1] + [
+        "        self.act = spectral_norm(nn.LeakyReLU(0.2))\n"])
+    text = notebook_json(cells)
+    result = CliRunner().invoke(main, ["--no-graph", "--stdin-filename", "nb.ipynb", "--fix", "-q",
+                                       "-"], input=text)
+    assert result.exit_code == 0
+    assert result.stdout == text.replace("spectral_norm(nn.LeakyReLU(0.2))", "nn.LeakyReLU(0.2)")
