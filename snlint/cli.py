@@ -385,8 +385,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         # fixes changed are read again.
         reuse, fixed = _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff,
                                     exit_zero=exit_zero, files=walked, quiet=quiet)
-        changed = fixed.fixes if fixed is not None else 0
         if fix_only:
+            changed = sum(item.fixes for item in fixed.written) if fixed is not None else 0
             if reuse is not None:
                 reuse.close()
             if not walked and not quiet and not _python_files_given(paths):
