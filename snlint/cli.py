@@ -14,6 +14,7 @@ import signal
 import sys
 from collections.abc import Iterable
 from dataclasses import field
+from pathlib import Path
 
 import click
 
@@ -94,11 +95,21 @@ def _internal_error(exc: BaseException) -> None:
     _fail(f"internal error: {type(exc).__name__}" + (f": {detail}" if detail else ""))
 
 
-def _use_color() -> bool:
-    """Colors only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+COLOR_CHOICES = ("auto", "always", "never")
+
+
+def _use_color(choice: str = "auto", terminal: bool | None = None) -> bool:
+    """`--color always` / `never` decide. `auto`: a non-empty FORCE_COLOR turns colours on
+    (as in ruff, whatever NO_COLOR says), else a non-empty NO_COLOR turns them off
+    (no-color.org), else they are on a terminal only (`terminal`: whether the report's
+    stream is one; default: standard output's)."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("FORCE_COLOR"):
+        return True
     if os.environ.get("NO_COLOR"):
         return False
-    return _stdout_is_terminal()
+    return _stdout_is_terminal() if terminal is None else terminal
 
 
 def _stdout_is_terminal() -> bool:
@@ -151,11 +162,25 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
               metavar="SECONDS", help="Time limit for importing and building a module.")
 @click.option("--output-format", type=click.Choice(report.FORMATS), default=None,
               help="Default: full on a terminal, else concise.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=str), default=None,
+              metavar="PATH", help="Write the report to PATH instead of standard output.")
+@click.option("--color", type=click.Choice(COLOR_CHOICES), default="auto", show_default=True,
+              help="Colours in the text formats: auto (on a terminal, FORCE_COLOR and NO_COLOR "
+                   "honoured), always or never.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="Exit 1 when --fix changed something, even if no finding remains.")
 @click.option("--statistics", is_flag=True, help="Show counts per rule instead of the findings.")
 @click.option("--force-exclude", is_flag=True, default=None,
               help="Apply exclude patterns to paths given on the command line too.")
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the configuration that applies to the first path, and exit.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be linted, and exit.")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=str),
+              default=None, metavar="PATH",
+              help="Read the settings from this file (a pyproject.toml's [tool.snlint], or "
+                   "a snlint.toml) instead of the project's configuration file.")
 @click.option("--explain", metavar="CODE", help="Print the page of a rule and exit.")
 @click.option("--stdin-filename", metavar="PATH",
               help="Lint standard input as the file PATH (its configuration applies; "
@@ -164,7 +189,11 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
               help="Write `# noqa: CODE` on every reported line, and exit.")
 @click.option("--fix", is_flag=True,
               help="Apply the safe fixes (the unsafe ones too with --unsafe-fixes), then "
-                   "report what remains.")
+                   "report what remains. On standard input, write the fixed source to "
+                   "standard output and the report to standard error.")
+@click.option("--fix-only", is_flag=True,
+              help="Apply the fixes as --fix does, report nothing of what remains, and exit 0 "
+                   "(1 with --exit-non-zero-on-fix when something was fixed).")
 @click.option("--unsafe-fixes", is_flag=True,
               help="Make unsafe fixes available: marked fixable, shown, and applied by "
                    "--fix and --diff.")
@@ -186,7 +215,10 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
               help="Where the per-file cache lives (env SNLINT_CACHE_DIR; default: the "
                    "`cache-dir` setting, else .snlint_cache in the project root).")
 @click.option("-q", "--quiet", is_flag=True,
-              help="Print the findings and nothing else: no summary lines, no progress.")
+              help="Print the findings and nothing else: no summary lines, no progress, "
+                   "no warnings.")
+@click.option("-s", "--silent", is_flag=True,
+              help="Print nothing (errors aside); the exit code still tells.")
 @click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True,
               callback=lambda ctx, param, value: _print_version(ctx) if value else None,
               help="Show the version and exit.")
@@ -253,10 +285,22 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
           unsafe_fixes: bool = False, extend_safe_fixes: list[str] | None = None,
           extend_unsafe_fixes: list[str] | None = None, diff: bool = False, show_fixes: bool = False,
           jobs: int | None = None, no_cache: bool = False, cache_dir: str | None = None,
-          quiet: bool = False) -> None:
+          quiet: bool = False, silent: bool = False, output_file: str | None = None,
+          color: str = "auto", exit_non_zero_on_fix: bool = False, fix_only: bool = False,
+          show_settings: bool = False, show_files: bool = False,
+          config_path: str | None = None) -> None:
     _collect_less(click.get_current_context())
-    fmt = output_format or ("full" if _stdout_is_terminal() else "concise")
-    color = fmt in report.TEXT_FORMATS and _use_color()
+    quiet = quiet or silent
+    fix = fix or fix_only
+    # The report goes to a file, or to standard error when the fixed source of standard
+    # input takes standard output.
+    stdin = stdin_filename is not None or "-" in paths
+    to_stderr = stdin and fix and not diff
+    terminal = False if output_file is not None else \
+        _stderr_is_terminal() if to_stderr else _stdout_is_terminal()
+    fmt = output_format or ("full" if terminal else "concise")
+    # A report file holds no escape codes, whatever the environment says.
+    color = fmt in report.TEXT_FORMATS and output_file is None and _use_color(color, terminal)
 
     if list_rules:
         _emit(_rule_list(fmt), color)
@@ -270,7 +314,6 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         _emit(text, color)
         return
 
-    stdin = stdin_filename is not None or "-" in paths
     if stdin:
         if add_noqa:
             _fail("--add-noqa writes files; it cannot be used with standard input")
@@ -293,7 +336,9 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
     try:
         own = _own_process()
         root = find_root(list(paths), own.looked_at if own is not None else None)
-        config = load_config(root, select=select, extend_select=extend_select, ignore=ignore,
+        settings = os.path.abspath(config_path) if config_path is not None else None
+        config = load_config(root, settings=None if settings is None else Path(settings),
+                             select=select, extend_select=extend_select, ignore=ignore,
                              extend_safe_fixes=extend_safe_fixes,
                              extend_unsafe_fixes=extend_unsafe_fixes,
                              graph=graph, graph_timeout=graph_timeout,
@@ -305,15 +350,31 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
     except Exception as exc:
         _internal_error(exc)
 
+    if show_settings:
+        _emit(_settings_text(paths[0], config, settings), False)
+        _finish(EXIT_CLEAN)
+    if show_files:
+        if not stdin:
+            from snlint.files import discover
+
+            listed = sorted(str(absolute) for _, absolute in discover(list(paths), config))
+            if listed:
+                _emit("\n".join(listed), False)
+            elif not quiet and not _python_files_given(paths):
+                _no_files()
+        _finish(EXIT_CLEAN)
+
     if config.graph and not stdin:
-        _require_torch(asked_on_command_line=graph is True, root=config.root)
+        _require_torch(asked_on_command_line=graph is True, root=config.root, settings=settings)
 
     reuse = None
     walked = None
     fixed = None  # what --fix did (snlint.fix.FixOutcome)
+    if stdin and (fix or diff):
+        _fix_stdin(paths[0], config, fmt=fmt, color=color, unsafe=unsafe_fixes, diff=diff,
+                   exit_zero=exit_zero, quiet=quiet, silent=silent, fix_only=fix_only,
+                   exit_non_zero_on_fix=exit_non_zero_on_fix, output_file=output_file)
     if fix or diff:
-        if stdin:
-            _fail("--fix and --diff rewrite files; they cannot be used with standard input")
         from snlint.files import discover
 
         # The tree is walked once: the rounds change files, never which files there are.
@@ -321,7 +382,14 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         # What the --fix rounds read, for the report after them: only the files the
         # fixes changed are read again.
         reuse, fixed = _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff,
-                                    exit_zero=exit_zero, files=walked)
+                                    exit_zero=exit_zero, files=walked, quiet=quiet)
+        if fix_only:
+            changed = sum(item.fixes for item in fixed.written) if fixed is not None else 0
+            if reuse is not None:
+                reuse.close()
+            if not walked and not quiet and not _python_files_given(paths):
+                _no_files()
+            _finish(EXIT_FINDINGS if exit_non_zero_on_fix and changed else EXIT_CLEAN)
 
     # A fix is built (parsed, rewritten, compiled, diffed) only for an output that shows
     # it; otherwise the findings only carry whether a fix exists, for `[*]` and the count.
@@ -329,7 +397,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
     # Only a run that may leave a replay record (snlint.replay) notes what it reads: the
     # source pass alone, with the cache, over the whole project, building no fix.
     recordable = own is not None and own.recorder is not None \
-        and not (stdin or fix or diff or add_noqa or fixes) and not config.graph and config.cache \
+        and not (stdin or fix or diff or add_noqa or fixes or output_file or silent) \
+        and not config.graph and config.cache \
         and [os.path.normpath(p) for p in paths] == [os.path.relpath(config.root)]
     looked_at = own.looked_at if recordable else None
     try:
@@ -378,22 +447,173 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
     except Exception as exc:
         _internal_error(exc)
 
-    if text:
-        _emit(text + ("\n" if fmt == "full" and closing else ""), color)
-    if closing:
-        _emit(closing, color)
+    if output_file is not None:
+        _write_report(output_file, (text + ("\n" if fmt == "full" and closing else "") + "\n" if text else "")
+                      + (closing + "\n" if closing else ""))
+    elif not silent:
+        if text:
+            _emit(text + ("\n" if fmt == "full" and closing else ""), color)
+        if closing:
+            _emit(closing, color)
+    if not stdin and not result.files and not quiet and not _python_files_given(paths):
+        _no_files()
     if not quiet:
         _graph_summary([] if stdin else result.graph, config.root)
     if not stdin:
         _graph_note(len(result.discriminators), asked=config.graph, quiet=quiet)
     code = exit_code(findings, exit_zero)
+    if exit_non_zero_on_fix and fixed is not None and fixed.written:
+        code = EXIT_FINDINGS
     # A failure of snlint itself (SN999) is found again next run, as the run cache does.
     if recordable and not result.graph and not any(f.code == "SN999" for f in findings):
         _record(own, config, code)
     _finish(code)
 
 
-def _require_torch(*, asked_on_command_line: bool, root) -> None:
+NO_FILES = "warning: No Python files found under the given path(s)"
+
+
+def _config_file(root) -> str:
+    from snlint.config import config_file
+
+    return str(config_file(Path(root)) or Path(root, "pyproject.toml"))
+
+
+def _python_files_given(paths: Iterable[str]) -> bool:
+    """Whether every path named a Python file: when none is left to lint, the project's
+    exclusions dropped them (a pre-commit hook with --force-exclude), which is no mistake."""
+    from snlint.files import SUFFIXES
+
+    return all(Path(p).suffix in SUFFIXES and os.path.isfile(p) for p in paths)
+
+
+def _no_files() -> None:
+    """ruff's warning, on standard error, when the paths hold nothing to lint: a run over a
+    wrong folder must not pass in silence."""
+    own = _own_process()
+    if own is not None and own.recorder is not None:
+        own.recorder.noted(NO_FILES + "\n")
+    try:
+        click.echo(NO_FILES, err=True)
+    except OSError:
+        pass
+
+
+def _write_report(path: str, text: str) -> None:
+    """--output-file: the report, in UTF-8, in place of standard output."""
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(printable(text))
+    except OSError as exc:
+        _fail(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def _settings_text(path: str, config, settings: str | None) -> str:
+    """--show-settings: where the configuration of `path` comes from, and each setting as
+    the configuration file spells it, resolved (the CLI's overrides applied)."""
+    import json
+    from dataclasses import fields as dataclass_fields
+
+    from snlint.config import _KEYS, config_file
+
+    source = settings or config_file(config.root)
+    lines = [f"Resolved settings for: {os.path.abspath(path)}",
+             f"Settings path: {source if source is not None else '(none: defaults)'}",
+             f"root = {json.dumps(str(config.root))}"]
+    names = {f.name for f in dataclass_fields(config)}
+    for key, name in sorted(_KEYS.items()):
+        if name in names:
+            lines.append(f"{key} = {json.dumps(_plain(getattr(config, name)), sort_keys=True)}")
+    # The rules that apply to the path: the selection, ignores and per-file-ignores resolved.
+    enabled = [code for code in sorted(_catalogue()) if config.is_enabled(code, path)]
+    lines.append(f"enabled = {json.dumps(enabled)}")
+    return "\n".join(lines)
+
+
+def _plain(value):
+    if isinstance(value, (frozenset, set)):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, diff: bool,
+               exit_zero: bool, quiet: bool, silent: bool, fix_only: bool,
+               exit_non_zero_on_fix: bool, output_file: str | None) -> None:
+    """`--fix` / `--diff` on standard input, as ruff for editors: --diff prints the diff;
+    --fix writes the fixed source (the input itself when nothing changed) to standard
+    output and the report of what remains to standard error. Exits."""
+    import io
+
+    from snlint.stdin import fix_stdin, lint_stdin
+
+    def say(message: str) -> None:
+        if not silent:
+            click.echo(printable(message), err=True)
+
+    try:
+        data = sys.stdin.buffer.read()
+        fixed = fix_stdin(data, display, config, unsafe=unsafe, report=say)
+    except Exception as exc:
+        _internal_error(exc)
+    if diff:
+        _write_bytes(fixed.diff)
+        if not quiet:
+            more = f" ({fixed.hidden} more with --unsafe-fixes)" if fixed.hidden else ""
+            n = fixed.fixes
+            say(f"Would fix {n} finding{'' if n == 1 else 's'}{more}." if n
+                else f"No fixes to apply{more}.")
+        _finish(EXIT_FINDINGS if fixed.diff and not exit_zero else EXIT_CLEAN)
+    _write_bytes(fixed.data)
+    changed = EXIT_FINDINGS if exit_non_zero_on_fix and fixed.fixes else EXIT_CLEAN
+    if fix_only:
+        if fixed.fixes and not quiet:
+            say(f"Fixed {fixed.fixes} finding{'' if fixed.fixes == 1 else 's'}.")
+        _finish(changed)
+    try:
+        result = lint_stdin(io.BytesIO(fixed.data), display, config,
+                            fixes=fmt in report.FIX_FORMATS)
+        findings = list(result.findings)
+        text = report.render(findings, fmt, result.sources, color=color, root=config.root,
+                             unsafe_fixes=unsafe, cleared=result.cleared)
+        closing = ""
+        if not quiet and fmt in report.TEXT_FORMATS and (result.files or findings):
+            after = {}
+            if fixed.fixes:
+                from snlint.fix.identity import beyond
+
+                after = {"fixed": fixed.fixes,
+                         "new": len(beyond(findings, result.sources, fixed.first))}
+            closing = report.summary(findings, unsafe_fixes=unsafe, **after)
+    except Exception as exc:
+        _internal_error(exc)
+    out = (text + ("\n" if fmt == "full" and closing else "") + "\n" if text else "") \
+        + (closing + "\n" if closing else "")
+    if output_file is not None:
+        _write_report(output_file, out)
+    elif out and not silent:
+        click.echo(printable(out), err=True, nl=False, color=color)
+    _finish(max(exit_code(findings, exit_zero), changed))
+
+
+def _write_bytes(data: bytes) -> None:
+    """Bytes on standard output as they are (a fixed source or a diff is in its file's
+    encoding, so it applies to the file as it is)."""
+    sys.stdout.flush()
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _require_torch(*, asked_on_command_line: bool, root, settings: str | None = None) -> None:
     """Exit 2, saying how to get it, when the graph pass is asked for and this Python
     cannot import torch: a CI job that asked for it must not pass on the source pass
     alone without a word."""
@@ -402,7 +622,7 @@ def _require_torch(*, asked_on_command_line: bool, root) -> None:
     if torch_importable():
         return
     asked = "--graph" if asked_on_command_line else \
-        f"graph = true (in {os.path.join(root, 'pyproject.toml')})"
+        f"graph = true (in {settings or _config_file(root)})"
     _fail(f"{asked} needs torch, which {sys.executable} cannot import: "
           f"pip install 'snlint[graph]'" + ("" if asked_on_command_line else ", or run with --no-graph"))
 
@@ -538,7 +758,8 @@ def _after_fixes(outcome, findings: list[Finding], sources: dict[str, str]) -> d
     return {"fixed": fixed, "new": len(beyond(findings, sources, outcome.first))}
 
 
-def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zero: bool, files: list):
+def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zero: bool, files: list,
+                 quiet: bool = False):
     """`--diff`: print the diffs (stdout holds nothing else) and exit. `--fix`: write the
     fixed files, and return what the rounds read (`snlint.engine.Reuse`) for the run
     that then lints them again and reports what remains, and what the fixes did
@@ -611,13 +832,14 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
         reuse.close()
         count = outcome.fixes
         more = f" ({outcome.hidden} more with --unsafe-fixes)" if outcome.hidden else ""
-        click.echo(f"Would fix {count} finding{'' if count == 1 else 's'}{more}." if count
-                   else f"No fixes to apply{more}.", err=True)
+        if not quiet:
+            click.echo(f"Would fix {count} finding{'' if count == 1 else 's'}{more}." if count
+                       else f"No fixes to apply{more}.", err=True)
         sys.exit(EXIT_FINDINGS if outcome.files and not exit_zero else EXIT_CLEAN)
     reuse.read = outcome.read
     written = outcome.written
     count = sum(item.fixes for item in written)
-    if count:
+    if count and not quiet:
         click.echo(f"Fixed {count} finding{'' if count == 1 else 's'} in {len(written)} "
                    f"file{'' if len(written) == 1 else 's'}.", err=True)
     return reuse, outcome

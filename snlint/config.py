@@ -304,20 +304,37 @@ def _relative_to(root: Path, path: str) -> str:
 
 # ---------------------------------------------------------------------------- root & loading
 
+# The configuration files a folder may hold, the first found the one read (ruff's order
+# for .ruff.toml, ruff.toml, pyproject.toml): the two snlint ones hold the settings at
+# their top level, pyproject.toml under [tool.snlint].
+CONFIG_FILES = (".snlint.toml", "snlint.toml", "pyproject.toml")
+
+
+def config_file(folder: Path, looked_at: dict[str, tuple[int, object]] | None = None) -> Path | None:
+    """The configuration file of `folder`: the first of CONFIG_FILES it holds."""
+    for name in CONFIG_FILES:
+        note(looked_at, str(folder / name))
+    for name in CONFIG_FILES:
+        # Any file but a folder: a FIFO or a dangling link is read, and refused, by name.
+        if os.path.lexists(folder / name) and not os.path.isdir(folder / name):
+            return folder / name
+    return None
+
+
 def find_root(paths: list[str], looked_at: dict[str, tuple[int, object]] | None = None) -> Path:
-    """The nearest folder at or above the first path that holds a pyproject.toml or a
-    .git; else the working directory when the path lies in it (and it is not the filesystem
-    root), else the path's folder.
-    `looked_at`: filled with where it looked (for snlint.replay: a pyproject.toml's whole
-    state, whether a .git is there)."""
+    """The nearest folder at or above the first path that holds a configuration file
+    (CONFIG_FILES) or a .git; else the working directory when the path lies in it (and it
+    is not the filesystem root), else the path's folder.
+    `looked_at`: filled with where it looked (for snlint.replay: a configuration file's
+    whole state, whether a .git is there)."""
     start = Path(os.path.abspath(paths[0] if paths else "."))
     if not os.path.isdir(start):
         start = start.parent
     # os.path's probes: a folder that may not be looked at holds no marker (pathlib's raise).
     for folder in (start, *start.parents):
-        note(looked_at, str(folder / "pyproject.toml"))
+        found = config_file(folder, looked_at)
         note(looked_at, str(folder / ".git"), EXISTS)
-        if os.path.isfile(folder / "pyproject.toml") or os.path.exists(folder / ".git"):
+        if found is not None or os.path.exists(folder / ".git"):
             return folder
     # The root is walked for the files a linted one imports and holds the cache: a folder
     # the path is not in is none of its project, nor is the filesystem root (a run from
@@ -353,9 +370,10 @@ _KEYS = {
 _FIELDS = frozenset(f.name for f in fields(Config) if f.init) - {"root"}
 
 
-def load_config(root: Path, **cli_overrides: Any) -> Config:
-    """The configuration of the project at `root`: `[tool.snlint]` of
-    root/pyproject.toml (when there is one), then the CLI overrides that are not None.
+def load_config(root: Path, *, settings: Path | None = None, **cli_overrides: Any) -> Config:
+    """The configuration of the project at `root`: its configuration file's settings
+    (`config_file`; `settings`, when given, is read instead: --config), then the CLI
+    overrides that are not None.
 
     As in ruff, a CLI `select` starts the selection afresh (the file's select,
     extend-select and ignore are dropped); otherwise CLI `extend_select`, `ignore` and
@@ -363,7 +381,8 @@ def load_config(root: Path, **cli_overrides: Any) -> Config:
     CLI selector lists may be lists of strings or comma-separated strings.
     """
     root = Path(os.path.abspath(root))
-    values = _read_pyproject(root / "pyproject.toml")
+    path = settings if settings is not None else config_file(root)
+    values = read_settings(Path(os.path.abspath(path))) if path is not None else {}
 
     unknown = sorted(set(cli_overrides) - _FIELDS)
     if unknown:
@@ -393,13 +412,17 @@ def _split_codes(value: Any, where: str) -> list[str]:
     return _validate_selectors(codes, f"--{where}")
 
 
-def _read_pyproject(path: Path) -> dict[str, Any]:
+def read_settings(path: Path) -> dict[str, Any]:
+    """The settings of the configuration file `path` (Config field -> value): a
+    pyproject.toml's [tool.snlint] table, any other file's top level (snlint.toml)."""
     from snlint.regular import read_regular
 
     try:
         data = read_regular(path)  # a FIFO there would block a plain read for ever
     except FileNotFoundError:
-        return {}
+        if path.name == "pyproject.toml":
+            return {}
+        raise ConfigError(f"{path}: no such file") from None
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
     import tomllib  # only where there is a pyproject.toml (2 ms of a start)
@@ -410,14 +433,19 @@ def _read_pyproject(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    table = doc.get("tool", {}).get("snlint", {}) if isinstance(doc.get("tool"), dict) else {}
+    if path.name == "pyproject.toml":
+        label = "[tool.snlint]"
+        table = doc.get("tool", {}).get("snlint", {}) if isinstance(doc.get("tool"), dict) else {}
+    else:
+        label, table = "", doc
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.snlint] must be a table")
     values = {}
     for key, value in table.items():
         if key not in _KEYS:
-            raise ConfigError(f"{path}: unknown key {key!r} in [tool.snlint]{_hint(key)}")
-        values[_KEYS[key]] = _check_value(key, value, path)
+            where = f" in {label}" if label else ""
+            raise ConfigError(f"{path}: unknown key {key!r}{where}{_hint(key)}")
+        values[_KEYS[key]] = _check_value(key, value, path, f"{label} " if label else "")
     return values
 
 
@@ -443,22 +471,22 @@ def _in_file(path: Path, check: Any) -> Any:
         raise ConfigError(f"{path}: {e}") from None
 
 
-def _check_value(key: str, value: Any, path: Path) -> Any:
-    where = f"{path}: [tool.snlint] {key}"
+def _check_value(key: str, value: Any, path: Path, table: str = "[tool.snlint] ") -> Any:
+    where = f"{path}: {table}{key}"
     if key in ("select", "extend-select", "ignore"):
         # Checked here too, where the file is known, so the message can name it.
-        return _in_file(path, lambda: _validate_selectors(value, f"[tool.snlint] {key}"))
+        return _in_file(path, lambda: _validate_selectors(value, f"{table}{key}"))
     if key in ("extend-safe-fixes", "extend-unsafe-fixes"):
-        return _in_file(path, lambda: _known_rules(value, f"[tool.snlint] {key}"))
+        return _in_file(path, lambda: _known_rules(value, f"{table}{key}"))
     if key in ("exclude", "extend-exclude"):
         patterns = _string_list(value, where)
         for pattern in patterns:
-            _in_file(path, lambda pattern=pattern: _glob_in(pattern, f"[tool.snlint] {key}"))
+            _in_file(path, lambda pattern=pattern: _glob_in(pattern, f"{table}{key}"))
         return patterns
     if key in ("discriminators", "not-discriminators"):
         refs = _string_list(value, where)
         for ref in refs:
-            _in_file(path, lambda ref=ref: _class_ref(ref, f"[tool.snlint] {key}"))
+            _in_file(path, lambda ref=ref: _class_ref(ref, f"{table}{key}"))
         return refs
     if key == "graph-paths":
         folders = _string_list(value, where)
@@ -471,9 +499,9 @@ def _check_value(key: str, value: Any, path: Path) -> Any:
         if not isinstance(value, dict):
             raise ConfigError(f"{where} must be a table of glob = [codes]")
         for glob in value:
-            _in_file(path, lambda glob=glob: _glob_in(glob, f"[tool.snlint] {key}"))
+            _in_file(path, lambda glob=glob: _glob_in(glob, f"{table}{key}"))
         return {glob: _in_file(path, lambda codes=codes, glob=glob: _validate_selectors(
-            codes, f"[tool.snlint] {key} {glob!r}")) for glob, codes in value.items()}
+            codes, f"{table}{key} {glob!r}")) for glob, codes in value.items()}
     if key == "cache-dir":
         if not isinstance(value, str) or not value:
             raise ConfigError(f"{where} must be a folder (relative to {path.parent}), got {value!r}")

@@ -4,6 +4,9 @@ project applies: per-file-ignores, exclude with --force-exclude), source pass on
 the graph pass imports files from disk. A `.ipynb` name reads the input as a notebook
 (findings then carry their cell).
 
+`--fix` and `--diff` fix the text as a file's fixes would (`fix_stdin`): the caller writes
+the fixed source, or its diff, to standard output, as ruff does for editors.
+
 The bytes are decoded exactly as a file's would be (BOM, PEP 263 cookie, else UTF-8; a
 NUL byte or bad bytes give SN902, more than max-file-size SN903), by handing them to
 `files.read_source` through a private temporary file.
@@ -17,8 +20,11 @@ from dataclasses import field
 from pathlib import Path
 from typing import BinaryIO
 
+from collections import Counter
+from collections.abc import Callable
+
 from snlint.config import Config
-from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, discover, read_source
+from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, SourceFile, discover, read_source
 from snlint.findings import Finding
 from snlint.notebook import parse_notebook
 from snlint.records import dataclass
@@ -43,21 +49,87 @@ def excluded(display: str, config: Config) -> bool:
 
 def decode(data: bytes, display: str, max_size: int) -> str | Finding:
     """The text of `data` read as the file `display` would be, or an SN902 / SN903."""
+    read = read_bytes(data, display, max_size)
+    return read if isinstance(read, Finding) else read.text
+
+
+def read_bytes(data: bytes, display: str, max_size: int) -> SourceFile | Finding:
+    """`data` read as the file `display` would be (its encoding, BOM and newlines noted),
+    or an SN902 / SN903."""
     fd, temp = tempfile.mkstemp(prefix="snlint-stdin-", suffix=Path(display).suffix or ".py")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        read = read_source(display, Path(temp), max_size)
+        return read_source(display, Path(temp), max_size)
     finally:
         os.unlink(temp)
-    return read if isinstance(read, Finding) else read.text
+
+
+def _display(display: str) -> str:
+    return os.path.normpath(display).replace(os.sep, "/") if display != STDIN else STDIN
+
+
+@dataclass
+class StdinFix:
+    """What `--fix` / `--diff` make of standard input."""
+
+    data: bytes  # the fixed source in the input's encoding (the input itself when unchanged)
+    fixes: int = 0  # fixes applied
+    diff: bytes = b""  # the unified diff, in the input's encoding ("" when unchanged)
+    hidden: int = 0  # unsafe fixes `unsafe` left out
+    # The first lint's findings by identity (`snlint.fix.identity`), counted.
+    first: Counter = field(default_factory=Counter)
+
+
+def fix_stdin(data: bytes, display: str, config: Config, *, unsafe: bool,
+              report: Callable[[str], None]) -> StdinFix:
+    """Fix `data`, linted as the file `display`, as `--fix` fixes a file: the same rounds
+    (`snlint.fix.apply.fixed_point`), a notebook's cells written back into its JSON.
+    Input that cannot be read, parsed or encoded back comes back unchanged."""
+    from snlint.engine import lint_sources
+    from snlint.fix import FileOutcome
+    from snlint.fix.apply import fixed_point
+
+    display = _display(display)
+    unchanged = StdinFix(data)
+    if excluded(display, config):
+        return unchanged
+    read = read_bytes(data, display, config.max_file_size)
+    if isinstance(read, Finding):
+        return unchanged
+    notebook = None
+    text = read.text
+    if display.endswith(NOTEBOOK_SUFFIX):
+        notebook = parse_notebook(display, read.text)
+        if isinstance(notebook, Finding) or not notebook.writable:
+            return unchanged
+        text = notebook.python
+    result = fixed_point({display: text}, lambda sources: lint_sources(sources, config), config,
+                         unsafe=unsafe, report=report)
+    new = result.texts[display]
+    kept = StdinFix(data, hidden=result.hidden, first=result.first)
+    if new == text or display in result.blocked:
+        return kept
+    if notebook is not None:
+        new = notebook.apply(new)
+        if new is None:
+            report(f"snlint: not fixing {display}: a fix spans more than one cell")
+            return kept
+    try:
+        encoded = new.encode(read.encoding)
+    except UnicodeEncodeError as e:
+        report(f"snlint: not fixing {display}: the fixed text cannot be encoded as "
+               f"{read.encoding} ({e.reason})")
+        return kept
+    item = FileOutcome(read, new, result.fixed[display], encoded)
+    return StdinFix(encoded, item.fixes, item.diff, result.hidden, result.first)
 
 
 def lint_stdin(stream: BinaryIO, display: str, config: Config, *, fixes: bool = False) -> StdinResult:
     """`fixes`: build each finding's fix (`snlint.engine.lint_sources`)."""
     from snlint.engine import in_cells, lint_sources
 
-    display = os.path.normpath(display).replace(os.sep, "/") if display != STDIN else STDIN
+    display = _display(display)
     if excluded(display, config):
         return StdinResult([])
     text = decode(stream.read(), display, config.max_file_size)

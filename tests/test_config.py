@@ -358,3 +358,56 @@ def test_an_unknown_code_in_extend_safe_fixes_is_a_config_error_naming_the_key(t
 def test_a_malformed_code_in_extend_unsafe_fixes_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match=r"invalid rule code 'E501' in extend-unsafe-fixes"):
         Config(tmp_path, extend_unsafe_fixes=["E501"])
+
+
+# ---------------------------------------------------------------- snlint.toml, .snlint.toml
+
+def test_find_root_stops_at_a_snlint_toml(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "sub" / "pkg").mkdir(parents=True)
+    (tmp_path / "sub" / "snlint.toml").write_text("")
+    assert find_root([str(tmp_path / "sub" / "pkg" / "d.py")]) == tmp_path / "sub"
+
+
+def test_config_file_order_is_dot_snlint_then_snlint_then_pyproject(tmp_path):
+    from snlint.config import config_file
+
+    assert config_file(tmp_path) is None
+    for name in ("pyproject.toml", "snlint.toml", ".snlint.toml"):
+        (tmp_path / name).write_text("")
+        assert config_file(tmp_path) == tmp_path / name
+
+
+def test_snlint_toml_settings_are_top_level_keys(tmp_path):
+    (tmp_path / "snlint.toml").write_text('ignore = ["SN105"]\n[models]\n"m.py:D" = { n = 1 }\n')
+    config = load_config(tmp_path)
+    assert (config.ignore, config.models) == (["SN105"], {"m.py:D": {"n": 1}})
+
+
+def test_snlint_toml_is_read_instead_of_pyproject(tmp_path):
+    write_pyproject(tmp_path, '[tool.snlint]\nignore = ["SN201"]\n')
+    (tmp_path / "snlint.toml").write_text('ignore = ["SN105"]\n')
+    assert load_config(tmp_path).ignore == ["SN105"]
+
+
+def test_invalid_toml_in_dot_snlint_toml_names_the_file(tmp_path):
+    (tmp_path / ".snlint.toml").write_text("ignore = [\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{tmp_path / '.snlint.toml'}: invalid TOML: ")):
+        load_config(tmp_path)
+
+
+def test_unknown_key_in_snlint_toml_has_a_hint(tmp_path):
+    (tmp_path / "snlint.toml").write_text('extend_select = ["SN501"]\n')
+    with pytest.raises(ConfigError) as error:
+        load_config(tmp_path)
+    assert str(error.value) == (f"{tmp_path / 'snlint.toml'}: unknown key 'extend_select' "
+                                "(did you mean 'extend-select'?)")
+
+
+def test_settings_file_given_is_read_instead_and_must_exist(tmp_path):
+    (tmp_path / "snlint.toml").write_text('ignore = ["SN105"]\n')
+    other = tmp_path / "other.toml"
+    other.write_text('ignore = ["SN301"]\n')
+    assert load_config(tmp_path, settings=other).ignore == ["SN301"]
+    with pytest.raises(ConfigError, match="no such file"):
+        load_config(tmp_path, settings=tmp_path / "missing.toml")

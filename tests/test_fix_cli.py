@@ -148,12 +148,6 @@ def test_fix_leaves_a_file_with_a_syntax_error_alone(project):
     assert "bad.py:14:10: SN901" in result.stdout
 
 
-def test_fix_and_diff_refuse_standard_input(project):
-    result = CliRunner().invoke(main, ["--fix", "-"], input=BUGGY)
-    assert result.exit_code == 2
-    assert "standard input" in result.stderr
-
-
 # marks and fix display --------------------------------------------------------------------
 
 def test_unsafe_fixes_mark_findings_fixable(project):

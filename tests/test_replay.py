@@ -115,6 +115,25 @@ def test_a_changed_configuration_is_read(root):
     assert not again and "SN201" not in done.stdout
 
 
+def test_a_snlint_toml_added_beside_pyproject_is_read(root):
+    snlint(root)
+    (root / ".snlint.toml").write_text('ignore = ["SN201"]\n')
+    again, done = replayed(root)
+    assert not again and "SN201" not in done.stdout
+
+
+def test_the_no_files_warning_is_replayed(tmp_path):
+    root = tmp_path / "proj"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "notes.txt").write_text("notes\n")
+    (root / "pyproject.toml").write_text("[tool.snlint]\n")
+    age(root)
+    first = snlint(root)
+    second = snlint(root)
+    assert (first.returncode, first.stderr) == (0, "warning: No Python files found under the given path(s)\n")
+    assert (second.stdout, second.stderr, second.returncode) == (first.stdout, first.stderr, 0)
+
+
 def test_a_gitignore_edited_in_place_is_read(root):
     (root / ".gitignore").write_text("build/\n")
     age(root)
