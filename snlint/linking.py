@@ -30,6 +30,7 @@ from snlint.link.named_classes import class_names, names
 from snlint.link.names import Definitions, resolved
 from snlint.link.options import DeclaredOptions
 from snlint.per_file import Extracted, internal, jobs_for
+from snlint.shipped_configs import config_options, per_config
 from snlint.stealing import shared_map
 
 __all__ = ["link_parts", "named"]
@@ -50,6 +51,23 @@ class Reuse(Protocol):
 
 def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sources: dict[str, str],
                config: Config, graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
+    """The project's findings from the link step on (`_link_parts`), each naming the
+    shipped configurations it holds for when it holds for some only (`snlint.shipped_configs`)."""
+    findings = _link_parts(facts, extracted, sources, config, graph_run, reuse)
+    declared = DeclaredOptions(facts)()
+    if not config_options(declared):
+        return findings
+    rules = load_catalogue()
+    imported = {path: e.modules or () for path, e in extracted.items()}
+    part_of = {f.path: i for i, part in enumerate(groups(facts, imported)) for f in part} \
+        if len(facts) >= 2 and not uses_registries(facts) else None
+    # Each configuration is linked whole, in this process, where the chosen file holds.
+    return per_config(findings, declared,
+                      lambda: _link_part(facts, sources, config, rules, part_of=part_of)[0])
+
+
+def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sources: dict[str, str],
+                config: Config, graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
     """The project's findings from the link step on: the link, the graph pass, the
     checks. Files that cannot reach one another (`snlint.link.groups`) are linked apart,
     shared between this process and workers (`--jobs`), and a part a lint of the same

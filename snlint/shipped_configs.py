@@ -1,0 +1,118 @@
+"""The configurations a project ships: a finding that holds for some of them only says which.
+
+A training script that loads its options from a file named on the command line
+(`json.load(open(args.opt))`, `--opt` defaulting to `options/train_batch.json`) builds the
+discriminator the file chooses. The interpreter follows the default file; the project's
+other files beside it (`options/train_instance.json`) choose other norms, and the user
+trains with those just as well. The link step is run once per such file, with the file in
+place of the option's default (`configvalues.CHOSEN`); a finding that some files give and
+others do not names the files it holds for ("with options/train_batch.json"). Only files
+are read, nothing is run.
+
+Which files: an `add_argument` whose literal default is a `.json`, `.yaml` or `.yml` file
+that exists, that a link following the default really loads; its siblings are the files
+with the same kind of extension in the default's own folder (not its subfolders), at most
+`MAX_CONFIGS` of them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Any, Callable
+
+from snlint.findings import Finding
+from snlint.link.configvalues import CHOSEN, LOADED
+
+MAX_CONFIGS = 8
+_KINDS = ((".json",), (".yaml", ".yml"))
+
+
+def config_options(declared: dict[str, dict[str, Any]]) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """`(dest, default as written, [(shown, absolute path), ...])` for each option whose
+    default is a configuration file with siblings; the default itself is one of them."""
+    found = []
+    for dest, option in declared.items():
+        value = option["value"]
+        if not isinstance(value, str):
+            continue
+        kind = next((k for k in _KINDS if value.lower().endswith(k)), None)
+        if kind is None:
+            continue
+        declaring = option["where"].rsplit(":", 1)[0]
+        folder = _folder(value, declaring)
+        if folder is None:
+            continue
+        names = sorted(n for n in os.listdir(folder)
+                       if n.lower().endswith(kind) and os.path.isfile(os.path.join(folder, n)))
+        if len(names) < 2 or len(names) > MAX_CONFIGS:
+            continue  # one file is the default itself; many are not all trained with
+        written = os.path.dirname(value)
+        found.append((dest, value, [(os.path.join(written, n) if written else n, os.path.join(folder, n))
+                                    for n in names]))
+    return found
+
+
+def _folder(value: str, declaring: str) -> str | None:
+    # As `configvalues._file` resolves the path the script opens.
+    for candidate in (value, os.path.join(os.path.dirname(declaring), value)):
+        if os.path.isfile(candidate):
+            return os.path.dirname(os.path.abspath(candidate))
+    return None
+
+
+def per_config(findings: list[Finding], declared: dict[str, dict[str, Any]],
+               link: Callable[[], list[Finding]]) -> list[Finding]:
+    """`findings` (the link following every option's default) with each finding that holds
+    for some of the shipped configurations only naming them, and the findings the other
+    configurations give added. `link()` links the project again, in this process."""
+    for dest, default, files in config_options(declared):
+        runs: dict[str, list[Finding]] = {}
+        for shown, path in files:
+            loaded: set[str] = set()
+            chosen = CHOSEN.set({**(CHOSEN.get() or {}), dest: shown})
+            seen = LOADED.set(loaded)
+            try:
+                found = link()
+            finally:
+                LOADED.reset(seen)
+                CHOSEN.reset(chosen)
+            if os.path.abspath(path) not in loaded:
+                if shown == default:
+                    break  # the training code does not load the default: not a config option
+                continue  # a path the code changes before it opens it
+            runs[shown] = [f for f in found if not f.code.startswith("SN9")]
+        else:
+            if len(runs) >= 2:
+                findings = _named(findings, runs)
+    return findings
+
+
+def _key(f: Finding) -> tuple:
+    return f.code, f.path, f.line, f.column
+
+
+def _named(findings: list[Finding], runs: dict[str, list[Finding]]) -> list[Finding]:
+    holds: dict[tuple, list[str]] = {}
+    first: dict[tuple, Finding] = {}
+    for shown, found in runs.items():
+        for f in found:
+            if shown not in holds.setdefault(_key(f), []):
+                holds[_key(f)].append(shown)
+            first.setdefault(_key(f), f)
+    out = []
+    for f in findings:
+        which = holds.get(_key(f))
+        if f.code.startswith("SN9") or which is None:
+            out.append(f)  # a diagnostic, or a finding the configurations do not decide
+        else:
+            out.append(_with(f, which, len(runs)))
+    given = {_key(f) for f in findings}
+    out.extend(_with(first[k], which, len(runs)) for k, which in holds.items() if k not in given)
+    return out
+
+
+def _with(f: Finding, which: list[str], total: int) -> Finding:
+    if len(which) == total:
+        return f  # every configuration: the code's own mistake
+    return replace(f, message=f"{f.message} (with {', '.join(which)})")
