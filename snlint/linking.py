@@ -28,7 +28,7 @@ from snlint.link.index import ProjectIndex
 from snlint.link.join import join
 from snlint.link.named_classes import class_names, names
 from snlint.link.names import Definitions, resolved
-from snlint.link.options import DeclaredOptions
+from snlint.link.options import DeclaredOptions, undefaulted_options
 from snlint.per_file import Extracted, internal, jobs_for
 from snlint.shipped_configs import config_options, per_config
 from snlint.stealing import shared_map
@@ -54,15 +54,15 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     """The project's findings from the link step on (`_link_parts`), each naming the
     shipped configurations it holds for when it holds for some only (`snlint.shipped_configs`)."""
     findings = _link_parts(facts, extracted, sources, config, graph_run, reuse)
-    declared = DeclaredOptions(facts)()
-    if not config_options(declared):
+    shipped = config_options(DeclaredOptions(facts)(), undefaulted_options(facts))
+    if not shipped:
         return findings
     rules = load_catalogue()
     imported = {path: e.modules or () for path, e in extracted.items()}
     part_of = {f.path: i for i, part in enumerate(groups(facts, imported)) for f in part} \
         if len(facts) >= 2 and not uses_registries(facts) else None
     # Each configuration is linked whole, in this process, where the chosen file holds.
-    return per_config(findings, declared,
+    return per_config(findings, shipped,
                       lambda: _link_part(facts, sources, config, rules, part_of=part_of)[0])
 
 

@@ -25,13 +25,32 @@ from snlint.findings import Finding
 from snlint.link.configvalues import CHOSEN, LOADED
 
 MAX_CONFIGS = 8
+# An option with no default that names the option file, and the folders, under the working
+# directory (where the script's relative paths are opened from), that ship such files.
+OPTION_FILE_NAMES = frozenset({"opt", "opts", "option", "options", "config", "configs", "cfg",
+                               "conf", "config_file", "cfg_file", "config_path", "opt_path",
+                               "options_file", "yaml", "json"})
+SHIPPED_FOLDERS = ("options", "configs", "config")
 _KINDS = ((".json",), (".yaml", ".yml"))
 
 
-def config_options(declared: dict[str, dict[str, Any]]) -> list[tuple[str, str, list[tuple[str, str]]]]:
+def config_options(declared: dict[str, dict[str, Any]], undefaulted: dict[str, str] | None = None
+                   ) -> list[tuple[str, str | None, list[tuple[str, str]]]]:
     """`(dest, default as written, [(shown, absolute path), ...])` for each option whose
-    default is a configuration file with siblings; the default itself is one of them."""
-    found = []
+    default is a configuration file with siblings (the default itself is one of them),
+    and for each option named like an option file's (`--opt`, `--config`) that has no
+    default: the files of the project's `options`, `configs` or `config` folder."""
+    found: list[tuple[str, str | None, list[tuple[str, str]]]] = []
+    for dest in sorted(undefaulted or ()):
+        if dest not in OPTION_FILE_NAMES:
+            continue
+        for folder in SHIPPED_FOLDERS:
+            if os.path.isdir(folder):
+                for kind in _KINDS:
+                    names = _siblings(folder, kind)
+                    if 2 <= len(names) <= MAX_CONFIGS:
+                        found.append((dest, None, [(os.path.join(folder, n), os.path.abspath(os.path.join(folder, n)))
+                                                   for n in names]))
     for dest, option in declared.items():
         value = option["value"]
         if not isinstance(value, str):
@@ -43,14 +62,18 @@ def config_options(declared: dict[str, dict[str, Any]]) -> list[tuple[str, str, 
         folder = _folder(value, declaring)
         if folder is None:
             continue
-        names = sorted(n for n in os.listdir(folder)
-                       if n.lower().endswith(kind) and os.path.isfile(os.path.join(folder, n)))
+        names = _siblings(folder, kind)
         if len(names) < 2 or len(names) > MAX_CONFIGS:
             continue  # one file is the default itself; many are not all trained with
         written = os.path.dirname(value)
         found.append((dest, value, [(os.path.join(written, n) if written else n, os.path.join(folder, n))
                                     for n in names]))
     return found
+
+
+def _siblings(folder: str, kind: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in os.listdir(folder)
+                  if n.lower().endswith(kind) and os.path.isfile(os.path.join(folder, n)))
 
 
 def _folder(value: str, declaring: str) -> str | None:
@@ -61,12 +84,14 @@ def _folder(value: str, declaring: str) -> str | None:
     return None
 
 
-def per_config(findings: list[Finding], declared: dict[str, dict[str, Any]],
+def per_config(findings: list[Finding], options: list[tuple[str, str | None, list[tuple[str, str]]]],
                link: Callable[[], list[Finding]]) -> list[Finding]:
     """`findings` (the link following every option's default) with each finding that holds
-    for some of the shipped configurations only naming them, and the findings the other
-    configurations give added. `link()` links the project again, in this process."""
-    for dest, default, files in config_options(declared):
+    for some of the shipped configurations (`config_options`) only naming them, and the
+    findings the other configurations give added. `link()` links the project again, in
+    this process. For an option with no default, the link read no file: what it found
+    that no shipped file gives (a norm each of several branches may choose) is dropped."""
+    for dest, default, files in options:
         runs: dict[str, list[Finding]] = {}
         for shown, path in files:
             loaded: set[str] = set()
@@ -84,7 +109,7 @@ def per_config(findings: list[Finding], declared: dict[str, dict[str, Any]],
             runs[shown] = [f for f in found if not f.code.startswith("SN9")]
         else:
             if len(runs) >= 2:
-                findings = _named(findings, runs)
+                findings = _named(findings, runs, keep_others=default is not None)
     return findings
 
 
@@ -92,7 +117,7 @@ def _key(f: Finding) -> tuple:
     return f.code, f.path, f.line, f.column
 
 
-def _named(findings: list[Finding], runs: dict[str, list[Finding]]) -> list[Finding]:
+def _named(findings: list[Finding], runs: dict[str, list[Finding]], keep_others: bool) -> list[Finding]:
     holds: dict[tuple, list[str]] = {}
     first: dict[tuple, Finding] = {}
     for shown, found in runs.items():
@@ -103,8 +128,10 @@ def _named(findings: list[Finding], runs: dict[str, list[Finding]]) -> list[Find
     out = []
     for f in findings:
         which = holds.get(_key(f))
-        if f.code.startswith("SN9") or which is None:
+        if f.code.startswith("SN9") or (which is None and keep_others):
             out.append(f)  # a diagnostic, or a finding the configurations do not decide
+        elif which is None:
+            continue
         else:
             out.append(_with(f, which, len(runs)))
     given = {_key(f) for f in findings}

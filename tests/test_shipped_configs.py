@@ -120,3 +120,34 @@ def test_a_default_the_training_code_never_opens_is_no_configuration(tmp_path):
     files["train.py"] = files["train.py"].replace("json.load(open(args.opt))",
                                                   "json.load(open('options/a.json'))")
     assert lint_in(tmp_path, files) == []
+
+
+def required(files: dict[str, str], flag: str = "--opt") -> dict[str, str]:
+    files["train.py"] = files["train.py"].replace("'--opt', type=str, default=None", f"'{flag}', type=str, required=True") \
+        .replace("args.opt", f"args.{flag.lstrip('-')}")
+    return files
+
+
+def test_no_default_reads_the_options_folder_and_names_the_batch_config(tmp_path):
+    found = lint_in(tmp_path, required(project(None, {
+        "options/train_batch.json": BATCH, "options/train_instance.json": INSTANCE})))
+    assert shown(found) == [("SN301", "models/networks.py", 12), ("SN401", "train.py", 19)]
+    assert all(f.message.endswith(" (with options/train_batch.json)") for f in found)
+
+
+def test_no_default_and_only_instance_configs_give_nothing(tmp_path):
+    found = lint_in(tmp_path, required(project(None, {
+        "options/a.json": INSTANCE, "options/b.json": INSTANCE})))
+    assert found == []
+
+
+def test_no_default_with_no_config_folder_keeps_every_norm_the_code_may_choose(tmp_path):
+    found = lint_in(tmp_path, required(project(None, {"settings/a.json": INSTANCE, "settings/b.json": INSTANCE})))
+    assert shown(found) == [("SN301", "models/networks.py", 12), ("SN401", "train.py", 19)]
+    assert not any("(with " in f.message for f in found)
+
+
+def test_no_default_under_another_name_reads_no_folder(tmp_path):
+    found = lint_in(tmp_path, required(project(None, {
+        "options/a.json": INSTANCE, "options/b.json": INSTANCE}), flag="--dataroot"))
+    assert shown(found) == [("SN301", "models/networks.py", 12), ("SN401", "train.py", 19)]

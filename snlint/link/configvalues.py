@@ -184,9 +184,6 @@ def load_file(file: FileV, yaml: bool) -> Value:
     """A JSON (or, with PyYAML importable, YAML) file's content as interpreter values."""
     if not file.path:
         return UnknownV(f"{file.shown} not found")
-    loaded = LOADED.get()
-    if loaded is not None:
-        loaded.add(file.path)
     try:
         if os.path.getsize(file.path) > MAX_CONFIG_BYTES:
             return UnknownV(f"{file.shown} is too large")
@@ -201,6 +198,9 @@ def load_file(file: FileV, yaml: bool) -> Value:
             data = json.loads(text)
     except Exception as exc:  # noqa: BLE001 - an unreadable config is just unknown
         return UnknownV(f"{file.shown}: {type(exc).__name__}")
+    loaded = LOADED.get()
+    if loaded is not None:
+        loaded.add(file.path)  # read as the script reads it (YAML through json.load is not)
     return from_plain(data, f"from {file.shown}")
 
 
