@@ -11,13 +11,15 @@ are read, nothing is run.
 
 Which files: an `add_argument` whose literal default is a `.json`, `.yaml` or `.yml` file
 that exists, that a link following the default really loads; its siblings are the files
-with the same kind of extension in the default's own folder (not its subfolders), at most
+with the same kind of extension in the default's own folder (not its subfolders) whose
+name starts as the default's does up to its first `_` or `-` (`train_`), at most
 `MAX_CONFIGS` of them.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -62,7 +64,7 @@ def config_options(declared: dict[str, dict[str, Any]], undefaulted: dict[str, s
         folder = _folder(value, declaring)
         if folder is None:
             continue
-        names = _siblings(folder, kind)
+        names = _siblings(folder, kind, _prefix(os.path.basename(value)))
         if len(names) < 2 or len(names) > MAX_CONFIGS:
             continue  # one file is the default itself; many are not all trained with
         written = os.path.dirname(value)
@@ -71,9 +73,16 @@ def config_options(declared: dict[str, dict[str, Any]], undefaulted: dict[str, s
     return found
 
 
-def _siblings(folder: str, kind: tuple[str, ...]) -> list[str]:
+def _siblings(folder: str, kind: tuple[str, ...], prefix: str = "") -> list[str]:
     return sorted(n for n in os.listdir(folder)
-                  if n.lower().endswith(kind) and os.path.isfile(os.path.join(folder, n)))
+                  if n.lower().endswith(kind) and n.startswith(prefix) and os.path.isfile(os.path.join(folder, n)))
+
+
+def _prefix(name: str) -> str:
+    """`train_` of `train_batch.json`: a folder that also holds `test_batch.json` keeps
+    the options of another script (inference) beside the training ones."""
+    match = re.match(r"[A-Za-z]+[_-]", name)
+    return match.group(0) if match else ""
 
 
 def _folder(value: str, declaring: str) -> str | None:

@@ -151,3 +151,11 @@ def test_no_default_under_another_name_reads_no_folder(tmp_path):
     found = lint_in(tmp_path, required(project(None, {
         "options/a.json": INSTANCE, "options/b.json": INSTANCE}), flag="--dataroot"))
     assert shown(found) == [("SN301", "models/networks.py", 12), ("SN401", "train.py", 19)]
+
+
+def test_a_sibling_named_for_another_script_is_not_read(tmp_path):
+    # test_batch.json is the inference script's: the training default is a train_ file.
+    found = lint_in(tmp_path, project("options/train_instance.json", {
+        "options/train_instance.json": INSTANCE, "options/train_other.json": INSTANCE,
+        "options/test_batch.json": BATCH}))
+    assert found == []
