@@ -27,6 +27,9 @@ from snlint.findings import Finding
 from snlint.link.configvalues import CHOSEN, LOADED
 
 MAX_CONFIGS = 8
+MAX_LINKS = 12
+# (option's dest, its default as written or None, [(shown, absolute path), ...], declaring file)
+Shipped = tuple[str, "str | None", list[tuple[str, str]], str]
 # An option with no default that names the option file, and the folders, under the working
 # directory (where the script's relative paths are opened from), that ship such files.
 OPTION_FILE_NAMES = frozenset({"opt", "opts", "option", "options", "config", "configs", "cfg",
@@ -37,13 +40,13 @@ _KINDS = ((".json",), (".yaml", ".yml"))
 
 
 def config_options(declared: dict[str, dict[str, Any]], undefaulted: dict[str, str] | None = None
-                   ) -> list[tuple[str, str | None, list[tuple[str, str]]]]:
-    """`(dest, default as written, [(shown, absolute path), ...])` for each option whose
+                   ) -> list[Shipped]:
+    """`(dest, default as written, [(shown, absolute path), ...], declaring file)` for each option whose
     default is a configuration file with siblings (the default itself is one of them),
     and for each option named like an option file's (`--opt`, `--config`) that has no
     default: the files of the project's `options`, `configs` or `config` folder."""
-    found: list[tuple[str, str | None, list[tuple[str, str]]]] = []
-    for dest in sorted(undefaulted or ()):
+    found: list[Shipped] = []
+    for dest, where in sorted((undefaulted or {}).items()):
         if dest not in OPTION_FILE_NAMES:
             continue
         for folder in SHIPPED_FOLDERS:
@@ -52,7 +55,7 @@ def config_options(declared: dict[str, dict[str, Any]], undefaulted: dict[str, s
                     names = _siblings(folder, kind)
                     if 2 <= len(names) <= MAX_CONFIGS:
                         found.append((dest, None, [(os.path.join(folder, n), os.path.abspath(os.path.join(folder, n)))
-                                                   for n in names]))
+                                                   for n in names], where.rsplit(":", 1)[0]))
     for dest, option in declared.items():
         value = option["value"]
         if not isinstance(value, str):
@@ -69,7 +72,7 @@ def config_options(declared: dict[str, dict[str, Any]], undefaulted: dict[str, s
             continue  # one file is the default itself; many are not all trained with
         written = os.path.dirname(value)
         found.append((dest, value, [(os.path.join(written, n) if written else n, os.path.join(folder, n))
-                                    for n in names]))
+                                    for n in names], declaring))
     return found
 
 
@@ -93,21 +96,26 @@ def _folder(value: str, declaring: str) -> str | None:
     return None
 
 
-def per_config(findings: list[Finding], options: list[tuple[str, str | None, list[tuple[str, str]]]],
-               link: Callable[[], list[Finding]]) -> list[Finding]:
+def per_config(findings: list[Finding], options: list[Shipped],
+               link: Callable[[str], tuple[list[Finding], set[str]]]) -> list[Finding]:
     """`findings` (the link following every option's default) with each finding that holds
     for some of the shipped configurations (`config_options`) only naming them, and the
-    findings the other configurations give added. `link()` links the project again, in
-    this process. For an option with no default, the link read no file: what it found
+    findings the other configurations give added. `link(path)` links the part of the
+    project that holds `path` again, in this process, and gives the paths it covered. For an option with no default, the link read no file: what it found
     that no shipped file gives (a norm each of several branches may choose) is dropped."""
-    for dest, default, files in options:
+    budget = MAX_LINKS
+    for dest, default, files, declaring in options:
+        if len(files) > budget:
+            continue  # each file links the project again: a run pays for MAX_LINKS at most
+        budget -= len(files)
         runs: dict[str, list[Finding]] = {}
+        covered: set[str] = set()
         for shown, path in files:
             loaded: set[str] = set()
             chosen = CHOSEN.set({**(CHOSEN.get() or {}), dest: shown})
             seen = LOADED.set(loaded)
             try:
-                found = link()
+                found, covered = link(declaring)
             finally:
                 LOADED.reset(seen)
                 CHOSEN.reset(chosen)
@@ -118,7 +126,7 @@ def per_config(findings: list[Finding], options: list[tuple[str, str | None, lis
             runs[shown] = [f for f in found if not f.code.startswith("SN9")]
         else:
             if len(runs) >= 2:
-                findings = _named(findings, runs, keep_others=default is not None)
+                findings = _named(findings, runs, covered if default is None else set())
     return findings
 
 
@@ -126,7 +134,9 @@ def _key(f: Finding) -> tuple:
     return f.code, f.path, f.line, f.column
 
 
-def _named(findings: list[Finding], runs: dict[str, list[Finding]], keep_others: bool) -> list[Finding]:
+def _named(findings: list[Finding], runs: dict[str, list[Finding]], undecided: set[str]) -> list[Finding]:
+    """`undecided`: the files where a finding no run gives is dropped (the first link read
+    no file for the option there)."""
     holds: dict[tuple, list[str]] = {}
     first: dict[tuple, Finding] = {}
     for shown, found in runs.items():
@@ -137,14 +147,17 @@ def _named(findings: list[Finding], runs: dict[str, list[Finding]], keep_others:
     out = []
     for f in findings:
         which = holds.get(_key(f))
-        if f.code.startswith("SN9") or (which is None and keep_others):
+        if f.code.startswith("SN9") or (which is None and f.path not in undecided):
             out.append(f)  # a diagnostic, or a finding the configurations do not decide
         elif which is None:
             continue
         else:
             out.append(_with(f, which, len(runs)))
+    # A finding only other files give; one every file gives and the first link did not is
+    # that link's to decide (it read the project whole).
     given = {_key(f) for f in findings}
-    out.extend(_with(first[k], which, len(runs)) for k, which in holds.items() if k not in given)
+    out.extend(_with(first[k], which, len(runs)) for k, which in holds.items()
+               if k not in given and len(which) < len(runs))
     return out
 
 

@@ -159,3 +159,35 @@ def test_a_sibling_named_for_another_script_is_not_read(tmp_path):
         "options/train_instance.json": INSTANCE, "options/train_other.json": INSTANCE,
         "options/test_batch.json": BATCH}))
     assert found == []
+
+
+LEGACY = '''
+    import torch
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(3, 64, 4, 2, 1), nn.BatchNorm2d(64), nn.Conv2d(64, 1, 4))
+
+        def forward(self, x):
+            return self.main(x)
+
+
+    netD = Discriminator()
+    optD = torch.optim.Adam(netD.parameters())
+    real = torch.randn(4, 3, 64, 64)
+    fake = torch.randn(4, 3, 64, 64)
+    loss = netD(real).mean() - netD(fake).mean()
+    loss.backward()
+    optD.step()
+'''
+
+
+def test_a_script_apart_from_the_option_file_keeps_its_findings_unnamed(tmp_path):
+    files = required(project(None, {"options/a.json": INSTANCE, "options/b.json": BATCH}))
+    found = lint_in(tmp_path, {**files, "legacy/dcgan.py": LEGACY})
+    assert [(f.code, f.path, f.line, "(with " in f.message) for f in sorted(found, key=lambda f: (f.path, f.line))] == [
+        ("SN301", "legacy/dcgan.py", 9, False), ("SN401", "legacy/dcgan.py", 19, False),
+        ("SN301", "models/networks.py", 12, True), ("SN401", "train.py", 19, True)]
