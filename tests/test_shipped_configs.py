@@ -3,6 +3,10 @@ some of the option files the training code loads names them; one finding per mis
 
 from __future__ import annotations
 
+import importlib.util
+
+import pytest
+
 from tests.projects import lint_in
 
 NETWORKS = '''
@@ -191,3 +195,15 @@ def test_a_script_apart_from_the_option_file_keeps_its_findings_unnamed(tmp_path
     assert [(f.code, f.path, f.line, "(with " in f.message) for f in sorted(found, key=lambda f: (f.path, f.line))] == [
         ("SN301", "legacy/dcgan.py", 9, False), ("SN401", "legacy/dcgan.py", 19, False),
         ("SN301", "models/networks.py", 12, True), ("SN401", "train.py", 19, True)]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("yaml") is None, reason="PyYAML not installed")
+def test_yaml_configs_beside_a_yaml_default(tmp_path):
+    files = project("configs/train_instance.yml", {
+        "configs/train_instance.yml": "netD:\n  norm: instance\n  ndf: 64\n",
+        "configs/train_batch.yaml": "netD:\n  norm: batch\n  ndf: 64\n"})
+    files["train.py"] = files["train.py"].replace("import json", "import yaml") \
+        .replace("json.load(open(args.opt))", "yaml.safe_load(open(args.opt))")
+    found = lint_in(tmp_path, files)
+    assert shown(found) == [("SN301", "models/networks.py", 12), ("SN401", "train.py", 19)]
+    assert all(f.message.endswith(" (with configs/train_batch.yaml)") for f in found)
