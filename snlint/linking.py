@@ -61,14 +61,15 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     imported = {path: e.modules or () for path, e in extracted.items()}
     parts = groups(facts, imported) if len(facts) >= 2 and not uses_registries(facts) else [facts]
     part_of = {f.path: i for i, part in enumerate(parts) for f in part}
-    options = DeclaredOptions(facts)
 
     def relink(declaring: str) -> tuple[list[Finding], set[str]]:
         # Each configuration is linked in this process, where the chosen file holds: the
         # part that declares the option, as the first link did, else the whole project.
         part = next((p for p in parts if any(f.path == declaring for f in p)), None)
         if part is not None and len(parts) > 1 and not config.graph:
-            found, _, bare, _ = _link_part(part, sources, config, rules, assume_sole=False, options=options)
+            # Its own options: they are read with the chosen file in place of the default.
+            found, _, bare, _ = _link_part(part, sources, config, rules, assume_sole=False,
+                                           options=DeclaredOptions(facts))
             if not bare:
                 return found, {f.path for f in part}
         return _link_part(facts, sources, config, rules, part_of=part_of)[0], {f.path for f in facts}

@@ -77,7 +77,11 @@ def config_options(declared: dict[str, dict[str, Any]], undefaulted: dict[str, s
 
 
 def _siblings(folder: str, kind: tuple[str, ...], prefix: str = "") -> list[str]:
-    return sorted(n for n in os.listdir(folder)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []  # an unreadable folder ships nothing snlint can read
+    return sorted(n for n in names
                   if n.lower().endswith(kind) and n.startswith(prefix) and os.path.isfile(os.path.join(folder, n)))
 
 
