@@ -28,8 +28,9 @@ from snlint.link.index import ProjectIndex
 from snlint.link.join import join
 from snlint.link.named_classes import class_names, names
 from snlint.link.names import Definitions, resolved
-from snlint.link.options import DeclaredOptions
+from snlint.link.options import DeclaredOptions, undefaulted_options
 from snlint.per_file import Extracted, internal, jobs_for
+from snlint.shipped_configs import config_options, per_config
 from snlint.stealing import shared_map
 
 __all__ = ["link_parts", "named"]
@@ -50,6 +51,34 @@ class Reuse(Protocol):
 
 def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sources: dict[str, str],
                config: Config, graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
+    """The project's findings from the link step on (`_link_parts`), each naming the
+    shipped configurations it holds for when it holds for some only (`snlint.shipped_configs`)."""
+    findings = _link_parts(facts, extracted, sources, config, graph_run, reuse)
+    shipped = config_options(DeclaredOptions(facts)(), undefaulted_options(facts))
+    if not shipped:
+        return findings
+    rules = load_catalogue()
+    imported = {path: e.modules or () for path, e in extracted.items()}
+    parts = groups(facts, imported) if len(facts) >= 2 and not uses_registries(facts) else [facts]
+    part_of = {f.path: i for i, part in enumerate(parts) for f in part}
+
+    def relink(declaring: str) -> tuple[list[Finding], set[str]]:
+        # Each configuration is linked in this process, where the chosen file holds: the
+        # part that declares the option, as the first link did, else the whole project.
+        part = next((p for p in parts if any(f.path == declaring for f in p)), None)
+        if part is not None and len(parts) > 1 and not config.graph:
+            # Its own options: they are read with the chosen file in place of the default.
+            found, _, bare, _ = _link_part(part, sources, config, rules, assume_sole=False,
+                                           options=DeclaredOptions(facts))
+            if not bare:
+                return found, {f.path for f in part}
+        return _link_part(facts, sources, config, rules, part_of=part_of)[0], {f.path for f in facts}
+
+    return per_config(findings, shipped, relink)
+
+
+def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sources: dict[str, str],
+                config: Config, graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
     """The project's findings from the link step on: the link, the graph pass, the
     checks. Files that cannot reach one another (`snlint.link.groups`) are linked apart,
     shared between this process and workers (`--jobs`), and a part a lint of the same

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextvars import ContextVar
 from typing import Any
 
 from snlint.findings import Location
@@ -30,6 +31,13 @@ _YAML_LOADS = frozenset({"yaml.load", "yaml.safe_load", "yaml.full_load", "yaml.
 _FILE_LOADS = frozenset({"omegaconf.OmegaConf.load"})
 _LOADS = _JSON_LOADS | _YAML_LOADS  # asked of every call of an outside function
 MAX_CONFIG_BYTES = 1 << 20
+
+# A shipped configuration file chosen in place of an option's default (`{dest: path}`), and
+# the files a link loaded (`snlint.shipped_configs` links the project once per file). A
+# context variable, not a parameter: the choice is made where argparse's default is read,
+# deep inside the interpreter, and holds for one whole link in this process.
+CHOSEN: ContextVar[dict[str, str] | None] = ContextVar("chosen_configs", default=None)
+LOADED: ContextVar[set[str] | None] = ContextVar("loaded_configs", default=None)
 
 
 def where(loc: Location) -> str:
@@ -124,6 +132,9 @@ def option(args: list[Value], kwargs: dict[str, Value], loc: Location) -> tuple[
         dest = (long or flags[0]).lstrip("-").replace("-", "_")
     if not dest.isidentifier():
         return None, UNKNOWN
+    chosen = CHOSEN.get()
+    if chosen and dest in chosen:
+        return dest, ConstV(chosen[dest], f"--{dest} {chosen[dest]}")
     action = kwargs.get("action")
     action_name = action.value if isinstance(action, ConstV) else None
     required = kwargs.get("required")
@@ -187,6 +198,9 @@ def load_file(file: FileV, yaml: bool) -> Value:
             data = json.loads(text)
     except Exception as exc:  # noqa: BLE001 - an unreadable config is just unknown
         return UnknownV(f"{file.shown}: {type(exc).__name__}")
+    loaded = LOADED.get()
+    if loaded is not None:
+        loaded.add(file.path)  # read as the script reads it (YAML through json.load is not)
     return from_plain(data, f"from {file.shown}")
 
 

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link.configvalues import option
-from snlint.link.values import UNKNOWN, ConstV, NamespaceV, NameV, Value
+from snlint.link.values import UNKNOWN, ConstV, NamespaceV, NameV, UnknownV, Value
 
 # Parameters that receive the parsed options (`def __init__(self, opt)`).
 OPTION_PARAMS = frozenset({"opt", "opts", "args"})
@@ -55,6 +55,24 @@ def option_defaults(files: list[F.FileFacts]) -> dict[str, dict[str, Any]]:
             if declared is not None and declared[0] not in found:
                 dest, value = declared
                 found[dest] = {"value": value, "where": f"{file.path}:{call.span.line}"}
+    return found
+
+
+def undefaulted_options(files: list[F.FileFacts]) -> dict[str, str]:
+    """`{dest: "path:line"}` for each `add_argument` call with no default (or `required`):
+    the user always gives the value, a path to an option file for some."""
+    found: dict[str, str] = {}
+    for file in files:
+        for call in file.option_calls:
+            if not (isinstance(call.func, F.Attr) and call.func.attr == "add_argument"):
+                continue
+            args = [_value(a.value) for a in call.args if a.keyword is None]
+            kwargs = {a.keyword: _value(a.value) for a in call.args if a.keyword is not None}
+            dest, value = option(args, kwargs, Location(file.path, call.span))
+            unset = (isinstance(value, ConstV) and value.value is None) or \
+                (isinstance(value, UnknownV) and value.why.endswith(" is required"))
+            if dest is not None and unset:
+                found.setdefault(dest, f"{file.path}:{call.span.line}")
     return found
 
 

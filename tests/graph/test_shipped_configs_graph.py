@@ -1,0 +1,27 @@
+"""With --graph, each shipped configuration's discriminator is built (`snlint.shipped_configs`)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("torch")
+
+from snlint.config import Config  # noqa: E402
+from snlint.engine import run  # noqa: E402
+
+from tests.projects import write_project  # noqa: E402
+from tests.test_shipped_configs import BATCH, INSTANCE, project  # noqa: E402
+
+
+def test_the_batch_configuration_is_built_and_named(tmp_path, monkeypatch):
+    write_project(tmp_path, project("options/train_instance.json", {
+        "options/train_batch.json": BATCH, "options/train_instance.json": INSTANCE}))
+    monkeypatch.chdir(tmp_path)
+    found = run(["."], Config(root=tmp_path, graph=True)).findings
+    assert sorted((f.code, f.path, f.line) for f in found) == [
+        ("SN301", os.path.join("models", "networks.py"), 12), ("SN401", "train.py", 19)]
+    sn301 = next(f for f in found if f.code == "SN301")
+    assert "(ndf=64: from options/train_batch.json)" in sn301.message
+    assert sn301.message.endswith(" (with options/train_batch.json)")
