@@ -42,7 +42,7 @@ FLOORS = [
     # what acts on findings
     {"fix", "report"},
     # what runs a lint
-    {"imported_files", "graph_pass", "run_result"},
+    {"imported_files", "graph_pass", "run_result", "shipped_configs"},  # shipped_configs: the link again per option file
     {"linking"},  # the link step of a run, part by part
     {"engine", "live_audit"},
     {"stdin"},
