@@ -72,13 +72,13 @@ def _shown(runtime, m) -> Shown:
     data = {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts) or "custom"}
     if measured_raw(use):
         data["sigma"] = use.sigma
-        seen = f": it computes with its raw weight, {sigma_text(use.sigma)} (measured in a forward)"
+        seen = f"It computes with its raw weight, {sigma_text(use.sigma)} (measured in a forward)."
     else:
-        seen = " (seen in the built model)"
+        seen = "Seen in the built model."
     return Shown(runtime, CODE, m.site, m.path,
                  f"{m.type_name} {_owner(runtime)}.{m.path} has no spectral norm, but "
                  f"{describe(runtime.ref) or 'the discriminator'} normalizes its other conv/linear "
-                 f"layers{seen}", data)
+                 f"layers", data, evidence=seen)
 
 
 def _judged_apart(model, runtime, module, own: set[tuple[str, int]]) -> bool:

@@ -244,6 +244,9 @@ def _result(finding: Finding, index: int | None, fingerprint: str,
         "pass": finding.pass_,
         "discriminator": finding.discriminator.to_dict() if finding.discriminator else None,
     }
+    if finding.evidence_of() is not None:
+        # Why the finding holds, beyond its one-line message (`Finding.evidence_of`).
+        properties["evidence"] = finding.evidence_of()
     if finding.cell is not None:
         properties["cell"] = finding.cell
     result = {"ruleId": finding.code}
