@@ -314,6 +314,15 @@ class Finding:
             return None
         return {"discriminator": why, "detail": self.evidence or None}
 
+    @property
+    def explanation(self) -> str:
+        """The message with what it leaves to the full formats: why the discriminator is
+        one and the finding's evidence, as one text (what `full` shows under the line)."""
+        ref = self.discriminator
+        why = f"{ref.name} ({ref.why()})." if ref is not None and ref.why() else ""
+        return " ".join(part for part in (self.message + ("." if why or self.evidence else ""),
+                                          why, self.evidence) if part)
+
     def via(self) -> str:
         """` (via models/basicblock.py:69)` for a finding with related locations, as the
         text formats end its line; else empty."""

@@ -37,7 +37,7 @@ import difflib
 import json
 import re
 import warnings
-from dataclasses import field
+from dataclasses import field, replace
 
 from snlint.lines import split_lines
 from snlint.findings import Finding, Span, diagnostic
@@ -347,8 +347,14 @@ class Notebook:
             end_line, end_column = line, column + 1
         else:
             end_column = held.column(end_line, span.end_column) if held is not None else span.end_column
+        ref = finding.discriminator
+        if ref is not None:
+            ref = replace(ref, detail=self._cell_places(ref.detail, finding.path),
+                          via=self._cell_places(ref.via, finding.path))
         return finding.with_(cell=cell, span=Span(line, column, end_line, end_column),
-                             message=self._cell_places(finding.message, finding.path))
+                             message=self._cell_places(finding.message, finding.path),
+                             evidence=self._cell_places(finding.evidence, finding.path),
+                             discriminator=ref)
 
     def _cell_places(self, message: str, path: str) -> str:
         """A message's places in this notebook as cell and line: rules write the lines of

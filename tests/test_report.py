@@ -247,6 +247,7 @@ def test_json_array_of_contract_objects():
         "end_line": 3, "end_column": 38, "cell": None, "pass": "source",
         "symbol": "NetD.main.1", "discriminator": {"class": "d.py:NetD", "evidence": "training code"},
         "fix": {"applicability": "safe", "message": "Remove the spectral_norm wrapper", "diff": DIFF},
+        "evidence": {"discriminator": "NetD: used as a discriminator by the training code", "detail": None},
     }]
 
 

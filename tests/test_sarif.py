@@ -150,7 +150,8 @@ def test_result_points_at_its_rule_with_level_and_region(project, missing_sn):
     assert run["columnKind"] == "unicodeCodePoints"
     assert result["properties"] == {
         "symbol": "Discriminator.head", "pass": "source",
-        "discriminator": {"class": "models/d.py:Discriminator", "evidence": "name"}}
+        "discriminator": {"class": "models/d.py:Discriminator", "evidence": "name"},
+        "evidence": {"discriminator": "Discriminator: a discriminator by its name", "detail": None}}
 
 
 def test_uri_is_relative_to_the_project_root_not_the_working_folder(project, monkeypatch,

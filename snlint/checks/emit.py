@@ -66,5 +66,4 @@ def describe(ref: DiscriminatorRef | None, *, with_file: bool = False) -> str:
 
 def evidence(*parts: str) -> str:
     """A finding's evidence from its non-empty parts, one sentence after another."""
-    text = " ".join(p.strip() for p in parts if p and p.strip())
-    return text[:1].upper() + text[1:]
+    return " ".join(p.strip() for p in parts if p and p.strip())
