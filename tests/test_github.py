@@ -25,8 +25,8 @@ def test_cli_prints_one_annotation_per_finding(tmp_path, monkeypatch, missing_sn
     assert result.exit_code == 1
     assert result.stdout == (
         "::error title=snlint (SN201),file=models/d.py,line=10,col=21,endLine=10,endColumn=47"
-        "::Conv2d Discriminator.head has no spectral norm, but Discriminator"
-        " normalizes the layers built at 2 of its 3 conv/linear sites\n")
+        "::Conv2d Discriminator.head has no spectral norm; Discriminator"
+        " normalizes 2 of its 3 conv/linear sites\n")
 
 
 def test_clean_run_prints_nothing(tmp_path, monkeypatch):

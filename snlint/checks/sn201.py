@@ -216,9 +216,8 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
             shared["shared_code"] = related[0].path
         yield emit.finding(
             CODE, site,
-            f"{m.layer.short_type} {m.symbol} has no spectral norm, but {describe(d.ref)} "
-            f"normalizes the layers built at {len(normalized_sites)} of its "
-            f"{len(all_sites)} conv/linear sites{many}{lead}",
+            f"{m.layer.short_type} {m.symbol} has no spectral norm; {describe(d.ref)} "
+            f"normalizes {len(normalized_sites)} of its {len(all_sites)} conv/linear sites{many}{lead}",
             symbol=m.symbol, discriminator=d.ref,
             data={**data, "instances": count, "layer": m.layer.short_type, **shared}
         ).with_(related=related), m.site
