@@ -225,7 +225,7 @@ def test_factory_with_an_unknown_key_names_each_candidate(tmp_path):
     message = only(findings, "SN401")[0].explanation
     assert "NLayerDiscriminator (" in message and " or PixelDiscriminator (" in message
     assert "one of 2 classes define_D() may build at train.py:13" in message
-    assert "The batch statistics of each" in message
+    assert "the batch statistics of each" in message
 
 
 def test_factory_with_an_unknown_key_skips_the_candidate_without_batch_statistics(tmp_path):
@@ -1491,7 +1491,7 @@ def test_a_discriminator_inside_another_is_part_of_it_and_a_generators_sub_netwo
     sn401 = only(findings, "SN401")[0]
     assert sn401.discriminator.cls == "models.py:ProjectedDiscriminator"
     assert sn401.message.startswith("generated samples go through")
-    assert sn401.evidence.startswith("generated samples (returned by self.G at line 9);")
+    assert sn401.evidence.startswith("generated samples (returned by self.G at line 9) go through")
 
 
 TWO_DISCRIMINATORS = '''

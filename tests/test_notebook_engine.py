@@ -216,7 +216,7 @@ def test_places_in_a_notebook_and_in_another_file_are_named_as_the_reader_sees_t
     monkeypatch.chdir(tmp_path)
     findings = {f.code: f for f in run(["."], Config(root=tmp_path, graph=False)).findings}
     # A helper module's finding names the notebook's line by its cell.
-    assert "Its batch statistics (BatchNorm2d at gan.ipynb:cell 2:5)" in findings["SN401"].explanation
+    assert "its batch statistics (BatchNorm2d at gan.ipynb:cell 2:5)" in findings["SN401"].explanation
     # A notebook's finding names the helper module's line with its file.
     assert findings["SN303"].message.startswith("the gradient penalty at helper_train.py:13 differentiates")
 

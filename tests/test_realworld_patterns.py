@@ -953,8 +953,8 @@ def test_a_discriminator_picked_from_a_list_by_the_loop_index(tmp_path):
     assert "Candidates: D_NET64 (used as a discriminator by the training code) or D_NET128 " \
         "(used as a discriminator by the training code)" in message
     # Both candidates' batch norm is the shared helper's: named once.
-    assert f"The batch statistics of each (BatchNorm2d at {tmp_path / 'model.py'}:6) " \
-        "differ between the two batches" in message
+    assert f"the batch statistics of each (BatchNorm2d at {tmp_path / 'model.py'}:6) " \
+        "then differ between the two batches" in message
 
 
 def test_a_slice_of_a_list_of_discriminators_is_not_one_of_them(tmp_path):
@@ -989,7 +989,7 @@ def test_a_list_item_that_is_one_of_several_discriminators_is_each_of_them(tmp_p
     findings = run_paths(tmp_path, ["."])
     sn401 = [f for f in findings if f.code == "SN401"]
     assert [(f.line, f.path.endswith("trainer.py")) for f in sn401] == [(30, True)]
-    assert sn401[0].evidence.startswith("real samples (a batch of `data_loader` (line 36));")
+    assert sn401[0].evidence.startswith("real samples (a batch of `data_loader` (line 36)) go through")
     assert "Candidates: D_NET64 (used as a discriminator by the training code) or D_NET128 (used as a " \
         "discriminator by the training code), one of 2 classes D_NET may name at " in sn401[0].evidence
 

@@ -12,7 +12,7 @@ from snlint.checks.couplings import (
     called_couplings, candidates, configured_elsewhere, coupled_discriminators, graph_evidence,
     pairs, reached,
 )
-from snlint.checks.emit import Emitter, evidence as emitted_evidence
+from snlint.checks.emit import Emitter
 from snlint.config import Config
 from snlint.findings import UNSAFE, Finding, place
 
@@ -95,9 +95,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         its = "its batch statistics" if len({e[4].cls for e in entries}) == 1 else "the batch statistics of each"
         evidence = {kind: why.render(first.path) for call in (a, b) for kind, why in call.evidence.items()}
         by_graph = all(graph_evidence(e[5]) for e in entries)
-        why = emitted_evidence(
-            f"{_side(a, first.path)}; {_side(b, first.path)}.",
-            f"{its[0].upper()}{its[1:]} ({stats}) differ between the two batches{note}.", listed)
+        candidates_note = f" {listed}" if listed else ""
         if first == second:
             # One call run once per batch (`for x in (real, fake): D(x)`): no second call
             # to merge with, so no fix either.
@@ -105,7 +103,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 CODE, first,
                 f"{_kind(a)} and {_kind(b)} go through {subject} here, one batch per run of "
                 f"this call: batch statistics give real from fake away",
-                symbol=a.function, discriminator=ref, data=evidence, evidence=why), by_graph)
+                symbol=a.function, discriminator=ref, data=evidence,
+                evidence=f"{_side(a, first.path)} and {_side(b, first.path)} go through {subject} "
+                f"here, one batch per run of this call; {its} ({stats}) then differ between the "
+                f"two batches and give real from fake away{note}.{candidates_note}"), by_graph)
             continue
         yield _passed(emit.finding(
             CODE, first,
@@ -114,7 +115,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             f"batch statistics give real from fake away",
             symbol=a.function, discriminator=ref,
             data={"second": (second.path, second.span.line, second.span.column), **evidence},
-            evidence=why), by_graph)
+            evidence=f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
+            f"in a separate call at {place(second.path, second.span.line, first.path)}; {its} "
+            f"({stats}) then differ between the two batches and give real from fake away{note}."
+            f"{candidates_note}"), by_graph)
 
 
 def _passed(finding: Finding, by_graph: bool) -> Finding:
