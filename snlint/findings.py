@@ -242,6 +242,9 @@ class Finding:
     # Why the finding holds, beyond its one-line message: the candidates, the measured
     # values, the mechanism. Shown by `full`, `--show-fixes`, JSON and SARIF.
     evidence: str = field(default="", compare=False)
+    # A notebook finding's place in the .ipynb file's own text (the JSON string of its
+    # source line), for formats that point into the file (SARIF, GitHub); None elsewhere.
+    file_span: Span | None = field(default=None, compare=False)
 
     @property
     def node(self) -> int | None:

@@ -56,3 +56,9 @@ def test_properties_escape_comma_and_colon():
 def test_notebook_finding_names_the_cell_in_the_message():
     out = render([finding(path="nb.ipynb", cell=3)], "github", {})
     assert out == "::error title=snlint (SN201),file=nb.ipynb::cell 3:10:21: m"
+
+
+def test_notebook_finding_points_at_its_line_of_the_notebook_file():
+    out = render([finding(path="nb.ipynb", cell=3).with_(file_span=Span(40, 4, 40, 60))], "github", {})
+    assert out == ("::error title=snlint (SN201),file=nb.ipynb,line=40,col=4,endLine=40,"
+                   "endColumn=60::cell 3:10:21: m")
