@@ -1490,7 +1490,7 @@ def test_a_discriminator_inside_another_is_part_of_it_and_a_generators_sub_netwo
     assert found(findings) == [("SN401", "loss.py", 16), ("SN301", "models.py", 9)]
     sn401 = only(findings, "SN401")[0]
     assert sn401.discriminator.cls == "models.py:ProjectedDiscriminator"
-    assert sn401.message.startswith("generated samples go through")
+    assert sn401.message.startswith("generated samples here and real samples at line")
     assert sn401.evidence.startswith("generated samples (returned by self.G at line 9) go through")
 
 

@@ -105,9 +105,9 @@ def test_places_a_message_names_are_given_as_cell_and_line(tmp_path):
     findings = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
     sn401 = next(f for f in findings if f.code == "SN401")
     assert (sn401.cell, sn401.line) == (2, 3)
-    assert sn401.message.startswith("real samples go through Discriminator")
+    assert sn401.message.endswith("go through Discriminator as separate batches")
     assert sn401.evidence.startswith("real samples (a batch of `torch.utils.data.DataLoader` (cell 2, line 2))")
-    assert "in a separate call at cell 2, line 4:" in sn401.message
+    assert "generated samples at cell 2, line 4 go through" in sn401.message
     assert f"(BatchNorm2d at {tmp_path / 'gan.ipynb'}:cell 1:7)" in sn401.explanation
 
 
@@ -234,6 +234,7 @@ def test_two_discriminators_of_one_name_are_told_apart_by_their_file(tmp_path, m
     sn401 = [f for f in findings if f.code == "SN401"]
     assert [(f.path, f.line) for f in sn401] == [("helper_train.py", 7)]
     assert sn401[0].message.startswith(
-        "real samples go through DCGAN.discriminator in celeba.ipynb or 1 other candidate here")
+        "real samples here and generated samples at line 8 go through DCGAN.discriminator in "
+        "celeba.ipynb or 1 other candidate")
     assert "Candidates: DCGAN.discriminator in celeba.ipynb (used as a discriminator by the training code) " \
         "or DCGAN.discriminator in gan.ipynb " in sn401[0].evidence

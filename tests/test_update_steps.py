@@ -235,7 +235,7 @@ REUSED_SCORE = '''
 def test_a_generated_score_kept_from_the_generator_step_pairs_with_the_real_one_its_loss_adds(lint):
     findings = lint(REUSED_SCORE)
     assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 25)]
-    assert "in a separate call at line 30" in findings[-1].message
+    assert "in a separate call at line 30" in findings[-1].evidence
     assert "used as a discriminator by the training code" in findings[-1].explanation
 
 

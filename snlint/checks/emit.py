@@ -64,6 +64,13 @@ def describe(ref: DiscriminatorRef | None, *, with_file: bool = False) -> str:
     return f"{cls} in {path}" if with_file and path else cls
 
 
+def lead_sentence(lead: str) -> str:
+    """`own_site`'s lead ("; this call builds it, in code another network runs too") as a
+    sentence of a finding's evidence."""
+    lead = lead.lstrip("; ").strip()
+    return f"{lead[:1].upper()}{lead[1:]}." if lead else ""
+
+
 def evidence(*parts: str) -> str:
     """A finding's evidence from its non-empty parts, one sentence after another."""
     return " ".join(p.strip() for p in parts if p and p.strip())

@@ -8,7 +8,7 @@ from typing import Iterator
 
 from snlint import facts as F
 from snlint.checks import fixable as at
-from snlint.checks.emit import Emitter, describe
+from snlint.checks.emit import Emitter, describe, lead_sentence
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.shared import own_site
 from snlint.checks.verdicts import (
@@ -217,8 +217,8 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
         yield emit.finding(
             CODE, site,
             f"{m.layer.short_type} {m.symbol} has no spectral norm; {describe(d.ref)} "
-            f"normalizes {len(normalized_sites)} of its {len(all_sites)} conv/linear sites{many}{lead}",
-            symbol=m.symbol, discriminator=d.ref,
+            f"normalizes {len(normalized_sites)} of its {len(all_sites)} conv/linear sites{many}",
+            evidence=lead_sentence(lead), symbol=m.symbol, discriminator=d.ref,
             data={**data, "instances": count, "layer": m.layer.short_type, **shared}
         ).with_(related=related), m.site
 

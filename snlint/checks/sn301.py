@@ -7,7 +7,7 @@ from typing import Iterator
 from snlint import facts as F
 from snlint.checks import fixable as at
 from snlint.checks.couplings import definition_of, trained_couplings
-from snlint.checks.emit import Emitter, describe
+from snlint.checks.emit import Emitter, describe, evidence as joined, lead_sentence
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
 from snlint.checks.verdicts import (
     leaf_has_batch_statistics, measured_batch_normalization, probed_sources,
@@ -37,9 +37,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             finding = emit.finding(
                 CODE, c.site,
                 f"{where}{c.what} in {describe(d.ref)} normalizes with the statistics of the "
-                f"current batch{c.lead}",
+                f"current batch",
                 symbol=c.symbol, discriminator=d.ref, data={"layer": c.what},
-                evidence=_MECHANISM).with_(related=c.related)
+                evidence=joined(lead_sentence(c.lead), _MECHANISM)).with_(related=c.related)
             if runtime is not None:
                 built = c.built or c.site
                 shown = [m for m in runtime.leaves_built_at(built) if leaf_has_batch_statistics(m)]

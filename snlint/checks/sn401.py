@@ -101,8 +101,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             # to merge with, so no fix either.
             yield _passed(emit.finding(
                 CODE, first,
-                f"{_kind(a)} and {_kind(b)} go through {subject} here, one batch per run of "
-                f"this call: batch statistics give real from fake away",
+                f"{_kind(a)} and {_kind(b)} go through {subject} here as separate batches, "
+                f"one per run of this call",
                 symbol=a.function, discriminator=ref, data=evidence,
                 evidence=f"{_side(a, first.path)} and {_side(b, first.path)} go through {subject} "
                 f"here, one batch per run of this call; {its} ({stats}) then differ between the "
@@ -110,9 +110,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             continue
         yield _passed(emit.finding(
             CODE, first,
-            f"{_kind(a)} go through {subject} here and {_kind(b)} "
-            f"in a separate call at {place(second.path, second.span.line, first.path)}: "
-            f"batch statistics give real from fake away",
+            f"{_kind(a)} here and {_kind(b)} at {place(second.path, second.span.line, first.path)} "
+            f"go through {subject} as separate batches",
             symbol=a.function, discriminator=ref,
             data={"second": (second.path, second.span.line, second.span.column), **evidence},
             evidence=f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
