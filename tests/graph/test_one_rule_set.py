@@ -216,7 +216,8 @@ def test_graph_findings_say_how_the_discriminator_was_built(built_with, suffix):
                            fallback=Location("d.py", Span(1, 1, 1, 2)))
     (finding,) = [f for f in found if not f.is_diagnostic]
     assert finding.code == "SN301"
-    assert finding.message.endswith("those statistics alone tell them apart" + suffix)
+    assert finding.message.endswith("the current batch in training mode" + suffix)
+    assert finding.evidence.endswith("those statistics alone tell them apart.")
 
 
 def test_a_finding_both_passes_see_carries_the_graph_note(tmp_path, monkeypatch):
