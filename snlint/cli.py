@@ -412,14 +412,18 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
             frozen = reuse is not None and not gc.get_freeze_count()
             if frozen:
                 gc.freeze()
+            progress = _progress(quiet)
             try:
                 result, inputs, run_cache = _answered(list(paths), config, fixes, reuse, looked_at, walked)
                 if result is None:
                     from snlint.engine import run
 
-                    result = run(list(paths), config, progress=_progress(quiet), fixes=fixes,
-                                 reuse=reuse, inputs=inputs, run_cache=run_cache)
+                    result = run(list(paths), config, progress=progress, fixes=fixes,
+                                 reuse=reuse, inputs=inputs, run_cache=run_cache,
+                                 steps=progress.phase if progress is not None else None)
             finally:
+                if progress is not None:
+                    progress.finish()
                 if frozen:
                     gc.unfreeze()
                 if reuse is not None:
@@ -706,12 +710,13 @@ def _answered(paths: list[str], config, fixes: bool, reuse,
 
 
 def _progress(quiet: bool):
-    """The graph pass's progress line on standard error (None: no progress)."""
+    """The progress line on standard error, of the source pass's steps and the graph
+    pass's builds (None: no progress)."""
     if quiet:
         return None
     from snlint.report.progress import ProgressLine
 
-    return ProgressLine(sys.stderr, _stderr_is_terminal())
+    return ProgressLine(sys.stderr, _stderr_is_terminal(), quiet=quiet)
 
 
 def _graph_summary(results, root) -> None:

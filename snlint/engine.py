@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
+from typing import Callable
 
 from snlint.config import Config
 from snlint.facts import FileFacts
@@ -28,7 +29,8 @@ def lint_sources(sources: dict[str, str], config: Config,
                  imported: dict[str, str] | None = None,
                  graph_run: GraphRun | None = None,
                  per_file: PerFile | None = None, *, fixes: bool = False,
-                 reuse: Reuse | None = None, run_cache: RunCache | None = None) -> list[Finding]:
+                 reuse: Reuse | None = None, run_cache: RunCache | None = None,
+                 steps: Callable[[str], None] | None = None) -> list[Finding]:
     """Lint already-read files (display path -> text) as one project. `imported` files are
     read for their facts (helpers, blocks, the discriminator a script imports) but their
     own findings are not reported. `per_file`: the per-file stage to use (its cache and
@@ -46,7 +48,9 @@ def lint_sources(sources: dict[str, str], config: Config,
 
     `run_cache`: the findings of the last run of these files (snlint.run_cache), used when
     it read the same texts, or texts the source pass makes the same facts of; this lint's
-    findings are kept there for the next run."""
+    findings are kept there for the next run. `steps(text)`: told as each step of the
+    source pass starts (the progress line), and "" when they are done."""
+    step = steps or (lambda text: None)
     imported = {p: t for p, t in (imported or {}).items() if p not in sources}
     texts = {**sources, **imported}
     remembered = reuse.findings(sources, config, imported, fixes, graph_run) if reuse is not None else None
@@ -67,6 +71,7 @@ def lint_sources(sources: dict[str, str], config: Config,
             run_cache.renew(sources, imported)  # the next run compares with these texts
             return unsuppressed(same, sources)
     # The link step's modules are imported while the per-file stage's workers lower files.
+    step(f"source pass: reading {len(texts)} file{'s' if len(texts) != 1 else ''}...")
     extracted = stage.results(texts, meanwhile=_import_link_step)
     from snlint.fix import attach_fixes
     from snlint.linking import link_parts, named
@@ -78,7 +83,9 @@ def lint_sources(sources: dict[str, str], config: Config,
             facts.append(found.facts)
     # What the link step finds is noted in a run of its own when the caller has none.
     linked = graph_run if graph_run is not None else GraphRun()
+    step(f"source pass: linking {len(facts)} file{'s' if len(facts) != 1 else ''}...")
     findings.extend(link_parts(facts, extracted, sources, config, linked, reuse))
+    step("")
     findings = [f for f in findings if f.path in sources or f.path == "<project>"]
     findings = enabled(findings, config)
     # Findings the graph pass cleared (`snlint.checks.cleared`) are no findings of the lint:
@@ -184,18 +191,20 @@ def _import_link_step() -> None:
 
 def run(paths: list[str], config: Config, progress: Progress | None = None, *,
         fixes: bool = False, reuse: Reuse | None = None, inputs: Inputs | None = None,
-        run_cache: RunCache | None = None) -> RunResult:
+        run_cache: RunCache | None = None, steps: Callable[[str], None] | None = None) -> RunResult:
     """Lint the files under `paths`; `fixes`: build each finding's fix, `reuse`: facts an
     earlier lint of the same command read (`lint_sources`). `inputs`, `run_cache`: what
     the CLI already read of `paths`, and the run cache it asked."""
     if inputs is None:
         inputs = read_inputs(paths, config)
-    return run_inputs(inputs, config, progress, fixes=fixes, reuse=reuse, run_cache=run_cache)
+    return run_inputs(inputs, config, progress, fixes=fixes, reuse=reuse, run_cache=run_cache,
+                      steps=steps)
 
 
 def run_inputs(inputs: Inputs, config: Config, progress: Progress | None = None, *,
                fixes: bool = False, reuse: Reuse | None = None,
-               run_cache: RunCache | None = None) -> RunResult:
+               run_cache: RunCache | None = None,
+               steps: Callable[[str], None] | None = None) -> RunResult:
     """`run` of inputs already read (the CLI reads them to ask the run cache first, and
     hands over the one it asked)."""
     graph_run = GraphRun(progress)
@@ -207,7 +216,7 @@ def run_inputs(inputs: Inputs, config: Config, progress: Progress | None = None,
     imported = imported_sources(inputs.scripts, config, modules=stage.modules,
                                 files=[(d, a) for d, a in inputs.files if a.suffix == ".py"] if whole else None)
     findings = lint_sources(inputs.sources, config, imported, graph_run, stage,
-                            fixes=fixes, reuse=reuse, run_cache=run_cache)
+                            fixes=fixes, reuse=reuse, run_cache=run_cache, steps=steps)
     return finish(findings, inputs, config, graph_run.results, graph_run.discriminators,
                   graph_run.cleared)
 

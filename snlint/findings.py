@@ -119,6 +119,22 @@ class DiscriminatorRef:
             out["via"] = self.via
         return out
 
+    @property
+    def name(self) -> str:
+        """The class's name, as a one-line message names the discriminator."""
+        return self.cls.rpartition(":")[2]
+
+    def why(self) -> str:
+        """What makes the class a discriminator, and how the code reaches it: the evidence
+        a message leaves to the full formats (`Finding.evidence_of`)."""
+        why = _WHY.get(self.evidence, self.evidence)
+        return "; ".join(part for part in (why, self.detail, self.via) if part)
+
+
+_WHY = {"configuration": "configured as a discriminator",
+        "name": "a discriminator by its name",
+        "training code": "used as a discriminator by the training code"}
+
 
 @record
 class Edit:
@@ -223,6 +239,12 @@ class Finding:
     names: Any = field(default=None, compare=False, repr=False)
     cleared_by: Cleared | None = None
     related: tuple[Related, ...] = ()
+    # Why the finding holds, beyond its one-line message: the candidates, the measured
+    # values, the mechanism. Shown by `full`, `--show-fixes`, JSON and SARIF.
+    evidence: str = field(default="", compare=False)
+    # A notebook finding's place in the .ipynb file's own text (the JSON string of its
+    # source line), for formats that point into the file (SARIF, GitHub); None elsewhere.
+    file_span: Span | None = field(default=None, compare=False)
 
     @property
     def node(self) -> int | None:
@@ -278,11 +300,31 @@ class Finding:
             "discriminator": self.discriminator.to_dict() if self.discriminator else None,
             "fix": self.fix.to_dict() if self.fix else None,
         }
+        out["evidence"] = self.evidence_of()
         if self.related:
             out["related"] = [r.to_dict() for r in self.related]
         if self.cleared_by is not None:
             out["cleared_by"] = self.cleared_by.to_dict()
         return out
+
+    def evidence_of(self) -> dict[str, str | None] | None:
+        """`{"discriminator": "Critic: used as a discriminator by the training code",
+        "detail": "..."}`: why the discriminator is one, and the rule's own evidence;
+        either None when absent, and None for both."""
+        ref = self.discriminator
+        why = f"{ref.name}: {ref.why()}" if ref is not None and ref.why() else None
+        if why is None and not self.evidence:
+            return None
+        return {"discriminator": why, "detail": self.evidence or None}
+
+    @property
+    def explanation(self) -> str:
+        """The message with what it leaves to the full formats: why the discriminator is
+        one and the finding's evidence, as one text (what `full` shows under the line)."""
+        ref = self.discriminator
+        why = f"{ref.name} ({ref.why()})." if ref is not None and ref.why() else ""
+        return " ".join(part for part in (self.message + ("." if why or self.evidence else ""),
+                                          why, self.evidence) if part)
 
     def via(self) -> str:
         """` (via models/basicblock.py:69)` for a finding with related locations, as the

@@ -37,7 +37,7 @@ import difflib
 import json
 import re
 import warnings
-from dataclasses import field
+from dataclasses import field, replace
 
 from snlint.lines import split_lines
 from snlint.findings import Finding, Span, diagnostic
@@ -326,6 +326,23 @@ class Notebook:
             return last.number, max(1, line - last.first_line + 1)
         return 1, line
 
+    def json_span(self, cell: int, line: int) -> Span | None:
+        """Where line `line` of cell number `cell` is in the notebook's JSON text: the JSON
+        string holding it when `source` is a list of lines (as Jupyter writes it, one per
+        JSON line), else the `source` string itself; None for a cell without one."""
+        span = self.spans.get(cell - 1)
+        if span is None:
+            return None
+        if span.items and 0 < line <= len(span.items):
+            start, end = span.items[line - 1]
+        elif span.items is None:
+            start, end = span.start, span.end
+        else:
+            return None
+        first, column = _line_column(self.text, start)
+        last, end_column = _line_column(self.text, end)
+        return Span(first, column, last, end_column)
+
     def line_of(self, cell: int, line: int) -> int | None:
         """The line of `python` that is line `line` of cell number `cell` (for showing
         source under a finding); None when there is none."""
@@ -347,8 +364,15 @@ class Notebook:
             end_line, end_column = line, column + 1
         else:
             end_column = held.column(end_line, span.end_column) if held is not None else span.end_column
+        ref = finding.discriminator
+        if ref is not None:
+            ref = replace(ref, detail=self._cell_places(ref.detail, finding.path),
+                          via=self._cell_places(ref.via, finding.path))
         return finding.with_(cell=cell, span=Span(line, column, end_line, end_column),
-                             message=self._cell_places(finding.message, finding.path))
+                             file_span=self.json_span(cell, line),
+                             message=self._cell_places(finding.message, finding.path),
+                             evidence=self._cell_places(finding.evidence, finding.path),
+                             discriminator=ref)
 
     def _cell_places(self, message: str, path: str) -> str:
         """A message's places in this notebook as cell and line: rules write the lines of
@@ -446,6 +470,13 @@ class Notebook:
         line_start = text.rfind("\n", 0, span.start) + 1
         key_indent = re.match(r"[ \t]*", text[line_start:]).group()
         return "\n" + key_indent + " ", ",\n" + key_indent + " ", "\n" + key_indent
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    """1-based (line, column) of character `offset` of `text`, lines ended by \n (a
+    notebook's JSON strings escape every other line break)."""
+    start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - start + 1
 
 
 def _ascii_escaped(text: str) -> bool:

@@ -74,11 +74,14 @@ def in_cells(findings: list[Finding], notebooks: dict[str, Notebook]) -> list[Fi
 def _cited(finding: Finding, notebooks: dict[str, Notebook]) -> Finding:
     """The finding with the places its message names in another file's notebook as cell
     and line (a helper module's SN401 naming the notebook line that calls it)."""
-    message = finding.message
+    message, evidence = finding.message, finding.evidence
     for path, notebook in notebooks.items():
         if path != finding.path and f"{path}:" in message:
             message = notebook.cited(message, path)
-    return finding if message == finding.message else finding.with_(message=message)
+        if path != finding.path and f"{path}:" in evidence:
+            evidence = notebook.cited(evidence, path)
+    return finding if (message, evidence) == (finding.message, finding.evidence) \
+        else finding.with_(message=message, evidence=evidence)
 
 
 def finish(findings: list[Finding], inputs: Inputs, config: Config,

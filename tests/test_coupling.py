@@ -718,7 +718,7 @@ def test_discriminator_found_from_training_code_alone(lint):
     assert found(findings) == [("SN301", 15), ("SN401", 23)]
     ref = findings[0].discriminator
     assert (ref.cls, ref.evidence) == ("example.py:Net2", "training code")
-    assert "main()" in findings[0].message
+    assert "main()" in findings[0].explanation
 
 
 def test_discriminator_found_from_one_concatenated_call(lint):
@@ -751,7 +751,7 @@ def test_discriminator_found_from_one_concatenated_call(lint):
     assert found(findings) == [("SN301", 15)]
     ref = findings[0].discriminator
     assert (ref.cls, ref.evidence) == ("example.py:Net2", "training code")
-    assert "main()" in findings[0].message
+    assert "main()" in findings[0].explanation
 
 
 def test_discriminator_found_from_a_gradient_penalty(lint):
@@ -778,7 +778,7 @@ def test_discriminator_found_from_a_gradient_penalty(lint):
     ''')
     assert found(findings) == [("SN301", 9), ("SN303", 18)]
     assert {f.discriminator.evidence for f in findings} == {"training code"}
-    assert "gradient penalty" in findings[0].message
+    assert "gradient penalty" in findings[0].explanation
 
 
 def test_discriminator_from_configuration(lint):
@@ -841,8 +841,8 @@ PARAMETER_LOOP = '''
 def test_netD_parameter_with_one_candidate_class_says_what_was_assumed(lint):
     findings = lint(PARAMETER_LOOP)
     assert found(findings) == [("SN301", 9), ("SN401", 12)]
-    assert "assumed to be Discriminator" in findings[1].message
-    assert "only discriminator class" in findings[1].message
+    assert "assumed to be Discriminator" in findings[1].explanation
+    assert "only discriminator class" in findings[1].explanation
 
 
 # Shift-Net: the only discriminator class takes its norm as an argument (default batch
@@ -854,7 +854,7 @@ NORM_PARAMETER = PARAMETER_LOOP.replace("def __init__(self):", "def __init__(sel
 def test_an_assumed_discriminator_is_the_class_built_with_its_defaults(lint):
     findings = lint(NORM_PARAMETER)
     assert found(findings) == [("SN301", 6), ("SN401", 12)]
-    assert "assumed to be Discriminator" in findings[1].message
+    assert "assumed to be Discriminator" in findings[1].explanation
 
 
 def test_no_assumption_where_the_project_builds_the_class_with_its_own_norm(lint):
@@ -885,7 +885,7 @@ def test_a_meter_bound_to_a_d_name_is_no_second_candidate(lint):
     d_losses = AverageMeter("D loss")
     ''')
     assert found(findings) == [("SN301", 9), ("SN401", 12)]
-    assert "assumed to be Discriminator" in findings[1].message
+    assert "assumed to be Discriminator" in findings[1].explanation
 
 
 def test_netD_parameter_with_two_candidate_classes_assumes_nothing(lint):
@@ -933,7 +933,7 @@ CRITIC = '''
 def test_gradient_penalty_through_batch_norm(lint):
     findings = lint(CRITIC.format(norm="nn.BatchNorm2d(64)", create_graph="True"))
     assert at(findings) == [("SN301", 9, 21), ("SN303", 18, 13)]
-    assert "line 19" in findings[1].message
+    assert "line 19" in findings[1].explanation
     assert findings[1].discriminator.cls == "example.py:Critic"
 
 
@@ -1059,7 +1059,7 @@ def test_gradient_penalty_through_a_parameter_says_what_was_assumed(lint):
             return grad.pow(2).sum()
     ''')
     assert found(findings) == [("SN301", 8), ("SN303", 12)]
-    assert "assumed to be Discriminator" in findings[1].message
+    assert "assumed to be Discriminator" in findings[1].explanation
 
 
 def test_r1_penalty_on_real_images_through_batch_norm(lint):
@@ -1121,7 +1121,7 @@ def test_real_and_fake_in_consecutive_statements(lint):
             loss_d = F.relu(1 - d_real).mean() + F.relu(1 + d_fake).mean()
     ''')
     assert at(findings) == [("SN301", 10, 21), ("SN401", 28, 18)]
-    assert "line 29" in findings[1].message
+    assert "line 29" in findings[1].explanation
     assert findings[1].symbol == "train"
     assert findings[1].discriminator.cls == "example.py:Discriminator"
 
@@ -1216,7 +1216,7 @@ def test_calls_through_a_local_helper_that_wraps_the_forward(lint):
     ''')
     # The forward call is one line for both; the helper's call sites tell them apart.
     assert found(findings) == [("SN301", 10), ("SN401", 32)]
-    assert "line 33" in findings[1].message
+    assert "line 33" in findings[1].explanation
 
 
 def test_calls_inside_a_small_helper_that_scores_both(lint):
@@ -1266,7 +1266,7 @@ def test_training_function_run_from_the_main_block_is_named(lint):
     ''')
     assert at(findings) == [("SN301", 10, 21), ("SN401", 28, 18)]
     assert findings[1].symbol == "train"
-    assert "train()" in findings[1].message and "<module>" not in findings[1].message
+    assert "train()" in findings[1].explanation and "<module>" not in findings[1].explanation
 
 
 def test_trainer_holding_a_critic_from_another_module(tmp_path):
@@ -1295,7 +1295,7 @@ def test_trainer_holding_a_critic_from_another_module(tmp_path):
     })
     rows, findings = project_rows(tmp_path)
     assert rows == [("models/critic.py", "SN301", 7, 19), ("trainer.py", "SN401", 11, 16)]
-    assert "line 11" in findings[1].message
+    assert "line 11" in findings[1].explanation
 
 
 def test_annotated_parameter_names_the_class_among_several_candidates(lint):
@@ -1458,7 +1458,7 @@ def test_two_file_project_training_script_imports_the_critic(tmp_path):
     write(tmp_path, {"nets.py": NETS, "train.py": TRAIN})
     rows, findings = project_rows(tmp_path)
     assert rows == [("nets.py", "SN301", 5, 32), ("train.py", "SN401", 11, 18)]
-    assert "line 12" in findings[1].message
+    assert "line 12" in findings[1].explanation
     assert findings[1].discriminator.cls.endswith("/nets.py:Critic")
 
 
@@ -1673,7 +1673,7 @@ def test_a_discriminator_step_helper_run_twice_in_one_update_is_one_finding(lint
                 loss.backward()
     ''')
     assert found(findings) == [("SN301", 9), ("SN401", 12)]
-    assert "in a separate call at line 13" in findings[1].message
+    assert "in a separate call at line 13" in findings[1].explanation
 
 
 NO_GRAD = '''
@@ -1738,7 +1738,8 @@ SEQUENTIAL = '''
 def test_a_sequential_called_as_a_discriminator_is_judged_as_one(lint):
     findings = lint(SEQUENTIAL.format(name="D"))
     assert at(findings) == [("SN301", 6, 40), ("SN401", 9, 14)]
-    assert findings[0].message.startswith("BatchNorm1d in D (used as a discriminator by the training code")
+    assert findings[0].message.startswith("BatchNorm1d in D normalizes")
+    assert findings[0].evidence_of()["discriminator"].startswith("D: used as a discriminator by the training code")
     assert findings[1].discriminator.to_dict() == {"class": "example.py:D", "evidence": "training code"}
 
 
@@ -1774,7 +1775,8 @@ def test_a_gan_class_holding_a_sequential_discriminator(lint):
     # rasbt's deeplearning-models: one module holds both networks, scored through methods.
     findings = lint(GAN_CLASS)
     assert found(findings) == [("SN301", 9), ("SN401", 20)]
-    assert "BatchNorm1d in GAN.discriminator (used as a discriminator by the training code" in findings[0].message
+    assert findings[0].message.startswith("BatchNorm1d in GAN.discriminator normalizes")
+    assert "GAN.discriminator (used as a discriminator by the training code" in findings[0].explanation
 
 
 def test_a_size_read_from_the_real_batch_leaves_generated_samples_generated(lint):
@@ -1791,7 +1793,7 @@ def test_a_buffer_the_real_samples_are_written_into_holds_real_samples(lint):
             crops[i] = real[i, :, :64, :64]
         d_real = netD(crops)"""))
     assert found(findings) == [("SN301", 9), ("SN401", 15)]
-    assert "real samples (the data parameter `real`)" in findings[1].message
+    assert "real samples (the data parameter `real`)" in findings[1].explanation
 
 
 def test_a_sequential_a_discriminator_runs_in_its_forward_is_a_part_of_it(lint):
@@ -1816,7 +1818,7 @@ def test_a_sequential_a_discriminator_runs_in_its_forward_is_a_part_of_it(lint):
         step(DCGANDiscriminator(), nn.Linear(8, 8), [])
     ''')
     assert found(findings) == [("SN301", 8), ("SN401", 15)]
-    assert "DCGANDiscriminator.disc" not in findings[1].message
+    assert "DCGANDiscriminator.disc" not in findings[1].explanation
 
 
 def test_a_global_rebound_to_itself_moved_to_a_device_keeps_its_module(lint):

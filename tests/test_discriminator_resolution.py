@@ -107,8 +107,8 @@ def test_factory_with_the_argparse_default_builds_a_batch_norm_discriminator(tmp
     assert found(findings) == [("SN301", "networks.py", 11), ("SN301", "networks.py", 23),
                                ("SN401", "train.py", 17)]
     sn401 = only(findings, "SN401")[0]
-    assert "built by define_D() at train.py:13" in sn401.message
-    assert "netD='basic' from the argparse default at train.py:8" in sn401.message
+    assert "built by define_D() at train.py:13" in sn401.explanation
+    assert "netD='basic' from the argparse default at train.py:8" in sn401.explanation
     assert sn401.discriminator.to_dict() == {
         "class": "models/networks.py:NLayerDiscriminator", "evidence": "training code",
         "via": "built by define_D() at train.py:13 (netD='basic' from the argparse default at "
@@ -215,14 +215,14 @@ def test_a_static_method_factory_called_through_its_class(tmp_path):
             pred_fake = netD(fake.detach())
     '''})
     assert found(only(findings, "SN401")) == [("SN401", "train.py", 9)]
-    assert "used as a discriminator by the training code" in only(findings, "SN401")[0].message
+    assert "used as a discriminator by the training code" in only(findings, "SN401")[0].explanation
 
 
 def test_factory_with_an_unknown_key_names_each_candidate(tmp_path):
     findings = lint(tmp_path, {"models/networks.py": NETWORKS,
                                "train.py": train_script("required=True", "batch")})
     assert found(only(findings, "SN401")) == [("SN401", "train.py", 17)]
-    message = only(findings, "SN401")[0].message
+    message = only(findings, "SN401")[0].explanation
     assert "NLayerDiscriminator (" in message and " or PixelDiscriminator (" in message
     assert "one of 2 classes define_D() may build at train.py:13" in message
     assert "the batch statistics of each" in message
@@ -234,7 +234,7 @@ def test_factory_with_an_unknown_key_skips_the_candidate_without_batch_statistic
     findings = lint(tmp_path, {"models/networks.py": networks,
                                "train.py": train_script("required=True", "batch")})
     assert found(findings) == [("SN301", "networks.py", 11), ("SN401", "train.py", 17)]
-    message = only(findings, "SN401")[0].message
+    message = only(findings, "SN401")[0].explanation
     assert "NLayerDiscriminator" in message and "PixelDiscriminator" not in message
     assert "one of 2 classes define_D() may build" in message
 
@@ -262,7 +262,7 @@ def test_factory_of_early_returns_with_an_unknown_key_names_each_candidate(tmp_p
     findings = lint(tmp_path, {"models/networks.py": EARLY_RETURNS,
                                "train.py": train_script("required=True", "batch")})
     assert found(only(findings, "SN401")) == [("SN401", "train.py", 17)]
-    message = only(findings, "SN401")[0].message
+    message = only(findings, "SN401")[0].explanation
     assert "NLayerDiscriminator (" in message and " or PixelDiscriminator (" in message
     assert "one of 2 classes define_D() may build at train.py:13" in message
 
@@ -274,7 +274,7 @@ def test_factory_of_early_returns_with_a_known_key_builds_that_class(tmp_path):
                                            "train.py": train_script('default="pixel"', "instance")})
     assert found(findings) == found(assigned) == [("SN301", "networks.py", 11), ("SN301", "networks.py", 23),
                                                   ("SN401", "train.py", 17)]
-    message = only(findings, "SN401")[0].message
+    message = only(findings, "SN401")[0].explanation
     assert "PixelDiscriminator" in message and "NLayerDiscriminator" not in message
 
 
@@ -286,7 +286,7 @@ def test_factory_of_one_early_return_and_a_raise_builds_that_class(tmp_path):
     findings = lint(tmp_path, {"models/networks.py": networks,
                                "train.py": train_script("required=True", "batch")})
     assert ("SN401", "train.py", 17) in found(findings)
-    assert "NLayerDiscriminator" in only(findings, "SN401")[0].message
+    assert "NLayerDiscriminator" in only(findings, "SN401")[0].explanation
 
 
 def test_a_function_returning_one_of_several_classes_early_is_not_read_as_choosing_one(tmp_path):
@@ -324,7 +324,7 @@ def test_a_function_returning_one_of_several_classes_early_is_not_read_as_choosi
         "networks.define_D(3, 64, opt.netD, norm=opt.norm)", "networks.define_D2(opt.netD, 3, opt)")
     findings = lint(tmp_path, {"models/networks.py": networks, "train.py": script})
     assert found(findings) == [("SN301", "networks.py", 11), ("SN301", "networks.py", 23)]
-    assert all("training code" not in f.message for f in findings)
+    assert all("training code" not in f.explanation for f in findings)
 
 
 # uvcgan: a factory joins its own defaults with what it was given, `{**a, **b}`.
@@ -584,7 +584,7 @@ def test_registry_built_discriminator_in_a_framework_model(tmp_path):
     via = only(findings, "SN401")[0].discriminator.via
     assert via == ("built by build_network() at models/srgan.py:10; registry ARCH_REGISTRY key "
                    "'VGGStyleDiscriminator' at archs/__init__.py:10")
-    assert "registry ARCH_REGISTRY key 'VGGStyleDiscriminator'" in only(findings, "SN401")[0].message
+    assert "registry ARCH_REGISTRY key 'VGGStyleDiscriminator'" in only(findings, "SN401")[0].explanation
 
 
 def test_registry_key_naming_a_discriminator_without_batch_norm(tmp_path):
@@ -652,7 +652,7 @@ def test_dict_of_classes_with_an_unknown_key_names_both_batch_norm_candidates(tm
     findings = lint(tmp_path, {"train.py": arch_dict("nn.BatchNorm2d(64)")})
     assert found(findings) == [("SN301", "train.py", 11), ("SN301", "train.py", 20),
                                ("SN401", "train.py", 45)]
-    message = only(findings, "SN401")[0].message
+    message = only(findings, "SN401")[0].explanation
     assert "DCGAN_D (" in message and " or SNGAN_D (" in message
     assert "one of 2 classes ARCHS[...] may pick at train.py:41" in message
     assert "BatchNorm2d at train.py:11; BatchNorm2d at train.py:20" in message
@@ -661,7 +661,7 @@ def test_dict_of_classes_with_an_unknown_key_names_both_batch_norm_candidates(tm
 def test_dict_of_classes_reports_only_the_batch_norm_candidate(tmp_path):
     findings = lint(tmp_path, {"train.py": arch_dict("nn.InstanceNorm2d(64)")})
     assert found(findings) == [("SN301", "train.py", 11), ("SN401", "train.py", 45)]
-    message = only(findings, "SN401")[0].message
+    message = only(findings, "SN401")[0].explanation
     assert "DCGAN_D" in message and "SNGAN_D" not in message
 
 
@@ -864,7 +864,7 @@ def test_wgan_gp_critic_built_by_a_factory_with_batch_norm(tmp_path):
     assert found(findings) == [("SN301", "train.py", 9), ("SN303", "train.py", 38),
                                ("SN401", "train.py", 41)]
     sn303 = only(findings, "SN303")[0]
-    assert "built by build_critic() at train.py:32 (kind='dcgan')" in sn303.message
+    assert "built by build_critic() at train.py:32 (kind='dcgan')" in sn303.explanation
 
 
 def test_wgan_gp_critic_built_by_a_factory_with_layer_norm(tmp_path):
@@ -1008,7 +1008,7 @@ def test_factory_importing_the_class_in_each_branch(tmp_path):
                                "models/select_network.py": KAIR_SELECT,
                                "models/model_gan.py": kair_model("opt_net_type()")})
     assert found(findings) == [("SN401", "model_gan.py", 10), ("SN301", "network_discriminator.py", 8)]
-    assert "one of 2 classes define_D() may build" in only(findings, "SN401")[0].message
+    assert "one of 2 classes define_D() may build" in only(findings, "SN401")[0].explanation
 
 
 def test_factory_importing_the_class_in_each_branch_with_a_known_batch_norm_key(tmp_path):
@@ -1043,8 +1043,8 @@ def test_gradient_penalty_through_one_of_two_batch_norm_critics(tmp_path):
     findings = lint(tmp_path, {"train.py": script})
     sn303 = only(findings, "SN303")
     assert found(sn303) == [("SN303", "train.py", 44)]
-    assert "Critic (" in sn303[0].message and " or Critic2 (" in sn303[0].message
-    assert "one of 2 classes build_critic() may build" in sn303[0].message
+    assert "Critic (" in sn303[0].explanation and " or Critic2 (" in sn303[0].explanation
+    assert "one of 2 classes build_critic() may build" in sn303[0].explanation
 
 
 def namespace_script(norm: str) -> str:
@@ -1171,7 +1171,7 @@ def test_options_a_script_parses_out_of_sight_take_the_declared_defaults(tmp_pat
 def test_options_a_script_parses_out_of_sight_with_a_model_default_of_batch_norm(tmp_path):
     findings = lint(tmp_path, options_project('parser.set_defaults(norm="batch")'))
     assert found(only(findings, "SN401")) == [("SN401", "gan_model.py", 22)]
-    message = only(findings, "SN401")[0].message
+    message = only(findings, "SN401")[0].explanation
     assert "norm='batch' from the --norm default set at GANModel.modify_commandline_options line 8" \
         in message
     assert "real samples (the data parameter `input`)" in message
@@ -1328,8 +1328,8 @@ def test_registry_key_from_a_config_file_names_the_batch_norm_discriminator_it_m
     findings = lint(tmp_path, {"archs/registry.py": REGISTRY, "archs/discriminator_arch.py": ARCHS,
                                "archs/__init__.py": BUILD, "models/srgan.py": yaml_framework("SRGANModel")})
     assert found(findings) == [("SN301", "discriminator_arch.py", 12), ("SN401", "srgan.py", 24)]
-    message = only(findings, "SN401")[0].message
-    assert "go through VGGStyleDiscriminator (a discriminator by its name; built by build_network() at " \
+    message = only(findings, "SN401")[0].explanation
+    assert "VGGStyleDiscriminator (a discriminator by its name; built by build_network() at " \
            "models/srgan.py:20; one of 2 discriminator classes registry ARCH_REGISTRY holds (key not " \
            "known here) at archs/__init__.py:10)" in message
     assert "real samples (the data parameter `data`)" in message
@@ -1375,7 +1375,8 @@ def test_a_base_class_finding_names_the_subclass_the_training_code_uses(tmp_path
     assert found(findings) == [("SN301", "train.py", 9), ("SN401", "train.py", 23)]
     sn301 = only(findings, "SN301")[0]
     assert sn301.discriminator.cls == "train.py:Discriminator32"
-    assert sn301.message.startswith("BatchNorm2d in Discriminator32 (used as a discriminator by the training code;")
+    assert sn301.message.startswith("BatchNorm2d in Discriminator32 normalizes")
+    assert sn301.evidence_of()["discriminator"].startswith("Discriminator32: used as a discriminator by the training code;")
 
 
 MODULE_OF_MODELS = '''
@@ -1489,7 +1490,8 @@ def test_a_discriminator_inside_another_is_part_of_it_and_a_generators_sub_netwo
     assert found(findings) == [("SN401", "loss.py", 16), ("SN301", "models.py", 9)]
     sn401 = only(findings, "SN401")[0]
     assert sn401.discriminator.cls == "models.py:ProjectedDiscriminator"
-    assert sn401.message.startswith("generated samples (returned by self.G at line 9) go through")
+    assert sn401.message.startswith("generated samples here and real samples at line")
+    assert sn401.evidence.startswith("generated samples (returned by self.G at line 9) go through")
 
 
 TWO_DISCRIMINATORS = '''
@@ -1652,7 +1654,7 @@ def test_an_enum_members_name_picks_the_factory_branch(tmp_path):
 def test_a_factory_returning_networks_together_says_its_key_is_not_known(tmp_path):
     findings = lint(tmp_path, {**GET_GAN, "train.py": get_gan_script("sys.argv[1]")})
     assert found(only(findings, "SN401")) == [("SN401", "train.py", 9)]
-    assert "one of 2 classes get_gan() may build at train.py:6" in only(findings, "SN401")[0].message
+    assert "one of 2 classes get_gan() may build at train.py:6" in only(findings, "SN401")[0].explanation
 
 
 

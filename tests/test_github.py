@@ -25,8 +25,8 @@ def test_cli_prints_one_annotation_per_finding(tmp_path, monkeypatch, missing_sn
     assert result.exit_code == 1
     assert result.stdout == (
         "::error title=snlint (SN201),file=models/d.py,line=10,col=21,endLine=10,endColumn=47"
-        "::Conv2d Discriminator.head has no spectral norm, but Discriminator (a discriminator"
-        " by its name) normalizes the layers built at 2 of its 3 conv/linear sites\n")
+        "::Conv2d Discriminator.head has no spectral norm; Discriminator"
+        " normalizes 2 of its 3 conv/linear sites\n")
 
 
 def test_clean_run_prints_nothing(tmp_path, monkeypatch):
@@ -56,3 +56,9 @@ def test_properties_escape_comma_and_colon():
 def test_notebook_finding_names_the_cell_in_the_message():
     out = render([finding(path="nb.ipynb", cell=3)], "github", {})
     assert out == "::error title=snlint (SN201),file=nb.ipynb::cell 3:10:21: m"
+
+
+def test_notebook_finding_points_at_its_line_of_the_notebook_file():
+    out = render([finding(path="nb.ipynb", cell=3).with_(file_span=Span(40, 4, 40, 60))], "github", {})
+    assert out == ("::error title=snlint (SN201),file=nb.ipynb,line=40,col=4,endLine=40,"
+                   "endColumn=60::cell 3:10:21: m")

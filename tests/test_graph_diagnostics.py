@@ -304,3 +304,16 @@ def test_progress_is_handed_to_the_run_off_a_terminal_too_and_stays_silent(graph
     CliRunner().invoke(main, ["d.py"])
     assert isinstance(graph_ran["progress"], ProgressLine)
     assert graph_ran["progress"].is_terminal is False
+
+
+def test_sn911_says_how_to_raise_the_limit():
+    from snlint.findings import Location, Span
+    from snlint.graph.diagnostics import target_diagnostics
+
+    facts = TargetFacts(target("models/slow.py", "SlowCritic"), status="timeout",
+                        message="building models/slow.py exceeded the 20 s limit; the worker process was killed")
+    [sn911] = target_diagnostics(facts, display_for, Location("models/slow.py", Span(3, 1, 3, 10)))
+    assert (sn911.code, sn911.line) == ("SN911", 3)
+    assert sn911.message == (
+        "graph pass: building models/slow.py exceeded the 20 s limit; the worker process was "
+        "killed; raise the limit with --graph-timeout SECONDS (graph-timeout in [tool.snlint])")

@@ -72,7 +72,7 @@ def test_a_bare_call_is_taken_for_the_discriminator_the_configuration_builds_by_
     findings = lint(tmp_path, {**DISCRIMINATORS, "train.py": TRAIN})
     assert [(f.code, f.path, f.line) for f in findings] == [
         ("SN301", "pg_modules/discriminator.py", 8), ("SN401", "training/loss.py", 12)]
-    assert findings[1].message.endswith(
+    assert findings[1].evidence.rstrip(".").endswith(
         "(self.D is not built where it is used; assumed to be ProjectedDiscriminator, the "
         "discriminator class the project builds by name "
         "(`pg_modules.discriminator.ProjectedDiscriminator` at train.py:7))")
@@ -117,7 +117,7 @@ def test_in_a_repository_of_several_projects_a_call_takes_its_own_projects_class
     assert [(f.code, f.path, f.line) for f in findings] == [
         ("SN301", "diffusion-projected-gan/pg_modules/discriminator.py", 8),
         ("SN401", "diffusion-projected-gan/training/loss.py", 12)]
-    assert findings[1].message.endswith(
+    assert findings[1].evidence.rstrip(".").endswith(
         "assumed to be ProjectedDiscriminator, the discriminator class its project builds by name "
         "(`pg_modules.discriminator.ProjectedDiscriminator` at diffusion-projected-gan/train.py:7))")
 

@@ -105,10 +105,10 @@ def test_places_a_message_names_are_given_as_cell_and_line(tmp_path):
     findings = run([str(tmp_path)], Config(root=tmp_path, graph=False)).findings
     sn401 = next(f for f in findings if f.code == "SN401")
     assert (sn401.cell, sn401.line) == (2, 3)
-    assert sn401.message.startswith(
-        "real samples (a batch of `torch.utils.data.DataLoader` (cell 2, line 2)) go through Discriminator")
-    assert "in a separate call at cell 2, line 4;" in sn401.message
-    assert f"(BatchNorm2d at {tmp_path / 'gan.ipynb'}:cell 1:7)" in sn401.message
+    assert sn401.message.endswith("go through Discriminator as separate batches")
+    assert sn401.evidence.startswith("real samples (a batch of `torch.utils.data.DataLoader` (cell 2, line 2))")
+    assert "generated samples at cell 2, line 4 go through" in sn401.message
+    assert f"(BatchNorm2d at {tmp_path / 'gan.ipynb'}:cell 1:7)" in sn401.explanation
 
 
 # An exercise notebook: one cell left for the reader to finish. Jupyter compiles each cell
@@ -216,7 +216,7 @@ def test_places_in_a_notebook_and_in_another_file_are_named_as_the_reader_sees_t
     monkeypatch.chdir(tmp_path)
     findings = {f.code: f for f in run(["."], Config(root=tmp_path, graph=False)).findings}
     # A helper module's finding names the notebook's line by its cell.
-    assert "its batch statistics (BatchNorm2d at gan.ipynb:cell 2:5)" in findings["SN401"].message
+    assert "its batch statistics (BatchNorm2d at gan.ipynb:cell 2:5)" in findings["SN401"].explanation
     # A notebook's finding names the helper module's line with its file.
     assert findings["SN303"].message.startswith("the gradient penalty at helper_train.py:13 differentiates")
 
@@ -234,5 +234,7 @@ def test_two_discriminators_of_one_name_are_told_apart_by_their_file(tmp_path, m
     sn401 = [f for f in findings if f.code == "SN401"]
     assert [(f.path, f.line) for f in sn401] == [("helper_train.py", 7)]
     assert sn401[0].message.startswith(
-        "real samples (a batch of `loader` (line 5)) go through DCGAN.discriminator in celeba.ipynb "
-        "(used as a discriminator by the training code) or DCGAN.discriminator in gan.ipynb ")
+        "real samples here and generated samples at line 8 go through DCGAN.discriminator in "
+        "celeba.ipynb or 1 other candidate")
+    assert "Candidates: DCGAN.discriminator in celeba.ipynb (used as a discriminator by the training code) " \
+        "or DCGAN.discriminator in gan.ipynb " in sn401[0].evidence

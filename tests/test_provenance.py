@@ -85,10 +85,10 @@ def test_autoencoder_loss_module_scoring_its_inputs_and_reconstructions_apart(li
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "model.py": AUTOENCODER})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "model.py", 16)]
     finding = sn401(findings)
-    assert finding.message.startswith(
+    assert finding.evidence.startswith(
         "real samples (the data parameter `batch`) go through PatchDiscriminator")
     assert "generated samples (returned by self at line 33) in a separate call at line 17" \
-        in finding.message
+        in finding.explanation
     assert dict(finding.data)["real"] == "the data parameter `batch`"
     assert dict(finding.data)["fake"] == "returned by self at line 33"
 
@@ -119,9 +119,9 @@ def test_loss_module_named_as_taming_names_it_is_found_by_name_alone(lint_projec
     '''
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "loss.py": loss})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "loss.py", 13)]
-    assert sn401(findings).message.startswith(
+    assert sn401(findings).evidence.startswith(
         "real samples (the data parameter `inputs`) go through PatchDiscriminator")
-    assert "generated samples (named `reconstructions`)" in sn401(findings).message
+    assert "generated samples (named `reconstructions`)" in sn401(findings).explanation
 
 
 # ---------------------------------------------------------------- framework model classes
@@ -171,15 +171,15 @@ def test_framework_model_with_a_registry_discriminator_and_attributes_set_in_oth
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "model.py": FRAMEWORK})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "model.py", 22)]
     finding = sn401(findings)
-    assert "real samples (the data parameter `data`)" in finding.message
-    assert "generated samples (returned by self.net_g at line 18)" in finding.message
+    assert "real samples (the data parameter `data`)" in finding.explanation
+    assert "generated samples (returned by self.net_g at line 18)" in finding.explanation
 
 
 def test_framework_model_whose_generator_is_not_named_as_one(lint_project):
     code = FRAMEWORK.replace("self.net_g", "self.model")
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "model.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "model.py", 22)]
-    assert "generated samples (returned by self.model at line 18)" in sn401(findings).message
+    assert "generated samples (returned by self.model at line 18)" in sn401(findings).explanation
 
 
 def test_framework_model_whose_registry_discriminator_has_instance_norm(lint_project):
@@ -225,9 +225,9 @@ def test_module_level_script_with_in_place_copies_and_a_rebound_input(lint_proje
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "main.py": TUTORIAL})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "main.py", 25)]
     finding = sn401(findings)
-    assert "real samples (a batch of `dataloader` (line 16))" in finding.message
+    assert "real samples (a batch of `dataloader` (line 16))" in finding.explanation
     assert "generated samples (returned by netG at line 27) in a separate call at line 29" \
-        in finding.message
+        in finding.explanation
 
 
 
@@ -248,7 +248,7 @@ NUMPY_BATCHES = TUTORIAL.replace("""            data = data_iter.next()
 def test_a_batch_the_link_cannot_follow_is_real_by_the_variables_name(lint_project):
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "main.py": NUMPY_BATCHES})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "main.py", 25)]
-    assert "real samples (named `real_data`) go through PatchDiscriminator" in sn401(findings).message
+    assert "real samples (named `real_data`) go through PatchDiscriminator" in sn401(findings).explanation
 
 
 def test_a_loader_named_for_real_samples_still_yields_batches_of_the_data(lint_project):
@@ -270,7 +270,7 @@ def test_a_loader_named_for_real_samples_still_yields_batches_of_the_data(lint_p
             d_fake = netD(fake.detach())
     '''
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "main.py": code})
-    assert "real samples (a batch of `cartoon_dataloader` (line 11))" in sn401(findings).message
+    assert "real samples (a batch of `cartoon_dataloader` (line 11))" in sn401(findings).explanation
 
 
 def test_a_variable_with_a_vaguer_name_stays_unknown(lint_project):
@@ -286,7 +286,7 @@ def test_module_level_copies_through_a_buffers_data(lint_project):
                             "input.data.resize_as_(real_cpu).copy_(real_cpu)")
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "main.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "main.py", 25)]
-    assert "real samples (a batch of `dataloader` (line 16))" in sn401(findings).message
+    assert "real samples (a batch of `dataloader` (line 16))" in sn401(findings).explanation
 
 def test_in_place_copy_into_an_attribute_buffer(lint_project):
     code = '''
@@ -336,7 +336,7 @@ def test_conditional_pairs_concatenated_along_channels_are_two_separate_batches(
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET,
                              "train.py": PIX2PIX.format(body=body)})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 12)]
-    assert sn401(findings).message.startswith(
+    assert sn401(findings).evidence.startswith(
         "generated samples (returned by netG at line 11, concatenated along channels at line 12)")
 
 
@@ -411,7 +411,7 @@ def test_relativistic_loss_scoring_data_and_generator_output_apart(lint_project)
     '''
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 13)]
-    assert "generated samples (returned by upscaler at line 12)" in sn401(findings).message
+    assert "generated samples (returned by upscaler at line 12)" in sn401(findings).explanation
 
 
 def test_frozen_feature_network_output_is_not_generated(lint_project):
@@ -478,7 +478,7 @@ def test_next_of_an_iterator_over_the_loader_is_real(lint_project):
     '''
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 13)]
-    assert "real samples (a batch of `loader` (line 10))" in sn401(findings).message
+    assert "real samples (a batch of `loader` (line 10))" in sn401(findings).explanation
 
 
 def test_two_discriminators_of_one_class_each_pair_their_own_calls(lint_project):
@@ -506,7 +506,7 @@ def test_two_discriminators_of_one_class_each_pair_their_own_calls(lint_project)
     '''
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 9)]
-    assert sn401(findings).message.startswith(
+    assert sn401(findings).evidence.startswith(
         "generated samples (returned by gen_ba at line 18) go through PatchDiscriminator")
 
 
@@ -580,7 +580,7 @@ def test_dunder_next_of_a_generator_over_the_loader_is_real(lint_project):
     '''
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 19)]
-    assert sn401(findings).message.startswith("real samples (next() at line 18) go through")
+    assert sn401(findings).evidence.startswith("real samples (next() at line 18) go through")
 
 
 def test_data_parallel_function_calls_its_module_on_its_inputs(lint_project):
@@ -610,7 +610,7 @@ def test_data_parallel_function_calls_its_module_on_its_inputs(lint_project):
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "losses.py": code,
                              "train.py": train})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "losses.py", 6)]
-    assert sn401(findings).message.startswith("real samples (a batch of `torch.utils.data.DataLoader")
+    assert sn401(findings).evidence.startswith("real samples (a batch of `torch.utils.data.DataLoader")
 
 
 def test_a_prefetcher_whose_except_handler_clears_the_batch_keeps_the_loader_batch(lint_project):
@@ -662,7 +662,7 @@ def test_a_prefetcher_whose_except_handler_clears_the_batch_keeps_the_loader_bat
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "prefetch.py": prefetcher,
                              "train.py": train})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 14)]
-    assert sn401(findings).message.startswith("real samples (a batch of `dataloader` (prefetch.py:8)) go through")
+    assert sn401(findings).evidence.startswith("real samples (a batch of `dataloader` (prefetch.py:8)) go through")
 
 
 
@@ -686,8 +686,8 @@ def test_one_call_run_once_for_each_side_by_a_loop(lint_project):
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 13)]
     finding = sn401(findings)
-    assert "go through PatchDiscriminator" in finding.message
-    assert "here, one batch per run of this call;" in finding.message
+    assert "go through PatchDiscriminator" in finding.explanation
+    assert "here, one batch per run of this call;" in finding.explanation
     assert finding.fix is None
 
 
@@ -734,7 +734,7 @@ def test_a_list_of_detached_generator_outputs_is_generated(lint_project):
     '''
     findings = lint_project({"disc.py": BN_DISCRIMINATOR, "nets.py": SRNET, "train.py": code})
     assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "train.py", 10)]
-    assert "generated samples (returned by g at line 17)" in sn401(findings).message
+    assert "generated samples (returned by g at line 17)" in sn401(findings).explanation
 
 
 def test_a_batch_fetched_from_a_project_loader_by_its_method_is_real(lint_project):
@@ -781,7 +781,7 @@ def test_a_batch_fetched_from_a_project_loader_by_its_method_is_real(lint_projec
     })
     sn401 = [f for f in findings if f.code == "SN401"]
     assert [(f.path, f.line) for f in sn401] == [("main.py", 23)]
-    assert sn401[0].message.startswith("real samples (a batch of `dataloader` (line 22)) go through Discriminator")
+    assert sn401[0].evidence.startswith("real samples (a batch of `dataloader` (line 22)) go through Discriminator")
 
 
 def test_where_nothing_else_says_the_name_a_score_is_given_does(lint):
@@ -835,7 +835,7 @@ def test_where_nothing_else_says_the_name_a_score_is_given_does(lint):
     ''')
     sn401 = [f for f in findings if f.code == "SN401"]
     assert [(f.code, f.line) for f in sn401] == [("SN401", 40)]
-    assert sn401[0].message.startswith("real samples (scored into `A_dis_real`) go through Discriminator")
+    assert sn401[0].evidence.startswith("real samples (scored into `A_dis_real`) go through Discriminator")
 
 
 def test_ground_truth_named_gts_is_real(lint):
@@ -1022,7 +1022,7 @@ def test_a_sample_passed_by_keyword_is_what_the_call_scores(lint):
         loss = Loss(Discriminator(), nn.Conv2d(3, 3, 3))
     ''')
     assert [(f.code, f.line) for f in findings] == [("SN301", 10), ("SN401", 25)]
-    assert "generated samples (returned by self.G at line 27) in a separate call at line 28" in sn401(findings).message
+    assert "generated samples (returned by self.G at line 27) in a separate call at line 28" in sn401(findings).explanation
 
 
 def test_a_discriminator_that_scores_its_features_with_its_own_head_is_still_one(lint):
@@ -1109,7 +1109,7 @@ def test_a_loaders_batches_kept_in_a_variable_are_real(lint):
     # `for step, batch in progress_bar`.
     findings = lint(MONAI_STEP.format(index=""))
     assert [(f.code, f.line) for f in findings] == [("SN301", 11), ("SN401", 34)]
-    assert "real samples (a batch of `train_loader` (line 30))" in sn401(findings).message
+    assert "real samples (a batch of `train_loader` (line 30))" in sn401(findings).explanation
 
 
 def test_one_item_of_what_a_discriminator_returns_is_scored_into_its_name(lint):
@@ -1117,7 +1117,7 @@ def test_one_item_of_what_a_discriminator_returns_is_scored_into_its_name(lint):
     findings = lint(MONAI_STEP.format(index="[-1]").replace(
         "progress_bar = tqdm(enumerate(train_loader), total=len(train_loader))", "progress_bar = read_batches()"))
     assert [(f.code, f.line) for f in findings] == [("SN301", 11), ("SN401", 34)]
-    assert "real samples (scored into `logits_real`)" in sn401(findings).message
+    assert "real samples (scored into `logits_real`)" in sn401(findings).explanation
 
 
 def test_a_progress_bar_over_a_range_holds_no_batches(lint):
@@ -1133,7 +1133,7 @@ def test_a_progress_bar_over_a_range_holds_no_batches(lint):
         "            logits_", "                logits_").replace(
         "            (logits_", "                (logits_"))
     assert [(f.code, f.line) for f in findings] == [("SN301", 11), ("SN401", 34)]
-    assert "real samples (a batch of `train_loader` (line 31))" in sn401(findings).message
+    assert "real samples (a batch of `train_loader` (line 31))" in sn401(findings).explanation
 
 
 def test_a_trunk_one_instance_of_which_feeds_the_head_on_both_sides_is_the_discriminator(lint):

@@ -322,7 +322,7 @@ def test_sn401_points_at_the_discriminator_step_not_the_generator_step(lint):
     assert ("SN301", 9) in found(findings)  # the file parsed: the question is SN401's place
     sn401 = [f for f in findings if f.code == "SN401"]
     assert found(sn401) == [("SN401", 32)]
-    assert "line 33" in sn401[0].message
+    assert "line 33" in sn401[0].explanation
 
 
 def test_sn401_and_sn301_dcgan_discriminator_step(lint):
@@ -359,7 +359,7 @@ def test_sn401_and_sn301_dcgan_discriminator_step(lint):
             fake_loss = loss_fn(discriminator(gen_imgs.detach()), fake)
     ''')
     assert found(findings) == [("SN301", 12), ("SN401", 30)]
-    assert "line 31" in findings[1].message
+    assert "line 31" in findings[1].explanation
 
 
 # A conditional discriminator scores each sample beside its condition. pix2pix passes the
@@ -397,8 +397,8 @@ CONDITIONAL = '''
 def test_sn401_conditional_discriminator_scores_what_its_calls_pass_apart(lint, step):
     findings = lint(CONDITIONAL.format(step=step))
     assert found(findings) == [("SN301", 10), ("SN401", 22)]
-    assert findings[1].message.startswith("real samples (a batch of `dataloader` (line 20))")
-    assert "(returned by generator at line 21) in a separate call at line 23" in findings[1].message
+    assert findings[1].evidence.startswith("real samples (a batch of `dataloader` (line 20))")
+    assert "(returned by generator at line 21)" in findings[1].evidence and "generated samples at line 23" in findings[1].message
 
 
 def test_a_conditional_discriminator_named_for_nothing_is_found_by_what_its_calls_score(lint):
@@ -410,7 +410,7 @@ def test_a_conditional_discriminator_named_for_nothing_is_found_by_what_its_call
                         "        fake_loss = judge(x, fake.detach()).mean()")))
     assert found(findings) == [("SN301", 10), ("SN401", 22)]
     assert "PatchNet (used as a discriminator by the training code; called on real and generated samples" \
-        in findings[0].message
+        in findings[0].explanation
 
 
 def test_a_u_net_block_taking_a_skip_connection_is_no_conditional_discriminator(lint):
@@ -509,8 +509,8 @@ LIGHTNING_BRANCHES = '''
 def test_sn401_pairs_no_calls_from_the_two_branches_of_one_if(lint):
     findings = [f for f in lint(LIGHTNING_BRANCHES) if f.code == "SN401"]
     assert [f.line for f in findings] == [28]
-    assert "here and real samples" in findings[0].message
-    assert "in a separate call at line 29" in findings[0].message
+    assert "here and real samples" in findings[0].explanation
+    assert "in a separate call at line 29" in findings[0].explanation
 
 
 # joliGEN's projected discriminator: `if conv:` builds spectrally normalized conv heads
@@ -948,13 +948,13 @@ def test_a_discriminator_picked_from_a_list_by_the_loop_index(tmp_path):
     write(tmp_path, STACKED)
     findings = run_paths(tmp_path, ["."])
     assert found(findings) == [("SN301", 6), ("SN401", 25)]
-    message = findings[1].message
-    assert message.startswith("real samples (a batch of `data_loader` (line 31)) go through "
-                              "D_NET64 (used as a discriminator by the training code) or D_NET128 "
-                              "(used as a discriminator by the training code) here")
+    message = findings[1].explanation
+    assert findings[1].message.endswith("go through D_NET64 or 1 other candidate as separate batches")
+    assert "Candidates: D_NET64 (used as a discriminator by the training code) or D_NET128 " \
+        "(used as a discriminator by the training code)" in message
     # Both candidates' batch norm is the shared helper's: named once.
-    assert message.endswith(f"the batch statistics of each (BatchNorm2d at {tmp_path / 'model.py'}:6) "
-                            "then differ between the two batches and give real from fake away")
+    assert f"the batch statistics of each (BatchNorm2d at {tmp_path / 'model.py'}:6) " \
+        "then differ between the two batches" in message
 
 
 def test_a_slice_of_a_list_of_discriminators_is_not_one_of_them(tmp_path):
@@ -989,10 +989,9 @@ def test_a_list_item_that_is_one_of_several_discriminators_is_each_of_them(tmp_p
     findings = run_paths(tmp_path, ["."])
     sn401 = [f for f in findings if f.code == "SN401"]
     assert [(f.line, f.path.endswith("trainer.py")) for f in sn401] == [(30, True)]
-    assert sn401[0].message.startswith(
-        "real samples (a batch of `data_loader` (line 36)) go through D_NET64 (used as a "
-        "discriminator by the training code) or D_NET128 (used as a discriminator by the "
-        "training code), one of 2 classes D_NET may name at ")
+    assert sn401[0].evidence.startswith("real samples (a batch of `data_loader` (line 36)) go through")
+    assert "Candidates: D_NET64 (used as a discriminator by the training code) or D_NET128 (used as a " \
+        "discriminator by the training code), one of 2 classes D_NET may name at " in sn401[0].evidence
 
 
 # pytorch-lightning-gans: the discriminator's calls are arguments of the module's own loss
@@ -1062,7 +1061,7 @@ def test_a_lightning_discriminator_named_otherwise_is_found_by_its_training_step
     findings = run_paths(tmp_path, ["gan.py"])
     assert found(findings) == [("SN301", 21), ("SN401", 45)]
     assert "Scorer (used as a discriminator by the training code; called on real and generated " \
-           "samples in training_step())" in findings[0].message
+           "samples in training_step())" in findings[0].explanation
 
 
 # Noise sized after the real batch is not real data: `torch.randn(real.size(0), nz)` made
@@ -1082,7 +1081,7 @@ FRESH_NOISE = BN_MODELS.replace("Discriminator", "Scorer").replace("Generator", 
 def test_noise_sized_after_the_real_batch_is_not_real(lint):
     findings = lint(FRESH_NOISE)
     assert [f.code for f in findings] == ["SN301", "SN401"]
-    assert "generated samples (returned by maker at line 29)" in findings[1].message
+    assert "generated samples (returned by maker at line 29)" in findings[1].explanation
 
 
 # mmgeneration's BigGAN block: a conditional norm called on the block input and then on a
@@ -1119,7 +1118,7 @@ def test_a_norm_called_between_layers_in_a_forward_is_no_discriminator(lint):
             h = self.conv1(y)
             return self.bn2(h, y) + skip
     ''')
-    assert [f for f in findings if "ConditionBN" in f.message] == []
+    assert [f for f in findings if "ConditionBN" in f.explanation] == []
 
 
 # pix2pixHD, vid2vid, SPADE: the discriminator's layers are grouped in a list of lists,
@@ -1210,8 +1209,8 @@ def test_a_real_batch_plus_a_generated_perturbation_is_generated(lint):
         pred_fake = D(adv.detach())
     '''))
     assert found(findings) == [("SN301", 9), ("SN401", 31)]
-    assert "real samples (the data parameter `x`)" in findings[1].message
-    assert "(returned by G at line 30, combined with another tensor at line 30)" in findings[1].message
+    assert "real samples (the data parameter `x`)" in findings[1].explanation
+    assert "(returned by G at line 30, combined with another tensor at line 30)" in findings[1].explanation
 
 
 # pytorch_GAN_zoo: a WGAN-GP penalty on interpolates and an R1 penalty on the real batch,
@@ -1256,7 +1255,7 @@ def test_a_model_restored_whole_with_torch_load_keeps_its_class(lint):
         dis_real = discriminator.forward(image)
     '''))
     assert found(findings) == [("SN301", 9), ("SN401", 35)]
-    assert "assumed" not in findings[1].message
+    assert "assumed" not in findings[1].explanation
 
 
 # APDrawingGAN: one call in a loop scores each facial part with its own discriminator
@@ -1570,7 +1569,7 @@ def test_a_discriminator_that_keeps_a_piece_of_another_is_the_one_a_bare_call_ta
     findings = lint(MULTISCALE.format(generator="G"))
     sn401 = [f for f in findings if f.code == "SN401"]
     assert found(sn401) == [("SN401", 32)]
-    assert "assumed to be MultiscaleDiscriminator, the project's only discriminator class" in sn401[0].message
+    assert "assumed to be MultiscaleDiscriminator, the project's only discriminator class" in sn401[0].explanation
 
 
 @pytest.mark.parametrize("name", ["Gb", "G2"])

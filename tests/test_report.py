@@ -247,6 +247,7 @@ def test_json_array_of_contract_objects():
         "end_line": 3, "end_column": 38, "cell": None, "pass": "source",
         "symbol": "NetD.main.1", "discriminator": {"class": "d.py:NetD", "evidence": "training code"},
         "fix": {"applicability": "safe", "message": "Remove the spectral_norm wrapper", "diff": DIFF},
+        "evidence": {"discriminator": "NetD: used as a discriminator by the training code", "detail": None},
     }]
 
 
@@ -343,3 +344,43 @@ def test_terminal_page_is_plain_markdown_without_color():
 
     page = "# SN101 x\n```python\nx = 1\n```\n"
     assert terminal_page(page, color=False) == page
+
+
+# evidence: the one-line message's why, in the formats that have room for it
+
+EVIDENCED = dict(message="BatchNorm2d in Critic normalizes with the statistics of the current batch",
+                 evidence="When real and generated samples arrive in separate batches, those "
+                          "statistics alone tell them apart.",
+                 discriminator=DiscriminatorRef("nets.py:Critic", "training code",
+                                                "called on real and generated samples in train()"))
+
+
+def test_concise_keeps_the_evidence_out_of_the_line():
+    assert render([finding(code="SN301", **EVIDENCED)], "concise", {}) == (
+        "d.py:3:6: SN301 BatchNorm2d in Critic normalizes with the statistics of the current batch")
+
+
+def test_concise_show_fixes_adds_the_evidence():
+    text = render([finding(code="SN301", **EVIDENCED)], "concise", {}, show_fixes=True)
+    assert text.splitlines()[1:] == [
+        "  = discriminator: nets.py:Critic (by training code; called on real and generated samples in train())",
+        "  = evidence: When real and generated samples arrive in separate batches, those statistics "
+        "alone tell them apart."]
+
+
+def test_full_shows_the_evidence_under_the_source():
+    text = render([finding(code="SN301", **EVIDENCED)], "full", {"d.py": SOURCE})
+    assert text.splitlines()[-1] == (
+        "  = evidence: When real and generated samples arrive in separate batches, those "
+        "statistics alone tell them apart.")
+
+
+def test_json_evidence_is_the_discriminator_and_the_detail():
+    [obj] = json.loads(render([finding(code="SN301", **EVIDENCED)], "json", {}))
+    assert obj["evidence"] == {
+        "discriminator": "Critic: used as a discriminator by the training code; called on real "
+                         "and generated samples in train()",
+        "detail": "When real and generated samples arrive in separate batches, those statistics "
+                  "alone tell them apart."}
+    [plain] = json.loads(render([finding()], "json", {}))
+    assert plain["evidence"] is None

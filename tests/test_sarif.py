@@ -150,7 +150,8 @@ def test_result_points_at_its_rule_with_level_and_region(project, missing_sn):
     assert run["columnKind"] == "unicodeCodePoints"
     assert result["properties"] == {
         "symbol": "Discriminator.head", "pass": "source",
-        "discriminator": {"class": "models/d.py:Discriminator", "evidence": "name"}}
+        "discriminator": {"class": "models/d.py:Discriminator", "evidence": "name"},
+        "evidence": {"discriminator": "Discriminator: a discriminator by its name", "detail": None}}
 
 
 def test_uri_is_relative_to_the_project_root_not_the_working_folder(project, monkeypatch,
@@ -172,8 +173,58 @@ def test_columns_count_code_points(project, missing_sn):
 def test_notebook_cell_goes_in_properties(project):
     finding = Finding("SN201", "missing-sn", "error", "m", "nb.ipynb", Span(2, 5, 2, 9), cell=3)
     [result] = results(json.loads(render([finding], "sarif", {}, root=project)))
-    assert result["properties"]["cell"] == 3
-    assert region(result)["startLine"] == 2
+    assert (result["properties"]["cell"], result["properties"]["cellLine"],
+            result["properties"]["cellColumn"]) == (3, 2, 5)
+    # Line 2 of the cell is not line 2 of the .ipynb file: without the file's place, no region.
+    assert "region" not in result["locations"][0]["physicalLocation"]
+
+
+NOTEBOOK_CELLS = [
+    {"cell_type": "markdown", "metadata": {}, "source": ["# A DCGAN\n"]},
+    {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+     "source": ["import torch.nn as nn\n", "from torch.nn.utils import spectral_norm\n"]},
+    {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+     "source": ["class Discriminator(nn.Module):\n",
+                "    def __init__(self):\n",
+                "        super().__init__()\n",
+                "        self.c1 = spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))\n",
+                "        self.c2 = spectral_norm(nn.Conv2d(64, 128, 4, 2, 1))\n",
+                "        self.bn = spectral_norm(nn.BatchNorm2d(128))\n",
+                "\n",
+                "    def forward(self, x):\n",
+                "        return self.bn(self.c2(self.c1(x)))\n"]},
+]
+
+
+@pytest.fixture
+def notebook(project):
+    # As Jupyter writes it: indent 1, one source line per JSON line.
+    text = json.dumps({"cells": NOTEBOOK_CELLS, "metadata": {}, "nbformat": 4,
+                       "nbformat_minor": 5}, indent=1) + "\n"
+    (project / "gan.ipynb").write_text(text, encoding="utf-8")
+    return text
+
+
+def test_notebook_region_is_the_source_lines_json_string(notebook):
+    [result] = [r for r in results(sarif("gan.ipynb")) if r["ruleId"] == "SN101"]
+    assert (result["properties"]["cell"], result["properties"]["cellLine"]) == (3, 6)
+    lines = notebook.splitlines()
+    line = region(result)["startLine"]
+    literal = json.dumps("        self.bn = spectral_norm(nn.BatchNorm2d(128))\n")
+    assert lines[line - 1].strip().rstrip(",") == literal
+    assert region(result) == {"startLine": line, "startColumn": lines[line - 1].index(literal) + 1,
+                              "endLine": line,
+                              "endColumn": lines[line - 1].index(literal) + len(literal) + 1}
+    validate(sarif("gan.ipynb"))
+
+
+def test_github_annotation_of_a_notebook_points_at_the_same_line(notebook):
+    [sarif_result] = [r for r in results(sarif("gan.ipynb")) if r["ruleId"] == "SN101"]
+    out = CliRunner().invoke(main, ["gan.ipynb", "--no-graph", "--output-format", "github"]).stdout
+    [annotation] = [a for a in out.splitlines() if "(SN101)" in a]
+    where = region(sarif_result)
+    assert (f"file=gan.ipynb,line={where['startLine']},col={where['startColumn']},"
+            f"endLine={where['endLine']},endColumn={where['endColumn']}::cell 3:6:") in annotation
 
 
 def test_notebook_cell_fix_is_not_given_as_file_regions(project, missing_sn):

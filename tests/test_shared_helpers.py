@@ -79,8 +79,8 @@ def test_a_shared_conv_helper_gives_one_sn301_per_discriminator_at_its_own_line(
     assert (first.end_line, first.end_column, second.end_column) == (16, 57, 90)
     assert [f.discriminator.cls for f in (first, second)] == [
         "models/networks.py:Discriminator_VGG_96", "models/networks.py:Discriminator_PatchGAN"]
-    assert first.message.endswith("; this default picks it, in code another network runs too")
-    assert second.message.endswith("; this call builds it, in code another network runs too")
+    assert first.evidence.startswith("This default picks it, in code another network runs too.")
+    assert second.evidence.startswith("This call builds it, in code another network runs too.")
     assert "Generator" not in first.message + second.message
 
 

@@ -63,7 +63,7 @@ def train(norm: str) -> str:
 def test_the_instance_the_training_code_builds_is_judged(tmp_path):
     findings = lint(tmp_path, {"nets.py": NETS, "train.py": train("spectralinstance")})
     assert [(f.code, f.path, f.line) for f in findings] == [("SN201", "nets.py", 17), ("SN201", "nets.py", 22)]
-    assert "used as a discriminator by the training code" in findings[0].message
+    assert "used as a discriminator by the training code" in findings[0].explanation
 
 
 def test_an_instance_built_without_spectral_norm_says_nothing(tmp_path):

@@ -43,8 +43,8 @@ def test_dash_reads_stdin(project, missing_sn):
     result = snlint("-", "--output-format", "concise", input=missing_sn)
     assert result.exit_code == 1
     assert result.stdout == (
-        "-:10:21: SN201 Conv2d Discriminator.head has no spectral norm, but Discriminator"
-        " (a discriminator by its name) normalizes the layers built at 2 of its 3 conv/linear"
+        "-:10:21: SN201 Conv2d Discriminator.head has no spectral norm; Discriminator"
+        " normalizes 2 of its 3 conv/linear"
         " sites\nFound 1 finding (1 error).\nNo fixes available (1 with --unsafe-fixes).\n")
 
 

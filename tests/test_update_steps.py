@@ -61,7 +61,7 @@ def test_a_penalty_call_left_over_is_not_paired_with_the_generator_step(lint):
                 gradients = grad(outputs=pred_hat, inputs=interpolates, create_graph=True)[0]
                 (D_real.mean() - D_fake.mean() + gradients.norm()).backward()'''))
     assert found(findings) == [("SN301", 10), ("SN401", 29), ("SN303", 34)]
-    assert "separate call at line 31" in findings[1].message
+    assert "separate call at line 31" in findings[1].explanation
 
 
 def test_a_discriminator_step_with_one_call_is_not_paired_with_the_generator_step(lint):
@@ -80,7 +80,7 @@ def test_backward_between_the_calls_does_not_end_the_update(lint):
                 D_fake = self.D(G_.detach())
                 D_fake.mean().backward()'''))
     assert found(findings) == [("SN301", 10), ("SN401", 29)]
-    assert "separate call at line 32" in findings[1].message
+    assert "separate call at line 32" in findings[1].explanation
 
 
 SPLIT_STEP = '''
@@ -98,7 +98,7 @@ def test_a_step_on_the_real_batch_then_one_on_the_generated_batch_is_one_update(
     # images", step: each batch normalized with its own statistics, as before one step.
     findings = lint(TRAINER.format(d_step=SPLIT_STEP.format(step="self.D_optimizer.step()")))
     assert found(findings) == [("SN301", 10), ("SN401", 29)]
-    assert "separate call at line 34" in findings[1].message
+    assert "separate call at line 34" in findings[1].explanation
 
 
 def test_a_mixed_precision_step_steps_the_optimizer_it_is_given(lint):
@@ -191,7 +191,7 @@ def test_numbered_discriminators_and_generators_of_two_domains(lint):
     ''')
     # The batch norm is built by `conv()`, which G12 runs too: D1's own `conv(64, 1)`.
     assert found(findings) == [("SN301", 26), ("SN401", 43)]
-    assert "D1 (used as a discriminator by the training code" in findings[1].message
+    assert "D1 (used as a discriminator by the training code" in findings[1].explanation
 
 
 # Kind-PyTorch-Tutorial: the generated batch is scored once, in the generator's steps, and
@@ -235,8 +235,8 @@ REUSED_SCORE = '''
 def test_a_generated_score_kept_from_the_generator_step_pairs_with_the_real_one_its_loss_adds(lint):
     findings = lint(REUSED_SCORE)
     assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 25)]
-    assert "in a separate call at line 30" in findings[-1].message
-    assert "used as a discriminator by the training code" in findings[-1].message
+    assert "in a separate call at line 30" in findings[-1].evidence
+    assert "used as a discriminator by the training code" in findings[-1].explanation
 
 
 # A discriminator with batch norm, for the loss-driven pairings below.
@@ -312,7 +312,7 @@ D_STEP_THEN_G_SCORE = BN_DISCRIMINATOR + '''
 def test_of_two_generated_scores_beside_the_real_one_the_detached_one_pairs_with_it(lint):
     findings = [f for f in lint(D_STEP_THEN_G_SCORE) if f.code == "SN401"]
     assert [(f.code, f.line) for f in findings] == [("SN401", 22)]
-    assert "in a separate call at line 23" in findings[0].message
+    assert "in a separate call at line 23" in findings[0].explanation
 
 
 # pix2pix (instagan): a model's methods run from its training step and on their own; the

@@ -72,7 +72,7 @@ def test_layers_under_either_weight_norm_api_are_not_missing_sn(lint):
     findings = lint(MIXED, select=["SN2"])
     assert [(f.code, f.line) for f in findings] == [("SN201", 13)]
     # The weight-normalized layers are not counted among the layers SN should cover.
-    assert "normalizes the layers built at 1 of its 2 conv/linear sites" in findings[0].message
+    assert "normalizes 1 of its 2 conv/linear sites" in findings[0].explanation
 
 
 def test_multi_scale_discriminator_choosing_weight_norm_or_sn_has_no_sn201(lint):

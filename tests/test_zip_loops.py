@@ -73,4 +73,4 @@ def test_two_loaders_zipped_are_both_real_data(tmp_path):
         d_fake = netD(netG(torch.randn(4, 8, 8, 8)).detach())''')
     findings = [f for f in lint(tmp_path, {"train.py": program}) if f.line > 30]
     assert [(f.code, f.line) for f in findings] == [("SN401", 39)]  # d_b, beside d_fake
-    assert findings[0].message.startswith("real samples (a batch of `loader_b` (line 37))")
+    assert findings[0].evidence.startswith("real samples (a batch of `loader_b` (line 37))")

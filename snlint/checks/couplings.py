@@ -245,24 +245,28 @@ def first_place(found: list[Coupling]) -> str:
     return f"{c.what} at {c.site.path}:{c.site.span.line}{evidence}"
 
 
-def candidates(scored: list[tuple]) -> tuple[str, str]:
-    """(who, which batch statistics) for a message: one discriminator, or each candidate
-    class with batch statistics a call may reach ("DCGAN_D (...) or SNGAN_D (...), one of 2
-    classes define_D() may build ...")."""
+def candidates(scored: list[tuple]) -> tuple[str, str, str]:
+    """(who, which candidates and why, which batch statistics) for a finding: `who` names
+    one discriminator, or the first candidate class with batch statistics a call may reach
+    and how many others ("DCGAN_D or 1 other candidate"); the second part, for its
+    evidence, names each with why it is a discriminator and how the call reaches it
+    ("DCGAN_D (...) or SNGAN_D (...), one of 2 classes define_D() may build ...")."""
     unique: dict[str, tuple] = {}
     for ref, found in scored:
         unique.setdefault(ref.cls, (ref, found))
     if len(unique) == 1:
         ref, found = next(iter(unique.values()))
-        return describe(ref), first_place(found)
+        return describe(ref), "", first_place(found)
     refs = [r for r, _ in unique.values()]
     names = [r.cls.rpartition(":")[2] for r in refs]
-    who = " or ".join(describe(replace(r, via="", detail=""), with_file=names.count(name) > 1)
-                      for r, name in zip(refs, names))
+    listed = " or ".join(f"{describe(r, with_file=names.count(name) > 1)} ({replace(r, via='', detail='').why()})"
+                         for r, name in zip(refs, names))
     via = refs[0].via
+    others = len(refs) - 1
+    who = f"{describe(refs[0], with_file=names.count(names[0]) > 1)} or {others} other candidate{'s' if others != 1 else ''}"
     # Candidates that share a helper (StackGAN's D_NET64 ... D_NET1024) name its place once.
     places = dict.fromkeys(first_place(f) for _, f in unique.values())
-    return f"{who}, {via}" if via else who, "; ".join(places)
+    return who, f"Candidates: {listed}{', ' + via if via else ''}.", "; ".join(places)
 
 
 def reached(d: DiscriminatorFact, calls: list[ForwardFact]):

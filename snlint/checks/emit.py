@@ -19,11 +19,13 @@ class Emitter:
 
     def finding(self, code: str, loc: Location, message: str, *, symbol: str | None = None,
                 discriminator: DiscriminatorRef | None = None,
-                data: dict[str, Any] | None = None) -> Finding:
+                data: dict[str, Any] | None = None, evidence: str = "") -> Finding:
+        """`message`: what and where, short enough for one line; `evidence`: why it
+        holds (the mechanism, the measured values, the candidates), for the full formats."""
         name, severity = self.meta(code)
         return Finding(code, name, severity, message, loc.path, loc.span,
                        symbol=symbol, discriminator=discriminator,
-                       data=tuple(sorted((data or {}).items())))
+                       data=tuple(sorted((data or {}).items())), evidence=evidence)
 
     def meta(self, code: str) -> tuple[str, str]:
         rule = self.rules[code]
@@ -53,17 +55,22 @@ def _strength(f: Finding) -> int:
 
 
 def describe(ref: DiscriminatorRef | None, *, with_file: bool = False) -> str:
-    """The discriminator as a message names it; `with_file`: with the file it is in (two
-    of one name, as two notebooks that each define `DCGAN`)."""
+    """The discriminator as a one-line message names it: its class; `with_file`: with the
+    file it is in (two of one name, as two notebooks that each define `DCGAN`). Why it is a
+    discriminator is the finding's evidence (`DiscriminatorRef.why`), not the message's."""
     if ref is None:
         return ""
     path, _, cls = ref.cls.rpartition(":")
-    if with_file and path:
-        cls = f"{cls} in {path}"
-    why = {"configuration": "configured as a discriminator",
-           "name": "a discriminator by its name",
-           "training code": "used as a discriminator by the training code"}.get(ref.evidence, ref.evidence)
-    via = f"; {ref.via}" if ref.via else ""
-    return f"{cls} ({why}{'; ' + ref.detail if ref.detail else ''}{via})"
+    return f"{cls} in {path}" if with_file and path else cls
 
 
+def lead_sentence(lead: str) -> str:
+    """`own_site`'s lead ("; this call builds it, in code another network runs too") as a
+    sentence of a finding's evidence."""
+    lead = lead.lstrip("; ").strip()
+    return f"{lead[:1].upper()}{lead[1:]}." if lead else ""
+
+
+def evidence(*parts: str) -> str:
+    """A finding's evidence from its non-empty parts, one sentence after another."""
+    return " ".join(p.strip() for p in parts if p and p.strip())

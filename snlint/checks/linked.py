@@ -36,6 +36,7 @@ class Shown:
     data: dict = field(default_factory=dict)
     layers: bool = True  # instances of built layers (counted), not operations
     names_discriminator: bool = True  # SN1xx are about SN itself, wherever it is
+    evidence: str = ""  # why it holds, for the full formats (`Finding.evidence`)
 
 
 def confirmed(finding: Finding, runtime: Runtime) -> Finding:
@@ -72,5 +73,5 @@ def runtime_only(emit: Emitter, shown: Iterable[Shown]) -> Iterator[Finding]:
             data["built_with"] = first.runtime.facts.built_with
         finding = emit.finding(code, location, message, symbol=first.runtime.symbol(first.path),
                               discriminator=first.runtime.ref if first.names_discriminator else None,
-                              data=data)
+                              data=data, evidence=first.evidence)
         yield replace(finding, pass_="graph")

@@ -20,8 +20,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     """SN on a normalization layer."""
     source = (emit.finding(
         CODE, a.app.site,
-        f"spectral norm on {a.what}, a normalization layer: it divides the affine "
-        f"weight vector by its L2 norm and bounds nothing{filter_note(a.app)}",
+        f"spectral norm on {a.what}, a normalization layer{filter_note(a.app)}",
+        evidence="It divides the affine weight vector by its L2 norm and bounds nothing.",
         symbol=a.symbol, data={"api": a.app.api, "layer": a.what, "from_filter": a.app.from_filter})
         for a in applications(model) if sn_on_normalization(a.kind))
 

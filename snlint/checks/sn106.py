@@ -26,9 +26,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             others = shared.get((init.call, init.param))
             yield emit.finding(
                 CODE, init.call,
-                f"this init writes {init.layer.short_type}.{init.param}, which "
-                f"parametrizations.spectral_norm recomputes on every access: it lands in a "
-                f"temporary and does nothing; initialize parametrizations.{init.param}.original",
+                f"this init writes {init.layer.short_type}.{init.param}, which spectral_norm "
+                f"recomputes: initialize parametrizations.{init.param}.original",
+                evidence=f"parametrizations.spectral_norm recomputes {init.param} on every "
+                "access: the write lands in a temporary and does nothing.",
                 data={"param": init.param, **({"shared_init": others} if others else {})})
 
 

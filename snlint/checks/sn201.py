@@ -8,7 +8,7 @@ from typing import Iterator
 
 from snlint import facts as F
 from snlint.checks import fixable as at
-from snlint.checks.emit import Emitter, describe
+from snlint.checks.emit import Emitter, describe, lead_sentence
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.shared import own_site
 from snlint.checks.verdicts import (
@@ -72,13 +72,13 @@ def _shown(runtime, m) -> Shown:
     data = {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts) or "custom"}
     if measured_raw(use):
         data["sigma"] = use.sigma
-        seen = f": it computes with its raw weight, {sigma_text(use.sigma)} (measured in a forward)"
+        seen = f"It computes with its raw weight, {sigma_text(use.sigma)} (measured in a forward)."
     else:
-        seen = " (seen in the built model)"
+        seen = "Seen in the built model."
     return Shown(runtime, CODE, m.site, m.path,
                  f"{m.type_name} {_owner(runtime)}.{m.path} has no spectral norm, but "
                  f"{describe(runtime.ref) or 'the discriminator'} normalizes its other conv/linear "
-                 f"layers{seen}", data)
+                 f"layers", data, evidence=seen)
 
 
 def _judged_apart(model, runtime, module, own: set[tuple[str, int]]) -> bool:
@@ -216,10 +216,9 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
             shared["shared_code"] = related[0].path
         yield emit.finding(
             CODE, site,
-            f"{m.layer.short_type} {m.symbol} has no spectral norm, but {describe(d.ref)} "
-            f"normalizes the layers built at {len(normalized_sites)} of its "
-            f"{len(all_sites)} conv/linear sites{many}{lead}",
-            symbol=m.symbol, discriminator=d.ref,
+            f"{m.layer.short_type} {m.symbol} has no spectral norm; {describe(d.ref)} "
+            f"normalizes {len(normalized_sites)} of its {len(all_sites)} conv/linear sites{many}",
+            evidence=lead_sentence(lead), symbol=m.symbol, discriminator=d.ref,
             data={**data, "instances": count, "layer": m.layer.short_type, **shared}
         ).with_(related=related), m.site
 

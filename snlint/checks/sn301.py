@@ -7,7 +7,7 @@ from typing import Iterator
 from snlint import facts as F
 from snlint.checks import fixable as at
 from snlint.checks.couplings import definition_of, trained_couplings
-from snlint.checks.emit import Emitter, describe
+from snlint.checks.emit import Emitter, describe, evidence as joined, lead_sentence
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
 from snlint.checks.verdicts import (
     leaf_has_batch_statistics, measured_batch_normalization, probed_sources,
@@ -37,9 +37,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             finding = emit.finding(
                 CODE, c.site,
                 f"{where}{c.what} in {describe(d.ref)} normalizes with the statistics of the "
-                f"current batch: when real and generated samples arrive in separate batches, "
-                f"those statistics alone tell them apart{c.lead}",
-                symbol=c.symbol, discriminator=d.ref, data={"layer": c.what}).with_(related=c.related)
+                f"current batch",
+                symbol=c.symbol, discriminator=d.ref, data={"layer": c.what},
+                evidence=joined(lead_sentence(c.lead), _MECHANISM)).with_(related=c.related)
             if runtime is not None:
                 built = c.built or c.site
                 shown = [m for m in runtime.leaves_built_at(built) if leaf_has_batch_statistics(m)]
@@ -57,17 +57,20 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 shown.append(Shown(
                     runtime, CODE, m.param_site or m.site, m.path,
                     f"{m.type_name} `{m.path}` in {describe(runtime.ref) or 'the discriminator'} "
-                    f"normalizes with the statistics of the current batch {why} ({evidence}): "
-                    "when real and generated samples arrive in separate batches, "
-                    "those statistics alone tell them apart",
-                    {"layer": m.type_name, **({"measured": True} if m.path in probed else {})}))
+                    f"normalizes with the statistics of the current batch {why}",
+                    {"layer": m.type_name, **({"measured": True} if m.path in probed else {})},
+                    evidence=f"{evidence[0].upper()}{evidence[1:]}. {_MECHANISM}"))
         shown += [Shown(runtime, CODE, site, "",
                         f"`F.batch_norm` in {describe(runtime.ref) or 'the discriminator'} "
                         "normalizes with the statistics of the current batch in training",
-                        {"layer": "F.batch_norm"}, layers=False)
+                        {"layer": "F.batch_norm"}, layers=False, evidence=_MECHANISM)
                   for site in runtime.facts.batch_norm_calls if id(site) not in shown_by_source]
         shown += _standardizing(runtime, probed.values(), by_source)
     yield from runtime_only(emit, shown)
+
+
+_MECHANISM = ("When real and generated samples arrive in separate batches, those statistics "
+              "alone tell them apart.")
 
 
 def _measured(path: str) -> str:
@@ -94,12 +97,12 @@ def _standardizing(runtime, sources, by_source: list[Location]) -> list[Shown]:
         found.append(Shown(
             runtime, CODE, site, path,
             f"{source.get('type', 'a module')} `{path}` in "
-            f"{describe(runtime.ref) or 'the discriminator'} mixes samples across the batch: "
-            f"it standardizes with the statistics of the current batch ({_measured(path)}, "
-            "which stays the same when every sample's input to it is scaled and shifted "
-            "alike, as a batch norm's does): when real and generated samples arrive in "
-            "separate batches, those statistics alone tell them apart",
-            {"layer": source.get("type", ""), "measured": True}))
+            f"{describe(runtime.ref) or 'the discriminator'} standardizes with the statistics "
+            "of the current batch",
+            {"layer": source.get("type", ""), "measured": True},
+            evidence=f"{_measured(path)[0].upper()}{_measured(path)[1:]}, which stays the same "
+            "when every sample's input to it is scaled and shifted alike, as a batch norm's "
+            f"does. {_MECHANISM}"))
     return found
 
 

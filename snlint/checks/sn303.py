@@ -8,7 +8,7 @@ from typing import Iterator
 from snlint.checks.couplings import (
     called_couplings, candidates, coupled_discriminators, graph_evidence, reached,
 )
-from snlint.checks.emit import Emitter
+from snlint.checks.emit import Emitter, evidence as emitted_evidence
 from snlint.findings import Finding, place
 
 
@@ -33,15 +33,16 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 (penalty, site, reached(d, [penalty.forward]), found))
     for entries in at_site.values():
         penalty, site, ref, _ = entries[0]
-        subject, stats = candidates([(r, f) for _, _, r, f in entries])
+        subject, listed, stats = candidates([(r, f) for _, _, r, f in entries])
         assumed = penalty.forward.assumed
         finding = emit.finding(
             CODE, site,
             f"the gradient penalty at {place(penalty.grad.path, penalty.grad.span.line, site.path)} "
-            f"differentiates this output "
-            f"of {subject}, which has batch statistics ({stats}): each sample's "
-            f"score depends on the whole batch, so the per-sample gradient it constrains does "
-            f"not exist" + (f" ({assumed})" if assumed else ""),
-            symbol=penalty.forward.function, discriminator=ref)
+            f"differentiates this output of {subject}, which has batch statistics",
+            symbol=penalty.forward.function, discriminator=ref,
+            evidence=emitted_evidence(
+                f"Batch statistics: {stats}. Each sample's score depends on the whole batch, so "
+                f"the per-sample gradient the penalty constrains does not exist"
+                + (f" ({assumed})" if assumed else "") + ".", listed))
         # Only the graph pass's evidence makes it: `--no-graph` lacks it.
         yield replace(finding, pass_="graph") if all(graph_evidence(e[3]) for e in entries) else finding

@@ -89,30 +89,35 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     for entries in sorted(at_site.values(), key=lambda e: e[0][0].order):
         entries = _outermost(model, entries)
         a, b, first, second, ref, _, _ = entries[0]
-        subject, stats = candidates([(e[4], e[5]) for e in entries])
+        subject, listed, stats = candidates([(e[4], e[5]) for e in entries])
         assumed = a.assumed or b.assumed
         note = f" ({assumed})" if assumed else ""
         its = "its batch statistics" if len({e[4].cls for e in entries}) == 1 else "the batch statistics of each"
         evidence = {kind: why.render(first.path) for call in (a, b) for kind, why in call.evidence.items()}
         by_graph = all(graph_evidence(e[5]) for e in entries)
+        candidates_note = f" {listed}" if listed else ""
         if first == second:
             # One call run once per batch (`for x in (real, fake): D(x)`): no second call
             # to merge with, so no fix either.
             yield _passed(emit.finding(
                 CODE, first,
-                f"{_side(a, first.path)} and {_side(b, first.path)} go through {subject} here, one batch per run of "
-                f"this call; {its} ({stats}) then differ between the two batches and give "
-                f"real from fake away{note}",
-                symbol=a.function, discriminator=ref, data=evidence), by_graph)
+                f"{_kind(a)} and {_kind(b)} go through {subject} here as separate batches, "
+                f"one per run of this call",
+                symbol=a.function, discriminator=ref, data=evidence,
+                evidence=f"{_side(a, first.path)} and {_side(b, first.path)} go through {subject} "
+                f"here, one batch per run of this call; {its} ({stats}) then differ between the "
+                f"two batches and give real from fake away{note}.{candidates_note}"), by_graph)
             continue
         yield _passed(emit.finding(
             CODE, first,
-            f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
-            f"in a separate call at {place(second.path, second.span.line, first.path)}; {its} "
-            f"({stats}) then differ between the two batches and give "
-            f"real from fake away{note}",
+            f"{_kind(a)} here and {_kind(b)} at {place(second.path, second.span.line, first.path)} "
+            f"go through {subject} as separate batches",
             symbol=a.function, discriminator=ref,
-            data={"second": (second.path, second.span.line, second.span.column), **evidence}), by_graph)
+            data={"second": (second.path, second.span.line, second.span.column), **evidence},
+            evidence=f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
+            f"in a separate call at {place(second.path, second.span.line, first.path)}; {its} "
+            f"({stats}) then differ between the two batches and give real from fake away{note}."
+            f"{candidates_note}"), by_graph)
 
 
 def _passed(finding: Finding, by_graph: bool) -> Finding:
@@ -131,6 +136,10 @@ def _of(call, coupled) -> bool:
     """Whether the call reaches one of the batch-coupled discriminator classes."""
     module = call.module
     return module is not None and module.cls is not None and module.cls.qualname in coupled
+
+
+def _kind(call) -> str:
+    return "real samples" if call.kind == "real" else "generated samples"
 
 
 def _side(call, here: str) -> str:

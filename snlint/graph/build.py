@@ -448,7 +448,9 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
                 raise TypeError(f"{target.class_name}() did not return an nn.Module")
             model.train()
         except BaseException as exc:  # noqa: BLE001 - the user's constructor may raise anything
-            message = f"{target.class_name}() raised {one_line(exc)}"
+            about_arguments = about_constructor_arguments(exc)
+            message = f"{target.class_name}() raised {one_line(exc)}" + (
+                "" if about_arguments else ", an error in the project's code")
             site = error_site(exc.__traceback__)
             tried.append(call.describe(built=False))
             del exc
@@ -464,4 +466,17 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
         return Built(None, message, site)
     listed = "; ".join(f"({i}) {t}" for i, t in enumerate(tried, 1))
     count = f"{len(tried)} argument set{'s' if len(tried) != 1 else ''}"
-    return Built(None, message, site, f"tried {count}: {listed}{_suggestion(target, params)}")
+    # A [tool.snlint.models] entry helps where the arguments were wrong, not where the
+    # project's own code fails (a NameError, an import inside __init__).
+    suggestion = _suggestion(target, params) if about_arguments else ""
+    return Built(None, message, site, f"tried {count}: {listed}{suggestion}")
+
+
+def about_constructor_arguments(exc: BaseException) -> bool:
+    """Whether a constructor's failure may be about the arguments it was given: a
+    TypeError (the call's signature, `missing 1 required positional argument`, or a value
+    of the wrong type), or any error from the values snlint guessed for them (a size, a
+    config key); not one the project's code raises whatever the arguments (NameError,
+    ImportError, SyntaxError)."""
+    return not isinstance(exc, (NameError, ImportError, SyntaxError,
+                                NotImplementedError, RecursionError))

@@ -82,7 +82,9 @@ def _status_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: L
     if facts.status == "timeout":
         if facts.message.startswith("importing "):  # the runner's words for a hung import
             span = Span(1, 1, 1, 1)
-        return [diagnostic("SN911", path, f"graph pass: {facts.message}", span)]
+        return [diagnostic("SN911", path, f"graph pass: {facts.message}; raise the limit with "
+                                          "--graph-timeout SECONDS (graph-timeout in "
+                                          "[tool.snlint])", span)]
     if facts.status == "build_error":
         site, where = facts.error_site, ""
         shown = display_for(site.file) if site is not None else None

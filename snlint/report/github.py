@@ -5,8 +5,8 @@
 error / warning / info become `::error` / `::warning` / `::notice`. Values are escaped as
 the Actions toolkit escapes them (`escapeData`, `escapeProperty` in @actions/core): `%`,
 CR and LF in the message; also `:` and `,` in a property, where they would end the value.
-A notebook finding has no line of the .ipynb file to point at, so its annotation names
-the file alone and its message starts with `cell N:line:col`.
+A notebook finding points at the line of the .ipynb file's JSON text that holds its source
+line (as SARIF does), and its message starts with `cell N:line:col`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,12 @@ def annotation(finding: Finding) -> str:
         props += [("line", finding.line), ("col", finding.column),
                   ("endLine", finding.end_line), ("endColumn", finding.end_column)]
     else:
+        # As SARIF: the line of the .ipynb file's text that holds the source line.
         message = f"cell {finding.cell}:{finding.line}:{finding.column}: {message}"
+        span = finding.file_span
+        if span is not None:
+            props += [("line", span.line), ("col", span.column),
+                      ("endLine", span.end_line), ("endColumn", span.end_column)]
     properties = ",".join(f"{key}={escape_property(str(value))}" for key, value in props)
     return f"::{command} {properties}::{escape_data(message)}"
 

@@ -247,8 +247,17 @@ def _result(finding: Finding, index: int | None, fingerprint: str,
         "pass": finding.pass_,
         "discriminator": finding.discriminator.to_dict() if finding.discriminator else None,
     }
+    if finding.evidence_of() is not None:
+        # Why the finding holds, beyond its one-line message (`Finding.evidence_of`).
+        properties["evidence"] = finding.evidence_of()
+    region = _region(finding.line, finding.column, finding.end_line, finding.end_column)
     if finding.cell is not None:
-        properties["cell"] = finding.cell
+        # The region points into the .ipynb file's own text (the JSON string of the
+        # source line); the cell and the line and column within it are properties.
+        properties |= {"cell": finding.cell, "cellLine": finding.line, "cellColumn": finding.column}
+        span = finding.file_span
+        region = None if span is None else _region(span.line, span.column, span.end_line,
+                                                   span.end_column)
     result = {"ruleId": finding.code}
     if index is not None:
         result["ruleIndex"] = index
@@ -257,8 +266,7 @@ def _result(finding: Finding, index: int | None, fingerprint: str,
         "message": {"text": finding.message},
         "locations": [{"physicalLocation": {
             "artifactLocation": artifact_location(finding.path, root),
-            "region": _region(finding.line, finding.column, finding.end_line,
-                              finding.end_column),
+            **({"region": region} if region is not None else {}),
         }}],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
         "properties": properties,

@@ -81,6 +81,8 @@ def render_concise(findings: Iterable[Finding], *, color: bool = False,
     lines: list[str] = []
     for finding in findings:
         lines.append(header(finding, color=color, unsafe_fixes=unsafe_fixes))
+        if show_fixes:
+            lines.extend("  " + line for line in _evidence_lines(finding))
         if show_fixes and finding.fix is not None:
             lines.extend("  " + line for line in _fix_lines(finding, color, with_diff=True))
     return "\n".join(lines)
@@ -164,12 +166,21 @@ def _snippet(finding: Finding, lines: list[str], color: bool, notes: list[str]) 
     return out
 
 
-def _note_lines(finding: Finding, color: bool, unsafe_fixes: bool, show_fixes: bool) -> list[str]:
+def _evidence_lines(finding: Finding) -> list[str]:
+    """What the one-line message leaves out: the discriminator and why it is one, and the
+    finding's own evidence (the mechanism, measured values, candidates)."""
     notes = []
     ref = finding.discriminator
     if ref is not None:
-        detail = f"; {ref.detail}" if ref.detail else ""
+        detail = "".join(f"; {part}" for part in (ref.detail, ref.via) if part)
         notes.append(f"= discriminator: {ref.cls} (by {ref.evidence}{detail})")
+    if finding.evidence:
+        notes.append(f"= evidence: {one_line(finding.evidence)}")
+    return notes
+
+
+def _note_lines(finding: Finding, color: bool, unsafe_fixes: bool, show_fixes: bool) -> list[str]:
+    notes = _evidence_lines(finding)
     notes.extend(f"= via {r.path}:{r.span.line}:{r.span.column}" + (f": {r.message}" if r.message else "")
                  for r in finding.related)
     if finding.fix is not None:

@@ -147,22 +147,23 @@ def test_backbone_batch_norm_is_sn301_at_the_discriminators_line_and_feeds_sn401
     ]
     assert sn301.symbol == "Discriminator.backbone.bn1"
     assert sn301.message.startswith(
-        "BatchNorm2d `backbone.bn1` in Discriminator (used as a discriminator by the training "
-        "code; called on real and generated samples at module level) normalizes with the "
-        "statistics of the current batch in training mode (measured: perturbing sample 0 "
-        "changes the other samples' output of `backbone.bn1`)")
+        "BatchNorm2d `backbone.bn1` in Discriminator normalizes with the "
+        "statistics of the current batch in training mode")
+    assert sn301.evidence.startswith("Measured: perturbing sample 0 changes the other samples' output of `backbone.bn1`.")
+    assert sn301.evidence_of()["discriminator"] == (
+        "Discriminator: used as a discriminator by the training code; called on real and generated samples at module level")
     second = span_of(TRAIN, "D(fake.detach())")[0]
     line = span_of(BACKBONE_D, "backbones.resnet_tiny")[0]
-    assert f"in a separate call at line {second}" in sn401.message
+    assert f"in a separate call at line {second}" in sn401.explanation
     assert (f"its batch statistics (BatchNorm2d `backbone.bn1` at models.py:{line}, batch-coupled "
-            "as measured by the graph pass)") in sn401.message
+            "as measured by the graph pass)") in sn401.explanation
 
 
 def test_measured_coupling_feeds_sn303_for_a_penalty_through_the_backbone(tmp_path):
     findings = lint(tmp_path, {"models.py": BACKBONE_D, "train.py": TRAIN_GP},
                     packages={"backbones/__init__.py": BACKBONES}, select=["SN303"])
     assert where(findings) == [("SN303", "train.py", *span_of(TRAIN_GP, "D(x_hat)"), "graph")]
-    assert "batch-coupled as measured by the graph pass" in findings[0].message
+    assert "batch-coupled as measured by the graph pass" in findings[0].explanation
 
 
 WHITEN_D = '''
@@ -194,12 +195,10 @@ def test_hand_rolled_batch_standardizing_layer_is_sn301_and_its_reductions_are_p
         ("SN401", "train.py", *span_of(TRAIN, "D(real)"), "graph"),
     ]
     assert sn301.message.startswith(
-        "Whiten `norm` in Discriminator (used as a discriminator by the training code; called "
-        "on real and generated samples at module level) mixes samples across the batch: it "
-        "standardizes with the statistics of the current batch (measured: perturbing sample 0 "
-        "changes the other samples' output of `norm`")
+        "Whiten `norm` in Discriminator standardizes with the statistics of the current batch")
+    assert sn301.evidence.startswith("Measured: perturbing sample 0 changes the other samples' output of `norm`")
     line = span_of(WHITEN_D, "Whiten()")[0]
-    assert f"Whiten `norm` at models.py:{line}, batch-coupled as measured by the graph pass" in sn401.message
+    assert f"Whiten `norm` at models.py:{line}, batch-coupled as measured by the graph pass" in sn401.explanation
 
 
 def test_hand_rolled_layer_without_the_graph_pass_is_only_its_reductions(tmp_path):

@@ -298,3 +298,36 @@ def test_a_guessing_namespace_answers_with_the_projects_declared_option_defaults
         "ok", "built with the project's option defaults (opt.norm_D='instance': --norm_D "
               "default at options.py:4; opt.ndf=8: --ndf default at options.py:5)")
     assert [m.weight_shape for m in d.modules if m.type_name == "Conv2d"] == [(8, 3, 4, 4)]
+
+
+UNDEFINED = '''
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self, nc, ndf):
+            super().__init__()
+            self.c1 = nn.Conv2d(nc, ndf, 4, 2, 1)
+            self.act = activation_for(ndf)
+
+        def forward(self, x):
+            return self.act(self.c1(x))
+'''
+
+
+def test_sn912_for_an_error_in_the_projects_code_offers_no_models_entry(lint):
+    findings, _ = lint({"undefined.py": UNDEFINED})
+    [sn912] = [f for f in findings if f.code == "SN912"]
+    line = span_of(UNDEFINED, "activation_for(ndf)")[0]
+    assert "raised NameError: name 'activation_for' is not defined, an error in the project's " \
+        f"code (at undefined.py:{line})" in sn912.message
+    assert "[tool.snlint.models]" not in sn912.message
+
+
+def test_about_constructor_arguments_tells_argument_failures_from_the_projects_errors():
+    from snlint.graph.build import about_constructor_arguments
+
+    assert about_constructor_arguments(TypeError("__init__() missing 1 required positional argument: 'ndf'"))
+    assert about_constructor_arguments(ValueError("unsupported size 256"))
+    assert not about_constructor_arguments(NameError("name 'activation_for' is not defined"))
+    assert not about_constructor_arguments(ModuleNotFoundError("No module named 'apex'"))

@@ -150,7 +150,7 @@ def test_parametrization_weight_norm_counts_too_and_a_plain_layer_is_still_found
     plain = span_of(MULTI_SCALE, "nn.Conv1d(16, 1, 3, 1, padding=1)", nth=1)
     assert rule_findings(findings) == [("SN201", plain[0], "source+graph")]
     sn201 = next(f for f in findings if f.code == "SN201")
-    assert "1 of its 2 conv/linear sites" in sn201.message
+    assert "1 of its 2 conv/linear sites" in sn201.explanation
 
 
 def test_the_graph_records_weight_norm_per_leaf_for_both_apis(tmp_path):
@@ -216,7 +216,8 @@ def test_graph_findings_say_how_the_discriminator_was_built(built_with, suffix):
                            fallback=Location("d.py", Span(1, 1, 1, 2)))
     (finding,) = [f for f in found if not f.is_diagnostic]
     assert finding.code == "SN301"
-    assert finding.message.endswith("those statistics alone tell them apart" + suffix)
+    assert finding.message.endswith("the current batch in training mode" + suffix)
+    assert finding.evidence.endswith("those statistics alone tell them apart.")
 
 
 def test_a_finding_both_passes_see_carries_the_graph_note(tmp_path, monkeypatch):

@@ -148,8 +148,8 @@ def test_sn_added_by_a_name_filter_that_misses_the_head_is_sn201_with_its_measur
     found = findings(tmp_path, NAME_FILTER)
     head = span_of(NAME_FILTER, "nn.Conv2d(64, 1, 4, 1, 0)")
     assert where(found) == [("SN201", head[0], head[1], "graph")]
-    assert "normalizes its other conv/linear layers: it computes with its raw weight, σ = " \
-        in found[0].message
+    assert found[0].message.endswith("normalizes its other conv/linear layers")
+    assert found[0].evidence.startswith("It computes with its raw weight, σ = ")
     assert dict(found[0].data)["sigma"] > 1.5
 
 
@@ -194,7 +194,7 @@ def test_a_raw_head_beside_layers_measured_normalized_is_sn201_without_a_fix(tmp
     found = findings(tmp_path, OWN_CLASS)
     head = span_of(OWN_CLASS, "nn.Linear(64 * 8 * 8, 1)")
     assert where(found) == [("SN201", head[0], head[1], "graph")]
-    assert found[0].message.endswith("layers: it computes with its raw weight, σ = 12.8 (measured in a forward)")
+    assert found[0].evidence == "It computes with its raw weight, σ = 12.8 (measured in a forward)."
     assert found[0].fix is None
 
 

@@ -123,10 +123,8 @@ def test_runtime_only_findings_name_the_discriminator_as_the_source_rules_do(pro
     findings = run([str(project)], Config(root=project, graph=True)).findings
     sn301, sn201 = findings
     assert sn301.message.startswith(
-        "BatchNorm2d `norm` in Discriminator (a discriminator by its name) normalizes with the "
-        "statistics of the current batch in training mode (measured: perturbing sample 0 "
-        "changes the other samples' output of `norm`)")
-    assert sn201.message.startswith(
-        "Conv2d Discriminator.plain has no spectral norm, but Discriminator (a discriminator "
-        "by its name) normalizes its other conv/linear layers: it computes with its raw weight, "
-        "σ = 0.")
+        "BatchNorm2d `norm` in Discriminator normalizes with the statistics of the current batch in training mode")
+    assert sn301.evidence.startswith("Measured: perturbing sample 0 changes the other samples' output of `norm`.")
+    assert sn201.message == (
+        "Conv2d Discriminator.plain has no spectral norm, but Discriminator normalizes its other conv/linear layers")
+    assert sn201.evidence.startswith("It computes with its raw weight, σ = 0.")
