@@ -351,6 +351,7 @@ SHIFT, SCALE = 0.5, 3.0
 # meets positions whose batch variance is near eps (measured: 0.0042 of a spread of 1.5),
 # while what is not invariant moves by the shift or a factor of the scale (0.5 and more).
 INVARIANCE_TOLERANCE = 2e-2
+INVARIANT_SHARE = 0.95  # of the output's positions
 
 
 def _standardizes(fresh: Pristine, args: tuple, path: str) -> bool:
@@ -373,7 +374,13 @@ def _standardizes(fresh: Pristine, args: tuple, path: str) -> bool:
     spread = float((a - a.mean()).abs().max())
     if spread <= 1e-6:  # a constant output says nothing about how it was normalized
         return False
-    return float((a - b).abs().max()) <= INVARIANCE_TOLERANCE * spread
+    # Nearly every position, not every one: over a batch of two, some positions' batch
+    # variance is near a hand-written eps, and there the scaled input moves the output.
+    # What is not invariant (centering only, a concatenated statistic, a layer before the
+    # normalization) moves almost everywhere.
+    moved_by = (a - b).abs().flatten()
+    kept = max(1, int(INVARIANT_SHARE * moved_by.numel()))
+    return float(moved_by.kthvalue(kept).values) <= INVARIANCE_TOLERANCE * spread
 
 
 def _defined_at(cls: type) -> Site | None:
