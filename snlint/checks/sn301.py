@@ -41,10 +41,11 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 f"those statistics alone tell them apart{c.lead}",
                 symbol=c.symbol, discriminator=d.ref, data={"layer": c.what}).with_(related=c.related)
             if runtime is not None:
-                built = c.built or c.site
-                shown = [m for m in runtime.leaves_built_at(built) if leaf_has_batch_statistics(m)]
+                builts = [c.built or c.site, *c.also_built]
+                shown = [m for built in builts for m in runtime.leaves_built_at(built)
+                         if leaf_has_batch_statistics(m)]
                 shown += [s for s in runtime.facts.batch_norm_calls
-                          if s is not None and runtime.locate(s) == built]
+                          if s is not None and runtime.locate(s) in builts]
                 finding = confirmed_by(finding, runtime, shown, shown_by_source)
             yield finding
     shown: list[Shown] = []
