@@ -12,7 +12,9 @@ from snlint.checks.registry import run_checks
 from snlint.config import Config
 from snlint.findings import DiscriminatorRef, Finding, Location
 from snlint.graph import GraphTarget, run_graph
-from snlint.graph.diagnostics import import_diagnostics, refused_diagnostics, target_diagnostics
+from snlint.graph.diagnostics import (
+    import_diagnostics, installed, refused_diagnostics, target_diagnostics,
+)
 from snlint.link import link
 from snlint.link.freeze import freeze
 from snlint.link.arguments import candidates_for
@@ -61,7 +63,7 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
     # One SN910 per missing package or shared failing module, not one per file.
     findings += import_diagnostics([r for r in results if r.status == "import_error"],
                                    displays.get, lambda path: config.is_enabled("SN910", path),
-                                   lambda name: locate_module(name, config.root))
+                                   lambda name: locate_module(name, config.root), installed)
     for d, facts in zip(ds, results):
         if facts.status == "import_error":
             findings.extend(refused_diagnostics(facts, Location(d.file.path, d.cls.span)))

@@ -135,6 +135,18 @@ def test_a_module_the_project_holds_elsewhere_is_not_a_package_to_install():
     assert install_hint("models.missing", locate) == "--ignore SN910 to silence"
 
 
+def test_a_module_an_installed_package_lacks_asks_for_another_version_not_an_install():
+    def is_installed(top):
+        return top == "torchvision"
+
+    name = "torchvision.transforms.functional_tensor"
+    assert install_hint(name, is_installed=is_installed) == (
+        "torchvision is installed but has no torchvision.transforms.functional_tensor: install "
+        "the version of torchvision the project's packages need, or --ignore SN910")
+    assert install_hint("torchvision", is_installed=is_installed) == (
+        "pip install torchvision, or --ignore SN910")
+
+
 # ------------------------------------------------------------------ summary
 
 
@@ -196,6 +208,14 @@ def test_summary_lists_no_module_the_project_holds_as_a_package():
                import_error("gan/e.py", "ModuleNotFoundError: No module named '_tkinter'"),
                import_error("gan/f.py", "ModuleNotFoundError: No module named 'dill'")]
     text = graph_summary(results, locate=lambda name: "third_party" if name == "blocks" else None)
+    assert text.splitlines()[-1] == "missing packages: dill (1 class)"
+
+
+def test_summary_lists_no_installed_package_that_lacks_a_module_as_missing():
+    results = [import_error("archs/d.py", "ModuleNotFoundError: No module named "
+                            "'torchvision.transforms.functional_tensor'"),
+               import_error("gan/f.py", "ModuleNotFoundError: No module named 'dill'")]
+    text = graph_summary(results, is_installed=lambda top: top == "torchvision")
     assert text.splitlines()[-1] == "missing packages: dill (1 class)"
 
 

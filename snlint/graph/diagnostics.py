@@ -6,6 +6,7 @@ Parent side: plain data in, findings and text out; no torch.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from dataclasses import field
@@ -129,6 +130,25 @@ _MISSING = re.compile(r"^ModuleNotFoundError: No module named '([^']+)'")
 # Where a missing top-level module is in the project (a folder relative to the project
 # root, "" for the root itself), or None when it is not.
 Locate = Callable[[str], "str | None"]
+# Whether a top-level package is installed where the graph pass imports.
+Installed = Callable[[str], bool]
+
+
+def installed(top: str) -> bool:
+    """Whether `top` is importable from this interpreter (the one the worker runs), found
+    without importing it."""
+    try:
+        return importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _version_mismatch(name: str, is_installed: Installed | None) -> bool:
+    """`x.y` missing while package `x` is installed: `x` lacks a module another package
+    expects (basicsr imports `torchvision.transforms.functional_tensor`, which newer
+    torchvision removed); installing `x` changes nothing."""
+    top, dot, _ = name.partition(".")
+    return bool(dot) and is_installed is not None and is_installed(top)
 
 
 def missing_module(message: str) -> str | None:
@@ -137,7 +157,7 @@ def missing_module(message: str) -> str | None:
     return match.group(1) if match else None
 
 
-def install_hint(name: str, locate: Locate | None = None) -> str:
+def install_hint(name: str, locate: Locate | None = None, is_installed: Installed | None = None) -> str:
     """What makes a missing module importable, then how to silence the note."""
     top = name.partition(".")[0]
     folder = locate(top) if locate is not None else None
@@ -145,6 +165,9 @@ def install_hint(name: str, locate: Locate | None = None) -> str:
         return f"add \"{folder}\" to [tool.snlint] graph-paths, or --ignore SN910"
     if folder == "" or top in NOT_ON_PIP or top.startswith("_"):
         return "--ignore SN910 to silence"
+    if _version_mismatch(name, is_installed):
+        return (f"{top} is installed but has no {name}: install the version of {top} the "
+                "project's packages need, or --ignore SN910")
     return f"pip install {PIP_NAMES.get(top, top)}, or --ignore SN910"
 
 
@@ -167,7 +190,8 @@ def _cause(facts: TargetFacts) -> tuple:
 
 def import_diagnostics(failed: list[TargetFacts], display_for: DisplayFor,
                        enabled: Callable[[str], bool] = lambda path: True,
-                       locate: Locate | None = None) -> list[Finding]:
+                       locate: Locate | None = None,
+                       is_installed: Installed | None = None) -> list[Finding]:
     """One SN910 per cause of failed imports, not one per file or class.
 
     A group sits in its first file (by path) where SN910 is `enabled`: at the line that
@@ -190,7 +214,7 @@ def import_diagnostics(failed: list[TargetFacts], display_for: DisplayFor,
                           and _same_file(m.error_site.file, m.target.file)), first)
             reason = reason.removeprefix("ModuleNotFoundError: ")
         span, where = _failure_place(first, display_for)
-        hint = install_hint(cause[1], locate) if cause[0] == "missing" else ""
+        hint = install_hint(cause[1], locate, is_installed) if cause[0] == "missing" else ""
         notes = [note for note in (where, hint) if note]
         reason += f" ({'; '.join(notes)})" if notes else ""
         if len(members) == 1:
@@ -279,7 +303,8 @@ def _seconds(facts: TargetFacts) -> str:
     return f"{facts.seconds:.1f} s" if facts.seconds else "-"
 
 
-def missing_packages(results: list[TargetFacts], locate: Locate | None = None) -> str:
+def missing_packages(results: list[TargetFacts], locate: Locate | None = None,
+                     is_installed: Installed | None = None) -> str:
     """`missing packages: tensorflow (3 classes), dill (1)`: each pip name once, with
     how many classes it kept from being imported; "" when none. A module the project
     holds (`locate`) or no pip install brings is no package: its SN910 says what to do."""
@@ -296,6 +321,8 @@ def missing_packages(results: list[TargetFacts], locate: Locate | None = None) -
                     located[top] = locate(top) is not None
                 if located[top]:
                     continue
+            if _version_mismatch(name, is_installed):
+                continue
             package = PIP_NAMES.get(top, top)
             counts[package] = counts.get(package, 0) + 1
     if not counts:
@@ -307,7 +334,7 @@ def missing_packages(results: list[TargetFacts], locate: Locate | None = None) -
 
 
 def graph_summary(results: list[TargetFacts], limit: int = SUMMARY_LINES,
-                  locate: Locate | None = None) -> str:
+                  locate: Locate | None = None, is_installed: Installed | None = None) -> str:
     """The graph pass's account of a run, for standard error; "" when nothing was tried.
 
         graph pass: 2 discriminators built (1 traced, 2 probed), 1 not built
@@ -342,7 +369,7 @@ def graph_summary(results: list[TargetFacts], limit: int = SUMMARY_LINES,
               for t, n, r in zip(times, names, shown)]
     if len(results) > limit:
         lines.append(f"  and {len(results) - limit} more")
-    missing = missing_packages(results, locate)
+    missing = missing_packages(results, locate, is_installed)
     if missing:
         lines.append(missing)
     return "\n".join(lines)
