@@ -31,6 +31,18 @@ def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:
     return None
 
 
+def _trained_instances(project, d) -> list:
+    """The instances of `d` to build it as: not one a factory run on its own builds in a
+    branch of a key it was not given (`elif netD == 'pixel':` in a `define_D` whose
+    `norm='batch'` default every call replaces), where the project always passes the
+    defaults that decide its layers (`Discriminator.unused_defaults`): SN301 judges the
+    class without them too (`snlint.checks.couplings.couplings`)."""
+    instances = project.instances_of(d.cls.qualname)
+    if not d.unused_defaults:
+        return instances
+    return [i for i in instances if not i.branches]
+
+
 def graph_pass(project, config: Config, only: set[str] | None = None,
                graph_run=None, session=None) -> tuple[list[Finding], dict]:
     """The graph pass's diagnostics (SN91x), and the facts of each discriminator class it
@@ -48,7 +60,7 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
                                    _model_kwargs(config, rel, d.cls.name), str(config.root),
                                    paths=import_roots(absolute, config.root, config.graph_paths),
                                    line=d.cls.span.line,
-                                   candidates=candidates_for(project.instances_of(d.cls.qualname)),
+                                   candidates=candidates_for(_trained_instances(project, d)),
                                    options=options))
         ds.append(d)
     if not targets:

@@ -49,10 +49,12 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 finding = confirmed_by(finding, runtime, shown, shown_by_source)
             yield finding
     shown: list[Shown] = []
-    for runtime in model.runtime.values():
+    unused = {d.cls.qualname: d.unused_defaults for d in model.discriminators}
+    for qualname, runtime in model.runtime.items():
         probed = {s.get("path"): s for s in probed_sources(runtime.facts)}
         for m in runtime.facts.modules:
-            if leaf_has_batch_statistics(m) and id(m) not in shown_by_source:
+            if leaf_has_batch_statistics(m) and id(m) not in shown_by_source and not (
+                    _unused_default(runtime, m, unused.get(qualname, frozenset()))):
                 why = "in training mode" if m.training else "(track_running_stats=False)"
                 evidence = _measured(m.path) if m.path in probed else "seen in the built model"
                 shown.append(Shown(
@@ -69,6 +71,15 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                   for site in runtime.facts.batch_norm_calls if id(site) not in shown_by_source]
         shown += _standardizing(runtime, probed.values(), by_source)
     yield from runtime_only(emit, shown)
+
+
+def _unused_default(runtime, m, unused: frozenset) -> bool:
+    """Built by a parameter's default (`norm_layer=nn.BatchNorm2d`) that every call in the
+    project replaces: the source judges the class without it, and so does the graph pass."""
+    if m.param_site is None or not unused:
+        return False
+    at = runtime.locate(m.param_site)
+    return (at.path, at.span) in unused
 
 
 def _measured(path: str) -> str:

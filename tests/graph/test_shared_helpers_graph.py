@@ -105,3 +105,47 @@ def test_every_batch_norm_a_super_call_builds_is_the_subclass_finding_not_a_seco
         ("SN301", 12, "Discriminator.main.3", "source+graph"),
         ("SN301", 14, "Discriminator.main.5", "source+graph"),
         ("SN301", 24, "Discriminator32.main.1", "source+graph")]
+
+
+# A factory's `norm="batch"` default every call replaces, and a class built only in a
+# branch of a key the training code does not pass (contrastive-unpaired-translation's
+# define_D with `--netD pixel`, `--normD instance` by default).
+FACTORY_BRANCH_WITH_UNUSED_DEFAULT = {
+    "nets.py": """\
+import torch.nn as nn
+
+
+class PixelDiscriminator(nn.Module):
+    def __init__(self, nc, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.conv = nn.Conv2d(nc, 64, 1)
+        self.norm = norm_layer(64)
+        self.head = nn.Conv2d(64, 1, 1)
+
+    def forward(self, x):
+        return self.head(self.norm(self.conv(x)))
+
+
+def define_D(nc, netD, norm="batch"):
+    norm_layer = nn.BatchNorm2d if norm == "batch" else nn.InstanceNorm2d
+    if netD == "pixel":
+        return PixelDiscriminator(nc, norm_layer=norm_layer)
+    raise NotImplementedError(netD)
+""",
+    "train.py": """\
+import argparse
+from nets import define_D
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--netD", default="basic")
+parser.add_argument("--normD", default="instance")
+opt = parser.parse_args()
+D = define_D(3, opt.netD, opt.normD)
+""",
+}
+
+
+def test_a_factory_branch_the_project_never_takes_is_no_finding_with_the_graph_pass(tmp_path, monkeypatch):
+    write_project(tmp_path, FACTORY_BRANCH_WITH_UNUSED_DEFAULT)
+    assert lint_json(tmp_path, monkeypatch, "--no-graph") == (0, [])
+    assert lint_json(tmp_path, monkeypatch, "--graph") == (0, [])
