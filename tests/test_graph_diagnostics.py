@@ -89,6 +89,17 @@ def test_a_submodule_of_a_missing_package_groups_by_the_missing_name():
     ]
 
 
+def test_workers_that_crashed_while_importing_are_one_note_per_exit_code():
+    failed = [import_error(f"{name}.py", f"the worker process exited (code -11) while importing "
+                           f"{name}.py: I0000 {pid} port.cc:153] oneDNN custom operations are on")
+              for name, pid in (("a", 2758), ("b", 2844))]
+    assert notes(failed) == [(
+        "SN910", "a.py", 1, 1,
+        "graph pass: 2 modules not imported: the worker process exited (code -11) while "
+        "importing a.py: I0000 2758 port.cc:153] oneDNN custom operations are on; "
+        "blocked: a.py, b.py")]
+
+
 def test_one_error_raised_in_a_shared_module_is_one_note():
     message = "RuntimeError: CUDA is not available"
     failed = [import_error(f"{name}.py", message, ("common/env.py", 7)) for name in "abcdefg"]

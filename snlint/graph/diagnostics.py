@@ -127,6 +127,8 @@ PIP_NAMES = {
 NOT_ON_PIP = frozenset({"tkinter", "_tkinter", "_lzma", "_bz2", "_sqlite3", "_ctypes", "readline"})
 
 _MISSING = re.compile(r"^ModuleNotFoundError: No module named '([^']+)'")
+# `snlint.graph.runner`'s message for a worker that died while importing.
+_CRASHED = re.compile(r"^the worker process exited \(code (-?\d+)\) while importing ")
 # Where a missing top-level module is in the project (a folder relative to the project
 # root, "" for the root itself), or None when it is not.
 Locate = Callable[[str], "str | None"]
@@ -182,6 +184,12 @@ def _cause(facts: TargetFacts) -> tuple:
     name = missing_module(facts.message)
     if name is not None:
         return ("missing", name)
+    crashed = _CRASHED.match(facts.message)
+    if crashed:
+        # A native crash (torch and tensorflow in one process) leaves no Python error to
+        # compare, and the stderr tail after it differs from worker to worker (times,
+        # process ids, scratch folders): one note per exit code.
+        return ("crashed", crashed.group(1))
     site = facts.error_site
     if site is None or not _same_file(site.file, facts.target.file):
         return ("error", facts.message, site.file if site else None, site.line if site else None)
