@@ -722,13 +722,14 @@ def _progress(quiet: bool):
 def _graph_summary(results, root) -> None:
     """What the graph pass did with each class, on standard error after a run with it;
     stdout keeps only the report (JSON and SARIF stay parseable)."""
-    from snlint.graph.diagnostics import graph_summary
+    from snlint.graph.diagnostics import graph_summary, installed
 
     text = ""
     if results:
         from snlint.link.roots import locate_module
 
-        text = graph_summary(results, locate=lambda name: locate_module(name, root))
+        text = graph_summary(results, locate=lambda name: locate_module(name, root),
+                             is_installed=installed)
     if text:
         try:
             click.echo(text, err=True)

@@ -12,7 +12,9 @@ from snlint.checks.registry import run_checks
 from snlint.config import Config
 from snlint.findings import DiscriminatorRef, Finding, Location
 from snlint.graph import GraphTarget, run_graph
-from snlint.graph.diagnostics import import_diagnostics, refused_diagnostics, target_diagnostics
+from snlint.graph.diagnostics import (
+    import_diagnostics, installed, refused_diagnostics, target_diagnostics,
+)
 from snlint.link import link
 from snlint.link.freeze import freeze
 from snlint.link.arguments import candidates_for
@@ -27,6 +29,18 @@ def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:
         if name == cls and (path == relpath or relpath.endswith("/" + path)):
             return dict(value)
     return None
+
+
+def _trained_instances(project, d) -> list:
+    """The instances of `d` to build it as: not one a factory run on its own builds in a
+    branch of a key it was not given (`elif netD == 'pixel':` in a `define_D` whose
+    `norm='batch'` default every call replaces), where the project always passes the
+    defaults that decide its layers (`Discriminator.unused_defaults`): SN301 judges the
+    class without them too (`snlint.checks.couplings.couplings`)."""
+    instances = project.instances_of(d.cls.qualname)
+    if not d.unused_defaults:
+        return instances
+    return [i for i in instances if not i.branches]
 
 
 def graph_pass(project, config: Config, only: set[str] | None = None,
@@ -46,7 +60,7 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
                                    _model_kwargs(config, rel, d.cls.name), str(config.root),
                                    paths=import_roots(absolute, config.root, config.graph_paths),
                                    line=d.cls.span.line,
-                                   candidates=candidates_for(project.instances_of(d.cls.qualname)),
+                                   candidates=candidates_for(_trained_instances(project, d)),
                                    options=options))
         ds.append(d)
     if not targets:
@@ -61,7 +75,7 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
     # One SN910 per missing package or shared failing module, not one per file.
     findings += import_diagnostics([r for r in results if r.status == "import_error"],
                                    displays.get, lambda path: config.is_enabled("SN910", path),
-                                   lambda name: locate_module(name, config.root))
+                                   lambda name: locate_module(name, config.root), installed)
     for d, facts in zip(ds, results):
         if facts.status == "import_error":
             findings.extend(refused_diagnostics(facts, Location(d.file.path, d.cls.span)))

@@ -89,6 +89,17 @@ def test_a_submodule_of_a_missing_package_groups_by_the_missing_name():
     ]
 
 
+def test_workers_that_crashed_while_importing_are_one_note_per_exit_code():
+    failed = [import_error(f"{name}.py", f"the worker process exited (code -11) while importing "
+                           f"{name}.py: I0000 {pid} port.cc:153] oneDNN custom operations are on")
+              for name, pid in (("a", 2758), ("b", 2844))]
+    assert notes(failed) == [(
+        "SN910", "a.py", 1, 1,
+        "graph pass: 2 modules not imported: the worker process exited (code -11) while "
+        "importing a.py: I0000 2758 port.cc:153] oneDNN custom operations are on; "
+        "blocked: a.py, b.py")]
+
+
 def test_one_error_raised_in_a_shared_module_is_one_note():
     message = "RuntimeError: CUDA is not available"
     failed = [import_error(f"{name}.py", message, ("common/env.py", 7)) for name in "abcdefg"]
@@ -133,6 +144,18 @@ def test_a_module_the_project_holds_elsewhere_is_not_a_package_to_install():
         "add \"third_party\" to [tool.snlint] graph-paths, or --ignore SN910")
     # A project package already at the root: a submodule is missing, not a package.
     assert install_hint("models.missing", locate) == "--ignore SN910 to silence"
+
+
+def test_a_module_an_installed_package_lacks_asks_for_another_version_not_an_install():
+    def is_installed(top):
+        return top == "torchvision"
+
+    name = "torchvision.transforms.functional_tensor"
+    assert install_hint(name, is_installed=is_installed) == (
+        "torchvision is installed but has no torchvision.transforms.functional_tensor: install "
+        "the version of torchvision the project's packages need, or --ignore SN910")
+    assert install_hint("torchvision", is_installed=is_installed) == (
+        "pip install torchvision, or --ignore SN910")
 
 
 # ------------------------------------------------------------------ summary
@@ -196,6 +219,14 @@ def test_summary_lists_no_module_the_project_holds_as_a_package():
                import_error("gan/e.py", "ModuleNotFoundError: No module named '_tkinter'"),
                import_error("gan/f.py", "ModuleNotFoundError: No module named 'dill'")]
     text = graph_summary(results, locate=lambda name: "third_party" if name == "blocks" else None)
+    assert text.splitlines()[-1] == "missing packages: dill (1 class)"
+
+
+def test_summary_lists_no_installed_package_that_lacks_a_module_as_missing():
+    results = [import_error("archs/d.py", "ModuleNotFoundError: No module named "
+                            "'torchvision.transforms.functional_tensor'"),
+               import_error("gan/f.py", "ModuleNotFoundError: No module named 'dill'")]
+    text = graph_summary(results, is_installed=lambda top: top == "torchvision")
     assert text.splitlines()[-1] == "missing packages: dill (1 class)"
 
 

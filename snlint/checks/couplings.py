@@ -36,6 +36,10 @@ class Coupling:
     # (`snlint.checks.shared`).
     related: tuple = ()
     built: Location | None = None  # where it is built as the graph pass records it, when not `site`
+    # Where the other layers `site` leads to are built (a base class's `__init__` called
+    # through `super()` builds three batch norms): the graph pass's layers built there
+    # are this finding's too.
+    also_built: tuple = ()
     lead: str = ""  # how `site` leads to it, the end of a message (`own_site`)
 
 
@@ -228,9 +232,14 @@ def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> l
             if runtime is not None and runtime_clears_batch_norm(runtime, built):
                 continue  # built, and kept in eval mode there
             site, related, lead = (built, (), "") if m.layer.origin is not None else own_site(model, d, m)
-            found.setdefault((site.path, site.span), Coupling(
-                site, m.layer.short_type, m.symbol, via_default=m.layer.origin is not None,
-                related=related, built=built if site is not built else None, lead=lead))
+            key = (site.path, site.span)
+            known = found.get(key)
+            if known is None:
+                found[key] = Coupling(
+                    site, m.layer.short_type, m.symbol, via_default=m.layer.origin is not None,
+                    related=related, built=built if site is not built else None, lead=lead)
+            elif site is not built and built not in (known.built, *known.also_built):
+                found[key] = replace(known, also_built=(*known.also_built, built))
     for call in model.batch_norm_calls:
         owner = call.owner
         if owner is not None and owner.cls is not None and owner.cls.qualname in classes:

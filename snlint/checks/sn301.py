@@ -41,17 +41,20 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 symbol=c.symbol, discriminator=d.ref, data={"layer": c.what},
                 evidence=joined(lead_sentence(c.lead), _MECHANISM)).with_(related=c.related)
             if runtime is not None:
-                built = c.built or c.site
-                shown = [m for m in runtime.leaves_built_at(built) if leaf_has_batch_statistics(m)]
+                builts = [c.built or c.site, *c.also_built]
+                shown = [m for built in builts for m in runtime.leaves_built_at(built)
+                         if leaf_has_batch_statistics(m)]
                 shown += [s for s in runtime.facts.batch_norm_calls
-                          if s is not None and runtime.locate(s) == built]
+                          if s is not None and runtime.locate(s) in builts]
                 finding = confirmed_by(finding, runtime, shown, shown_by_source)
             yield finding
     shown: list[Shown] = []
-    for runtime in model.runtime.values():
+    unused = {d.cls.qualname: d.unused_defaults for d in model.discriminators}
+    for qualname, runtime in model.runtime.items():
         probed = {s.get("path"): s for s in probed_sources(runtime.facts)}
         for m in runtime.facts.modules:
-            if leaf_has_batch_statistics(m) and id(m) not in shown_by_source:
+            if leaf_has_batch_statistics(m) and id(m) not in shown_by_source and not (
+                    _unused_default(runtime, m, unused.get(qualname, frozenset()))):
                 why = "in training mode" if m.training else "(track_running_stats=False)"
                 evidence = _measured(m.path) if m.path in probed else "seen in the built model"
                 shown.append(Shown(
@@ -71,6 +74,15 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
 _MECHANISM = ("When real and generated samples arrive in separate batches, those statistics "
               "alone tell them apart.")
+
+
+def _unused_default(runtime, m, unused: frozenset) -> bool:
+    """Built by a parameter's default (`norm_layer=nn.BatchNorm2d`) that every call in the
+    project replaces: the source judges the class without it, and so does the graph pass."""
+    if m.param_site is None or not unused:
+        return False
+    at = runtime.locate(m.param_site)
+    return (at.path, at.span) in unused
 
 
 def _measured(path: str) -> str:

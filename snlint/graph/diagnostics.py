@@ -6,6 +6,7 @@ Parent side: plain data in, findings and text out; no torch.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from dataclasses import field
@@ -128,9 +129,30 @@ PIP_NAMES = {
 NOT_ON_PIP = frozenset({"tkinter", "_tkinter", "_lzma", "_bz2", "_sqlite3", "_ctypes", "readline"})
 
 _MISSING = re.compile(r"^ModuleNotFoundError: No module named '([^']+)'")
+# `snlint.graph.runner`'s message for a worker that died while importing.
+_CRASHED = re.compile(r"^the worker process exited \(code (-?\d+)\) while importing ")
 # Where a missing top-level module is in the project (a folder relative to the project
 # root, "" for the root itself), or None when it is not.
 Locate = Callable[[str], "str | None"]
+# Whether a top-level package is installed where the graph pass imports.
+Installed = Callable[[str], bool]
+
+
+def installed(top: str) -> bool:
+    """Whether `top` is importable from this interpreter (the one the worker runs), found
+    without importing it."""
+    try:
+        return importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _version_mismatch(name: str, is_installed: Installed | None) -> bool:
+    """`x.y` missing while package `x` is installed: `x` lacks a module another package
+    expects (basicsr imports `torchvision.transforms.functional_tensor`, which newer
+    torchvision removed); installing `x` changes nothing."""
+    top, dot, _ = name.partition(".")
+    return bool(dot) and is_installed is not None and is_installed(top)
 
 
 def missing_module(message: str) -> str | None:
@@ -139,7 +161,7 @@ def missing_module(message: str) -> str | None:
     return match.group(1) if match else None
 
 
-def install_hint(name: str, locate: Locate | None = None) -> str:
+def install_hint(name: str, locate: Locate | None = None, is_installed: Installed | None = None) -> str:
     """What makes a missing module importable, then how to silence the note."""
     top = name.partition(".")[0]
     folder = locate(top) if locate is not None else None
@@ -147,6 +169,9 @@ def install_hint(name: str, locate: Locate | None = None) -> str:
         return f"add \"{folder}\" to [tool.snlint] graph-paths, or --ignore SN910"
     if folder == "" or top in NOT_ON_PIP or top.startswith("_"):
         return "--ignore SN910 to silence"
+    if _version_mismatch(name, is_installed):
+        return (f"{top} is installed but has no {name}: install the version of {top} the "
+                "project's packages need, or --ignore SN910")
     return f"pip install {PIP_NAMES.get(top, top)}, or --ignore SN910"
 
 
@@ -161,6 +186,12 @@ def _cause(facts: TargetFacts) -> tuple:
     name = missing_module(facts.message)
     if name is not None:
         return ("missing", name)
+    crashed = _CRASHED.match(facts.message)
+    if crashed:
+        # A native crash (torch and tensorflow in one process) leaves no Python error to
+        # compare, and the stderr tail after it differs from worker to worker (times,
+        # process ids, scratch folders): one note per exit code.
+        return ("crashed", crashed.group(1))
     site = facts.error_site
     if site is None or not _same_file(site.file, facts.target.file):
         return ("error", facts.message, site.file if site else None, site.line if site else None)
@@ -169,7 +200,8 @@ def _cause(facts: TargetFacts) -> tuple:
 
 def import_diagnostics(failed: list[TargetFacts], display_for: DisplayFor,
                        enabled: Callable[[str], bool] = lambda path: True,
-                       locate: Locate | None = None) -> list[Finding]:
+                       locate: Locate | None = None,
+                       is_installed: Installed | None = None) -> list[Finding]:
     """One SN910 per cause of failed imports, not one per file or class.
 
     A group sits in its first file (by path) where SN910 is `enabled`: at the line that
@@ -192,7 +224,7 @@ def import_diagnostics(failed: list[TargetFacts], display_for: DisplayFor,
                           and _same_file(m.error_site.file, m.target.file)), first)
             reason = reason.removeprefix("ModuleNotFoundError: ")
         span, where = _failure_place(first, display_for)
-        hint = install_hint(cause[1], locate) if cause[0] == "missing" else ""
+        hint = install_hint(cause[1], locate, is_installed) if cause[0] == "missing" else ""
         notes = [note for note in (where, hint) if note]
         reason += f" ({'; '.join(notes)})" if notes else ""
         if len(members) == 1:
@@ -281,7 +313,8 @@ def _seconds(facts: TargetFacts) -> str:
     return f"{facts.seconds:.1f} s" if facts.seconds else "-"
 
 
-def missing_packages(results: list[TargetFacts], locate: Locate | None = None) -> str:
+def missing_packages(results: list[TargetFacts], locate: Locate | None = None,
+                     is_installed: Installed | None = None) -> str:
     """`missing packages: tensorflow (3 classes), dill (1)`: each pip name once, with
     how many classes it kept from being imported; "" when none. A module the project
     holds (`locate`) or no pip install brings is no package: its SN910 says what to do."""
@@ -298,6 +331,8 @@ def missing_packages(results: list[TargetFacts], locate: Locate | None = None) -
                     located[top] = locate(top) is not None
                 if located[top]:
                     continue
+            if _version_mismatch(name, is_installed):
+                continue
             package = PIP_NAMES.get(top, top)
             counts[package] = counts.get(package, 0) + 1
     if not counts:
@@ -309,7 +344,7 @@ def missing_packages(results: list[TargetFacts], locate: Locate | None = None) -
 
 
 def graph_summary(results: list[TargetFacts], limit: int = SUMMARY_LINES,
-                  locate: Locate | None = None) -> str:
+                  locate: Locate | None = None, is_installed: Installed | None = None) -> str:
     """The graph pass's account of a run, for standard error; "" when nothing was tried.
 
         graph pass: 2 discriminators built (1 traced, 2 probed), 1 not built
@@ -344,7 +379,7 @@ def graph_summary(results: list[TargetFacts], limit: int = SUMMARY_LINES,
               for t, n, r in zip(times, names, shown)]
     if len(results) > limit:
         lines.append(f"  and {len(results) - limit} more")
-    missing = missing_packages(results, locate)
+    missing = missing_packages(results, locate, is_installed)
     if missing:
         lines.append(missing)
     return "\n".join(lines)
