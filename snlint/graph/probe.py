@@ -292,15 +292,7 @@ def _called_at(fresh: Pristine, args: tuple, path: str) -> Site | None:
         raise _Captured
 
     try:
-        with fresh.use() as model:
-            handle = module.register_forward_pre_hook(pre)
-            try:
-                with torch.no_grad():
-                    model(*args)
-            except _Captured:
-                pass
-            finally:
-                handle.remove()
+        _forward_until_captured(fresh, args, module, pre=pre)
     except Exception:  # only a location: without it, nothing is decided
         return None
     return found[0] if found else None
@@ -308,6 +300,24 @@ def _called_at(fresh: Pristine, args: tuple, path: str) -> Site | None:
 
 class _Captured(Exception):
     """Ends a forward once the module under study has returned: the rest is not needed."""
+
+
+def _forward_until_captured(fresh: Pristine, args: tuple, module: nn.Module,
+                            pre: Callable | None = None, post: Callable | None = None) -> None:
+    """A forward on `args` from the built state with hooks on `module`, ended early by a
+    hook that raises `_Captured` once it has what it came for."""
+    with fresh.use() as model:
+        handles = [module.register_forward_pre_hook(pre)] if pre is not None else []
+        if post is not None:
+            handles.append(module.register_forward_hook(post))
+        try:
+            with torch.no_grad():
+                model(*args)
+        except _Captured:
+            pass
+        finally:
+            for handle in handles:
+                handle.remove()
 
 
 def _output_of(fresh: Pristine, args: tuple, path: str,
@@ -333,16 +343,7 @@ def _output_of(fresh: Pristine, args: tuple, path: str,
         seen.append(out.detach().clone() if out is not None else None)
         raise _Captured
 
-    with fresh.use() as model:
-        handles = [module.register_forward_pre_hook(pre), module.register_forward_hook(post)]
-        try:
-            with torch.no_grad():
-                model(*args)
-        except _Captured:
-            pass
-        finally:
-            for handle in handles:
-                handle.remove()
+    _forward_until_captured(fresh, args, module, pre=pre, post=post)
     return tuple(seen) if len(seen) == 2 else (None, None)
 
 
