@@ -201,21 +201,6 @@ def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
     return facts
 
 
-def _release_memory() -> None:
-    """Hand the freed memory of the last model back to the system: glibc keeps it
-    otherwise, and the worker's size grows by each large model it built (75 MB over
-    30 tutorial critics)."""
-    import gc
-
-    gc.collect()
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
 def main() -> None:
     _lifeline()
     proto_in, proto_out = _redirect_stdio()
@@ -230,6 +215,10 @@ def main() -> None:
         proto_out.flush()
 
     import torch  # after the redirect: its import may print
+
+    from snlint.graph import memory
+
+    memory.without_triton()
 
     # The models are small and the batches tiny: one thread is 3-5x faster than torch's
     # default pool on a loaded machine (measured on 2 cores: 5.8 s against 18-30 s for the
@@ -256,7 +245,7 @@ def main() -> None:
             facts = handle(loader, target, emit)
             emit({"event": "files", "files": user_files(loader)})
             emit(facts.to_dict())
-            _release_memory()
+            memory.release()
         except BaseException:  # a protocol or snlint bug: say so, keep serving
             emit({"event": "error", "message": traceback.format_exc(limit=5)})
     proto_out.flush()
