@@ -34,6 +34,9 @@ from snlint.torchapi import NEEDS_SN
 _NAME = re.compile(r"(discriminator|critic)", re.I)
 _EXACT = re.compile(r"^(NetD|netD|_netD|D_\w+|D\d*)$")
 _BOUND = D_NAME
+# What a name bound to a module says it is for, not what it is: `self.D_lossfn` holds the
+# discriminator's loss (a GANLoss), `self.D_criterion` its criterion.
+_FOR_D = re.compile(r"loss|criterion", re.I)
 # Names of the pieces a discriminator is assembled from.
 _PART = re.compile(r"block|layer|top|head|stage|stem|epilogue|prologue|unit|cell|branch", re.I)
 # Networks that training code also calls on real and generated images, for a loss, and
@@ -470,7 +473,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         # Only a module: a meter or a config object bound to a D-like name scores nothing.
         if inst.kind == "module" and inst.cls is not None and inst.cls.qualname in by_qual \
                 and inst.cls.qualname not in excluded and inst.cls.qualname not in both \
-                and any(_BOUND.search(n) for n in inst.bound_names):
+                and any(map(_bound_as_discriminator, inst.bound_names)):
             named.add(inst.cls.qualname)
     candidates = set(evidence) | named
     # A candidate another one is built from (Projected GAN's MultiScaleD inside its
@@ -601,7 +604,8 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
             if _NAME.search(c.name) or _EXACT.match(c.name):
                 evidence[q] = ("name", "")
             else:
-                bound = next(n for i in project.instances_of(q) for n in i.bound_names if _BOUND.search(n))
+                bound = next(n for i in project.instances_of(q) for n in i.bound_names
+                             if _bound_as_discriminator(n))
                 evidence[q] = ("name", f"bound to {bound}")
     # A class found only by its name, named as a part (`DiscriminatorBlock`), that another
     # discriminator is built from is a part of it: its layers are judged as the whole
@@ -617,6 +621,14 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         unused = _unused_defaults(project, q, by_qual) if kind == "name" else frozenset()
         project.discriminators.append(Discriminator(cls, file, ref, project.roots[q], unused))
     project.discriminators.sort(key=lambda d: (d.file.path, d.cls.span))
+
+
+def _bound_as_discriminator(name: str) -> bool:
+    """Whether a module bound to `name` is named as a discriminator (`netD`, `self.D`,
+    `self.D_A`), the weakest evidence there is: not a loss bound to `self.D_lossfn`, and
+    not a lower-case `self.d` alone (data, depth, a decoder: USRNet's DataNet)."""
+    last = name.rpartition(".")[2]
+    return bool(_BOUND.search(name)) and last != "d" and not _FOR_D.search(last)
 
 
 def _not_scoring(name: str) -> bool:
