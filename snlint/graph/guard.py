@@ -18,14 +18,24 @@ unwritable folder still do):
   `urllib.Request`) and opening SQLite files.
 
 Every refusal is recorded (`take()`), caught by the project or not, so the parent can
-report it (SN910). An audit hook is not a sandbox: native code and ctypes are not seen.
+report it (SN910), except what an installed package (or the standard library) does while
+it is being imported, before any project frame: matplotlib creating its config folder,
+probing `fc-list`. Those are refused the same, but they are the package's housekeeping,
+not the project's doing, and the package falls back; where it does not, its import fails
+and that error is reported with the refusal in its message.
+
+In the cache folder the worker may also delete and rename what it created there itself
+(a lock file, the temporary file of an atomic write), so that a library's cache is never
+left with a stale lock.
+
+An audit hook is not a sandbox: native code and ctypes are not seen.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, Callable
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 # Events refused outright (process starts, signals, network).
@@ -47,6 +57,7 @@ _DELETES = frozenset({"os.remove", "os.rmdir", "shutil.rmtree", "os.rename"})
 _SECOND_IS_WRITTEN = frozenset({"os.link", "os.symlink", "shutil.copyfile", "shutil.copytree",
                                 "shutil.unpack_archive"})
 _WATCHED = _REFUSED | _WRITES | _DELETES | {"open", "sqlite3.connect"}
+_SNLINT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 class Refused(PermissionError):
@@ -59,6 +70,8 @@ class _State:
     cache = ""
     projects: tuple[str, ...] = ()
     refused: list[str] = []
+    created: set[str] = set()  # what the worker created in the cache folder
+    project_file: Callable[[str], bool] | None = None
 
 
 def _real(path: Any, dir_fd: Any = None) -> str | None:
@@ -82,9 +95,39 @@ def _writable(path: str | None, *, delete: bool = False) -> bool:
         return True
     if _under(path, _State.scratch):
         return True
-    if delete or any(_under(path, p) for p in _State.projects):
+    if any(_under(path, p) for p in _State.projects):
         return False
+    if delete:
+        return path in _State.created
     return _under(path, _State.cache) or path == os.devnull
+
+
+def _creating(path: str | None) -> None:
+    """Remember a file or folder the worker is about to create in the cache folder."""
+    if path is not None and path not in _State.created and _under(path, _State.cache) \
+            and not os.path.lexists(path):
+        _State.created.add(path)
+
+
+def _package_import() -> bool:
+    """Whether the event comes from an installed package's (or the standard library's)
+    module code running at its import, with no project frame nearer to the event."""
+    if _State.project_file is None:
+        return False
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back  # the hook's own frames
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_SNLINT):
+            return False  # the worker's own code (the loader, the probe) called it
+        if not name.startswith("<"):  # `<frozen importlib._bootstrap>`: the import machinery
+            if _State.project_file(name):
+                return False
+            if frame.f_code.co_name == "<module>":
+                return True
+        frame = frame.f_back
+    return False
 
 
 def _shown(event: str, args: tuple) -> str:
@@ -109,7 +152,7 @@ def _shown(event: str, args: tuple) -> str:
 
 def _refuse(event: str, args: tuple) -> None:
     what = _shown(event, args)
-    if len(_State.refused) < 50:
+    if len(_State.refused) < 50 and not _package_import():
         _State.refused.append(what)
     raise Refused(f"snlint graph pass refused: {what}")
 
@@ -123,17 +166,23 @@ def _hook(event: str, args: tuple) -> None:
         path, mode, flags = args
         writes = (any(c in mode for c in "wax+") if isinstance(mode, str)
                   else bool((flags or 0) & _WRITE_FLAGS))
-        if writes and not _writable(_real(path)):
-            _refuse(event, args)
+        if writes:
+            real = _real(path)
+            if not _writable(real):
+                _refuse(event, args)
+            _creating(real)
     elif event == "sqlite3.connect":
         if args and args[0] not in (":memory:", b":memory:", ""):
             _refuse(event, args)
+    elif event == "os.rename":
+        # Moving what may be deleted to where may be written: the last step of an atomic
+        # write into the cache, whose new name is then the worker's own.
+        source, target = _real(args[0], args[2]), _real(args[1], args[3])
+        if not (_writable(source, delete=True) and _writable(target)):
+            _refuse(event, args)
+        _creating(target)
     elif event in _DELETES:
-        if event == "os.rename":
-            paths = [_real(args[0], args[2]), _real(args[1], args[3])]
-        else:
-            paths = [_real(args[0], args[1] if len(args) > 1 else None)]
-        if any(not _writable(p, delete=True) for p in paths):
+        if not _writable(_real(args[0], args[1] if len(args) > 1 else None), delete=True):
             _refuse(event, args)
     elif event in _WRITES:
         if event == "os.mkdir":
@@ -142,12 +191,17 @@ def _hook(event: str, args: tuple) -> None:
             path = _real(args[1] if event in _SECOND_IS_WRITTEN else args[0])
         if not _writable(path):
             _refuse(event, args)
+        if event == "os.mkdir":
+            _creating(path)
 
 
-def install(scratch: str) -> None:
+def install(scratch: str, project_file: Callable[[str], bool] | None = None) -> None:
     """Refuse from now on (an audit hook stays for the process's life). `scratch` is the
-    worker's own folder, where anything goes."""
+    worker's own folder, where anything goes. `project_file(filename)` tells a frame of
+    the project's code from one of an installed package or the standard library (without
+    it, every refusal is reported)."""
     _State.scratch = os.path.realpath(scratch)
+    _State.project_file = project_file
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     _State.cache = os.path.realpath(cache)
     _State.active = True

@@ -232,7 +232,7 @@ def main() -> None:
     sites.install()  # before any user code is imported
     classes.install()
     loader = Loader()
-    guard.install(os.getcwd())  # the scratch folder the parent made
+    guard.install(os.getcwd(), sites.is_user_file)  # the scratch folder the parent made
     emit({"event": "ready"})  # the parent starts a target's clock from here
     for line in proto_in:
         if not line.strip():
