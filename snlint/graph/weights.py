@@ -232,6 +232,10 @@ def measure(fresh: Pristine, make_args: Callable[[int], tuple]) -> dict[str, Wei
         settled: set[str] = set()
         used: dict = {}
         for _ in range(MAX_FORWARDS):
+            # The last forward's weights go before the next forward makes its own (only
+            # their fingerprints are compared): a hand-written SN computes a new weight
+            # per forward, and two sets of them are twice the model.
+            used = {}
             used = _one_forward(m, args, layers)
             relax()  # torch's SN has settled; the next forwards show whether the rest has
             prints = {p: _fingerprint(w) for p, (w, _) in used.items()}

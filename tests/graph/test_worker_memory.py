@@ -1,10 +1,11 @@
 """What keeps the graph-pass worker small: no copy of a large weight while measuring it,
-and no triton compiler loaded by torch's check for it."""
+one forward's weights at a time, and no triton compiler loaded by torch's check for it."""
 
 from __future__ import annotations
 
 import functools
 import sys
+import weakref
 
 import pytest
 
@@ -56,3 +57,40 @@ def test_torch_is_told_triton_is_absent_without_importing_it(tmp_path, monkeypat
 
     assert _triton.has_triton_package() is False
     assert "triton" not in sys.modules
+
+
+class _HandWrittenSN(nn.Module):
+    """2018-era SN: the normalized weight, a new tensor at every forward, is kept as the
+    wrapped layer's `weight` attribute."""
+
+    def __init__(self, module: nn.Module) -> None:
+        super().__init__()
+        self.module = module
+        self.module.weight_bar = nn.Parameter(module.weight.data)
+        del self.module._parameters["weight"]
+
+    def forward(self, x):
+        w = self.module.weight_bar
+        self.module.weight = w / torch.linalg.matrix_norm(w.flatten(1), ord=2)
+        return self.module(x)
+
+
+def test_the_weights_of_one_forward_are_let_go_before_the_next_is_measured(monkeypatch):
+    from snlint.graph.pristine import Pristine
+
+    model = nn.Sequential(_HandWrittenSN(nn.Conv2d(3, 8, 3)), _HandWrittenSN(nn.Conv2d(8, 1, 3)))
+    real = weights._one_forward
+    previous: list[weakref.ref] = []
+    kept: list[int] = []
+
+    def counted(*args):
+        used = real(*args)
+        kept.append(sum(ref() is not None for ref in previous))
+        previous[:] = [weakref.ref(w) for w, _ in used.values()]
+        return used
+
+    monkeypatch.setattr(weights, "_one_forward", counted)
+    with Pristine(model) as fresh:
+        measured = weights.measure(fresh, lambda n: (torch.randn(n, 3, 8, 8),))
+    assert sorted(measured) == ["0.module", "1.module"]
+    assert len(kept) >= 2 and set(kept) == {0}
