@@ -178,7 +178,7 @@ def _hook(event: str, args: tuple) -> None:
         # Moving what may be deleted to where may be written: the last step of an atomic
         # write into the cache, whose new name is then the worker's own.
         source, target = _real(args[0], args[2]), _real(args[1], args[3])
-        if not (_writable(source, delete=True) and _writable(target)):
+        if not (_writable(source, delete=True) and _writable(target) and target != os.devnull):
             _refuse(event, args)
         _creating(target)
     elif event in _DELETES:
