@@ -91,7 +91,7 @@ class Calls:
                 elif isinstance(value, Layer) and value.kind == "container":
                     # `nn.Sequential(*blocks)` of a local `nn.ModuleList()` (SinGAN's
                     # discriminator): its modules, in order.
-                    args.extend(layer for _, layer in value.children())
+                    args.extend(layer for _, layer in value.named_children())
                 else:
                     args.append(UnknownV("*args"))
             elif a.star == "**":

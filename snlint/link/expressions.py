@@ -239,7 +239,7 @@ class Expressions:
             return value.items.get(key.value, UNKNOWN)
         if isinstance(value, Layer) and isinstance(key, ConstV):
             if isinstance(key.value, int):
-                children = value.children()
+                children = value.named_children()
                 try:
                     return children[key.value][1]
                 except IndexError:

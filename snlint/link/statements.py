@@ -464,7 +464,7 @@ def items_of(value: Value) -> list[Value]:
     if isinstance(value, Layer) and value.kind == "container":
         if value.type == "ModuleDict":
             return [ConstV(k) for k in value.children_order]
-        return [child for _, child in value.children()]
+        return [child for _, child in value.named_children()]
     return []
 
 
