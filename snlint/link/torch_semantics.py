@@ -17,13 +17,12 @@ from typing import Callable
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link import configvalues, resolve
-from snlint.link.calls import MAX_DEPTH
 from snlint.link.events import DISCRIMINATOR_CLASS, Events
 from snlint.link.model import InitFact, SNApplied, SNCallFact, SNFact
 from snlint.link.index import ProjectIndex
 from snlint.link.syntax import calls_in, fact_children, text_of, walk
 from snlint.link.values import (
-    UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, Layer, ListV, ModulesIterV, ModulesV,
+    MAX_DEPTH, UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, Layer, ListV, ModulesIterV, ModulesV,
     NameFindV, NameV, OneOfV, ParametersV, ParamV, SNFuncV, SuperV, TorchTypeV, TupleV, Value,
     WeightV,
 )

@@ -18,12 +18,11 @@ from snlint.link.events import (
     D_NAME, DATA_SOURCE, FAKE_NAME, G_NAME, GENERATOR_CLASS, REAL_NAME, Events,
 )
 from snlint.link.model import BatchNormFact, ForwardFact, PenaltyFact, ReductionFact
-from snlint.link.lookup import running_module
 from snlint.link.provenance import Channels, Data, Named, Output
 from snlint.link.syntax import calls_in, last_attr, names_in, text_of, walk
 from snlint.link.values import (
     UNKNOWN, ConstV, Frame, FuncV, Layer, ListV, ModulesIterV, NameV, OneOfV, TensorV, TupleV,
-    UnknownV, Value, tensor_join, tensors,
+    UnknownV, Value, running_module, tensor_join, tensors,
 )
 
 

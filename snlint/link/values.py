@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from snlint.facts import ClassFacts, Expr, FileFacts, FunctionFacts
 
 
+# How deep calls nest before the evaluator stops following them.
+MAX_DEPTH = 24
+
+
 @dataclass(eq=False)
 class Frame:
     """One interpretation of one function body (or of a module's top level)."""
@@ -106,6 +110,15 @@ class Frame:
         while frame is not None and frame.self_value is None:
             frame = frame.parent
         return frame
+
+
+def running_module(frame: Frame) -> Frame | None:
+    """The run of the module body of `frame`'s file this frame is part of (the frame itself
+    at the top level, else a caller's), if any."""
+    running: Frame | None = frame
+    while running is not None and not (running.name == "<module>" and running.file is frame.file):
+        running = running.parent
+    return running
 
 
 class Value:
