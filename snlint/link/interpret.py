@@ -605,7 +605,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     def expr(self, e: F.Expr | None, frame: Frame) -> Value:
         kind = type(e)
         # Local names and calls, more than half of what the evaluator reads, skip the extra
-        # call through the table (`local`, `call_expr` do the same).
+        # call through the table (`local_expr`, `call_expr` do the same).
         if kind is F.Local:
             return frame.env.get(e.name, UNKNOWN)  # type: ignore[union-attr]
         if kind is F.Call:
@@ -613,13 +613,13 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         handler = self.EXPRESSIONS.get(kind)
         return UNKNOWN if handler is None else handler(self, e, frame)
 
-    def const(self, e: F.Const, frame: Frame) -> Value:
+    def const_expr(self, e: F.Const, frame: Frame) -> Value:
         return ConstV(e.value)
 
-    def local(self, e: F.Local, frame: Frame) -> Value:
+    def local_expr(self, e: F.Local, frame: Frame) -> Value:
         return frame.env.get(e.name, UNKNOWN)
 
-    def global_name(self, e: F.Global, frame: Frame) -> Value:
+    def global_expr(self, e: F.Global, frame: Frame) -> Value:
         local = self.module_local(e, frame)
         if local is not None:
             value, attrs = local
@@ -628,13 +628,13 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             return value
         return self.global_value(e.qual, e.text, frame)
 
-    def attribute_expr(self, e: F.Attr, frame: Frame) -> Value:
+    def attr_expr(self, e: F.Attr, frame: Frame) -> Value:
         return self.attribute(self.expr(e.value, frame), e.attr, frame)
 
     def call_expr(self, e: F.Call, frame: Frame) -> Value:
         return self.call(e, frame)
 
-    def list_display(self, e: F.ListE, frame: Frame) -> Value:
+    def list_expr(self, e: F.ListE, frame: Frame) -> Value:
         items: list[Value] = []
         for item in e.items:
             if isinstance(item, F.Starred):
@@ -649,7 +649,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             return TupleV(tuple(items))
         return ListV(items, e.kind)
 
-    def dict_display(self, e: F.DictE, frame: Frame) -> Value:
+    def dict_expr(self, e: F.DictE, frame: Frame) -> Value:
         out = DictV()
         for k, v in e.items:
             if isinstance(k, F.Starred):
@@ -663,7 +663,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             out.items[key.value if isinstance(key, ConstV) else object()] = self.expr(v, frame)
         return out
 
-    def item(self, e: F.Subscript, frame: Frame) -> Value:
+    def subscript_expr(self, e: F.Subscript, frame: Frame) -> Value:
         namespace = _namespace_of(e.value)
         if namespace is not None:
             module = self.expr(namespace, frame)
@@ -689,7 +689,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return some
         return self.subscript(container, key)
 
-    def binop(self, e: F.BinOp, frame: Frame) -> Value:
+    def binop_expr(self, e: F.BinOp, frame: Frame) -> Value:
         left, right = self.expr(e.left, frame), self.expr(e.right, frame)
         if e.op == "Add" and isinstance(left, ListV) and isinstance(right, ListV):
             return ListV(left.items + right.items)
@@ -707,14 +707,14 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             return tensor_join([left, right])
         return UNKNOWN
 
-    def compare(self, e: F.Compare, frame: Frame) -> Value:
+    def compare_expr(self, e: F.Compare, frame: Frame) -> Value:
         return _compare(e.op, self.expr(e.left, frame), self.expr(e.right, frame))
 
-    def negation(self, e: F.Not, frame: Frame) -> Value:
+    def not_expr(self, e: F.Not, frame: Frame) -> Value:
         truth = self.truth(self.expr(e.value, frame))
         return UNKNOWN if truth is None else ConstV(not truth)
 
-    def boolop(self, e: F.BoolOp, frame: Frame) -> Value:
+    def boolop_expr(self, e: F.BoolOp, frame: Frame) -> Value:
         values = [self.expr(v, frame) for v in e.values]
         truths = [self.truth(v) for v in values]
         if e.op == "and":
@@ -728,7 +728,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return UNKNOWN
         return values[-1]
 
-    def ifexp(self, e: F.IfExp, frame: Frame) -> Value:
+    def ifexp_expr(self, e: F.IfExp, frame: Frame) -> Value:
         narrowed = self.narrowing(e.test, frame)
         if narrowed is not None:
             # `spectral_norm(m) if isinstance(m, nn.Conv2d) else m` (a lambda for apply)
@@ -753,10 +753,10 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             frame.cond_depth -= 1
         return merge({"v": a}, {"v": b})["v"]
 
-    def lambda_value(self, e: F.Lambda, frame: Frame) -> Value:
+    def lambda_expr(self, e: F.Lambda, frame: Frame) -> Value:
         return LambdaV(e.params, e.body, frame.file, frame.env, e.star, e.dstar)
 
-    def comprehension(self, e: F.Comprehension, frame: Frame) -> Value:
+    def comprehension_expr(self, e: F.Comprehension, frame: Frame) -> Value:
         out = ListV()
         saved = dict(frame.env)
         frame.loop_depth += 1
@@ -770,10 +770,10 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         return out
 
     EXPRESSIONS = {
-        F.Const: const, F.Local: local, F.Global: global_name, F.Attr: attribute_expr, F.Call: call_expr,
-        F.ListE: list_display, F.DictE: dict_display, F.Subscript: item, F.BinOp: binop, F.Compare: compare,
-        F.Not: negation, F.BoolOp: boolop, F.IfExp: ifexp, F.Lambda: lambda_value,
-        F.Comprehension: comprehension,
+        F.Const: const_expr, F.Local: local_expr, F.Global: global_expr, F.Attr: attr_expr, F.Call: call_expr,
+        F.ListE: list_expr, F.DictE: dict_expr, F.Subscript: subscript_expr, F.BinOp: binop_expr,
+        F.Compare: compare_expr, F.Not: not_expr, F.BoolOp: boolop_expr, F.IfExp: ifexp_expr,
+        F.Lambda: lambda_expr, F.Comprehension: comprehension_expr,
     }
 
     def clauses(self, e: F.Comprehension, fors: tuple[F.CompFor, ...], frame: Frame, out: ListV) -> bool:
@@ -1630,7 +1630,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     def default(self, p: F.Param, frame: Frame) -> Value:
         if isinstance(p.default, F.Const):
             # A literal, most defaults (`ndf=64`), reads nothing of where it is evaluated.
-            return self.const(p.default, frame)
+            return self.const_expr(p.default, frame)
         # Defaults are evaluated in the defining module, outside the function.
         outer = Frame(frame.file, "<defaults>", frame.parent, frame.call_site, depth=frame.depth)
         value = self.expr(p.default, outer)
