@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from dataclasses import field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Callable, Iterator, Mapping
 
 from snlint import facts as F
@@ -258,12 +259,13 @@ def decide_sides(project: LinkedProject) -> None:
             continue
         found = provenance.sides(_scored(call, _peers(alike, call)), module.cls.qualname)
         if found:
-            call.kind, call.evidence = provenance.kind_of(found), found
+            call.kind, call.evidence = provenance.kind_of(found), MappingProxyType(found)
         elif call.kind in ("real", "fake"):
             name = next((n for n in call.names if (FAKE_NAME if call.kind == "fake" else REAL_NAME).search(n)),
                         None)
             said = f"named `{name}`" if name else f"scored into `{call.scored_into}`" if call.scored_into else ""
-            call.evidence = {call.kind: provenance.Evidence(provenance.escaped(said) if said else "by name")}
+            call.evidence = MappingProxyType(
+                {call.kind: provenance.Evidence(provenance.escaped(said) if said else "by name")})
 
 
 def _output_key(call: ForwardFact) -> tuple:

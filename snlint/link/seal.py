@@ -59,8 +59,6 @@ class _Sealer:
                 self.settle(i, layer)
                 read_only(layer)
         for call in events.forwards:
-            if not isinstance(call.evidence, MappingProxyType):
-                call.evidence = MappingProxyType(dict(call.evidence))
             read_only(call)
 
         instances = tuple(events.instances)
