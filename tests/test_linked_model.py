@@ -100,6 +100,18 @@ def test_forward_calls_are_read_only_once_sealed():
         forward.kind = "fake"  # type: ignore[misc]
 
 
+def test_the_model_holds_the_records_the_interpreter_emitted():
+    # Sealing copies nothing: the rules read the very records the link step made.
+    code = D + "\n\nnetD = Discriminator()\nout = netD(real)\n"
+    project = link([extract(textwrap.dedent(code), "d.py", "d.py")])
+    model = seal(project)
+    assert model.roots["d.Discriminator"] is project.roots["d.Discriminator"]
+    assert len(model.sn) == len(project.events.sn) > 0
+    assert all(a is b for a, b in zip(model.sn, project.events.sn))
+    assert model.forwards[0] is project.events.forwards[0]
+    assert model.forwards[0].module is project.events.instances[-1]
+
+
 def test_a_layer_holds_the_sn_records_the_model_lists(model):
     # One record per SN application: the layer's and the model's are the same object.
     applied = model.sn[0]
