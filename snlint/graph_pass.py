@@ -16,7 +16,7 @@ from snlint.graph.diagnostics import (
     import_diagnostics, installed, refused_diagnostics, target_diagnostics,
 )
 from snlint.link import link
-from snlint.link.freeze import freeze
+from snlint.link.seal import seal
 from snlint.link.arguments import candidates_for
 from snlint.link.join import runtime_of
 from snlint.link.options import option_defaults
@@ -100,7 +100,7 @@ def built_findings(facts, rules: dict[str, Rule], *, display_for, fallback: Loca
     project = link([])
     ref = DiscriminatorRef(f"{target.display}:{target.class_name}", evidence)
     project.runtime = {target.class_name: runtime_of(facts, display_for, ref, fallback)}
-    found, failures = run_checks(freeze(project), Emitter(rules))
+    found, failures = run_checks(seal(project), Emitter(rules))
     if failures:
         raise failures[0][1]  # snlint's bug: audit() has no other way to say so
     return sorted(found + diagnostics, key=Finding.sort_key)

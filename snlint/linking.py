@@ -22,7 +22,7 @@ from snlint.facts import FileFacts, Names
 from snlint.findings import Finding, Span, diagnostic
 from snlint.graph.diagnostics import GraphRun
 from snlint.link import link
-from snlint.link.freeze import freeze
+from snlint.link.seal import seal
 from snlint.link.groups import groups, uses_registries
 from snlint.link.index import ProjectIndex
 from snlint.link.join import join
@@ -196,7 +196,7 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
             except Exception as e:  # noqa: BLE001 - the source findings still stand
                 graph_diagnostics, project.runtime = [], {}
                 findings.append(internal(project.discriminators[0].file.path, e, "graph"))
-        found, failures = checks_only_adding(freeze(project), Emitter(rules))
+        found, failures = checks_only_adding(seal(project), Emitter(rules))
         findings.extend(found + graph_diagnostics)
         for family, error in failures:
             findings.append(internal(facts[0].path if facts else "<project>", error, family))

@@ -104,7 +104,7 @@ class Block(nn.Conv2d):
 ''',
     }
     project = link([extract(textwrap.dedent(code), path, path) for path, code in files.items()])
-    roots = {q: (layer.kind, layer.base_type, [name for name, _ in layer.children()])
+    roots = {q: (layer.kind, layer.base_type, [name for name, _ in layer.named_children()])
              for q, layer in project.roots.items()}
     assert roots == {"a.Base": ("module", None, ["conv"]), "a.Block": ("module", None, ["conv"]),
                      "b.Block": ("conv", "Conv2d", [])}
@@ -145,7 +145,7 @@ def test_inherited_methods_are_each_class_s_own():
     # Which method a class inherits is found once per class and question: `__init__` of
     # A is ConvBase's, of B LinearBase's, and C's is its own (calling ConvBase's).
     project = _project(INHERITED)
-    built = {q.rpartition(".")[2]: [(name, child.type) for name, child in layer.children()]
+    built = {q.rpartition(".")[2]: [(name, child.type) for name, child in layer.named_children()]
              for q, layer in project.roots.items()}
     assert built == {"ConvBase": [("layer", "Conv2d")], "LinearBase": [("layer", "Linear")],
                      "A": [("layer", "Conv2d")], "B": [("layer", "Linear")],

@@ -1,7 +1,7 @@
-"""The rules read the linked model (`snlint.link.model`): frozen records with stable ids,
-worked out once from what the interpreter computed. No module of `snlint.checks` imports
-the interpreter, its working values or its event records, wherever the import is written,
-so a rule cannot come to depend on a frame or a value still being filled in."""
+"""The rules read the linked model (`snlint.link.model`): the records the interpreter
+emitted, read-only once the link is sealed, the layers with stable ids. No module of
+`snlint.checks` imports the interpreter or its working values, wherever the import is
+written, so a rule cannot come to depend on a frame or a value still being filled in."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from snlint.link import link
-from snlint.link.freeze import freeze
+from snlint.link.seal import seal
 from snlint.source import extract
 
 CHECKS = Path(__file__).resolve().parent.parent / "snlint" / "checks"
@@ -70,7 +70,7 @@ class Discriminator(nn.Module):
 @pytest.fixture
 def model():
     facts = extract(textwrap.dedent(D), "d.py", "d.py")
-    return freeze(link([facts]))
+    return seal(link([facts]))
 
 
 def test_ids_are_places_in_the_model(model):
@@ -78,10 +78,10 @@ def test_ids_are_places_in_the_model(model):
     assert all(model.layer(child).id == child for layer in model.layers for _, child in layer.children)
 
 
-def test_freezing_twice_gives_the_same_ids():
+def test_sealing_twice_gives_the_same_ids():
     facts = extract(textwrap.dedent(D), "d.py", "d.py")
     project = link([facts])
-    first, second = freeze(project), freeze(project)
+    first, second = seal(project), seal(project)
     assert [(f.id, f.type, f.call) for f in first.layers] == [(s.id, s.type, s.call) for s in second.layers]
 
 
@@ -91,6 +91,31 @@ def test_records_are_frozen(model):
         layer.opaque = True  # type: ignore[misc]
     with pytest.raises(TypeError):
         model.roots["d.Block"] = layer  # type: ignore[index]
+
+
+def test_forward_calls_are_read_only_once_sealed():
+    code = D + "\n\nnetD = Discriminator()\nout = netD(real)\n"
+    forward, = seal(link([extract(textwrap.dedent(code), "d.py", "d.py")])).forwards
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        forward.kind = "fake"  # type: ignore[misc]
+
+
+def test_the_model_holds_the_records_the_interpreter_emitted():
+    # Sealing copies nothing: the rules read the very records the link step made.
+    code = D + "\n\nnetD = Discriminator()\nout = netD(real)\n"
+    project = link([extract(textwrap.dedent(code), "d.py", "d.py")])
+    model = seal(project)
+    assert model.roots["d.Discriminator"] is project.roots["d.Discriminator"]
+    assert len(model.sn) == len(project.events.sn) > 0
+    assert all(a is b for a, b in zip(model.sn, project.events.sn))
+    assert model.forwards[0] is project.events.forwards[0]
+    assert model.forwards[0].module is project.events.instances[-1]
+
+
+def test_a_layer_holds_the_sn_records_the_model_lists(model):
+    # One record per SN application: the layer's and the model's are the same object.
+    applied = model.sn[0]
+    assert applied.target.sn[applied.index] is applied.app
 
 
 def test_members_carry_their_owner_symbol_and_site(model):

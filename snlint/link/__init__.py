@@ -2,10 +2,11 @@
 
 `link(files, config)` resolves names across files, runs every module body, helper and
 module class through the interpreter, and decides which classes are discriminators. The
-`LinkedProject` it returns holds the interpreter's own values; the graph pass reads it
-(which classes to build, with which arguments) and `snlint.link.join` adds what it built.
-Then `snlint.link.freeze` turns it into the frozen model the checks read
-(`snlint.link.model`); they never see a syntax tree, nor the interpreter's values.
+`LinkedProject` it returns holds the records the interpreter emitted (`snlint.link.model`)
+beside its own values; the graph pass reads it (which classes to build, with which
+arguments) and `snlint.link.join` adds what it built. Then `snlint.link.seal` numbers the
+layers, works out the trees the rules walk and makes the records read-only: the model the
+checks read. They never see a syntax tree, nor the interpreter's values.
 """
 
 from __future__ import annotations
@@ -15,19 +16,20 @@ import re
 from collections import Counter
 from dataclasses import field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Callable, Iterator, Mapping
 
 from snlint import facts as F
 from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef, Location, Span
-from snlint.link.events import G_NAME, GENERATOR_CLASS, ForwardCall
+from snlint.link.events import G_NAME, GENERATOR_CLASS
 from snlint.link.index import ProjectIndex
 from snlint.link.named_classes import first_places, given_names, named_near, named_one
 from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated, split_steps
 from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
 from snlint.link.syntax import calls_in, mentions, walk
-from snlint.link.values import Layer
+from snlint.link.model import DiscriminatorFact, ForwardFact, Layer
 from snlint.records import dataclass
 from snlint.torchapi import NEEDS_SN
 
@@ -50,22 +52,11 @@ _FEATURES = re.compile(r"vgg|perceptual|lpips|inception|feature|encoder|resnet|c
 
 
 @dataclass
-class Discriminator:
-    cls: ClassFacts
-    file: FileFacts
-    ref: DiscriminatorRef
-    instance: Layer | None
-    # Known by its name only: the parameters whose defaults built its layers and that the
-    # project's code always passes (`_unused_defaults`); the class is not judged on them.
-    unused_defaults: frozenset = frozenset()
-
-
-@dataclass
 class LinkedProject:
     index: ProjectIndex
     events: Events
     roots: dict[str, Layer] = field(default_factory=dict)  # class qualname -> built alone
-    discriminators: list[Discriminator] = field(default_factory=list)
+    discriminators: list[DiscriminatorFact] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     # The entry points cut short by the analysis budget: (path, what was read, where its
     # definition starts, the budget it had).
@@ -85,7 +76,7 @@ class LinkedProject:
     def instances_of(self, qualname: str) -> list[Layer]:
         return [i for i in self.events.instances if i.cls is not None and i.cls.qualname == qualname]
 
-    def buildable(self, only: set[str] | None = None) -> list[Discriminator]:
+    def buildable(self, only: set[str] | None = None) -> list[DiscriminatorFact]:
         """The discriminators the graph pass builds: those of the files in `only` (the
         linted ones; the files they import are read for their facts only) that are on
         disk, as Python files, and may be nn.Modules."""
@@ -271,19 +262,20 @@ def decide_sides(project: LinkedProject) -> None:
             continue
         found = provenance.sides(_scored(call, _peers(alike, call)), module.cls.qualname)
         if found:
-            call.kind, call.evidence = provenance.kind_of(found), found
+            call.kind, call.evidence = provenance.kind_of(found), MappingProxyType(found)
         elif call.kind in ("real", "fake"):
             name = next((n for n in call.names if (FAKE_NAME if call.kind == "fake" else REAL_NAME).search(n)),
                         None)
             said = f"named `{name}`" if name else f"scored into `{call.scored_into}`" if call.scored_into else ""
-            call.evidence = {call.kind: provenance.Evidence(provenance.escaped(said) if said else "by name")}
+            call.evidence = MappingProxyType(
+                {call.kind: provenance.Evidence(provenance.escaped(said) if said else "by name")})
 
 
-def _output_key(call: ForwardCall) -> tuple:
+def _output_key(call: ForwardFact) -> tuple:
     return id(call.module), call.call.path, call.call.span.line
 
 
-def _feeding(forwards: list[ForwardCall]) -> set[tuple]:
+def _feeding(forwards: list[ForwardFact]) -> set[tuple]:
     """The calls whose output another model of the same update then scores: GANSketching's
     frozen sketch network turns real and generated images into sketches, and the
     discriminator scores `tf_fake(fake)` and `tf_real(real)`. What a call returns is no
@@ -319,20 +311,20 @@ def _part_of(part: Layer, whole: Layer) -> bool:
     return any(layer is part for _, layer in whole.descendants())
 
 
-def _alike(forwards: list[ForwardCall]) -> dict[tuple, list[ForwardCall]]:
+def _alike(forwards: list[ForwardFact]) -> dict[tuple, list[ForwardFact]]:
     """The calls of one instance in one update with as many tensor arguments, for `_scored`."""
-    alike: dict[tuple, list[ForwardCall]] = {}
+    alike: dict[tuple, list[ForwardFact]] = {}
     for call in forwards:
         if len(call.arguments) > 1 and call.module is not None:
             alike.setdefault((id(call.module), call.update, len(call.arguments)), []).append(call)
     return alike
 
 
-def _peers(alike: dict[tuple, list[ForwardCall]], call: ForwardCall) -> list[ForwardCall]:
+def _peers(alike: dict[tuple, list[ForwardFact]], call: ForwardFact) -> list[ForwardFact]:
     return [p for p in alike.get((id(call.module), call.update, len(call.arguments)), ()) if p is not call]
 
 
-def _scored(call: ForwardCall, peers: list[ForwardCall]) -> frozenset:
+def _scored(call: ForwardFact, peers: list[ForwardFact]) -> frozenset:
     """The origins of what `call` scores. A conditional discriminator takes its condition
     beside the sample (pix2pix's `D(x, y)` then `D(x, G(x))`, StackGAN's `D(real, c)` then
     `D(fake, c)`): an argument every call of that instance in the update (`peers`, with as
@@ -619,7 +611,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         cls, file = by_qual[q]
         ref = DiscriminatorRef(f"{file.path}:{cls.name}", kind, detail)
         unused = _unused_defaults(project, q, by_qual) if kind == "name" else frozenset()
-        project.discriminators.append(Discriminator(cls, file, ref, project.roots[q], unused))
+        project.discriminators.append(DiscriminatorFact(cls, file, ref, project.roots[q], unused))
     project.discriminators.sort(key=lambda d: (d.file.path, d.cls.span))
 
 

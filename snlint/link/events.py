@@ -1,9 +1,9 @@
 """What the interpreter reports, and the names training code gives its players.
 
-The link step reads `Events` (SN applications, init calls, forward calls of modules,
-gradient penalties, batch-statistics calls) and the name patterns, and freezes the events
-into the model the checks read (`snlint.link.model`); neither needs the interpreter that
-fills them in, so they live apart from it.
+`Events` collects the records the interpreter emits as it runs the program (SN
+applications, init calls, forward calls of modules, gradient penalties, batch-statistics
+calls: `snlint.link.model`'s, the ones the rules read); the link step reads them and the
+name patterns. Neither needs the interpreter, so they live apart from it.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import field
 
-from snlint.findings import Location
-from snlint.link.values import Layer, SNApp
+from snlint.link.model import (
+    BatchNormFact, ForwardFact, InitFact, Layer, PenaltyFact, ReductionFact, SNApplied, SNCallFact,
+)
 from snlint.records import dataclass
 
 # Names training code gives its players. A discriminator bound to `netD` or `self.D`, a
@@ -36,96 +37,16 @@ DATA_SOURCE = re.compile(r"loader|dataset|dataiter|data_iter|batches", re.I)
 
 
 @dataclass
-class SNEvent:
-    app: SNApp
-    target: Layer
-
-
-@dataclass
-class SNCall:
-    api: str
-    callee: str
-    call: Location
-
-
-@dataclass
-class InitEvent:
-    call: Location
-    layer: Layer
-    sn: tuple[SNApp, ...]
-    param: str
-
-
-@dataclass
-class ForwardCall:
-    """A module called in code that runs it (training code, or a forward method)."""
-
-    module: Layer | None  # the instance, when known
-    callee: str  # as written: `netD`, `self.D`
-    call: Location
-    kind: str  # "real" | "fake" | "mixed" | "unknown" | "constant" (a label, no samples): what its input is
-    update: tuple  # calls with the same key belong to one update (one loop body of one function)
-    function: str
-    order: int
-    node: Location | None = None  # the forward call itself
-    chain: tuple[Location, ...] = ()  # the call, then each call site above it up to the update
-    origins: frozenset = frozenset()  # where its input came from (`provenance`)
-    # Where each positional argument came from, when more than one is a tensor (a
-    # conditional discriminator's `D(x, y)`): `decide_sides` reads the ones that differ.
-    arguments: tuple[frozenset, ...] = ()
-    branches: tuple = ()  # the undecided `if` branches it runs in (`Frame.branches`)
-    names: tuple[str, ...] = ()  # the names its input is written with: the fallback evidence
-    evidence: dict = field(default_factory=dict)  # {"real"/"fake": why}, once `kind` is decided
-    # Set when the instance was not built where it is called and the project's only
-    # discriminator class was assumed: what was assumed, for the message.
-    assumed: str = ""
-    detached: bool = False  # its input is written `.detach()`ed: a discriminator step's
-    # The name its score is given (`d_real = D(x)`), when only that says what it scores.
-    scored_into: str = ""
-
-    def site_apart_from(self, other: "ForwardCall") -> Location:
-        """Where this call shows apart from `other`: itself, or, when both are one call
-        inside a helper (`run_D(x)`), the first call site above it where they differ."""
-        for mine, theirs in zip(self.chain, other.chain):
-            if mine != theirs:
-                return mine
-        return self.call
-
-
-@dataclass
-class Penalty:
-    """`torch.autograd.grad(outputs=D(x), ..., create_graph=True)`: a gradient penalty."""
-
-    forward: ForwardCall
-    grad: Location
-
-
-@dataclass
-class BatchNormCall:
-    owner: Layer | None
-    call: Location
-
-
-@dataclass
-class BatchReduction:
-    """`x.std(0)`, `torch.mean(x, dim=0)`: an operation over the batch dimension."""
-
-    owner: Layer | None
-    call: Location
-    what: str
-
-
-@dataclass
 class Events:
-    sn: list[SNEvent] = field(default_factory=list)
-    sn_calls: list[SNCall] = field(default_factory=list)
-    inits: list[InitEvent] = field(default_factory=list)
+    sn: list[SNApplied] = field(default_factory=list)
+    sn_calls: list[SNCallFact] = field(default_factory=list)
+    inits: list[InitFact] = field(default_factory=list)
     instances: list[Layer] = field(default_factory=list)
-    forwards: list[ForwardCall] = field(default_factory=list)
-    penalties: list[Penalty] = field(default_factory=list)
+    forwards: list[ForwardFact] = field(default_factory=list)
+    penalties: list[PenaltyFact] = field(default_factory=list)
     # The forward calls whose outputs one `loss.backward()` differentiates, when more than one.
-    backwards: list[tuple[ForwardCall, ...]] = field(default_factory=list)
-    batch_norm_calls: list[BatchNormCall] = field(default_factory=list)
+    backwards: list[tuple[ForwardFact, ...]] = field(default_factory=list)
+    batch_norm_calls: list[BatchNormFact] = field(default_factory=list)
     kept_sites: set = field(default_factory=set)
     update_roots: list = field(default_factory=list)
-    batch_reductions: list[BatchReduction] = field(default_factory=list)
+    batch_reductions: list[ReductionFact] = field(default_factory=list)

@@ -1,18 +1,21 @@
-"""The linked model: what the link step found, as frozen records the rules read.
+"""The linked model: the records the link step emits and the rules read.
 
-Each module object the program builds is one `LayerFact` with a stable id, its place in
-`LinkedModel.layers`; its children are named by id, since one layer may sit in two trees
-(or in its own). The events (SN applications, inits, forward calls, penalties, batch
-statistics) name their layers by record. What a rule would otherwise ask the interpreter
-(where a member layer shows from its owner's `__init__`, whether an instance was built
-with its deciding arguments known, which SN application of a layer came first) is worked
-out once, when `snlint.link.freeze` builds the model, so the rules never see a frame or a
-value still being computed. Class and file facts are `snlint.facts`, frozen already.
+Each record is created once, by the interpreter, in the form the rules read. What is
+whole when it happens (a spectral norm put on a layer, an init call, a gradient penalty,
+a batch-statistics call) is a frozen record from the start. A layer, one module object
+the program builds, is filled in while the program runs (the layers it holds, the SN put
+on it later), and a forward call learns what it scores once the discriminators are
+known; both are sealed when the link is done (`snlint.link.seal`), which gives each layer
+its stable id, its place in `LinkedModel.layers`, and works out what a rule would
+otherwise ask of the interpreter (where a member layer shows from its owner's
+`__init__`, whether an instance was built with its deciding arguments known). Sealed,
+they are read-only like the rest, so a rule never sees a value still being computed.
+Class and file facts are `snlint.facts`, frozen already.
 """
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import FrozenInstanceError, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from snlint.facts import ClassFacts, FileFacts
     from snlint.link.join import Runtime
     from snlint.link.provenance import Evidence
+    from snlint.link.values import Frame, Value
 
 _EMPTY: Mapping = MappingProxyType({})
 
@@ -52,38 +56,48 @@ class SNFact:
     reshape: Location | None = None  # a hand-written SN's `w.view(w.shape[0], -1)`
 
 
-@dataclass(frozen=True, eq=False)
-class LayerFact:
+@dataclass(eq=False)
+class Layer:
     """One module object the program builds. Where one source line builds many (a block
-    used four times, a loop), each is its own record with the same `call`."""
+    used four times, a loop), each is its own record with the same `call`, and checks
+    merge them by site. The interpreter reads it as a value (`snlint.link.values`)."""
 
-    id: int
     type: str  # torch short name (`Conv2d`) or a project class qualname
     kind: str  # a torchapi kind, "module" for project classes, "object" for plain ones
     call: Location  # the node that builds it
+    frame: "Frame"  # the frame that built it
     cls: "ClassFacts | None" = None
-    children: tuple[tuple[str, int], ...] = ()  # (attribute, layer id), in assignment order
-    sn: tuple[SNFact, ...] = ()  # in the order applied
+    args: tuple["Value", ...] = ()
+    kwargs: dict[str, "Value"] = field(default_factory=dict)
+    sn: "list[SNFact] | tuple[SNFact, ...]" = field(default_factory=list)  # in the order applied
+    attrs: dict[str, "Value"] = field(default_factory=dict)  # `self.x = ...`, add_module
+    children_order: list[str] = field(default_factory=list)
     in_loop: bool = False
     conditional: bool = False
     ambiguous: bool = False
     bypassed: bool = False  # a forward torch never calls (MultiheadAttention.out_proj)
+    init_frame: "Frame | None" = None
     opaque: bool = False  # something snlint cannot follow touched its modules
     kept_in_eval: bool = False
     weight_norm: str = ""  # weight_norm's API when the layer uses it instead of SN; "own": its class normalizes its weight
     frozen: bool = False  # requires_grad_(False) in an __init__, or eval through a train() override
     base_type: str | None = None  # torch type a project subclass derives from
     origin: Location | None = None  # the `norm_layer=...` parameter whose default built it
-    bound_names: tuple[str, ...] = ()  # `netD`, `self.D`: names it was bound to
+    bound_names: "list[str] | tuple[str, ...]" = field(default_factory=list)  # `netD`, `self.D`: names it was bound to
+    # The undecided `if` branches it was built in (`Frame.branches`): ((token, branch), ...).
+    branches: tuple = ()
+    called_methods: set[str] = field(default_factory=set)  # its methods that already ran
     # How training code reaches this instance, outermost step last ("built by define_D() at
     # train.py:40", "copied by deepcopy at train.py:41"); empty when built where it is used.
-    via: tuple[str, ...] = ()
+    via: "list[str] | tuple[str, ...]" = field(default_factory=list)
+    # Set when the link is done (`snlint.link.seal`):
+    id: int = -1  # its place in `LinkedModel.layers`
+    children: tuple[tuple[str, int], ...] = ()  # (attribute, layer id), in assignment order
     has_weight: bool = False  # a `weight` attribute of its own
     kernel_1x1: bool | None = None  # a literal 1x1 kernel; None when not known
     # Built with arguments, every one that can decide its layers known (a norm choice, a
     # string its `__init__` compares): that build alone decides what it holds.
     configured: bool = False
-    branches: tuple[tuple[int, int], ...] = ()  # (undecided `if`, branch) it was built in
     # The call sites above `call`, innermost first (a helper's call in the `__init__` that
     # ran it, then that class's construction...): where a layer built in shared code
     # shows in the discriminator's own code (`snlint.checks.shared`).
@@ -99,9 +113,44 @@ class LayerFact:
         """The project class it is an instance of."""
         return self.cls.qualname if self.cls is not None else None
 
+    @property
+    def picked_among(self) -> str | None:
+        """The step of `via` that says this instance is one of several classes a key picks
+        (a factory or a registry whose key is not known here), when it is."""
+        return next((step for step in self.via if step.startswith("one of ")), None)
 
-def exclusive(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> bool:
-    """Whether two paths of undecided-`if` branches (`LayerFact.branches`,
+    def set_attr(self, name: str, value: "Value") -> None:
+        if name not in self.attrs:
+            self.children_order.append(name)
+        self.attrs[name] = value
+
+    def named_children(self) -> list[tuple[str, "Layer"]]:
+        out = []
+        for name in self.children_order:
+            value = self.attrs.get(name)
+            if isinstance(value, Layer):
+                out.append((name, value))
+        return out
+
+    def descendants(self, path: str = "", seen: set[int] | None = None) -> list[tuple[str, "Layer"]]:
+        seen = set() if seen is None else seen
+        out: list[tuple[str, Layer]] = []
+        for name, child in self.named_children():
+            if id(child) in seen:
+                continue
+            seen.add(id(child))
+            sub = f"{path}.{name}" if path else name
+            out.append((sub, child))
+            out.extend(child.descendants(sub, seen))
+        return out
+
+
+# The name the rules know a layer by.
+LayerFact = Layer
+
+
+def exclusive(a: tuple, b: tuple) -> bool:
+    """Whether two paths of undecided-`if` branches (`Layer.branches`,
     `ForwardFact.branches`) part at one `if`: what runs in one never runs with the other."""
     taken = dict(a)
     return any(key in taken and taken[key] != i for key, i in b)
@@ -112,8 +161,8 @@ class Member:
     """A layer of a module tree, with the project class instance that owns it and the
     symbol findings show (`Discriminator.main.3`)."""
 
-    layer: LayerFact
-    owner: LayerFact
+    layer: Layer
+    owner: Layer
     symbol: str
     # The call that builds the layer, seen from its owner's __init__: a helper that
     # returns the layer itself shows as the helper's call; a helper that returns a
@@ -126,7 +175,7 @@ class SNApplied:
     """A spectral norm the interpreter saw applied to `target`, the `index`-th on it."""
 
     app: SNFact
-    target: LayerFact
+    target: Layer
     index: int
 
 
@@ -142,31 +191,39 @@ class InitFact:
     """An init call (`nn.init.normal_(m.weight)`) on a parameter of `layer`."""
 
     call: Location
-    layer: LayerFact
+    layer: Layer
     sn: tuple[SNFact, ...]  # the layer's spectral norms when the init ran
     param: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class ForwardFact:
     """A module called in code that runs it (training code, or a forward method)."""
 
-    module: LayerFact | None  # the instance, when known
+    module: Layer | None  # the instance, when known
     callee: str  # as written: `netD`, `self.D`
     call: Location
     kind: str  # "real" | "fake" | "mixed" | "unknown" | "constant" (a label, no samples): what its input is
-    update: tuple  # calls with the same key belong to one update (one loop body of one function)
+    # Calls with the same key belong to one update (one loop body of one function, up to
+    # an optimizer step): (id() of the frame it runs in, ...).
+    update: tuple
     function: str
     order: int
     node: Location | None = None  # the forward call itself
     chain: tuple[Location, ...] = ()  # the call, then each call site above it up to the update
+    origins: frozenset = frozenset()  # where its input came from (`provenance`)
+    # Where each positional argument came from, when more than one is a tensor (a
+    # conditional discriminator's `D(x, y)`): `link.decide_sides` reads the ones that differ.
+    arguments: tuple[frozenset, ...] = ()
+    branches: tuple = ()  # the undecided `if` branches it runs in (`Frame.branches`)
     names: tuple[str, ...] = ()  # the names its input is written with: the fallback evidence
-    evidence: Mapping[str, Evidence] = field(default_factory=_empty)  # {"real"/"fake": why}
+    evidence: Mapping[str, "Evidence"] = field(default_factory=_empty)  # {"real"/"fake": why}, once `kind` is decided
     # Set when the instance was not built where it is called and the project's only
     # discriminator class was assumed: what was assumed, for the message.
     assumed: str = ""
-    branches: tuple[tuple[int, int], ...] = ()  # (undecided `if`, branch) it runs in
     detached: bool = False  # its input is written `.detach()`ed: a discriminator step's
+    # The name its score is given (`d_real = D(x)`), when only that says what it scores.
+    scored_into: str = ""
 
     def site_apart_from(self, other: "ForwardFact") -> Location:
         """Where this call shows apart from `other`: itself, or, when both are one call
@@ -189,7 +246,7 @@ class PenaltyFact:
 class BatchNormFact:
     """`F.batch_norm(..., training=True)` in a forward of `owner`."""
 
-    owner: LayerFact | None
+    owner: Layer | None
     call: Location
 
 
@@ -197,7 +254,7 @@ class BatchNormFact:
 class ReductionFact:
     """`x.std(0)`, `torch.mean(x, dim=0)`: an operation over the batch dimension."""
 
-    owner: LayerFact | None
+    owner: Layer | None
     call: Location
     what: str
 
@@ -207,16 +264,18 @@ class DiscriminatorFact:
     cls: "ClassFacts"
     file: "FileFacts"
     ref: DiscriminatorRef
-    instance: LayerFact | None  # the class built alone
-    unused_defaults: frozenset = frozenset()  # `link.Discriminator`'s: (path, span) of parameters
+    instance: Layer | None  # the class built alone
+    # Known by its name only: the parameters (path, span) whose defaults built its layers
+    # and that the project's code always passes; the class is not judged on them.
+    unused_defaults: frozenset = frozenset()
 
 
 @dataclass(frozen=True, eq=False)
 class LinkedModel:
-    layers: tuple[LayerFact, ...] = ()  # by id
+    layers: tuple[Layer, ...] = ()  # by id
     # Instances of project classes, in the order their construction finished.
-    instances: tuple[LayerFact, ...] = ()
-    roots: Mapping[str, LayerFact] = field(default_factory=_empty)  # qualname -> the class built alone
+    instances: tuple[Layer, ...] = ()
+    roots: Mapping[str, Layer] = field(default_factory=_empty)  # qualname -> the class built alone
     discriminators: tuple[DiscriminatorFact, ...] = ()
     sn: tuple[SNApplied, ...] = ()
     sn_calls: tuple[SNCallFact, ...] = ()
@@ -232,7 +291,7 @@ class LinkedModel:
     # Class qualname -> what the graph pass built for it (`snlint.link.join.Runtime`);
     # empty without the graph pass.
     runtime: Mapping[str, "Runtime"] = field(default_factory=_empty)
-    by_class: Mapping[str, tuple[LayerFact, ...]] = field(default_factory=_empty)  # qualname -> its instances
+    by_class: Mapping[str, tuple[Layer, ...]] = field(default_factory=_empty)  # qualname -> its instances
     # Layer id -> its tree's members, for each class built alone and each instance of a
     # discriminator class.
     trees: Mapping[int, tuple[Member, ...]] = field(default_factory=_empty)
@@ -240,21 +299,49 @@ class LinkedModel:
     # in no tree above, and never run.
     unread: frozenset[tuple[str, int]] = frozenset()
 
-    def layer(self, id: int) -> LayerFact:
+    def layer(self, id: int) -> Layer:
         return self.layers[id]
 
-    def instances_of(self, qualname: str) -> tuple[LayerFact, ...]:
+    def instances_of(self, qualname: str) -> tuple[Layer, ...]:
         return self.by_class.get(qualname, ())
 
-    def members(self, root: LayerFact) -> tuple[Member, ...]:
+    def members(self, root: Layer) -> tuple[Member, ...]:
         """Every layer of `root`'s tree, each once, with the project class instance that
         owns it and its symbol (`DBlock.c_sc`, `Discriminator.main.3`,
         `Discriminator.layers[*]`). `root` is a class built alone (`roots`) or an instance
         of a discriminator class; the trees of other layers are not recorded (KeyError)."""
         return self.trees[root.id]
 
-    def classes_in(self, root: LayerFact | None) -> set[str]:
+    def classes_in(self, root: Layer | None) -> set[str]:
         """The qualified names of the layers of `root`'s tree; none where it has no tree."""
         if root is None or root.id not in self.trees:
             return set()
         return {m.layer.qualname for m in self.trees[root.id]}
+
+
+def _read_only(self, name: str, value: object = None) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+# Subclasses with no state of their own, so a record can take one on (`read_only`).
+class _SealedLayer(Layer):
+    __slots__ = ()
+    __setattr__ = _read_only
+    __delattr__ = _read_only
+
+
+class _SealedForward(ForwardFact):
+    __slots__ = ()
+    __setattr__ = _read_only
+    __delattr__ = _read_only
+
+
+_SEALED = {Layer: _SealedLayer, ForwardFact: _SealedForward}
+
+
+def read_only(record: Layer | ForwardFact) -> None:
+    """Make a layer or a forward call read-only, as the other records are from the start:
+    once the link is done nothing changes them, and a rule cannot."""
+    sealed = _SEALED.get(type(record))
+    if sealed is not None:
+        record.__class__ = sealed

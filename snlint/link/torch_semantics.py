@@ -17,13 +17,13 @@ from typing import Callable
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link import configvalues, resolve
-from snlint.link.calls import MAX_DEPTH
-from snlint.link.events import DISCRIMINATOR_CLASS, Events, InitEvent, SNCall, SNEvent
+from snlint.link.events import DISCRIMINATOR_CLASS, Events
+from snlint.link.model import InitFact, SNApplied, SNCallFact, SNFact
 from snlint.link.index import ProjectIndex
 from snlint.link.syntax import calls_in, fact_children, text_of, walk
 from snlint.link.values import (
-    UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, Layer, ListV, ModulesIterV, ModulesV,
-    NameFindV, NameV, OneOfV, ParametersV, ParamV, SNApp, SNFuncV, SuperV, TorchTypeV, TupleV, Value,
+    MAX_DEPTH, UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, Layer, ListV, ModulesIterV, ModulesV,
+    NameFindV, NameV, OneOfV, ParametersV, ParamV, SNFuncV, SuperV, TorchTypeV, TupleV, Value,
     WeightV,
 )
 from snlint.torchapi import (
@@ -125,7 +125,7 @@ class TorchSemantics:
         if cls_value.via:
             layer.via.append(cls_value.via)
         if kind == "sn_mixin":
-            layer.sn.append(SNApp(SN_CUSTOM, cls.name, loc, loc, frame))
+            layer.sn.append(SNFact(SN_CUSTOM, cls.name, loc, loc))
         elif layer_kind in _WEIGHTED and _normalizes_own_weight(cls):
             layer.weight_norm = "own"
         init = self.find_method(cls, file, "__init__")
@@ -270,7 +270,7 @@ class TorchSemantics:
 
     def spectral_norm(self, api: str, text: str, args: list[Value], kwargs: dict[str, Value],
                       e: F.Call | None, frame: Frame, loc: Location) -> Value:
-        self.events.sn_calls.append(SNCall(api, text, loc))
+        self.events.sn_calls.append(SNCallFact(api, text, loc))
         target = args[0] if args else kwargs.get("module", UNKNOWN)
         options: dict[str, tuple[Value, Location | None]] = {}
         positional = ["module", "name", "n_power_iterations", "eps", "dim"]
@@ -300,10 +300,10 @@ class TorchSemantics:
 
         def one(layer: Layer, from_filter: bool, types: tuple[str, ...]) -> None:
             site = loc if from_filter or layer.frame.is_within(frame) else frame.seen_from(layer.frame, loc)
-            app = SNApp(api, text, loc, site, frame, name, name_loc, dim, dim_loc, dim_explicit,
-                        from_filter, types, reshape)
+            app = SNFact(api, text, loc, site, name, name_loc, dim, dim_loc, dim_explicit,
+                         from_filter, tuple(types), reshape)
+            self.events.sn.append(SNApplied(app, layer, len(layer.sn)))
             layer.sn.append(app)
-            self.events.sn.append(SNEvent(app, layer))
 
         if isinstance(target, Layer):
             one(target, False, ())
@@ -321,7 +321,7 @@ class TorchSemantics:
         elif isinstance(target.owner, ModulesV):
             owners = [m for _, m in target.owner.members()]
         for layer in owners:
-            self.events.inits.append(InitEvent(loc, layer, tuple(layer.sn), target.name))
+            self.events.inits.append(InitFact(loc, layer, tuple(layer.sn), target.name))
 
     # ------------------------------------------------------------ module state
 

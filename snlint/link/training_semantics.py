@@ -15,15 +15,14 @@ from snlint import facts as F
 from snlint.findings import Location
 from snlint.link import resolve
 from snlint.link.events import (
-    D_NAME, DATA_SOURCE, FAKE_NAME, G_NAME, GENERATOR_CLASS, REAL_NAME, BatchNormCall, BatchReduction, Events,
-    ForwardCall, Penalty,
+    D_NAME, DATA_SOURCE, FAKE_NAME, G_NAME, GENERATOR_CLASS, REAL_NAME, Events,
 )
-from snlint.link.lookup import running_module
+from snlint.link.model import BatchNormFact, ForwardFact, PenaltyFact, ReductionFact
 from snlint.link.provenance import Channels, Data, Named, Output
 from snlint.link.syntax import calls_in, last_attr, names_in, text_of, walk
 from snlint.link.values import (
     UNKNOWN, ConstV, Frame, FuncV, Layer, ListV, ModulesIterV, NameV, OneOfV, TensorV, TupleV,
-    UnknownV, Value, tensor_join, tensors,
+    UnknownV, Value, running_module, tensor_join, tensors,
 )
 
 
@@ -35,7 +34,7 @@ _REAL_WORD = re.compile(r"real", re.I)
 class TrainingSemantics:
     events: Events
     _scorers: dict[str, bool]  # class qualname -> whether its forward calls the discriminator
-    _forwards_by_root: dict[int, list[ForwardCall]]  # id() of a root frame -> its forward calls
+    _forwards_by_root: dict[int, list[ForwardFact]]  # id() of a root frame -> its forward calls
     _forwards_indexed: int  # how many of events.forwards that index holds
     _players: dict[str, str | None]  # an unknown callee as written -> the player its call runs
 
@@ -117,7 +116,7 @@ class TrainingSemantics:
             # Under `torch.no_grad()` nothing trains (an encoder inverting real and generated
             # images, features for a metric): a call there is an update of its own.
             update = (id(root), "no_grad", len(self.events.forwards))
-        call = ForwardCall(module, text, loc, kind, update,
+        call = ForwardFact(module, text, loc, kind, update,
                            frame.function or root.function or root.name, len(self.events.forwards), loc,
                            _chain(frame, loc),
                            origins=first.origins if isinstance(first, TensorV) else frozenset(),
@@ -179,7 +178,7 @@ class TrainingSemantics:
                     continue
                 forward = self.forward_of(module, where)
                 if forward is not None:
-                    self.events.penalties.append(Penalty(forward, loc))
+                    self.events.penalties.append(PenaltyFact(forward, loc))
 
     def scored_into(self, stmt: F.Assign, scored: F.Call, calls: list) -> None:
         """`A_dis_real, A_feats_real = self.discriminator_A(A)`: where neither the data flow
@@ -216,7 +215,7 @@ class TrainingSemantics:
             return value
         return _batch_of(source, path, e.span.line)
 
-    def forward_of(self, module, where) -> ForwardCall | None:
+    def forward_of(self, module, where) -> ForwardFact | None:
         """The forward call a tensor's output entry (`TensorV.outputs`) came from: one call
         may score one of several candidates, and each has its forward."""
         return next((f for f in reversed(self.events.forwards)
@@ -243,7 +242,7 @@ class TrainingSemantics:
                 outputs[(id(origin.module), origin.path, origin.line)] = None
         # Each output's own call: the latest of this entry point's run (a method run again
         # from another entry point made calls of the same site and instance).
-        latest: dict[tuple, ForwardCall] = {}
+        latest: dict[tuple, ForwardFact] = {}
         for f in reversed(self.forwards_of_root(root)):
             key = (id(f.module), f.call.path, f.call.span.line)
             if f.module is not None and key in outputs and key not in latest:
@@ -252,7 +251,7 @@ class TrainingSemantics:
         if len(found) > 1:
             self.events.backwards.append(found)
 
-    def forwards_of_root(self, root: Frame) -> list[ForwardCall]:
+    def forwards_of_root(self, root: Frame) -> list[ForwardFact]:
         """The forward calls made so far in `root`'s run, in order: indexed as they come, so
         a script of a thousand training loops does not scan every call at each backward."""
         forwards, by_root = self.events.forwards, self._forwards_by_root
@@ -264,7 +263,7 @@ class TrainingSemantics:
     def batch_reduction(self, what: str, frame: Frame, loc: Location) -> None:
         scope = frame.owner_frame
         owner = scope.self_value if scope is not None else None
-        self.events.batch_reductions.append(BatchReduction(owner, loc, what))
+        self.events.batch_reductions.append(ReductionFact(owner, loc, what))
 
     def inplace_copy(self, e: F.Call, frame: Frame) -> Value | None:
         """`input.resize_as_(real).copy_(real)`, `x.data.copy_(fake)`: the tutorial scripts'
@@ -321,7 +320,7 @@ class TrainingSemantics:
         per_sample = bool(args) and isinstance(args[0], TensorV) and _PER_SAMPLE in args[0].tags
         if training is not None and not (isinstance(training, ConstV) and not training.value) \
                 and not per_sample:
-            self.events.batch_norm_calls.append(BatchNormCall(frame.self_value, loc))
+            self.events.batch_norm_calls.append(BatchNormFact(frame.self_value, loc))
         return tensor_join(args)
 
     def next_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
@@ -645,7 +644,7 @@ def _chain(frame: Frame, loc: Location) -> tuple[Location, ...]:
 
 def _output_key(module, where) -> tuple:
     """A hashable key for one entry of `TensorV.outputs`: the module (or "?") and the call
-    that returned the tensor (a Location, or the unresolved ForwardCall itself)."""
+    that returned the tensor (a Location, or the unresolved ForwardFact itself)."""
     return id(module), where if isinstance(where, Location) else id(where)
 
 

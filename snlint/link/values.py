@@ -1,8 +1,6 @@
-"""The values the link step's interpreter computes: layers, SN applications, callables.
-
-A `Layer` is one module object the program builds; where one source line builds many
-(a block used four times, a loop), each instance is its own `Layer` with the same
-construction `call`, and checks merge them by site.
+"""The values the link step's interpreter computes: constants, containers, callables,
+tensors, and the frames it runs code in. A module object the program builds is a value
+too, `Layer`, the record the rules read (`snlint.link.model`).
 """
 
 from __future__ import annotations
@@ -11,11 +9,16 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from snlint.findings import Location
+from snlint.link.model import Layer
 from snlint.records import dataclass
 from snlint.torchapi import KINDS
 
 if TYPE_CHECKING:
     from snlint.facts import ClassFacts, Expr, FileFacts, FunctionFacts
+
+
+# How deep calls nest before the evaluator stops following them.
+MAX_DEPTH = 24
 
 
 @dataclass(eq=False)
@@ -109,6 +112,15 @@ class Frame:
         return frame
 
 
+def running_module(frame: Frame) -> Frame | None:
+    """The run of the module body of `frame`'s file this frame is part of (the frame itself
+    at the top level, else a caller's), if any."""
+    running: Frame | None = frame
+    while running is not None and not (running.name == "<module>" and running.file is frame.file):
+        running = running.parent
+    return running
+
+
 class Value:
     pass
 
@@ -127,104 +139,6 @@ class ConstV(Value):
     # Where a configuration value came from ("argparse default at train.py:12"), for the
     # graph pass's account of the arguments it built a class with.
     origin: str = ""
-
-
-@dataclass(eq=False)
-class SNApp:
-    api: str  # SN_HOOK | SN_PARAM | SN_CUSTOM
-    callee: str  # the SN callable as written at the call (`spectral_norm`, `SN`, `SpectralNorm`)
-    call: Location  # the SN call node itself
-    site: Location  # where the mistake shows, seen from the frame that built the layer
-    frame: Frame
-    name: str | None = "weight"  # None when not a literal
-    name_arg: Location | None = None
-    dim: int | None = None  # explicit dim when a literal
-    dim_arg: Location | None = None
-    dim_explicit: bool = False
-    from_filter: bool = False  # applied by a `modules()` loop or `apply(fn)` over types
-    filter_types: tuple[str, ...] = ()
-    reshape: Location | None = None  # a hand-written SN's `w.view(w.shape[0], -1)`
-
-
-@dataclass(eq=False)
-class Layer(Value):
-    type: str  # torch short name (`Conv2d`) or a project class qualname
-    kind: str  # a torchapi kind, or "module" for project classes
-    call: Location  # the node that builds it
-    frame: Frame  # the frame that built it
-    cls: "ClassFacts | None" = None
-    args: tuple[Value, ...] = ()
-    kwargs: dict[str, Value] = field(default_factory=dict)
-    sn: list[SNApp] = field(default_factory=list)
-    attrs: dict[str, Value] = field(default_factory=dict)  # `self.x = ...`, add_module
-    children_order: list[str] = field(default_factory=list)
-    in_loop: bool = False
-    conditional: bool = False
-    ambiguous: bool = False
-    bypassed: bool = False  # a forward torch never calls (MultiheadAttention.out_proj)
-    init_frame: Frame | None = None
-    opaque: bool = False  # something snlint cannot follow touched its modules
-    kept_in_eval: bool = False
-    weight_norm: str = ""  # weight_norm's API when the layer uses it instead of SN
-    frozen: bool = False  # requires_grad_(False) in an __init__, or eval through a train() override
-    base_type: str | None = None  # torch type a project subclass derives from
-    origin: Location | None = None  # the `norm_layer=...` parameter whose default built it
-    bound_names: list[str] = field(default_factory=list)  # `netD`, `self.D`: names it was bound to
-    branches: tuple = ()  # the undecided `if` branches it was built in (`Frame.branches`)
-    called_methods: set[str] = field(default_factory=set)  # its methods that already ran
-    # How training code reaches this instance, outermost step last ("built by define_D() at
-    # train.py:40", "copied by deepcopy at train.py:41"); empty when built where it is used.
-    via: list[str] = field(default_factory=list)
-
-    @property
-    def picked_among(self) -> str | None:
-        """The step of `via` that says this instance is one of several classes a key picks
-        (a factory or a registry whose key is not known here), when it is."""
-        return next((step for step in self.via if step.startswith("one of ")), None)
-
-    @property
-    def short_type(self) -> str:
-        # A class defined twice in one module has `@line` on its second qualname.
-        return self.type.rsplit(".", 1)[-1].partition("@")[0]
-
-    def set_attr(self, name: str, value: Value) -> None:
-        if name not in self.attrs:
-            self.children_order.append(name)
-        self.attrs[name] = value
-
-    def children(self) -> list[tuple[str, "Layer"]]:
-        out = []
-        for name in self.children_order:
-            value = self.attrs.get(name)
-            if isinstance(value, Layer):
-                out.append((name, value))
-        return out
-
-    def descendants(self, path: str = "", seen: set[int] | None = None) -> list[tuple[str, "Layer"]]:
-        seen = set() if seen is None else seen
-        out: list[tuple[str, Layer]] = []
-        for name, child in self.children():
-            if id(child) in seen:
-                continue
-            seen.add(id(child))
-            sub = f"{path}.{name}" if path else name
-            out.append((sub, child))
-            out.extend(child.descendants(sub, seen))
-        return out
-
-    def kernel_is_1x1(self) -> bool | None:
-        k = self.kwargs.get("kernel_size")
-        if k is None and len(self.args) >= 3:
-            k = self.args[2]
-        if isinstance(k, ConstV):
-            v = k.value
-            if isinstance(v, int):
-                return v == 1
-            if isinstance(v, tuple) and all(isinstance(x, int) for x in v):
-                return all(x == 1 for x in v)
-        if isinstance(k, (ListV, TupleV)) and all(isinstance(i, ConstV) for i in k.items):
-            return all(i.value == 1 for i in k.items)  # type: ignore[attr-defined]
-        return None
 
 
 @dataclass(eq=False)
@@ -380,7 +294,7 @@ class ModulesV(Value):
         return replace(self, **changes)
 
     def members(self) -> list[tuple[str, Layer]]:
-        members = self.root.children() if self.children_only else self.root.descendants()
+        members = self.root.named_children() if self.children_only else self.root.descendants()
         return [(p, m) for p, m in members if self.matches(m)]
 
 

@@ -1,10 +1,11 @@
-"""The linked project frozen into the model the rules read (`snlint.link.model`).
+"""The linked project sealed into the model the rules read (`snlint.link.model`).
 
-Runs once per lint, after the graph pass's facts are joined. Every layer the events, the
-roots and the discriminators reach, and every layer their trees hold, gets an id in the
-order first reached; what the rules ask of the interpreter's frames and argument values
-is answered here, once per layer and once per member of each tree the rules walk, so
-freezing costs about one walk of what the program built.
+Runs once per lint, after the graph pass's facts are joined. The records are the ones the
+interpreter emitted; here every layer the events, the roots and the discriminators reach,
+and every layer their trees hold, gets its id in the order first reached, and what the
+rules would ask of the interpreter's frames and argument values is answered once per
+layer and once per member of each tree the rules walk. Then the layers and forward calls
+are made read-only. It costs about one walk of what the program built.
 """
 
 from __future__ import annotations
@@ -14,34 +15,27 @@ from typing import TYPE_CHECKING
 
 from snlint.findings import Location
 from snlint.link import resolve
-from snlint.link.model import (
-    BatchNormFact, DiscriminatorFact, ForwardFact, InitFact, LayerFact, LinkedModel, Member,
-    PenaltyFact, ReductionFact, SNApplied, SNCallFact, SNFact,
-)
+from snlint.link.model import Layer, LinkedModel, Member, read_only
 from snlint.link.unread import Reads
-from snlint.link.values import ConstV, Layer, ListV, SNApp, TupleV, UnknownV, Value
+from snlint.link.values import ConstV, ListV, TupleV, UnknownV, Value
 
 if TYPE_CHECKING:
     from snlint.link import LinkedProject
 
 
-def freeze(project: LinkedProject) -> LinkedModel:
+def seal(project: LinkedProject) -> LinkedModel:
     """The model of `project`, with the graph pass's facts joined (or none)."""
-    return _Freezer(project).model()
+    return _Sealer(project).model()
 
 
-class _Freezer:
+class _Sealer:
     def __init__(self, project: LinkedProject) -> None:
         self.project = project
-        self.ids: dict[int, int] = {}  # id() of a Layer -> its record's id
+        self.ids: dict[int, int] = {}  # id() of a Layer -> its id
         self.order: list[Layer] = []
-        self.children: list[list[tuple[str, Layer]]] = []  # by record id
-        self.facts: list[LayerFact] = []
-        self.apps: dict[int, SNFact] = {}
+        self.children: list[list[tuple[str, Layer]]] = []  # by id
         # id() of an __init__'s facts -> its positional parameters, and resolve.deciding of it
         self.inits: dict[int, tuple[list[str], set[str]]] = {}
-        self.frames: dict[int, int] = {}  # id() of an update's frame -> its number
-        self.branch_ids: dict[int, int] = {}  # id() of an undecided `if`'s token -> its number
         self.reads = Reads(project.files.values())
         self.unread: set[tuple[str, int]] = set()  # (path, line) of layers nothing reads
 
@@ -56,39 +50,39 @@ class _Freezer:
         self.reach(c.owner for c in events.batch_norm_calls)
         self.reach(r.owner for r in events.batch_reductions)
         while len(self.children) < len(self.order):  # each layer's children, breadth first
-            children = self.order[len(self.children)].children()
+            children = self.order[len(self.children)].named_children()
             self.children.append(children)
             self.reach(child for _, child in children)
-        self.facts = [self.layer_fact(i, layer) for i, layer in enumerate(self.order)]
+        trees = self.trees()
+        for i, layer in enumerate(self.order):
+            if type(layer) is Layer:  # not sealed by an earlier model of this project
+                self.settle(i, layer)
+                read_only(layer)
+        for call in events.forwards:
+            read_only(call)
 
-        instances = tuple(self.fact(i) for i in events.instances)
-        by_class: dict[str, list[LayerFact]] = {}
+        instances = tuple(events.instances)
+        by_class: dict[str, list[Layer]] = {}
         for inst in instances:
             if inst.cls is not None:
                 by_class.setdefault(inst.cls.qualname, []).append(inst)
-        forwards = {id(c): self.forward(c) for c in events.forwards}
         return LinkedModel(
-            layers=tuple(self.facts),
+            layers=tuple(self.order),
             instances=instances,
-            roots=MappingProxyType({q: self.fact(layer) for q, layer in project.roots.items()}),
-            discriminators=tuple(DiscriminatorFact(d.cls, d.file, d.ref, self.fact(d.instance), d.unused_defaults)
-                                 for d in project.discriminators),
-            sn=tuple(SNApplied(self.app(e.app), self.fact(e.target), _index(e.app, e.target))
-                     for e in events.sn),
-            sn_calls=tuple(SNCallFact(c.api, c.callee, c.call) for c in events.sn_calls),
-            inits=tuple(InitFact(e.call, self.fact(e.layer), tuple(map(self.app, e.sn)), e.param)
-                        for e in events.inits),
-            forwards=tuple(forwards.values()),
-            penalties=tuple(PenaltyFact(forwards[id(p.forward)], p.grad) for p in events.penalties),
-            backwards=tuple(tuple(forwards[id(c)] for c in b) for b in events.backwards),
-            batch_norm_calls=tuple(BatchNormFact(self.fact(c.owner), c.call)
-                                   for c in events.batch_norm_calls),
-            batch_reductions=tuple(ReductionFact(self.fact(r.owner), r.call, r.what)
-                                   for r in events.batch_reductions),
+            roots=MappingProxyType(dict(project.roots)),
+            discriminators=tuple(project.discriminators),
+            sn=tuple(events.sn),
+            sn_calls=tuple(events.sn_calls),
+            inits=tuple(events.inits),
+            forwards=tuple(events.forwards),
+            penalties=tuple(events.penalties),
+            backwards=tuple(events.backwards),
+            batch_norm_calls=tuple(events.batch_norm_calls),
+            batch_reductions=tuple(events.batch_reductions),
             kept_in_eval=frozenset(project.kept_in_eval),
             runtime=MappingProxyType(dict(project.runtime)),
             by_class=MappingProxyType({q: tuple(v) for q, v in by_class.items()}),
-            trees=MappingProxyType(self.trees()),
+            trees=MappingProxyType(trees),
             unread=frozenset(self.unread),
         )
 
@@ -98,46 +92,15 @@ class _Freezer:
                 self.ids[id(layer)] = len(self.order)
                 self.order.append(layer)
 
-    def fact(self, layer: Layer | None) -> LayerFact | None:
-        return self.facts[self.ids[id(layer)]] if layer is not None else None
-
-    def app(self, app: SNApp) -> SNFact:
-        # One application may sit on several layers (a copy shares its original's list).
-        fact = self.apps.get(id(app))
-        if fact is None:
-            fact = self.apps[id(app)] = SNFact(
-                app.api, app.callee, app.call, app.site, app.name, app.name_arg, app.dim,
-                app.dim_arg, app.dim_explicit, app.from_filter, tuple(app.filter_types), app.reshape)
-        return fact
-
-    def layer_fact(self, i: int, layer: Layer) -> LayerFact:
-        return LayerFact(
-            i, layer.type, layer.kind, layer.call, layer.cls,
-            children=tuple((name, self.ids[id(child)]) for name, child in self.children[i]),
-            sn=tuple(map(self.app, layer.sn)),
-            in_loop=layer.in_loop, conditional=layer.conditional, ambiguous=layer.ambiguous,
-            bypassed=layer.bypassed, opaque=layer.opaque, kept_in_eval=layer.kept_in_eval,
-            weight_norm=layer.weight_norm, frozen=layer.frozen, base_type=layer.base_type,
-            origin=layer.origin, bound_names=tuple(layer.bound_names), via=tuple(layer.via),
-            has_weight="weight" in layer.attrs, kernel_1x1=layer.kernel_is_1x1(),
-            configured=self.configured(layer), branches=self.branches(layer.branches),
-            chain=_chain(layer))
-
-    def forward(self, call) -> ForwardFact:
-        return ForwardFact(
-            self.fact(call.module), call.callee, call.call, call.kind, self.update(call.update),
-            call.function, call.order, call.node, tuple(call.chain), tuple(call.names),
-            MappingProxyType(dict(call.evidence)), call.assumed, self.branches(call.branches), call.detached)
-
-    def branches(self, path: tuple) -> tuple[tuple[int, int], ...]:
-        """The undecided `if`s a frame ran in, by number (the interpreter's by a token)."""
-        return tuple((self.branch_ids.setdefault(id(token), len(self.branch_ids)), i) for token, i in path)
-
-    def update(self, key: tuple) -> tuple:
-        """The interpreter keys an update by id() of the frame it runs in; the model by the
-        order that frame first ran a forward call."""
-        frame, *rest = key
-        return (self.frames.setdefault(frame, len(self.frames)), *rest)
+    def settle(self, i: int, layer: Layer) -> None:
+        """What the rules read of a layer and the interpreter did not keep as it ran."""
+        layer.id = i
+        layer.children = tuple((name, self.ids[id(child)]) for name, child in self.children[i])
+        layer.sn, layer.bound_names, layer.via = tuple(layer.sn), tuple(layer.bound_names), tuple(layer.via)
+        layer.has_weight = "weight" in layer.attrs
+        layer.kernel_1x1 = _kernel_1x1(layer)
+        layer.configured = self.configured(layer)
+        layer.chain = _chain(layer)
 
     def configured(self, layer: Layer) -> bool:
         """Built with arguments, and every one that can decide its layers known: a norm
@@ -186,7 +149,7 @@ class _Freezer:
         self._members(root, root, "", out, set())
         return out
 
-    # A method, not a closure that calls itself: that would hold this freezer (and the
+    # A method, not a closure that calls itself: that would hold this sealer (and the
     # whole model) in a cycle until the cyclic collector found it.
     def _members(self, node: Layer, owner: Layer, path: str, out: list[Member], seen: set[int]) -> None:
         for name, child in self.children[self.ids[id(node)]]:
@@ -201,8 +164,7 @@ class _Freezer:
                 sub = f"{path}[*]"
             else:
                 sub = f"{path}.{name}" if path else name
-            out.append(Member(self.fact(child), self.fact(owner), f"{owner.short_type}.{sub}",
-                              _site(child, owner)))
+            out.append(Member(child, owner, f"{owner.short_type}.{sub}", _site(child, owner)))
             if child.cls is not None and child.init_frame is not None:
                 self._members(child, child, "", out, seen)
             else:
@@ -233,8 +195,19 @@ def _chain(layer: Layer) -> tuple[Location, ...]:
     return tuple(out)
 
 
-def _index(app: SNApp, layer: Layer) -> int:
-    return next((i for i, x in enumerate(layer.sn) if x is app), 0)
+def _kernel_1x1(layer: Layer) -> bool | None:
+    k = layer.kwargs.get("kernel_size")
+    if k is None and len(layer.args) >= 3:
+        k = layer.args[2]
+    if isinstance(k, ConstV):
+        v = k.value
+        if isinstance(v, int):
+            return v == 1
+        if isinstance(v, tuple) and all(isinstance(x, int) for x in v):
+            return all(x == 1 for x in v)
+    if isinstance(k, (ListV, TupleV)) and all(isinstance(i, ConstV) for i in k.items):
+        return all(i.value == 1 for i in k.items)  # type: ignore[attr-defined]
+    return None
 
 
 def _all_known(values) -> bool:
