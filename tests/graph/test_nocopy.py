@@ -26,7 +26,8 @@ from snlint.graph.pristine import Pristine  # noqa: E402
 from snlint.graph.worker import collect  # noqa: E402
 
 # The old weight_norm is the point of these tests; torch's deprecation note is not.
-pytestmark = pytest.mark.filterwarnings("ignore:.*weight_norm.*deprecated:FutureWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:.*weight_norm.*deprecated:FutureWarning"),
+              pytest.mark.xdist_group("test_nocopy")]
 
 AUDIO = '''
 import torch
