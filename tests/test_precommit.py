@@ -96,9 +96,9 @@ def git(cwd: Path, *args: str) -> None:
 
 def snapshot(tmp_path: Path) -> Path:
     """This checkout's working tree as a one-commit git repository: what the rest of the
-    suite tests. (try-repo on the checkout itself would take HEAD plus tracked changes
-    only, so a new untracked module that a tracked file already imports would break the
-    hook for reasons that are not the hook's.)"""
+    suite tests. (Naming the checkout itself would take its HEAD, or with try-repo HEAD plus
+    tracked changes only, so a new untracked module that a tracked file already imports
+    would break the hook for reasons that are not the hook's.)"""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             cwd=REPO, check=True, capture_output=True).stdout.decode()
     copy = tmp_path / "snlint-checkout"
@@ -212,7 +212,7 @@ def oldest_pre_commit(tmp_path_factory) -> list[str]:
 
 
 def test_oldest_pre_commit_runs_the_source_hook(gan_repo, tmp_path, checkout, oldest_pre_commit):
-    # A store of its own: one written by a newer pre-commit is not the old one's to read.
+    # try-repo: the old pre-commit builds the hook's environment in a store of its own.
     run = try_repo(gan_repo, "snlint", checkout, tmp_path / "home", pre_commit=oldest_pre_commit)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "models/d.py:10:21: SN201 " in run.stdout, run.stdout + run.stderr
