@@ -15,9 +15,6 @@ from pathlib import Path
 
 import pytest
 
-# Its tests share a module-scoped fixture: one xdist worker runs them all (--dist loadgroup).
-pytestmark = pytest.mark.xdist_group("test_adding_a_rule")
-
 ROOT = Path(__file__).resolve().parent.parent
 
 PAGE = '''\

@@ -12,9 +12,6 @@ import pytest
 
 from snlint.config import Config
 
-# Its tests share a module-scoped fixture: one xdist worker runs them all (--dist loadgroup).
-pytestmark = pytest.mark.xdist_group("test_examples")
-
 EXAMPLES = (Path(__file__).resolve().parent.parent / "examples").resolve()
 
 # (path relative to examples/, line, column, code), sorted; see examples/EXPECTED.md.

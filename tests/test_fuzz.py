@@ -18,9 +18,6 @@ import pytest
 
 import fuzzing
 
-# Its tests share a module-scoped fixture: one xdist worker runs them all (--dist loadgroup).
-pytestmark = pytest.mark.xdist_group("test_fuzz")
-
 N = int(os.environ.get("SNLINT_FUZZ_N", "80"))
 SEED = int(os.environ.get("SNLINT_FUZZ_SEED", "0"))
 BATCH = 40

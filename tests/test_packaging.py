@@ -21,9 +21,6 @@ import pytest
 
 import snlint
 
-# Its tests share a module-scoped fixture: one xdist worker runs them all (--dist loadgroup).
-pytestmark = pytest.mark.xdist_group("test_packaging")
-
 REPO = Path(__file__).resolve().parents[1]
 VERSION = snlint.__version__
 

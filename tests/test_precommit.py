@@ -20,9 +20,6 @@ from click.testing import CliRunner
 
 from snlint.cli import main
 
-# Its tests share a module-scoped fixture: one xdist worker runs them all (--dist loadgroup).
-pytestmark = pytest.mark.xdist_group("test_precommit")
-
 REPO = Path(__file__).resolve().parents[1]
 MANIFEST = REPO / ".pre-commit-hooks.yaml"
 MINIMUM = "2.9.0"

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-# Its tests share a module-scoped fixture: one xdist worker runs them all (--dist loadgroup).
-pytestmark = pytest.mark.xdist_group("test_handed_on_defaults")
-
 pytest.importorskip("torch")
 
 from snlint.config import Config  # noqa: E402

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-# Its tests share a module-scoped fixture: one xdist worker runs them all (--dist loadgroup).
-pytestmark = pytest.mark.xdist_group("test_isolation")
-
 pytest.importorskip("torch")
 
 from graph_helpers import class_location, display_for, span_of, write  # noqa: E402

@@ -26,8 +26,7 @@ from snlint.graph.pristine import Pristine  # noqa: E402
 from snlint.graph.worker import collect  # noqa: E402
 
 # The old weight_norm is the point of these tests; torch's deprecation note is not.
-pytestmark = [pytest.mark.filterwarnings("ignore:.*weight_norm.*deprecated:FutureWarning"),
-              pytest.mark.xdist_group("test_nocopy")]
+pytestmark = pytest.mark.filterwarnings("ignore:.*weight_norm.*deprecated:FutureWarning")
 
 AUDIO = '''
 import torch

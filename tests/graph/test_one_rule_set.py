@@ -9,9 +9,6 @@ import textwrap
 
 import pytest
 
-# Its tests share a module-scoped fixture: one xdist worker runs them all (--dist loadgroup).
-pytestmark = pytest.mark.xdist_group("test_one_rule_set")
-
 pytest.importorskip("torch")
 
 from graph_helpers import span_of  # noqa: E402

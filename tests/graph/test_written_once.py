@@ -8,9 +8,6 @@ import sys
 
 import pytest
 
-# Its tests share a module-scoped fixture: one xdist worker runs them all (--dist loadgroup).
-pytestmark = pytest.mark.xdist_group("test_written_once")
-
 pytest.importorskip("torch")
 
 from graph_helpers import span_of, write  # noqa: E402
