@@ -127,8 +127,10 @@ def test_the_new_rule_is_explained(scratch):
 
 
 def test_the_page_tests_check_the_new_rule(scratch):
-    out = run(scratch, "-m", "pytest", "-o", "addopts=", "-v", "-p", "no:cacheprovider", "tests/test_rule_pages.py",
-              "-k", "SN601")
+    # Its own --basetemp: by default a nested pytest shares (and prunes) the outer run's
+    # /tmp/pytest-of-USER folders.
+    out = run(scratch, "-m", "pytest", "-o", "addopts=", "-v", "-p", "no:cacheprovider",
+              "--basetemp", str(scratch / "basetemp"), "tests/test_rule_pages.py", "-k", "SN601")
     assert out.returncode == 0, out.stdout + out.stderr
     passed = sorted(line.split("::")[1].split(" ")[0] for line in out.stdout.splitlines() if " PASSED" in line)
     assert passed == [f"{name}[SN601]" for name in (

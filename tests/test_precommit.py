@@ -1,9 +1,9 @@
 """The pre-commit hooks in `.pre-commit-hooks.yaml`, driven by the real `pre-commit`.
 
-`pre-commit try-repo <this checkout> HOOK --all-files` (on a snapshot of the working
-tree) builds the hook's environment (pip installs snlint and its dependencies; never
-torch) and runs the hook on a temporary git repository holding a GAN file with a
-planted mistake.
+`pre-commit run HOOK --all-files`, in a temporary git repository holding a GAN file with a
+planted mistake and a `.pre-commit-config.yaml` naming a snapshot of this working tree,
+builds the hook's environment (pip installs snlint and its dependencies; never torch) and
+runs the hook. The oldest pre-commit the manifest accepts runs them by `try-repo`.
 """
 
 from __future__ import annotations
@@ -73,12 +73,12 @@ def pre_commit_available() -> None:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     if not (REPO / ".git").exists():
-        pytest.skip(f"{REPO} is not a git checkout; try-repo needs one")
+        pytest.skip(f"{REPO} is not a git checkout; the snapshot needs one")
 
 
 @pytest.fixture
 def gan_repo(tmp_path, missing_sn):
-    """A git repository with a buggy discriminator, tracked (try-repo runs tracked files)."""
+    """A git repository with a buggy discriminator, tracked (pre-commit runs tracked files)."""
     repo = tmp_path / "gan"
     (repo / "models").mkdir(parents=True)
     (repo / "models" / "d.py").write_text(missing_sn)
@@ -93,9 +93,9 @@ def git(cwd: Path, *args: str) -> None:
 
 def snapshot(tmp_path: Path) -> Path:
     """This checkout's working tree as a one-commit git repository: what the rest of the
-    suite tests. (try-repo on the checkout itself would take HEAD plus tracked changes
-    only, so a new untracked module that a tracked file already imports would break the
-    hook for reasons that are not the hook's.)"""
+    suite tests. (Naming the checkout itself would take its HEAD, or with try-repo HEAD plus
+    tracked changes only, so a new untracked module that a tracked file already imports
+    would break the hook for reasons that are not the hook's.)"""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             cwd=REPO, check=True, capture_output=True).stdout.decode()
     copy = tmp_path / "snlint-checkout"
@@ -111,15 +111,46 @@ def snapshot(tmp_path: Path) -> Path:
     return copy
 
 
-def try_repo(repo: Path, hook: str, tmp_path: Path, *, pre_commit: list[str] | None = None,
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory) -> Path:
+    """One snapshot of this checkout for the module's hook runs."""
+    pre_commit_available()
+    return snapshot(tmp_path_factory.mktemp("checkout"))
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory) -> Path:
+    """The store of this module's runs of the current pre-commit: the hook environment
+    (snlint and its dependencies, pip installed) is built by the first run and kept, as
+    in a user's store, instead of once per test. (`try-repo` would build it in a store of
+    its own every time.)"""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def hook_env(home: Path, env: dict | None = None) -> dict:
+    return dict(env or os.environ, PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never", NO_COLOR="1")
+
+
+def run_hook(repo: Path, hook: str, checkout: Path, home: Path, *,
              env: dict | None = None) -> subprocess.CompletedProcess:
-    env = dict(env or os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
-               PRE_COMMIT_COLOR="never", NO_COLOR="1")
+    """`pre-commit run HOOK --all-files` in `repo`, its config naming `checkout` at its
+    commit, as a user's config names snlint at a tag."""
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout, check=True,
+                         capture_output=True, text=True).stdout.strip()
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {checkout}\n  rev: {rev}\n  hooks:\n  - id: {hook}\n", encoding="utf-8")
+    git(repo, "add", ".pre-commit-config.yaml")
     # pre-commit creates the hook's virtualenv with the Python it runs under.
-    command = pre_commit or [sys.executable, "-m", "pre_commit"]
     return subprocess.run(
-        [*command, "try-repo", str(snapshot(tmp_path)), hook, "--all-files", "--color", "never"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+        [sys.executable, "-m", "pre_commit", "run", hook, "--all-files", "--color", "never"],
+        cwd=repo, env=hook_env(home, env), capture_output=True, text=True, timeout=300)
+
+
+def try_repo(repo: Path, hook: str, checkout: Path, home: Path, *, pre_commit: list[str],
+             env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*pre_commit, "try-repo", str(checkout), hook, "--all-files", "--color", "never"],
+        cwd=repo, env=hook_env(home, env), capture_output=True, text=True, timeout=300)
 
 
 def this_snlint_on_path() -> dict:
@@ -133,21 +164,19 @@ def this_snlint_on_path() -> dict:
     return env
 
 
-def test_hook_fails_with_the_finding(gan_repo, tmp_path):
-    pre_commit_available()
-    run = try_repo(gan_repo, "snlint", tmp_path)
+def test_hook_fails_with_the_finding(gan_repo, checkout, pre_commit_home):
+    run = run_hook(gan_repo, "snlint", checkout, pre_commit_home)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "models/d.py:10:21: SN201 " in run.stdout, run.stdout + run.stderr
     assert "Discriminator.head has no spectral norm" in run.stdout
 
 
-def test_fix_hook_repairs_the_file(gan_repo, tmp_path, missing_sn):
-    pre_commit_available()
+def test_fix_hook_repairs_the_file(gan_repo, checkout, pre_commit_home, missing_sn):
     # Wrapping the layer changes its state_dict keys, so SN201's fix is unsafe: this
     # project says its checkpoints may change, and the hook (plain --fix) writes it.
     (gan_repo / "pyproject.toml").write_text('[tool.snlint]\nextend-safe-fixes = ["SN201"]\n')
     git(gan_repo, "add", ".")
-    run = try_repo(gan_repo, "snlint-fix", tmp_path)
+    run = run_hook(gan_repo, "snlint-fix", checkout, pre_commit_home)
     # pre-commit fails a hook that modified files, so the user reviews the fix.
     assert run.returncode == 1, run.stdout + run.stderr
     fixed = (gan_repo / "models" / "d.py").read_text()
@@ -156,11 +185,10 @@ def test_fix_hook_repairs_the_file(gan_repo, tmp_path, missing_sn):
                                   "spectral_norm(nn.Conv2d(128, 1, 4, 1, 0))")
 
 
-def test_graph_hook_runs_snlint_of_the_environment(gan_repo, tmp_path):
+def test_graph_hook_runs_snlint_of_the_environment(gan_repo, checkout, pre_commit_home):
     """`language: system`: the snlint (and torch) on PATH runs, this checkout's here."""
-    pre_commit_available()
     pytest.importorskip("torch")
-    run = try_repo(gan_repo, "snlint-graph", tmp_path, env=this_snlint_on_path())
+    run = run_hook(gan_repo, "snlint-graph", checkout, pre_commit_home, env=this_snlint_on_path())
     assert run.returncode == 1, run.stdout + run.stderr
     assert "models/d.py:10:21: SN201 " in run.stdout, run.stdout + run.stderr
     assert "graph pass: 1 discriminator built" in run.stdout
@@ -180,15 +208,16 @@ def oldest_pre_commit(tmp_path_factory) -> list[str]:
     return [str(venv / "bin" / "python"), "-m", "pre_commit"]
 
 
-def test_oldest_pre_commit_runs_the_source_hook(gan_repo, tmp_path, oldest_pre_commit):
-    run = try_repo(gan_repo, "snlint", tmp_path, pre_commit=oldest_pre_commit)
+def test_oldest_pre_commit_runs_the_source_hook(gan_repo, tmp_path, checkout, oldest_pre_commit):
+    # try-repo: the old pre-commit builds the hook's environment in a store of its own.
+    run = try_repo(gan_repo, "snlint", checkout, tmp_path / "home", pre_commit=oldest_pre_commit)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "models/d.py:10:21: SN201 " in run.stdout, run.stdout + run.stderr
 
 
-def test_oldest_pre_commit_runs_the_graph_hook(gan_repo, tmp_path, oldest_pre_commit):
+def test_oldest_pre_commit_runs_the_graph_hook(gan_repo, tmp_path, checkout, oldest_pre_commit):
     pytest.importorskip("torch")
-    run = try_repo(gan_repo, "snlint-graph", tmp_path, pre_commit=oldest_pre_commit,
+    run = try_repo(gan_repo, "snlint-graph", checkout, tmp_path / "home", pre_commit=oldest_pre_commit,
                    env=this_snlint_on_path())
     assert run.returncode == 1, run.stdout + run.stderr
     assert "models/d.py:10:21: SN201 " in run.stdout, run.stdout + run.stderr

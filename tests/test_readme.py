@@ -74,3 +74,13 @@ def test_readme_console_examples_are_the_tools_output():
         result = subprocess.run([sys.executable, "-m", "snlint", "--no-cache", *args], cwd=ROOT,
                                 env=env, capture_output=True, text=True, timeout=120)
         assert result.stdout.rstrip("\n") == shown, command
+
+
+def test_the_readme_test_command_is_what_ci_runs():
+    """The README's second command (a fresh environment, the test extras, the suite) ends
+    with the line `.ci/run` runs once its own environment is active."""
+    [command] = [line for line in README.splitlines() if line.startswith("python -m venv .venv")
+                 and "python -m pytest" in line]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").rstrip("\n").splitlines()[-1]
+    assert ci.startswith("python -m pip install ") and " && python -m pytest" in ci
+    assert command == "python -m venv .venv && . .venv/bin/activate && " + ci

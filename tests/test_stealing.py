@@ -121,24 +121,30 @@ def test_the_heaviest_chunk_is_taken_first():
     assert 5 in first_two
 
 
-def test_meanwhile_runs_here_once_the_worker_has_started():
+def test_meanwhile_runs_here_once_the_worker_has_started(tmp_path):
     # What only this process needs (the link step's imports) overlaps the worker's chunks.
     from snlint.stealing import shared_map
 
-    events: list[tuple[str, int]] = []
+    # By order, not by clock: `meanwhile` waits for a chunk the worker did; had the worker
+    # waited for `meanwhile`, none would come.
+    events: list[tuple[str, int, bool]] = []
+    worked = tmp_path / "worked"
 
     def meanwhile():
-        time.sleep(0.2)
-        events.append(("meanwhile", os.getpid()))
+        for _ in range(3000):  # a bound, not a limit on speed: 30 s
+            if worked.exists():
+                break
+            time.sleep(0.01)
+        events.append(("meanwhile", os.getpid(), worked.exists()))
 
     def work(items):
-        return [(os.getpid(), time.monotonic()) for _ in items]
+        if os.getpid() != PARENT:
+            worked.touch()
+        return [os.getpid() for _ in items]
 
-    before = time.monotonic()
     done, failed = shared_map(work, list(range(8)), 2, lambda item: 1 << 20, meanwhile=meanwhile)
-    assert events == [("meanwhile", PARENT)] and failed == 0
-    by_worker = [at for pid, at in done if pid != PARENT]
-    assert by_worker and min(by_worker) - before < 0.2  # it did not wait for `meanwhile`
+    assert events == [("meanwhile", PARENT, True)] and failed == 0
+    assert [pid for pid in done if pid != PARENT]
 
 
 def test_meanwhile_runs_first_when_the_work_is_not_shared():
