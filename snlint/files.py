@@ -29,7 +29,7 @@ from snlint.config import Config, Glob
 from snlint.findings import Finding, Span, diagnostic
 from snlint.records import dataclass
 from snlint.regular import read_regular
-from snlint.replay import EXISTS, LISTING, STATE, note
+from snlint.probes import EXISTS, LISTING, STATE, note
 
 if TYPE_CHECKING:
     import pathspec
@@ -56,7 +56,7 @@ def discover(paths: list[str], config: Config,
     """(display path, absolute path) of every file to lint under `paths` (default `.`),
     sorted by display path, each file once (the first way it was named wins).
     `looked_at`: filled with what the answer depends on, for a record of the run
-    (snlint.replay): each file found and folder walked, each .gitignore read, and where a
+    (snlint.engine.replay): each file found and folder walked, each .gitignore read, and where a
     .git or a pyvenv.cfg was looked for."""
     walker = _Walker(config, looked_at)
     found: dict[str, tuple[str, Path]] = {}
@@ -153,7 +153,7 @@ class _Walker:
                 yield path.relative_to(top).as_posix(), path
 
     def look(self, path: Path, kind: int = STATE) -> None:
-        """Note that the walk depends on `path` (snlint.replay): its whole state, whether
+        """Note that the walk depends on `path` (snlint.engine.replay): its whole state, whether
         it is there (EXISTS), or a folder's entries (LISTING)."""
         note(self.looked_at, str(path), kind)
 
@@ -396,7 +396,7 @@ def replace_file(target: Path, data: bytes, mode: int | None = None, durable: bo
 
 
 # The process whose run a temporary file belongs to: the one that imported this module
-# (a forked helper, as snlint.standby, writes in its parent's name). In the file's name,
+# (a forked worker would write in its parent's name). In the file's name,
 # so that a later run knows a file whose owner is gone (SIGKILL) from one a run still
 # holds (`sweep_temporaries`).
 OWNER = os.getpid()
