@@ -446,7 +446,7 @@ def subject_group(s: Subject, snlint: Snlint, peers: dict, work: Path) -> Group:
 
 def cache_cases(snlint: Snlint, root: Path, one: str, skipped: dict) -> list[Case]:
     """Warm runs: nothing changed, and `one` touched after the cache was filled."""
-    if not snlint.engine.cache:
+    if not snlint.cache:
         skipped["snlint_warm"] = skipped["snlint_touched"] = skipped["snlint_edited"] = \
             "not available in this build (no cache)"
         return []
@@ -604,7 +604,7 @@ def machine(snlint: Snlint, peers: dict) -> dict:
             "snlint": tool_output([*snlint.cmd, "--version"]),
             # The code measured: the work tree at this commit ("-dirty": with local changes).
             "snlint_commit": tool_output(["git", "describe", "--always", "--dirty"], cwd=REPO),
-            "snlint_cache": snlint.engine.cache, "snlint_jobs": "--jobs" in snlint.flags,
+            "snlint_cache": snlint.cache, "snlint_jobs": "--jobs" in snlint.flags,
             "torchfix": tool_output([peers["torchfix"], "--version"]) if peers["torchfix"] else None,
             "torchfix_libcst": tool_output([str(torchfix_python), "-c", LIBCST_VERSION])
             if torchfix_python and torchfix_python.exists() else None,
@@ -728,7 +728,7 @@ def benchmark(args: argparse.Namespace, work: Path, log) -> dict:
     groups = [subject_group(s, snlint, peers, work) for s in subjects]
     groups.append(examples_group(snlint, work, args.graph_repeat))
     cases = [c for g in groups for c in g.cases]
-    log(f"measuring {len(cases)} cases, {args.repeat} round(s); cache: {snlint.engine.cache}; "
+    log(f"measuring {len(cases)} cases, {args.repeat} round(s); cache: {snlint.cache}; "
         f"torchfix: {peers['torchfix']}; ruff: {peers['ruff']}")
     measure(cases, args.repeat, log)
     info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]

@@ -170,7 +170,7 @@ def test_a_warm_run_of_unchanged_files_never_imports_the_source_pass(root):
     assert json.loads(second.stdout) == json.loads(first.stdout)
     assert "snlint.inputs" in imported
     assert not {name for name in imported if name.split(".")[0] == "libcst"}
-    assert "snlint.engine" not in imported
+    assert "snlint.engine.lint" not in imported and "snlint.engine.per_file" not in imported
 
 
 def test_a_run_after_a_comment_is_added_never_imports_the_link_step(root):
