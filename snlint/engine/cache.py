@@ -27,8 +27,8 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from snlint.files import replace_file
 from snlint.engine.pruning import keep_newest
+from snlint.files import replace_file
 from snlint.regular import read_regular
 
 try:  # hashlib's own blake2b, without the OpenSSL bindings hashlib loads (3 ms of every start)

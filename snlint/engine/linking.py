@@ -12,12 +12,14 @@ import os
 from functools import partial
 from typing import Any, Mapping, Protocol
 
+from snlint import facts as F
 from snlint.catalogue import Rule, load_catalogue
-from snlint.checks.emit import Emitter
 from snlint.checks.cleared import checks_only_adding
+from snlint.checks.emit import Emitter
 from snlint.checks.registry import fixable_codes
 from snlint.config import Config
-from snlint import facts as F
+from snlint.engine.per_file import Extracted, internal, jobs_for
+from snlint.engine.workers import shared_map
 from snlint.facts import FileFacts, Names
 from snlint.findings import Finding, Span, diagnostic
 from snlint.graph.diagnostics import GraphRun
@@ -29,9 +31,7 @@ from snlint.link.join import join
 from snlint.link.named_classes import class_names, names
 from snlint.link.names import Definitions, resolved
 from snlint.link.options import DeclaredOptions, undefaulted_options
-from snlint.engine.per_file import Extracted, internal, jobs_for
 from snlint.shipped_configs import config_options, per_config
-from snlint.engine.workers import shared_map
 
 __all__ = ["link_parts", "named"]
 

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Callable
 
 from snlint.config import Config
-from snlint.facts import FileFacts
-from snlint.findings import Finding
-from snlint.graph.diagnostics import GraphRun, Progress
 from snlint.engine.imported_files import imported_sources
-from snlint.inputs import Inputs, read_inputs
 from snlint.engine.per_file import Extracted, PerFile
 from snlint.engine.run_cache import RunCache
 from snlint.engine.run_result import RunResult, enabled, finish, in_cells, unsuppressed
+from snlint.facts import FileFacts
+from snlint.findings import Finding
+from snlint.graph.diagnostics import GraphRun, Progress
+from snlint.inputs import Inputs, read_inputs
 
 __all__ = ["RunResult", "Reuse", "in_cells", "lint_sources", "lint_text", "run", "run_inputs"]
 

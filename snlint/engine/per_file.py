@@ -29,13 +29,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from snlint.engine.cache import Cache, digest
 from snlint.config import Config
+from snlint.engine.cache import Cache, digest
+from snlint.engine.workers import shared_map
 from snlint.facts import FileFacts
 from snlint.findings import Finding, diagnostic
 from snlint.records import dataclass
 from snlint.source import ast_modules, extract_python2, extract_with_notes, module_name
-from snlint.engine.workers import shared_map
 
 # A file matters when its text says any of these, or when imports connect it to one that
 # does. The link step reads every file it is given (training code that calls a `netD`

@@ -22,8 +22,8 @@ import os
 from dataclasses import fields
 from typing import Mapping
 
-from snlint.engine.cache import Cache, blake2b, digest
 from snlint.config import Config
+from snlint.engine.cache import Cache, blake2b, digest
 from snlint.files import SourceFile, discover, read_source
 from snlint.findings import Finding
 from snlint.inputs import Inputs
