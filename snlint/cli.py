@@ -699,7 +699,7 @@ def _answered(paths: list[str], config, fixes: bool, reuse,
     from snlint.engine.run_cache import RunCache
     from snlint.engine.run_result import finish, unsuppressed
 
-    inputs = read_inputs(paths, config, looked_at, walked, reuse.read if reuse is not None else None)
+    inputs = read_inputs(paths, config, looked_at, walked)
     run_cache = None if reuse is not None else RunCache.for_run(
         config, inputs, graph=config.graph, fixes=fixes)
     found = run_cache.unchanged(inputs.sources) if run_cache is not None else None
@@ -798,7 +798,6 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
             click.echo(f"Would fix {count} finding{'' if count == 1 else 's'}{more}." if count
                        else f"No fixes to apply{more}.", err=True)
         sys.exit(EXIT_FINDINGS if outcome.files and not exit_zero else EXIT_CLEAN)
-    reuse.read = outcome.read
     written = outcome.written
     count = sum(item.fixes for item in written)
     if count and not quiet:

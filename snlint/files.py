@@ -247,8 +247,6 @@ class SourceFile:
     encoding: str  # as tokenize.detect_encoding names it ("utf-8-sig" when there is a BOM)
     raw: bytes = field(repr=False)
     newline: str = "\n"  # the first line ending: "\n", "\r\n" or "\r"
-    # (size, mtime_ns) when it was read: what says a later read would read the same
-    stamp: tuple[int, int] = field(default=(-1, -1), compare=False, repr=False)
 
 
 def read_source(display: str, abspath: Path, max_size: int) -> SourceFile | Finding:
@@ -290,29 +288,7 @@ def read_source(display: str, abspath: Path, max_size: int) -> SourceFile | Find
     except LookupError:
         return diagnostic("SN902", display,
                           f"cannot decode: {encoding!r} is not a text encoding")
-    return SourceFile(display, abspath, text, encoding, raw, detect_newline(text),
-                      (info.st_size, info.st_mtime_ns))
-
-
-def read_again(source: SourceFile) -> SourceFile | None:
-    """`source`, when its file is still what was read (its size and modification time):
-    the text a second read would find, without reading it."""
-    try:
-        info = os.stat(source.abspath)
-    except OSError:
-        return None
-    return source if (info.st_size, info.st_mtime_ns) == source.stamp and source.stamp[0] >= 0 else None
-
-
-def as_written(source: SourceFile, text: str, data: bytes) -> SourceFile:
-    """What reading `source`'s file gives after `data` (the encoded `text`) was written to
-    it; its stamp unknown when it cannot be read back."""
-    try:
-        info = os.stat(source.abspath)
-        stamp = (info.st_size, info.st_mtime_ns) if info.st_size == len(data) else (-1, -1)
-    except OSError:
-        stamp = (-1, -1)
-    return SourceFile(source.path, source.abspath, text, source.encoding, data, detect_newline(text), stamp)
+    return SourceFile(display, abspath, text, encoding, raw, detect_newline(text))
 
 
 def detect_newline(text: str) -> str:

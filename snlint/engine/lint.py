@@ -117,8 +117,6 @@ class Reuse:
     the workers."""
 
     def __init__(self) -> None:
-        # By display path, the files the command read (or wrote), for its report's reading.
-        self.read: dict = {}
         self._stage: PerFile | None = None
         self._parts: tuple[Config, dict] | None = None
         self._graph = None  # the graph pass's workers, started when it first runs

@@ -30,7 +30,7 @@ from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.files import (
-    SourceFile, as_written, read_source, write_atomic,
+    SourceFile, read_source, write_atomic,
 )
 from snlint.findings import Edit, Finding, Fix
 from snlint.fix.apply import FixedPoint, Report, compiles, unchanged_on_disk, where
@@ -210,9 +210,6 @@ class FixOutcome:
     announced: int = 0  # findings the first lint marked with a fix that applies
     # The first lint's findings by identity (`snlint.fix.identity`), counted.
     first: Counter = field(default_factory=Counter)
-    # By display path, every file read, as written when a fix was: what a report after
-    # the fixes reads where the file is still so (`snlint.inputs.read_inputs`).
-    read: dict[str, SourceFile] = field(default_factory=dict)
 
     @property
     def fixes(self) -> int:
@@ -258,7 +255,7 @@ def write_fixed(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], 
     """Each changed file's outcome (`result`: the rounds on `texts`), written (with
     `write`) atomically unless it changed on disk since it was read."""
     outcome = FixOutcome(settled=result.settled, hidden=result.hidden, announced=result.announced,
-                         first=result.first, read=dict(sources))
+                         first=result.first)
     for path, source in sorted(sources.items()):
         new = result.texts[path]
         if new == texts[path] or path in result.blocked:
@@ -285,8 +282,6 @@ def write_fixed(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], 
                 write_atomic(source.abspath, data)
             except OSError as e:
                 report(f"snlint: cannot write {path}: {e.strerror or e}")
-                outcome.read.pop(path, None)
                 continue
             item.written = True
-            outcome.read[path] = as_written(source, new, data)
     return outcome
