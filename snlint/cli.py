@@ -207,7 +207,7 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
 @click.option("--show-fixes", is_flag=True, help="Show each finding's fix and its diff.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="Processes that parse files (default: one per core; 1: no workers). "
-                   "Workers start only when there are enough files to pay for them.")
+                   "Workers start only when there are enough files to pay for them, on Linux.")
 @click.option("--no-cache", is_flag=True,
               help="Neither read nor write the per-file cache (.snlint_cache in the project root).")
 @click.option("--cache-dir", type=click.Path(file_okay=False), envvar="SNLINT_CACHE_DIR",

@@ -38,7 +38,7 @@ that a replayed run (`snlint.engine.replay`) imports nothing else of snlint.
 
 from __future__ import annotations
 
-_LINT = frozenset({"RunResult", "Reuse", "in_cells", "lint_sources", "lint_text", "run", "run_inputs"})
+_LINT = frozenset({"RunResult", "Reuse", "in_cells", "lint_sources", "lint_text", "run"})
 
 
 def __getattr__(name: str):

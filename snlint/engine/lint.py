@@ -22,7 +22,7 @@ from snlint.findings import Finding
 from snlint.graph.diagnostics import GraphRun, Progress
 from snlint.inputs import Inputs, read_inputs
 
-__all__ = ["RunResult", "Reuse", "in_cells", "lint_sources", "lint_text", "run", "run_inputs"]
+__all__ = ["RunResult", "Reuse", "in_cells", "lint_sources", "lint_text", "run"]
 
 
 def lint_sources(sources: dict[str, str], config: Config,
@@ -163,16 +163,6 @@ def run(paths: list[str], config: Config, progress: Progress | None = None, *,
     the CLI already read of `paths`, and the run cache it asked."""
     if inputs is None:
         inputs = read_inputs(paths, config)
-    return run_inputs(inputs, config, progress, fixes=fixes, reuse=reuse, run_cache=run_cache,
-                      steps=steps)
-
-
-def run_inputs(inputs: Inputs, config: Config, progress: Progress | None = None, *,
-               fixes: bool = False, reuse: Reuse | None = None,
-               run_cache: RunCache | None = None,
-               steps: Callable[[str], None] | None = None) -> RunResult:
-    """`run` of inputs already read (the CLI reads them to ask the run cache first, and
-    hands over the one it asked)."""
     graph_run = GraphRun(progress)
     if run_cache is None and reuse is None:
         run_cache = RunCache.for_run(config, inputs, graph=config.graph, fixes=fixes)
