@@ -17,9 +17,10 @@ The path of a lint, as calls (README's commands -> a printed finding):
                              -> report.render, and the exit code
 
 and of `--fix` (fixing.fix_paths): the files read, then rounds of lint_sources ->
-fix.apply.Rounds.take (what the first lint announced) -> fixing.fix_each (each file's
-plans applied, in workers) -> Rounds.took, until nothing is left to fix; then
-fix.write_fixed writes each changed file.
+fix.apply.Rounds.take (what the first lint announced) -> fixing.fix_each (in workers:
+fix.apply.fix_chunk -> fix_file: each finding's plan from fix.planning.plan_for, the
+overlapping ones deferred, the rest applied together and compiled by `checked`) ->
+Rounds.took, until nothing is left to fix; then fix.write_fixed writes each changed file.
 
 What is kept, and why (benchmarks/README.md has the measurements):
 - `replay`: a run whose inputs are as they were answers from a record, checked by stat
