@@ -695,11 +695,13 @@ def _answered(paths: list[str], config, fixes: bool, reuse,
     cache answers the run whole (nothing it read changed), without importing the source
     pass; the result is None when the engine has to run (with these inputs and cache).
     `walked`: the files under `paths`, when --fix found them."""
-    from snlint.inputs import read_inputs
     from snlint.engine.run_cache import RunCache
     from snlint.engine.run_result import finish, unsuppressed
+    from snlint.files import discover
+    from snlint.inputs import read_inputs
 
-    inputs = read_inputs(paths, config, looked_at, walked)
+    # The walk notes what it looked at, for a replay record (`looked_at`).
+    inputs = read_inputs(paths, config, discover(paths, config, looked_at) if walked is None else walked)
     run_cache = None if reuse is not None else RunCache.for_run(
         config, inputs, graph=config.graph, fixes=fixes)
     found = run_cache.unchanged(inputs.sources) if run_cache is not None else None

@@ -46,13 +46,9 @@ class Inputs:
         return shown
 
 
-def read_inputs(paths: list[str], config: Config,
-                looked_at: dict[str, tuple[int, object]] | None = None,
-                files: list[tuple[str, Path]] | None = None) -> Inputs:
-    """`looked_at`: filled with what the files found depend on (`discover`); `files`:
-    what `discover` found under `paths`, when the caller has walked them."""
-    inputs = Inputs(files=discover(paths, config, looked_at) if files is None else list(files),
-                    paths=list(paths))
+def read_inputs(paths: list[str], config: Config, files: list[tuple[str, Path]] | None = None) -> Inputs:
+    """`files`: what `discover` found under `paths`, when the caller has walked them."""
+    inputs = Inputs(files=discover(paths, config) if files is None else list(files), paths=list(paths))
     for display, absolute in inputs.files:
         source = read_source(display, absolute, config.max_file_size)
         if isinstance(source, Finding):
