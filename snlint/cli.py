@@ -21,7 +21,7 @@ import click
 from snlint import report
 from snlint.findings import Finding
 from snlint.records import dataclass
-from snlint.replay import Recorder
+from snlint.engine.replay import Recorder
 from snlint.report.text import one_line, printable
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -207,7 +207,7 @@ def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
 @click.option("--show-fixes", is_flag=True, help="Show each finding's fix and its diff.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="Processes that parse files (default: one per core; 1: no workers). "
-                   "Workers start only when there are enough files to pay for them.")
+                   "Workers start only when there are enough files to pay for them, on Linux.")
 @click.option("--no-cache", is_flag=True,
               help="Neither read nor write the per-file cache (.snlint_cache in the project root).")
 @click.option("--cache-dir", type=click.Path(file_okay=False), envvar="SNLINT_CACHE_DIR",
@@ -229,7 +229,7 @@ def main(**options) -> None:
     except KeyboardInterrupt as exc:
         # Not click's "Aborted!" and exit 1, the code for findings: a pipeline or CI step
         # must tell an interrupted run from one that found something. What the run was
-        # writing was cleaned up on the way here (snlint.fix.fix_paths).
+        # writing was cleaned up on the way here (snlint.engine.fixing.fix_paths).
         _interrupted(getattr(exc, "signum", signal.SIGINT))
 
 
@@ -256,7 +256,7 @@ _MAIN_PID = os.getpid()
 
 def _on_termination(signum: int, frame) -> None:
     if os.getpid() != _MAIN_PID:
-        # A forked helper (a parse worker, the standby) ends at once; the main process
+        # A forked helper (a worker) ends at once; the main process
         # cleans up what it wrote under its name.
         os._exit(EXIT_SIGNAL + signum)
     raise Terminated(signum)
@@ -394,7 +394,7 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
     # A fix is built (parsed, rewritten, compiled, diffed) only for an output that shows
     # it; otherwise the findings only carry whether a fix exists, for `[*]` and the count.
     fixes = not add_noqa and (show_fixes or (fmt in report.FIX_FORMATS and not statistics))
-    # Only a run that may leave a replay record (snlint.replay) notes what it reads: the
+    # Only a run that may leave a replay record (snlint.engine.replay) notes what it reads: the
     # source pass alone, with the cache, over the whole project, building no fix.
     recordable = own is not None and own.recorder is not None \
         and not (stdin or fix or diff or add_noqa or fixes or output_file or silent) \
@@ -635,7 +635,7 @@ def _require_torch(*, asked_on_command_line: bool, root, settings: str | None = 
 class OwnProcess:
     """The `obj` of the command's context when it runs as its own process
     (snlint.launch): the record it may leave for the next run of the same command
-    (snlint.replay), and what its answer depends on."""
+    (snlint.engine.replay), and what its answer depends on."""
 
     recorder: Recorder | None
     looked_at: dict[str, tuple[int, object]] = field(default_factory=dict)
@@ -658,9 +658,9 @@ def _record(own: OwnProcess, config, code: int) -> None:
     identical run, finding everything it read as it was, replays its report."""
     from pathlib import Path
 
-    from snlint.cache import Cache
+    from snlint.engine.cache import Cache
     from snlint.files import replace_file
-    from snlint.replay import note, own_files
+    from snlint.engine.replay import note, own_files
 
     own_files(own.looked_at)
     # An upgrade may say or match otherwise; libcst counts where the run imported it
@@ -695,11 +695,13 @@ def _answered(paths: list[str], config, fixes: bool, reuse,
     cache answers the run whole (nothing it read changed), without importing the source
     pass; the result is None when the engine has to run (with these inputs and cache).
     `walked`: the files under `paths`, when --fix found them."""
+    from snlint.engine.run_cache import RunCache
+    from snlint.engine.run_result import finish, unsuppressed
+    from snlint.files import discover
     from snlint.inputs import read_inputs
-    from snlint.run_cache import RunCache
-    from snlint.run_result import finish, unsuppressed
 
-    inputs = read_inputs(paths, config, looked_at, walked, reuse.read if reuse is not None else None)
+    # The walk notes what it looked at, for a replay record (`looked_at`).
+    inputs = read_inputs(paths, config, discover(paths, config, looked_at) if walked is None else walked)
     run_cache = None if reuse is not None else RunCache.for_run(
         config, inputs, graph=config.graph, fixes=fixes)
     found = run_cache.unchanged(inputs.sources) if run_cache is not None else None
@@ -771,59 +773,15 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
     that then lints them again and reports what remains, and what the fixes did
     (`snlint.fix.FixOutcome`). A round reads only the files whose text the rounds
     before it did not."""
-    standby = None
     try:
-        from dataclasses import replace
-
-        from snlint.engine import Reuse, lint_sources
-        from snlint.fix import fix_paths
-        from snlint.fix.apply import prepare_fixes
-        from snlint.per_file import jobs_for
-        from snlint.standby import Standby
-
-        # libcst and the planners are imported by a process of their own while the
-        # first lint leaves a core idle, not after it (`snlint.standby`).
-        if jobs_for(config) > 1:
-            standby = Standby.start(prepare_fixes)
-
-        # The graph pass imports files from disk: it joins the first round only, while
-        # the texts are still what is on disk.
-        source_only = replace(config, graph=False)
-        from snlint.imported_files import imported_sources, project_files
+        from snlint.engine.fixing import fix_paths
+        from snlint.engine.lint import Reuse
 
         reuse = Reuse()
-        # The rounds change files, never which files there are: the tree is walked once
-        # (a lint of the root's, the walk of `files`).
-        whole = [os.path.normpath(p) for p in paths] == [os.path.relpath(config.root)]
-        tree: list = [[(d, a) for d, a in files if a.suffix == ".py"]] if whole else []
-
-        # The files the fixed ones import are read for their facts, never fixed.
-        def lint(sources, cfg=config):
-            if not tree:
-                tree.append(project_files(cfg))
-            return lint_sources(sources, cfg, imported_sources(sources, cfg, files=tree[0]), reuse=reuse)
-
-        outcome = fix_paths(paths, config, lint, files=files,
-                            unsafe=unsafe, write=not diff,
-                            report=lambda message: click.echo(printable(message), err=True),
-                            lint_later=None if not config.graph
-                            else lambda sources: lint(sources, source_only),
-                            standby=standby)
+        outcome = fix_paths(paths, config, files, unsafe=unsafe, write=not diff, reuse=reuse,
+                            report=lambda message: click.echo(printable(message), err=True))
     except Exception as exc:
         _internal_error(exc)
-    except BaseException:
-        if standby is not None:
-            standby.close()
-            standby = None
-        # What the standby was writing when it was stopped (fix_paths removed the rest).
-        from snlint.files import sweep_temporaries
-        from snlint.fix import written_targets
-
-        sweep_temporaries(written_targets(files), own=True)
-        raise
-    finally:
-        if standby is not None:
-            standby.close()
     if diff:
         # Bytes: each diff is in its file's encoding, so it applies to the file as it is.
         sys.stdout.flush()
@@ -842,7 +800,6 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
             click.echo(f"Would fix {count} finding{'' if count == 1 else 's'}{more}." if count
                        else f"No fixes to apply{more}.", err=True)
         sys.exit(EXIT_FINDINGS if outcome.files and not exit_zero else EXIT_CLEAN)
-    reuse.read = outcome.read
     written = outcome.written
     count = sum(item.fixes for item in written)
     if count and not quiet:

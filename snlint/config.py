@@ -26,7 +26,7 @@ from typing import Any
 
 from snlint.catalogue import load_catalogue, rule_codes, selector_matches
 from snlint.records import dataclass
-from snlint.replay import EXISTS, note
+from snlint.probes import EXISTS, note
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
 
@@ -202,8 +202,8 @@ class Config:
     graph_paths: list[str] = field(default_factory=list)  # sys.path folders, root-relative
     models: dict[str, dict] = field(default_factory=dict)
     force_exclude: bool = False
-    # The per-file stage (snlint.per_file): processes (None: one per core) and the
-    # cache of per-file facts (snlint.cache) in `cache_dir` (None: .snlint_cache in the root).
+    # The per-file stage (snlint.engine.per_file): processes (None: one per core) and the
+    # cache of per-file facts (snlint.engine.cache) in `cache_dir` (None: .snlint_cache in the root).
     jobs: int | None = None
     cache: bool = True
     cache_dir: str | None = None
@@ -325,7 +325,7 @@ def find_root(paths: list[str], looked_at: dict[str, tuple[int, object]] | None 
     """The nearest folder at or above the first path that holds a configuration file
     (CONFIG_FILES) or a .git; else the working directory when the path lies in it (and it
     is not the filesystem root), else the path's folder.
-    `looked_at`: filled with where it looked (for snlint.replay: a configuration file's
+    `looked_at`: filled with where it looked (for snlint.engine.replay: a configuration file's
     whole state, whether a .git is there)."""
     start = Path(os.path.abspath(paths[0] if paths else "."))
     if not os.path.isdir(start):

@@ -29,7 +29,7 @@ from snlint.config import Config, Glob
 from snlint.findings import Finding, Span, diagnostic
 from snlint.records import dataclass
 from snlint.regular import read_regular
-from snlint.replay import EXISTS, LISTING, STATE, note
+from snlint.probes import EXISTS, LISTING, STATE, note
 
 if TYPE_CHECKING:
     import pathspec
@@ -56,7 +56,7 @@ def discover(paths: list[str], config: Config,
     """(display path, absolute path) of every file to lint under `paths` (default `.`),
     sorted by display path, each file once (the first way it was named wins).
     `looked_at`: filled with what the answer depends on, for a record of the run
-    (snlint.replay): each file found and folder walked, each .gitignore read, and where a
+    (snlint.engine.replay): each file found and folder walked, each .gitignore read, and where a
     .git or a pyvenv.cfg was looked for."""
     walker = _Walker(config, looked_at)
     found: dict[str, tuple[str, Path]] = {}
@@ -153,7 +153,7 @@ class _Walker:
                 yield path.relative_to(top).as_posix(), path
 
     def look(self, path: Path, kind: int = STATE) -> None:
-        """Note that the walk depends on `path` (snlint.replay): its whole state, whether
+        """Note that the walk depends on `path` (snlint.engine.replay): its whole state, whether
         it is there (EXISTS), or a folder's entries (LISTING)."""
         note(self.looked_at, str(path), kind)
 
@@ -247,8 +247,6 @@ class SourceFile:
     encoding: str  # as tokenize.detect_encoding names it ("utf-8-sig" when there is a BOM)
     raw: bytes = field(repr=False)
     newline: str = "\n"  # the first line ending: "\n", "\r\n" or "\r"
-    # (size, mtime_ns) when it was read: what says a later read would read the same
-    stamp: tuple[int, int] = field(default=(-1, -1), compare=False, repr=False)
 
 
 def read_source(display: str, abspath: Path, max_size: int) -> SourceFile | Finding:
@@ -290,29 +288,7 @@ def read_source(display: str, abspath: Path, max_size: int) -> SourceFile | Find
     except LookupError:
         return diagnostic("SN902", display,
                           f"cannot decode: {encoding!r} is not a text encoding")
-    return SourceFile(display, abspath, text, encoding, raw, detect_newline(text),
-                      (info.st_size, info.st_mtime_ns))
-
-
-def read_again(source: SourceFile) -> SourceFile | None:
-    """`source`, when its file is still what was read (its size and modification time):
-    the text a second read would find, without reading it."""
-    try:
-        info = os.stat(source.abspath)
-    except OSError:
-        return None
-    return source if (info.st_size, info.st_mtime_ns) == source.stamp and source.stamp[0] >= 0 else None
-
-
-def as_written(source: SourceFile, text: str, data: bytes) -> SourceFile:
-    """What reading `source`'s file gives after `data` (the encoded `text`) was written to
-    it; its stamp unknown when it cannot be read back."""
-    try:
-        info = os.stat(source.abspath)
-        stamp = (info.st_size, info.st_mtime_ns) if info.st_size == len(data) else (-1, -1)
-    except OSError:
-        stamp = (-1, -1)
-    return SourceFile(source.path, source.abspath, text, source.encoding, data, detect_newline(text), stamp)
+    return SourceFile(display, abspath, text, encoding, raw, detect_newline(text))
 
 
 def detect_newline(text: str) -> str:
@@ -396,7 +372,7 @@ def replace_file(target: Path, data: bytes, mode: int | None = None, durable: bo
 
 
 # The process whose run a temporary file belongs to: the one that imported this module
-# (a forked helper, as snlint.standby, writes in its parent's name). In the file's name,
+# (a forked worker would write in its parent's name). In the file's name,
 # so that a later run knows a file whose owner is gone (SIGKILL) from one a run still
 # holds (`sweep_temporaries`).
 OWNER = os.getpid()

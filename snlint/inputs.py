@@ -1,7 +1,7 @@
 """What a run reads before it lints: the files under the given paths, each as text (a
 notebook as its Python), and the SN9xx diagnostics of those that cannot be read.
 
-Torch-free and libcst-free: a run the cache answers whole (snlint.run_cache) reads its
+Torch-free and libcst-free: a run the cache answers whole (snlint.engine.run_cache) reads its
 inputs here and never imports the source pass.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from snlint.config import Config
-from snlint.files import SourceFile, discover, read_again, read_source
+from snlint.files import discover, read_source
 from snlint.findings import Finding
 from snlint.records import dataclass
 
@@ -46,21 +46,11 @@ class Inputs:
         return shown
 
 
-def read_inputs(paths: list[str], config: Config,
-                looked_at: dict[str, tuple[int, object]] | None = None,
-                files: list[tuple[str, Path]] | None = None,
-                read: Mapping[str, SourceFile] | None = None) -> Inputs:
-    """`looked_at`: filled with what the files found depend on (`discover`); `files`:
-    what `discover` found under `paths`, when the caller has walked them; `read`: by
-    display path, what this command already read (or wrote) of them, taken where the file
-    is still as it was then (the report after --fix: two hundred reads become stats)."""
-    inputs = Inputs(files=discover(paths, config, looked_at) if files is None else list(files),
-                    paths=list(paths))
+def read_inputs(paths: list[str], config: Config, files: list[tuple[str, Path]] | None = None) -> Inputs:
+    """`files`: what `discover` found under `paths`, when the caller has walked them."""
+    inputs = Inputs(files=discover(paths, config) if files is None else list(files), paths=list(paths))
     for display, absolute in inputs.files:
-        known = read.get(display) if read is not None else None
-        source = read_again(known) if known is not None and known.abspath == absolute else None
-        if source is None:
-            source = read_source(display, absolute, config.max_file_size)
+        source = read_source(display, absolute, config.max_file_size)
         if isinstance(source, Finding):
             inputs.diagnostics.append(source)
         elif absolute.suffix == ".ipynb":

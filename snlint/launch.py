@@ -1,5 +1,5 @@
 """The `snlint` command and `python -m snlint`: the recorded report of the same run when
-everything it read is as it was (snlint.replay), else the command line interface.
+everything it read is as it was (snlint.engine.replay), else the command line interface.
 
 Kept apart from snlint.cli so that a replayed run imports neither click nor the rest
 of snlint."""
@@ -29,7 +29,7 @@ def entry() -> None:
 
 def _entry() -> None:
     started = time.time_ns()  # before anything is read: what changes after it is racy
-    from snlint.replay import Recorder, replay
+    from snlint.engine.replay import Recorder, replay
 
     argv = sys.argv[1:]
     answer = replay(argv)

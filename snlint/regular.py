@@ -6,7 +6,7 @@ a read without end; and a read of `n` bytes allocates `n` up front, so a limit o
 is a MemoryError before the first byte. So: open without waiting (O_NONBLOCK: a FIFO
 opens at once, then is refused), look at what was opened (fstat), and read in pieces.
 
-Standard library only: snlint.replay reads its records with it before anything else is
+Standard library only: snlint.engine.replay reads its records with it before anything else is
 imported.
 """
 

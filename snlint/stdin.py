@@ -84,11 +84,10 @@ class StdinFix:
 def fix_stdin(data: bytes, display: str, config: Config, *, unsafe: bool,
               report: Callable[[str], None]) -> StdinFix:
     """Fix `data`, linted as the file `display`, as `--fix` fixes a file: the same rounds
-    (`snlint.fix.apply.fixed_point`), a notebook's cells written back into its JSON.
+    (`snlint.engine.fixing.fixed_point`), a notebook's cells written back into its JSON.
     Input that cannot be read, parsed or encoded back comes back unchanged."""
-    from snlint.engine import lint_sources
+    from snlint.engine.fixing import fixed_point
     from snlint.fix import FileOutcome
-    from snlint.fix.apply import fixed_point
 
     display = _display(display)
     unchanged = StdinFix(data)
@@ -104,8 +103,7 @@ def fix_stdin(data: bytes, display: str, config: Config, *, unsafe: bool,
         if isinstance(notebook, Finding) or not notebook.writable:
             return unchanged
         text = notebook.python
-    result = fixed_point({display: text}, lambda sources: lint_sources(sources, config), config,
-                         unsafe=unsafe, report=report)
+    result = fixed_point({display: text}, config, unsafe=unsafe, report=report)
     new = result.texts[display]
     kept = StdinFix(data, hidden=result.hidden, first=result.first)
     if new == text or display in result.blocked:

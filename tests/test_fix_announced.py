@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from snlint.cli import main
 from snlint.config import Config
 from snlint.engine import lint_sources
-from snlint.fix.apply import fixed_point
+from snlint.engine.fixing import fixed_point
 from snlint.fix.identity import beyond, identities
 
 
@@ -200,7 +200,7 @@ def config(**options) -> Config:
 def run_rounds(files: dict[str, str], *, unsafe: bool = False, **options):
     cfg = config(**options)
     problems: list[str] = []
-    result = fixed_point(dict(files), lambda s: lint_sources(s, cfg), cfg, unsafe=unsafe,
+    result = fixed_point(dict(files), cfg, unsafe=unsafe,
                          report=problems.append)
     return result, problems
 

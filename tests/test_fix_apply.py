@@ -14,10 +14,13 @@ import pytest
 
 from snlint.config import Config
 from snlint.engine import lint_sources
-from snlint.fix import attach_fixes, fix_paths
+from snlint.engine import fixing
+from snlint.engine.fixing import fix_paths
+from snlint.files import discover
+from snlint.fix import attach_fixes
 from snlint.files import write_atomic
 from snlint.fix import apply as apply_module
-from snlint.fix.apply import fixed_point
+from snlint.engine.fixing import fixed_point
 from snlint.fixes import sn105
 
 BUGGY = textwrap.dedent("""\
@@ -49,15 +52,15 @@ def config(root: Path = Path("."), **options) -> Config:
 def run_fixed_point(text: str, *, unsafe: bool = True, max_rounds: int = 8, **options):
     cfg = config(**options)
     problems: list[str] = []
-    result = fixed_point({"d.py": text}, lambda s: lint_sources(s, cfg), cfg, unsafe=unsafe,
+    result = fixed_point({"d.py": text}, cfg, unsafe=unsafe,
                          report=problems.append, max_rounds=max_rounds)
     return result, problems
 
 
 def fix_tree(tmp_path: Path, *, unsafe: bool = True, write: bool = True, **options):
-    cfg = config(tmp_path, **options)
+    cfg = config(tmp_path, cache=False, **options)
     problems: list[str] = []
-    outcome = fix_paths([str(tmp_path)], cfg, lambda s: lint_sources(s, cfg), unsafe=unsafe,
+    outcome = fix_paths([str(tmp_path)], cfg, discover([str(tmp_path)], cfg), unsafe=unsafe,
                         write=write, report=problems.append)
     return outcome, problems
 
@@ -275,19 +278,21 @@ def test_file_with_a_syntax_error_is_never_written(tmp_path):
     assert good.read_text() == FIXED_ALL
 
 
-def test_file_changed_on_disk_since_read_is_not_written(tmp_path):
+def test_file_changed_on_disk_since_read_is_not_written(tmp_path, monkeypatch):
     path = write(tmp_path / "d.py", BUGGY)
-    cfg = config(tmp_path)
+    cfg = config(tmp_path, cache=False)
     calls = []
 
-    def lint(sources):
+    def lint(sources, *args, **kwargs):
         if not calls:
             path.write_text(BUGGY + "# edited meanwhile\n")
         calls.append(1)
-        return lint_sources(sources, cfg)
+        return lint_sources(sources, *args, **kwargs)
 
+    monkeypatch.setattr(fixing, "lint_sources", lint)
     problems: list[str] = []
-    outcome = fix_paths([str(tmp_path)], cfg, lint, unsafe=True, write=True, report=problems.append)
+    outcome = fix_paths([str(tmp_path)], cfg, discover([str(tmp_path)], cfg), unsafe=True, write=True,
+                        report=problems.append)
     assert path.read_text() == BUGGY + "# edited meanwhile\n"
     assert outcome.written == []
     assert any("changed on disk" in p for p in problems)
@@ -323,23 +328,24 @@ def test_diff_mode_writes_nothing(tmp_path):
     assert outcome.fixes == 4
 
 
-def test_findings_the_first_rounds_graph_pass_cleared_are_never_fixed_later():
+def test_findings_the_first_rounds_graph_pass_cleared_are_never_fixed_later(monkeypatch):
     """Round one lints with the graph pass (files as on disk), later rounds without it;
     a source finding the graph pass dropped stays unfixed in every round."""
-    cfg = config()
+    from dataclasses import replace
 
-    def with_graph(sources):  # stands in for a graph pass that clears the SN105 finding
-        return [f for f in lint_sources(sources, cfg) if f.code != "SN105"]
+    def lint(sources, cfg, *args, **kwargs):  # stands in for a graph pass that clears SN105
+        found = lint_sources(sources, replace(cfg, graph=False), *args, **kwargs)
+        return [f for f in found if f.code != "SN105"] if cfg.graph else found
 
+    monkeypatch.setattr(fixing, "lint_sources", lint)
     problems: list[str] = []
-    result = fixed_point({"d.py": BUGGY}, with_graph, cfg, unsafe=True, report=problems.append,
-                         lint_later=lambda s: lint_sources(s, cfg))
+    result = fixed_point({"d.py": BUGGY}, replace(config(), graph=True), unsafe=True, report=problems.append)
     assert result.texts["d.py"] == FIXED_ALL.replace("nn.ConvTranspose2d(8, 8, 4))",
                                                       "nn.ConvTranspose2d(8, 8, 4), dim=0)")
     assert problems == []
 
 
-def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
+def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again(monkeypatch):
     """Were the check not to see the SN a fix wrote, the layer would be wrapped once per
     round; here a lint that keeps reporting the layer (at its position, with the names a
     lint of the text resolves) stands in for such a check."""
@@ -347,7 +353,7 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
 
     layer = "nn.Linear(8, 1)"
 
-    def stubborn(sources):
+    def stubborn(sources, *args, **kwargs):
         lines = sources["d.py"].split("\n")
         row = next(i for i, line in enumerate(lines) if layer in line)
         col = lines[row].index(layer) + 1
@@ -358,7 +364,8 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
                         data=(("sn_callee", "spectral_norm"),), names=names)]
 
     problems: list[str] = []
-    result = fixed_point({"d.py": BUGGY}, stubborn, config(), unsafe=True, report=problems.append)
+    monkeypatch.setattr(fixing, "lint_sources", stubborn)
+    result = fixed_point({"d.py": BUGGY}, config(), unsafe=True, report=problems.append)
     assert "        self.head = spectral_norm(nn.Linear(8, 1))\n" in result.texts["d.py"]
     assert problems[0] == ("snlint: the SN201 fix in d.py did not remove its finding "
                            "(nn.Linear(8, 1)); not applied again")

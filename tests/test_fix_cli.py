@@ -210,34 +210,3 @@ def test_fixing_the_examples_leaves_only_findings_without_a_mechanical_fix(tmp_p
     assert {p: p.read_bytes() for p in copy.rglob("*.py")} == before
     assert "Fixed" not in second.stderr
     assert snlint("--diff", "--unsafe-fixes", "examples").stdout == ""
-
-
-def test_the_report_after_fix_reads_no_file_again(project, monkeypatch):
-    # What the rounds read, and what they wrote, is what the report lints: each file is
-    # only stat'ed to see it is still so.
-    from snlint import inputs
-
-    project("d.py", BUGGY)
-    project("other.py", "import torch.nn as nn\n")
-    reads = []
-    read_source = inputs.read_source
-    monkeypatch.setattr(inputs, "read_source", lambda *a: reads.append(a[0]) or read_source(*a))
-    result = snlint("--fix", "--output-format", "concise", ".")
-    assert "Fixed 1 finding in 1 file." in result.stderr
-    assert reads == []
-    assert result.stdout.splitlines()[0].startswith("d.py:9:18: SN301 ")
-
-
-def test_a_file_changed_since_it_was_read_is_read_again(tmp_path):
-    from snlint.config import Config
-    from snlint.files import read_source
-    from snlint.inputs import read_inputs
-
-    path = tmp_path / "d.py"
-    path.write_text("x = 1\n")
-    first = read_source("d.py", path, 1 << 20)
-    config = Config(root=tmp_path, graph=False)
-    files = [("d.py", path)]
-    assert read_inputs(["."], config, files=files, read={"d.py": first}).sources == {"d.py": "x = 1\n"}
-    path.write_text("x = 22\n")
-    assert read_inputs(["."], config, files=files, read={"d.py": first}).sources == {"d.py": "x = 22\n"}

@@ -13,7 +13,7 @@ import pytest
 from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.engine import lint_sources
-from snlint.fix.apply import fixed_point
+from snlint.engine.fixing import fixed_point
 
 CATALOGUE = load_catalogue()
 WITH_FIX = sorted(code for code, rule in CATALOGUE.items()
@@ -22,7 +22,7 @@ WITH_FIX = sorted(code for code, rule in CATALOGUE.items()
 def autofix(code: str, rule: str) -> str:
     config = Config(root=Path("."), select=[rule], graph=False)
     problems: list[str] = []
-    result = fixed_point({"example.py": code}, lambda s: lint_sources(s, config), config,
+    result = fixed_point({"example.py": code}, config,
                          unsafe=True, report=problems.append)
     assert problems == []
     return result.texts["example.py"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from snlint import linking, per_file
+from snlint.engine import linking, per_file
 from snlint.cli import main
 from snlint.config import Config
 from snlint.engine import Reuse, lint_sources
@@ -163,12 +163,12 @@ def test_the_rounds_leave_the_collector_as_they_found_it():
     # a caller's process gets it back when they end.
     import gc
 
-    from snlint.fix.apply import fixed_point
+    from snlint.engine.fixing import fixed_point
 
     sources = {name: textwrap.dedent(code) for name, code in PROJECT.items()}
     config = Config(root=Path("."), graph=False, select=["SN1"])
     assert gc.get_freeze_count() == 0
-    result = fixed_point(sources, lambda s: lint_sources(s, config), config, unsafe=False,
+    result = fixed_point(sources, config, unsafe=False,
                          report=print)
     assert sum(result.fixed.values()) == 1
     assert gc.get_freeze_count() == 0
@@ -177,7 +177,7 @@ def test_the_rounds_leave_the_collector_as_they_found_it():
 def test_fixes_built_in_workers_equal_fixes_built_here(tmp_path, monkeypatch):
     # Each file of a round is fixed on its own; with enough of them they are shared with
     # a worker process (stealing), and come back in order, as this process makes them.
-    from snlint import stealing
+    from snlint.engine import workers as stealing
 
     d = textwrap.dedent(PROJECT["d.py"])
     trees = {}
@@ -203,9 +203,8 @@ def test_fix_each_in_workers_gives_what_it_gives_here(monkeypatch):
     import os
     import time
 
-    from snlint import stealing
-    from snlint.fix import apply
-    from snlint.fix.apply import fix_each
+    from snlint.engine import fixing, workers as stealing
+    from snlint.engine.fixing import fix_each
 
     sources = {name: textwrap.dedent(code) for name, code in PROJECT.items()}
     sources.update({f"d{i}.py": sources["d.py"] for i in range(6)})
@@ -216,7 +215,7 @@ def test_fix_each_in_workers_gives_what_it_gives_here(monkeypatch):
     here = fix_each(items, Config(root=Path("."), graph=False, jobs=1), unsafe=False)
     assert [f.applied for f in here] == [[0]] * 7 and all("spectral_norm(spectral_norm(" not in f.text for f in here)
 
-    parent, chunk = os.getpid(), apply._fix_chunk
+    parent, chunk = os.getpid(), fixing.fix_chunk
 
     def where(items, **kwargs):
         if os.getpid() == parent:
@@ -226,7 +225,7 @@ def test_fix_each_in_workers_gives_what_it_gives_here(monkeypatch):
             fixed.messages.append(os.getpid())
         return done
 
-    monkeypatch.setattr(apply, "_fix_chunk", where)
+    monkeypatch.setattr(fixing, "fix_chunk", where)
     monkeypatch.setattr(stealing, "MIN_SHARED_TEXT", 0)
     shared = fix_each(items, Config(root=Path("."), graph=False, jobs=2), unsafe=False)
     made_by = {fixed.messages.pop() for fixed in shared}

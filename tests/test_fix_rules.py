@@ -15,7 +15,7 @@ from pathlib import Path
 
 from snlint.config import Config
 from snlint.engine import lint_sources
-from snlint.fix.apply import fixed_point
+from snlint.engine.fixing import fixed_point
 
 
 def config(**options) -> Config:
@@ -27,7 +27,7 @@ def fixed_project(files: dict[str, str], *, unsafe: bool = True, **options) -> d
     cfg = config(**options)
     sources = {path: textwrap.dedent(code) for path, code in files.items()}
     problems: list[str] = []
-    result = fixed_point(sources, lambda s: lint_sources(s, cfg), cfg, unsafe=unsafe,
+    result = fixed_point(sources, cfg, unsafe=unsafe,
                          report=problems.append)
     assert problems == []
     return result.texts

@@ -228,7 +228,7 @@ def test_note_after_a_run_the_run_cache_answers_and_after_fix(project, monkeypat
     (project / "train.py").write_text("from models import Discriminator\nD = Discriminator()\n")
     cold = CliRunner().invoke(main, ["."])
     with monkeypatch.context() as patch:
-        from snlint import linking
+        from snlint.engine import linking
 
         patch.setattr(linking, "link_parts", None)  # the warm run must not link
         warm = CliRunner().invoke(main, ["."])
@@ -240,7 +240,8 @@ def test_note_after_a_run_the_run_cache_answers_and_after_fix(project, monkeypat
 
 
 def test_note_after_a_run_only_a_comment_changed(project, monkeypatch, tmp_path):
-    from snlint import cli, linking
+    from snlint import cli
+    from snlint.engine import linking
 
     monkeypatch.setattr(cli, "_stderr_is_terminal", lambda: True)
     monkeypatch.setenv("SNLINT_CACHE_DIR", str(tmp_path / "cache"))

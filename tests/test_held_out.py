@@ -263,15 +263,15 @@ def test_a_first_block_with_another_indent_is_kept():
 
 
 def test_a_round_is_sent_only_the_sites_of_findings_without_a_node():
-    from snlint.fix.apply import _as_sent
+    from snlint.fix.apply import as_sent
 
     findings = _fixable({"models.py": MODEL})["models.py"]
     names = names_of(findings)
     assert names.sites and all(f.node is not None for f in findings)
-    sent = _as_sent(findings)
+    sent = as_sent(findings)
     assert names_of(sent).sites == {} and names_of(sent).quals == names.quals
     by_position = [findings[0].with_(span=replace(findings[0].span, node=None))]
-    assert names_of(_as_sent(by_position)).sites == {by_position[0].span: names.sites[by_position[0].span]}
+    assert names_of(as_sent(by_position)).sites == {by_position[0].span: names.sites[by_position[0].span]}
 
 
 def test_a_result_compiles_as_the_part_it_was_made_from():

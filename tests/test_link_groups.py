@@ -10,11 +10,12 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from snlint import engine, linking, stealing
+from snlint import engine
+from snlint.engine import linking, workers as stealing
 from snlint.cli import main
 from snlint.config import Config
 from snlint.link.groups import groups, uses_registries
-from snlint.per_file import PerFile
+from snlint.engine.per_file import PerFile
 from projects import lint_in as lint, write_project as write
 
 BN_MODELS = '''

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from snlint import replay
-from snlint.cache import Cache
+from snlint.engine import replay
+from snlint.engine.cache import Cache
 from snlint.cli import main
 from snlint.files import OWNER
 from snlint.fix import UNBUILT

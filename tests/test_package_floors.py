@@ -20,19 +20,14 @@ FLOORS = [
     # data: findings, torch's names, lines, where libcst nodes are; the facts and the rule
     # catalogue over them
     {"findings", "torchapi", "lines", "positions"},
-    {"pruning", "regular"},  # snlint's own folders kept to so many entries; reading only regular files
-    {"replay"},  # records of runs, and their probes: nothing but the standard library below
+    {"regular", "probes"},  # reading only regular files; what a run looked at, as it was
     {"facts", "catalogue"},
     {"config", "suppress"},
-    {"files", "stealing"},  # stealing: chunks shared with worker processes, of anything
-    {"cache"},  # writes its entries with files.replace_file
-    {"standby"},  # a process forked ahead of its work, sharing it as stealing does
+    {"files"},
     # per-file work: libcst lowering, notebooks, noqa, source editing; torch (in a child)
     {"source", "notebook", "noqa", "edit", "graph"},
     # what a run reads: files, notebooks, their diagnostics
     {"inputs"},
-    # the per-file stage over them: prefilter, cache, workers; a whole run's findings kept
-    {"per_file", "run_cache"},
     # the project: names resolved across files, code interpreted
     {"link"},
     # the rules, over linked facts
@@ -42,8 +37,9 @@ FLOORS = [
     # what acts on findings
     {"fix", "report"},
     # what runs a lint
-    {"imported_files", "graph_pass", "run_result", "shipped_configs"},  # shipped_configs: the link again per option file
-    {"linking"},  # the link step of a run, part by part
+    {"graph_pass", "shipped_configs"},  # shipped_configs: the link again per option file
+    # a run: its stages in order, what it keeps between runs (replay, caches) and shares
+    # with worker processes, --fix's rounds
     {"engine", "live_audit"},
     {"stdin"},
     {"cli"},

@@ -1,4 +1,4 @@
-"""The per-file stage (snlint/per_file.py, snlint/cache.py, snlint/positions/): a cold,
+"""The per-file stage (snlint/engine/per_file.py, snlint/engine/cache.py, snlint/positions/): a cold,
 a warm and a parallel run say the same; the cache is found and missed when it should
 be; the prefilter skips what cannot matter and nothing else; the one-file path imports
 what it uses. Steps are counted (PerFile.stats), never timed."""
@@ -22,12 +22,12 @@ from click.testing import CliRunner
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 import snlint
-from snlint import cache as cache_module
-from snlint import per_file, stealing
-from snlint.cache import Cache
+from snlint.engine import cache as cache_module
+from snlint.engine import per_file, workers as stealing
+from snlint.engine.cache import Cache
 from snlint.cli import main
 from snlint.config import Config, load_config
-from snlint.per_file import PerFile
+from snlint.engine.per_file import PerFile
 from snlint.positions import layout
 from snlint.source import extract, module_name
 from snlint.source.scan_ast import scan_ast
@@ -394,7 +394,7 @@ def test_the_position_table_is_libcsts(tmp_path):
 
 
 def test_imported_files_use_the_modules_the_source_pass_read(tmp_path, monkeypatch):
-    from snlint import imported_files
+    from snlint.engine import imported_files
 
     root = project(tmp_path)
     config = load_config(root, graph=False)
@@ -425,7 +425,7 @@ def test_the_one_file_path_imports_only_what_it_uses(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                          text=True, timeout=120)
     loaded = set(out.stdout.split()[-1000:]) if out.stdout else set()
-    assert "snlint.engine" in loaded, out.stderr
+    assert "snlint.engine.lint" in loaded, out.stderr
     unused = {"torch", "hypothesis", "importlib.metadata", "multiprocessing",
               "concurrent.futures", "libcst.codemod", "snlint.report.sarif",
               "snlint.report.json", "snlint.report.github"}

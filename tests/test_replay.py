@@ -1,4 +1,4 @@
-"""Replay (snlint/replay.py): a run identical to the last one, over a project in which
+"""Replay (snlint/engine/replay.py): a run identical to the last one, over a project in which
 nothing it read has changed, gives the recorded report without linking. Anything the
 report depends on that changed (a file's text, a new file, the configuration, a
 .gitignore, the command line) makes it lint again. Whether a run was replayed is seen
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from snlint import replay
+from snlint.engine import replay
 
 FINDING = "models/d.py:10:21: SN201"  # the one finding of conftest.MISSING_SN
 LONG_AGO = time.time_ns() - 3600 * 10**9

@@ -1,4 +1,4 @@
-"""The run cache (snlint/run_cache.py): a warm run of unchanged files is answered without
+"""The run cache (snlint/engine/run_cache.py): a warm run of unchanged files is answered without
 the source pass; a change that leaves every file's facts as they were (a comment, a
 `# noqa`) is answered without linking; anything else links again. Whatever the path, a
 warm run reports exactly what a cold one does. Steps are counted, never timed."""
@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from snlint import linking
+from snlint.engine import linking
 from snlint.config import Config, load_config
 from snlint.engine import run
 from snlint.inputs import read_inputs
-from snlint.run_cache import RunCache
+from snlint.engine.run_cache import RunCache
 
 NETS = """\
 import torch.nn as nn
@@ -170,7 +170,7 @@ def test_a_warm_run_of_unchanged_files_never_imports_the_source_pass(root):
     assert json.loads(second.stdout) == json.loads(first.stdout)
     assert "snlint.inputs" in imported
     assert not {name for name in imported if name.split(".")[0] == "libcst"}
-    assert "snlint.engine" not in imported
+    assert "snlint.engine.lint" not in imported and "snlint.engine.per_file" not in imported
 
 
 def test_a_run_after_a_comment_is_added_never_imports_the_link_step(root):
@@ -182,8 +182,8 @@ def test_a_run_after_a_comment_is_added_never_imports_the_link_step(root):
     second, imported = snlint_in(root, "concise", "-X", "importtime")
     assert second.returncode == first.returncode == 1
     assert second.stdout == first.stdout and "SN201" in first.stdout
-    assert "snlint.per_file" in imported  # the changed file was read again
-    assert not {name for name in imported if name == "snlint.linking" or name.startswith("snlint.link.")}
+    assert "snlint.engine.per_file" in imported  # the changed file was read again
+    assert not {name for name in imported if name == "snlint.engine.linking" or name.startswith("snlint.link.")}
 
 
 EDITS = [
@@ -261,8 +261,8 @@ def test_display_paths_are_read_from_the_working_folder(root, tmp_path, monkeypa
 
 
 def test_run_entries_are_pruned_least_recently_used_first(tmp_path, monkeypatch):
-    from snlint import cache as cache_module
-    from snlint.cache import Cache
+    from snlint.engine import cache as cache_module
+    from snlint.engine.cache import Cache
 
     monkeypatch.setattr(cache_module, "MAX_RUNS", 3)
     cache = Cache(tmp_path / "c", "salt")

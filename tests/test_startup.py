@@ -55,7 +55,7 @@ def snlint(tmp_path, *options: str, text: str = GAN) -> tuple[subprocess.Complet
 def test_a_plain_lint_never_imports_libcst(tmp_path):
     done, imported = snlint(tmp_path, "--unsafe-fixes")  # SN105's fix is unsafe: shown marked
     assert done.returncode == 1, done.stderr
-    assert "SN105 [*]" in done.stdout and "snlint.engine" in imported
+    assert "SN105 [*]" in done.stdout and "snlint.engine.lint" in imported
     assert not [line for line in done.stderr.splitlines() if "libcst" in line]
     assert not {name for name in imported if name.startswith(("snlint.edit", "snlint.fixes."))}
 

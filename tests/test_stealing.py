@@ -1,4 +1,4 @@
-"""Chunks shared by this process and its workers (snlint.stealing): every chunk done once,
+"""Chunks shared by this process and its workers (snlint.engine.workers): every chunk done once,
 in order, whoever takes it, and a worker's failure costs only a redo here."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from snlint.stealing import run_chunks
+from snlint.engine.workers import run_chunks, shared_map
 
 PARENT = os.getpid()
 
@@ -55,29 +55,24 @@ def test_a_result_that_does_not_pickle_is_made_again_here():
     assert done == chunks and failed >= 1  # every chunk the worker did: how many is its pace
 
 
-def slow_pid(chunk: list[int]) -> int:
-    time.sleep(0.25)
-    return os.getpid()
-
-
-def test_workers_of_a_fresh_interpreter_take_chunks_too(monkeypatch):
+def test_threads_running_keep_the_work_here(monkeypatch):
     # Forking is unsafe while this process runs other threads (a graph-pass session):
-    # the workers then start as fresh interpreters, with the work and chunks pickled.
-    from snlint import stealing
+    # then no worker starts, and the caller does the work itself.
+    import threading
 
-    monkeypatch.setattr(stealing, "_start_method", lambda: "spawn")
-    done, failed = run_chunks(slow_pid, [[i] for i in range(10)], 1)
-    assert failed == 0 and PARENT in done and set(done) - {PARENT}
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    assert run_chunks(square, [[1], [2]], 1) is None
+    assert shared_map(lambda chunk: [n * n for n in chunk], [1] * 100, 2, lambda n: 1 << 20) == ([1] * 100, None)
 
 
-def test_more_chunks_than_a_pipe_holds_are_shared_all_the_same():
-    # Forked workers take chunk indices from a pipe filled before they start; more than
-    # fit there go through multiprocessing's shared counter instead.
-    from snlint import stealing
+def test_the_work_is_cut_into_no_more_chunks_than_the_pipe_holds(monkeypatch):
+    # Forked workers take chunk indices from a pipe filled before they start.
+    from snlint.engine import workers as stealing
 
-    chunks = [[i] for i in range(stealing._PIPE_ROOM // stealing._TOKEN.size + 1)]
-    done, failed = run_chunks(square, chunks, 1)
-    assert done == [square(c) for c in chunks] and failed == 0
+    monkeypatch.setattr(stealing, "CHUNKS_PER_JOB", 10_000)
+    items = list(range(3000))
+    done, failed = shared_map(lambda chunk: [n * n for n in chunk], items, 2, lambda n: 1 << 20)
+    assert done == [n * n for n in items] and failed == 0
 
 
 def test_forked_workers_need_no_multiprocessing():
@@ -86,7 +81,7 @@ def test_forked_workers_need_no_multiprocessing():
     import subprocess
     import sys
 
-    code = ("import sys\nfrom snlint.stealing import run_chunks\n"
+    code = ("import sys\nfrom snlint.engine.workers import run_chunks\n"
             "done, failed = run_chunks(sorted, [[3, 1], [2, 0]] * 8, 1)\n"
             "assert done == [[1, 3], [0, 2]] * 8 and failed == 0\n"
             "print(sorted(m for m in sys.modules if m.startswith('multiprocessing')))\n")
@@ -123,7 +118,7 @@ def test_the_heaviest_chunk_is_taken_first():
 
 def test_meanwhile_runs_here_once_the_worker_has_started(tmp_path):
     # What only this process needs (the link step's imports) overlaps the worker's chunks.
-    from snlint.stealing import shared_map
+    from snlint.engine.workers import shared_map
 
     # By order, not by clock: `meanwhile` waits for a chunk the worker did; had the worker
     # waited for `meanwhile`, none would come.
@@ -148,7 +143,7 @@ def test_meanwhile_runs_here_once_the_worker_has_started(tmp_path):
 
 
 def test_meanwhile_runs_first_when_the_work_is_not_shared():
-    from snlint.stealing import shared_map
+    from snlint.engine.workers import shared_map
 
     events: list[str] = []
     done, failed = shared_map(lambda items: events.append("work") or items, [1, 2], 2, lambda item: 1,
@@ -164,7 +159,7 @@ def test_a_forked_worker_writes_a_chunk_of_results_without_waiting():
 
     import pytest
 
-    from snlint import stealing
+    from snlint.engine import workers as stealing
 
     if not sys.platform.startswith("linux") or not hasattr(fcntl, "F_GETPIPE_SZ"):
         pytest.skip("pipe sizes are Linux's")

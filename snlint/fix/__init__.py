@@ -8,10 +8,10 @@ builds none:
 - `attach_fixes(findings, sources, config)` gives each fixable finding its built `Fix`
   (applicability, message, unified diff, the file's new text), each computed alone on
   the text as read: for the outputs that show fixes (`--show-fixes`, JSON, SARIF).
-- `fix_paths(paths, config, lint, unsafe=..., write=...)` is `--fix` / `--diff`: fixes
-  applied together, round after round until the findings the first lint announced are
-  fixed (never one a fix made), then diffs and (with `write`) atomic writes in each
-  file's encoding.
+- `--fix` / `--diff` (`snlint.engine.fixing`) reads the files with `read_fixable`, fixes
+  them in rounds (`snlint.fix.apply`: `Rounds`, `fix_chunk`) until the findings the first
+  lint announced are fixed (never one a fix made), and gives each changed file's diff
+  and (with `write`) its atomic write in its encoding with `write_fixed`.
 
 Only building imports libcst and the planners (`snlint.fixes`); marking needs neither,
 so a plain lint, which imports this package, never pays for them.
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from dataclasses import field, replace
@@ -31,18 +30,10 @@ from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.files import (
-    SourceFile, as_written, discard_file, discover, put_in_place, read_source, sweep_temporaries,
-    writable_mode, write_atomic, written_beside,
+    SourceFile, read_source, write_atomic,
 )
 from snlint.findings import Edit, Finding, Fix
-from snlint.fix.apply import (
-    Lint,
-    Report,
-    compiles,
-    fixed_point,
-    unchanged_on_disk,
-    where,
-)
+from snlint.fix.apply import FixedPoint, Report, compiles, unchanged_on_disk, where
 from snlint.fix.diff import unified_diff, unified_diff_in
 from snlint.fix.planning import fixability, names_of, plan_for
 from snlint.lines import lines_before
@@ -50,9 +41,8 @@ from snlint.records import dataclass
 
 if TYPE_CHECKING:  # a plain lint reads no notebook for its fixes
     from snlint.notebook import Notebook
-    from snlint.standby import Standby
 
-__all__ = ["FixOutcome", "attach_fixes", "fix_paths", "mark_fixes", "unified_diff"]
+__all__ = ["FixOutcome", "attach_fixes", "mark_fixes", "read_fixable", "unified_diff", "write_fixed"]
 
 
 def _stderr(message: str) -> None:
@@ -220,9 +210,6 @@ class FixOutcome:
     announced: int = 0  # findings the first lint marked with a fix that applies
     # The first lint's findings by identity (`snlint.fix.identity`), counted.
     first: Counter = field(default_factory=Counter)
-    # By display path, every file read, as written when a fix was: what a report after
-    # the fixes reads where the file is still so (`snlint.inputs.read_inputs`).
-    read: dict[str, SourceFile] = field(default_factory=dict)
 
     @property
     def fixes(self) -> int:
@@ -233,131 +220,28 @@ class FixOutcome:
         return [f for f in self.files if f.written]
 
 
-class _EarlyWrites:
-    """The first round's fixed files written beside their targets by the standby process
-    (`snlint.files.written_beside`: flushed to disk) while this one lints them again; each
-    renamed over its file at the end when the rounds leave it as the first did, else
-    discarded. The disk's flushes wait beside the lint, not after it."""
-
-    def __init__(self, standby: Standby, sources: dict[str, SourceFile],
-                 notebooks: Mapping[str, object]) -> None:
-        self._standby = standby
-        self._sources = sources
-        self._notebooks = notebooks
-        self._data: dict[str, bytes] = {}  # path -> what was handed over
-        self._written: dict[str, str] | None = None  # path -> its temporary file
-        self._started = False
-
-    def start(self, changed: dict[str, str]) -> None:
-        if self._started:
-            return  # a later round's texts are written at the end
-        self._started = True
-        items = []
-        for path, text in changed.items():
-            source = self._sources.get(path)
-            if source is None or path in self._notebooks:
-                continue
-            try:
-                data = text.encode(source.encoding)
-            except UnicodeEncodeError:
-                continue
-            self._data[path] = data
-            items.append((path, os.path.realpath(source.abspath), data))
-        if not items or not self._standby.submit(_write_beside, items):
-            self._data = {}
-
-    def put_in_place(self, path: str, data: bytes) -> bool:
-        """Rename the file written early for `path` over it, when it holds `data`."""
-        written = self._collected()
-        tmp = written.pop(path, None)
-        if tmp is None:
-            return False
-        if self._data.get(path) != data:
-            discard_file(tmp)
-            return False
-        try:
-            target = Path(os.path.realpath(self._sources[path].abspath))
-            put_in_place(tmp, target, writable_mode(target))
-        except BaseException:
-            discard_file(tmp)
-            raise
-        return True
-
-    def discard(self) -> None:
-        """Remove what was written early and not put in place."""
-        for tmp in self._collected().values():
-            discard_file(tmp)
-
-    def _collected(self) -> dict[str, str]:
-        if self._written is None:
-            answer = self._standby.collect() if self._data else None
-            self._written = {path: tmp for path, tmp in answer or () if tmp is not None}
-        return self._written
-
-
-def _write_beside(items: list[tuple[str, str, bytes]]) -> list[tuple[str, str | None]]:
-    """(path, the temporary file holding its data, None when it could not be written), in
-    the standby process."""
-    out: list[tuple[str, str | None]] = []
-    for path, target, data in items:
-        try:
-            out.append((path, written_beside(Path(target), data)))
-        except OSError:
-            out.append((path, None))
-    return out
-
-
 def _diff_encoding(encoding: str) -> str:
     return "utf-8" if encoding.lower().replace("_", "-") == "utf-8-sig" else encoding
 
 
-def fix_paths(paths: list[str], config: Config, lint: Lint, *, unsafe: bool = False,
-              write: bool = False, report: Report | None = None,
-              lint_later: Lint | None = None, standby: Standby | None = None,
-              files: list[tuple[str, Path]] | None = None) -> FixOutcome:
-    """Fix what the first lint of the files under `paths` announces (safe fixes; unsafe
-    ones too with `unsafe`), in rounds (`snlint.fix.apply.fixed_point`). With `write`,
-    each changed file is written atomically, unless it changed on disk since it was
-    read. `lint` lints the project from {path: text}; `lint_later` lints the rounds
-    after the first (without the graph pass, which reads the disk);
-    `standby`: a process that does the rounds' fixes (`snlint.fix.apply.fix_each`);
-    `files`: `discover(paths, config)`, when the caller has walked them."""
+def read_fixable(files: list[tuple[str, Path]], config: Config) -> tuple[dict[str, SourceFile], dict[str, Notebook]]:
+    """The files `--fix` may fix, by display path: each one read, and each notebook whose
+    cells it can write back into its JSON (outputs, metadata and formatting as they were)."""
     from snlint.notebook import parse_notebook
 
-    report = report or _stderr
-    started = time.time_ns()
     sources: dict[str, SourceFile] = {}
     notebooks: dict[str, Notebook] = {}
-    files = discover(paths, config) if files is None else files
-    if write:
-        # What a run killed during its writes left beside the files (SIGKILL runs no
-        # clean-up): its temporary files, whose owner is gone.
-        sweep_temporaries(written_targets(files), before_ns=started)
     for display, absolute in files:
         read = read_source(display, absolute, config.max_file_size)
         if not isinstance(read, SourceFile):
             continue
         if absolute.suffix == ".ipynb":
-            # Fix the cells as one module, then write the changed cells back into the
-            # notebook's JSON, leaving outputs, metadata and formatting as they were.
             notebook = parse_notebook(display, read.text)
             if isinstance(notebook, Finding) or not notebook.writable:
                 continue  # not JSON we can rewrite, an old format, or a cell that does not compile
             notebooks[display] = notebook
         sources[display] = read
-    texts = {p: notebooks[p].python if p in notebooks else s.text for p, s in sources.items()}
-    early = _EarlyWrites(standby, sources, notebooks) if write and standby is not None else None
-    try:
-        result = fixed_point(texts, lint, config, unsafe=unsafe, report=report, lint_later=lint_later,
-                             standby=standby, fixed=early.start if early is not None else None)
-        return _finish(sources, notebooks, texts, result, write, report, early)
-    except BaseException:
-        if write:  # interrupted (Ctrl-C, SIGTERM) or failed: leave no temporary file
-            sweep_temporaries(written_targets(files), own=True)
-        raise
-    finally:
-        if early is not None:
-            early.discard()
+    return sources, notebooks
 
 
 def written_targets(files: Iterable[tuple[str, Path]]) -> list[Path]:
@@ -366,11 +250,12 @@ def written_targets(files: Iterable[tuple[str, Path]]) -> list[Path]:
     return [Path(os.path.realpath(absolute)) for _, absolute in files]
 
 
-def _finish(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], texts: dict[str, str],
-            result, write: bool, report: Report, early: _EarlyWrites | None) -> FixOutcome:
-    """Each changed file's outcome, written (with `write`) unless it changed on disk."""
+def write_fixed(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], texts: dict[str, str],
+                result: FixedPoint, write: bool, report: Report) -> FixOutcome:
+    """Each changed file's outcome (`result`: the rounds on `texts`), written (with
+    `write`) atomically unless it changed on disk since it was read."""
     outcome = FixOutcome(settled=result.settled, hidden=result.hidden, announced=result.announced,
-                         first=result.first, read=dict(sources))
+                         first=result.first)
     for path, source in sorted(sources.items()):
         new = result.texts[path]
         if new == texts[path] or path in result.blocked:
@@ -394,12 +279,9 @@ def _finish(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], text
                 report(f"snlint: not writing {path}: it changed on disk since it was read")
                 continue
             try:
-                if early is None or not early.put_in_place(path, data):
-                    write_atomic(source.abspath, data)
+                write_atomic(source.abspath, data)
             except OSError as e:
                 report(f"snlint: cannot write {path}: {e.strerror or e}")
-                outcome.read.pop(path, None)
                 continue
             item.written = True
-            outcome.read[path] = as_written(source, new, data)
     return outcome

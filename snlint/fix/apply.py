@@ -18,11 +18,9 @@ Guarantees (README, "Autofix"; docs/fixes.md, "Rounds"):
 
 from __future__ import annotations
 
-import gc
 import warnings
 from collections import Counter
 from dataclasses import field, replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -30,14 +28,11 @@ from snlint.config import Config
 from snlint.findings import Finding, applies
 from snlint.fix.identity import Identity, identities
 from snlint.fix.planning import Planners, names_of, plan_for
-from snlint.per_file import jobs_for
 from snlint.records import dataclass
-from snlint.stealing import shared_map
 
 if TYPE_CHECKING:  # libcst is imported where a fix is built: a plain lint imports this module
     from snlint.edit.parsed import ParsedFile
     from snlint.edit.plan import Plan
-    from snlint.standby import Standby
 
 MAX_ROUNDS = 8
 Report = Callable[[str], None]
@@ -190,18 +185,20 @@ def _fixed(parsed: ParsedFile, findings: list[Finding], config: Config, unsafe: 
     return Fixed(done.text, [index[id(f)] for f in done.applied], messages)
 
 
-def _fix_chunk(items: list[tuple[str, str, list[Finding]]], config: Config, unsafe: bool) -> list[Fixed]:
+def fix_chunk(items: list[tuple[str, str, list[Finding]]], config: Config, unsafe: bool) -> list[Fixed]:
+    """A round on each (path, text, findings), in order (a chunk of the work
+    `snlint.engine.fixing.fix_each` shares with its workers)."""
     from snlint.checks.registry import fixers
 
     by_code = fixers()
     return [_fix_one(path, text, findings, config, unsafe, by_code) for path, text, findings in items]
 
 
-def _text_size(item: tuple[str, str, list[Finding]]) -> int:
+def text_size(item: tuple[str, str, list[Finding]]) -> int:
     return len(item[1])
 
 
-def _as_sent(findings: list[Finding]) -> list[Finding]:
+def as_sent(findings: list[Finding]) -> list[Finding]:
     """The findings of one file as a round needs them, for a process that unpickles
     them: their names without the site of each call, argument and parameter the source
     pass read (nine tenths of their size), which a round reads only for a finding the
@@ -215,31 +212,13 @@ def _as_sent(findings: list[Finding]) -> list[Finding]:
 
 
 def prepare_fixes() -> None:
-    """What a round imports (libcst, the planners), for a process that does rounds later
-    (`snlint.standby.Standby`)."""
+    """What a round imports (libcst, the planners), before any worker starts: a forked
+    worker has it then, instead of importing it again beside this process."""
     import snlint.edit.parsed  # noqa: F401 - libcst and the fixers' modules
     import snlint.edit.plan  # noqa: F401
     from snlint.checks.registry import fixers
 
     fixers()
-
-
-def fix_each(items: list[tuple[str, str, list[Finding]]], config: Config, *, unsafe: bool,
-             standby: Standby | None = None) -> list[Fixed]:
-    """A round on each (path, text, findings): each file parsed and rewritten on its own,
-    in worker processes beside this one when there is enough of them (as the per-file
-    stage lowers them); in order. `standby`: a process that has imported what a round
-    needs (`prepare_fixes`) while this one linted, which does the round instead."""
-    work = partial(_fix_chunk, config=config, unsafe=unsafe)
-    items = [(path, text, _as_sent(findings)) for path, text, findings in items]
-    if standby is not None:
-        done = standby.map(work, items, jobs_for(config), _text_size)
-        if done is not None:
-            return done
-    # Imported here, before any worker starts: a forked worker has it then, instead of
-    # importing it again beside this process (0.15 s of CPU each).
-    prepare_fixes()
-    return shared_map(work, items, jobs_for(config), _text_size)[0]
 
 
 @dataclass
@@ -255,51 +234,7 @@ class FixedPoint:
     first: Counter = field(default_factory=Counter)
 
 
-Lint = Callable[[dict[str, str]], list[Finding]]
-
-
-def fixed_point(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool,
-                report: Report, max_rounds: int = MAX_ROUNDS,
-                lint_later: Lint | None = None, standby: Standby | None = None,
-                fixed: Callable[[dict[str, str]], None] | None = None) -> FixedPoint:
-    """Lint, fix, lint again, while fixes of what the first lint announced remain (or
-    `max_rounds`). `lint` lints the whole project from its texts (fixes in one file can
-    change findings in another).
-
-    Only the first lint's findings are fixed: a later round fixes a finding only when
-    the first lint had it (by its identity, `snlint.fix.identity`) marked with a fix
-    that applies, and fixes each such finding at most once (the fixes that overlapped
-    another in their round, and those that wait for their premises, are planned again
-    on the new text). A finding that appeared because of a fix is left for the report,
-    so `--fix` never fixes more than the lint without it announced.
-
-    `lint_later`, when given, lints the rounds after the first: the graph pass imports
-    the files from disk, so it can only run while the texts are still what is on disk.
-    A source finding the first round's graph pass cleared is not among the first lint's
-    findings, so no round fixes it. `standby`: the process that does the rounds' fixes
-    (`fix_each`); `fixed`: told each round's new texts (path -> text) before the next
-    round's lint."""
-    frozen: list[bool] = []
-    try:
-        return _rounds(texts, lint, config, unsafe=unsafe, report=report, max_rounds=max_rounds,
-                       lint_later=lint_later, first_linted=lambda: frozen.append(_freeze()),
-                       standby=standby, fixed=fixed)
-    finally:
-        if any(frozen):
-            gc.unfreeze()
-
-
-def _freeze() -> bool:
-    """Set what is alive after the first lint (each file's facts, which the later rounds
-    reuse, and the findings) aside from the garbage collector: a later round would
-    otherwise scan all of it again at each of its collections, a quarter of a round's
-    time. False when something else froze objects (they are not ours to release). No
-    collection first: it would scan all of it once more to find garbage the rounds'
-    end gives back to the collector anyway (`gc.unfreeze`)."""
-    if gc.get_freeze_count():
-        return False
-    gc.freeze()
-    return True
+Work = list[tuple[str, str, list[Finding]]]
 
 
 def _fixable(f: Finding, path_ok: Callable[[str], bool], unsafe: bool) -> bool:
@@ -329,106 +264,123 @@ def waiting_for_premises(wanted: list[Finding], premises: dict[str, frozenset[st
     return out
 
 
-def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, report: Report,
-            max_rounds: int, lint_later: Lint | None, first_linted: Callable[[], None],
-            standby: Standby | None = None,
-            fixed: Callable[[dict[str, str]], None] | None = None) -> FixedPoint:
-    from snlint.checks.registry import premises as rule_premises
+class Rounds:
+    """What the rounds of `--fix` know between one lint and the next
+    (`snlint.engine.fixing.fixed_point` runs them: lint, `take`, fix, `took`, lint...).
 
-    current = dict(texts)
-    result = FixedPoint(current)
-    seen = {tuple(sorted(current.items()))}
-    # The first lint's findings with a fix that applies, by identity: what is left of
-    # them to fix. A round spends one for each fix it applies.
-    left: Counter = Counter()
-    failed: set[Identity] = set()
-    pending: dict[Identity, int] = {}
-    premises = rule_premises()
-    wait = True  # fixes whose premises are fixed in the same round wait for the next
+    Only the first lint's findings are fixed: a later round fixes a finding only when
+    the first lint had it (by its identity, `snlint.fix.identity`) marked with a fix
+    that applies, and fixes each such finding at most once (the fixes that overlapped
+    another in their round, and those that wait for their premises, are planned again
+    on the new text). A finding that appeared because of a fix is left for the report,
+    so `--fix` never fixes more than the lint without it announced."""
 
-    def path_ok(path: str) -> bool:
-        return path in current and path not in result.blocked
+    def __init__(self, texts: dict[str, str], *, unsafe: bool, report: Report) -> None:
+        from snlint.checks.registry import premises
 
-    for round_ in range(max_rounds):
-        if round_ == 0:
-            findings = lint(current)
-            first_linted()
-        else:
-            findings = (lint_later or lint)(current)
-        keys = identities(findings, current)
-        if round_ == 0:
+        self.current = dict(texts)
+        self.result = FixedPoint(self.current)
+        self.unsafe = unsafe
+        self.report = report
+        self._seen = {tuple(sorted(self.current.items()))}
+        # The first lint's findings with a fix that applies, by identity: what is left of
+        # them to fix. A round spends one for each fix it applies.
+        self._left: Counter = Counter()
+        self._failed: set[Identity] = set()
+        self._pending: dict[Identity, int] = {}
+        self._premises = premises()
+        self._wait = True  # fixes whose premises are fixed in the same round wait for the next
+        self._first = True
+        self._keys: dict[int, Identity] = {}
+        self._counts: Counter = Counter()
+        self._waiting = False
+
+    def _path_ok(self, path: str) -> bool:
+        return path in self.current and path not in self.result.blocked
+
+    def take(self, findings: list[Finding]) -> Work:
+        """After a lint of `current`: what this round fixes, (path, text, findings) for
+        each file with a finding to fix (only those are parsed)."""
+        result, unsafe = self.result, self.unsafe
+        keys = self._keys = identities(findings, self.current)
+        if self._first:
+            self._first = False
             result.first = Counter(keys.values())
-            left = Counter(keys[id(f)] for f in findings if _fixable(f, path_ok, unsafe))
-            result.announced = sum(left.values())
+            self._left = Counter(keys[id(f)] for f in findings if _fixable(f, self._path_ok, unsafe))
+            result.announced = sum(self._left.values())
             if not unsafe:
                 result.hidden = sum(1 for f in findings if f.fix is not None and not f.fix.applies(False))
         # A fix that did not remove its finding (the check does not see what it wrote)
         # is not applied again: that could wrap a layer once per round.
-        counts = Counter(keys.values())
-        for key, before in pending.items():
-            if counts[key] >= before and key not in failed:
-                failed.add(key)
-                report(f"snlint: the {key[2]} fix in {key[0]} did not remove its finding "
-                       f"({key[4] or '?'}); not applied again")
-        pending = {}
-        result.blocked |= {f.path for f in findings if f.code in ("SN901", "SN999") and f.path in current}
+        counts = self._counts = Counter(keys.values())
+        for key, before in self._pending.items():
+            if counts[key] >= before and key not in self._failed:
+                self._failed.add(key)
+                self.report(f"snlint: the {key[2]} fix in {key[0]} did not remove its finding "
+                            f"({key[4] or '?'}); not applied again")
+        self._pending = {}
+        result.blocked |= {f.path for f in findings if f.code in ("SN901", "SN999") and f.path in self.current}
         # The findings this round may fix: those the first lint announced, each once.
-        # Only a file with one is parsed: the others have nothing this round could change.
-        budget = Counter(left)
+        budget = Counter(self._left)
         wanted: list[Finding] = []
         for f in sorted(findings, key=Finding.sort_key):
-            if not _fixable(f, path_ok, unsafe):
+            if not _fixable(f, self._path_ok, unsafe):
                 continue
             key = keys[id(f)]
-            if key in failed or budget[key] <= 0:
+            if key in self._failed or budget[key] <= 0:
                 continue
             budget[key] -= 1
             wanted.append(f)
-        waiting = waiting_for_premises(wanted, premises) if wait else []
+        waiting = waiting_for_premises(wanted, self._premises) if self._wait else []
+        self._waiting = bool(waiting)
         if waiting:
             held = {id(f) for f in waiting}
             wanted = [f for f in wanted if id(f) not in held]
         by_path: dict[str, list[Finding]] = {}
         for f in wanted:
             by_path.setdefault(f.path, []).append(f)
-        changed: dict[str, str] = {}
-        work = [(path, current[path], fs) for path, fs in sorted(by_path.items())]
-        # Nothing to fix imports no libcst and no planner (a hook's --fix, most commits).
-        for (path, _, fs), done in zip(work, fix_each(work, config, unsafe=unsafe, standby=standby) if work else []):
-            for message in done.messages:
-                report(message)
-            if done.text is None:
+        return [(path, self.current[path], fs) for path, fs in sorted(by_path.items())]
+
+    def took(self, work: Work, done: list[Fixed]) -> bool:
+        """The round's results (`done`, one per item of `work`) taken into `current`;
+        whether another lint and round follow (False: the fixes are done, or went round
+        in a circle)."""
+        result = self.result
+        changed = False
+        for (path, _, fs), fixed in zip(work, done):
+            for message in fixed.messages:
+                self.report(message)
+            if fixed.text is None:
                 result.blocked.add(path)
                 continue
-            for i in done.applied:
-                key = keys[id(fs[i])]
-                left[key] -= 1
-                pending[key] = counts[key]
-            if done.text != current[path]:
-                current[path] = changed[path] = done.text
-                result.fixed[path] += len(done.applied)
+            for i in fixed.applied:
+                key = self._keys[id(fs[i])]
+                self._left[key] -= 1
+                self._pending[key] = self._counts[key]
+            if fixed.text != self.current[path]:
+                self.current[path] = fixed.text
+                result.fixed[path] += len(fixed.applied)
+                changed = True
         if not changed:
-            if waiting:
-                # No fix of their premises was made: theirs no longer wait.
-                wait = False
-                continue
-            return result
-        wait = True
-        if fixed is not None:
-            fixed(changed)
-        state = tuple(sorted(current.items()))
-        if state in seen:
-            report("snlint: fixes went round in a circle; stopped")
+            # No fix of their premises was made: theirs no longer wait.
+            self._wait = False
+            return self._waiting
+        self._wait = True
+        state = tuple(sorted(self.current.items()))
+        if state in self._seen:
+            self.report("snlint: fixes went round in a circle; stopped")
             result.settled = False
-            return result
-        seen.add(state)
-    findings = (lint_later or lint)(current)
-    keys = identities(findings, current)
-    if any(_fixable(f, path_ok, unsafe) and left[keys[id(f)]] > 0 and keys[id(f)] not in failed
-           for f in findings):
-        report(f"snlint: fixes did not settle after {max_rounds} round{'s' if max_rounds != 1 else ''}")
-        result.settled = False
-    return result
+            return False
+        self._seen.add(state)
+        return True
+
+    def settle(self, findings: list[Finding], max_rounds: int) -> None:
+        """After the last round's lint: whether fixes the first lint announced are left."""
+        keys = identities(findings, self.current)
+        if any(_fixable(f, self._path_ok, self.unsafe) and self._left[keys[id(f)]] > 0
+               and keys[id(f)] not in self._failed for f in findings):
+            self.report(f"snlint: fixes did not settle after {max_rounds} round{'s' if max_rounds != 1 else ''}")
+            self.result.settled = False
 
 
 # ---------------------------------------------------------------------------- writing

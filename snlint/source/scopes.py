@@ -25,7 +25,7 @@ class Scopes:
     reads: Counter = field(default_factory=Counter)  # loads of each name
     mentioned: set[str] = field(default_factory=set)  # `global`, `nonlocal` and `del` names
     # Every module the file imports, dotted, relative imports resolved: `import a.b` ->
-    # a.b; `from a import b, *` -> a, a.b, a.* (`snlint.imported_files` follows them).
+    # a.b; `from a import b, *` -> a, a.b, a.* (`snlint.engine.imported_files` follows them).
     modules: set[str] = field(default_factory=set)
     # Expressions nested deeper than the lowering follows, replaced in the tree by an
     # unknown value: (line, column, end line, end column) of each, 1-based columns.

@@ -2,7 +2,7 @@
 checks -> findings, part by part (`snlint.link.groups`), in this process and workers.
 
 Apart from the engine so that a run imports it while the per-file stage's workers lower
-files (`snlint.stealing.shared_map`'s `meanwhile`): it is most of snlint's imports, and a
+files (`snlint.engine.workers.shared_map`'s `meanwhile`): it is most of snlint's imports, and a
 run that reads every file's findings from the run cache never imports it.
 """
 
@@ -12,12 +12,14 @@ import os
 from functools import partial
 from typing import Any, Mapping, Protocol
 
+from snlint import facts as F
 from snlint.catalogue import Rule, load_catalogue
-from snlint.checks.emit import Emitter
 from snlint.checks.cleared import checks_only_adding
+from snlint.checks.emit import Emitter
 from snlint.checks.registry import fixable_codes
 from snlint.config import Config
-from snlint import facts as F
+from snlint.engine.per_file import Extracted, internal, jobs_for
+from snlint.engine.workers import shared_map
 from snlint.facts import FileFacts, Names
 from snlint.findings import Finding, Span, diagnostic
 from snlint.graph.diagnostics import GraphRun
@@ -29,9 +31,7 @@ from snlint.link.join import join
 from snlint.link.named_classes import class_names, names
 from snlint.link.names import Definitions, resolved
 from snlint.link.options import DeclaredOptions, undefaulted_options
-from snlint.per_file import Extracted, internal, jobs_for
 from snlint.shipped_configs import config_options, per_config
-from snlint.stealing import shared_map
 
 __all__ = ["link_parts", "named"]
 
@@ -41,9 +41,6 @@ class Reuse(Protocol):
     findings of each part they linked, and the graph pass's session."""
 
     def parts(self, config: Config) -> dict[tuple, tuple]: ...
-
-    @property
-    def grouping(self) -> Any: ...
 
     @property
     def graph(self) -> Any: ...
@@ -90,7 +87,7 @@ def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sour
     if len(facts) < 2 or uses_registries(facts):
         return _noted(_link_part(facts, sources, config, rules, graph_run, reuse), graph_run)
     imported = {path: e.modules or () for path, e in extracted.items()}
-    parts = reuse.grouping.groups(facts, imported) if reuse is not None else groups(facts, imported)
+    parts = groups(facts, imported)
     # Linked whole, a project decides within each part what a part decides alone (which
     # classes are alternatives beside the one in use): the same findings either way.
     part_of = {f.path: i for i, part in enumerate(parts) for f in part}

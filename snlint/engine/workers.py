@@ -48,7 +48,7 @@ def shared_map(work: Callable[[list[I]], list[R]], items: list[I], jobs: int,
         if meanwhile is not None:
             meanwhile()
         return work(items), None
-    chunks, chunk_weights = _chunks(items, weights, jobs * CHUNKS_PER_JOB)
+    chunks, chunk_weights = _chunks(items, weights, min(jobs * CHUNKS_PER_JOB, _PIPE_ROOM // _TOKEN.size))
     shared = run_chunks(work, chunks, jobs - 1, meanwhile=meanwhile, weights=chunk_weights)
     if shared is None:
         return work(items), None
@@ -78,8 +78,9 @@ def run_chunks(work: Callable[[C], R], chunks: Sequence[C], workers: int, *,
                weights: Sequence[int] | None = None) -> tuple[list[R], int] | None:
     """`work(chunk)` of every chunk, in order, done here and in `workers` processes; and
     how many chunks were done again here because the worker that took them failed (an
-    exception, a crash, a result that does not pickle). None when no worker could start:
-    the caller does the work itself (`meanwhile` not done).
+    exception, a crash, a result that does not pickle). None when no worker could start
+    (no fork: another system, or this process runs threads; more chunks than the pipe
+    that hands them out holds): the caller does the work itself (`meanwhile` not done).
 
     The chunks are taken heaviest first (by `weights`, else in order): one heavy chunk
     taken last (a project part of many files) would keep one process busy while the
@@ -87,12 +88,10 @@ def run_chunks(work: Callable[[C], R], chunks: Sequence[C], workers: int, *,
     order = list(range(len(chunks)))
     if weights is not None:
         order.sort(key=lambda i: -weights[i])
-    method = _start_method()
-    if method == "fork" and len(chunks) * _TOKEN.size <= _PIPE_ROOM:
-        tokens: _Tokens | _Counter = _Tokens(order)
-        started = _forked(work, chunks, tokens, workers)
-    else:
-        tokens, started = _started(work, chunks, workers, method, order)
+    if not _can_fork() or len(chunks) * _TOKEN.size > _PIPE_ROOM:
+        return None
+    tokens = _Tokens(order)
+    started = _forked(work, chunks, tokens, workers)
     if not started:
         tokens.close()
         return None
@@ -249,50 +248,6 @@ def _widen(fd: int) -> None:
         pass  # a smaller pipe only waits more
 
 
-# ------------------------------------- multiprocessing's workers (a fresh interpreter)
-
-class _Counter:
-    """The chunk indices handed out by a counter shared with the workers (multiprocessing's:
-    for workers that start as a fresh interpreter, or more chunks than a pipe holds), in
-    `order`."""
-
-    def __init__(self, value, order: list[int]) -> None:
-        self.value = value
-        self.order = order
-
-    def taken(self, total: int) -> Iterator[int]:
-        while True:
-            with self.value.get_lock():
-                index = self.value.value
-                if index >= total:
-                    return
-                self.value.value = index + 1
-            yield self.order[index]
-
-    def close(self) -> None:
-        pass
-
-
-def _started(work, chunks, workers: int, method: str, order: list[int]) -> tuple[_Counter, list]:
-    import multiprocessing  # only where forking alone will not do
-
-    context = multiprocessing.get_context(method)
-    counter = _Counter(context.Value("q", 0), order)
-    started = []
-    for _ in range(workers):
-        reader, writer = context.Pipe(duplex=False)
-        try:
-            process = context.Process(target=_worker, args=(work, chunks, counter, writer), daemon=True)
-            process.start()
-        except (OSError, ValueError, RuntimeError):
-            reader.close()
-            writer.close()
-            break
-        writer.close()  # the worker's copy is the only one left: its end is EOF here
-        started.append((process, reader))
-    return counter, started
-
-
 def _receive(reader, into: queue.SimpleQueue) -> None:
     while True:
         try:
@@ -314,13 +269,15 @@ def _unpickle(received: queue.SimpleQueue, done: dict) -> None:
         done[index] = result
 
 
-def _start_method() -> str:
-    # fork: a worker starts with snlint and libcst already imported, safe while this
-    # process runs no other thread; else a fresh interpreter.
-    return "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else "spawn"
+def _can_fork() -> bool:
+    """Whether workers may be forked: a worker starts with snlint already imported, safe
+    while this process runs no other thread. Workers started as fresh interpreters
+    (multiprocessing's spawn) would each import snlint again, which costs about what
+    they would save on a typical project, so elsewhere the work stays here."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
-def _worker(work, chunks, counter: _Tokens | _Counter, writer) -> None:
+def _worker(work, chunks, counter: _Tokens, writer) -> None:
     # A worker only builds objects that live until they are sent: the cyclic collector
     # would only rescan them.
     gc.disable()

@@ -1,4 +1,4 @@
-"""A whole run's findings, kept between runs beside the per-file facts (snlint.cache).
+"""A whole run's findings, kept between runs beside the per-file facts (snlint.engine.cache).
 
 The per-file cache spares a warm run the parsing, but the link step reads the whole
 project every time. A run's findings are a function of what it read: the configuration,
@@ -22,8 +22,8 @@ import os
 from dataclasses import fields
 from typing import Mapping
 
-from snlint.cache import Cache, blake2b, digest
 from snlint.config import Config
+from snlint.engine.cache import Cache, blake2b, digest
 from snlint.files import SourceFile, discover, read_source
 from snlint.findings import Finding
 from snlint.inputs import Inputs

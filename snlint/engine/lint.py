@@ -1,6 +1,6 @@
 """One run: files -> facts -> link -> checks -> findings.
 
-Every file is read and lowered on its own (snlint.per_file: prefiltered, cached, in
+Every file is read and lowered on its own (snlint.engine.per_file: prefiltered, cached, in
 worker processes); the link step then sees the whole project at once. A failure on one
 file is a diagnostic for that file, never the end of the run.
 """
@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import Callable
 
 from snlint.config import Config
+from snlint.engine.imported_files import imported_sources
+from snlint.engine.per_file import Extracted, PerFile
+from snlint.engine.run_cache import RunCache
+from snlint.engine.run_result import RunResult, enabled, finish, in_cells, unsuppressed
 from snlint.facts import FileFacts
 from snlint.findings import Finding
 from snlint.graph.diagnostics import GraphRun, Progress
-from snlint.imported_files import imported_sources
 from snlint.inputs import Inputs, read_inputs
-from snlint.per_file import Extracted, PerFile
-from snlint.run_cache import RunCache
-from snlint.run_result import RunResult, enabled, finish, in_cells, unsuppressed
 
-__all__ = ["RunResult", "Reuse", "in_cells", "lint_sources", "lint_text", "run", "run_inputs"]
+__all__ = ["RunResult", "Reuse", "in_cells", "lint_sources", "lint_text", "run"]
 
 
 def lint_sources(sources: dict[str, str], config: Config,
@@ -42,20 +42,16 @@ def lint_sources(sources: dict[str, str], config: Config,
 
     `reuse` keeps what the lints of one command read (the rounds of --fix and the report
     after them): a file whose text did not change is not read again (its per-file stage
-    remembers each file's facts by its text), and a lint of the very inputs the last one
-    had (without the graph pass, which reads the disk) gives the same findings without
-    linking again.
+    remembers each file's facts by its text), and a part of the project whose facts did
+    not change is not linked again.
 
-    `run_cache`: the findings of the last run of these files (snlint.run_cache), used when
+    `run_cache`: the findings of the last run of these files (snlint.engine.run_cache), used when
     it read the same texts, or texts the source pass makes the same facts of; this lint's
     findings are kept there for the next run. `steps(text)`: told as each step of the
     source pass starts (the progress line), and "" when they are done."""
     step = steps or (lambda text: None)
     imported = {p: t for p, t in (imported or {}).items() if p not in sources}
     texts = {**sources, **imported}
-    remembered = reuse.findings(sources, config, imported, fixes, graph_run) if reuse is not None else None
-    if remembered is not None:
-        return remembered
     if run_cache is not None:
         unchanged = run_cache.unchanged(sources, imported)
         if unchanged is not None:
@@ -74,7 +70,7 @@ def lint_sources(sources: dict[str, str], config: Config,
     step(f"source pass: reading {len(texts)} file{'s' if len(texts) != 1 else ''}...")
     extracted = stage.results(texts, meanwhile=_import_link_step)
     from snlint.fix import attach_fixes
-    from snlint.linking import link_parts, named
+    from snlint.engine.linking import link_parts, named
 
     for path, found in extracted.items():
         if found.finding is not None and path in sources:
@@ -106,8 +102,6 @@ def lint_sources(sources: dict[str, str], config: Config,
                             frozenset(p for p, t in texts.items() if stage.matters(p, t)), findings,
                             frozenset(linked.discriminators))
         findings = unsuppressed(findings, sources)
-    if reuse is not None:
-        reuse.remember(sources, config, imported, fixes, findings, frozenset(linked.discriminators))
     return findings
 
 
@@ -118,17 +112,14 @@ def _note_discriminators(graph_run: GraphRun | None, discriminators: frozenset[s
 
 class Reuse:
     """What the lints of one command read, for its next lint (`lint_sources`' `reuse`):
-    its per-file stage (each file's facts by its text), the last lint's findings by its inputs, and the graph
-    pass's workers with what they built. `close()` ends the workers."""
+    its per-file stage (each file's facts by its text), the findings of each part of the
+    project it linked, and the graph pass's workers with what they built. `close()` ends
+    the workers."""
 
     def __init__(self) -> None:
-        # By display path, the files the command read (or wrote), for its report's reading.
-        self.read: dict = {}
         self._stage: PerFile | None = None
-        self._last: tuple[tuple, list[Finding]] | None = None
         self._parts: tuple[Config, dict] | None = None
         self._graph = None  # the graph pass's workers, started when it first runs
-        self._grouping = None
 
     def per_file(self, config: Config) -> PerFile:
         """The per-file stage the lints share: each file's facts by its text (the first
@@ -138,21 +129,12 @@ class Reuse:
         return self._stage
 
     def parts(self, config: Config) -> dict[tuple, tuple]:
-        """The findings of each part of the project the lints linked (`snlint.linking.link_parts`), by
+        """The findings of each part of the project the lints linked (`snlint.engine.linking.link_parts`), by
         its files' facts, for this configuration (another starts afresh). The facts are
         kept with them: a key of object ids holds only while its objects live."""
         if self._parts is None or self._parts[0] != config:
             self._parts = (config, {})
         return self._parts[1]
-
-    @property
-    def grouping(self):
-        """The project's parts as the last lint found them (`snlint.link.groups.Grouping`)."""
-        if self._grouping is None:
-            from snlint.link.groups import Grouping
-
-            self._grouping = Grouping()
-        return self._grouping
 
     def close(self) -> None:
         if self._graph is not None:
@@ -167,25 +149,9 @@ class Reuse:
             self._graph = GraphSession()
         return self._graph
 
-    def findings(self, sources: dict[str, str], config: Config, imported: dict[str, str],
-                 fixes: bool, graph_run: GraphRun | None = None) -> list[Finding] | None:
-        """The last lint's findings, when this lint has its inputs (its discriminators
-        noted in `graph_run`)."""
-        if self._last is None or config.graph:
-            return None
-        inputs, findings, discriminators = self._last
-        if inputs != (sources, imported, config, fixes):
-            return None
-        _note_discriminators(graph_run, discriminators)
-        return list(findings)
-
-    def remember(self, sources: dict[str, str], config: Config, imported: dict[str, str],
-                 fixes: bool, findings: list[Finding], discriminators: frozenset[str] = frozenset()) -> None:
-        self._last = ((dict(sources), dict(imported), config, fixes), list(findings), discriminators)
-
 
 def _import_link_step() -> None:
-    for module in ("snlint.fix", "snlint.linking"):
+    for module in ("snlint.fix", "snlint.engine.linking"):
         importlib.import_module(module)
 
 
@@ -197,16 +163,6 @@ def run(paths: list[str], config: Config, progress: Progress | None = None, *,
     the CLI already read of `paths`, and the run cache it asked."""
     if inputs is None:
         inputs = read_inputs(paths, config)
-    return run_inputs(inputs, config, progress, fixes=fixes, reuse=reuse, run_cache=run_cache,
-                      steps=steps)
-
-
-def run_inputs(inputs: Inputs, config: Config, progress: Progress | None = None, *,
-               fixes: bool = False, reuse: Reuse | None = None,
-               run_cache: RunCache | None = None,
-               steps: Callable[[str], None] | None = None) -> RunResult:
-    """`run` of inputs already read (the CLI reads them to ask the run cache first, and
-    hands over the one it asked)."""
     graph_run = GraphRun(progress)
     if run_cache is None and reuse is None:
         run_cache = RunCache.for_run(config, inputs, graph=config.graph, fixes=fixes)

@@ -27,8 +27,8 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+from snlint.engine.pruning import keep_newest
 from snlint.files import replace_file
-from snlint.pruning import keep_newest
 from snlint.regular import read_regular
 
 try:  # hashlib's own blake2b, without the OpenSSL bindings hashlib loads (3 ms of every start)
@@ -38,7 +38,7 @@ except ImportError:  # pragma: no cover - a Python built without it
 
 FORMAT = 1  # of an entry; part of the salt
 PRUNE_AFTER = 7 * 24 * 3600  # seconds a salt's folder is kept unused
-MAX_RUNS = 256  # run entries kept (snlint.run_cache), the least recently used go first
+MAX_RUNS = 256  # run entries kept (snlint.engine.run_cache), the least recently used go first
 DEFAULT_DIR = ".snlint_cache"
 GITIGNORE = "# Created by snlint: this folder is a cache.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -47,8 +47,8 @@ CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
 
 # What an entry may contain: the facts, findings and the per-file stage's result, and the
 # builtins they are made of. Anything else in a pickle makes the entry unreadable.
-_ALLOWED_MODULES = frozenset({"snlint.facts", "snlint.findings", "snlint.per_file",
-                              "snlint.run_cache"})
+_ALLOWED_MODULES = frozenset({"snlint.facts", "snlint.findings", "snlint.engine.per_file",
+                              "snlint.engine.run_cache"})
 _ALLOWED_BUILTINS = frozenset({"frozenset", "set", "complex", "slice", "range"})
 
 
@@ -140,7 +140,7 @@ class Cache:
 
     def get(self, path: str, relpath: str, text_digest: str, *, run: bool = False):
         """The value stored for this file with this text, or None. `run`: an entry of
-        snlint.run_cache (`path` and `relpath` name the run)."""
+        snlint.engine.run_cache (`path` and `relpath` name the run)."""
         if not self._touched:
             self._touch()
         name = self._name(path, relpath, run)

@@ -1,7 +1,7 @@
 """The last run's report, given again when nothing it read has changed: checked with
 `os.stat` alone, before click, the configuration or any file's text is read.
 
-A warm run the run cache answers (snlint.run_cache) still pays for click, the walk, and
+A warm run the run cache answers (snlint.engine.run_cache) still pays for click, the walk, and
 reading and hashing every file: most of its time. A run that may be replayed leaves a
 record: its key (command line, working folder, Python, the environment variables a
 report depends on, whether its streams are terminals), its standard output and exit
@@ -20,7 +20,7 @@ during which something it looked at changed, or that read a file modified less t
 within the same tick as the read would keep the file's stat (git's "racy clean" problem).
 
 Torch-free, click-free and libcst-free: this module imports only the standard library's
-smallest parts (and snlint.pruning, made of them), since its whole purpose is what it
+smallest parts (and snlint.probes and snlint.engine.pruning, made of them), since its whole purpose is what it
 does not import.
 """
 
@@ -31,7 +31,8 @@ import os
 import sys
 import zlib
 
-from snlint.pruning import keep_newest
+from snlint.engine.pruning import keep_newest
+from snlint.probes import EXISTS, LISTING, OWN, STATE, note, state
 from snlint.regular import read_regular
 
 TYPE_CHECKING = False  # typing's own import costs more than all of a replay's work
@@ -42,20 +43,11 @@ FORMAT = 2
 RACY_NS = 2_000_000_000
 MAX_RECORDS = 256  # the least recently written go first
 FOLDER = "replay"
-CACHE_DIR = ".snlint_cache"  # snlint.cache.DEFAULT_DIR, without importing it
+CACHE_DIR = ".snlint_cache"  # snlint.engine.cache.DEFAULT_DIR, without importing it
 ENV_CACHE_DIR = "SNLINT_CACHE_DIR"
 # What of the environment a report depends on: colour, encodings, snlint's own settings.
 _ENV_NAMES = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "LANG")
 _ENV_PREFIXES = ("SNLINT_", "PYTHON", "LC_")
-
-# What a probe compares: a file's whole stat; whether a path is there; a folder's entries
-# (names, less the dot-folders a walk skips: a folder's modification time would also move
-# when snlint makes its .snlint_cache, and names need no clock to compare).
-STATE, EXISTS, LISTING = 0, 1, 2
-# snlint's own files: compared as STATE is, but not held to the racy window (a checkout
-# being edited is what this module's own tests run from, seconds after an edit).
-OWN = 3
-
 
 def key(argv: list[str]) -> tuple:
     """What must be the same for a record to answer a run, besides its probes."""
@@ -93,28 +85,6 @@ def cache_dirs(cwd: str) -> list[str]:
         if parent == folder:
             return out
         folder = parent
-
-
-def state(path: str, kind: int):
-    """What a probe of `path` records: for STATE (and OWN), the stat's identity, size and
-    times; for EXISTS, whether it is there; for LISTING, the folder's entries (None when
-    absent)."""
-    try:
-        if kind == LISTING:
-            with os.scandir(path) as entries:
-                return tuple(sorted(e.name for e in entries if not (e.name[0] == "." and e.is_dir())))
-        info = os.stat(path)
-    except OSError:
-        return None if kind != EXISTS else False
-    if kind == EXISTS:
-        return True
-    return (info.st_mode, info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-def note(looked_at: dict[str, tuple[int, object]] | None, path: str, kind: int = STATE) -> None:
-    """Note in `looked_at` (when keeping one) that a run depends on `path`, as it is now."""
-    if looked_at is not None:
-        looked_at[path] = (kind, state(path, kind))
 
 
 def replay(argv: list[str]) -> tuple[str, int, str] | None:

@@ -9,10 +9,10 @@ Every file is parsed and lowered alone, so this stage is where the run saves tim
   file). A file that does not matter is only checked with Python's own parser (C speed):
   a syntax error is still lowered for its SN901, and its imports tell whether it is
   connected after all;
-- a *cache* (`snlint.cache`): the facts of an unchanged file are read back instead;
+- a *cache* (`snlint.engine.cache`): the facts of an unchanged file are read back instead;
 - *workers*: the files left are parsed and lowered in worker processes beside this one
   when there are enough of them to pay for starting the workers, each taking the next
-  chunk when it is free (`snlint.stealing`); the results come back in order, so a
+  chunk when it is free (`snlint.engine.workers`); the results come back in order, so a
   parallel run equals a serial one.
 
 The link step, the checks and the fixes run on every run, on every file's facts.
@@ -29,13 +29,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from snlint.cache import Cache, digest
 from snlint.config import Config
+from snlint.engine.cache import Cache, digest
+from snlint.engine.workers import shared_map
 from snlint.facts import FileFacts
 from snlint.findings import Finding, diagnostic
 from snlint.records import dataclass
 from snlint.source import ast_modules, extract_python2, extract_with_notes, module_name
-from snlint.stealing import shared_map
 
 # A file matters when its text says any of these, or when imports connect it to one that
 # does. The link step reads every file it is given (training code that calls a `netD`
@@ -215,7 +215,7 @@ class PerFile:
         """Display path -> what the stage made of it, for a whole project at once (the
         prefilter's connections are between these files), in the order given.
         `meanwhile`: done once, by this process, while the workers lower files
-        (`snlint.stealing.shared_map`), or before the results when none do."""
+        (`snlint.engine.workers.shared_map`), or before the results when none do."""
         once = _Once(meanwhile)
         with _no_gc():
             found = self._results(texts, once)
