@@ -1,4 +1,4 @@
-"""The link step of a run: the project's facts -> link -> graph pass -> join -> freeze ->
+"""The link step of a run: the project's facts -> link -> graph pass -> join -> seal ->
 checks -> findings, part by part (`snlint.link.groups`), in this process and workers.
 
 Apart from the engine so that a run imports it while the per-file stage's workers lower
@@ -161,7 +161,7 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
                part_of: dict[str, int] | None = None,
                ) -> tuple[list[Finding], frozenset[str], bool, frozenset[str]]:
     """The findings of one part of the project (or of the whole): link -> graph pass ->
-    join -> freeze -> checks; the part's discriminator candidates and whether a call
+    join -> seal -> checks; the part's discriminator candidates and whether a call
     through a bare name was left without a class (`link`'s `assume_sole`); and its
     discriminators the graph pass builds (or would, asked), as "path:Class"."""
     findings: list[Finding] = []
@@ -174,7 +174,7 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
             # depth, not how deep calls into calls go): what it read stands, the rest is unseen.
             findings.append(diagnostic("SN904", path, f"{message} (findings there may be missed)"))
         findings.extend(over_budget(project))
-        # link -> graph pass -> join -> freeze -> checks: the rules read what the runtime
+        # link -> graph pass -> join -> seal -> checks: the rules read what the runtime
         # built for each discriminator next to what the source says, in one frozen model.
         # The graph pass itself reports only its SN91x diagnostics; its facts reach the
         # findings through the rules.
