@@ -226,32 +226,3 @@ def test_a_part_is_linked_again_when_a_keyword_its_defaults_read_changes_elsewhe
     second = engine.lint_sources({**model, "engine.py": textwrap.dedent(ENGINE.format(step=1))}, config, reuse=reuse)
     assert [f.code for f in first] == ["SN301"]
     assert [f.code for f in second] == ["SN301", "SN401"]
-
-
-def _facts_and_modules(texts: dict[str, str], root: Path):
-    found = PerFile(Config(root=root, graph=False), jobs=1).results(texts)
-    return [e.facts for e in found.values() if e.facts is not None], \
-        {path: e.modules or () for path, e in found.items()}
-
-
-def test_a_fix_round_gets_the_last_parts_while_every_file_names_what_it_named(tmp_path):
-    from snlint.link.groups import Grouping
-
-    texts = {"a/models.py": BN_MODELS, "a/train.py": "from models import Discriminator\nD = Discriminator()\n",
-             "b/models.py": SN_MODELS}
-    texts = {p: textwrap.dedent(t) for p, t in texts.items()}
-    grouping = Grouping()
-    facts, modules = _facts_and_modules(texts, tmp_path)
-    first = grouping.groups(facts, modules)
-    assert [[f.path for f in part] for part in first] == [[f.path for f in part] for part in groups(facts, modules)]
-    # A fix in a/models.py that names nothing new: the same parts, with its new facts.
-    fixed = dict(texts, **{"a/models.py": texts["a/models.py"].replace("nn.BatchNorm2d(64)", "nn.GroupNorm(1, 64)")})
-    facts2, modules2 = _facts_and_modules(fixed, tmp_path)
-    again = grouping.groups(facts2, modules2)
-    assert [[f.path for f in part] for part in again] == [["a/models.py", "a/train.py"], ["b/models.py"]]
-    assert all(any(f is g for g in facts2) for part in again for f in part)
-    # One that now reaches another part's module: the parts found again.
-    joined = dict(fixed, **{"b/models.py": fixed["b/models.py"] + "import train\n"})
-    facts3, modules3 = _facts_and_modules(joined, tmp_path)
-    assert [[f.path for f in p] for p in grouping.groups(facts3, modules3)] == \
-        [["a/models.py", "a/train.py", "b/models.py"]]

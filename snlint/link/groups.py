@@ -67,38 +67,6 @@ def groups(files: list[FileFacts], imported: Mapping[str, Iterable[str]]) -> lis
     return list(out.values())
 
 
-class Grouping:
-    """`groups` for the lints of one command (the rounds of --fix): the last partition,
-    given again while every file names what it named then. A file whose facts are the
-    same object has the same names; only a changed one is read again."""
-
-    def __init__(self) -> None:
-        self._files: dict[str, tuple[FileFacts, frozenset[str]]] = {}  # path -> facts, names
-        self._order: tuple[tuple[str, str, bool], ...] = ()
-        self._parts: list[list[str]] = []
-
-    def groups(self, files: list[FileFacts], imported: Mapping[str, Iterable[str]]) -> list[list[FileFacts]]:
-        order = tuple((f.path, f.module, f.is_package) for f in files)
-        seen: dict[str, tuple[FileFacts, frozenset[str]]] = {}
-        same = order == self._order
-        for f in files:
-            known = self._files.get(f.path)
-            if known is not None and known[0] is f:
-                seen[f.path] = known
-                continue
-            names = frozenset(_looked_up(f) | set(imported.get(f.path, ())))
-            seen[f.path] = (f, names)
-            same = same and known is not None and known[1] == names
-        self._files = seen
-        if not same:
-            self._order = order
-            parts = groups(files, imported)
-            self._parts = [[f.path for f in part] for part in parts]
-            return parts
-        by_path = {f.path: f for f in files}
-        return [[by_path[p] for p in part] for part in self._parts]
-
-
 def _looked_up(file: FileFacts) -> set[str]:
     """The qualified names the link step may look up for `file`: its name chains, its
     imports, and each name a star import may bring, under every module it star-imports."""
