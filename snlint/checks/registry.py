@@ -47,6 +47,9 @@ def fixers(modules: dict[str, ModuleType] | None = None) -> dict[str, Callable]:
     modules = rule_modules() if modules is None else modules
     out: dict[str, Callable] = {}
     for code, m in modules.items():
+        if callable(getattr(m, "fix_input", None)):
+            out[code] = m  # type: ignore[assignment]
+            continue
         own = getattr(m, "fix", None)
         if callable(own):
             out[code] = own
@@ -86,8 +89,13 @@ def fix_predicates(modules: dict[str, ModuleType] | None = None) -> dict[str, Ca
     others' fixes are as their page says, wherever the planner has a node to start from)."""
     modules = rule_modules() if modules is None else modules
     codes = fixable_codes(modules)
-    return {code: m.fixable for code, m in modules.items()
-            if code in codes and callable(getattr(m, "fixable", None))}
+    out: dict[str, Callable] = {}
+    for code, m in modules.items():
+        if code in codes and callable(getattr(m, "fix_input", None)):
+            out[code] = m  # type: ignore[assignment]
+        elif code in codes and callable(getattr(m, "fixable", None)):
+            out[code] = m.fixable
+    return out
 
 
 def run_checks(model: LinkedModel, emit: Emitter) -> tuple[list[Finding], list[tuple[str, BaseException]]]:

@@ -8,7 +8,7 @@ from typing import Iterator
 
 from snlint.checks.emit import Emitter
 from snlint.config import Config
-from snlint.checks import fixable as at
+from snlint.checks import at_node as at
 from snlint.facts import FileFacts
 from snlint.findings import SAFE, Finding
 from snlint.torchapi import INIT_FUNCTION, INPLACE_TENSOR_INIT, SN_PARAM
@@ -62,7 +62,7 @@ def _shared_inits(model) -> dict[tuple, str]:
 
 def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
     """The applicability of the fix (`snlint.fixes.sn106`), read from the file's facts
-    (`snlint.checks.fixable`): the call is an init that writes `X.<param>`
+    (`snlint.checks.at_node`): the call is an init that writes `X.<param>`
     (`snlint.fixes.sn_migration.init_target`)."""
     _, names, call = at.call_at(finding, facts)
     if call is None:

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Iterator
 
 from snlint import facts as F
-from snlint.checks import fixable as at
+from snlint.checks import at_node as at
 from snlint.checks.emit import Emitter, describe, lead_sentence
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.shared import own_site
@@ -238,7 +238,7 @@ def _built_outside_discriminators(model) -> set[str]:
 
 def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     """The applicability of the fix (`snlint.fixes.sn201`), read from the file's facts
-    (`snlint.checks.fixable`): a call not under weight norm (`_weight_normalized`). The
+    (`snlint.checks.at_node`): a call not under weight norm (`_weight_normalized`). The
     planner finds an SN callable of the discriminator's API to wrap it with in every file
     that can import one; the project's own SN only where this file names it."""
     if finding.get("built_by") or finding.get("shared_with") or finding.get("shared_code"):

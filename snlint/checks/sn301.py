@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from snlint import facts as F
-from snlint.checks import fixable as at
+from snlint.checks import at_node as at
 from snlint.checks.couplings import definition_of, trained_couplings
 from snlint.checks.emit import Emitter, describe, evidence as joined, lead_sentence
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
@@ -145,7 +145,7 @@ def _replacement(bn: str, choice: str) -> tuple[str, str]:
 
 def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     """The applicability of the fix (`snlint.fixes.sn301`), read from the file's facts
-    (`snlint.checks.fixable`): the questions its planner asks of the tree, in its order."""
+    (`snlint.checks.at_node`): the questions its planner asks of the tree, in its order."""
     choice = (config.norm_replacement or "groupnorm").lower()
     if choice not in ("groupnorm", "instancenorm", "identity"):
         return None

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Iterator
 
 from snlint import facts as F
-from snlint.checks import fixable as at
+from snlint.checks import at_node as at
 from snlint.checks.couplings import (
     called_couplings, candidates, configured_elsewhere, coupled_discriminators, graph_evidence,
     pairs, reached,
@@ -155,7 +155,7 @@ def _side(call, here: str) -> str:
 
 def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     """The applicability of the fix (`snlint.fixes.sn401`), read from the file's facts
-    (`snlint.checks.fixable`): two statements in a row, `a = D(x)` then `b = D(y)`, with
+    (`snlint.checks.at_node`): two statements in a row, `a = D(x)` then `b = D(y)`, with
     inputs safe to evaluate twice."""
     index, names, first = at.call_at(finding, facts)
     second_at = finding.get("second")

@@ -5,7 +5,7 @@ finding points at, and the applicability of the plan, read from the file's facts
 from __future__ import annotations
 
 from snlint import facts as F
-from snlint.checks import fixable as at
+from snlint.checks import at_node as at
 from snlint.config import Config
 from snlint.findings import SAFE, UNSAFE, Finding
 from snlint.torchapi import KINDS, NEEDS_SN
@@ -26,7 +26,7 @@ def sn_call_fact(finding: Finding, facts: F.FileFacts) -> tuple[at.FactsAt, F.Na
 
 def removable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     """The applicability of the plan `remove_sn` makes for `finding`, read from the
-    file's facts (`snlint.checks.fixable`), or None when it makes none."""
+    file's facts (`snlint.checks.at_node`), or None when it makes none."""
     index, names, call = sn_call_fact(finding, facts)
     if call is None:
         return None

@@ -44,7 +44,7 @@ from snlint.fix.apply import (
     where,
 )
 from snlint.fix.diff import unified_diff, unified_diff_in
-from snlint.fix.planning import fixability, names_of, plan_for
+from snlint.fix.planning import mark, names_of, plan_for
 from snlint.lines import lines_before
 from snlint.records import dataclass
 
@@ -62,7 +62,7 @@ def _stderr(message: str) -> None:
 def mark_fixes(findings: Iterable[Finding], files: Mapping[str, FileFacts], config: Config,
                report: Report | None = None) -> list[Finding]:
     """`findings` with an unbuilt `Fix` (applicability only) on each one a fix exists for,
-    as `snlint.fix.planning.fixability` decides from the facts of its file (`files`:
+    as `snlint.fix.planning.mark` decides from the facts of its file (`files`:
     display path -> facts); nothing is parsed."""
     # The rules' modules: imported with the link step, which comes first on a lint; here,
     # not when `--fix` starts (before its first lint imports them beside its workers).
@@ -80,13 +80,13 @@ def mark_fixes(findings: Iterable[Finding], files: Mapping[str, FileFacts], conf
         if f.fix is None and f.code in codes and facts is not None and facts.rewritable \
                 and f.path not in broken:
             try:
-                applicability = fixability(f, facts, config, codes, predicates, pages)
+                marked = mark(f, facts, config, codes, predicates, pages)
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {f.code} fix for {where(f)}: "
                        f"{type(e).__name__}: {e}")
-                applicability = None
-            if applicability is not None:
-                f = replace(f, fix=Fix(applicability))
+                marked = None
+            if marked is not None:
+                f = replace(f, fix=marked)
         out.append(f)
     return out
 
@@ -115,10 +115,12 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
     broken |= {path for path, facts in (files or {}).items() if not facts.rewritable}
     wanted: dict[str, list[int]] = {}
     marked: dict[int, str] = {}  # finding -> the applicability a plain lint marked
+    payloads: dict[int, object] = {}  # finding -> its mark's payload (`Fix.payload`)
     by_code = fixers()
     for i, f in enumerate(findings):
         if f.fix is not None and not f.fix.built:
             marked[i] = f.fix.applicability
+            payloads[i] = f.fix.payload
             findings[i] = f = replace(f, fix=None)
         if f.code in by_code and f.fix is None and f.cell is None and f.path in sources \
                 and f.path not in broken:
@@ -133,7 +135,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
         for i in indexes:
             finding = findings[i]
             try:
-                built = _built(parsed, finding, config, by_code)
+                built = _built(parsed, finding, config, by_code, payloads.get(i))
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {finding.code} fix for {where(finding)}: "
                        f"{type(e).__name__}: {e}")
@@ -173,13 +175,13 @@ UNBUILT = ("a fix is marked available, but none could be built on the file as it
            "--diff shows what --fix would do")
 
 
-def _built(parsed, finding: Finding, config: Config, by_code) -> tuple | None:
+def _built(parsed, finding: Finding, config: Config, by_code, payload=None) -> tuple | None:
     """The plan for `finding` and what it changes in the file's text: (start, end, the
     new text of that stretch, the code of the top-level statements it holds or None when
     unknown); None when there is no plan or it changes nothing."""
     from snlint.edit.plan import apply_in_place, apply_plans
 
-    plan = plan_for(finding, parsed, config, by_code)
+    plan = plan_for(finding, parsed, config, by_code, payload)
     if plan is None:
         return None
     text = parsed.text

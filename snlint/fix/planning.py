@@ -4,11 +4,12 @@ it has one; and, without parsing anything, whether there is one (`fixability`)."
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping
 
 from snlint.config import Config
 from snlint.facts import FileFacts, Names
-from snlint.findings import Finding
+from snlint.findings import Finding, Fix
 from snlint.fix.safety import decide
 
 if TYPE_CHECKING:  # a plain lint decides fixability without libcst
@@ -32,9 +33,11 @@ def _at_node(finding: Finding, names: Names) -> Finding | None:
 
 
 def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
-             planners_by_code: Planners | None = None) -> Plan | None:
+             planners_by_code: Planners | None = None, payload: Any = None) -> Plan | None:
     """The fix for `finding` in the parsed file, or None; its applicability as the safety
-    policy decides (`snlint.fix.safety`), as `fixability` does."""
+    policy decides (`snlint.fix.safety`), as `mark` does. A rule with a `fix_input`
+    builds it from the payload its mark holds (`payload`: the mark's, when the finding
+    has none)."""
     if finding.cell is not None:
         return None  # notebook cells: positions are within a cell, not the file
     if planners_by_code is None:
@@ -44,8 +47,13 @@ def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
     planner = planners_by_code.get(finding.code)
     if planner is None:
         return None
-    at = _at_node(finding, parsed.names.facts)
-    plan = planner(at, parsed, config) if at is not None else None
+    if isinstance(planner, ModuleType):
+        if payload is None and finding.fix is not None:
+            payload = finding.fix.payload
+        plan = planner.fix(finding, payload, parsed) if payload is not None else None
+    else:
+        at = _at_node(finding, parsed.names.facts)
+        plan = planner(at, parsed, config) if at is not None else None
     if plan is not None:
         plan.applicability, reason = decide(finding, plan.applicability, config)
         if reason is not None:
@@ -53,31 +61,35 @@ def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
     return plan
 
 
-def fixability(finding: Finding, facts: FileFacts, config: Config, codes: Collection[str],
-               predicates: Predicates, pages: Mapping[str, str]) -> str | None:
-    """The applicability ("safe" / "unsafe") of the fix `plan_for` would plan for
-    `finding`, or None when it would plan none, decided from the file's source facts
-    without parsing the file: what `[*]` and the summary's count say on a plain lint
-    (`codes`: the rules that have a planner, `snlint.checks.registry.fixable_codes`).
+def mark(finding: Finding, facts: FileFacts, config: Config, codes: Collection[str],
+         predicates: Predicates, pages: Mapping[str, str]) -> Fix | None:
+    """The unbuilt fix of `finding` (its applicability, and the payload its rule's fix is
+    built from), or None when there is none, decided from the file's source facts without
+    parsing the file: what `[*]` and the summary's count say on a plain lint (`codes`:
+    the rules that have a fix, `snlint.checks.registry.fixable_codes`).
 
-    The rule's `fixable` predicate decides where it has one; otherwise the fix is as the
-    rule's page says (`pages`: code -> "safe" / "unsafe" / "none"); then the safety policy
-    (`snlint.fix.safety`) decides, as for the plan. A predicate reads the same facts the
-    planner's node came from, so the two agree on the code real projects hold
-    (tests/test_fixability.py); where a planner refuses for a reason the facts do
-    not show, `[*]` says more than `--fix` then does."""
+    A rule with a `fix_input` decides there, from the facts, whether and how its fix
+    edits the file; the payload it returns is all its libcst half (`fix`) reads, so what
+    is marked is what `--fix` does. Then the safety policy (`snlint.fix.safety`) decides,
+    as for the plan."""
     if finding.cell is not None or finding.code not in codes:
         return None
     at = _at_node(finding, finding.names if finding.names is not None else facts.names)
     if at is None:
         return None
     predicate = predicates.get(finding.code)
-    if predicate is not None:
+    payload = None
+    if isinstance(predicate, ModuleType):
+        payload = predicate.fix_input(at, facts, config)
+        applicability = payload.applicability if payload is not None else None
+    elif predicate is not None:
         applicability = predicate(at, facts, config)
     else:
         page = pages.get(finding.code)
         applicability = page if page in ("safe", "unsafe") else None
-    return decide(finding, applicability, config)[0] if applicability is not None else None
+    if applicability is None:
+        return None
+    return Fix(decide(finding, applicability, config)[0], payload=payload)
 
 
 def names_of(findings: Iterable[Finding]) -> Names | None:

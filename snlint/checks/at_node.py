@@ -1,10 +1,10 @@
-"""What the rules' `fixable` predicates read: one file's source facts by node key.
+"""The source facts at a finding's node, what a rule's `fix_input` reads: one file's
+facts by node key (`facts.node_key`), with what encloses each.
 
 A plain lint marks each fixable finding without parsing its file again (parsing,
-transforming, compiling and diffing is what building a fix costs). A predicate answers
-from the facts the source pass already made: the node a planner would start from, what
-encloses it, and what its names mean; each asks the questions its planner asks of the
-libcst tree, in the same order, and refuses where the planner refuses.
+transforming, compiling and diffing is what building a fix costs): the rule decides,
+from these facts, whether and how its fix edits the file, and records that as a typed
+payload; the fix's libcst half only carries the payload out on the parsed file.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def _collect(value: Any, out: list[Any]) -> None:
             _collect(item, out)
 
 
-# ---------------------------------------------------------------- what planners ask
+# ---------------------------------------------------------------- what fixes ask
 
 
 def names_of(finding: Any, file: F.FileFacts) -> F.Names:
