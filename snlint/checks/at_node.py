@@ -192,6 +192,25 @@ def qualified(names: F.Names, e: Any) -> str | None:
     return None
 
 
+def prefix_quals(names: F.Names, e: Any) -> list[str | None]:
+    """The qualified names of the chains `e` reads its attributes from, longest first
+    (`nn.utils`, then `nn`, for `nn.utils.spectral_norm`). Inside a module-level chain
+    the source pass kept whole, they are the chains it recorded a name for that start
+    where `e` does."""
+    if isinstance(e, F.Attr):
+        return [qualified(names, e.value), *prefix_quals(names, e.value)]
+    if not isinstance(e, F.Global) or e.span.node is None:
+        return []
+    key = e.span.node >> 3
+    start, end = key >> 64, key & 0xFFFFFFFFFFFFFFFF
+    found = []
+    for other, qual in names.quals.items():
+        k = other >> 3
+        if other & 7 == F.EXPR and k >> 64 == start and (k & 0xFFFFFFFFFFFFFFFF) < end:
+            found.append((k & 0xFFFFFFFFFFFFFFFF, qual))
+    return [qual for _, qual in sorted(found, reverse=True)]
+
+
 def sn_api(names: F.Names, e: Any) -> str | None:
     return SN_FUNCTIONS.get(qualified(names, e) or "")
 

@@ -139,7 +139,7 @@ def fix(finding: Finding, payload: InitOriginal, parsed):
     import libcst as cst
 
     from snlint.edit.plan import ImportSpec, Plan
-    from snlint.fixes.sn_migration import original_of
+    from snlint.checks.sn_migration import original_of
 
     target = parsed.node(payload.expr, cst.BaseExpression)
     for _ in range(payload.depth):
