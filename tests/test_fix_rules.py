@@ -659,14 +659,21 @@ def plan_with(code: str, rule: str, message: str = "", **data):
     keys overridden, so a test shows what the fix reads."""
     import dataclasses
 
+    from snlint.checks.registry import fix_predicates, fixable_codes
     from snlint.edit.parsed import ParsedFile
-    from snlint.fix.planning import plan_for
+    from snlint.fix.planning import mark, plan_for
+    from snlint.source import extract_file
 
     found = [f for f in findings(code) if f.code == rule]
     assert len(found) == 1
-    finding = dataclasses.replace(found[0], message=message,
+    finding = dataclasses.replace(found[0], message=message, fix=None,
                                   data=tuple(sorted({**dict(found[0].data), **data}.items())))
-    return plan_for(finding, ParsedFile("d.py", textwrap.dedent(code), finding.names), config())
+    # Marked again from the facts: the mark's payload is what the fix is built from.
+    facts, _ = extract_file(textwrap.dedent(code), "d.py", "d.py")
+    marked = mark(finding, facts, config(), fixable_codes(), fix_predicates(), {})
+    if marked is None:
+        return None
+    return plan_for(finding.with_(fix=marked), ParsedFile("d.py", textwrap.dedent(code), finding.names), config())
 
 
 def test_sn101_from_filter_comes_from_the_data_not_the_message():
