@@ -344,7 +344,10 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
     """Were the check not to see the SN a fix wrote, the layer would be wrapped once per
     round; here a lint that keeps reporting the layer (at its position, with the names a
     lint of the text resolves) stands in for such a check."""
-    from snlint.findings import Finding, Fix, Span
+    from snlint.checks.registry import fix_predicates, fixable_codes
+    from snlint.findings import Finding, Span
+    from snlint.fix.planning import mark
+    from snlint.source import extract_file
 
     layer = "nn.Linear(8, 1)"
 
@@ -353,10 +356,13 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
         row = next(i for i, line in enumerate(lines) if layer in line)
         col = lines[row].index(layer) + 1
         names = next(f.names for f in lint_sources(sources, config()) if f.names is not None)
-        # Marked fixable, as a lint marks it: a round plans only the marked findings.
-        return [Finding("SN201", "missing-sn", "error", "no SN", "d.py",
-                        Span(row + 1, col, row + 1, col + len(layer)), fix=Fix("safe"),
-                        data=(("sn_callee", "spectral_norm"),), names=names)]
+        finding = Finding("SN201", "missing-sn", "error", "no SN", "d.py",
+                          Span(row + 1, col, row + 1, col + len(layer)),
+                          data=(("sn_callee", "spectral_norm"),), names=names)
+        # Marked fixable, as a lint marks it: a round plans only the marked findings, from
+        # their marks' payloads.
+        facts, _ = extract_file(sources["d.py"], "d.py", "d.py")
+        return [finding.with_(fix=mark(finding, facts, config(), fixable_codes(), fix_predicates(), {}))]
 
     problems: list[str] = []
     result = fixed_point({"d.py": BUGGY}, stubborn, config(), unsafe=True, report=problems.append)

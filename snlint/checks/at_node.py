@@ -174,6 +174,16 @@ def call_at(finding: Any, file: F.FileFacts) -> tuple[FactsAt, F.Names, F.Call |
     return index, names_of(finding, file), call if isinstance(call, F.Call) else None
 
 
+def calls(file: F.FileFacts) -> Iterator[F.Call]:
+    """Every call the source pass read in the file."""
+    stack: list[Any] = list(reversed(file.body))
+    while stack:
+        fact = stack.pop()
+        if isinstance(fact, F.Call):
+            yield fact
+        stack.extend(reversed(_children(fact)))
+
+
 def attribute(e: Any) -> tuple[str, Any] | None:
     """(attribute name, what it is read from) when `e` reads an attribute: `x.weight`
     (`Attr`) or a module-level chain the source pass kept whole (`Global` with a dot)."""

@@ -63,7 +63,7 @@ def migration(finding: Finding, facts: F.FileFacts, *, whole_file: bool) -> Migr
         name = func.text
     else:
         return None
-    ref, module = _param_sn_ref(names)
+    ref, module = param_sn_ref(names)
     rebind, alias_chain = "", 0
     if whole_file or names.reads.get(name, 0) == 1:
         if names.imports.get(name) is not None:
@@ -90,7 +90,7 @@ def _steps_to_utils(names: F.Names, e) -> int:
     return 0
 
 
-def _param_sn_ref(names: F.Names) -> tuple[str | None, str | None]:
+def param_sn_ref(names: F.Names) -> tuple[str | None, str | None]:
     """A spelling of torch.nn.utils.parametrizations.spectral_norm in the file, and the
     module to import it from when the file has none."""
     for name, qual in sorted(names.scope.items()):
