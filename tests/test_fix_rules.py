@@ -880,7 +880,6 @@ def test_sn301_at_the_construction_inside_a_norm_factory_has_no_fix():
 
     from snlint.findings import Span
     from snlint.edit.parsed import ParsedFile
-    from snlint.fix.planning import plan_for
 
     text = textwrap.dedent(FACTORY)
     reported = next(f for f in findings(FACTORY) if f.code == "SN301" and f.line == 22)
@@ -892,8 +891,8 @@ def test_sn301_at_the_construction_inside_a_norm_factory_has_no_fix():
     ctx = ParsedFile("d.py", text, reported.names)
     index = reported.names.sites[in_factory.span]
     assert ctx.code(ctx.node(index, cst.Call)) == call
-    assert plan_for(in_factory, ctx, config()) is None
-    assert plan_for(reported, ctx, config()) is not None
+    assert marked_plan(in_factory, FACTORY) is None
+    assert marked_plan(reported, FACTORY) is not None
 
 
 def test_sn103_applied_by_a_loop_has_no_fix():
