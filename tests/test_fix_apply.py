@@ -344,7 +344,7 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
     """Were the check not to see the SN a fix wrote, the layer would be wrapped once per
     round; here a lint that keeps reporting the layer (at its position, with the names a
     lint of the text resolves) stands in for such a check."""
-    from snlint.checks.registry import fix_predicates, fixable_codes
+    from snlint.checks.registry import fixers
     from snlint.findings import Finding, Span
     from snlint.fix.planning import mark
     from snlint.source import extract_file
@@ -362,7 +362,7 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again():
         # Marked fixable, as a lint marks it: a round plans only the marked findings, from
         # their marks' payloads.
         facts, _ = extract_file(sources["d.py"], "d.py", "d.py")
-        return [finding.with_(fix=mark(finding, facts, config(), fixable_codes(), fix_predicates(), {}))]
+        return [finding.with_(fix=mark(finding, facts, config(), fixers()))]
 
     problems: list[str] = []
     result = fixed_point({"d.py": BUGGY}, stubborn, config(), unsafe=True, report=problems.append)

@@ -669,14 +669,14 @@ def plan_with(code: str, rule: str, message: str = "", **data):
 def marked_plan(finding, code: str):
     """The plan for `finding`, marked again from the facts of `code`: the mark's payload
     is what a fix is built from."""
-    from snlint.checks.registry import fix_predicates, fixable_codes
+    from snlint.checks.registry import fixers
     from snlint.edit.parsed import ParsedFile
     from snlint.fix.planning import mark, plan_for
     from snlint.source import extract_file
 
     code = textwrap.dedent(code)
     facts, _ = extract_file(code, "d.py", "d.py")
-    marked = mark(finding.with_(fix=None), facts, config(), fixable_codes(), fix_predicates(), {})
+    marked = mark(finding.with_(fix=None), facts, config(), fixers())
     if marked is None:
         return None
     return plan_for(finding.with_(fix=marked), ParsedFile("d.py", code, finding.names), config())

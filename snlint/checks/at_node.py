@@ -271,10 +271,6 @@ def names_in(e: Any) -> set[str]:
     return out
 
 
-def positional(call: F.Call) -> tuple[F.Arg, ...]:
-    return call.positional()
-
-
 def has_star(call: F.Call) -> bool:
     return any(a.star for a in call.args)
 

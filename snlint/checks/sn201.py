@@ -17,13 +17,10 @@ from snlint.checks.verdicts import (
     runtime_clears_missing_sn, sigma_text, uses_sn,
 )
 from snlint.config import Config
-from snlint.checks.sn_migration import param_sn_ref
+from snlint.checks.sn_migration import HOOK_SN, param_sn_ref
 from snlint.findings import SAFE, Finding, Location, record
 from snlint.link.model import LayerFact, Member, exclusive
 from snlint.torchapi import KEYS_HOOK, KEYS_PARAM, NEEDS_SN, SN_FUNCTIONS, SN_HOOK, SN_PARAM, weight_norm_api
-
-HOOK_SN_FUNCTION = "torch.nn.utils.spectral_norm"
-
 
 CODE = "SN201"
 
@@ -287,7 +284,7 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> Wrap | No
     if api == SN_HOOK:
         if names.is_free("spectral_norm"):
             return Wrap(call.span.node, "spectral_norm", SN_HOOK, "torch.nn.utils")
-        ref = names.binding_for(HOOK_SN_FUNCTION)  # `nn.utils.spectral_norm`
+        ref = names.binding_for(HOOK_SN)  # `nn.utils.spectral_norm`
         return Wrap(call.span.node, ref, SN_HOOK) if ref is not None else None
     ref, module = param_sn_ref(names)
     return Wrap(call.span.node, ref, SN_PARAM, module) if ref is not None else None

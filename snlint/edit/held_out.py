@@ -38,7 +38,6 @@ from snlint import facts as F
 from snlint.findings import Finding
 from snlint.lines import lines_with_endings
 from snlint.records import dataclass
-from snlint.torchapi import SN_FUNCTIONS
 
 # The rules whose planners read no more than the statements above (SN401's reads a
 # second call by position, SN501's every call of the file: they parse it whole).
@@ -68,9 +67,6 @@ class HeldOut:
 
     text: str
     holes: tuple[Hole, ...]
-    # A held-out statement reads a name as torch's spectral norm or a partial of it
-    # (`Names.quals`): the parsed part may not show every spelling the file calls.
-    sn_elsewhere: bool = False
 
     def words(self) -> frozenset[str]:
         """Every identifier-like word of the held-out lines: names they may still read or
@@ -137,8 +133,7 @@ def held_out(text: str, findings: Iterable[Finding], names: F.Names | None) -> H
     runs = _runs(held, spans)
     if sum(last - first + 1 for first, last in runs) < MIN_HELD_LINES:
         return None
-    held_lines = {n for first, last in runs for n in range(first, last + 1)}
-    return _hold(text, lines, runs, any(line in held_lines for line in _sn_lines(names)))
+    return _hold(text, lines, runs)
 
 
 def _prefix(body: list[ast.stmt]) -> set[int]:
@@ -181,17 +176,6 @@ def _wanted_lines(findings: list[Finding], names: F.Names | None) -> Iterable[in
         yield from _key_lines(key)
 
 
-def _sn_lines(names: F.Names | None) -> Iterable[int]:
-    """The first line of each name the file reads as torch's spectral norm, or a partial
-    of it."""
-    if names is None:
-        return
-    wrapped = {qual for qual, inner in names.partials.items() if inner in SN_FUNCTIONS}
-    for key, qual in names.quals.items():
-        if qual in SN_FUNCTIONS or qual in wrapped:
-            yield _key_lines(key).start
-
-
 def _key_lines(key: int) -> range:
     """The lines of the node a node key names (`facts.node_key`)."""
     key >>= 3
@@ -228,8 +212,7 @@ def _runs(held: Collection[int], spans: list[tuple[int, int]]) -> list[tuple[int
     return runs
 
 
-def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]],
-          sn_elsewhere: bool) -> HeldOut | None:
+def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]]) -> HeldOut | None:
     token = _unused_token(text)
     parts: list[str] = []
     holes: list[Hole] = []
@@ -248,7 +231,7 @@ def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]],
         parts.append(marker + filler)
         at = last
     parts.extend(c + e for c, e in lines[at:])
-    return HeldOut("".join(parts), tuple(holes), sn_elsewhere)
+    return HeldOut("".join(parts), tuple(holes))
 
 
 def _unused_token(text: str) -> str:

@@ -3,8 +3,9 @@
 A fix costs a parse of its file, a transform, a compile and a diff, so a plain lint
 builds none:
 - `mark_fixes(findings, files, config)` marks each fixable finding with an unbuilt `Fix`
-  (its applicability only), decided from the source facts without parsing anything:
-  enough for `[*]`, the summary's count and `--fix`'s choice of files to parse.
+  (its applicability, and the payload its rule decided from the source facts, which the
+  fix is later built from), without parsing anything: enough for `[*]`, the summary's
+  count and `--fix`'s choice of files to parse.
 - `attach_fixes(findings, sources, config)` gives each fixable finding its built `Fix`
   (applicability, message, unified diff, the file's new text), each computed alone on
   the text as read: for the outputs that show fixes (`--show-fixes`, JSON, SARIF).
@@ -13,8 +14,8 @@ builds none:
   fixed (never one a fix made), then diffs and (with `write`) atomic writes in each
   file's encoding.
 
-Only building imports libcst and the planners (`snlint.fixes`); marking needs neither,
-so a plain lint, which imports this package, never pays for them.
+Only building imports libcst (the rules' `fix` halves import it inside); marking does
+not, so a plain lint, which imports this package, never pays for it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from pathlib import Path
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping
 
-from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.files import (
@@ -66,21 +66,19 @@ def mark_fixes(findings: Iterable[Finding], files: Mapping[str, FileFacts], conf
     display path -> facts); nothing is parsed."""
     # The rules' modules: imported with the link step, which comes first on a lint; here,
     # not when `--fix` starts (before its first lint imports them beside its workers).
-    from snlint.checks.registry import fix_predicates, fixable_codes
+    from snlint.checks.registry import fixers
 
     report = report or _stderr
     findings = list(findings)
-    codes = fixable_codes()
-    predicates = fix_predicates()
-    pages = {code: rule.fix for code, rule in load_catalogue().items()}
+    rules = fixers()
     broken = {f.path for f in findings if f.code == "SN901"}
     out = []
     for f in findings:
         facts = files.get(f.path)
-        if f.fix is None and f.code in codes and facts is not None and facts.rewritable \
+        if f.fix is None and f.code in rules and facts is not None and facts.rewritable \
                 and f.path not in broken:
             try:
-                marked = mark(f, facts, config, codes, predicates, pages)
+                marked = mark(f, facts, config, rules)
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {f.code} fix for {where(f)}: "
                        f"{type(e).__name__}: {e}")

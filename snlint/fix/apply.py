@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from snlint.config import Config
 from snlint.findings import Finding, applies
 from snlint.fix.identity import Identity, identities
-from snlint.fix.planning import Planners, names_of, plan_for
+from snlint.fix.planning import Rules, names_of, plan_for
 from snlint.per_file import jobs_for
 from snlint.records import dataclass
 from snlint.stealing import shared_map
@@ -103,7 +103,7 @@ class Round:
 
 
 def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *, unsafe: bool,
-             report: Report, by_code: Planners | None = None) -> Round:
+             report: Report, by_code: Rules | None = None) -> Round:
     """One round on one file: the fixable findings' plans, the overlapping ones
     deferred, applied together. `by_code`: the rules' planners, when the caller has them."""
     from snlint.edit.held_out import NeedsWholeFile
@@ -160,7 +160,7 @@ class Fixed:
 
 
 def _fix_one(path: str, text: str, findings: list[Finding], config: Config, unsafe: bool,
-             by_code: Planners) -> Fixed:
+             by_code: Rules) -> Fixed:
     import libcst as cst
 
     from snlint.edit.held_out import NeedsWholeFile, held_out
@@ -183,7 +183,7 @@ def _fix_one(path: str, text: str, findings: list[Finding], config: Config, unsa
 
 
 def _fixed(parsed: ParsedFile, findings: list[Finding], config: Config, unsafe: bool,
-           by_code: Planners) -> Fixed:
+           by_code: Rules) -> Fixed:
     messages: list[str] = []
     done = fix_file(parsed, findings, config, unsafe=unsafe, report=messages.append, by_code=by_code)
     index = {id(f): i for i, f in enumerate(findings)}
@@ -215,9 +215,9 @@ def _as_sent(findings: list[Finding]) -> list[Finding]:
 
 
 def prepare_fixes() -> None:
-    """What a round imports (libcst, the planners), for a process that does rounds later
+    """What a round imports (libcst, the rules' fixes), for a process that does rounds later
     (`snlint.standby.Standby`)."""
-    import snlint.edit.parsed  # noqa: F401 - libcst and the fixers' modules
+    import snlint.edit.parsed  # noqa: F401 - libcst and what the rules' fixes use
     import snlint.edit.plan  # noqa: F401
     from snlint.checks.registry import fixers
 
