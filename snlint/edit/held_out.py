@@ -9,7 +9,7 @@ findings' node keys name it), and the parsed part is fixed as libcst transformat
 like the whole file. The fixed file is the fixed part's code with each statement's own
 lines back in place of its marker: bytes a fix never parsed are bytes it cannot change.
 
-What is kept (the planners of `LOCAL_CODES` read nothing else: `tests/test_held_out.py`
+What is kept (the fixes of `LOCAL_CODES` read nothing else: `tests/test_held_out.py`
 holds each rule's fixes to those made on the whole file):
 - each statement a finding's span is in;
 - the first statement and the import block after it: what
@@ -20,9 +20,7 @@ holds each rule's fixes to those made on the whole file):
   (`Names.imports`, `Names.aliases`): what `_prune_imports` may remove, and a fix reads;
 - the first statement with an indented block: libcst takes the file's default indent
   from its first indent, and a fix's new code is written with it.
-A fix that needs more says so (`NeedsWholeFile`: SN201's choice of spelling, when the
-discriminator's own is not called in the parsed part and a held-out statement calls
-spectral norm), and the file is parsed whole; so is it when a fix moved a marker.
+The file is parsed whole when a fix moved a marker (`NeedsWholeFile`).
 A finding in module-level code (outside a `def` and a `class`: a fix may read the whole
 module's scope) and a file with a lone `\\r` line break (CPython and libcst may count its
 lines apart) are parsed whole.
@@ -39,8 +37,8 @@ from snlint.findings import Finding
 from snlint.lines import lines_with_endings
 from snlint.records import dataclass
 
-# The rules whose planners read no more than the statements above (SN401's reads a
-# second call by position, SN501's every call of the file: they parse it whole).
+# The rules whose fixes read no more than the statements above (SN401's reads a second
+# call by position, SN501's every call of the file: they parse it whole).
 LOCAL_CODES = frozenset({"SN101", "SN102", "SN103", "SN104", "SN105", "SN106", "SN107",
                          "SN201", "SN301"})
 # Below this many held-out lines, the whole file is parsed: not worth the bookkeeping.
