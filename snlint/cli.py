@@ -781,7 +781,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
         from snlint.per_file import jobs_for
         from snlint.standby import Standby
 
-        # libcst and the planners are imported by a process of their own while the
+        # libcst and what the fixes use are imported by a process of their own while the
         # first lint leaves a core idle, not after it (`snlint.standby`).
         if jobs_for(config) > 1:
             standby = Standby.start(prepare_fixes)

@@ -1,7 +1,7 @@
 """A process forked ahead of the work it will do, preparing for it (imports) only while a
 core is idle, then doing that work on request (`shared_map`, itself and its workers).
 
-`--fix` needs libcst and the planners only after its first lint, and that lint leaves a
+`--fix` needs libcst and the rules' fixes only after its first lint, and that lint leaves a
 core idle in its serial stretches (start-up, the link step's bookkeeping); importing them
 then, instead of after the lint with the other core idle, takes their 0.13 s off the run.
 

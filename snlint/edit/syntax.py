@@ -1,4 +1,4 @@
-"""Small libcst helpers the fix planners share: call arguments, comments, statements and
+"""Small libcst helpers the rules' fixes share: call arguments, comments, statements and
 the commas between items, read and rebuilt without touching other bytes."""
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ class Round:
 def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *, unsafe: bool,
              report: Report, by_code: Rules | None = None) -> Round:
     """One round on one file: the fixable findings' plans, the overlapping ones
-    deferred, applied together. `by_code`: the rules' planners, when the caller has them."""
+    deferred, applied together. `by_code`: the rules with a fix, when the caller has them."""
     from snlint.edit.held_out import NeedsWholeFile
     from snlint.edit.plan import overlaps, signature
 
@@ -393,7 +393,7 @@ def _rounds(texts: dict[str, str], lint: Lint, config: Config, *, unsafe: bool, 
             by_path.setdefault(f.path, []).append(f)
         changed: dict[str, str] = {}
         work = [(path, current[path], fs) for path, fs in sorted(by_path.items())]
-        # Nothing to fix imports no libcst and no planner (a hook's --fix, most commits).
+        # Nothing to fix imports no libcst (a hook's --fix, most commits).
         for (path, _, fs), done in zip(work, fix_each(work, config, unsafe=unsafe, standby=standby) if work else []):
             for message in done.messages:
                 report(message)
