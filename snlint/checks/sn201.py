@@ -308,9 +308,15 @@ def fix(finding: Finding, payload: Wrap, parsed):
     return plan.replace(call, cst.Call(func=cst.parse_expression(payload.func), args=[cst.Arg(call)]))
 
 
+# The last file's spellings: its findings are marked one after another.
+_COUNTED: list[tuple[F.FileFacts, F.Names, dict[str, tuple[int, str]]]] = []
+
+
 def _sn_callees(facts: F.FileFacts, names: F.Names) -> dict[str, tuple[int, str]]:
     """Each spelling of a torch SN function (or a module-level partial of one) the file
     calls: how often, and its API."""
+    if _COUNTED and _COUNTED[0][0] is facts and _COUNTED[0][1] is names:
+        return _COUNTED[0][2]
     counts: Counter[str] = Counter()
     apis: dict[str, str] = {}
     for call in at.calls(facts):
@@ -321,7 +327,9 @@ def _sn_callees(facts: F.FileFacts, names: F.Names) -> dict[str, tuple[int, str]
         if text is not None:
             counts[text] += 1
             apis[text] = api  # type: ignore[assignment]
-    return {text: (count, apis[text]) for text, count in counts.items()}
+    found = {text: (count, apis[text]) for text, count in counts.items()}
+    _COUNTED[:] = [(facts, names, found)]
+    return found
 
 
 def _is_chain(text: str) -> bool:
