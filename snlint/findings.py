@@ -157,7 +157,7 @@ class Edit:
 
 
 # A fix's applicability. Here, not beside the plans (snlint.edit.plan), so the rules'
-# `fixable` predicates name it without importing libcst.
+# `fix_input` halves name it without importing libcst.
 SAFE, UNSAFE = "safe", "unsafe"
 
 
@@ -177,6 +177,9 @@ class Fix:
     message: str = ""
     diff: str = ""
     edits: tuple[Edit, ...] = ()
+    # What the rule decided its fix edits, from the source facts (its `fix_input`): the
+    # typed input its libcst half builds the edit from. Not output.
+    payload: Any = field(default=None, compare=False, repr=False)
 
     def applies(self, unsafe: bool) -> bool:
         return applies(self.applicability, unsafe)

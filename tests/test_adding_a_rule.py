@@ -134,6 +134,6 @@ def test_the_page_tests_check_the_new_rule(scratch):
     assert out.returncode == 0, out.stdout + out.stderr
     passed = sorted(line.split("::")[1].split(" ")[0] for line in out.stdout.splitlines() if " PASSED" in line)
     assert passed == [f"{name}[SN601]" for name in (
-        "test_a_fixable_rule_has_a_planner_and_only_it", "test_example_and_fixed_are_python_that_differs",
+        "test_a_fixable_rule_has_a_fix_and_only_it", "test_example_and_fixed_are_python_that_differs",
         "test_example_triggers_exactly_its_rule", "test_fixed_triggers_nothing",
         "test_front_matter_is_complete", "test_page_has_title_and_required_sections")]

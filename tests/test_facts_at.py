@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from snlint import facts as F
-from snlint.checks.fixable import FactsAt
+from snlint.checks.at_node import FactsAt
 from snlint.source import extract_file
 
 SOURCE = textwrap.dedent('''\

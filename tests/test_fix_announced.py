@@ -280,9 +280,9 @@ def test_sn401_is_not_rewritten_when_the_same_run_fixes_its_batch_norm():
 def test_sn401_is_rewritten_when_the_batch_norm_fix_is_not_made(monkeypatch):
     # SN301's planner refuses (a reason its mark did not see): SN401 waits one round for
     # it, then, its premise standing, is made.
-    from snlint.fixes import sn301
+    from snlint.checks import sn301
 
-    monkeypatch.setattr(sn301, "fix", lambda finding, parsed, config: None)
+    monkeypatch.setattr(sn301, "fix", lambda finding, payload, parsed: None)
     result, _ = run_rounds(BATCH_NORM, unsafe=True)
     assert changed(result, BATCH_NORM) == {"train.py": BATCH_NORM["train.py"].replace(
         "    d_real = netD(real)\n    d_fake = netD(fake)\n",

@@ -21,7 +21,7 @@ from snlint.fix import attach_fixes
 from snlint.files import write_atomic
 from snlint.fix import apply as apply_module
 from snlint.engine.fixing import fixed_point
-from snlint.fixes import sn105
+from snlint.checks import sn105
 
 BUGGY = textwrap.dedent("""\
     import torch.nn as nn
@@ -110,9 +110,9 @@ def test_fix_carries_a_diff_and_the_new_text():
 _DIM_FIX = sn105.fix
 
 
-def _broken_dim_fix(finding, ctx, cfg):
+def _broken_dim_fix(finding, payload, parsed):
     """A deliberately broken SN105 fix: replaces the dim argument's call with a keyword."""
-    plan = _DIM_FIX(finding, ctx, cfg)
+    plan = _DIM_FIX(finding, payload, parsed)
     call = next(node for node, _ in plan.changes.values())
     return plan.replace(call, cst.Name("lambda"))
 
@@ -128,8 +128,8 @@ def test_fix_whose_result_does_not_parse_is_dropped_and_reported(monkeypatch):
     cfg = config()
     reports: list[str] = []
     plain = lint_sources({"d.py": BUGGY}, cfg)
-    findings = attach_fixes([f.with_(fix=None) for f in plain], {"d.py": BUGGY}, cfg,
-                            report=reports.append)
+    # Built from the plain lint's marks, whose payloads the fixes are built from.
+    findings = attach_fixes(plain, {"d.py": BUGGY}, cfg, report=reports.append)
     assert next(f for f in findings if f.code == "SN105").fix is None
     assert next(f for f in findings if f.code == "SN101").fix is not None
     assert len(reports) == 1
@@ -171,8 +171,8 @@ def test_a_round_compiles_a_file_once_when_its_result_compiles(monkeypatch):
 
 def test_a_fix_that_breaks_a_file_that_compiles_is_dropped_even_when_libcst_parses_it(monkeypatch):
     """A result libcst parses but `compile` refuses is dropped when the original compiled."""
-    def await_outside_async(finding, ctx, cfg):
-        plan = _DIM_FIX(finding, ctx, cfg)
+    def await_outside_async(finding, payload, parsed):
+        plan = _DIM_FIX(finding, payload, parsed)
         call = next(node for node, _ in plan.changes.values())
         return plan.replace(call, call.with_changes(args=[cst.Arg(cst.Await(cst.Name("x")))]))
 
@@ -180,7 +180,7 @@ def test_a_fix_that_breaks_a_file_that_compiles_is_dropped_even_when_libcst_pars
     reports: list[str] = []
     cfg = config()
     plain = lint_sources({"d.py": BUGGY}, cfg)
-    findings = attach_fixes([f.with_(fix=None) for f in plain], {"d.py": BUGGY}, cfg, report=reports.append)
+    findings = attach_fixes(plain, {"d.py": BUGGY}, cfg, report=reports.append)
     assert next(f for f in findings if f.code == "SN105").fix is None
     result, problems = run_fixed_point(BUGGY)
     assert "await x" not in result.texts["d.py"]
@@ -189,7 +189,7 @@ def test_a_fix_that_breaks_a_file_that_compiles_is_dropped_even_when_libcst_pars
 
 
 def test_a_planner_that_raises_does_not_end_the_run(monkeypatch, capsys):
-    def boom(finding, ctx, cfg):
+    def boom(finding, payload, parsed):
         raise RuntimeError("bug")
 
     monkeypatch.setattr(sn105, "fix", boom)
@@ -202,7 +202,8 @@ def test_a_planner_that_raises_does_not_end_the_run(monkeypatch, capsys):
     assert [(f.code, f.fix is not None) for f in linted] == [("SN101", True), ("SN105", False)]
 
     reports: list[str] = []
-    findings = attach_fixes(linted, {"d.py": BUGGY}, cfg, report=reports.append)
+    plain = lint_sources({"d.py": BUGGY}, config(select=["SN1"]))
+    findings = attach_fixes(plain, {"d.py": BUGGY}, cfg, report=reports.append)
     assert [f.code for f in findings if f.fix is not None] == ["SN101"]
     assert reports == [crash]
 
@@ -349,7 +350,10 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again(monkeypatch
     """Were the check not to see the SN a fix wrote, the layer would be wrapped once per
     round; here a lint that keeps reporting the layer (at its position, with the names a
     lint of the text resolves) stands in for such a check."""
-    from snlint.findings import Finding, Fix, Span
+    from snlint.checks.registry import fixers
+    from snlint.findings import Finding, Span
+    from snlint.fix.planning import mark
+    from snlint.source import extract_file
 
     layer = "nn.Linear(8, 1)"
 
@@ -358,10 +362,13 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again(monkeypatch
         row = next(i for i, line in enumerate(lines) if layer in line)
         col = lines[row].index(layer) + 1
         names = next(f.names for f in lint_sources(sources, config()) if f.names is not None)
-        # Marked fixable, as a lint marks it: a round plans only the marked findings.
-        return [Finding("SN201", "missing-sn", "error", "no SN", "d.py",
-                        Span(row + 1, col, row + 1, col + len(layer)), fix=Fix("safe"),
-                        data=(("sn_callee", "spectral_norm"),), names=names)]
+        finding = Finding("SN201", "missing-sn", "error", "no SN", "d.py",
+                          Span(row + 1, col, row + 1, col + len(layer)),
+                          data=(("sn_callee", "spectral_norm"),), names=names)
+        # Marked fixable, as a lint marks it: a round plans only the marked findings, from
+        # their marks' payloads.
+        facts, _ = extract_file(sources["d.py"], "d.py", "d.py")
+        return [finding.with_(fix=mark(finding, facts, config(), fixers()))]
 
     problems: list[str] = []
     monkeypatch.setattr(fixing, "lint_sources", stubborn)

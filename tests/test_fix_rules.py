@@ -659,14 +659,27 @@ def plan_with(code: str, rule: str, message: str = "", **data):
     keys overridden, so a test shows what the fix reads."""
     import dataclasses
 
-    from snlint.edit.parsed import ParsedFile
-    from snlint.fix.planning import plan_for
-
     found = [f for f in findings(code) if f.code == rule]
     assert len(found) == 1
     finding = dataclasses.replace(found[0], message=message,
                                   data=tuple(sorted({**dict(found[0].data), **data}.items())))
-    return plan_for(finding, ParsedFile("d.py", textwrap.dedent(code), finding.names), config())
+    return marked_plan(finding, code)
+
+
+def marked_plan(finding, code: str):
+    """The plan for `finding`, marked again from the facts of `code`: the mark's payload
+    is what a fix is built from."""
+    from snlint.checks.registry import fixers
+    from snlint.edit.parsed import ParsedFile
+    from snlint.fix.planning import mark, plan_for
+    from snlint.source import extract_file
+
+    code = textwrap.dedent(code)
+    facts, _ = extract_file(code, "d.py", "d.py")
+    marked = mark(finding.with_(fix=None), facts, config(), fixers())
+    if marked is None:
+        return None
+    return plan_for(finding.with_(fix=marked), ParsedFile("d.py", code, finding.names), config())
 
 
 def test_sn101_from_filter_comes_from_the_data_not_the_message():
@@ -867,7 +880,6 @@ def test_sn301_at_the_construction_inside_a_norm_factory_has_no_fix():
 
     from snlint.findings import Span
     from snlint.edit.parsed import ParsedFile
-    from snlint.fix.planning import plan_for
 
     text = textwrap.dedent(FACTORY)
     reported = next(f for f in findings(FACTORY) if f.code == "SN301" and f.line == 22)
@@ -879,8 +891,8 @@ def test_sn301_at_the_construction_inside_a_norm_factory_has_no_fix():
     ctx = ParsedFile("d.py", text, reported.names)
     index = reported.names.sites[in_factory.span]
     assert ctx.code(ctx.node(index, cst.Call)) == call
-    assert plan_for(in_factory, ctx, config()) is None
-    assert plan_for(reported, ctx, config()) is not None
+    assert marked_plan(in_factory, FACTORY) is None
+    assert marked_plan(reported, FACTORY) is not None
 
 
 def test_sn103_applied_by_a_loop_has_no_fix():
@@ -983,15 +995,12 @@ def test_sn201_wraps_with_a_partial_the_project_defines_in_another_module():
 def test_a_position_where_the_source_pass_read_no_node_has_no_fix():
     import dataclasses
 
-    from snlint.edit.parsed import ParsedFile
     from snlint.findings import Span
-    from snlint.fix.planning import plan_for
 
     code = textwrap.dedent(disc("self.head = nn.Linear(8, 1)\n"))
     reported = next(f for f in findings(code) if f.code == "SN201")
-    parsed = ParsedFile("d.py", code, reported.names)
     at_layer = dataclasses.replace(reported, span=dataclasses.replace(reported.span, node=None))
-    assert plan_for(at_layer, parsed, config()) is not None  # the call, through the span table
+    assert marked_plan(at_layer, code) is not None  # the call, through the span table
     line = reported.line
     at_name = dataclasses.replace(reported, span=Span(line, 14, line, 18))  # `head`
-    assert plan_for(at_name, parsed, config()) is None
+    assert marked_plan(at_name, code) is None

@@ -223,3 +223,23 @@ def test_no_unwrap_fix_is_marked_for_a_module_dict_with_unpacked_entries():
     marked = _applicabilities(lint_sources(sources, config))
     assert marked == _applicabilities(lint_sources(sources, config, fixes=True))
     assert marked == [("d.py", 9, 18, "SN102", None)]
+
+
+def test_no_migration_is_marked_for_a_call_through_the_hook_module():
+    # `m.spectral_norm` where `m` is torch.nn.utils.spectral_norm (the module): no chain
+    # names torch.nn.utils, so the fix has nothing to rewrite it to, and no mark says it has.
+    sources = {"d.py": textwrap.dedent('''
+        import torch.nn as nn
+        import torch.nn.utils.spectral_norm as m
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = m.spectral_norm(nn.Conv2d(3, 8, 3))
+                self.b = nn.utils.spectral_norm(nn.Conv2d(8, 8, 3))
+    ''')}
+    config = Config(root=Path("."), graph=False, select=["SN501"])
+    marked = _applicabilities(lint_sources(sources, config))
+    assert marked == _applicabilities(lint_sources(sources, config, fixes=True))
+    assert marked == [("d.py", 9, 18, "SN501", None), ("d.py", 10, 18, "SN501", "unsafe")]

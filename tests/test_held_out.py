@@ -286,12 +286,12 @@ def test_a_result_compiles_as_the_part_it_was_made_from():
 def test_a_fix_that_breaks_the_parsed_part_is_dropped(monkeypatch):
     import libcst as cst
 
-    import snlint.fixes.sn201 as planner
+    import snlint.checks.sn201 as planner
 
     wrap = planner.fix
 
-    def await_outside_async(finding, parsed, config):
-        plan = wrap(finding, parsed, config)
+    def await_outside_async(finding, payload, parsed):
+        plan = wrap(finding, payload, parsed)
         call = next(node for node, _ in plan.changes.values())
         return plan.replace(call, cst.Await(cst.Name("x")))
 

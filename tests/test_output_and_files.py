@@ -92,12 +92,11 @@ def test_text_shows_a_name_that_is_not_utf8_with_a_replacement_character(odd_nam
 
 
 def test_json_fix_is_not_null_where_the_text_marks_one(project, monkeypatch):
-    # A planner that refuses for a reason the facts do not show: the plain lint's `[*]`
-    # stands, and JSON says there is a fix rather than "fix": null.
-    from snlint.checks import registry
+    # A fix that refuses where the tree does not hold what its payload names: the plain
+    # lint's `[*]` stands, and JSON says there is a fix rather than "fix": null.
+    from snlint.checks import sn201
 
-    planners = registry.fixers()
-    monkeypatch.setattr(registry, "fixers", lambda *a: {**planners, "SN201": lambda *args: None})
+    monkeypatch.setattr(sn201, "fix", lambda finding, payload, parsed: None)
     assert "d.py:10:21: SN201 [*]" in snlint("d.py").stdout
     (row,) = json.loads(snlint("d.py", "--output-format", "json").stdout)
     assert row["fix"] == {"applicability": "safe", "message": UNBUILT, "diff": None}

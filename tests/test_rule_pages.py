@@ -11,7 +11,7 @@ import types
 import pytest
 
 from snlint.catalogue import load_catalogue, pages_dir
-from snlint.checks.registry import fixable_codes, fixers, rule_modules
+from snlint.checks.registry import fixers, rule_modules
 from snlint.config import Config
 from snlint.engine import lint_text
 
@@ -48,20 +48,16 @@ def test_every_page_has_a_rule_module_and_every_module_a_page():
 
 
 @pytest.mark.parametrize("code", PAGES)
-def test_a_fixable_rule_has_a_planner_and_only_it(code):
+def test_a_fixable_rule_has_a_fix_and_only_it(code):
     assert (code in fixers()) == (CATALOGUE[code].fix != "none")
 
 
-def test_the_codes_a_plain_lint_marks_are_the_codes_with_a_planner():
-    # A plain lint asks `fixable_codes`, which imports no planner; building asks `fixers`.
-    assert fixable_codes() == set(fixers())
-
-
-def test_a_rule_module_may_carry_its_own_planner():
-    rule, bare = types.ModuleType("sn999"), types.ModuleType("sn998")
-    rule.fix = lambda finding, parsed, config: None
-    assert fixers({"SN999": rule, "SN998": bare}) == {"SN999": rule.fix}
-    assert fixable_codes({"SN999": rule, "SN998": bare}) == {"SN999"}
+def test_a_rule_with_a_fix_has_both_halves():
+    # `fix_input` decides from the facts (a plain lint marks with it); `fix` builds.
+    rule, half, bare = (types.ModuleType(name) for name in ("sn999", "sn998", "sn997"))
+    rule.fix_input = half.fix_input = lambda finding, facts, config: None
+    rule.fix = lambda finding, payload, parsed: None
+    assert fixers({"SN999": rule, "SN998": half, "SN997": bare}) == {"SN999": rule}
 
 
 @pytest.mark.parametrize("code", PAGES)

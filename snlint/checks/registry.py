@@ -1,24 +1,21 @@
 """Which rules exist: every `snNNN` module of this package is one rule, matched to its page.
 
 A rule module has `CODE`, `check(model, emit)` yielding findings over the linked model
-(`snlint.link.model.LinkedModel`), and, where a mechanical fix exists, optionally
-`fixable(finding, facts, config)`: the applicability of the plan its fix would make,
-decided from the file's source facts without parsing it (a plain lint marks fixable
-findings with it and builds no fix). The fix itself, `fix(finding, parsed, config)`
-returning a plan (`snlint.edit.plan.Plan`) or None, lives in `snlint/fixes/<name>.py`:
-it needs libcst, which only building a fix imports. Adding a rule is a page in `rules/`,
-a module here (and its planner there) and its tests; nothing else names it.
+(`snlint.link.model.LinkedModel`), and, where a mechanical fix exists, its two halves:
+`fix_input(finding, facts, config)`, which decides from the file's source facts whether
+and how the fix edits the file and returns that as a typed payload (a frozen record with
+an `applicability`), or None; and `fix(finding, payload, parsed)`, which carries the
+payload out on the parsed file and returns a plan (`snlint.edit.plan.Plan`), importing
+libcst inside, so that a plain lint, which only marks fixes, never imports it. Adding a
+rule is a page in `rules/`, a module here and its tests; nothing else names it.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import pkgutil
 import re
 from types import ModuleType
-from typing import Callable
-
 from snlint.checks.emit import Emitter, merge_instances
 from snlint.findings import Finding
 from snlint.link.model import LinkedModel
@@ -41,34 +38,11 @@ def rule_modules() -> dict[str, ModuleType]:
     return dict(sorted(modules.items()))
 
 
-def fixers(modules: dict[str, ModuleType] | None = None) -> dict[str, Callable]:
-    """Code -> the rule's fix planner, for the rules that have one: the module's own `fix`,
-    else the `fix` of its module in `snlint.fixes`. Imports the planners (and libcst)."""
+def fixers(modules: dict[str, ModuleType] | None = None) -> dict[str, ModuleType]:
+    """Code -> rule module, for the rules that have a fix (`fix_input` and `fix`)."""
     modules = rule_modules() if modules is None else modules
-    out: dict[str, Callable] = {}
-    for code, m in modules.items():
-        own = getattr(m, "fix", None)
-        if callable(own):
-            out[code] = own
-            continue
-        planner = _planner_module(m)
-        if planner is not None:
-            out[code] = importlib.import_module(planner).fix
-    return out
-
-
-def fixable_codes(modules: dict[str, ModuleType] | None = None) -> set[str]:
-    """The codes `fixers` has a planner for, known without importing any planner: what a
-    plain lint asks, which must not pay for libcst."""
-    modules = rule_modules() if modules is None else modules
-    return {code for code, m in modules.items()
-            if callable(getattr(m, "fix", None)) or _planner_module(m) is not None}
-
-
-def _planner_module(module: ModuleType) -> str | None:
-    """The name of the rule module's planner in `snlint.fixes`, when there is one."""
-    name = f"snlint.fixes.{module.__name__.rpartition('.')[2]}"
-    return name if importlib.util.find_spec(name) is not None else None
+    return {code: m for code, m in modules.items()
+            if callable(getattr(m, "fix_input", None)) and callable(getattr(m, "fix", None))}
 
 
 def premises(modules: dict[str, ModuleType] | None = None) -> dict[str, frozenset[str]]:
@@ -79,15 +53,6 @@ def premises(modules: dict[str, ModuleType] | None = None) -> dict[str, frozense
     premises are made, and is made only if the lint after them still finds it."""
     modules = rule_modules() if modules is None else modules
     return {code: frozenset(m.PREMISES) for code, m in modules.items() if getattr(m, "PREMISES", ())}
-
-
-def fix_predicates(modules: dict[str, ModuleType] | None = None) -> dict[str, Callable]:
-    """Code -> the rule's `fixable` predicate, for the fixable rules that have one (the
-    others' fixes are as their page says, wherever the planner has a node to start from)."""
-    modules = rule_modules() if modules is None else modules
-    codes = fixable_codes(modules)
-    return {code: m.fixable for code, m in modules.items()
-            if code in codes and callable(getattr(m, "fixable", None))}
 
 
 def run_checks(model: LinkedModel, emit: Emitter) -> tuple[list[Finding], list[tuple[str, BaseException]]]:

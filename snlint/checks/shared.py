@@ -13,7 +13,7 @@ from __future__ import annotations
 import weakref
 
 from snlint import facts as F
-from snlint.checks import fixable as at
+from snlint.checks import at_node as at
 from snlint.findings import Location, Related, Span
 from snlint.link.model import DiscriminatorFact, LinkedModel, Member
 

@@ -8,7 +8,7 @@ from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import (
     State, applications, filter_note, linked_findings, on_a_vector, shape_text,
 )
-from snlint.checks.unwrap_sn import removable
+from snlint.checks.unwrap_sn import removal, remove_sn
 from snlint.checks.verdicts import sn_on_normalization, sn_without_weight_matrix
 from snlint.findings import Finding
 
@@ -49,4 +49,6 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     return linked_findings(model, emit, CODE, source(), built)
 
 
-fixable = removable  # SN101-SN103 share one fix (snlint.fixes.unwrap_sn)
+# SN101-SN103 share one fix (snlint.checks.unwrap_sn).
+fix_input = removal
+fix = remove_sn

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings
-from snlint.checks.unwrap_sn import removable
+from snlint.checks.unwrap_sn import removal, remove_sn
 from snlint.findings import Finding
 from snlint.torchapi import SN_HOOK, SN_PARAM
 
@@ -41,4 +41,6 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     return linked_findings(model, emit, CODE, source(), built)
 
 
-fixable = removable  # SN101-SN103 share one fix (snlint.fixes.unwrap_sn)
+# SN101-SN103 share one fix (snlint.checks.unwrap_sn).
+fix_input = removal
+fix = remove_sn

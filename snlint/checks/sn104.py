@@ -8,12 +8,13 @@ from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import (
     State, applications, linked_findings, on_a_vector, shape_text,
 )
-from snlint.checks import fixable as at
+from snlint.checks import at_node as at
 from snlint.checks.unwrap_sn import sn_call_fact
 from snlint.checks.verdicts import sn_off_the_weight
 from snlint.config import Config
 from snlint.facts import FileFacts
-from snlint.findings import SAFE, Finding
+from snlint.findings import SAFE, Finding, record
+from snlint.torchapi import SN_HOOK
 
 
 CODE = "SN104"
@@ -37,11 +38,52 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     return linked_findings(model, emit, CODE, source, built)
 
 
-def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
-    """The applicability of the fix (`snlint.fixes.sn104`), read from the file's facts
-    (`snlint.checks.fixable`)."""
+@record
+class NormalizeWeight:
+    """SN104's fix: the SN call's `name` argument (`arg`: its node key) goes, so spectral
+    norm normalizes `weight`, its default; a positional one with more after it is
+    replaced by `"weight"` (`rename`)."""
+
+    arg: int
+    rename: bool
+    api: str | None  # the SN call's API: which state_dict keys change
+    applicability = SAFE
+
+
+def fix_input(finding: Finding, facts: FileFacts, config: Config) -> NormalizeWeight | None:
     _, _, call = sn_call_fact(finding, facts)
     if call is None or at.has_star(call):
         return None
     pos = call.positional()
-    return SAFE if call.keyword("name") is not None or len(pos) >= 2 else None
+    name_arg = call.keyword("name") or (pos[1] if len(pos) >= 2 else None)
+    if name_arg is None:
+        return None
+    rename = name_arg.keyword is None and pos[-1] is not name_arg
+    return NormalizeWeight(name_arg.span.node, rename, finding.get("api"))
+
+
+def fix(finding: Finding, payload: NormalizeWeight, parsed):
+    import libcst as cst
+
+    from snlint.edit.plan import Plan
+    from snlint.edit.syntax import remove_arg
+
+    name_arg = parsed.node(payload.arg, cst.Arg)
+    call = parsed.parent(name_arg) if name_arg is not None else None
+    if not isinstance(call, cst.Call):
+        return None
+    old = parsed.code(name_arg.value)
+    keys = ("`weight_orig`, `weight_u`, `weight_v` instead of `bias_orig`, `bias_u`, `bias_v`"
+            if payload.api == SN_HOOK else
+            "`bias`, `parametrizations.weight.original`, `parametrizations.weight.0._u` and `._v` "
+            "instead of `weight` and `parametrizations.bias.original`")
+    if payload.rename:
+        value = name_arg.value
+        quote = value.value[0] if isinstance(value, cst.SimpleString) and value.value[0] in "'\"" else '"'
+        new = cst.SimpleString(f"{quote}weight{quote}", lpar=value.lpar, rpar=value.rpar)
+        plan = Plan(finding.code, payload.applicability,
+                    f"Normalize `weight` instead of {old}; state_dict keys change ({keys})")
+        return plan.replace(value, new)
+    plan = Plan(finding.code, payload.applicability,
+                f"Drop name={old} so spectral norm normalizes `weight`, its default; state_dict keys change ({keys})")
+    return plan.replace(call, remove_arg(call, name_arg))

@@ -11,8 +11,8 @@ from snlint.checks.verdicts import (
 )
 from snlint.config import Config
 from snlint import facts as F
-from snlint.checks import fixable as at
-from snlint.findings import SAFE, Finding
+from snlint.checks import at_node as at
+from snlint.findings import SAFE, Finding, record
 from snlint.torchapi import SN_HOOK, SN_PARAM, default_sn_dim
 
 
@@ -72,9 +72,17 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     return linked_findings(model, emit, CODE, source(), built)
 
 
-def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
-    """The applicability of the fix (`snlint.fixes.sn105`), read from the file's facts
-    (`snlint.checks.fixable`)."""
+@record
+class DropDim:
+    """SN105's fix: drop the `dim=` argument (`arg`: its node key), so the API's default,
+    the layer's output axis, applies."""
+
+    arg: int
+    applicability = SAFE
+
+
+def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> DropDim | None:
+    """The `dim` argument at the finding, keyword or last positional, of an SN call."""
     index = at.FactsAt.of(facts)
     arg = index.at(finding.node)
     if not isinstance(arg, F.Arg):
@@ -87,4 +95,21 @@ def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
         return None
     if arg.keyword is not None and arg.keyword != "dim":
         return None
-    return SAFE
+    return DropDim(finding.node)
+
+
+def fix(finding: Finding, payload: DropDim, parsed):
+    import libcst as cst
+
+    from snlint.edit.plan import Plan
+    from snlint.edit.syntax import remove_arg
+
+    arg = parsed.node(payload.arg, cst.Arg)
+    call = parsed.parent(arg) if arg is not None else None
+    if not isinstance(call, cst.Call):
+        return None
+    plan = Plan(finding.code, payload.applicability,
+                f"Drop {parsed.code(arg).strip().rstrip(',')} so the API's default, the layer's output "
+                f"axis, applies; state_dict keys stay, the u/v vectors change shape (drop them "
+                f"from old checkpoints)")
+    return plan.replace(call, remove_arg(call, arg))

@@ -8,9 +8,10 @@ from typing import Iterator
 
 from snlint.checks.emit import Emitter
 from snlint.config import Config
-from snlint.checks import fixable as at
+from snlint.checks import at_node as at
 from snlint.facts import FileFacts
-from snlint.findings import SAFE, Finding
+from snlint import facts as F
+from snlint.findings import SAFE, Finding, record
 from snlint.torchapi import INIT_FUNCTION, INPLACE_TENSOR_INIT, SN_PARAM
 
 
@@ -60,60 +61,109 @@ def _shared_inits(model) -> dict[tuple, str]:
     return named
 
 
-def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
-    """The applicability of the fix (`snlint.fixes.sn106`), read from the file's facts
-    (`snlint.checks.fixable`): the call is an init that writes `X.<param>`
-    (`snlint.fixes.sn_migration.init_target`)."""
+@record
+class InitOriginal:
+    """SN106's fix: the init's target `X.<param>` (reached from the expression `expr`, a
+    node key, by `depth` `.value` steps: `.normal_`, `.data`) becomes
+    `X.parametrizations.<param>.original`; with `guard` (a spelling of
+    torch.nn.utils.parametrize, imported when `imports`), only where `X` has the
+    parametrization."""
+
+    expr: int
+    depth: int
+    param: str
+    guard: str | None = None
+    imports: bool = False
+    applicability = SAFE
+
+
+PARAMETRIZE = "torch.nn.utils.parametrize"
+
+
+def fix_input(finding: Finding, facts: FileFacts, config: Config) -> InitOriginal | None:
+    """The `X.<param>` the init call writes: `nn.init.x_(X.weight[.data])` or
+    `X.weight[.data].normal_()`."""
     _, names, call = at.call_at(finding, facts)
     if call is None:
         return None
     qual = at.qualified(names, call.func)
-    read = at.attribute(call.func)
     if qual is not None and INIT_FUNCTION.match(qual):
         pos = call.positional()
         arg = pos[0] if pos else call.keyword("tensor")
-        target = arg.value if arg is not None else None
-    elif read is not None and read[0] in INPLACE_TENSOR_INIT:
-        target = read[1]
+        if arg is None:
+            return None
+        expr, depth = arg.value, 0
     else:
+        expr, depth = call.func, 1
+    attrs, named = _read_attributes(expr)
+    if depth == 1 and (not attrs or attrs[0] not in INPLACE_TENSOR_INIT):
         return None
+    if len(attrs) > depth and attrs[depth] == "data":
+        depth += 1
     param = finding.get("param") or "weight"
-    if _written_attribute(target) != param:
+    if len(attrs) <= depth or attrs[depth] != param or expr.span.node is None:
         return None
-    if finding.get("shared_init"):
-        # The planner guards the init per layer: it reads the layer twice, and names
-        # torch.nn.utils.parametrize (`snlint.fixes.sn106._guarded`).
-        if _layer_text(target) is None:
-            return None
-        if at.binding_for(names, "torch.nn.utils.parametrize") is None and not names.is_free("parametrize"):
-            return None
-    return SAFE
-
-
-def _layer_text(target) -> str | None:
-    """`X` of `X.weight[.data]` when it is a name or attribute chain."""
-    if isinstance(target, str):
-        parts = target.split(".")
-        parts = parts[:-1] if parts[-1] == "data" else parts
-        return ".".join(parts[:-1]) or None
-    read = at.attribute(target)
-    if read is None:
+    if not finding.get("shared_init"):
+        return InitOriginal(expr.span.node, depth, param)
+    # Guarded per layer, `X` is read twice: only a name or attribute chain (reading it
+    # has no effect).
+    if not named:
         return None
-    attr, base = read
-    if attr == "data":
-        return _layer_text(base)
-    return base if isinstance(base, str) else at.dotted(base)
+    guard = at.binding_for(names, PARAMETRIZE)
+    if guard is not None:
+        return InitOriginal(expr.span.node, depth, param, guard)
+    if names.is_free("parametrize"):
+        return InitOriginal(expr.span.node, depth, param, "parametrize", imports=True)
+    return None
 
 
-def _written_attribute(target) -> str | None:
-    """`weight` for `X.weight` or `X.weight.data` (`target` is a fact, or the text of a
-    module-level chain the source pass kept whole)."""
-    if isinstance(target, str):
-        parts = target.split(".")
-        if parts[-1] == "data":
-            parts = parts[:-1]
-        return parts[-1] if len(parts) >= 2 else None
-    read = at.attribute(target)
-    if read is not None and read[0] == "data":
-        return _written_attribute(read[1])
-    return read[0] if read is not None else None
+def _read_attributes(e) -> tuple[list[str], bool]:
+    """The attributes `e` reads, outermost first, and whether what they are read from is
+    a name (`e` is a name chain then)."""
+    attrs: list[str] = []
+    while isinstance(e, F.Attr):
+        attrs.append(e.attr)
+        e = e.value
+    if isinstance(e, F.Global):
+        parts = (e.text or "").split(".")
+        attrs.extend(reversed(parts[1:]))
+        return attrs, bool(e.text)
+    return attrs, isinstance(e, F.Local)
+
+
+def fix(finding: Finding, payload: InitOriginal, parsed):
+    """Initialize the parametrization's `original`, the trained parameter, not the weight
+    it recomputes. An init that also reaches layers without the parametrization (a shared
+    `init_weights`, the generator's too) keeps writing their weight: the new target is
+    chosen per layer by `parametrize.is_parametrized`."""
+    import libcst as cst
+
+    from snlint.edit.plan import ImportSpec, Plan
+    from snlint.checks.sn_migration import original_of
+
+    target = parsed.node(payload.expr, cst.BaseExpression)
+    for _ in range(payload.depth):
+        target = target.value if isinstance(target, cst.Attribute) else None
+    param = payload.param
+    if not isinstance(target, cst.Attribute) or target.attr.value != param:
+        return None
+    where = parsed.code(target.value)
+    if payload.guard is None:
+        plan = Plan(finding.code, payload.applicability,
+                    f"Initialize `{where}.parametrizations.{param}.original` (the trained parameter) "
+                    f"instead of `{where}.{param}`, which is recomputed on every access; state_dict "
+                    f"keys do not change")
+        return plan.replace(target, original_of(target, param))
+    # `X.weight` -> `(X.parametrizations.weight.original if
+    # parametrize.is_parametrized(X, "weight") else X.weight)`
+    plan = Plan(finding.code, payload.applicability,
+                f"Initialize `{where}.parametrizations.{param}.original` where `{where}` has "
+                f"the parametrization and `{where}.{param}` elsewhere; state_dict keys do not change")
+    if payload.imports:
+        plan.imports.append(ImportSpec("torch.nn.utils", "parametrize"))
+    plain = target.with_changes(lpar=[], rpar=[])
+    test = cst.parse_expression(f'{payload.guard}.is_parametrized({where}, "{param}")')
+    guarded = cst.IfExp(test=test, body=original_of(plain, param), orelse=plain,
+                        lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return plan.replace(target, guarded.with_changes(lpar=[*target.lpar, *guarded.lpar],
+                                                     rpar=[*guarded.rpar, *target.rpar]))

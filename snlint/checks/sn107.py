@@ -8,7 +8,7 @@ from typing import Iterator
 
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings
-from snlint.checks.sn_migration import migratable
+from snlint.checks.sn_migration import Migrate, migrate, migration
 from snlint.checks.verdicts import hook_sn_never_runs, measured_raw, sigma_text
 from snlint.config import Config
 from snlint.facts import FileFacts
@@ -49,5 +49,16 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     return linked_findings(model, emit, CODE, source, built)
 
 
-def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
-    return migratable(finding, facts)
+def fix_input(finding: Finding, facts: FileFacts, config: Config) -> Migrate | None:
+    """This call moves (the file's other calls of the hook API are SN501's)."""
+    return migration(finding, facts, whole_file=False)
+
+
+def fix(finding: Finding, payload: Migrate, parsed):
+    """The parametrizations API runs even where the owner reads the weight directly."""
+    plan = migrate(finding, payload, parsed)
+    if plan is not None:
+        plan.message = ("Use the parametrizations API, which normalizes the layer even though "
+                        "its owner reads the weight directly (the layer's output changes). "
+                        + plan.message)
+    return plan

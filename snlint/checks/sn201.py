@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import weakref
 from collections import Counter
 from typing import Iterator
 
 from snlint import facts as F
-from snlint.checks import fixable as at
+from snlint.checks import at_node as at
 from snlint.checks.emit import Emitter, describe, lead_sentence
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.shared import own_site
@@ -16,12 +17,10 @@ from snlint.checks.verdicts import (
     runtime_clears_missing_sn, sigma_text, uses_sn,
 )
 from snlint.config import Config
-from snlint.findings import SAFE, Finding, Location
+from snlint.checks.sn_migration import HOOK_SN, param_sn_ref
+from snlint.findings import SAFE, Finding, Location, record
 from snlint.link.model import LayerFact, Member, exclusive
-from snlint.torchapi import NEEDS_SN, SN_FUNCTIONS, SN_HOOK, weight_norm_api
-
-HOOK_SN_FUNCTION = "torch.nn.utils.spectral_norm"
-
+from snlint.torchapi import KEYS_HOOK, KEYS_PARAM, NEEDS_SN, SN_FUNCTIONS, SN_HOOK, SN_PARAM, weight_norm_api
 
 CODE = "SN201"
 
@@ -233,24 +232,132 @@ def _built_outside_discriminators(model) -> set[str]:
     return {q for qual, root in model.roots.items() if qual not in inside for q in model.classes_in(root)}
 
 
-# ---------------------------------------------------------------- without parsing
+# ---------------------------------------------------------------- the fix
 
 
-def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
-    """The applicability of the fix (`snlint.fixes.sn201`), read from the file's facts
-    (`snlint.checks.fixable`): a call not under weight norm (`_weight_normalized`). The
-    planner finds an SN callable of the discriminator's API to wrap it with in every file
-    that can import one; the project's own SN only where this file names it."""
+@record
+class Wrap:
+    """SN201's fix: the call that builds the layer (`call`, a node key) is wrapped in
+    `func`, an SN callable of the API `api` (imported from `module` when given)."""
+
+    call: int
+    func: str
+    api: str | None
+    module: str | None = None
+    applicability = SAFE
+
+
+def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> Wrap | None:
+    """A call not under weight norm, wrapped in an SN callable of the API the
+    discriminator uses (`sn_api`: two APIs in one model mix two key layouts, and torch
+    raises where they meet on one layer): the discriminator's own spelling when this file
+    calls it so, else the one of that API this file calls most (an alias, a partial with
+    its settings), else the discriminator's if this file can name it, else a name this
+    file binds to that API, else the API's function, imported. Where the discriminator's
+    API is not known, any API this file uses, else parametrizations.spectral_norm. A
+    helper that builds a layer (`snconv2d`) cannot wrap one, so only SN functions and
+    partials of them count."""
     if finding.get("built_by") or finding.get("shared_with") or finding.get("shared_code"):
         return None  # a helper's flag turns SN off here, or the block is the generator's too
     index, names, call = at.call_at(finding, facts)
-    if call is None:
+    if call is None or call.span.node is None or _weight_normalized(index, names, facts, call):
         return None
     wanted = finding.get("sn_callee") or ""
-    if finding.get("sn_api") == "custom" and not (wanted.isidentifier() and wanted in names.scope):
-        return None  # the project's own SN, which this file cannot name: no other API mixes in
-    if finding.get("sn_api") == SN_HOOK and not _names_hook_sn(names):
+    api = finding.get("sn_api") or None
+    counts = {text: seen for text, seen in _sn_callees(facts, names).items() if api in (None, seen[1])}
+    if counts:
+        text = wanted if wanted in counts else sorted(
+            counts.items(), key=lambda kv: (-kv[1][0], kv[0]))[0][0]
+        return Wrap(call.span.node, text, counts[text][1])
+    if wanted and _is_chain(wanted):
+        found = _sn_api_of(names, wanted)
+        if found is not None and api in (None, found):
+            return Wrap(call.span.node, wanted, found)
+    if api == "custom":
+        # The project's own SN wrapper (`SpectralNorm(module)`): mixing it with torch's
+        # SN in one model would normalize layers two different ways.
+        return Wrap(call.span.node, wanted, "custom") if wanted.isidentifier() and wanted in names.scope else None
+    bound = [(name, SN_FUNCTIONS[qual]) for name, qual in sorted(names.scope.items())
+             if qual in SN_FUNCTIONS and api in (None, SN_FUNCTIONS[qual])]
+    if bound:
+        return Wrap(call.span.node, bound[0][0], bound[0][1])
+    if api == SN_HOOK:
+        if names.is_free("spectral_norm"):
+            return Wrap(call.span.node, "spectral_norm", SN_HOOK, "torch.nn.utils")
+        ref = names.binding_for(HOOK_SN)  # `nn.utils.spectral_norm`
+        return Wrap(call.span.node, ref, SN_HOOK) if ref is not None else None
+    ref, module = param_sn_ref(names)
+    return Wrap(call.span.node, ref, SN_PARAM, module) if ref is not None else None
+
+
+def fix(finding: Finding, payload: Wrap, parsed):
+    import libcst as cst
+
+    from snlint.edit.plan import ImportSpec, Plan
+
+    call = parsed.node(payload.call, cst.Call)
+    if call is None:
         return None
+    keys = KEYS_HOOK if payload.api == SN_HOOK else KEYS_PARAM
+    layer = finding.get("layer") or "layer"
+    plan = Plan(finding.code, payload.applicability,
+                f"Wrap the {layer} in `{payload.func}`{' (imported)' if payload.module else ''}; "
+                f"its state_dict keys change (`weight` becomes {keys})")
+    if payload.module is not None:
+        plan.imports.append(ImportSpec(payload.module, payload.func.partition(".")[0]))
+    return plan.replace(call, cst.Call(func=cst.parse_expression(payload.func), args=[cst.Arg(call)]))
+
+
+# The last file's spellings: its findings are marked one after another.
+_COUNTED: list[tuple[F.FileFacts, F.Names, dict[str, tuple[int, str]]]] = []
+
+
+def _sn_callees(facts: F.FileFacts, names: F.Names) -> dict[str, tuple[int, str]]:
+    """Each spelling of a torch SN function (or a module-level partial of one) the file
+    calls: how often, and its API."""
+    if _COUNTED and _COUNTED[0][0] is facts and _COUNTED[0][1] is names:
+        return _COUNTED[0][2]
+    counts: Counter[str] = Counter()
+    apis: dict[str, str] = {}
+    for call in at.calls(facts):
+        qual = at.qualified(names, call.func) or ""
+        wrapped = names.partials.get(qual)
+        api = SN_FUNCTIONS.get(qual) or (SN_FUNCTIONS.get(wrapped) if wrapped is not None else None)
+        text = at.dotted(call.func) if api else None
+        if text is not None:
+            counts[text] += 1
+            apis[text] = api  # type: ignore[assignment]
+    found = {text: (count, apis[text]) for text, count in counts.items()}
+    _COUNTED[:] = [(facts, names, found)]
+    return found
+
+
+def _is_chain(text: str) -> bool:
+    """`text` is a name or attribute chain."""
+    try:
+        e = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    while isinstance(e, ast.Attribute):
+        e = e.value
+    return isinstance(e, ast.Name)
+
+
+def _sn_api_of(names: F.Names, text: str) -> str | None:
+    """The SN API a module-level spelling names: a torch SN function or a partial of one."""
+    head, _, rest = text.partition(".")
+    qual = names.scope.get(head)
+    if qual is None:
+        return None
+    qual = f"{qual}.{rest}" if rest else qual
+    wrapped = names.partials.get(qual)
+    return SN_FUNCTIONS.get(qual) or (SN_FUNCTIONS.get(wrapped) if wrapped is not None else None)
+
+
+def _weight_normalized(index: at.FactsAt, names: F.Names, facts: F.FileFacts, call: F.Call) -> bool:
+    """The layer this call builds goes straight into weight_norm (either API), or into a
+    callable that may be it (`norm_f = weight_norm if ... else spectral_norm`): it has
+    its own weight normalization, and wrapping it in SN would stack two."""
     wrappers = [call]
     parent = index.parent.get(id(call))
     if isinstance(parent, F.Arg):
@@ -259,29 +366,22 @@ def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
             wrappers.append(outer)
     for node in wrappers:
         if weight_norm_api(at.qualified(names, node.func) or ""):
-            return None
+            return True
         if any("weight_norm" in name for name in at.names_in(node.func)):
-            return None
+            return True
         name = node.func.name if isinstance(node.func, F.Local) else (
             node.func.text if isinstance(node.func, (F.Global, F.Unknown)) else "")
         if node is not call and name and name.isidentifier():
             scope = next((a for a in index.ancestors(node) if isinstance(a, F.FunctionFacts)), None)
             body = scope.body if scope is not None else facts.body
             if _assigns_weight_norm(body, name):
-                return None
-    return SAFE
-
-
-def _names_hook_sn(names: F.Names) -> bool:
-    """`snlint.fixes.sn201._sn_wrapper` finds a spelling of the hook API in this file, or
-    may import one."""
-    return (any(SN_FUNCTIONS.get(qual) == SN_HOOK for qual in names.scope.values())
-            or names.is_free("spectral_norm") or at.binding_for(names, HOOK_SN_FUNCTION) is not None)
+                return True
+    return False
 
 
 def _assigns_weight_norm(body: tuple[F.Stmt, ...], name: str) -> bool:
-    """`_assigned_weight_norm`: `name = <something naming weight_norm>` anywhere in the
-    scope, nested functions included."""
+    """`name = <something naming weight_norm>` anywhere in the scope, nested functions
+    included."""
     for stmt in body:
         if isinstance(stmt, F.Assign) and any(at.dotted(t) == name for t in stmt.targets) \
                 and any("weight_norm" in n for n in at.names_in(stmt.value)):

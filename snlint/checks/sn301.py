@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from snlint import facts as F
-from snlint.checks import fixable as at
+from snlint.checks import at_node as at
 from snlint.checks.couplings import definition_of, trained_couplings
 from snlint.checks.emit import Emitter, describe, evidence as joined, lead_sentence
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
@@ -13,7 +13,7 @@ from snlint.checks.verdicts import (
     leaf_has_batch_statistics, measured_batch_normalization, probed_sources,
 )
 from snlint.config import Config
-from snlint.findings import UNSAFE, Finding, Location
+from snlint.findings import UNSAFE, Finding, Location, record
 from snlint.graph.facts import Site
 
 
@@ -140,12 +140,35 @@ def _replacement(bn: str, choice: str) -> tuple[str, str]:
     return "GroupNorm", ""
 
 
-# ---------------------------------------------------------------- without parsing
+# ---------------------------------------------------------------- the fix
 
 
-def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
-    """The applicability of the fix (`snlint.fixes.sn301`), read from the file's facts
-    (`snlint.checks.fixable`): the questions its planner asks of the tree, in its order."""
+@record
+class PerSampleNorm:
+    """SN301's fix: the batch norm `bn` at `site` (a node key: the call that builds it, a
+    `functools.partial(BatchNorm2d, ...)`, or the `norm_layer=` parameter whose default is
+    one of these: `param`) becomes the per-sample norm `new` (`norm-replacement`). `ref`
+    names torch.nn.<new> (imported from torch.nn when `imports`; "" for through the alias
+    the batch norm is named with); `partial` names functools.partial for a parameter's
+    default class (imported when `partial_imports`)."""
+
+    site: int
+    param: bool
+    in_partial: bool  # the batch norm is the class a partial is made of
+    bn: str
+    new: str
+    note: str
+    ref: str
+    imports: bool = False
+    partial: str = ""
+    partial_imports: bool = False
+    applicability = UNSAFE
+
+
+def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> PerSampleNorm | None:
+    """A batch norm built in the discriminator's own class (a factory or helper elsewhere
+    is shared: replacing it there would change it for every caller, the generator
+    included), whose arguments map onto the replacement's."""
     choice = (config.norm_replacement or "groupnorm").lower()
     if choice not in ("groupnorm", "instancenorm", "identity"):
         return None
@@ -154,28 +177,58 @@ def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     site = index.at(finding.node)
     if not isinstance(site, (F.Call, F.Param)) or not _in_discriminator_facts(finding, index, site):
         return None
-    if isinstance(site, F.Call):
-        bn = at.torch_nn_type(names, site.func)
-        if bn in BATCH_NORMS:
-            return UNSAFE if _nameable(names, bn, choice, site.func) and \
-                _norm_args_fit(site.args, False) else None
-        if at.qualified(names, site.func) == "functools.partial":
-            return _partial_fixable(names, site, choice)
+    param = isinstance(site, F.Param)
+    e = site.default if param else site
+    if e is None:
         return None
-    default = site.default
-    if default is None:
+    if isinstance(e, F.Call) and at.qualified(names, e.func) == "functools.partial":
+        pos = e.positional()
+        if not pos or at.has_star(e):
+            return None
+        like = pos[0].value
+        bn = at.torch_nn_type(names, like)
+        if bn not in BATCH_NORMS:
+            return None
+        new, note = _replacement(bn, choice)
+        rest = [a for a in e.args if a is not pos[0]]
+        if new != "Identity" and rest and not _norm_args_fit(rest, True):
+            return None
+        ref = _nn_ref(names, new, like)
+        return PerSampleNorm(finding.node, param, True, bn, new, note, *ref) if ref else None
+    if param and isinstance(e, F.Call):
         return None
-    if isinstance(default, F.Call):
-        return _partial_fixable(names, default, choice) if (
-            at.qualified(names, default.func) == "functools.partial") else None
-    bn = at.torch_nn_type(names, default)
-    if bn not in BATCH_NORMS or not _nameable(names, bn, choice, default):
+    bn = at.torch_nn_type(names, e.func if not param else e)
+    if bn not in BATCH_NORMS:
         return None
-    new, _ = _replacement(bn, choice)
-    if new != "Identity" and at.binding_for(names, "functools.partial") is None \
-            and not names.is_free("functools"):
+    new, note = _replacement(bn, choice)
+    ref = _nn_ref(names, new, e.func if not param else e)
+    if ref is None:
         return None
-    return UNSAFE
+    if not param:
+        return PerSampleNorm(finding.node, False, False, bn, new, note, *ref) if _norm_args_fit(e.args, False) else None
+    if new == "Identity":
+        return PerSampleNorm(finding.node, True, False, bn, new, note, *ref)
+    partial = at.binding_for(names, "functools.partial")
+    if partial is not None:
+        return PerSampleNorm(finding.node, True, False, bn, new, note, *ref, partial=partial)
+    if names.is_free("functools"):
+        return PerSampleNorm(finding.node, True, False, bn, new, note, *ref, partial="functools.partial",
+                             partial_imports=True)
+    return None
+
+
+def _nn_ref(names: F.Names, new: str, like) -> tuple[str, bool] | None:
+    """How the fix names torch.nn.<new>: through the alias the batch norm is named with
+    (`nn.`: ""), else any alias of torch.nn in the file, else an added `from torch.nn
+    import <new>` (True: imported)."""
+    if isinstance(like, (F.Attr, F.Global)) and at.prefix_quals(names, like)[:1] == ["torch.nn"]:
+        return "", False
+    ref = at.binding_for(names, f"torch.nn.{new}")
+    if ref is not None:
+        return ref, False
+    if names.is_free(new):
+        return new, True
+    return None
 
 
 def discriminator_class_here(finding: Finding) -> str | None:
@@ -189,8 +242,7 @@ def discriminator_class_here(finding: Finding) -> str | None:
 
 
 def _in_discriminator_facts(finding: Finding, index: at.FactsAt, site) -> bool:
-    """The planner's `_in_discriminator_class`: the nearest class around the site is the
-    finding's discriminator's."""
+    """The nearest class around the site is the finding's discriminator's."""
     name = discriminator_class_here(finding)
     if name is None:
         return False
@@ -200,20 +252,11 @@ def _in_discriminator_facts(finding: Finding, index: at.FactsAt, site) -> bool:
     return False
 
 
-def _nameable(names, bn: str, choice: str, like) -> bool:
-    """`_nn_ref` finds a way to name the replacement."""
-    new, _ = _replacement(bn, choice)
-    if isinstance(like, F.Global) and "." in (like.text or "") and \
-            (at.qualified(names, like) or "").rpartition(".")[0] == "torch.nn":
-        return True
-    return at.binding_for(names, f"torch.nn.{new}") is not None or names.is_free(new)
-
-
 def bn_parameters(args) -> list[str] | None:
     """The batch-norm parameter each argument passes, given (star, keyword) per argument:
     positional ones in `BN_POSITIONS` order. None when one cannot be named (`*args`, more
-    positional arguments than a batch norm takes). The planner (`snlint.fixes.sn301`) and
-    its predicate here both read arguments through it."""
+    positional arguments than a batch norm takes). The decision (`fix_input`, over facts)
+    and the edit (`fix`, over the tree) both read arguments through it."""
     named: list[str] = []
     index = 0
     for star, keyword in args:
@@ -230,21 +273,214 @@ def bn_parameters(args) -> list[str] | None:
 
 
 def _norm_args_fit(args, in_partial: bool) -> bool:
-    """`_norm_args` can map the batch norm's arguments."""
+    """`_norm_args` maps the batch norm's arguments."""
     named = bn_parameters((a.star, a.keyword) for a in args)
     return named is not None and ("num_features" in named or in_partial)
 
 
-def _partial_fixable(names, call, choice: str) -> str | None:
-    """`_replace_norm_partial` makes a plan."""
-    pos = call.positional()
-    if not pos or at.has_star(call):
+
+
+# ---------------------------------------------------------------- the libcst half
+
+
+def fix(finding: Finding, payload: PerSampleNorm, parsed):
+    import libcst as cst
+
+    from snlint.edit.plan import ImportSpec, Plan
+
+    if payload.param:
+        param = parsed.node(payload.site, cst.Param)
+        node = param.default if param is not None else None
+    else:
+        node = parsed.node(payload.site, cst.Call)
+    if node is None or payload.in_partial != isinstance(node, cst.Call) and payload.param:
         return None
-    bn = at.torch_nn_type(names, pos[0].value)
-    if bn not in BATCH_NORMS or not _nameable(names, bn, choice, pos[0].value):
+    plan = Plan(finding.code, payload.applicability, "")
+    if payload.ref and payload.imports:
+        plan.imports.append(ImportSpec("torch.nn", payload.new))
+    if payload.in_partial:
+        return _replace_norm_partial(plan, payload, node)
+    if payload.param:
+        return _replace_norm_default(plan, payload, node)
+    return _replace_norm_call(plan, payload, node)
+
+
+def _ref(payload: PerSampleNorm, like):
+    """The expression naming torch.nn.<new> (`PerSampleNorm.ref`)."""
+    import libcst as cst
+
+    if payload.ref:
+        return cst.parse_expression(payload.ref)
+    return cst.Attribute(value=like.value, attr=cst.Name(payload.new)) if isinstance(like, cst.Attribute) else None
+
+
+def _no_space():
+    import libcst as cst
+
+    return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                           whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _space_comma():
+    import libcst as cst
+
+    return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def _affine_true():
+    import libcst as cst
+
+    return cst.Arg(cst.Name("True"), keyword=cst.Name("affine"), equal=_no_space())
+
+
+def _lead_comma(whitespace):
+    """A comma after an argument inserted first: on its own line when the call puts its
+    arguments on lines of their own."""
+    import libcst as cst
+
+    if isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return cst.Comma(whitespace_after=whitespace)
+    return _space_comma()
+
+
+def _norm_args(call_args, new: str, in_partial: bool, lead) -> tuple[list, list[str]] | None:
+    """The arguments of the replacement norm from a batch norm's arguments (after the
+    class itself, for a partial), and the names of the arguments dropped. `lead` is the
+    comma after an inserted leading argument (GroupNorm's `1`)."""
+    import libcst as cst
+
+    from snlint.edit.syntax import merge_comma
+
+    names = bn_parameters((a.star, a.keyword.value if a.keyword is not None else None)
+                          for a in call_args)
+    if names is None:
+        return None
+    named = list(zip(names, call_args))
+    if "num_features" not in names and not in_partial:
+        return None
+    if new == "Identity":
+        return [], [n for n in names if n != "num_features"]
+    dropped = [n for n in names if n in BN_ONLY]
+    last_original = call_args[-1] if call_args else None
+    # (argument, the comma it keeps when it is not last, or None for a separator)
+    kept: list[tuple] = []
+    positional_ok = True
+    for name, a in named:
+        if name in BN_ONLY:
+            positional_ok = False  # what followed a dropped positional becomes a keyword
+            continue
+        own = a.comma if isinstance(a.comma, cst.Comma) and a is not last_original else None
+        if a.keyword is None and not positional_ok:
+            a = a.with_changes(keyword=cst.Name(name), equal=_no_space())
+        if new == "GroupNorm" and name == "num_features" and a.keyword is not None:
+            a = a.with_changes(keyword=cst.Name("num_channels"))
+        kept.append((a, own))
+    if new == "GroupNorm":
+        kept.insert(0, (cst.Arg(cst.Integer("1")), lead))
+    if new.startswith("InstanceNorm") and "affine" not in names:
+        kept.append((_affine_true(), None))
+    separators = [a.comma for a in call_args[:-1] if isinstance(a.comma, cst.Comma)]
+    sep = separators[0] if separators else _space_comma()
+    # The last argument takes the original last one's comma (a trailing comma and the
+    # line break before `)` stay).
+    last_comma = last_original.comma if last_original is not None else cst.MaybeSentinel.DEFAULT
+    last_ws = (last_original.whitespace_after_arg if last_original is not None
+               else cst.SimpleWhitespace(""))
+    out = []
+    for i, (a, own) in enumerate(kept):
+        if i == len(kept) - 1:
+            # A comment after the dropped last argument was about it; one after this
+            # argument stays.
+            comma = last_comma if own is None else merge_comma(own, last_comma)
+            out.append(a.with_changes(comma=comma, whitespace_after_arg=last_ws))
+        else:
+            out.append(a.with_changes(comma=own or sep, whitespace_after_arg=cst.SimpleWhitespace("")))
+    return out, dropped
+
+
+def _state_note(new: str) -> str:
+    if new == "Identity":
+        return ("the layer's state_dict entries (`weight`, `bias`, `running_mean`, `running_var`, "
+                "`num_batches_tracked`) are gone")
+    return ("the layer's `running_mean`, `running_var` and `num_batches_tracked` buffers leave "
+            "the state_dict (`weight` and `bias` stay)")
+
+
+def _replace_norm_call(plan, payload: PerSampleNorm, call):
+    import libcst as cst
+
+    from snlint.edit.syntax import code_of
+
+    new = payload.new
+    ref = _ref(payload, call.func)
+    built = _norm_args(call.args, new, False, _lead_comma(call.whitespace_before_args))
+    if ref is None or built is None:
+        return None
+    args, dropped = built
+    if not args and new == "Identity":
+        new_call = call.with_changes(func=ref, args=[], whitespace_before_args=cst.SimpleWhitespace(""))
+    else:
+        new_call = call.with_changes(func=ref, args=args)
+    plan.message = (f"Replace {payload.bn} with {code_of(new_call)}, a per-sample norm{payload.note}"
+                    + (f"; batch-norm-only {', '.join(dropped)} dropped" if dropped else "")
+                    + f"; {_state_note(new)}")
+    return plan.replace(call, new_call)
+
+
+def _replace_norm_partial(plan, payload: PerSampleNorm, call):
+    import libcst as cst
+
+    from snlint.edit.syntax import code_of, positional
+
+    pos = positional(call)
+    if not pos:
+        return None
+    new = payload.new
+    ref = _ref(payload, pos[0].value)
+    if ref is None:
         return None
     rest = [a for a in call.args if a is not pos[0]]
-    new, _ = _replacement(bn, choice)
-    if new != "Identity" and rest and not _norm_args_fit(rest, True):
+    if new == "Identity":
+        replacement = ref
+        dropped = [a.keyword.value if a.keyword else "argument" for a in rest]
+    else:
+        first_comma = pos[0].comma if isinstance(pos[0].comma, cst.Comma) else _space_comma()
+        if rest:
+            built = _norm_args(rest, new, True, first_comma)
+            if built is None:
+                return None
+            args, dropped = built
+        else:
+            args = [cst.Arg(cst.Integer("1")) if new == "GroupNorm" else _affine_true()]
+            dropped = []
+        first = pos[0].with_changes(value=ref, comma=first_comma if args else pos[0].comma)
+        replacement = call.with_changes(args=[first, *args])
+    plan.message = (f"Replace {payload.bn} with {code_of(replacement)}, a per-sample norm, so that "
+                    f"calling it with the channel count still works{payload.note}"
+                    + (f"; batch-norm-only {', '.join(dropped)} dropped" if dropped else "")
+                    + f"; {_state_note(new)}")
+    return plan.replace(call, replacement)
+
+
+def _replace_norm_default(plan, payload: PerSampleNorm, default):
+    import libcst as cst
+
+    from snlint.edit.plan import ImportSpec
+    from snlint.edit.syntax import code_of
+
+    new = payload.new
+    ref = _ref(payload, default)
+    if ref is None:
         return None
-    return UNSAFE
+    if new == "Identity":
+        replacement = ref
+    else:
+        if payload.partial_imports:
+            plan.imports.append(ImportSpec("functools"))
+        extra = cst.Arg(cst.Integer("1")) if new == "GroupNorm" else _affine_true()
+        replacement = cst.Call(func=cst.parse_expression(payload.partial),
+                               args=[cst.Arg(ref, comma=_space_comma()), extra])
+    replacement = replacement.with_changes(lpar=default.lpar, rpar=default.rpar)
+    plan.message = (f"Make the norm_layer default {code_of(replacement)}, a per-sample norm that "
+                    f"`norm_layer(C)` still builds{payload.note}; {_state_note(new)}")
+    return plan.replace(default, replacement)

@@ -7,14 +7,14 @@ from dataclasses import replace
 from typing import Iterator
 
 from snlint import facts as F
-from snlint.checks import fixable as at
+from snlint.checks import at_node as at
 from snlint.checks.couplings import (
     called_couplings, candidates, configured_elsewhere, coupled_discriminators, graph_evidence,
     pairs, reached,
 )
 from snlint.checks.emit import Emitter
 from snlint.config import Config
-from snlint.findings import UNSAFE, Finding, place
+from snlint.findings import UNSAFE, Finding, place, record
 
 
 CODE = "SN401"
@@ -150,13 +150,25 @@ def _side(call, here: str) -> str:
     return f"{what} ({why.render(here)})" if why else what
 
 
-# ---------------------------------------------------------------- without parsing
+# ---------------------------------------------------------------- the fix
 
 
-def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
-    """The applicability of the fix (`snlint.fixes.sn401`), read from the file's facts
-    (`snlint.checks.fixable`): two statements in a row, `a = D(x)` then `b = D(y)`, with
-    inputs safe to evaluate twice."""
+@record
+class OneCall:
+    """SN401's fix: `a = D(x)` (its call `first`, a node key) and the next statement
+    `b = D(y)` (`second`) become `a, b = D(<cat>([x, y])).split([x.size(0), y.size(0)])`,
+    `cat` naming torch.cat (`torch` imported when `imports`)."""
+
+    first: int
+    second: int
+    cat: str
+    imports: bool = False
+    applicability = UNSAFE
+
+
+def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> OneCall | None:
+    """Two statements in a row, `a = D(x)` then `b = D(y)`, with inputs safe to evaluate
+    twice."""
     index, names, first = at.call_at(finding, facts)
     second_at = finding.get("second")
     if first is None or not second_at or second_at[0] != finding.path:
@@ -184,13 +196,66 @@ def fixable(finding: Finding, facts: F.FileFacts, config: Config) -> str | None:
     head1 = (at.dotted(t1) or "").split(".")[0]
     if at.dotted(t1) == at.dotted(t2) or head1 in at.names_in(second) or head1 in at.names_in(x1):
         return None
-    if at.binding_for(names, "torch.cat") is None and not names.is_free("torch"):
+    if first.span.node is None or second.span.node is None:
         return None
-    return UNSAFE
+    cat = at.binding_for(names, "torch.cat")
+    if cat is not None:
+        return OneCall(first.span.node, second.span.node, cat)
+    if names.is_free("torch"):
+        return OneCall(first.span.node, second.span.node, "torch.cat", imports=True)
+    return None
+
+
+def fix(finding: Finding, payload: OneCall, parsed):
+    import libcst as cst
+    from libcst.helpers import parse_template_expression
+
+    from snlint.edit.plan import ImportSpec, Plan
+    from snlint.edit.syntax import code_of
+
+    calls = [parsed.node(payload.first, cst.Call), parsed.node(payload.second, cst.Call)]
+    statements = []
+    for call in calls:
+        assign = parsed.parent(call) if call is not None else None
+        line = parsed.parent(assign) if isinstance(assign, cst.Assign) else None
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 or len(assign.targets) != 1 \
+                or len(call.args) != 1:
+            return None
+        statements.append((assign, line))
+    (assign1, line1), (assign2, line2) = statements
+    first, second = calls
+    x1, x2 = first.args[0].value, second.args[0].value
+    plan = Plan(finding.code, payload.applicability, "")
+    if payload.imports:
+        plan.imports.append(ImportSpec("torch"))
+    value = parse_template_expression(
+        "{d}({cat}([{a}, {b}])).split([{sa}.size(0), {sb}.size(0)])",
+        d=first.func, cat=cst.parse_expression(payload.cat), a=x1, b=x2, sa=_undetached(x1),
+        sb=_undetached(x2))
+    t1, t2 = assign1.targets[0].target, assign2.targets[0].target
+    targets = cst.Tuple(elements=[
+        cst.Element(t1, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+        cst.Element(t2)], lpar=[], rpar=[])
+    plan.replace(assign1, assign1.with_changes(
+        targets=[assign1.targets[0].with_changes(target=targets)], value=value))
+    plan.replace(line2, cst.RemoveFromParent())
+    plan.message = (f"Score both batches in one call, `{parsed.code(t1)}, {parsed.code(t2)} = "
+                    f"{code_of(value)}`, so the batch statistics cover real and generated samples "
+                    f"alike (the two calls become one)")
+    return plan
+
+
+def _undetached(node):
+    """The expression whose size equals `node`'s: `x` of `x.detach()`."""
+    import libcst as cst
+
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "detach":
+        node = node.func.value
+    return node
 
 
 def _assign_of(index: at.FactsAt, call: F.Call) -> F.Assign | None:
-    """`_forward_assign`: the one-target assignment whose value is `call`, alone on its line."""
+    """The one-target assignment whose value is `call`, alone on its line."""
     stmt = index.parent.get(id(call))
     if not isinstance(stmt, F.Assign) or stmt.value is not call or len(stmt.targets) != 1:
         return None
@@ -210,7 +275,7 @@ def _one_input_fact(call: F.Call):
 
 
 def _pure_fact(e) -> bool:
-    """`_pure`: a name, an attribute chain, or `.detach()` of one."""
+    """Evaluating `e` twice is harmless: a name, an attribute chain, or `.detach()` of one."""
     if at.dotted(e) is not None:
         return True
     read = at.attribute(e.func) if isinstance(e, F.Call) and not e.args else None

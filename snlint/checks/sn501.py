@@ -6,7 +6,7 @@ from typing import Iterator
 
 from snlint.checks import sn107
 from snlint.checks.emit import Emitter
-from snlint.checks.sn_migration import migratable
+from snlint.checks.sn_migration import Migrate, migrate, migration
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.findings import Finding
@@ -29,5 +29,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 data={"api": call.api})
 
 
-def fixable(finding: Finding, facts: FileFacts, config: Config) -> str | None:
-    return migratable(finding, facts)
+def fix_input(finding: Finding, facts: FileFacts, config: Config) -> Migrate | None:
+    """Every call of the hook API's name in the file moves, its import changing."""
+    return migration(finding, facts, whole_file=True)
+
+
+def fix(finding: Finding, payload: Migrate, parsed):
+    return migrate(finding, payload, parsed)

@@ -1,18 +1,275 @@
-"""Whether a hook-API spectral norm can move to `parametrizations.spectral_norm` (the fix
-of SN107 and SN501, `snlint.fixes.sn_migration.migrate`), read without parsing."""
+"""Moving spectral norm from the hook API to `parametrizations.spectral_norm`: the fix of
+SN107 and SN501, with the inits and state-dict keys that move with it.
+
+`migration` decides from the file's facts how the call's callable is renamed (`Migrate`);
+`migrate` carries that out on the parsed file (libcst, imported there)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 from snlint import facts as F
-from snlint.checks import fixable as at
-from snlint.findings import UNSAFE, Finding
-from snlint.torchapi import SN_HOOK
+from snlint.checks import at_node as at
+from snlint.findings import UNSAFE, Finding, record
+from snlint.torchapi import (
+    INIT_FUNCTION, INPLACE_TENSOR_INIT, KEYS_HOOK, KEYS_PARAM, SN_FUNCTIONS, SN_HOOK, SN_PARAM,
+)
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from snlint.edit.parsed import ParsedFile
+    from snlint.edit.plan import Plan
+
+HOOK_SN = "torch.nn.utils.spectral_norm"
+PARAM_SN = "torch.nn.utils.parametrizations.spectral_norm"
+UTILS = "torch.nn.utils"
 
 
-def migratable(finding: Finding, facts: F.FileFacts) -> str | None:
-    """`migrate`'s applicability, read from the file's facts (`snlint.checks.fixable`): a
-    call of the hook API's spectral_norm (how it is renamed is the planner's choice)."""
+@record
+class Migrate:
+    """How a hook-API SN call (`call`, its node key) moves to the parametrizations API.
+
+    `chain`: the callee is an attribute chain, rewritten `X.parametrizations.spectral_norm`
+    where `X` (torch.nn.utils) is `chain` `.value` steps from it. Else the callee is a
+    name: with `rebind`, its one binding is pointed at the new API ("import", or "alias":
+    the module-level `SN = nn.utils.spectral_norm`, whose value is `alias_chain` steps from
+    torch.nn.utils), and every call of it in the file moves; else, or where the import is
+    not written as one that can be (`import torch.nn.utils.spectral_norm as sn`), the
+    call's callee becomes `ref` (imported from `ref_module` when given)."""
+
+    call: int
+    chain: int = 0
+    rebind: str = ""
+    alias_chain: int = 0
+    ref: str | None = None
+    ref_module: str | None = None
+    applicability = UNSAFE
+
+
+def migration(finding: Finding, facts: F.FileFacts, *, whole_file: bool) -> Migrate | None:
+    """How the hook-API SN call at the finding moves (`whole_file`: every call of its name
+    in the file moves with it, its import changing), or None when it cannot."""
     _, names, call = at.call_at(finding, facts)
-    if call is None or at.sn_api(names, call.func) != SN_HOOK:
+    if call is None or at.sn_api(names, call.func) != SN_HOOK or call.span.node is None:
         return None
-    return UNSAFE
+    func = call.func
+    if isinstance(func, F.Attr) or (isinstance(func, F.Global) and "." in (func.text or "")):
+        steps = _steps_to_utils(names, func)
+        return Migrate(call.span.node, chain=steps) if steps else None
+    if isinstance(func, F.Local):
+        name = func.name
+    elif isinstance(func, (F.Global, F.Unknown)) and (func.text or "").isidentifier():
+        name = func.text
+    else:
+        return None
+    ref, module = param_sn_ref(names)
+    rebind, alias_chain = "", 0
+    if whole_file or names.reads.get(name, 0) == 1:
+        if names.imports.get(name) is not None:
+            rebind = "import"
+        elif names.aliases.get(name) is not None:
+            value = at.FactsAt.of(facts).at(names.aliases[name])
+            if isinstance(value, (F.Attr, F.Global)):
+                alias_chain = _steps_to_utils(names, value)
+                rebind = "alias" if alias_chain else ""
+    if not rebind and ref is None:
+        return None
+    return Migrate(call.span.node, rebind=rebind, alias_chain=alias_chain, ref=ref, ref_module=module)
+
+
+def _steps_to_utils(names: F.Names, e) -> int:
+    """How many `.value` steps lead from the chain `e` (`nn.utils.spectral_norm`,
+    `torch.nn.utils.spectral_norm.spectral_norm`) to a chain naming torch.nn.utils: 1 or
+    2; 0 when none does."""
+    prefixes = at.prefix_quals(names, e)
+    if prefixes[:1] == [UTILS]:
+        return 1
+    if prefixes[:1] == [HOOK_SN] and prefixes[1:2] == [UTILS]:
+        return 2
+    return 0
+
+
+def param_sn_ref(names: F.Names) -> tuple[str | None, str | None]:
+    """A spelling of torch.nn.utils.parametrizations.spectral_norm in the file, and the
+    module to import it from when the file has none."""
+    for name, qual in sorted(names.scope.items()):
+        if SN_FUNCTIONS.get(qual) == SN_PARAM:
+            return name, None
+    if names.is_free("spectral_norm"):
+        return "spectral_norm", "torch.nn.utils.parametrizations"
+    ref = names.binding_for(PARAM_SN)  # `nn.utils.parametrizations.spectral_norm`
+    if ref is not None:
+        return ref, None
+    if names.is_free("parametrizations"):
+        return "parametrizations.spectral_norm", "torch.nn.utils"
+    return None, None
+
+
+# ---------------------------------------------------------------- the libcst half
+
+
+def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | None:
+    """Move the SN call from the hook API to torch.nn.utils.parametrizations.spectral_norm."""
+    import libcst as cst
+
+    from snlint.edit.plan import Plan
+
+    call = parsed.node(payload.call, cst.Call)
+    if call is None:
+        return None
+    plan = Plan(finding.code, payload.applicability, "")
+    func = call.func
+    migrated = [call]
+    scope = "this call"
+    if payload.chain:
+        new = _rechained(func, payload.chain)
+        if new is None:
+            return None
+        plan.replace(func, new)
+    elif isinstance(func, cst.Name):
+        name = func.value
+        if payload.rebind and _rebind(parsed, plan, name, payload):
+            migrated = [n for n in parsed.calls() if isinstance(n.func, cst.Name) and n.func.value == name]
+            if len(migrated) > 1:
+                scope = f"all {len(migrated)} calls of `{name}` in this file (its import changes)"
+            else:
+                scope = "this call (the file's only use of the hook API, so its import changes)"
+        elif payload.ref is not None:
+            if payload.ref_module is not None:
+                _import(plan, payload.ref_module, payload.ref.partition(".")[0])
+            plan.replace(func, cst.parse_expression(payload.ref).with_changes(lpar=func.lpar, rpar=func.rpar))
+        else:
+            return None
+    else:
+        return None
+    inits = _migrate_inits(parsed, plan, migrated)
+    init_note = (f"; {inits} init{'s' if inits != 1 else ''} of `.weight` now "
+                 f"target{'s' if inits == 1 else ''} `parametrizations.weight.original`" if inits else "")
+    plan.message = (f"Use torch.nn.utils.parametrizations.spectral_norm for {scope}{init_note}; "
+                    f"checkpoint keys change: {KEYS_HOOK} -> {KEYS_PARAM}")
+    return plan
+
+
+def _import(plan: Plan, module: str, obj: str, asname: str | None = None) -> None:
+    from snlint.edit.plan import ImportSpec
+
+    plan.imports.append(ImportSpec(module, obj, asname))
+
+
+def _rechained(func: cst.BaseExpression, steps: int) -> cst.Attribute | None:
+    """`X.spectral_norm` (X: `steps` `.value` steps up, naming torch.nn.utils) ->
+    `X.parametrizations.spectral_norm`."""
+    import libcst as cst
+
+    prefix = func
+    for _ in range(steps):
+        if not isinstance(prefix, cst.Attribute):
+            return None
+        prefix = prefix.value
+    return cst.Attribute(value=cst.Attribute(value=prefix, attr=cst.Name("parametrizations")),
+                         attr=cst.Name("spectral_norm"), lpar=func.lpar, rpar=func.rpar)
+
+
+def _rebind(parsed: ParsedFile, plan: Plan, name: str, payload: Migrate) -> bool:
+    """Point the one binding of `name` (an import from torch.nn.utils, or a module-level
+    alias) at the parametrizations API. False when it is not written so it can be."""
+    import libcst as cst
+
+    from snlint.edit.names import dotted
+    from snlint.edit.syntax import without
+
+    if payload.rebind == "import":
+        alias = parsed.names.import_of(name)
+        node = parsed.parent(alias) if alias is not None else None
+        if not isinstance(node, cst.ImportFrom) or dotted(alias.name) != "spectral_norm":
+            return False
+        if dotted(node.module) not in (UTILS, HOOK_SN):
+            return False
+        if len(node.names) == 1:  # type: ignore[arg-type]
+            plan.replace(node, node.with_changes(module=cst.parse_expression("torch.nn.utils.parametrizations")))
+        else:
+            index = next(i for i, a in enumerate(node.names) if a is alias)  # type: ignore[arg-type]
+            plan.replace(node, node.with_changes(names=without(node.names, index)))  # type: ignore[arg-type]
+            _import(plan, "torch.nn.utils.parametrizations", "spectral_norm",
+                    None if name == "spectral_norm" else name)
+        return True
+    value = parsed.names.alias_value(name)
+    new = _rechained(value, payload.alias_chain) if isinstance(value, cst.Attribute) else None
+    if new is None:
+        return False
+    plan.replace(value, new)
+    return True
+
+
+def init_target(parsed: ParsedFile, call: cst.Call, params: Sequence[str]) -> cst.Attribute | None:
+    """The `X.weight` an init call writes (`nn.init.x_(X.weight[.data])`,
+    `X.weight[.data].normal_()`)."""
+    import libcst as cst
+
+    from snlint.edit.syntax import keyword, positional
+
+    node: cst.CSTNode | None = None
+    qual = parsed.names.qualify(call.func)
+    if qual is not None and INIT_FUNCTION.match(qual):
+        pos = positional(call)
+        node = pos[0].value if pos else (keyword(call, "tensor").value if keyword(call, "tensor") else None)
+    elif isinstance(call.func, cst.Attribute) and call.func.attr.value in INPLACE_TENSOR_INIT:
+        node = call.func.value
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        node = node.value
+    if isinstance(node, cst.Attribute) and node.attr.value in params:
+        return node
+    return None
+
+
+def original_of(attr: cst.Attribute, param: str) -> cst.Attribute:
+    """`X.weight` -> `X.parametrizations.weight.original` (parentheses kept)."""
+    import libcst as cst
+
+    inner = cst.Attribute(value=cst.Attribute(value=attr.value, attr=cst.Name("parametrizations")),
+                          attr=cst.Name(param))
+    return cst.Attribute(value=inner, attr=cst.Name("original"), lpar=attr.lpar, rpar=attr.rpar)
+
+
+def _sn_targets(parsed: ParsedFile, call: cst.Call) -> set[str]:
+    """The expressions that hold the layer an SN call wraps (`self.conv` in
+    `self.conv = spectral_norm(...)`, or the argument `self.conv` of `spectral_norm(self.conv)`)."""
+    import libcst as cst
+
+    from snlint.edit.syntax import module_arg
+
+    out = set()
+    parent = parsed.parent(call)
+    if isinstance(parent, cst.Assign) and parent.value is call and len(parent.targets) == 1:
+        out.add(parsed.code(parent.targets[0].target).strip())
+    arg = module_arg(call)
+    if arg is not None and isinstance(arg.value, (cst.Name, cst.Attribute)):
+        out.add(parsed.code(arg.value).strip())
+    return out
+
+
+def _migrate_inits(parsed: ParsedFile, plan: Plan, calls: list[cst.Call]) -> int:
+    """Inits of `X.weight` / `X.weight_orig` of layers the migration moves to the
+    parametrizations API, in the same function: pointed at `parametrizations.weight.original`,
+    so the migration never creates an SN106."""
+    import libcst as cst
+
+    from snlint.edit.syntax import enclosing_function, walk
+
+    count = 0
+    by_scope: dict[int, tuple[cst.CSTNode, set[str]]] = {}
+    for call in calls:
+        scope = enclosing_function(parsed, call) or parsed.module
+        by_scope.setdefault(id(scope), (scope, set()))[1].update(_sn_targets(parsed, call))
+    for scope, targets in by_scope.values():
+        if not targets:
+            continue
+        for node in walk(scope):
+            if not isinstance(node, cst.Call) or id(node) in plan.changes:
+                continue
+            target = init_target(parsed, node, ["weight", "weight_orig"])
+            if target is not None and parsed.code(target.value).strip() in targets:
+                plan.replace(target, original_of(target, "weight"))
+                count += 1
+    return count

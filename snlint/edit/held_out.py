@@ -9,7 +9,7 @@ findings' node keys name it), and the parsed part is fixed as libcst transformat
 like the whole file. The fixed file is the fixed part's code with each statement's own
 lines back in place of its marker: bytes a fix never parsed are bytes it cannot change.
 
-What is kept (the planners of `LOCAL_CODES` read nothing else: `tests/test_held_out.py`
+What is kept (the fixes of `LOCAL_CODES` read nothing else: `tests/test_held_out.py`
 holds each rule's fixes to those made on the whole file):
 - each statement a finding's span is in;
 - the first statement and the import block after it: what
@@ -20,9 +20,7 @@ holds each rule's fixes to those made on the whole file):
   (`Names.imports`, `Names.aliases`): what `_prune_imports` may remove, and a fix reads;
 - the first statement with an indented block: libcst takes the file's default indent
   from its first indent, and a fix's new code is written with it.
-A fix that needs more says so (`NeedsWholeFile`: SN201's choice of spelling, when the
-discriminator's own is not called in the parsed part and a held-out statement calls
-spectral norm), and the file is parsed whole; so is it when a fix moved a marker.
+The file is parsed whole when a fix moved a marker (`NeedsWholeFile`).
 A finding in module-level code (outside a `def` and a `class`: a fix may read the whole
 module's scope) and a file with a lone `\\r` line break (CPython and libcst may count its
 lines apart) are parsed whole.
@@ -38,10 +36,9 @@ from snlint import facts as F
 from snlint.findings import Finding
 from snlint.lines import lines_with_endings
 from snlint.records import dataclass
-from snlint.torchapi import SN_FUNCTIONS
 
-# The rules whose planners read no more than the statements above (SN401's reads a
-# second call by position, SN501's every call of the file: they parse it whole).
+# The rules whose fixes read no more than the statements above (SN401's reads a second
+# call by position, SN501's every call of the file: they parse it whole).
 LOCAL_CODES = frozenset({"SN101", "SN102", "SN103", "SN104", "SN105", "SN106", "SN107",
                          "SN201", "SN301"})
 # Below this many held-out lines, the whole file is parsed: not worth the bookkeeping.
@@ -68,9 +65,6 @@ class HeldOut:
 
     text: str
     holes: tuple[Hole, ...]
-    # A held-out statement reads a name as torch's spectral norm or a partial of it
-    # (`Names.quals`): the parsed part may not show every spelling the file calls.
-    sn_elsewhere: bool = False
 
     def words(self) -> frozenset[str]:
         """Every identifier-like word of the held-out lines: names they may still read or
@@ -137,8 +131,7 @@ def held_out(text: str, findings: Iterable[Finding], names: F.Names | None) -> H
     runs = _runs(held, spans)
     if sum(last - first + 1 for first, last in runs) < MIN_HELD_LINES:
         return None
-    held_lines = {n for first, last in runs for n in range(first, last + 1)}
-    return _hold(text, lines, runs, any(line in held_lines for line in _sn_lines(names)))
+    return _hold(text, lines, runs)
 
 
 def _prefix(body: list[ast.stmt]) -> set[int]:
@@ -181,17 +174,6 @@ def _wanted_lines(findings: list[Finding], names: F.Names | None) -> Iterable[in
         yield from _key_lines(key)
 
 
-def _sn_lines(names: F.Names | None) -> Iterable[int]:
-    """The first line of each name the file reads as torch's spectral norm, or a partial
-    of it."""
-    if names is None:
-        return
-    wrapped = {qual for qual, inner in names.partials.items() if inner in SN_FUNCTIONS}
-    for key, qual in names.quals.items():
-        if qual in SN_FUNCTIONS or qual in wrapped:
-            yield _key_lines(key).start
-
-
 def _key_lines(key: int) -> range:
     """The lines of the node a node key names (`facts.node_key`)."""
     key >>= 3
@@ -228,8 +210,7 @@ def _runs(held: Collection[int], spans: list[tuple[int, int]]) -> list[tuple[int
     return runs
 
 
-def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]],
-          sn_elsewhere: bool) -> HeldOut | None:
+def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]]) -> HeldOut | None:
     token = _unused_token(text)
     parts: list[str] = []
     holes: list[Hole] = []
@@ -248,7 +229,7 @@ def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]],
         parts.append(marker + filler)
         at = last
     parts.extend(c + e for c, e in lines[at:])
-    return HeldOut("".join(parts), tuple(holes), sn_elsewhere)
+    return HeldOut("".join(parts), tuple(holes))
 
 
 def _unused_token(text: str) -> str:

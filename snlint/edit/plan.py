@@ -11,24 +11,18 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import libcst as cst
 
-from snlint.config import Config
 from snlint.edit.names import dotted
 from snlint.edit.imports import add_imports
 from snlint.edit.parsed import ParsedFile, Rendered
 from snlint.lines import may_lose_bytes
 from snlint.edit.syntax import walk, without
-from snlint import findings
-from snlint.findings import Finding
 from snlint.records import dataclass
 
 
-# Defined with the findings, where the rules' `fixable` predicates import them without
-# libcst; the planners keep spelling them from here.
-SAFE, UNSAFE = findings.SAFE, findings.UNSAFE
 
 
 @dataclass(frozen=True)
@@ -326,5 +320,3 @@ def _render(parsed: ParsedFile, node: cst.CSTNode) -> str:
     except Exception:  # noqa: BLE001 - a node that cannot print on its own
         return repr(node)
 
-
-Planner = Callable[[Finding, ParsedFile, Config], "Plan | None"]

@@ -1,4 +1,4 @@
-"""Small libcst helpers the fix planners share: call arguments, comments, statements and
+"""Small libcst helpers the rules' fixes share: call arguments, comments, statements and
 the commas between items, read and rebuilt without touching other bytes."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from typing import Any, Iterator, Sequence
 import libcst as cst
 
 from snlint.edit.parsed import ParsedFile
-from snlint.torchapi import KINDS
 
 
 def positional(call: cst.Call) -> list[cst.Arg]:
@@ -32,25 +31,6 @@ def module_arg(call: cst.Call) -> cst.Arg | None:
         return None
     pos = positional(call)
     return pos[0] if pos else keyword(call, "module")
-
-
-def last_name(node: cst.CSTNode) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return None
-
-
-def torch_nn_type(parsed: ParsedFile, node: cst.CSTNode) -> str | None:
-    """`Conv2d` when `node` names torch.nn.Conv2d (through any alias), else None."""
-    qual = parsed.names.qualify(node)
-    if qual is None:
-        return None
-    head, _, name = qual.rpartition(".")
-    if head in ("torch.nn",) or head.startswith("torch.nn.modules"):
-        return name if name in KINDS else None
-    return None
 
 
 def has_comments(node: cst.CSTNode, skip: cst.CSTNode | None = None) -> bool:
@@ -124,10 +104,6 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
     for child in node.children:
         yield from walk(child)
-
-
-def names_in(node: cst.CSTNode) -> set[str]:
-    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
 
 
 def code_of(node: cst.CSTNode) -> str:

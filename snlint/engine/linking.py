@@ -16,7 +16,7 @@ from snlint import facts as F
 from snlint.catalogue import Rule, load_catalogue
 from snlint.checks.cleared import checks_only_adding
 from snlint.checks.emit import Emitter
-from snlint.checks.registry import fixable_codes
+from snlint.checks.registry import fixers
 from snlint.config import Config
 from snlint.engine.per_file import Extracted, internal, jobs_for
 from snlint.engine.workers import shared_map
@@ -221,7 +221,7 @@ def named(findings: list[Finding], facts: list[FileFacts]) -> list[Finding]:
     """The findings a fix may exist for, each with its file's names as the link step
     resolves them: a fix names things the way the finding was decided. The whole
     project's index answers each file's lookups as its part's did (`link.groups`)."""
-    codes = fixable_codes()
+    codes = fixers()
     if not any(f.code in codes for f in findings):
         return findings
     definitions = Definitions(ProjectIndex(facts))

@@ -19,7 +19,7 @@ for the very texts they were built from.
 from __future__ import annotations
 
 import os
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Mapping
 
 from snlint.config import Config
@@ -138,8 +138,10 @@ class RunCache:
               discriminators: frozenset[str] = frozenset()) -> None:
         texts = tuple([(p, digest(t), True) for p, t in sources.items()]
                       + [(p, digest(t), False) for p, t in imported.items()])
-        # What a fix would name things with belongs to the run that built the fix.
-        kept_findings = tuple(f.with_(names=None) for f in findings)
+        # What a fix would name things with, and the payload it is built from, belong to
+        # the run that built the fix: a report answered from here only shows the mark.
+        kept_findings = tuple(f.with_(names=None, fix=f.fix and replace(f.fix, payload=None))
+                              for f in findings)
         self.cache.put("run", self.key, "", RunEntry(texts, self.listing(), kept, mattering, kept_findings,
                                                    frozenset(discriminators)),
                        run=True)

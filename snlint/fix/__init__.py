@@ -3,8 +3,9 @@
 A fix costs a parse of its file, a transform, a compile and a diff, so a plain lint
 builds none:
 - `mark_fixes(findings, files, config)` marks each fixable finding with an unbuilt `Fix`
-  (its applicability only), decided from the source facts without parsing anything:
-  enough for `[*]`, the summary's count and `--fix`'s choice of files to parse.
+  (its applicability, and the payload its rule decided from the source facts, which the
+  fix is later built from), without parsing anything: enough for `[*]`, the summary's
+  count and `--fix`'s choice of files to parse.
 - `attach_fixes(findings, sources, config)` gives each fixable finding its built `Fix`
   (applicability, message, unified diff, the file's new text), each computed alone on
   the text as read: for the outputs that show fixes (`--show-fixes`, JSON, SARIF).
@@ -13,8 +14,8 @@ builds none:
   lint announced are fixed (never one a fix made), and gives each changed file's diff
   and (with `write`) its atomic write in its encoding with `write_fixed`.
 
-Only building imports libcst and the planners (`snlint.fixes`); marking needs neither,
-so a plain lint, which imports this package, never pays for them.
+Only building imports libcst (the rules' `fix` halves import it inside); marking does
+not, so a plain lint, which imports this package, never pays for it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from pathlib import Path
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping
 
-from snlint.catalogue import load_catalogue
 from snlint.config import Config
 from snlint.facts import FileFacts
 from snlint.files import (
@@ -35,7 +35,7 @@ from snlint.files import (
 from snlint.findings import Edit, Finding, Fix
 from snlint.fix.apply import FixedPoint, Report, compiles, unchanged_on_disk, where
 from snlint.fix.diff import unified_diff, unified_diff_in
-from snlint.fix.planning import fixability, names_of, plan_for
+from snlint.fix.planning import mark, names_of, plan_for
 from snlint.lines import lines_before
 from snlint.records import dataclass
 
@@ -52,31 +52,29 @@ def _stderr(message: str) -> None:
 def mark_fixes(findings: Iterable[Finding], files: Mapping[str, FileFacts], config: Config,
                report: Report | None = None) -> list[Finding]:
     """`findings` with an unbuilt `Fix` (applicability only) on each one a fix exists for,
-    as `snlint.fix.planning.fixability` decides from the facts of its file (`files`:
+    as `snlint.fix.planning.mark` decides from the facts of its file (`files`:
     display path -> facts); nothing is parsed."""
     # The rules' modules: imported with the link step, which comes first on a lint; here,
     # not when `--fix` starts (before its first lint imports them beside its workers).
-    from snlint.checks.registry import fix_predicates, fixable_codes
+    from snlint.checks.registry import fixers
 
     report = report or _stderr
     findings = list(findings)
-    codes = fixable_codes()
-    predicates = fix_predicates()
-    pages = {code: rule.fix for code, rule in load_catalogue().items()}
+    rules = fixers()
     broken = {f.path for f in findings if f.code == "SN901"}
     out = []
     for f in findings:
         facts = files.get(f.path)
-        if f.fix is None and f.code in codes and facts is not None and facts.rewritable \
+        if f.fix is None and f.code in rules and facts is not None and facts.rewritable \
                 and f.path not in broken:
             try:
-                applicability = fixability(f, facts, config, codes, predicates, pages)
+                marked = mark(f, facts, config, rules)
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {f.code} fix for {where(f)}: "
                        f"{type(e).__name__}: {e}")
-                applicability = None
-            if applicability is not None:
-                f = replace(f, fix=Fix(applicability))
+                marked = None
+            if marked is not None:
+                f = replace(f, fix=marked)
         out.append(f)
     return out
 
@@ -105,10 +103,12 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
     broken |= {path for path, facts in (files or {}).items() if not facts.rewritable}
     wanted: dict[str, list[int]] = {}
     marked: dict[int, str] = {}  # finding -> the applicability a plain lint marked
+    payloads: dict[int, object] = {}  # finding -> its mark's payload (`Fix.payload`)
     by_code = fixers()
     for i, f in enumerate(findings):
         if f.fix is not None and not f.fix.built:
             marked[i] = f.fix.applicability
+            payloads[i] = f.fix.payload
             findings[i] = f = replace(f, fix=None)
         if f.code in by_code and f.fix is None and f.cell is None and f.path in sources \
                 and f.path not in broken:
@@ -123,7 +123,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
         for i in indexes:
             finding = findings[i]
             try:
-                built = _built(parsed, finding, config, by_code)
+                built = _built(parsed, finding, config, by_code, payloads.get(i))
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {finding.code} fix for {where(finding)}: "
                        f"{type(e).__name__}: {e}")
@@ -163,13 +163,13 @@ UNBUILT = ("a fix is marked available, but none could be built on the file as it
            "--diff shows what --fix would do")
 
 
-def _built(parsed, finding: Finding, config: Config, by_code) -> tuple | None:
+def _built(parsed, finding: Finding, config: Config, by_code, payload=None) -> tuple | None:
     """The plan for `finding` and what it changes in the file's text: (start, end, the
     new text of that stretch, the code of the top-level statements it holds or None when
     unknown); None when there is no plan or it changes nothing."""
     from snlint.edit.plan import apply_in_place, apply_plans
 
-    plan = plan_for(finding, parsed, config, by_code)
+    plan = plan_for(finding, parsed, config, by_code, payload)
     if plan is None:
         return None
     text = parsed.text

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from snlint.config import Config
 from snlint.findings import Finding, applies
 from snlint.fix.identity import Identity, identities
-from snlint.fix.planning import Planners, names_of, plan_for
+from snlint.fix.planning import Rules, names_of, plan_for
 from snlint.records import dataclass
 
 if TYPE_CHECKING:  # libcst is imported where a fix is built: a plain lint imports this module
@@ -98,9 +98,9 @@ class Round:
 
 
 def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *, unsafe: bool,
-             report: Report, by_code: Planners | None = None) -> Round:
+             report: Report, by_code: Rules | None = None) -> Round:
     """One round on one file: the fixable findings' plans, the overlapping ones
-    deferred, applied together. `by_code`: the rules' planners, when the caller has them."""
+    deferred, applied together. `by_code`: the rules with a fix, when the caller has them."""
     from snlint.edit.held_out import NeedsWholeFile
     from snlint.edit.plan import overlaps, signature
 
@@ -155,7 +155,7 @@ class Fixed:
 
 
 def _fix_one(path: str, text: str, findings: list[Finding], config: Config, unsafe: bool,
-             by_code: Planners) -> Fixed:
+             by_code: Rules) -> Fixed:
     import libcst as cst
 
     from snlint.edit.held_out import NeedsWholeFile, held_out
@@ -178,7 +178,7 @@ def _fix_one(path: str, text: str, findings: list[Finding], config: Config, unsa
 
 
 def _fixed(parsed: ParsedFile, findings: list[Finding], config: Config, unsafe: bool,
-           by_code: Planners) -> Fixed:
+           by_code: Rules) -> Fixed:
     messages: list[str] = []
     done = fix_file(parsed, findings, config, unsafe=unsafe, report=messages.append, by_code=by_code)
     index = {id(f): i for i, f in enumerate(findings)}
@@ -212,9 +212,9 @@ def as_sent(findings: list[Finding]) -> list[Finding]:
 
 
 def prepare_fixes() -> None:
-    """What a round imports (libcst, the planners), before any worker starts: a forked
+    """What a round imports (libcst, the rules' fixes), before any worker starts: a forked
     worker has it then, instead of importing it again beside this process."""
-    import snlint.edit.parsed  # noqa: F401 - libcst and the fixers' modules
+    import snlint.edit.parsed  # noqa: F401 - libcst and what the rules' fixes use
     import snlint.edit.plan  # noqa: F401
     from snlint.checks.registry import fixers
 

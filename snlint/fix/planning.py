@@ -1,22 +1,24 @@
-"""Which plan fixes a finding: the `fix` of the finding's rule (in `snlint.fixes`), where
-it has one; and, without parsing anything, whether there is one (`fixability`)."""
+"""A finding's fix, decided once: `mark` asks the finding's rule, from the source facts and
+without parsing anything, whether and how its fix edits the file (the rule's `fix_input`,
+whose typed payload the unbuilt `Fix` holds); `plan_for` has the rule's `fix` carry that
+payload out on the parsed file. So `[*]` and `--fix` answer the same decision."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Iterable
 
 from snlint.config import Config
 from snlint.facts import FileFacts, Names
-from snlint.findings import Finding
+from snlint.findings import Finding, Fix
 from snlint.fix.safety import decide
 
-if TYPE_CHECKING:  # a plain lint decides fixability without libcst
+if TYPE_CHECKING:  # a plain lint marks fixes without libcst
     from snlint.edit.parsed import ParsedFile
     from snlint.edit.plan import Plan
 
-Planners = dict[str, Callable[[Finding, "ParsedFile", Config], "Plan | None"]]
-Predicates = dict[str, Callable[[Finding, FileFacts, Config], "str | None"]]
+Rules = dict[str, ModuleType]  # code -> the rule module of a rule with a fix
 
 
 def _at_node(finding: Finding, names: Names) -> Finding | None:
@@ -31,21 +33,23 @@ def _at_node(finding: Finding, names: Names) -> Finding | None:
     return finding.with_(span=replace(finding.span, node=index))
 
 
-def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
-             planners_by_code: Planners | None = None) -> Plan | None:
-    """The fix for `finding` in the parsed file, or None; its applicability as the safety
-    policy decides (`snlint.fix.safety`), as `fixability` does."""
+def plan_for(finding: Finding, parsed: ParsedFile, config: Config, rules: Rules | None = None,
+             payload: Any = None) -> Plan | None:
+    """The fix for `finding` in the parsed file, built by its rule's `fix` from the payload
+    its mark holds (`payload`: when the finding holds no mark), or None; its applicability
+    as the safety policy decides (`snlint.fix.safety`), as `mark` does."""
     if finding.cell is not None:
         return None  # notebook cells: positions are within a cell, not the file
-    if planners_by_code is None:
+    if rules is None:
         from snlint.checks.registry import fixers  # the rules' modules: the link step's imports
 
-        planners_by_code = fixers()
-    planner = planners_by_code.get(finding.code)
-    if planner is None:
+        rules = fixers()
+    rule = rules.get(finding.code)
+    if payload is None and finding.fix is not None:
+        payload = finding.fix.payload
+    if rule is None or payload is None:
         return None
-    at = _at_node(finding, parsed.names.facts)
-    plan = planner(at, parsed, config) if at is not None else None
+    plan = rule.fix(finding, payload, parsed)
     if plan is not None:
         plan.applicability, reason = decide(finding, plan.applicability, config)
         if reason is not None:
@@ -53,31 +57,22 @@ def plan_for(finding: Finding, parsed: ParsedFile, config: Config,
     return plan
 
 
-def fixability(finding: Finding, facts: FileFacts, config: Config, codes: Collection[str],
-               predicates: Predicates, pages: Mapping[str, str]) -> str | None:
-    """The applicability ("safe" / "unsafe") of the fix `plan_for` would plan for
-    `finding`, or None when it would plan none, decided from the file's source facts
-    without parsing the file: what `[*]` and the summary's count say on a plain lint
-    (`codes`: the rules that have a planner, `snlint.checks.registry.fixable_codes`).
-
-    The rule's `fixable` predicate decides where it has one; otherwise the fix is as the
-    rule's page says (`pages`: code -> "safe" / "unsafe" / "none"); then the safety policy
-    (`snlint.fix.safety`) decides, as for the plan. A predicate reads the same facts the
-    planner's node came from, so the two agree on the code real projects hold
-    (tests/test_fixability.py); where a planner refuses for a reason the facts do
-    not show, `[*]` says more than `--fix` then does."""
-    if finding.cell is not None or finding.code not in codes:
+def mark(finding: Finding, facts: FileFacts, config: Config, rules: Rules) -> Fix | None:
+    """The unbuilt fix of `finding`, or None when there is none: what `[*]` and the
+    summary's count say on a plain lint, decided without parsing the file. The rule's
+    `fix_input` decides from the file's source facts whether and how its fix edits the
+    file; the payload it returns is all its libcst half (`fix`) reads, so what is marked
+    is what `--fix` does (the libcst half refuses only where the tree does not hold the
+    nodes the payload names). Then the safety policy (`snlint.fix.safety`) decides, as
+    for the plan."""
+    rule = rules.get(finding.code)
+    if finding.cell is not None or rule is None:
         return None
     at = _at_node(finding, finding.names if finding.names is not None else facts.names)
-    if at is None:
+    payload = rule.fix_input(at, facts, config) if at is not None else None
+    if payload is None:
         return None
-    predicate = predicates.get(finding.code)
-    if predicate is not None:
-        applicability = predicate(at, facts, config)
-    else:
-        page = pages.get(finding.code)
-        applicability = page if page in ("safe", "unsafe") else None
-    return decide(finding, applicability, config)[0] if applicability is not None else None
+    return Fix(decide(finding, payload.applicability, config)[0], payload=payload)
 
 
 def names_of(findings: Iterable[Finding]) -> Names | None:

@@ -1,9 +1,9 @@
-"""Which fix is safe: the one policy both `[*]` (`snlint.fix.planning.fixability`, from
-the facts) and `--fix` (`snlint.fix.planning.plan_for`, from the plan) go through, so
-the two cannot disagree.
+"""Which fix is safe: the one policy both `[*]` (`snlint.fix.planning.mark`, from the
+facts) and `--fix` (`snlint.fix.planning.plan_for`, from the plan) go through, so the
+two cannot disagree.
 
-A rule's fix has an *intrinsic* applicability (its predicate or planner says whether the
-edit chooses something or restructures code). A safe fix must also not break the
+A rule's fix has an *intrinsic* applicability (its payload says whether the edit
+chooses something or restructures code). A safe fix must also not break the
 program (DESIGN.md, "Applicability"): no `state_dict` key or shape changes, so a released
 checkpoint still loads with `strict=True`, and no edit of code another network runs.
 `decide` demotes every fix that breaks one of these, with the reason its message gives,

@@ -1,10 +1,10 @@
-"""What the rules' `fixable` predicates read: one file's source facts by node key.
+"""The source facts at a finding's node, what a rule's `fix_input` reads: one file's
+facts by node key (`facts.node_key`), with what encloses each.
 
 A plain lint marks each fixable finding without parsing its file again (parsing,
-transforming, compiling and diffing is what building a fix costs). A predicate answers
-from the facts the source pass already made: the node a planner would start from, what
-encloses it, and what its names mean; each asks the questions its planner asks of the
-libcst tree, in the same order, and refuses where the planner refuses.
+transforming, compiling and diffing is what building a fix costs): the rule decides,
+from these facts, whether and how its fix edits the file, and records that as a typed
+payload; the fix's libcst half only carries the payload out on the parsed file.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def _collect(value: Any, out: list[Any]) -> None:
             _collect(item, out)
 
 
-# ---------------------------------------------------------------- what planners ask
+# ---------------------------------------------------------------- what fixes ask
 
 
 def names_of(finding: Any, file: F.FileFacts) -> F.Names:
@@ -172,6 +172,16 @@ def call_at(finding: Any, file: F.FileFacts) -> tuple[FactsAt, F.Names, F.Call |
     index = FactsAt.of(file)
     call = index.at(finding.node)
     return index, names_of(finding, file), call if isinstance(call, F.Call) else None
+
+
+def calls(file: F.FileFacts) -> Iterator[F.Call]:
+    """Every call the source pass read in the file."""
+    stack: list[Any] = list(reversed(file.body))
+    while stack:
+        fact = stack.pop()
+        if isinstance(fact, F.Call):
+            yield fact
+        stack.extend(reversed(_children(fact)))
 
 
 def attribute(e: Any) -> tuple[str, Any] | None:
@@ -190,6 +200,25 @@ def qualified(names: F.Names, e: Any) -> str | None:
     if isinstance(e, (F.Global, F.Local, F.Attr, F.Unknown)) and e.span.node is not None:
         return names.quals.get(e.span.node)
     return None
+
+
+def prefix_quals(names: F.Names, e: Any) -> list[str | None]:
+    """The qualified names of the chains `e` reads its attributes from, longest first
+    (`nn.utils`, then `nn`, for `nn.utils.spectral_norm`). Inside a module-level chain
+    the source pass kept whole, they are the chains it recorded a name for that start
+    where `e` does."""
+    if isinstance(e, F.Attr):
+        return [qualified(names, e.value), *prefix_quals(names, e.value)]
+    if not isinstance(e, F.Global) or e.span.node is None:
+        return []
+    key = e.span.node >> 3
+    start, end = key >> 64, key & 0xFFFFFFFFFFFFFFFF
+    found = []
+    for other, qual in names.quals.items():
+        k = other >> 3
+        if other & 7 == F.EXPR and k >> 64 == start and (k & 0xFFFFFFFFFFFFFFFF) < end:
+            found.append((k & 0xFFFFFFFFFFFFFFFF, qual))
+    return [qual for _, qual in sorted(found, reverse=True)]
 
 
 def sn_api(names: F.Names, e: Any) -> str | None:
@@ -240,10 +269,6 @@ def names_in(e: Any) -> set[str]:
             out.add(x.text)
         stack.extend(_children(x))
     return out
-
-
-def positional(call: F.Call) -> tuple[F.Arg, ...]:
-    return call.positional()
 
 
 def has_star(call: F.Call) -> bool:
