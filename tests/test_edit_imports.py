@@ -89,3 +89,12 @@ def test_a_new_import_goes_at_the_end_of_the_top_block():
 def test_nothing_to_add_keeps_every_byte():
     text = TOPS["already there"]
     assert add_imports(cst.parse_module(text), SPECS["sn"] + SPECS["module"]).code == text
+
+
+def test_a_name_wanted_plain_and_aliased_from_one_module_is_imported_both_ways():
+    # One fix binds `spectral_norm`, another re-points the alias `SN`: libcst's codemod
+    # raises comparing None with "SN" here; the fix must not.
+    specs = [ImportSpec("torch.nn.utils.parametrizations", "spectral_norm"),
+             ImportSpec("torch.nn.utils.parametrizations", "spectral_norm", "SN")]
+    assert add_imports(cst.parse_module("import os\nx = 1\n"), specs).code == (
+        "import os\nfrom torch.nn.utils.parametrizations import spectral_norm, spectral_norm as SN\n\nx = 1\n")

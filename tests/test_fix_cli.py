@@ -210,3 +210,32 @@ def test_fixing_the_examples_leaves_only_findings_without_a_mechanical_fix(tmp_p
     assert {p: p.read_bytes() for p in copy.rglob("*.py")} == before
     assert "Fixed" not in second.stderr
     assert snlint("--diff", "--unsafe-fixes", "examples").stdout == ""
+
+
+def test_two_fixes_wanting_one_name_plain_and_aliased_are_both_written(project):
+    # SN107 writes `spectral_norm(...)`; SN501 re-points the alias `SN` to the same
+    # function. Both need an import from one module: that was an internal error.
+    path = project("d.py", textwrap.dedent("""\
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm as SN, weight_norm
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attn = nn.MultiheadAttention(64, 4)
+                self.attn.out_proj = SN(self.attn.out_proj)
+                self.conv = SN(nn.Conv2d(3, 64, 3))
+                self.head = weight_norm(nn.Linear(64, 1))
+
+            def forward(self, x):
+                return self.head(self.conv(x))
+        """))
+    result = snlint("--select", "ALL", "--unsafe-fixes", "--fix", "--no-cache", "d.py")
+    assert "internal error" not in result.output
+    text = path.read_text()
+    assert text.splitlines()[1:3] == [
+        "from torch.nn.utils import weight_norm",
+        "from torch.nn.utils.parametrizations import spectral_norm, spectral_norm as SN"]
+    assert "        self.attn.out_proj = spectral_norm(self.attn.out_proj)\n" in text
+    compile(text, "d.py", "exec")

@@ -94,7 +94,9 @@ def add_imports(module: cst.Module, specs: Sequence) -> cst.Module:
         wanted[m].extend(pairs)
     for m, names in objects.items():
         wanted[m].extend((o, None) for o in names)
-    ordered = {m: sorted(pairs) for m, pairs in wanted.items()}
+    # A name may be wanted both plain and aliased (one fix binds it, another re-points it).
+    ordered = {m: sorted(pairs, key=lambda p: (p[0], p[1] is not None, p[1] or ""))
+               for m, pairs in wanted.items()}
     config = module.config_for_parsing
 
     def from_import(m: str, pairs: list) -> cst.BaseStatement:
