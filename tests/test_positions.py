@@ -1,6 +1,6 @@
-"""snlint/positions (the table, and its codegen in snlint/positions/codegen.py): the table equals libcst's
-PositionProvider (ranges and order: the node index) and the parents its
-ParentNodeProvider, on code that takes both the written-out codegen and libcst's own."""
+"""snlint/positions: the table, laid out one top-level statement at a time, equals libcst's
+PositionProvider over the whole module (ranges and order) and the parents its
+ParentNodeProvider; a statement is laid out when a node of it is asked about."""
 
 from __future__ import annotations
 
@@ -56,8 +56,7 @@ def test_the_table_is_libcsts(name):
     expected = wrapper.resolve(PositionProvider)
     assert list(positions) == list(expected)  # the node indices
     assert [positions.raw(n) for n in expected] == [
-        (r.start.line, r.start.column, r.end.line, r.end.column, i)
-        for i, r in enumerate(expected.values())]
+        (r.start.line, r.start.column, r.end.line, r.end.column) for r in expected.values()]
     assert dict(parents.items()) == dict(wrapper.resolve(ParentNodeProvider))
 
 
@@ -75,7 +74,7 @@ def test_ranges_leave_out_parentheses_and_trailing_newlines():
     assert positions[branch.body.body[0]] == ((3, 1), (3, 6))
     assert parents[binary.left] is binary and parents[assign] is module.body[0]
     assert parents.get(module) is None
-    assert positions.index(module) == len(positions) - 1
+    assert list(positions)[-1] is module and len(positions) == len(list(positions))
 
 
 def test_a_node_of_another_tree_is_not_in_the_table():
@@ -111,3 +110,38 @@ def test_a_layout_keeps_nothing_alive_once_dropped():
     finally:
         if enabled:
             gc.enable()
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_each_statement_alone_is_where_the_whole_module_has_it(name):
+    # Asked node by node from the last statement up, each statement is laid out alone.
+    module = cst.parse_module(SOURCES[name])
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions, parents = layout(module)
+    for node in reversed(list(expected)):
+        r = expected[node]
+        assert positions.raw(node) == (r.start.line, r.start.column, r.end.line, r.end.column)
+    assert list(positions) == list(expected)
+
+
+def test_asking_about_a_line_lays_out_only_its_statement():
+    module = cst.parse_module("import a\n\nx = f(1)\n\n\ndef g():\n    return h(2)\n")
+    positions, parents = layout(module)
+    call = module.body[2].body.body[0].body[0].value
+    assert call in positions.at_line(7)
+    assert positions[call] == ((7, 11), (7, 15))
+    assert parents[call] is module.body[2].body.body[0].body[0]
+    assert parents[module.body[2]] is module
+    laid_out = positions._layout.nodes
+    assert [nodes is not None for nodes in laid_out] == [False, False, True]
+
+
+def test_the_nodes_at_a_line_are_its_statements():
+    module = cst.parse_module("# head\nimport a\n\n# about x\nx = (1,\n     2)\ny = 3\n")
+    positions, _ = layout(module)
+    assert module.header[0] in positions.at_line(1)
+    assert module.body[0] in positions.at_line(2)
+    assert module.body[1] in positions.at_line(3)  # its leading empty line and comment
+    assert module.body[1] in positions.at_line(6)
+    assert module.body[2] in positions.at_line(7)
+    assert positions.at_line(8) == positions.at_line(7)
