@@ -93,7 +93,8 @@ class ParsedFile:
         self.module = parse_module(text if held is None else held.text)
         # Laid out one top-level statement at a time, as the fixes ask (snlint.positions).
         self.positions, self.parents = layout(self.module)
-        self._by_key: dict[int, dict[int, cst.CSTNode]] = {}  # by a statement's first node
+        # The keys of a statement's nodes, by its first node and how many it has.
+        self._by_key: dict[tuple[int, int], dict[int, cst.CSTNode]] = {}
         self._held_words: frozenset[str] | None = None
         self._parts: dict[str, str] = {}  # a `whole` text -> the parsed part's code
         self._unchanged: str | None = None  # libcst's code of the tree as parsed, when needed
@@ -112,8 +113,11 @@ class ParsedFile:
         if key is None:
             return None
         # A key starts with the node's first line (facts.node_key): the node is in the
-        # top-level statement that line is in.
-        node = self._keys(self.positions.at_line(key >> 99)).get(key)
+        # statement that line is in (or, to be sure, in its top-level one).
+        line = key >> 99
+        node = self._keys(self.positions.at_line(line)).get(key)
+        if node is None:
+            node = self._keys(self.positions.at_line(line, whole=True)).get(key)
         return node if isinstance(node, kind) else None
 
     def key(self, node: cst.CSTNode) -> int | None:
@@ -132,7 +136,7 @@ class ParsedFile:
         """The key of each of a statement's nodes (`nodes`: `Positions.at_line`)."""
         if not nodes:
             return {}
-        keys = self._by_key.get(id(nodes[0]))
+        keys = self._by_key.get((id(nodes[0]), len(nodes)))
         if keys is None:
             raw = self.positions.raw
             keys = {}
@@ -154,7 +158,7 @@ class ParsedFile:
                 # Children come first in the table: the outermost of nodes sharing a
                 # span is the one the source pass read (a call, not the argument's value).
                 keys[F.node_key(sl, sc + 1, el, ec + 1, role)] = node
-            self._by_key[id(nodes[0])] = keys
+            self._by_key[(id(nodes[0]), len(nodes))] = keys
         return keys
 
     def calls(self) -> Iterator[cst.Call]:

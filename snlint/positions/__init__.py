@@ -1,21 +1,23 @@
-"""Where the nodes of a parsed file are: libcst's own `PositionProvider`, run on one
-top-level statement at a time, when a fix first asks about a node of it.
+"""Where the nodes of a parsed file are: libcst's own `PositionProvider`, run on the
+statement a fix asks about rather than on the whole file.
 
 libcst's provider over a whole module costs about twice the module's parse (it builds a
 `CodeRange` for every node, then visits the tree once more), and a fix reads a few
-statements of its file: the one its finding is in, the imports. So each top-level node
-(a statement, or a comment line before or after them) is laid out alone, in a module of
-its own with the file's indent and line break: its nodes' lines and columns there are
-those in the file, less the lines before it (counted in the code libcst prints for the
-top-level nodes before it, as its provider counts them). The tables are libcst's, in its
-order (children before their parent), and each node's parent is what its `children`
-say.
+statements of its file: the one its finding is in, the imports. A statement is laid out
+alone, in a module of its own with the file's indent and line break; one inside a class
+or a function (`at_line`: the innermost that holds a line in its own lines) inside an
+`if _:` whose block is indented as the statement is in the file. Its nodes' columns
+there are the file's, and their lines the file's less the lines before it, counted in
+the code libcst prints for what comes before it (top-level statements), or after it in
+its block (a class's or function's block is the last thing it prints). The tables are
+libcst's, in its order (children before their parent); a node's parent is found through
+`children`, on the way down from its statement.
 
-A node asked about that is in no statement laid out yet (a node of another tree, say)
-lays out the rest in order until it is found: the worst case is the whole file, once.
-The fixes (`snlint.edit.parsed`) read positions here, and `arg_range`/`param_range` say
-where an argument and a parameter are as the facts' node keys (`snlint.facts.node_key`)
-have them.
+A node asked about by itself, in no statement laid out yet (a node of another tree,
+say), lays out the top-level statements in order until it is found: at worst the whole
+file, once. The fixes (`snlint.edit.parsed`) read positions here, and
+`arg_range`/`param_range` say where an argument and a parameter are as the facts' node
+keys (`snlint.facts.node_key`) have them.
 """
 
 from __future__ import annotations
@@ -45,9 +47,18 @@ class Range(NamedTuple):
     end: Position
 
 
+# Statements whose block is laid out statement by statement: their block is the last
+# thing they print, so its statements' first lines count back from their end.
+_NESTING = (cst.ClassDef, cst.FunctionDef)
+
+
+def _breaks(code: str) -> int:
+    return len(_BREAK.findall(code))
+
+
 class _Layout:
     """The state the two tables share: the module's top-level nodes, the line each starts
-    at, and the ranges and parents of the nodes of those laid out so far."""
+    at, and the ranges and parents of the nodes laid out so far."""
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
@@ -57,9 +68,12 @@ class _Layout:
         self._end: Raw | None = None  # the module's own range
         self.ranges: dict[int, Raw] = {}  # id(node) -> its range (the nodes laid out)
         self.top_of: dict[int, int] = {}  # id(node) -> the index of its top-level node
+        self.root_of: dict[int, cst.CSTNode] = {}  # id(node) -> the statement laid out with it
         self.nodes: list[list[cst.CSTNode] | None] = [None] * len(self.tops)
+        self._inner: dict[int, list[cst.CSTNode]] = {}  # by id: a statement laid out alone
+        self._blocks: dict[int, tuple[list[int], list[str], int]] = {}  # by id (`_block`)
         self.parents: dict[int, cst.CSTNode] = {}
-        self._parented: set[int] = set()  # the top-level nodes whose parents are known
+        self._walked: set[int] = set()  # the top-level nodes whose every parent is known
         self._searched = 0  # the top-level nodes before this one are laid out
 
     def codes(self) -> list[str]:
@@ -75,7 +89,7 @@ class _Layout:
             starts, line = [], 1
             for code in codes:
                 starts.append(line)
-                line += len(_BREAK.findall(code))
+                line += _breaks(code)
             # The module's own range ends after its last token: the line break it leaves
             # out when the file ends without one counts (libcst's provider records it so).
             module = self.module
@@ -89,25 +103,83 @@ class _Layout:
     def lay_out(self, i: int) -> list[cst.CSTNode]:
         """The nodes of top-level node `i`, in libcst's order; their ranges recorded."""
         done = self.nodes[i]
-        if done is not None:
-            return done
-        top, module = self.tops[i], self.module
-        alone = cst.Module(body=[top] if not isinstance(top, cst.EmptyLine) else [],
-                           header=[top] if isinstance(top, cst.EmptyLine) else [],
+        if done is None:
+            top = self.tops[i]
+            self.parents[id(top)] = self.module
+            done = self.nodes[i] = self._record(top, i, "", self.starts()[i])
+        return done
+
+    def at_line(self, i: int, line: int) -> list[cst.CSTNode]:
+        """The nodes of the innermost statement of top-level node `i` that holds `line`
+        in its own lines (not in a block of its own), down through classes and functions."""
+        node, start, code = self.tops[i], self.starts()[i], self.codes()[i]
+        indent, chain = "", []
+        while isinstance(node, _NESTING) and isinstance(node.body, cst.IndentedBlock):
+            block = node.body
+            firsts, codes, end = self._block(block, start + _breaks(code))
+            if not firsts or not firsts[0] <= line < end:
+                break  # in the statement's own lines, or in the block's last comments
+            k = bisect_right(firsts, line) - 1
+            chain.append((node, block))
+            indent += block.indent if block.indent is not None else self.module.default_indent
+            node, start, code = block.body[k], firsts[k], codes[k]
+        if not chain:
+            return self.lay_out(i)
+        done = self._inner.get(id(node))
+        if done is None:
+            parents, parent = self.parents, self.module
+            for compound, block in chain:
+                parents[id(compound)] = parent
+                parents[id(block)] = compound
+                parent = block
+            parents[id(node)] = parent
+            done = self._inner[id(node)] = self._record(node, i, indent, start)
+        return done
+
+    def _block(self, block: cst.IndentedBlock, end: int) -> tuple[list[int], list[str], int]:
+        """The first line of each statement of `block` (the last block of a statement
+        whose lines end before line `end`), their code, and the line after the last."""
+        found = self._blocks.get(id(block))
+        if found is None:
+            print_node = self.module.code_for_node
+            end -= sum(_breaks(print_node(line)) for line in block.footer)
+            firsts, codes, first = [], [], end
+            for statement in reversed(block.body):
+                codes.append(print_node(statement))
+                first -= _breaks(codes[-1])
+                firsts.append(first)
+            found = self._blocks[id(block)] = (firsts[::-1], codes[::-1], end)
+        return found
+
+    def _record(self, statement: cst.CSTNode, i: int, indent: str,
+                start: int) -> list[cst.CSTNode]:
+        """Lay out `statement` (of top-level node `i`, first line `start`) alone, in a
+        module of its own, in a block indented by `indent` when it is in one: its nodes'
+        columns are the file's, and their lines the file's less a known number."""
+        module = self.module
+        top_level = not indent
+        if top_level:
+            inside: cst.CSTNode = statement
+        else:  # `if _:` and the statement in a block indented as in the file
+            inside = cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=[statement], indent=indent))
+        empty = isinstance(inside, cst.EmptyLine)
+        alone = cst.Module(body=[] if empty else [inside], header=[inside] if empty else [],
                            encoding=module.encoding, default_indent=module.default_indent,
                            default_newline=module.default_newline)
         found = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        shift = self.starts()[i] - 1
-        ranges, top_of = self.ranges, self.top_of
+        # Line 1 is the statement's first line; or the `if _:`, with the statement next.
+        shift = start - (1 if top_level else 2)
+        made = {id(alone)} if top_level else _skeleton(alone, statement)
+        ranges, top_of, root_of = self.ranges, self.top_of, self.root_of
         nodes = []
         for node, r in found.items():
-            if node is alone:
+            if id(node) in made:
                 continue
-            start, end = r.start, r.end
-            ranges[id(node)] = (start.line + shift, start.column, end.line + shift, end.column)
+            begin, end = r.start, r.end
+            ranges[id(node)] = (begin.line + shift, begin.column, end.line + shift, end.column)
             top_of[id(node)] = i
+            root_of.setdefault(id(node), statement)
             nodes.append(node)
-        self.nodes[i] = nodes
         return nodes
 
     def find(self, node: object) -> Raw | None:
@@ -130,21 +202,62 @@ class _Layout:
         yield self.module
 
     def parent(self, node: object) -> cst.CSTNode | None:
+        parents = self.parents
+        found = parents.get(id(node))
+        if found is not None:
+            return found
         if self.find(node) is None or node is self.module:
             return None
-        i = self.top_of[id(node)]
-        if i not in self._parented:
-            self._parented.add(i)
-            top = self.tops[i]
+        root = self.root_of[id(node)]
+        return self._descend(root, node) or self._walk(self.top_of[id(node)], node)
+
+    def _descend(self, top: cst.CSTNode, node: object) -> cst.CSTNode | None:
+        """The parent of `node`, found from `top` down through the children whose range
+        holds `node`'s (a few nodes' children, not the statement's); the parents of the
+        children seen are kept (an ancestor's are then known). None when the way down
+        leaves a range (a node in the whitespace after its parent's range)."""
+        sl, sc, el, ec = self.ranges[id(node)]
+        ranges, parents, seen = self.ranges, self.parents, set()
+        stack = [top]
+        while stack:
+            current = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            inside = []
+            for child in current.children:
+                parents[id(child)] = current
+                if child is node:
+                    return current
+                csl, csc, cel, cec = ranges[id(child)]
+                if (csl, csc) <= (sl, sc) and (el, ec) <= (cel, cec):
+                    inside.append(child)
+            stack.extend(reversed(inside))
+        return None
+
+    def _walk(self, i: int, node: object) -> cst.CSTNode | None:
+        """The parent of `node`, from the parents of every node of top-level node `i`."""
+        if i not in self._walked:
+            self._walked.add(i)
             parents = self.parents
-            parents[id(top)] = self.module
-            stack = [top]
+            parents[id(self.tops[i])] = self.module
+            stack = [self.tops[i]]
             while stack:
                 current = stack.pop()
                 for child in current.children:
                     parents[id(child)] = current
                     stack.append(child)
         return self.parents.get(id(node))
+
+
+def _skeleton(tree: cst.CSTNode, statement: cst.CSTNode) -> set[int]:
+    """The ids of the nodes of `tree` outside `statement` (what was made around it)."""
+    made, stack = set(), [tree]
+    while stack:
+        node = stack.pop()
+        made.add(id(node))
+        stack.extend(child for child in node.children if child is not statement)
+    return made
 
 
 class Positions(Mapping[cst.CSTNode, Range]):
@@ -167,12 +280,15 @@ class Positions(Mapping[cst.CSTNode, Range]):
             raise KeyError(node)
         return found
 
-    def at_line(self, line: int) -> list[cst.CSTNode]:
-        """The nodes of the top-level statement (or comment line) the file's line `line`
-        is in, in libcst's order; none past the module's last line."""
+    def at_line(self, line: int, whole: bool = False) -> list[cst.CSTNode]:
+        """The nodes of the statement the file's line `line` is in, in libcst's order:
+        the innermost of a class or function that holds it in its own lines, or
+        (`whole`) the top-level one; none before the module's first line."""
         layout = self._layout
         i = bisect_right(layout.starts(), line) - 1
-        return layout.lay_out(i) if i >= 0 else []
+        if i < 0:
+            return []
+        return layout.lay_out(i) if whole else layout.at_line(i, line)
 
     def top_codes(self) -> list[str]:
         """libcst's code of each of the module's top-level nodes (header, body, footer):
