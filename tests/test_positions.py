@@ -177,13 +177,13 @@ NESTED = (
 )
 
 
-@pytest.mark.parametrize("crlf", [False, True])
-def test_a_statement_in_a_class_or_function_alone_is_where_the_module_has_it(crlf):
-    source = NESTED.replace("\n", "\r\n") if crlf else NESTED
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_statement_in_a_class_or_function_alone_is_where_the_module_has_it(newline):
+    source = NESTED.replace("\n", newline)
     module = cst.parse_module(source)
     expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     wanted = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentNodeProvider))
-    for line in range(1, source.count("\n") + 2):
+    for line in range(1, NESTED.count("\n") + 2):
         positions, parents = layout(module)
         nodes = positions.at_line(line)
         assert nodes, line
