@@ -219,3 +219,13 @@ def parents_of(parents, node):
     while current is not None:
         yield current
         current = parents.get(current)
+
+
+def test_a_node_asked_about_lays_out_the_statements_read_first():
+    module = cst.parse_module("import a\n\nx = f(1)\n\n\ndef g():\n    y = k(1)\n    return h(2)\n")
+    positions, parents = layout(module)
+    positions.at_line(7)  # `y = k(1)` alone
+    call = module.body[2].body.body[1].body[0].value
+    assert positions[call] == ((8, 11), (8, 15))
+    assert [nodes is not None for nodes in positions._layout.nodes] == [False, False, True]
+    assert parents[call] is module.body[2].body.body[1].body[0]

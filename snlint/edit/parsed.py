@@ -95,6 +95,7 @@ class ParsedFile:
         self.positions, self.parents = layout(self.module)
         # The keys of a statement's nodes, by its first node and how many it has.
         self._by_key: dict[tuple[int, int], dict[int, cst.CSTNode]] = {}
+        self._calls: list[cst.Call] | None = None
         self._held_words: frozenset[str] | None = None
         self._parts: dict[str, str] = {}  # a `whole` text -> the parsed part's code
         self._unchanged: str | None = None  # libcst's code of the tree as parsed, when needed
@@ -162,7 +163,10 @@ class ParsedFile:
         return keys
 
     def calls(self) -> Iterator[cst.Call]:
-        return (n for n in self.positions if isinstance(n, cst.Call))
+        """Every call, in the order of libcst's position table (inner calls first)."""
+        if self._calls is None:
+            self._calls = [n for n in self.positions if isinstance(n, cst.Call)]
+        return iter(self._calls)
 
     def range(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
         rng = self.positions[node]

@@ -13,9 +13,9 @@ its block (a class's or function's block is the last thing it prints). The table
 libcst's, in its order (children before their parent); a node's parent is found through
 `children`, on the way down from its statement.
 
-A node asked about by itself, in no statement laid out yet (a node of another tree,
-say), lays out the top-level statements in order until it is found: at worst the whole
-file, once. The fixes (`snlint.edit.parsed`) read positions here, and
+A node asked about by itself, in no statement laid out yet, lays out the top-level
+statements until it is found: first those a statement of which a fix asked about, then
+the others in order; a node of another tree lays out the whole file, once. The fixes (`snlint.edit.parsed`) read positions here, and
 `arg_range`/`param_range` say where an argument and a parameter are as the facts' node
 keys (`snlint.facts.node_key`) have them.
 """
@@ -74,7 +74,6 @@ class _Layout:
         self._blocks: dict[int, tuple[list[int], list[str], int]] = {}  # by id (`_block`)
         self.parents: dict[int, cst.CSTNode] = {}
         self._walked: set[int] = set()  # the top-level nodes whose every parent is known
-        self._searched = 0  # the top-level nodes before this one are laid out
 
     def codes(self) -> list[str]:
         """libcst's code of each top-level node."""
@@ -183,17 +182,36 @@ class _Layout:
         return nodes
 
     def find(self, node: object) -> Raw | None:
-        """The range of `node`, laying out the top-level nodes not laid out yet in order
-        until it is found; None when it is not a node of the module."""
+        """The range of `node`, laying out the top-level nodes not laid out yet until it
+        is found: first those a statement of which is laid out (a fix asks about nodes
+        near its finding's), then the others in order; None when it is not a node of
+        the module."""
         found = self.ranges.get(id(node))
         if found is None and node is self.module:
             self.starts()
             return self._end
-        while found is None and self._searched < len(self.tops):
-            self.lay_out(self._searched)
-            self._searched += 1
-            found = self.ranges.get(id(node))
+        if found is None:
+            touched = sorted(set(self.top_of.values()))
+            for i in (*touched, *range(len(self.tops))):
+                if self.nodes[i] is None:
+                    self.lay_out(i)
+                    found = self.ranges.get(id(node))
+                    if found is not None:
+                        break
         return found
+
+    def walk(self, i: int) -> None:
+        """Record the parent of every node of top-level node `i`."""
+        if i not in self._walked:
+            self._walked.add(i)
+            parents = self.parents
+            parents[id(self.tops[i])] = self.module
+            stack = [self.tops[i]]
+            while stack:
+                current = stack.pop()
+                for child in current.children:
+                    parents[id(child)] = current
+                    stack.append(child)
 
     def everything(self) -> Iterator[cst.CSTNode]:
         """Every node, in libcst's order (the module last)."""
@@ -209,7 +227,9 @@ class _Layout:
         if self.find(node) is None or node is self.module:
             return None
         root = self.root_of[id(node)]
-        return self._descend(root, node) or self._walk(self.top_of[id(node)], node)
+        if self._descend(root, node) is None:
+            self.walk(self.top_of[id(node)])
+        return parents.get(id(node))
 
     def _descend(self, top: cst.CSTNode, node: object) -> cst.CSTNode | None:
         """The parent of `node`, found from `top` down through the children whose range
@@ -234,20 +254,6 @@ class _Layout:
                     inside.append(child)
             stack.extend(reversed(inside))
         return None
-
-    def _walk(self, i: int, node: object) -> cst.CSTNode | None:
-        """The parent of `node`, from the parents of every node of top-level node `i`."""
-        if i not in self._walked:
-            self._walked.add(i)
-            parents = self.parents
-            parents[id(self.tops[i])] = self.module
-            stack = [self.tops[i]]
-            while stack:
-                current = stack.pop()
-                for child in current.children:
-                    parents[id(child)] = current
-                    stack.append(child)
-        return self.parents.get(id(node))
 
 
 def _skeleton(tree: cst.CSTNode, statement: cst.CSTNode) -> set[int]:
