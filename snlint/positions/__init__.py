@@ -70,6 +70,7 @@ class _Layout:
         self.top_of: dict[int, int] = {}  # id(node) -> the index of its top-level node
         self.root_of: dict[int, cst.CSTNode] = {}  # id(node) -> the statement laid out with it
         self.nodes: list[list[cst.CSTNode] | None] = [None] * len(self.tops)
+        self._touched: set[int] = set()  # the top-level nodes a statement of which is laid out
         self._inner: dict[int, list[cst.CSTNode]] = {}  # by id: a statement laid out alone
         self._blocks: dict[int, tuple[list[int], list[str], int]] = {}  # by id (`_block`)
         self.parents: dict[int, cst.CSTNode] = {}
@@ -170,6 +171,7 @@ class _Layout:
         shift = start - (1 if top_level else 2)
         made = {id(alone)} if top_level else _skeleton(alone, statement)
         ranges, top_of, root_of = self.ranges, self.top_of, self.root_of
+        self._touched.add(i)
         nodes = []
         for node, r in found.items():
             if id(node) in made:
@@ -191,8 +193,7 @@ class _Layout:
             self.starts()
             return self._end
         if found is None:
-            touched = sorted(set(self.top_of.values()))
-            for i in (*touched, *range(len(self.tops))):
+            for i in (*sorted(self._touched), *range(len(self.tops))):
                 if self.nodes[i] is None:
                     self.lay_out(i)
                     found = self.ranges.get(id(node))
