@@ -128,11 +128,6 @@ class ParsedFile:
         sl, sc, el, ec = self.positions.raw(node)
         return F.node_key(sl, sc + 1, el, ec + 1, F.EXPR)
 
-    @property
-    def nodes(self) -> list[cst.CSTNode]:
-        """Every node of the tree, in libcst's order (children before their parent)."""
-        return list(self.positions)
-
     def _keys(self, nodes: list[cst.CSTNode]) -> dict[int, cst.CSTNode]:
         """The key of each of a statement's nodes (`nodes`: `Positions.at_line`)."""
         if not nodes:
