@@ -1,6 +1,6 @@
-"""snlint/positions (the table, and its codegen in snlint/positions/codegen.py): the table equals libcst's
-PositionProvider (ranges and order: the node index) and the parents its
-ParentNodeProvider, on code that takes both the written-out codegen and libcst's own."""
+"""snlint/positions: the table, laid out one top-level statement at a time, equals libcst's
+PositionProvider over the whole module (ranges and order) and the parents its
+ParentNodeProvider; a statement is laid out when a node of it is asked about."""
 
 from __future__ import annotations
 
@@ -56,8 +56,7 @@ def test_the_table_is_libcsts(name):
     expected = wrapper.resolve(PositionProvider)
     assert list(positions) == list(expected)  # the node indices
     assert [positions.raw(n) for n in expected] == [
-        (r.start.line, r.start.column, r.end.line, r.end.column, i)
-        for i, r in enumerate(expected.values())]
+        (r.start.line, r.start.column, r.end.line, r.end.column) for r in expected.values()]
     assert dict(parents.items()) == dict(wrapper.resolve(ParentNodeProvider))
 
 
@@ -75,7 +74,7 @@ def test_ranges_leave_out_parentheses_and_trailing_newlines():
     assert positions[branch.body.body[0]] == ((3, 1), (3, 6))
     assert parents[binary.left] is binary and parents[assign] is module.body[0]
     assert parents.get(module) is None
-    assert positions.index(module) == len(positions) - 1
+    assert list(positions)[-1] is module and len(positions) == len(list(positions))
 
 
 def test_a_node_of_another_tree_is_not_in_the_table():
@@ -111,3 +110,122 @@ def test_a_layout_keeps_nothing_alive_once_dropped():
     finally:
         if enabled:
             gc.enable()
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_each_statement_alone_is_where_the_whole_module_has_it(name):
+    # Asked node by node from the last statement up, each statement is laid out alone.
+    module = cst.parse_module(SOURCES[name])
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions, parents = layout(module)
+    for node in reversed(list(expected)):
+        r = expected[node]
+        assert positions.raw(node) == (r.start.line, r.start.column, r.end.line, r.end.column)
+    assert list(positions) == list(expected)
+
+
+def test_asking_about_a_line_lays_out_only_its_statement():
+    module = cst.parse_module("import a\n\nx = f(1)\n\n\ndef g():\n    return h(2)\n")
+    positions, parents = layout(module)
+    call = module.body[1].body[0].value
+    assert call in positions.at_line(3)
+    assert positions[call] == ((3, 4), (3, 8))
+    assert parents[call] is module.body[1].body[0]
+    assert parents[module.body[1]] is module
+    laid_out = positions._layout.nodes
+    assert [nodes is not None for nodes in laid_out] == [False, True, False]
+
+
+def test_the_nodes_at_a_line_are_its_statements():
+    module = cst.parse_module("# head\nimport a\n\n# about x\nx = (1,\n     2)\ny = 3\n")
+    positions, _ = layout(module)
+    assert module.header[0] in positions.at_line(1)
+    assert module.body[0] in positions.at_line(2)
+    assert module.body[1] in positions.at_line(3)  # its leading empty line and comment
+    assert module.body[1] in positions.at_line(6)
+    assert module.body[2] in positions.at_line(7)
+    assert positions.at_line(8) == positions.at_line(7)
+
+
+NESTED = (
+    "import torch\n\n\n"
+    "class D(torch.nn.Module):  # c\n"
+    "    '''doc'''\n\n"
+    "    # about init\n"
+    "    def __init__(self, c=3):\n"
+    "        super().__init__()\n"
+    "        self.net = torch.nn.Sequential(\n"
+    "            torch.nn.Conv2d(c, 64, 4),\n"
+    "    torch.nn.BatchNorm2d(64),  # under-indented continuation\n"
+    "        )\n"
+    "        if c:\n"
+    "            pass\n"
+    "# a comment at column 0 in the block\n"
+    "        x = [i\n"
+    "             for i in range(c)]\n\n"
+    "    @staticmethod\n"
+    "    def f(x): return x\n"
+    "    # the class's last comment\n\n"
+    "def g():\n"
+    "  class E:\n"
+    "      y = 1\n"
+    "  return E\n"
+    "def h():\n"
+    "\tif x:\n"
+    "\t\treturn (1,\n"
+    "  2)\n"
+)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_statement_in_a_class_or_function_alone_is_where_the_module_has_it(newline):
+    source = NESTED.replace("\n", newline)
+    module = cst.parse_module(source)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    wanted = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentNodeProvider))
+    for line in range(1, NESTED.count("\n") + 2):
+        positions, parents = layout(module)
+        nodes = positions.at_line(line)
+        assert nodes, line
+        for node in nodes:
+            r = expected[node]
+            assert positions.raw(node) == (r.start.line, r.start.column, r.end.line, r.end.column)
+            assert parents.get(node) is wanted[node]
+        # The innermost statement: every node a key can name that starts at the line
+        # is in it (a block starts at its first statement, and is not one).
+        keyed = (cst.BaseExpression, cst.Arg, cst.Param, cst.ImportAlias)
+        starting = {id(n) for n, r in expected.items()
+                    if r.start.line == line and isinstance(n, keyed)}
+        whole = {id(n) for n in positions.at_line(line, whole=True)}
+        assert starting & whole <= {id(n) for n in nodes} | {id(module)}, line
+
+
+def test_a_line_in_a_method_lays_out_that_statement_only():
+    module = cst.parse_module(NESTED)
+    positions, parents = layout(module)
+    init = module.body[1].body.body[1]
+    assign = init.body.body[1]
+    nodes = positions.at_line(10)
+    assert assign in nodes and init not in nodes and module.body[1] not in nodes
+    assert positions._layout.nodes == [None] * len(positions._layout.nodes)
+    assert [p is init.body for p in [parents[assign]]] == [True]
+    assert list(parents_of(parents, assign)) == [init.body, init, module.body[1].body,
+                                                 module.body[1], module]
+    assert positions.at_line(8)[-1] is init  # the method's own line: the method
+
+
+def parents_of(parents, node):
+    current = parents.get(node)
+    while current is not None:
+        yield current
+        current = parents.get(current)
+
+
+def test_a_node_asked_about_lays_out_the_statements_read_first():
+    module = cst.parse_module("import a\n\nx = f(1)\n\n\ndef g():\n    y = k(1)\n    return h(2)\n")
+    positions, parents = layout(module)
+    positions.at_line(7)  # `y = k(1)` alone
+    call = module.body[2].body.body[1].body[0].value
+    assert positions[call] == ((8, 11), (8, 15))
+    assert [nodes is not None for nodes in positions._layout.nodes] == [False, False, True]
+    assert parents[call] is module.body[2].body.body[1].body[0]

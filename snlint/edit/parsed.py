@@ -91,10 +91,11 @@ class ParsedFile:
         self.text = text
         self.held = held
         self.module = parse_module(text if held is None else held.text)
-        # The source pass's own table: the same node indices (snlint.positions).
+        # Laid out one top-level statement at a time, as the fixes ask (snlint.positions).
         self.positions, self.parents = layout(self.module)
-        self.nodes = list(self.positions)
-        self._by_key: dict[int, cst.CSTNode] | None = None
+        # The keys of a statement's nodes, by its first node and how many it has.
+        self._by_key: dict[tuple[int, int], dict[int, cst.CSTNode]] = {}
+        self._calls: list[cst.Call] | None = None
         self._held_words: frozenset[str] | None = None
         self._parts: dict[str, str] = {}  # a `whole` text -> the parsed part's code
         self._unchanged: str | None = None  # libcst's code of the tree as parsed, when needed
@@ -112,23 +113,32 @@ class ParsedFile:
         """The node with this key (`facts.node_key`), when it is a `kind`."""
         if key is None:
             return None
-        node = self._keys().get(key)
+        # A key starts with the node's first line (facts.node_key): the node is in the
+        # statement that line is in (or, to be sure, in its top-level one).
+        line = key >> 99
+        node = self._keys(self.positions.at_line(line)).get(key)
+        if node is None:
+            node = self._keys(self.positions.at_line(line, whole=True)).get(key)
         return node if isinstance(node, kind) else None
 
     def key(self, node: cst.CSTNode) -> int | None:
         """The key of an expression (what `facts.Names.quals` is keyed by)."""
         if node not in self.positions:
             return None
-        sl, sc, el, ec, _ = self.positions.raw(node)
+        sl, sc, el, ec = self.positions.raw(node)
         return F.node_key(sl, sc + 1, el, ec + 1, F.EXPR)
 
-    def _keys(self) -> dict[int, cst.CSTNode]:
-        if self._by_key is None:
+    def _keys(self, nodes: list[cst.CSTNode]) -> dict[int, cst.CSTNode]:
+        """The key of each of a statement's nodes (`nodes`: `Positions.at_line`)."""
+        if not nodes:
+            return {}
+        keys = self._by_key.get((id(nodes[0]), len(nodes)))
+        if keys is None:
             raw = self.positions.raw
-            keys: dict[int, cst.CSTNode] = {}
-            for node in self.nodes:
+            keys = {}
+            for node in nodes:
                 if isinstance(node, cst.BaseExpression):
-                    sl, sc, el, ec, _ = raw(node)
+                    sl, sc, el, ec = raw(node)
                     role = F.EXPR
                 elif isinstance(node, cst.Arg):
                     sl, sc, el, ec = arg_range(raw, node)
@@ -137,18 +147,21 @@ class ParsedFile:
                     sl, sc, el, ec = param_range(raw, node)
                     role = F.PARAM
                 elif isinstance(node, cst.ImportAlias):
-                    sl, sc, el, ec, _ = raw(node)
+                    sl, sc, el, ec = raw(node)
                     role = F.ALIAS
                 else:
                     continue
                 # Children come first in the table: the outermost of nodes sharing a
                 # span is the one the source pass read (a call, not the argument's value).
                 keys[F.node_key(sl, sc + 1, el, ec + 1, role)] = node
-            self._by_key = keys
-        return self._by_key
+            self._by_key[(id(nodes[0]), len(nodes))] = keys
+        return keys
 
     def calls(self) -> Iterator[cst.Call]:
-        return (n for n in self.nodes if isinstance(n, cst.Call))
+        """Every call, in the order of libcst's position table (inner calls first)."""
+        if self._calls is None:
+            self._calls = [n for n in self.positions if isinstance(n, cst.Call)]
+        return iter(self._calls)
 
     def range(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
         rng = self.positions[node]
@@ -178,7 +191,7 @@ class ParsedFile:
         read); once per file."""
         module = self.module
         top = [*module.header, *module.body, *module.footer]
-        codes = [module.code_for_node(node) for node in top]
+        codes = self.positions.top_codes()  # the same nodes' code
         self._codes = {id(node): code for node, code in zip(top, codes)}
         self._top_ids = list(map(id, top))
         offsets = [0]
