@@ -71,6 +71,16 @@ def _first_layer(model: nn.Module) -> nn.Module | None:
     return None
 
 
+def _first_weight(model: nn.Module) -> torch.Tensor | None:
+    """The first weight-shaped parameter (out, in, *kernel) or (out, in) of a model with no
+    torch conv or linear layer: an equalized-learning-rate layer (StyleGAN2, ProGAN, MSG-GAN)
+    holds its weight as a plain parameter and calls `F.conv2d` itself."""
+    for _, p in model.named_parameters():
+        if p.dim() in (2, 3, 4, 5) and p.is_floating_point():
+            return p
+    return None
+
+
 def _optional_second(model: nn.Module) -> bool:
     """Whether forward takes an optional second positional argument (`forward(x, y=None)`:
     a projection discriminator that fails without its labels)."""
@@ -86,7 +96,8 @@ def _optional_second(model: nn.Module) -> bool:
 def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]], str]:
     """Ways to call the model, smallest input first, and a reason when there are none."""
     layer = _first_layer(model)
-    if layer is None:
+    first_weight = _first_weight(model) if layer is None else None
+    if layer is None and first_weight is None:
         return [], "no conv or linear layer to infer an input shape from"
     required = _required_forward_args(model)
     if required is not None and required > 2:
@@ -96,7 +107,14 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
     seconds = ("labels", "like") if required == 2 else (
         (None, "labels") if required == 1 and _optional_second(model) else (None,))
 
-    if sites.kind_of(layer) == "linear":
+    if first_weight is not None:
+        # Read as a torch layer would be: (out, in) is a linear weight, (out, in, *kernel) a
+        # conv's. A guess: a size no forward accepts leaves the model unprobed, with why.
+        ndim = first_weight.dim() - 2
+        sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
+        shapes = ([[first_weight.shape[1]]] if ndim == 0
+                  else [[first_weight.shape[1]] + [size] * ndim for size in sizes])
+    elif sites.kind_of(layer) == "linear":
         features = getattr(layer, "in_features", getattr(layer, "in1_features", 0))
         if not features:
             return [], f"cannot infer the input of {type(layer).__name__}"
@@ -111,7 +129,7 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
         if ndim == 2:  # a waveform a period discriminator folds into 2-D itself
             shapes.append([channels, WAVEFORM_LENGTH])
 
-    weight = sites.original(layer, "weight")  # not .weight: that would run a parametrization
+    weight = first_weight if layer is None else sites.original(layer, "weight")  # not .weight: that would run a parametrization
     dtype = weight.dtype if isinstance(weight, torch.Tensor) and weight.is_floating_point() else None
 
     def maker(rest: list[int], second: str | None) -> MakeArgs:
