@@ -243,6 +243,10 @@ def main() -> None:
     sites.install()  # before any user code is imported
     classes.install()
     loader = Loader()
+    from snlint.graph import loader as loading
+
+    loading.on_loading = lambda path, started: emit(
+        {"event": "loading" if started else "loaded", "file": path})
     guard.install(os.getcwd())  # the scratch folder the parent made
     emit({"event": "ready"})  # the parent starts a target's clock from here
     for line in proto_in:
@@ -252,6 +256,7 @@ def main() -> None:
             message = _decode(line)
             if message.get("fresh"):
                 loader.forget()
+            loading.HUNG.update(message.get("hung") or {})
             target = GraphTarget.from_dict(message["target"])
             facts = handle(loader, target, emit)
             emit({"event": "files", "files": user_files(loader)})

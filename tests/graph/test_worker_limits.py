@@ -187,3 +187,28 @@ def test_the_worker_ends_when_snlint_is_killed(tmp_path, how):
         for pid in workers:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_project_module_whose_import_hung_is_not_imported_again_by_the_next_worker(tmp_path):
+    write(tmp_path, "slow.py", "TOTAL = sum(range(10 ** 12))\n")
+    for name in ("a", "b"):
+        write(tmp_path, f"{name}.py", f'''
+            import torch.nn as nn
+            import slow
+
+
+            class {name.upper()}Discriminator(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, 1, 4)
+
+                def forward(self, x):
+                    return self.conv(x).flatten(1)
+        ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True, graph_timeout=3, cache=False))
+    assert [(r.target.class_name, r.status) for r in result.graph] == [
+        ("ADiscriminator", "timeout"), ("BDiscriminator", "import_error")]
+    assert "a.py exceeded the 3 s limit (still importing slow.py); " in result.graph[0].message
+    assert result.graph[1].message == (
+        "ImportError: slow.py is not imported again: its import exceeded the 3 s limit while "
+        "another discriminator was built")
