@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import inspect
 import sys
+import time
 from typing import Any, Callable
 
 import torch
 from torch import nn
 
 from snlint.graph import sites
+from snlint.graph.budget import Budget
 from snlint.graph.facts import Site, one_line
 from snlint.graph.pristine import Pristine
 
@@ -428,8 +430,9 @@ def _flattened(out: Any, n: int) -> torch.Tensor | None:
     return None
 
 
-def find_input(fresh: Pristine, example_input: Any = None,
-               n: int = PROBE_BATCH) -> tuple[MakeArgs | None, torch.Tensor | None, list[int], str, bool]:
+def find_input(fresh: Pristine, example_input: Any = None, n: int = PROBE_BATCH,
+               budget: Budget | None = None,
+               ) -> tuple[MakeArgs | None, torch.Tensor | None, list[int], str, bool]:
     """(make_args, output at batch n, input shape, reason, flattened) for the first input
     whose output is per sample. Failing that, the first whose output is a flattened
     (sample-major) patch map, read back as (n, k): a `.flatten()` head at an image size no
@@ -448,6 +451,7 @@ def find_input(fresh: Pristine, example_input: Any = None,
     rank = len(candidates[0][1]) if candidates[0][1] else None
     for make, rest in candidates:
         args = make(n)
+        started = time.monotonic()
         try:
             out = _forward(fresh, args)
         except Exception as exc:  # wrong size: try the next one
@@ -455,6 +459,8 @@ def find_input(fresh: Pristine, example_input: Any = None,
                 last = one_line(exc)
             continue
         shape = list(args[0].shape) if isinstance(args[0], torch.Tensor) else []
+        if budget is not None:
+            budget.forward_seconds = time.monotonic() - started
         per_sample = _per_sample(out, n)
         if per_sample is not None:
             return make, per_sample, shape, "", False
@@ -472,11 +478,13 @@ def _output(out: Any, flattened: bool) -> torch.Tensor | None:
     return _flattened(out, PROBE_BATCH) if flattened else _per_sample(out, PROBE_BATCH)
 
 
-def probe(fresh: Pristine, example_input: Any = None) -> tuple[dict[str, Any], MakeArgs | None]:
-    """The probe's verdict (the TargetFacts.probe dict) and the input maker it settled on."""
+def probe(fresh: Pristine, example_input: Any = None,
+          budget: Budget | None = None) -> tuple[dict[str, Any], MakeArgs | None]:
+    """The probe's verdict (the TargetFacts.probe dict) and the input maker it settled on
+    (None when the probe found none, or had no time left for its forwards)."""
     result: dict[str, Any] = {"ran": False, "coupled": False, "reason": "", "input_shape": []}
     try:
-        make, y0, shape, reason, flattened = find_input(fresh, example_input)
+        make, y0, shape, reason, flattened = find_input(fresh, example_input, budget=budget)
     except Exception as exc:  # snlint's own failure on a strange model
         result["reason"] = one_line(exc)
         return result, None
@@ -485,6 +493,9 @@ def probe(fresh: Pristine, example_input: Any = None) -> tuple[dict[str, Any], M
         result["flattened_output"] = True
     if make is None:
         result["reason"] = reason
+        return result, None
+    if budget is not None and not budget.allows(2):
+        result["reason"] = budget.refusal(shape)
         return result, None
     try:
         args = make(PROBE_BATCH)

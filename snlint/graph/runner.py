@@ -149,8 +149,11 @@ class _Worker:
         self.ready = False
         self.stale = False  # served an earlier graph pass: forgets its modules first
 
-    def send(self, target: GraphTarget, hung: dict[str, str] | None = None) -> bool:
+    def send(self, target: GraphTarget, hung: dict[str, str] | None = None,
+             timeout: float | None = None) -> bool:
         message: dict = {"target": target.to_dict()}
+        if timeout:
+            message["timeout"] = timeout  # the worker plans its forwards inside it
         if hung:
             message["hung"] = hung
         if self.stale:
@@ -537,7 +540,7 @@ class GraphSession:
                 files: list[str] | None = None
                 garbled: str | None = None
                 worker.loading = []
-                if worker.send(target, dict(self._hung)):
+                if worker.send(target, dict(self._hung), timeout):
                     while facts is None:
                         line = worker.read_line(deadline, tick)
                         if line is None:

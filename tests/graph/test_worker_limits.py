@@ -212,3 +212,27 @@ def test_a_project_module_whose_import_hung_is_not_imported_again_by_the_next_wo
     assert result.graph[1].message == (
         "ImportError: slow.py is not imported again: its import exceeded the 3 s limit while "
         "another discriminator was built")
+
+
+def test_forwards_that_would_pass_the_limit_are_skipped_and_the_class_stays_built(tmp_path):
+    write(tmp_path, "models.py", '''
+        import time
+
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 1, 4)
+
+            def forward(self, x):
+                time.sleep(2)  # a large model on a loaded machine (fx's trace runs it too)
+                return self.conv(x).flatten(1)
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True, graph_timeout=7, cache=False))
+    [facts] = result.graph
+    assert facts.status == "ok"
+    assert not facts.probe["ran"]
+    assert facts.probe["reason"].startswith("a forward at 3x16x16 takes 2.0 s and ")
+    assert facts.probe["reason"].endswith(" s of the time limit were left (raise --graph-timeout)")
