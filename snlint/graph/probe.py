@@ -130,6 +130,10 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
         shapes = [[channels] + [size] * ndim for size in sizes]
         if ndim == 2:  # a waveform a period discriminator folds into 2-D itself
             shapes.append([channels, WAVEFORM_LENGTH])
+        if ndim == 2 and channels != 3:
+            # Last, an RGB image: a discriminator that folds space into channels before
+            # its first conv (lightweight-gan's pixel unshuffle: 3 channels become 12).
+            shapes += [[3, size, size] for size in sizes]
 
     weight = first_weight if layer is None else sites.original(layer, "weight")  # not .weight: that would run a parametrization
     dtype = weight.dtype if isinstance(weight, torch.Tensor) and weight.is_floating_point() else None

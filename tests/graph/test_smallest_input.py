@@ -128,6 +128,23 @@ def test_a_discriminator_of_hand_written_layers_is_probed_from_its_first_weight(
     assert facts.probe["input_shape"] == [2, 3, 16, 16]
 
 
+class Unshuffled(nn.Module):
+    """Folds each 2x2 patch into channels before its first conv: RGB in, 12 channels seen."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(12, 4, 3, 1, 1)
+
+    def forward(self, x):
+        return self.conv(nn.functional.pixel_unshuffle(x, 2)).mean((1, 2, 3))
+
+
+def test_a_discriminator_that_folds_space_into_channels_is_probed_with_an_rgb_image():
+    facts = collect(Unshuffled().train(), _target("Unshuffled"))
+    assert facts.probe["ran"], facts.probe
+    assert facts.probe["input_shape"] == [2, 3, 16, 16]
+
+
 # --- the light snapshot: large trainable weights checked, not copied ---------------------
 
 
