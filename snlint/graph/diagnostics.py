@@ -101,7 +101,7 @@ def _status_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: L
         # missing, and a note would only be noise: SN913 is for facts that were lost.
         probe = facts.probe or {}
         ran = ("layer facts and the probe still ran" if probe.get("ran") else
-               "layer facts still checked; no forward ran"
+               "layer facts still checked; no forward recorded"
                + (f" ({probe['reason']})" if probe.get("reason") else ""))
         return [diagnostic("SN913", path, f"graph pass: torch.fx cannot trace "
                                           f"{target.class_name}: {facts.trace_reason}; "
