@@ -1,8 +1,9 @@
 """The parent side of the graph pass: runs targets in child processes, never imports torch.
 
 A child (`python -m snlint.graph.worker`, same interpreter and environment) runs in its
-own process group and imports torch once, then builds target after target. Each target
-has a time limit; past it the whole group is killed (the user's code may have started
+own process group and imports torch once, then builds target after target. A target's
+import, its build and its forwards each have the time limit (the worker's "imported" and
+"built" events start the next one's clock); past it the whole group is killed (the user's code may have started
 processes of its own), the target is recorded as "timeout", and a fresh worker takes the
 remaining targets. Targets are grouped by file so each file is imported once per worker;
 when the import itself hung, the file's other targets are not retried (they would hang
@@ -556,6 +557,9 @@ class GraphSession:
                             break
                         if message.get("event") == "imported":
                             worker.imported.add(os.path.abspath(message["file"]))
+                            deadline = time.monotonic() + timeout  # the build's own limit
+                        elif message.get("event") == "built":
+                            deadline = time.monotonic() + timeout  # the forwards' own limit
                         elif message.get("event") == "loading":
                             worker.loading.append(message["file"])
                         elif message.get("event") == "loaded":

@@ -5,6 +5,9 @@ true` when the files may have changed since the worker last imported them), one 
 per target on the protocol stream (TargetFacts), plus `{"event": "ready"}` once torch is
 imported, `{"event": "imported", "file": ...}` once a file has been imported (so the
 parent can tell a slow start from a hung import, and a hung import from a hung build),
+`{"event": "built"}` once the constructor returned (the import, the build and the forwards
+each have the time limit), `{"event": "loading"|"loaded", "file": ...}` around each
+project module's execution (a hang is charged to the innermost one),
 and `{"event": "files", "files": [...]}` before each TargetFacts: the project files
 imported while the target was built (its facts hold while they stay as they are). The
 protocol uses duplicates of the original stdin/stdout; fds 0 and 1 (and sys.stdin/stdout)
@@ -193,7 +196,6 @@ def handle(loader: Loader, target: GraphTarget, emit: Any, timeout: float | None
     from snlint.graph.budget import Budget
 
     start = time.perf_counter()
-    budget = Budget.for_timeout(timeout)
     guard.set_projects([target.root, *target.paths, os.path.dirname(target.file)])
     first_time = os.path.abspath(target.file) not in loader.modules
     module = loader.load(target)
@@ -208,6 +210,11 @@ def handle(loader: Loader, target: GraphTarget, emit: Any, timeout: float | None
             facts = TargetFacts(target, status="build_error", message=built.message,
                                 error_site=built.site)
         else:
+            # The import, the build and the forwards each have the time limit: the parent
+            # starts the forwards' clock at this event (BigGAN's orthogonal init alone
+            # takes seconds), and the forwards plan inside it.
+            emit({"event": "built"})
+            budget = Budget.for_timeout(timeout)
             try:
                 facts = _collect_light(module, target, built, budget)
             except BaseException as exc:  # snlint's own failure on a strange model

@@ -236,3 +236,26 @@ def test_forwards_that_would_pass_the_limit_are_skipped_and_the_class_stays_buil
     assert not facts.probe["ran"]
     assert facts.probe["reason"].startswith("a forward at 3x16x16 takes 2.0 s and ")
     assert facts.probe["reason"].endswith(" s of the time limit were left (raise --graph-timeout)")
+
+
+def test_the_build_and_the_forwards_each_have_the_limit(tmp_path):
+    write(tmp_path, "models.py", '''
+        import time
+
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                time.sleep(2)  # an orthogonal init of a large critic
+                self.conv = nn.Conv2d(3, 1, 4)
+
+            def forward(self, x):
+                time.sleep(0.15)
+                return self.conv(x).flatten(1)
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True, graph_timeout=3, cache=False))
+    [facts] = result.graph
+    assert facts.status == "ok"
+    assert facts.probe["ran"], facts.probe
