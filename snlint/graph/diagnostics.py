@@ -124,6 +124,7 @@ PIP_NAMES = {
     "imageio_ffmpeg": "imageio-ffmpeg", "torch_fidelity": "torch-fidelity",
     "pytorch_msssim": "pytorch-msssim", "taming": "taming-transformers",
     "ruamel": "ruamel.yaml", "Levenshtein": "python-Levenshtein", "mpl_toolkits": "matplotlib",
+    "gin": "gin-config", "ffmpeg": "ffmpeg-python",
 }
 # Missing modules no `pip install` brings (standard-library parts left out of a build).
 NOT_ON_PIP = frozenset({"tkinter", "_tkinter", "_lzma", "_bz2", "_sqlite3", "_ctypes", "readline"})

@@ -78,3 +78,10 @@ def test_a_table_of_attribute_dicts_a_discriminator_reads_is_kept_in_the_copy(tm
     result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
     assert [(t.target.class_name, t.status) for t in result.graph] == [("Discriminator", "ok")]
     assert [f.code for f in result.findings] == []
+
+
+@pytest.mark.parametrize("module, package", [("gin", "gin-config"), ("ffmpeg", "ffmpeg-python")])
+def test_a_missing_module_names_the_package_pip_knows(module, package):
+    from snlint.graph.diagnostics import install_hint
+
+    assert install_hint(module) == f"pip install {package}, or --ignore SN910"
