@@ -286,7 +286,8 @@ def class_status(facts: TargetFacts) -> str:
     """What the graph pass did with one class, or why not, in a few words: `built,
     traced, probed at 3x32x32`; `not built: needs arguments (SN912)`."""
     if facts.status == "timeout":
-        phase = "import" if facts.message.startswith("importing ") else "build"
+        phase = ("import" if facts.message.startswith("importing ") else
+                 "forwards" if facts.message.startswith("running the forwards") else "build")
         return f"timed out in {phase} (SN911)"
     if facts.status != "ok":
         reason = not_built_reason(facts)

@@ -114,8 +114,8 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
         # conv's. A guess: a size no forward accepts leaves the model unprobed, with why.
         ndim = first_weight.dim() - 2
         sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
-        shapes = ([[first_weight.shape[1]]] if ndim == 0
-                  else [[first_weight.shape[1]] + [size] * ndim for size in sizes])
+        channels = int(first_weight.shape[1])
+        shapes = ([[channels]] if ndim == 0 else [[channels] + [size] * ndim for size in sizes])
     elif sites.kind_of(layer) == "linear":
         features = getattr(layer, "in_features", getattr(layer, "in1_features", 0))
         if not features:
@@ -130,10 +130,10 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
         shapes = [[channels] + [size] * ndim for size in sizes]
         if ndim == 2:  # a waveform a period discriminator folds into 2-D itself
             shapes.append([channels, WAVEFORM_LENGTH])
-        if ndim == 2 and channels != 3:
-            # Last, an RGB image: a discriminator that folds space into channels before
-            # its first conv (lightweight-gan's pixel unshuffle: 3 channels become 12).
-            shapes += [[3, size, size] for size in sizes]
+    if len(shapes[0]) == 3 and channels != 3:
+        # Last, an RGB image: a discriminator that folds space into channels before its
+        # first conv (lightweight-gan's pixel unshuffle, SWAGAN's wavelets: 3 become 12).
+        shapes += [[3, size, size] for size in IMAGE_SIZES]
 
     weight = first_weight if layer is None else sites.original(layer, "weight")  # not .weight: that would run a parametrization
     dtype = weight.dtype if isinstance(weight, torch.Tensor) and weight.is_floating_point() else None

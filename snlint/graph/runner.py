@@ -541,6 +541,7 @@ class GraphSession:
                 files: list[str] | None = None
                 garbled: str | None = None
                 worker.loading = []
+                built = False
                 if worker.send(target, dict(self._hung), timeout):
                     while facts is None:
                         line = worker.read_line(deadline, tick)
@@ -560,6 +561,7 @@ class GraphSession:
                             deadline = time.monotonic() + timeout  # the build's own limit
                         elif message.get("event") == "built":
                             deadline = time.monotonic() + timeout  # the forwards' own limit
+                            built = True
                         elif message.get("event") == "loading":
                             worker.loading.append(message["file"])
                         elif message.get("event") == "loaded":
@@ -591,7 +593,8 @@ class GraphSession:
                 tail = worker.stderr_tail()
                 code = self._killed(worker)
                 worker = None
-                phase = "importing" if import_hung else "building"
+                phase = ("importing" if import_hung else
+                         "running the forwards of" if built else "building")
                 if garbled is not None:
                     status = "import_error" if import_hung else "build_error"
                     message = (f"the worker's reply while {phase} {target.display} was not a "

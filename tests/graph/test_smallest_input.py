@@ -145,6 +145,23 @@ def test_a_discriminator_that_folds_space_into_channels_is_probed_with_an_rgb_im
     assert facts.probe["input_shape"] == [2, 3, 16, 16]
 
 
+class UnshuffledEqualized(nn.Module):
+    """An equalized-lr conv after a space-to-depth fold: RGB in, 12 channels seen."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = EqualizedConv(12, 1)
+
+    def forward(self, x):
+        return self.conv(nn.functional.pixel_unshuffle(x, 2)).mean((1, 2, 3))
+
+
+def test_a_hand_written_first_layer_after_a_fold_is_probed_with_an_rgb_image():
+    facts = collect(UnshuffledEqualized().train(), _target("UnshuffledEqualized"))
+    assert facts.probe["ran"], facts.probe
+    assert facts.probe["input_shape"] == [2, 3, 16, 16]
+
+
 # --- the light snapshot: large trainable weights checked, not copied ---------------------
 
 
