@@ -453,18 +453,25 @@ def find_input(fresh: Pristine, example_input: Any = None, n: int = PROBE_BATCH,
     # The reason given is the largest image's: the waveform tried after it fails at the
     # first layer for any image model, which says nothing about why the images failed.
     rank = len(candidates[0][1]) if candidates[0][1] else None
+    spent = 0.0  # the last attempt's time: the next, at a larger size, takes no less
     for make, rest in candidates:
+        if budget is not None and budget.deadline is not None \
+                and time.monotonic() + spent > budget.deadline:
+            last = f"the input sizes tried took the time limit ({last})"
+            break
         args = make(n)
         started = time.monotonic()
         try:
             out = _forward(fresh, args)
         except Exception as exc:  # wrong size: try the next one
+            spent = time.monotonic() - started
             if rank is None or len(rest) == rank or last.startswith("no input shape"):
                 last = one_line(exc)
             continue
         shape = list(args[0].shape) if isinstance(args[0], torch.Tensor) else []
+        spent = time.monotonic() - started
         if budget is not None:
-            budget.forward_seconds = time.monotonic() - started
+            budget.forward_seconds = spent
         per_sample = _per_sample(out, n)
         if per_sample is not None:
             return make, per_sample, shape, "", False

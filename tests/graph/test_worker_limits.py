@@ -282,3 +282,28 @@ def test_a_forward_that_hangs_is_named_as_such_not_as_a_build(tmp_path):
     assert facts.status == "timeout"
     assert facts.message.startswith("running the forwards of ")
     assert facts.message.endswith("models.py exceeded the 3 s limit; the worker process was killed")
+
+
+def test_input_sizes_stop_being_tried_when_the_next_would_pass_the_limit(tmp_path):
+    write(tmp_path, "models.py", '''
+        import time
+
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 1, 4)
+
+            def forward(self, x):
+                time.sleep(1)
+                if x.shape[-1] != 256:
+                    raise ValueError("only 256x256")
+                return self.conv(x).flatten(1)
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True, graph_timeout=5, cache=False))
+    [facts] = result.graph
+    assert facts.status == "ok"
+    assert facts.probe["reason"] == (
+        "the input sizes tried took the time limit (ValueError: only 256x256)")
