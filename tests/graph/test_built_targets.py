@@ -85,3 +85,22 @@ def test_a_missing_module_names_the_package_pip_knows(module, package):
     from snlint.graph.diagnostics import install_hint
 
     assert install_hint(module) == f"pip install {package}, or --ignore SN910"
+
+
+def test_a_python_2_discriminator_file_is_one_sn901_not_an_sn910_too(tmp_path):
+    write(tmp_path, "models.py", '''
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super(Discriminator, self).__init__()
+                self.conv = nn.Conv2d(3, 1, 4)
+
+            def forward(self, x):
+                print "scoring"
+                return self.conv(x)
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
+    assert [(t.target.class_name, t.status) for t in result.graph] == [("Discriminator", "import_error")]
+    assert [f.code for f in result.findings] == ["SN901"]
