@@ -4,6 +4,7 @@ the linked project."""
 
 from __future__ import annotations
 
+import ast
 import os
 
 from snlint.catalogue import Rule
@@ -73,7 +74,8 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
     findings: list[Finding] = []
     built: dict = {}
     # One SN910 per missing package or shared failing module, not one per file.
-    findings += import_diagnostics([r for r in results if r.status == "import_error"],
+    findings += import_diagnostics([r for r in results if r.status == "import_error"
+                                    and not _rejected_by_cpython(r.target.file)],
                                    displays.get, lambda path: config.is_enabled("SN910", path),
                                    lambda name: locate_module(name, config.root), installed)
     for d, facts in zip(ds, results):
@@ -84,6 +86,19 @@ def graph_pass(project, config: Config, only: set[str] | None = None,
         if facts.status == "ok":
             built[d.cls.qualname] = facts
     return list(dict.fromkeys(findings)), built
+
+
+def _rejected_by_cpython(path: str) -> bool:
+    """A file CPython cannot compile (a Python 2 script): the source pass's SN901 says so;
+    an SN910 for its import would say it twice."""
+    try:
+        with open(path, "rb") as f:
+            compile(f.read(), path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
 
 
 def built_findings(facts, rules: dict[str, Rule], *, display_for, fallback: Location,

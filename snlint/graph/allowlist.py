@@ -33,6 +33,8 @@ PURE_CALLS = frozenset({
     # As safe as an import statement: a project module loads as its copy.
     "importlib.import_module", "builtins.__import__",
 })
+# The names a dict read by attribute goes by, called wherever it is defined.
+ATTRIBUTE_DICTS = frozenset({"EasyDict", "edict", "AttrDict", "AttributeDict", "DotDict"})
 # Every call under these: torch.nn's layers, functional, init and utils (spectral_norm)
 # neither read nor write files, start processes or touch the network.
 PURE_PREFIXES = ("torch.nn.",)

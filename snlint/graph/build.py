@@ -437,6 +437,10 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
     calls = calls[:MAX_ATTEMPTS]
     message, site = "", None
     tried: list[str] = []
+    # The constructor raised with the arguments the project itself passes, every one read:
+    # an entry could only repeat them, so the failure is the project's code, and its
+    # message is that attempt's, not a later guess's.
+    own_failed = False
     for call in calls:
         state = _torch_state()
         # Every build starts from one seed: a target's weights (and the probe's verdict on
@@ -448,10 +452,12 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
                 raise TypeError(f"{target.class_name}() did not return an nn.Module")
             model.train()
         except BaseException as exc:  # noqa: BLE001 - the user's constructor may raise anything
-            about_arguments = about_constructor_arguments(exc)
-            message = f"{target.class_name}() raised {one_line(exc)}" + (
-                "" if about_arguments else ", an error in the project's code")
-            site = error_site(exc.__traceback__)
+            if not own_failed:
+                about_arguments = about_constructor_arguments(exc) and call.arguments() != "project"
+                message = f"{target.class_name}() raised {one_line(exc)}" + (
+                    "" if about_arguments else ", an error in the project's code")
+                site = error_site(exc.__traceback__)
+                own_failed = call.arguments() == "project"
             tried.append(call.describe(built=False))
             del exc
             _restore(state)

@@ -156,6 +156,11 @@ class _Names:
             # `MODELS = Registry("models")`: the registry the kept registry decorators
             # fill (a dict and a name, by custom; its code runs under the audit hook).
             return True
+        if method in allowlist.ATTRIBUTE_DICTS:
+            # `dnnlib.EasyDict(func=..., def_gain=1)`: a dict read by attribute, by custom
+            # a dict subclass with no constructor of its own, wherever it is defined
+            # (StyleGAN2-ADA's activation table is made of them).
+            return True
         return allowlist.pure(self.qualified(callee))
 
     def pure(self, node: cst.CSTNode) -> bool:

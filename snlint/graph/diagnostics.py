@@ -101,7 +101,7 @@ def _status_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: L
         # missing, and a note would only be noise: SN913 is for facts that were lost.
         probe = facts.probe or {}
         ran = ("layer facts and the probe still ran" if probe.get("ran") else
-               "layer facts still checked; no forward ran"
+               "layer facts still checked; no forward recorded"
                + (f" ({probe['reason']})" if probe.get("reason") else ""))
         return [diagnostic("SN913", path, f"graph pass: torch.fx cannot trace "
                                           f"{target.class_name}: {facts.trace_reason}; "
@@ -124,6 +124,7 @@ PIP_NAMES = {
     "imageio_ffmpeg": "imageio-ffmpeg", "torch_fidelity": "torch-fidelity",
     "pytorch_msssim": "pytorch-msssim", "taming": "taming-transformers",
     "ruamel": "ruamel.yaml", "Levenshtein": "python-Levenshtein", "mpl_toolkits": "matplotlib",
+    "gin": "gin-config", "ffmpeg": "ffmpeg-python",
 }
 # Missing modules no `pip install` brings (standard-library parts left out of a build).
 NOT_ON_PIP = frozenset({"tkinter", "_tkinter", "_lzma", "_bz2", "_sqlite3", "_ctypes", "readline"})
@@ -285,7 +286,8 @@ def class_status(facts: TargetFacts) -> str:
     """What the graph pass did with one class, or why not, in a few words: `built,
     traced, probed at 3x32x32`; `not built: needs arguments (SN912)`."""
     if facts.status == "timeout":
-        phase = "import" if facts.message.startswith("importing ") else "build"
+        phase = ("import" if facts.message.startswith("importing ") else
+                 "forwards" if facts.message.startswith("running the forwards") else "build")
         return f"timed out in {phase} (SN911)"
     if facts.status != "ok":
         reason = not_built_reason(facts)

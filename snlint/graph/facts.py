@@ -138,6 +138,8 @@ class LeafFacts:
     kept_in_eval: bool = False
     # No parameter of it requires grad once built: a frozen (pretrained) part.
     frozen: bool = False
+    # The user calls between `origin` and `site` (a helper the owner's closure calls).
+    via: list[Site] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -153,7 +155,7 @@ class LeafFacts:
             "param_site": self.param_site.to_dict() if self.param_site else None,
             "uses_batch_stats": self.uses_batch_stats,
             "weight_norm": self.weight_norm, "kept_in_eval": self.kept_in_eval,
-            "frozen": self.frozen,
+            "frozen": self.frozen, "via": [v.to_dict() for v in self.via],
         }
 
     @classmethod
@@ -167,6 +169,7 @@ class LeafFacts:
             Site.from_dict(d.get("origin")), Site.from_dict(d.get("param_site")),
             d.get("uses_batch_stats", False), d.get("weight_norm", ""),
             d.get("kept_in_eval", False), d.get("frozen", False),
+            [Site.from_dict(v) for v in d.get("via", ())],
         )
 
 

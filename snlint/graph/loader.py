@@ -233,6 +233,14 @@ def _copy_of(source: str) -> str:
         return "\n" * source.count("\n")
 
 
+# Project modules whose import ran past the time limit, or crashed, in an earlier worker
+# (absolute path -> why it is not imported again), given by the parent: importing one
+# again would only hang or crash again, so it raises at once. `on_loading(path, started)` tells the worker's parent which
+# project module is being executed, so that a hang is charged to the innermost one.
+HUNG: dict[str, str] = {}
+on_loading: Any = None
+
+
 class _DefinitionsLoader(importlib.machinery.SourceFileLoader):
     """Loads a project module's definitions-only copy, compiled under the module's own
     path so every line number stays the user's."""
@@ -245,8 +253,17 @@ class _DefinitionsLoader(importlib.machinery.SourceFileLoader):
     def exec_module(self, module: types.ModuleType) -> None:
         from snlint.graph import copy_helpers
 
+        path = os.path.abspath(self.path)
+        if path in HUNG:
+            raise ImportError(HUNG[path])
         copy_helpers.install(module.__dict__)
-        super().exec_module(module)
+        if on_loading is not None:
+            on_loading(path, True)
+        try:
+            super().exec_module(module)
+        finally:
+            if on_loading is not None:
+                on_loading(path, False)
         recorded = [cls for _, cls in module.__dict__.get("__snlint_classes__", ())]
         copy_helpers.defer_defaults(module, recorded)
 

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import inspect
 import sys
+import time
 from typing import Any, Callable
 
 import torch
 from torch import nn
 
 from snlint.graph import sites
+from snlint.graph.budget import Budget
 from snlint.graph.facts import Site, one_line
 from snlint.graph.pristine import Pristine
 
@@ -71,6 +73,16 @@ def _first_layer(model: nn.Module) -> nn.Module | None:
     return None
 
 
+def _first_weight(model: nn.Module) -> torch.Tensor | None:
+    """The first weight-shaped parameter (out, in, *kernel) or (out, in) of a model with no
+    torch conv or linear layer: an equalized-learning-rate layer (StyleGAN2, ProGAN, MSG-GAN)
+    holds its weight as a plain parameter and calls `F.conv2d` itself."""
+    for _, p in model.named_parameters():
+        if p.dim() in (2, 3, 4, 5) and p.is_floating_point():
+            return p
+    return None
+
+
 def _optional_second(model: nn.Module) -> bool:
     """Whether forward takes an optional second positional argument (`forward(x, y=None)`:
     a projection discriminator that fails without its labels)."""
@@ -86,7 +98,8 @@ def _optional_second(model: nn.Module) -> bool:
 def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]], str]:
     """Ways to call the model, smallest input first, and a reason when there are none."""
     layer = _first_layer(model)
-    if layer is None:
+    first_weight = _first_weight(model) if layer is None else None
+    if layer is None and first_weight is None:
         return [], "no conv or linear layer to infer an input shape from"
     required = _required_forward_args(model)
     if required is not None and required > 2:
@@ -96,7 +109,14 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
     seconds = ("labels", "like") if required == 2 else (
         (None, "labels") if required == 1 and _optional_second(model) else (None,))
 
-    if sites.kind_of(layer) == "linear":
+    if first_weight is not None:
+        # Read as a torch layer would be: (out, in) is a linear weight, (out, in, *kernel) a
+        # conv's. A guess: a size no forward accepts leaves the model unprobed, with why.
+        ndim = first_weight.dim() - 2
+        sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
+        channels = int(first_weight.shape[1])
+        shapes = ([[channels]] if ndim == 0 else [[channels] + [size] * ndim for size in sizes])
+    elif sites.kind_of(layer) == "linear":
         features = getattr(layer, "in_features", getattr(layer, "in1_features", 0))
         if not features:
             return [], f"cannot infer the input of {type(layer).__name__}"
@@ -110,8 +130,12 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
         shapes = [[channels] + [size] * ndim for size in sizes]
         if ndim == 2:  # a waveform a period discriminator folds into 2-D itself
             shapes.append([channels, WAVEFORM_LENGTH])
+    if len(shapes[0]) == 3 and channels != 3:
+        # Last, an RGB image: a discriminator that folds space into channels before its
+        # first conv (lightweight-gan's pixel unshuffle, SWAGAN's wavelets: 3 become 12).
+        shapes += [[3, size, size] for size in IMAGE_SIZES]
 
-    weight = sites.original(layer, "weight")  # not .weight: that would run a parametrization
+    weight = first_weight if layer is None else sites.original(layer, "weight")  # not .weight: that would run a parametrization
     dtype = weight.dtype if isinstance(weight, torch.Tensor) and weight.is_floating_point() else None
 
     def maker(rest: list[int], second: str | None) -> MakeArgs:
@@ -410,8 +434,9 @@ def _flattened(out: Any, n: int) -> torch.Tensor | None:
     return None
 
 
-def find_input(fresh: Pristine, example_input: Any = None,
-               n: int = PROBE_BATCH) -> tuple[MakeArgs | None, torch.Tensor | None, list[int], str, bool]:
+def find_input(fresh: Pristine, example_input: Any = None, n: int = PROBE_BATCH,
+               budget: Budget | None = None,
+               ) -> tuple[MakeArgs | None, torch.Tensor | None, list[int], str, bool]:
     """(make_args, output at batch n, input shape, reason, flattened) for the first input
     whose output is per sample. Failing that, the first whose output is a flattened
     (sample-major) patch map, read back as (n, k): a `.flatten()` head at an image size no
@@ -428,15 +453,25 @@ def find_input(fresh: Pristine, example_input: Any = None,
     # The reason given is the largest image's: the waveform tried after it fails at the
     # first layer for any image model, which says nothing about why the images failed.
     rank = len(candidates[0][1]) if candidates[0][1] else None
+    spent = 0.0  # the last attempt's time: the next, at a larger size, takes no less
     for make, rest in candidates:
+        if budget is not None and budget.deadline is not None \
+                and time.monotonic() + spent > budget.deadline:
+            last = f"the input sizes tried took the time limit ({last})"
+            break
         args = make(n)
+        started = time.monotonic()
         try:
             out = _forward(fresh, args)
         except Exception as exc:  # wrong size: try the next one
+            spent = time.monotonic() - started
             if rank is None or len(rest) == rank or last.startswith("no input shape"):
                 last = one_line(exc)
             continue
         shape = list(args[0].shape) if isinstance(args[0], torch.Tensor) else []
+        spent = time.monotonic() - started
+        if budget is not None:
+            budget.forward_seconds = spent
         per_sample = _per_sample(out, n)
         if per_sample is not None:
             return make, per_sample, shape, "", False
@@ -454,11 +489,13 @@ def _output(out: Any, flattened: bool) -> torch.Tensor | None:
     return _flattened(out, PROBE_BATCH) if flattened else _per_sample(out, PROBE_BATCH)
 
 
-def probe(fresh: Pristine, example_input: Any = None) -> tuple[dict[str, Any], MakeArgs | None]:
-    """The probe's verdict (the TargetFacts.probe dict) and the input maker it settled on."""
+def probe(fresh: Pristine, example_input: Any = None,
+          budget: Budget | None = None) -> tuple[dict[str, Any], MakeArgs | None]:
+    """The probe's verdict (the TargetFacts.probe dict) and the input maker it settled on
+    (None when the probe found none, or had no time left for its forwards)."""
     result: dict[str, Any] = {"ran": False, "coupled": False, "reason": "", "input_shape": []}
     try:
-        make, y0, shape, reason, flattened = find_input(fresh, example_input)
+        make, y0, shape, reason, flattened = find_input(fresh, example_input, budget=budget)
     except Exception as exc:  # snlint's own failure on a strange model
         result["reason"] = one_line(exc)
         return result, None
@@ -467,6 +504,9 @@ def probe(fresh: Pristine, example_input: Any = None) -> tuple[dict[str, Any], M
         result["flattened_output"] = True
     if make is None:
         result["reason"] = reason
+        return result, None
+    if budget is not None and not budget.allows(2):
+        result["reason"] = budget.refusal(shape)
         return result, None
     try:
         args = make(PROBE_BATCH)

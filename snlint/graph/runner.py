@@ -1,8 +1,9 @@
 """The parent side of the graph pass: runs targets in child processes, never imports torch.
 
 A child (`python -m snlint.graph.worker`, same interpreter and environment) runs in its
-own process group and imports torch once, then builds target after target. Each target
-has a time limit; past it the whole group is killed (the user's code may have started
+own process group and imports torch once, then builds target after target. A target's
+import, its build and its forwards each have the time limit (the worker's "imported" and
+"built" events start the next one's clock); past it the whole group is killed (the user's code may have started
 processes of its own), the target is recorded as "timeout", and a fresh worker takes the
 remaining targets. Targets are grouped by file so each file is imported once per worker;
 when the import itself hung, the file's other targets are not retried (they would hang
@@ -144,12 +145,18 @@ class _Worker:
         self.stderr_open = True
         self.buffer = b""
         self.imported: set[str] = set()
+        self.loading: list[str] = []  # the project modules being executed, innermost last
         self.eof = False
         self.ready = False
         self.stale = False  # served an earlier graph pass: forgets its modules first
 
-    def send(self, target: GraphTarget) -> bool:
-        message = {"target": target.to_dict()}
+    def send(self, target: GraphTarget, hung: dict[str, str] | None = None,
+             timeout: float | None = None) -> bool:
+        message: dict = {"target": target.to_dict()}
+        if timeout:
+            message["timeout"] = timeout  # the worker plans its forwards inside it
+        if hung:
+            message["hung"] = hung
         if self.stale:
             # The files may have changed since (--fix wrote them): import them afresh.
             message["fresh"] = True
@@ -263,6 +270,15 @@ class _Worker:
         return code
 
 
+def _display(path: str, target: GraphTarget) -> str:
+    """A project file as the user's paths show it: relative to the target's project root."""
+    if target.root:
+        relative = os.path.relpath(path, target.root)
+        if not relative.startswith(os.pardir):
+            return relative.replace(os.sep, "/")
+    return path
+
+
 def _absolute(target: GraphTarget) -> dict:
     """The target's paths made absolute here: the worker runs in its scratch folder."""
     return {"file": os.path.abspath(target.file),
@@ -363,6 +379,10 @@ class GraphSession:
         self._built: dict[str, tuple[TargetFacts, dict[str, tuple[int, int] | None]]] = {}
         self._lock = threading.Lock()
         self._stopping = False  # interrupted: the lanes start nothing more
+        # Project modules whose import ran past the limit (path -> display): a fresh worker
+        # refuses them at once instead of hanging again for every file that imports them
+        # (torch_mimicry's package imports tensorflow, 20 s each time on a loaded machine).
+        self._hung: dict[str, str] = {}
         self.started = 0  # workers started
 
     def run(self, targets: list[GraphTarget], timeout: float,
@@ -416,6 +436,20 @@ class GraphSession:
                 self._idle.append(worker)
                 return
         worker.close()
+
+    def _not_again(self, target: GraphTarget, file: str, loading: list[str], import_hung: bool,
+                   what: str) -> str:
+        """Remember the project module whose import hung or crashed (the innermost one still
+        being executed, else the target's file), so that no later worker imports it again;
+        the words naming it, when it is not the target's own file."""
+        if not import_hung:
+            return ""
+        hung = loading[-1] if loading else file
+        shown = _display(hung, target)
+        with self._lock:
+            self._hung[hung] = (f"{shown} is not imported again: its import {what} "
+                                "while another discriminator was built")
+        return f" (still importing {shown})" if hung != file else ""
 
     def _killed(self, worker: _Worker) -> int | None:
         with self._lock:
@@ -506,7 +540,9 @@ class GraphSession:
                 facts = None
                 files: list[str] | None = None
                 garbled: str | None = None
-                if worker.send(target):
+                worker.loading = []
+                built = False
+                if worker.send(target, dict(self._hung), timeout):
                     while facts is None:
                         line = worker.read_line(deadline, tick)
                         if line is None:
@@ -522,6 +558,17 @@ class GraphSession:
                             break
                         if message.get("event") == "imported":
                             worker.imported.add(os.path.abspath(message["file"]))
+                            deadline = time.monotonic() + timeout  # the build's own limit
+                        elif message.get("event") == "built":
+                            deadline = time.monotonic() + timeout  # the forwards' own limit
+                            built = True
+                        elif message.get("event") == "loading":
+                            worker.loading.append(message["file"])
+                        elif message.get("event") == "loaded":
+                            if message["file"] in worker.loading:
+                                worker.loading.reverse()
+                                worker.loading.remove(message["file"])
+                                worker.loading.reverse()
                         elif message.get("event") == "files":
                             files = list(message.get("files", ()))
                         elif message.get("event") == "error":
@@ -542,10 +589,12 @@ class GraphSession:
                 # that is not a message.
                 timed_out = garbled is None and not worker.eof and time.monotonic() >= deadline
                 import_hung = file not in worker.imported
+                worker_loading = list(worker.loading)
                 tail = worker.stderr_tail()
                 code = self._killed(worker)
                 worker = None
-                phase = "importing" if import_hung else "building"
+                phase = ("importing" if import_hung else
+                         "running the forwards of" if built else "building")
                 if garbled is not None:
                     status = "import_error" if import_hung else "build_error"
                     message = (f"the worker's reply while {phase} {target.display} was not a "
@@ -553,11 +602,15 @@ class GraphSession:
                                f"stream?): {garbled!r}; the worker process was killed")
                 elif timed_out:
                     status = "timeout"
-                    message = (f"{phase} {target.display} exceeded the {timeout:g} s limit; "
+                    within = self._not_again(target, file, worker_loading, import_hung,
+                                             f"exceeded the {timeout:g} s limit")
+                    message = (f"{phase} {target.display} exceeded the {timeout:g} s limit{within}; "
                                "the worker process was killed")
                 else:
                     status = "import_error" if import_hung else "build_error"
-                    message = f"the worker process exited (code {code}) while {phase} {target.display}"
+                    within = self._not_again(target, file, worker_loading, import_hung,
+                                             f"ended the worker process (code {code})")
+                    message = f"the worker process exited (code {code}) while {phase} {target.display}{within}"
                     if tail:
                         message += f": {tail}"
                 results[index] = TargetFacts(target, status=status, message=message,

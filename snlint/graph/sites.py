@@ -337,7 +337,11 @@ def _construction_record(module: nn.Module) -> tuple[Site | None, Site | None, S
     site_frame = frames[owner]
     site_pos = origin_pos if owner == 0 else frame_pos(site_frame)
     param_site = _param_default_site(site_frame, site_pos)
-    return to_site(site_pos), to_site(origin_pos), param_site
+    # The calls between the literal and the owner's line (a closure of the owner's
+    # `__init__` calling a module-level helper: FastGAN's `upBlock` -> `batchNorm2d`): the
+    # source pass may report the layer at any of them.
+    via = tuple(to_site(frame_pos(f)) for f in frames[1:owner])
+    return to_site(site_pos), to_site(origin_pos), param_site, via
 
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
@@ -465,7 +469,13 @@ def recording() -> Iterator[None]:
 
 def construction(module: nn.Module) -> tuple[Site | None, Site | None, Site | None]:
     """(site as seen from the owner, innermost origin, norm_layer-default parameter)."""
-    return module.__dict__.get(_BUILT) or (None, None, None)
+    return (module.__dict__.get(_BUILT) or (None, None, None))[:3]
+
+
+def construction_via(module: nn.Module) -> tuple[Site, ...]:
+    """The user calls between the origin and the site (helpers calling helpers)."""
+    record = module.__dict__.get(_BUILT) or ()
+    return record[3] if len(record) > 3 else ()
 
 
 # ---------------------------------------------------------------------------------------
@@ -685,6 +695,7 @@ def module_facts(model: nn.Module) -> list[LeafFacts]:
             bypassed_forward=isinstance(parent, nn.MultiheadAttention) and leaf_name == "out_proj",
             origin=origin,
             param_site=param_site,
+            via=list(construction_via(m)),
             uses_batch_stats=bool(uses_batch_stats),
             weight_norm=weight_norm_api(m),
             kept_in_eval=bool(m.__dict__.get(_KEPT_IN_EVAL, False)),

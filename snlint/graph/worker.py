@@ -5,6 +5,9 @@ true` when the files may have changed since the worker last imported them), one 
 per target on the protocol stream (TargetFacts), plus `{"event": "ready"}` once torch is
 imported, `{"event": "imported", "file": ...}` once a file has been imported (so the
 parent can tell a slow start from a hung import, and a hung import from a hung build),
+`{"event": "built"}` once the constructor returned (the import, the build and the forwards
+each have the time limit), `{"event": "loading"|"loaded", "file": ...}` around each
+project module's execution (a hang is charged to the innermost one),
 and `{"event": "files", "files": [...]}` before each TargetFacts: the project files
 imported while the target was built (its facts hold while they stay as they are). The
 protocol uses duplicates of the original stdin/stdout; fds 0 and 1 (and sys.stdin/stdout)
@@ -102,7 +105,7 @@ def _redirect_stdio() -> tuple[Any, Any]:
 
 
 def collect(model: Any, target: GraphTarget, example_input: Any = None,
-            light: bool = False) -> TargetFacts:
+            light: bool = False, budget: Any = None) -> TargetFacts:
     """Module facts, the forward's facts (F.batch_norm calls, batch reductions) and the probe.
 
     Every forward and the trace start from the state `model` is in now and give it back
@@ -110,6 +113,8 @@ def collect(model: Any, target: GraphTarget, example_input: Any = None,
     refuse; `light`: large trainable weights checked, not copied, and
     `pristine.Mutated` raised when a forward wrote one). The forward's facts come from the fx graph, or, where fx cannot trace, from
     two real forward passes recorded with hooks (`record.py`), at the probe's input.
+    A phase whose forwards no longer fit the `budget` (`snlint.graph.budget`) is skipped
+    with a note.
     """
     from snlint.graph import probe, record, sites, trace
     from snlint.graph.pristine import Pristine
@@ -125,11 +130,14 @@ def collect(model: Any, target: GraphTarget, example_input: Any = None,
         if gm is not None:
             facts.batch_norm_calls = trace.batch_norm_calls(gm)
             facts.recorded_by = "fx"
-        facts.probe, make_args = probe.probe(fresh, example_input)
+        facts.probe, make_args = probe.probe(fresh, example_input, budget)
         if make_args is None:
             return facts
+        skipped = _skipped(budget, facts)
         try:
-            if gm is not None:
+            if skipped:
+                facts.probe.setdefault("notes", []).append(f"batch reductions: {skipped}")
+            elif gm is not None:
                 facts.batch_reductions = trace.batch_reductions(gm, fresh, make_args)
             else:
                 forward = record.record(fresh, make_args)
@@ -139,8 +147,20 @@ def collect(model: Any, target: GraphTarget, example_input: Any = None,
         except Exception as exc:
             what = "shape propagation" if gm is not None else "recording the forward"
             facts.probe.setdefault("notes", []).append(f"{what}: {one_line(exc)}")
-        facts.weights = _measure_weights(fresh, make_args, facts)
+        skipped = _skipped(budget, facts)
+        if skipped:
+            facts.probe.setdefault("notes", []).append(f"measuring the weights: {skipped}")
+        else:
+            facts.weights = _measure_weights(fresh, make_args, facts)
     return facts
+
+
+def _skipped(budget: Any, facts: TargetFacts) -> str:
+    """Why the next phase (two forwards or more) is not run: it would not fit the time
+    left; "" when it fits."""
+    if budget is None or budget.allows(2):
+        return ""
+    return "skipped: " + budget.refusal(facts.probe.get("input_shape") or [])
 
 
 def _measure_weights(fresh: Any, make_args: Any, facts: TargetFacts) -> dict:
@@ -156,23 +176,25 @@ def _measure_weights(fresh: Any, make_args: Any, facts: TargetFacts) -> dict:
         return {}
 
 
-def _collect_light(module: Any, target: GraphTarget, built: Any) -> TargetFacts:
+def _collect_light(module: Any, target: GraphTarget, built: Any, budget: Any = None) -> TargetFacts:
     """`collect` without a copy of the large weights (the worker's peak memory); a model
     whose forward writes one is built again (the same seed: the same model) and read
     with a full snapshot."""
     from snlint.graph.pristine import Mutated
 
     try:
-        return collect(built.model, target, light=True)
+        return collect(built.model, target, light=True, budget=budget)
     except Mutated:
         built.model = None
         again = build(module, target)
         if again.model is None:
             raise
-        return collect(again.model, target)
+        return collect(again.model, target, budget=budget)
 
 
-def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
+def handle(loader: Loader, target: GraphTarget, emit: Any, timeout: float | None = None) -> TargetFacts:
+    from snlint.graph.budget import Budget
+
     start = time.perf_counter()
     guard.set_projects([target.root, *target.paths, os.path.dirname(target.file)])
     first_time = os.path.abspath(target.file) not in loader.modules
@@ -188,8 +210,13 @@ def handle(loader: Loader, target: GraphTarget, emit: Any) -> TargetFacts:
             facts = TargetFacts(target, status="build_error", message=built.message,
                                 error_site=built.site)
         else:
+            # The import, the build and the forwards each have the time limit: the parent
+            # starts the forwards' clock at this event (BigGAN's orthogonal init alone
+            # takes seconds), and the forwards plan inside it.
+            emit({"event": "built"})
+            budget = Budget.for_timeout(timeout)
             try:
-                facts = _collect_light(module, target, built)
+                facts = _collect_light(module, target, built, budget)
             except BaseException as exc:  # snlint's own failure on a strange model
                 facts = TargetFacts(target, status="build_error",
                                     message=f"snlint could not inspect the model: {one_line(exc)}",
@@ -232,6 +259,10 @@ def main() -> None:
     sites.install()  # before any user code is imported
     classes.install()
     loader = Loader()
+    from snlint.graph import loader as loading
+
+    loading.on_loading = lambda path, started: emit(
+        {"event": "loading" if started else "loaded", "file": path})
     guard.install(os.getcwd(), sites.is_user_file)  # the scratch folder the parent made
     emit({"event": "ready"})  # the parent starts a target's clock from here
     for line in proto_in:
@@ -241,8 +272,9 @@ def main() -> None:
             message = _decode(line)
             if message.get("fresh"):
                 loader.forget()
+            loading.HUNG.update(message.get("hung") or {})
             target = GraphTarget.from_dict(message["target"])
-            facts = handle(loader, target, emit)
+            facts = handle(loader, target, emit, message.get("timeout"))
             emit({"event": "files", "files": user_files(loader)})
             emit(facts.to_dict())
             memory.release()

@@ -605,8 +605,13 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     blocks = {child.cls.qualname for q in evidence if q in project.roots
               for _, child in project.roots[q].descendants()
               if child.cls is not None and _PART.search(child.cls.name)}
+    # A class known only by the name its instance is bound to, built inside another
+    # discriminator (MSG-GAN's `self.batch_discriminator = MinibatchStdDev()` in its final
+    # block), is a part of that one: its own name says nothing.
+    bound_parts = {q for q, (kind, detail) in evidence.items()
+                   if kind == "name" and detail.startswith("bound to") and q in parts}
     for q, (kind, detail) in evidence.items():
-        if q not in project.roots or (kind == "name" and q in blocks):
+        if q not in project.roots or (kind == "name" and (q in blocks or q in bound_parts)):
             continue
         cls, file = by_qual[q]
         ref = DiscriminatorRef(f"{file.path}:{cls.name}", kind, detail)

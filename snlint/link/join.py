@@ -79,7 +79,7 @@ def runtime_of(facts: TargetFacts, display_for: DisplayFor, ref: DiscriminatorRe
         return list(dict.fromkeys(k for k in found if k is not None))
 
     for leaf in facts.modules:
-        for key in keys((leaf.site, leaf.origin, leaf.param_site)):
+        for key in keys((leaf.site, leaf.origin, leaf.param_site, *leaf.via)):
             runtime.built_at.setdefault(key, []).append(leaf)
         for key in keys(site for state in leaf.sn for site in (state.site, state.dim_site)):
             runtime.sn_at.setdefault(key, []).append(leaf)

@@ -182,17 +182,39 @@ FAILING = '''
 
 
 def test_sn912_lists_every_argument_set_tried(lint):
-    train = "from sized import SizedDiscriminator\nnetD = SizedDiscriminator(2, 40)\n"
+    train = "import sys\nfrom sized import SizedDiscriminator\nnetD = SizedDiscriminator(2, int(sys.argv[1]))\n"
     findings, _ = lint({"sized.py": FAILING, "train.py": train})
     [sn912] = [f for f in findings if f.code == "SN912"]
     line = span_of(FAILING, "raise ValueError")[0]
     assert (sn912.path, sn912.line) == ("sized.py", span_of(FAILING, "class SizedDiscriminator")[0])
     assert sn912.message == (
         "graph pass: cannot build SizedDiscriminator: SizedDiscriminator() raised ValueError: "
-        f"unsupported size 256 (at sized.py:{line}); tried 5 argument sets: (1) as in train.py:2; "
+        f"unsupported size 256 (at sized.py:{line}); tried 5 argument sets: (1) as in train.py:3 (guessed img_size=64); "
         "(2) guessed sizes: in_ch=3, img_size=64; (3) guessed sizes: in_ch=1, img_size=32; "
         "(4) guessed sizes: in_ch=3, img_size=128; (5) guessed sizes: in_ch=3, img_size=256; "
         'add [tool.snlint.models] "sized.py:SizedDiscriminator" = { in_ch = 3, img_size = 64 }')
+
+
+def test_sn912_with_the_projects_own_arguments_offers_no_entry(lint):
+    # The project passes (3, 64), every value read, and its constructor raises with them
+    # (a Python 2 `ndf / 2` width): an entry could only repeat those values.
+    models = """
+        import torch.nn as nn
+
+
+        class HalfDiscriminator(nn.Module):
+            def __init__(self, nc, ndf):
+                super().__init__()
+                self.c = nn.Conv2d(nc, ndf / 2, 3)
+    """
+    train = "from half import HalfDiscriminator\nnetD = HalfDiscriminator(3, 64)\n"
+    findings, _ = lint({"half.py": models, "train.py": train})
+    [sn912] = [f for f in findings if f.code == "SN912"]
+    assert sn912.message.startswith(
+        "graph pass: cannot build HalfDiscriminator: HalfDiscriminator() raised TypeError: ")
+    assert ", an error in the project's code (at " in sn912.message
+    assert "tried 2 argument sets: (1) as in train.py:2; (2) guessed sizes: nc=1, ndf=32" in sn912.message
+    assert "[tool.snlint.models]" not in sn912.message
 
 
 @pytest.mark.parametrize("name, guess", [

@@ -288,7 +288,7 @@ def test_sn913_says_what_was_lost_when_no_forward_could_run(runtime):
     message = findings[0].message
     assert message.startswith("graph pass: torch.fx cannot trace ThreeArgs: TraceError")
     assert message.endswith("; `F.batch_norm` calls and batch reductions are unknown (layer "
-                            "facts still checked; no forward ran (forward needs 3 arguments))")
+                            "facts still checked; no forward recorded (forward needs 3 arguments))")
 
 
 def test_untraceable_discriminator_through_the_engine(tmp_path):

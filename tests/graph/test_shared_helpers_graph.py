@@ -149,3 +149,47 @@ def test_a_factory_branch_the_project_never_takes_is_no_finding_with_the_graph_p
     write_project(tmp_path, FACTORY_BRANCH_WITH_UNUSED_DEFAULT)
     assert lint_json(tmp_path, monkeypatch, "--no-graph") == (0, [])
     assert lint_json(tmp_path, monkeypatch, "--graph") == (0, [])
+
+
+CLOSURE_THROUGH_A_HELPER = '''\
+import torch.nn as nn
+
+
+def batchNorm2d(*args, **kwargs):
+    return nn.BatchNorm2d(*args, **kwargs)
+
+
+class Decoder(nn.Module):
+    def __init__(self, ch=8):
+        super().__init__()
+
+        def up(c_in, c_out):
+            return nn.Sequential(nn.Upsample(scale_factor=2), nn.Conv2d(c_in, c_out, 3, 1, 1),
+                                 batchNorm2d(c_out), nn.ReLU())
+
+        self.main = nn.Sequential(up(ch, ch), up(ch, ch), nn.Conv2d(ch, 3, 3, 1, 1))
+
+    def forward(self, x):
+        return self.main(x)
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 4, 2, 1)
+        self.head = nn.Conv2d(8, 1, 4)
+        self.decoder = Decoder(8)
+
+    def forward(self, x):
+        h = self.conv(x)
+        return self.head(h).flatten(1) + self.decoder(h).mean((1, 2, 3))[:, None]
+'''
+
+
+def test_a_closure_calling_a_helper_twice_is_one_finding_at_the_closures_line(tmp_path, monkeypatch):
+    # The source reports the batch norm where the closure calls the helper; the built
+    # layers were made through that line too, so no second finding at each closure call.
+    write_project(tmp_path, {"models.py": CLOSURE_THROUGH_A_HELPER})
+    _, found = lint_json(tmp_path, monkeypatch, "--graph")
+    assert [(o["code"], o["line"], o["column"], o["pass"]) for o in found] == [
+        ("SN301", 14, 34, "source+graph")]

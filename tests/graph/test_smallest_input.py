@@ -96,6 +96,72 @@ def test_no_accepted_size_gives_the_largest_image_error_not_the_waveform_one():
     assert "2x258064" in facts.probe["reason"], facts.probe["reason"]  # 4 * 254 * 254
 
 
+class EqualizedConv(nn.Module):
+    """An equalized-learning-rate conv: a plain weight parameter, scaled in forward."""
+
+    def __init__(self, c_in, c_out):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(c_out, c_in, 3, 3))
+        self.scale = (c_in * 9) ** -0.5
+
+    def forward(self, x):
+        return torch.nn.functional.conv2d(x, self.weight * self.scale, padding=1)
+
+
+class EqualizedCritic(nn.Module):
+    """No torch conv or linear layer at all; a batch standardization after the first conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = EqualizedConv(3, 4)
+        self.c2 = EqualizedConv(4, 1)
+
+    def forward(self, x):
+        h = self.c1(x)
+        h = (h - h.mean(0)) / (h.std(0) + 1e-5)
+        return self.c2(h).mean((1, 2, 3))
+
+
+def test_a_discriminator_of_hand_written_layers_is_probed_from_its_first_weight():
+    facts = collect(EqualizedCritic().train(), _target("EqualizedCritic"))
+    assert facts.probe["ran"] and facts.probe["coupled"], facts.probe
+    assert facts.probe["input_shape"] == [2, 3, 16, 16]
+
+
+class Unshuffled(nn.Module):
+    """Folds each 2x2 patch into channels before its first conv: RGB in, 12 channels seen."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(12, 4, 3, 1, 1)
+
+    def forward(self, x):
+        return self.conv(nn.functional.pixel_unshuffle(x, 2)).mean((1, 2, 3))
+
+
+def test_a_discriminator_that_folds_space_into_channels_is_probed_with_an_rgb_image():
+    facts = collect(Unshuffled().train(), _target("Unshuffled"))
+    assert facts.probe["ran"], facts.probe
+    assert facts.probe["input_shape"] == [2, 3, 16, 16]
+
+
+class UnshuffledEqualized(nn.Module):
+    """An equalized-lr conv after a space-to-depth fold: RGB in, 12 channels seen."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = EqualizedConv(12, 1)
+
+    def forward(self, x):
+        return self.conv(nn.functional.pixel_unshuffle(x, 2)).mean((1, 2, 3))
+
+
+def test_a_hand_written_first_layer_after_a_fold_is_probed_with_an_rgb_image():
+    facts = collect(UnshuffledEqualized().train(), _target("UnshuffledEqualized"))
+    assert facts.probe["ran"], facts.probe
+    assert facts.probe["input_shape"] == [2, 3, 16, 16]
+
+
 # --- the light snapshot: large trainable weights checked, not copied ---------------------
 
 

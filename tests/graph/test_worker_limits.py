@@ -187,3 +187,123 @@ def test_the_worker_ends_when_snlint_is_killed(tmp_path, how):
         for pid in workers:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_project_module_whose_import_hung_is_not_imported_again_by_the_next_worker(tmp_path):
+    write(tmp_path, "slow.py", "TOTAL = sum(range(10 ** 12))\n")
+    for name in ("a", "b"):
+        write(tmp_path, f"{name}.py", f'''
+            import torch.nn as nn
+            import slow
+
+
+            class {name.upper()}Discriminator(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, 1, 4)
+
+                def forward(self, x):
+                    return self.conv(x).flatten(1)
+        ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True, graph_timeout=3, cache=False))
+    assert [(r.target.class_name, r.status) for r in result.graph] == [
+        ("ADiscriminator", "timeout"), ("BDiscriminator", "import_error")]
+    assert "a.py exceeded the 3 s limit (still importing slow.py); " in result.graph[0].message
+    assert result.graph[1].message == (
+        "ImportError: slow.py is not imported again: its import exceeded the 3 s limit while "
+        "another discriminator was built")
+
+
+def test_forwards_that_would_pass_the_limit_are_skipped_and_the_class_stays_built(tmp_path):
+    write(tmp_path, "models.py", '''
+        import time
+
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 1, 4)
+
+            def forward(self, x):
+                time.sleep(2)  # a large model on a loaded machine (fx's trace runs it too)
+                return self.conv(x).flatten(1)
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True, graph_timeout=7, cache=False))
+    [facts] = result.graph
+    assert facts.status == "ok"
+    assert not facts.probe["ran"]
+    assert facts.probe["reason"].startswith("a forward at 3x16x16 takes 2.0 s and ")
+    assert facts.probe["reason"].endswith(" s of the time limit were left (raise --graph-timeout)")
+
+
+def test_the_build_and_the_forwards_each_have_the_limit(tmp_path):
+    write(tmp_path, "models.py", '''
+        import time
+
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                time.sleep(2)  # an orthogonal init of a large critic
+                self.conv = nn.Conv2d(3, 1, 4)
+
+            def forward(self, x):
+                time.sleep(0.15)
+                return self.conv(x).flatten(1)
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True, graph_timeout=3, cache=False))
+    [facts] = result.graph
+    assert facts.status == "ok"
+    assert facts.probe["ran"], facts.probe
+
+
+def test_a_forward_that_hangs_is_named_as_such_not_as_a_build(tmp_path):
+    write(tmp_path, "models.py", '''
+        import time
+
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 1, 4)
+
+            def forward(self, x):
+                time.sleep(60)
+                return self.conv(x).flatten(1)
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True, graph_timeout=3, cache=False))
+    [facts] = result.graph
+    assert facts.status == "timeout"
+    assert facts.message.startswith("running the forwards of ")
+    assert facts.message.endswith("models.py exceeded the 3 s limit; the worker process was killed")
+
+
+def test_input_sizes_stop_being_tried_when_the_next_would_pass_the_limit(tmp_path):
+    write(tmp_path, "models.py", '''
+        import time
+
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 1, 4)
+
+            def forward(self, x):
+                time.sleep(1)
+                if x.shape[-1] != 256:
+                    raise ValueError("only 256x256")
+                return self.conv(x).flatten(1)
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True, graph_timeout=5, cache=False))
+    [facts] = result.graph
+    assert facts.status == "ok"
+    assert facts.probe["reason"] == (
+        "the input sizes tried took the time limit (ValueError: only 256x256)")
