@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Iterable, Iterator
 
-from snlint.checks.emit import Emitter
+from snlint.checks.emit import Emitter, evidence
 from snlint.findings import Finding, Location
 from snlint.records import dataclass
 
@@ -41,7 +41,8 @@ class Shown:
 
 def confirmed(finding: Finding, runtime: Runtime) -> Finding:
     """A source finding the built discriminator shows too."""
-    return replace(finding, pass_="source+graph", message=finding.message + runtime.note)
+    return replace(finding, pass_="source+graph", message=finding.message + runtime.note,
+                   evidence=evidence(finding.evidence, runtime.note_evidence))
 
 
 def confirmed_by(finding: Finding, runtime: Runtime, shown: list, seen: set[int]) -> Finding:
@@ -73,5 +74,5 @@ def runtime_only(emit: Emitter, shown: Iterable[Shown]) -> Iterator[Finding]:
             data["built_with"] = first.runtime.facts.built_with
         finding = emit.finding(code, location, message, symbol=first.runtime.symbol(first.path),
                               discriminator=first.runtime.ref if first.names_discriminator else None,
-                              data=data, evidence=first.evidence)
+                              data=data, evidence=evidence(first.evidence, first.runtime.note_evidence))
         yield replace(finding, pass_="graph")

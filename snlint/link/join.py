@@ -67,6 +67,10 @@ class Runtime:
     def note(self) -> str:
         return built_note(self.facts.built_with)
 
+    @property
+    def note_evidence(self) -> str:
+        return built_evidence(self.facts.built_with)
+
 
 def runtime_of(facts: TargetFacts, display_for: DisplayFor, ref: DiscriminatorRef | None = None,
                fallback: Location | None = None) -> Runtime:
@@ -142,9 +146,21 @@ UNKNOWN = json.dumps(UNKNOWN_SPEC)
 
 
 def built_note(built_with: str) -> str:
-    """What a graph finding adds about the arguments that built its discriminator: where
-    they came from when the graph pass had to find or guess them (the user may need to
-    check them); nothing for a class built with its own defaults, the obvious case."""
+    """What a graph finding's message adds about the arguments that built its
+    discriminator, when the graph pass had to find or guess them (the user may need to
+    check them): where, or that they were guessed, short enough for a terminal line (the
+    values and the call chain go to the evidence, `built_evidence`); nothing for a class
+    built with its own defaults, the obvious case."""
     if not built_with or built_with.startswith("built with its defaults"):
         return ""
-    return f"; graph pass: {built_with}"
+    if built_with.startswith("built with guessed sizes"):
+        return "; graph pass: built with guessed sizes"
+    return "; graph pass: " + built_with.split(" (", 1)[0].split(", ", 1)[0]
+
+
+def built_evidence(built_with: str) -> str:
+    """The whole of how the discriminator was built, for the full formats, when the
+    message says only its start."""
+    if not built_note(built_with):
+        return ""
+    return f"Graph pass: {built_with}."

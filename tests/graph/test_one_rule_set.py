@@ -206,8 +206,12 @@ def _facts(built_with: str) -> TargetFacts:
 
 
 @pytest.mark.parametrize("built_with, suffix", [
-    ("built with guessed sizes: nc=3", "; graph pass: built with guessed sizes: nc=3"),
+    ("built with guessed sizes: nc=3, ndf=64", "; graph pass: built with guessed sizes"),
     ("built as in train.py:88", "; graph pass: built as in train.py:88"),
+    # The call chain and where each value came from go to the evidence: the message
+    # stays one terminal line.
+    ("built as in trainer.py:194, called from main.py:38 (batch_size=64: argparse default "
+     "at parameter.py:21)", "; graph pass: built as in trainer.py:194"),
     ("built with its defaults", ""),
     ("", ""),
 ])
@@ -217,7 +221,8 @@ def test_graph_findings_say_how_the_discriminator_was_built(built_with, suffix):
     (finding,) = [f for f in found if not f.is_diagnostic]
     assert finding.code == "SN301"
     assert finding.message.endswith("the current batch in training mode" + suffix)
-    assert finding.evidence.endswith("those statistics alone tell them apart.")
+    tail = f" Graph pass: {built_with}." if suffix else ""
+    assert finding.evidence.endswith("those statistics alone tell them apart." + tail)
 
 
 def test_a_finding_both_passes_see_carries_the_graph_note(tmp_path, monkeypatch):
@@ -236,7 +241,8 @@ def test_a_finding_both_passes_see_carries_the_graph_note(tmp_path, monkeypatch)
     findings = lint_project(tmp_path, "frozen.py", FROZEN)
     sn301 = [f for f in findings if f.code == "SN301"]
     assert len(sn301) == 1 and sn301[0].pass_ == "source+graph"
-    assert sn301[0].message.endswith("; graph pass: built with guessed sizes: nc=3")
+    assert sn301[0].message.endswith("; graph pass: built with guessed sizes")
+    assert sn301[0].evidence.endswith(" Graph pass: built with guessed sizes: nc=3.")
 
 
 SN_THE_SOURCE_CANNOT_FOLLOW = '''
