@@ -23,5 +23,8 @@ def test_the_batch_configuration_is_built_and_named(tmp_path, monkeypatch):
     assert sorted((f.code, f.path, f.line) for f in found) == [
         ("SN301", os.path.join("models", "networks.py"), 12), ("SN401", "train.py", 19)]
     sn301 = next(f for f in found if f.code == "SN301")
-    assert "(ndf=64: from options/train_batch.json)" in sn301.message
+    # The message names the option file it holds for; where each value came from is
+    # in the evidence.
+    assert sn301.message.endswith("(with options/train_batch.json)")
+    assert "(ndf=64: from options/train_batch.json)" in sn301.evidence
     assert sn301.message.endswith(" (with options/train_batch.json)")
