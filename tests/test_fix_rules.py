@@ -1004,3 +1004,40 @@ def test_a_position_where_the_source_pass_read_no_node_has_no_fix():
     line = reported.line
     at_name = dataclasses.replace(reported, span=Span(line, 14, line, 18))  # `head`
     assert marked_plan(at_name, code) is None
+
+
+def test_sn501_leaves_an_init_that_runs_before_the_sn_call():
+    # The layer's own `weight` is initialized, then wrapped: after the migration there
+    # is no parametrization yet at the init, so it must still write `m.weight`.
+    code = """\
+        import torch.nn as nn
+        import torch.nn.init as init
+        from torch.nn.utils.spectral_norm import spectral_norm
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 64, 3), nn.LeakyReLU(0.1), nn.Conv2d(64, 1, 3))
+                self.initialize()
+
+            def initialize(self):
+                for m in self.modules():
+                    if isinstance(m, nn.Conv2d):
+                        init.normal_(m.weight, std=0.02)
+                        spectral_norm(m)
+                        init.zeros_(m.weight_orig)
+                # Another loop: its `m` is another layer, initialized before its own SN.
+                for m in self.main.modules():
+                    if isinstance(m, nn.Linear):
+                        init.xavier_uniform_(m.weight)
+                        spectral_norm(m)
+
+            def forward(self, x):
+                return self.main(x)
+    """
+    out = fixed(code, select=["SN501"])
+    assert "from torch.nn.utils.parametrizations import spectral_norm\n" in out
+    assert "                init.normal_(m.weight, std=0.02)\n" in out
+    assert "                init.zeros_(m.parametrizations.weight.original)\n" in out
+    assert "                init.xavier_uniform_(m.weight)\n" in out

@@ -251,25 +251,60 @@ def _sn_targets(parsed: ParsedFile, call: cst.Call) -> set[str]:
 
 def _migrate_inits(parsed: ParsedFile, plan: Plan, calls: list[cst.Call]) -> int:
     """Inits of `X.weight` / `X.weight_orig` of layers the migration moves to the
-    parametrizations API, in the same function: pointed at `parametrizations.weight.original`,
-    so the migration never creates an SN106."""
+    parametrizations API, after the SN call in the same function: pointed at
+    `parametrizations.weight.original`, so the migration never creates an SN106. An init
+    before the SN call writes the layer's own parameter, which has no parametrization yet
+    (`init.normal_(m.weight); spectral_norm(m)` in a loop over the layers): left as is;
+    so is one outside the loop the SN call is in (its name is another layer there)."""
     import libcst as cst
 
     from snlint.edit.syntax import enclosing_function, walk
 
     count = 0
-    by_scope: dict[int, tuple[cst.CSTNode, set[str]]] = {}
+    # Per function: where each SN call ends, the loop it is in, the layers it wraps.
+    by_scope: dict[int, tuple[cst.CSTNode, list[tuple[tuple[int, int], int | None, set[str]]]]] = {}
     for call in calls:
         scope = enclosing_function(parsed, call) or parsed.module
-        by_scope.setdefault(id(scope), (scope, set()))[1].update(_sn_targets(parsed, call))
-    for scope, targets in by_scope.values():
-        if not targets:
+        _, _, el, ec = parsed.positions.raw(call)
+        loop = _loop_of(parsed, call, scope)
+        by_scope.setdefault(id(scope), (scope, []))[1].append(
+            ((el, ec), None if loop is None else id(loop), _sn_targets(parsed, call)))
+    for scope, wrapped in by_scope.values():
+        if not any(targets for _, _, targets in wrapped):
             continue
         for node in walk(scope):
             if not isinstance(node, cst.Call) or id(node) in plan.changes:
                 continue
             target = init_target(parsed, node, ["weight", "weight_orig"])
-            if target is not None and parsed.code(target.value).strip() in targets:
+            if target is None:
+                continue
+            layer = parsed.code(target.value).strip()
+            start = tuple(parsed.positions.raw(node)[:2])
+            loops = _loops_around(parsed, node, scope)
+            if any(layer in targets and start >= end and (loop is None or loop in loops)
+                   for end, loop, targets in wrapped):
                 plan.replace(target, original_of(target, "weight"))
                 count += 1
     return count
+
+
+def _loop_of(parsed: ParsedFile, node: cst.CSTNode, scope: cst.CSTNode) -> cst.CSTNode | None:
+    """The innermost `for` loop around `node` inside `scope`, if any."""
+    import libcst as cst
+
+    parent = parsed.parent(node)
+    while parent is not None and parent is not scope:
+        if isinstance(parent, cst.For):
+            return parent
+        parent = parsed.parent(parent)
+    return None
+
+
+def _loops_around(parsed: ParsedFile, node: cst.CSTNode, scope: cst.CSTNode) -> set[int]:
+    """id() of every `for` loop around `node` inside `scope`."""
+    out = set()
+    loop = _loop_of(parsed, node, scope)
+    while loop is not None:
+        out.add(id(loop))
+        loop = _loop_of(parsed, loop, scope)
+    return out
