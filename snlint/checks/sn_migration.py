@@ -266,9 +266,9 @@ def _migrate_inits(parsed: ParsedFile, plan: Plan, calls: list[cst.Call]) -> int
     for call in calls:
         scope = enclosing_function(parsed, call) or parsed.module
         _, _, el, ec = parsed.positions.raw(call)
-        loop = _loop_of(parsed, call, scope)
+        loops = _loops(parsed, call, scope)
         by_scope.setdefault(id(scope), (scope, []))[1].append(
-            ((el, ec), None if loop is None else id(loop), _sn_targets(parsed, call)))
+            ((el, ec), loops[0] if loops else None, _sn_targets(parsed, call)))
     for scope, wrapped in by_scope.values():
         if not any(targets for _, _, targets in wrapped):
             continue
@@ -280,7 +280,7 @@ def _migrate_inits(parsed: ParsedFile, plan: Plan, calls: list[cst.Call]) -> int
                 continue
             layer = parsed.code(target.value).strip()
             start = tuple(parsed.positions.raw(node)[:2])
-            loops = _loops_around(parsed, node, scope)
+            loops = _loops(parsed, node, scope)
             if any(layer in targets and start >= end and (loop is None or loop in loops)
                    for end, loop, targets in wrapped):
                 plan.replace(target, original_of(target, "weight"))
@@ -288,23 +288,15 @@ def _migrate_inits(parsed: ParsedFile, plan: Plan, calls: list[cst.Call]) -> int
     return count
 
 
-def _loop_of(parsed: ParsedFile, node: cst.CSTNode, scope: cst.CSTNode) -> cst.CSTNode | None:
-    """The innermost `for` loop around `node` inside `scope`, if any."""
+
+def _loops(parsed: ParsedFile, node: cst.CSTNode, scope: cst.CSTNode) -> list[int]:
+    """id() of each `for` loop around `node` inside `scope`, innermost first."""
     import libcst as cst
 
-    parent = parsed.parent(node)
-    while parent is not None and parent is not scope:
-        if isinstance(parent, cst.For):
-            return parent
-        parent = parsed.parent(parent)
-    return None
-
-
-def _loops_around(parsed: ParsedFile, node: cst.CSTNode, scope: cst.CSTNode) -> set[int]:
-    """id() of every `for` loop around `node` inside `scope`."""
-    out = set()
-    loop = _loop_of(parsed, node, scope)
-    while loop is not None:
-        out.add(id(loop))
-        loop = _loop_of(parsed, loop, scope)
+    out = []
+    for anc in parsed.ancestors(node):
+        if anc is scope:
+            break
+        if isinstance(anc, cst.For):
+            out.append(id(anc))
     return out

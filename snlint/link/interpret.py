@@ -234,15 +234,9 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         frame.returned = self.expr(stmt.value, frame) if stmt.value is not None else ConstV(None)
 
     def while_stmt(self, stmt: F.While, frame: Frame, module_level: bool) -> None:
-        frame.loop_depth += 1
-        frame.loops.append(stmt.span)
-        try:
+        with frame.looping(stmt.span):
             _widen_counters(stmt.body, frame)
             self.block(stmt.body, frame)
-        finally:
-            frame.loop_depth -= 1
-            frame.loops.pop()
-            frame.jumped = False
 
     def block_stmt(self, stmt: F.Block, frame: Frame, module_level: bool) -> None:
         if not _opens_no_grad(stmt.body) or frame.no_grad:
@@ -439,9 +433,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             iterable = ListV([ConstV(i) for i in range(count)]) if count else UNKNOWN
         else:
             iterable = self.expr(stmt.iter, frame)
-        frame.loop_depth += 1
-        frame.loops.append(stmt.span)
-        try:
+        with frame.looping(stmt.span):
             batch = self.loader_batch(iterable, stmt.iter, stmt.span.line, frame.file.path) \
                 if zipped is None else None
             if zipped is not None:
@@ -471,10 +463,6 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 self.assign(stmt.target, UNKNOWN, frame)
                 _widen_counters(stmt.body, frame)
                 self.block(stmt.body, frame)
-        finally:
-            frame.loop_depth -= 1
-            frame.loops.pop()
-            frame.jumped = False
         self.block(stmt.orelse, frame)
 
     def zipped(self, stmt: F.For, targets: tuple[F.Expr, ...], sequences: tuple[F.Expr, ...],

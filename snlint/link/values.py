@@ -6,7 +6,8 @@ too, `Layer`, the record the rules read (`snlint.link.model`).
 from __future__ import annotations
 
 from dataclasses import field
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator
 
 from snlint.findings import Location
 from snlint.link.model import Layer
@@ -55,6 +56,18 @@ class Frame:
     # those names hold: run again on the same values, it takes the same branch (`for ...:
     # if norm == 'SN': SN conv else: plain conv`, and the same test at the next layer).
     if_tokens: dict = field(default_factory=dict)
+
+    @contextmanager
+    def looping(self, span) -> Iterator[None]:
+        """Running the body of the loop at `span`; a `continue`/`break` in it ends with it."""
+        self.loop_depth += 1
+        self.loops.append(span)
+        try:
+            yield
+        finally:
+            self.loop_depth -= 1
+            self.loops.pop()
+            self.jumped = False
 
     @property
     def grad_free(self) -> bool:
