@@ -29,9 +29,11 @@ import threading
 import time
 
 SOCKET_ENV = "SNLINT_FORKSERVER_FD"
-# Per worker, not per server: a server serves every worker whose environment differs
-# from its own only in these.
-_PER_WORKER = ("TMPDIR", "TEMP", "TMP", "SNLINT_LIFELINE_FD", "SNLINT_PDEATHSIG")
+# A server serves every worker whose environment differs from its own only in these:
+# each worker's own, and pytest's name of the running test (which changes per test and
+# means nothing to an import). Each worker gets its whole environment either way.
+_PER_WORKER = ("TMPDIR", "TEMP", "TMP", "SNLINT_LIFELINE_FD", "SNLINT_PDEATHSIG",
+               "PYTEST_CURRENT_TEST")
 
 
 def supported() -> bool:
