@@ -109,7 +109,11 @@ class Server:
                 if self.gone:
                     raise OSError("the graph-pass fork server is gone")
                 request = json.dumps({"env": env, "cwd": cwd}).encode("utf-8")
-                socket.send_fds(self.sock, [request], theirs)
+                try:
+                    socket.send_fds(self.sock, [request], theirs)
+                except OSError:
+                    self.gone = True
+                    raise
                 forked = Forked(self, stdin_w, stdout_r, stderr_r)
                 while True:
                     message = self._receive(None)
