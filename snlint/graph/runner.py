@@ -1,7 +1,8 @@
 """The parent side of the graph pass: runs targets in child processes, never imports torch.
 
-A child (`python -m snlint.graph.worker`, same interpreter and environment) runs in its
-own process group and imports torch once, then builds target after target. A target's
+A child (`python -m snlint.graph.worker`, same interpreter and environment, or forked as
+that by snlint.graph.forkserver, which imported torch once) runs in its own process group
+and builds target after target. A target's
 import, its build and its forwards each have the time limit (the worker's "imported" and
 "built" events start the next one's clock); past it the whole group is killed (the user's code may have started
 processes of its own), the target is recorded as "timeout", and a fresh worker takes the
@@ -33,6 +34,7 @@ import time
 from collections import OrderedDict
 from typing import Callable
 
+from snlint.graph import forkserver
 from snlint.graph.facts import GraphTarget, TargetFacts
 
 _SNLINT_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -40,9 +42,9 @@ _SNLINT_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath
 # file system); that time does not count against the first target's limit.
 STARTUP_LIMIT = 120.0
 TICK = 0.5  # seconds between progress calls while one target runs
-# A second worker costs a second torch import (a second or more, and its memory): worth it
-# from this many targets on, on a machine with two cores or more. More workers than two
-# would compete with the parent and each other for the cores.
+# A second worker costs its memory (and a torch import where workers are not forked):
+# worth it from this many targets on, on a machine with two cores or more. More workers
+# than two would compete with the parent and each other for the cores.
 LANE_TARGETS = 4
 MAX_LANES = 2
 # How much of a worker's standard error is kept (its end): enough for a traceback's last
@@ -113,6 +115,19 @@ def _sweep_scratch() -> None:
             continue  # alive, another user's
 
 
+def _forked(env: dict[str, str], scratch: str, lifeline: int) -> forkserver.Forked | None:
+    """A worker forked by this process's fork server; None where there is none."""
+    if not forkserver.supported():
+        return None
+    server = forkserver.SERVERS.get(env, f"{_SCRATCH_PREFIX}{os.getpid()}-", STARTUP_LIMIT)
+    if server is None:
+        return None
+    try:
+        return server.fork(env, scratch, lifeline)
+    except OSError:
+        return None
+
+
 class _Worker:
     def __init__(self) -> None:
         _sweep_scratch()
@@ -127,7 +142,7 @@ class _Worker:
             # lives as long as the process.
             env[PDEATHSIG_ENV] = "1"
         try:
-            self.proc = subprocess.Popen(
+            self.proc = _forked(env, self.scratch, lifeline_read) or subprocess.Popen(
                 [sys.executable, "-m", "snlint.graph.worker"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 env=env, start_new_session=True, cwd=self.scratch, pass_fds=(lifeline_read,),
@@ -420,14 +435,17 @@ class GraphSession:
 
     def _take(self) -> _Worker:
         with self._lock:
-            if self._idle:
-                worker = self._idle.pop()
+            worker = self._idle.pop() if self._idle else None
+            if worker is not None:
                 worker.stale = True
-            else:
-                worker = _Worker()
-                self.started += 1
+                self._active.add(worker)
+                return worker
+            self.started += 1
+        # Outside the lock: the first worker of a process waits for torch's import.
+        worker = _Worker()
+        with self._lock:
             self._active.add(worker)
-            return worker
+        return worker
 
     def _give_back(self, worker: _Worker) -> None:
         with self._lock:

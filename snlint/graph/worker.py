@@ -228,6 +228,19 @@ def handle(loader: Loader, target: GraphTarget, emit: Any, timeout: float | None
     return facts
 
 
+def prepare() -> Any:
+    """Import what every worker needs before any project code (torch first); also what
+    the fork server (snlint.graph.forkserver) does once for all its workers."""
+    import torch
+
+    from snlint.graph import memory
+
+    memory.without_triton()
+    from snlint.graph import classes, sites  # noqa: F401
+
+    return torch
+
+
 def main() -> None:
     _lifeline()
     proto_in, proto_out = _redirect_stdio()
@@ -241,20 +254,14 @@ def main() -> None:
         proto_out.write(line + "\n")
         proto_out.flush()
 
-    import torch  # after the redirect: its import may print
-
-    from snlint.graph import memory
-
-    memory.without_triton()
+    torch = prepare()  # after the redirect: torch's import may print
 
     # The models are small and the batches tiny: one thread is 3-5x faster than torch's
     # default pool on a loaded machine (measured on 2 cores: 5.8 s against 18-30 s for the
     # examples), and the worker never competes with the user's other processes for cores.
     torch.set_num_threads(1)
 
-    from snlint.graph import sites
-
-    from snlint.graph import classes
+    from snlint.graph import classes, memory, sites
 
     sites.install()  # before any user code is imported
     classes.install()

@@ -1,0 +1,89 @@
+"""Graph workers are forked from one process per snlint process that has imported torch
+once (snlint.graph.forkserver), and each is the worker a fresh interpreter would have
+been: its own folder, temporary folder, environment and arguments."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from graph_helpers import write  # noqa: E402
+
+from snlint.graph import GraphTarget, forkserver, run_graph, runner  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not forkserver.supported(), reason="Linux fork server")
+
+# The constructor raises with what the worker sees, so the build error says it.
+TELLS = '''
+import os
+import sys
+import tempfile
+
+import torch.nn as nn
+
+
+class D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        raise RuntimeError(
+            f"mark={os.environ.get('SNLINT_TEST_MARK')} "
+            f"tmp_is_cwd={os.path.realpath(tempfile.gettempdir()) == os.path.realpath(os.getcwd())} "
+            f"scratch={os.path.basename(os.getcwd()).startswith('snlint-graph-')} "
+            f"argv={[os.path.basename(a) for a in sys.argv]}")
+'''
+
+
+@pytest.fixture
+def parents(monkeypatch):
+    """The parent pid of each worker started."""
+    found: list[int] = []
+    start = runner._Worker.__init__
+
+    def counted(self):
+        start(self)
+        stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
+        found.append(int(stat.rpartition(")")[2].split()[1]))
+
+    monkeypatch.setattr(runner._Worker, "__init__", counted)
+    return found
+
+
+def told(tmp_path) -> str:
+    write(tmp_path, "d.py", TELLS)
+    target = GraphTarget(str(tmp_path / "d.py"), "d.py", "D", None, str(tmp_path))
+    [facts] = run_graph([target], timeout=60)
+    assert facts.status == "build_error"
+    return facts.message.partition("RuntimeError: ")[2]
+
+
+def test_the_workers_of_two_graph_passes_are_forked_from_one_server(tmp_path, parents):
+    told(tmp_path)
+    told(tmp_path)
+    server = forkserver.SERVERS.server
+    assert server is not None
+    assert parents == [server.proc.pid, server.proc.pid]
+
+
+def test_a_forked_worker_has_its_own_folder_environment_and_arguments(tmp_path, monkeypatch):
+    monkeypatch.setenv("SNLINT_TEST_MARK", "first")
+    assert told(tmp_path) == "mark=first tmp_is_cwd=True scratch=True argv=['d.py']"
+    # Another environment: another server, whose workers see it.
+    before = forkserver.SERVERS.server
+    monkeypatch.setenv("SNLINT_TEST_MARK", "second")
+    assert told(tmp_path) == "mark=second tmp_is_cwd=True scratch=True argv=['d.py']"
+    assert forkserver.SERVERS.server is not before
+    # The replaced server had no worker left: it has ended.
+    assert before.proc.poll() is not None
+
+
+def test_without_a_server_workers_start_as_before(tmp_path, monkeypatch, parents):
+    monkeypatch.setattr(forkserver.Server, "ready", lambda self, deadline: False)
+    monkeypatch.setenv("SNLINT_TEST_MARK", "alone")  # not the server of another test
+    assert told(tmp_path) == "mark=alone tmp_is_cwd=True scratch=True argv=['d.py']"
+    assert parents == [os.getpid()]
+    assert forkserver.SERVERS.server is None
+
