@@ -19,13 +19,13 @@ class Emitter:
 
     def finding(self, code: str, loc: Location, message: str, *, symbol: str | None = None,
                 discriminator: DiscriminatorRef | None = None,
-                data: dict[str, Any] | None = None, evidence: str = "") -> Finding:
+                data: Any = None, evidence: str = "") -> Finding:
         """`message`: what and where, short enough for one line; `evidence`: why it
         holds (the mechanism, the measured values, the candidates), for the full formats."""
         name, severity = self.meta(code)
         return Finding(code, name, severity, message, loc.path, loc.span,
                        symbol=symbol, discriminator=discriminator,
-                       data=tuple(sorted((data or {}).items())), evidence=evidence)
+                       data=data, evidence=evidence)
 
     def meta(self, code: str) -> tuple[str, str]:
         rule = self.rules[code]

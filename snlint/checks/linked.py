@@ -11,7 +11,7 @@ site and code however many instances the program built there.
 
 from __future__ import annotations
 
-from dataclasses import field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from snlint.checks.emit import Emitter, evidence
@@ -33,7 +33,7 @@ class Shown:
     site: Site | None
     path: str  # the module's path in the discriminator ("" for the class itself)
     message: str  # for one instance; the count is added when several share a site
-    data: dict = field(default_factory=dict)
+    data: object = None  # `Finding.data`
     layers: bool = True  # instances of built layers (counted), not operations
     names_discriminator: bool = True  # SN1xx are about SN itself, wherever it is
     evidence: str = ""  # why it holds, for the full formats (`Finding.evidence`)
@@ -63,16 +63,10 @@ def runtime_only(emit: Emitter, shown: Iterable[Shown]) -> Iterator[Finding]:
         first = group[0]
         count = len(group)
         message = first.message
-        data = dict(first.data)
-        if first.layers:
-            if count > 1:
-                message += f" ({count} instances built here)"
-            data["instances"] = count
-        note = first.runtime.note
-        if note:
-            message += note
-            data["built_with"] = first.runtime.facts.built_with
+        if first.layers and count > 1:
+            message += f" ({count} instances built here)"
+        message += first.runtime.note
         finding = emit.finding(code, location, message, symbol=first.runtime.symbol(first.path),
                               discriminator=first.runtime.ref if first.names_discriminator else None,
-                              data=data, evidence=evidence(first.evidence, first.runtime.note_evidence))
+                              data=first.data, evidence=evidence(first.evidence, first.runtime.note_evidence))
         yield replace(finding, pass_="graph")

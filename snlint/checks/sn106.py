@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from snlint.checks.emit import Emitter
+from snlint.checks.fix_data import InitParam
 from snlint.config import Config
 from snlint.checks import at_node as at
 from snlint.facts import FileFacts
@@ -31,7 +32,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 f"recomputes: initialize parametrizations.{init.param}.original",
                 evidence=f"parametrizations.spectral_norm recomputes {init.param} on every "
                 "access: the write lands in a temporary and does nothing.",
-                data={"param": init.param, **({"shared_init": others} if others else {})})
+                data=InitParam(init.param, others or ""))
 
 
 def _parametrized(init) -> bool:
@@ -100,10 +101,10 @@ def fix_input(finding: Finding, facts: FileFacts, config: Config) -> InitOrigina
         return None
     if len(attrs) > depth and attrs[depth] == "data":
         depth += 1
-    param = finding.get("param") or "weight"
+    param = finding.data.param
     if len(attrs) <= depth or attrs[depth] != param or expr.span.node is None:
         return None
-    if not finding.get("shared_init"):
+    if not finding.data.shared_init:
         return InitOriginal(expr.span.node, depth, param)
     # Guarded per layer, `X` is read twice: only a name or attribute chain (reading it
     # has no effect).

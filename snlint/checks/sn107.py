@@ -24,7 +24,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         CODE, a.app.site,
         "hook-based spectral norm on MultiheadAttention.out_proj never runs: attention "
         "reads out_proj.weight directly, so the weight stays un-normalized",
-        symbol=a.symbol, data={"api": a.app.api})
+        symbol=a.symbol)
         for a in applications(model) if hook_sn_never_runs(a.app.api, a.layer.bypassed))
 
     def built(st: State):
@@ -37,14 +37,13 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             return state.site, (
                 f"hook-based spectral norm on {m.type_name} `{name}` never "
                 "runs: MultiheadAttention reads out_proj.weight directly, so the weight is never "
-                f"normalized{measured}"), st.data
+                f"normalized{measured}")
         if measured_raw(st.use):
             # The forward handed the layer's op its raw parameter: a wrapper that normalizes
             # into a local, or a forward that reads the weight around the hook.
             return state.site, (
                 f"spectral norm on {m.type_name} `{m.path}` never reaches the weight it uses: it "
-                f"computes with its raw weight: {sigma_text(st.use.sigma)} (measured in a forward)"), {
-                **st.data, "sigma": st.use.sigma}
+                f"computes with its raw weight: {sigma_text(st.use.sigma)} (measured in a forward)")
         return None
     return linked_findings(model, emit, CODE, source, built)
 

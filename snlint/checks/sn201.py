@@ -10,6 +10,7 @@ from typing import Iterator
 from snlint import facts as F
 from snlint.checks import at_node as at
 from snlint.checks.emit import Emitter, describe, lead_sentence
+from snlint.checks.fix_data import MissingSN
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.shared import own_site
 from snlint.checks.verdicts import (
@@ -68,9 +69,8 @@ def _premise(runtime, m) -> bool:
 def _shown(runtime, m) -> Shown:
     use = runtime.facts.weights.get(m.path)
     # SN only measured (a hand-written SN the facts do not name): no torch SN to offer.
-    data = {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts) or "custom"}
+    data = MissingSN(m.type_name, _runtime_sn_api(runtime.facts) or "custom")
     if measured_raw(use):
-        data["sigma"] = use.sigma
         seen = f"It computes with its raw weight, {sigma_text(use.sigma)} (measured in a forward)."
     else:
         seen = "Seen in the built model."
@@ -178,8 +178,8 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
     normalized_sites = {(m.site.path, m.site.span) for m in with_sn}
     all_sites = {(m.site.path, m.site.span) for m in layers}
     owner_sites = {m.layer.id: m.site for m in tree}
-    data = {"sn_callee": callees.most_common(1)[0][0] if callees else "",
-            "sn_api": apis.get(callees.most_common(1)[0][0], "") if callees else ""}
+    callee = callees.most_common(1)[0][0] if callees else ""
+    api = apis.get(callee, "")
     for group in by_site.values():
         m = group[0]
         count = len(group)
@@ -199,26 +199,22 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
                     f"instance{'s' if normalized != 1 else ''} of {describe(d.ref)}, not in the one "
                     f"built here",
                     symbol=g.symbol, discriminator=d.ref,
-                    data={**data, "instances": 1, "layer": g.layer.short_type, "built_by": g.owner.short_type}), site
+                    data=MissingSN(g.layer.short_type, api, callee, apart=True)), site
             continue
         # Instances behind an `if` we could not decide may not all exist; do not count them.
         many = f" ({count} instances built here)" if count > 1 and not any(
             g.layer.conditional for g in group) else ""
-        # A block the generator (or another network) builds too: wrapping its layer where
-        # the block builds it would normalize theirs as well, so the finding has no fix.
-        shared = {"shared_with": m.owner.short_type} if m.owner.qualname != d.cls.qualname \
-            and m.owner.qualname in outside else {}
+        # No fix for a layer of a block another network builds too, nor at a discriminator's
+        # call of shared code (`related`): wrapping the shared line would normalize the other
+        # network's layer as well, and wrapping the call would put SN on what it returns.
         site, related, lead = shown[id(m)]
-        if related:
-            # Wrapping the shared line would normalize the other network's layer too, and
-            # wrapping the call here would put SN on what the helper returns.
-            shared["shared_code"] = related[0].path
+        apart = bool(related) or m.owner.qualname != d.cls.qualname and m.owner.qualname in outside
         yield emit.finding(
             CODE, site,
             f"{m.layer.short_type} {m.symbol} has no spectral norm; {describe(d.ref)} "
             f"normalizes {len(normalized_sites)} of its {len(all_sites)} conv/linear sites{many}",
             evidence=lead_sentence(lead), symbol=m.symbol, discriminator=d.ref,
-            data={**data, "instances": count, "layer": m.layer.short_type, **shared}
+            data=MissingSN(m.layer.short_type, api, callee, apart)
         ).with_(related=related), m.site
 
 
@@ -257,13 +253,13 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> Wrap | No
     API is not known, any API this file uses, else parametrizations.spectral_norm. A
     helper that builds a layer (`snconv2d`) cannot wrap one, so only SN functions and
     partials of them count."""
-    if finding.get("built_by") or finding.get("shared_with") or finding.get("shared_code"):
+    if finding.data.apart:
         return None  # a helper's flag turns SN off here, or the block is the generator's too
     index, names, call = at.call_at(finding, facts)
     if call is None or call.span.node is None or _weight_normalized(index, names, facts, call):
         return None
-    wanted = finding.get("sn_callee") or ""
-    api = finding.get("sn_api") or None
+    wanted = finding.data.sn_callee
+    api = finding.data.sn_api or None
     counts = {text: seen for text, seen in _sn_callees(facts, names).items() if api in (None, seen[1])}
     if counts:
         text = wanted if wanted in counts else sorted(
@@ -299,7 +295,7 @@ def fix(finding: Finding, payload: Wrap, parsed):
     if call is None:
         return None
     keys = KEYS_HOOK if payload.api == SN_HOOK else KEYS_PARAM
-    layer = finding.get("layer") or "layer"
+    layer = finding.data.layer or "layer"
     plan = Plan(finding.code, payload.applicability,
                 f"Wrap the {layer} in `{payload.func}`{' (imported)' if payload.module else ''}; "
                 f"its state_dict keys change (`weight` becomes {keys})")

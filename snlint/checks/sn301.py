@@ -38,7 +38,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 CODE, c.site,
                 f"{where}{c.what} in {describe(d.ref)} normalizes with the statistics of the "
                 f"current batch",
-                symbol=c.symbol, discriminator=d.ref, data={"layer": c.what},
+                symbol=c.symbol, discriminator=d.ref,
                 evidence=joined(lead_sentence(c.lead), _MECHANISM)).with_(related=c.related)
             if runtime is not None:
                 builts = [c.built or c.site, *c.also_built]
@@ -61,12 +61,11 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                     runtime, CODE, m.param_site or m.site, m.path,
                     f"{m.type_name} `{m.path}` in {describe(runtime.ref) or 'the discriminator'} "
                     f"normalizes with the statistics of the current batch {why}",
-                    {"layer": m.type_name, **({"measured": True} if m.path in probed else {})},
                     evidence=f"{evidence[0].upper()}{evidence[1:]}. {_MECHANISM}"))
         shown += [Shown(runtime, CODE, site, "",
                         f"`F.batch_norm` in {describe(runtime.ref) or 'the discriminator'} "
                         "normalizes with the statistics of the current batch in training",
-                        {"layer": "F.batch_norm"}, layers=False, evidence=_MECHANISM)
+                        layers=False, evidence=_MECHANISM)
                   for site in runtime.facts.batch_norm_calls if id(site) not in shown_by_source]
         shown += _standardizing(runtime, probed.values(), by_source)
     yield from runtime_only(emit, shown)
@@ -111,7 +110,6 @@ def _standardizing(runtime, sources, by_source: list[Location]) -> list[Shown]:
             f"{source.get('type', 'a module')} `{path}` in "
             f"{describe(runtime.ref) or 'the discriminator'} standardizes with the statistics "
             "of the current batch",
-            {"layer": source.get("type", ""), "measured": True},
             evidence=f"{_measured(path)[0].upper()}{_measured(path)[1:]}, which stays the same "
             "when every sample's input to it is scaled and shifted alike, as a batch norm's "
             f"does. {_MECHANISM}"))

@@ -13,6 +13,7 @@ from snlint.checks.couplings import (
     pairs, reached,
 )
 from snlint.checks.emit import Emitter
+from snlint.checks.fix_data import SecondCall
 from snlint.config import Config
 from snlint.findings import UNSAFE, Finding, place, record
 
@@ -93,7 +94,6 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         assumed = a.assumed or b.assumed
         note = f" ({assumed})" if assumed else ""
         its = "its batch statistics" if len({e[4].cls for e in entries}) == 1 else "the batch statistics of each"
-        evidence = {kind: why.render(first.path) for call in (a, b) for kind, why in call.evidence.items()}
         by_graph = all(graph_evidence(e[5]) for e in entries)
         candidates_note = f" {listed}" if listed else ""
         if first == second:
@@ -103,7 +103,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 CODE, first,
                 f"{_kind(a)} and {_kind(b)} go through {subject} here as separate batches, "
                 f"one per run of this call",
-                symbol=a.function, discriminator=ref, data=evidence,
+                symbol=a.function, discriminator=ref,
                 evidence=f"{_side(a, first.path)} and {_side(b, first.path)} go through {subject} "
                 f"here, one batch per run of this call; {its} ({stats}) then differ between the "
                 f"two batches and give real from fake away{note}.{candidates_note}"), by_graph)
@@ -113,7 +113,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             f"{_kind(a)} here and {_kind(b)} at {place(second.path, second.span.line, first.path)} "
             f"go through {subject} as separate batches",
             symbol=a.function, discriminator=ref,
-            data={"second": (second.path, second.span.line, second.span.column), **evidence},
+            data=SecondCall(second.path, second.span.line, second.span.column),
             evidence=f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
             f"in a separate call at {place(second.path, second.span.line, first.path)}; {its} "
             f"({stats}) then differ between the two batches and give real from fake away{note}."
@@ -170,8 +170,8 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> OneCall |
     """Two statements in a row, `a = D(x)` then `b = D(y)`, with inputs safe to evaluate
     twice."""
     index, names, first = at.call_at(finding, facts)
-    second_at = finding.get("second")
-    if first is None or not second_at or second_at[0] != finding.path:
+    second_at = finding.data
+    if first is None or second_at is None or second_at.path != finding.path:
         return None
     one = _assign_of(index, first)
     if one is None:
@@ -185,7 +185,7 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> OneCall |
             or two.span.line == one.span.end_line:  # two statements on one line: not planned
         return None
     second = two.value
-    if (second.span.line, second.span.column) != tuple(second_at[1:3]):
+    if (second.span.line, second.span.column) != (second_at.line, second_at.column):
         return None
     if _assign_of(index, second) is None or first.func != second.func:
         return None

@@ -25,8 +25,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             yield emit.finding(
                 CODE, call.call,
                 "torch.nn.utils.spectral_norm is the legacy hook API; "
-                "torch.nn.utils.parametrizations.spectral_norm is the maintained one",
-                data={"api": call.api})
+                "torch.nn.utils.parametrizations.spectral_norm is the maintained one")
 
 
 def fix_input(finding: Finding, facts: FileFacts, config: Config) -> Migrate | None:

@@ -10,6 +10,7 @@ from typing import Callable, Iterable, Iterator
 from snlint.checks.emit import Emitter
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.verdicts import sn_off_the_weight
+from snlint.checks.fix_data import SNCall
 from snlint.findings import Finding, Location
 from snlint.graph.facts import LeafFacts, Site, SNState, WeightUse
 from snlint.link.model import LayerFact, LinkedModel, SNFact
@@ -66,9 +67,9 @@ class State:
         return len(shape) if shape is not None else None
 
     @property
-    def data(self) -> dict:
-        m, state = self.leaf, self.state
-        return {"layer": m.type_name, "api": state.api, "name": state.name, "kind": m.kind}
+    def call(self) -> SNCall:
+        m = self.leaf
+        return SNCall(self.state.api, m.type_name, m.kind, first_api=m.sn[0].api if self.index else None)
 
 
 def states(runtime) -> Iterator[State]:
@@ -78,7 +79,7 @@ def states(runtime) -> Iterator[State]:
 
 
 def linked_findings(model: LinkedModel, emit: Emitter, code: str, source: Iterable[Finding],
-            built: Callable[[State], "tuple[Site | None, str, dict] | None"]) -> Iterator[Finding]:
+            built: Callable[[State], "tuple[Site | None, str] | None"]) -> Iterator[Finding]:
     """`source` confirmed where a built discriminator's SN state at the same SN call is the
     same mistake (`built`), and the mistakes only the runtime shows."""
     judged = [(runtime, st, out) for runtime in model.runtime.values() for st in states(runtime)
@@ -86,15 +87,15 @@ def linked_findings(model: LinkedModel, emit: Emitter, code: str, source: Iterab
     shown_by_source: set[int] = set()
     for finding in source:
         loc = Location(finding.path, finding.span)
-        same = [(runtime, i) for i, (runtime, _, (site, _, _)) in enumerate(judged)
+        same = [(runtime, i) for i, (runtime, _, (site, _)) in enumerate(judged)
                 if runtime.locate(site) == loc]
         if same:
             shown_by_source.update(i for _, i in same)
             finding = confirmed(finding, same[0][0])
         yield finding
     yield from runtime_only(emit, (
-        Shown(runtime, code, site, st.leaf.path, message, data, names_discriminator=False)
-        for i, (runtime, st, (site, message, data)) in enumerate(judged) if i not in shown_by_source))
+        Shown(runtime, code, site, st.leaf.path, message, st.call, names_discriminator=False)
+        for i, (runtime, st, (site, message)) in enumerate(judged) if i not in shown_by_source))
 
 
 def on_a_vector(st: State) -> bool:

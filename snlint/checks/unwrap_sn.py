@@ -75,7 +75,7 @@ def sn_call_fact(finding: Finding, facts: F.FileFacts) -> tuple[at.FactsAt, F.Na
     call = index.at(finding.node)
     if not isinstance(call, F.Call):
         return index, names, None
-    if at.sn_api(names, call.func) is None and finding.get("api") != "custom":
+    if at.sn_api(names, call.func) is None and finding.data.api != "custom":
         return index, names, None
     return index, names, call
 
@@ -89,17 +89,17 @@ def removal(finding: Finding, facts: F.FileFacts, config: Config | None = None) 
     arg = at.module_arg(call)
     if arg is None or call.span.node is None:
         return None
-    layer = finding.get("layer")
-    api = finding.get("api")
+    data = finding.data
+    layer, api = data.layer, data.api
     var = _filter_var_of(index, call, arg)
-    if var is not None or finding.get("from_filter"):
+    if var is not None or data.from_filter:
         if finding.code == "SN103" or var is None:
             return None
         return _narrowed(index, names, call, var, layer, api)
     what = layer or "layer"
     unwrap = lambda message: Unwrap(call.span.node, arg.span.node, message)  # noqa: E731
     if finding.code == "SN103":
-        apis = (api, finding.get("first_api"))
+        apis = (api, data.first_api)
         if apis == (SN_PARAM, SN_PARAM):  # two parametrizations stacked silently
             keys = ("the state_dict loses `parametrizations.weight.1._u` and "
                     "`parametrizations.weight.1._v` (drop them from old checkpoints)")
@@ -110,7 +110,7 @@ def removal(finding: Finding, facts: F.FileFacts, config: Config | None = None) 
         return unwrap(f"Remove the second (outer) spectral norm call; {keys}")
     if finding.code == "SN101":
         return unwrap(f"Remove spectral norm from {what} (the layer stays); {keys_note(api, f'the {what}')}")
-    kind = finding.get("kind")
+    kind = data.kind
     if kind == "container" or what in ("Sequential", "ModuleList", "ModuleDict"):
         layers = _container_layers(names, arg)
         if layers is None:
