@@ -174,14 +174,18 @@ def call_at(finding: Any, file: F.FileFacts) -> tuple[FactsAt, F.Names, F.Call |
     return index, names_of(finding, file), call if isinstance(call, F.Call) else None
 
 
-def calls(file: F.FileFacts) -> Iterator[F.Call]:
-    """Every call the source pass read in the file."""
-    stack: list[Any] = list(reversed(file.body))
+def walk(*facts: Any) -> Iterator[Any]:
+    """`facts` and every fact inside them, each before what it holds."""
+    stack: list[Any] = list(reversed(facts))
     while stack:
         fact = stack.pop()
-        if isinstance(fact, F.Call):
-            yield fact
+        yield fact
         stack.extend(reversed(_children(fact)))
+
+
+def calls(file: F.FileFacts) -> Iterator[F.Call]:
+    """Every call the source pass read in the file."""
+    return (fact for fact in walk(*file.body) if isinstance(fact, F.Call))
 
 
 def attribute(e: Any) -> tuple[str, Any] | None:
@@ -256,9 +260,7 @@ def last_name(e: Any) -> str | None:
 def names_in(e: Any) -> set[str]:
     """Every identifier an expression mentions (`edit.syntax.names_in`)."""
     out: set[str] = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
+    for x in walk(e):
         if isinstance(x, F.Local):
             out.add(x.name)
         elif isinstance(x, F.Global):
@@ -267,7 +269,6 @@ def names_in(e: Any) -> set[str]:
             out.add(x.attr)
         elif isinstance(x, F.Unknown) and x.text.isidentifier():
             out.add(x.text)
-        stack.extend(_children(x))
     return out
 
 

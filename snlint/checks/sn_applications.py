@@ -1,7 +1,6 @@
-"""The spectral norms a project applies, as SN101-SN107 and SN501 read them: each SN
-application the source saw, with its layer, kind and symbol (`applications`), each SN
-state of a built discriminator's leaves (`states`), and `linked_findings`, which joins a
-rule's source findings to the runtime states at the same SN call."""
+"""The spectral norms a project applies, as SN101-SN107 read them: each SN application
+the source saw (`applications`), each SN state of a built discriminator's leaves
+(`states`), and `linked_findings`, which joins the two at the same SN call."""
 
 from __future__ import annotations
 
@@ -24,15 +23,6 @@ def filter_note(app: SNFact) -> str:
     return ""
 
 
-def symbol_map(model: LinkedModel) -> dict[int, str]:
-    """Layer id -> its symbol (`Discriminator.main.3`), from every module built alone."""
-    symbols: dict[int, str] = {}
-    for root in model.roots.values():
-        for m in model.members(root):
-            symbols.setdefault(m.layer.id, m.symbol)
-    return symbols
-
-
 @dataclass
 class Application:
     app: SNFact
@@ -44,10 +34,13 @@ class Application:
 
 
 def applications(model: LinkedModel) -> Iterator[Application]:
-    symbols = symbol_map(model)
+    symbols: dict[int, str] = {}  # layer id -> its symbol, from every module built alone
+    for root in model.roots.values():
+        for m in model.members(root):
+            symbols.setdefault(m.layer.id, m.symbol)
     for event in model.sn:
         layer = event.target
-        kind = layer.kind if layer.base_type is None else kind_of_base(layer)
+        kind = KINDS.get(layer.base_type or "", layer.kind)
         yield Application(event.app, layer, event.index, symbols.get(layer.id), kind, layer.short_type)
 
 
@@ -105,7 +98,3 @@ def on_a_vector(st: State) -> bool:
 
 def shape_text(shape: tuple[int, ...] | None) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]" if shape is not None else "?"
-
-
-def kind_of_base(layer: LayerFact) -> str:
-    return KINDS.get(layer.base_type or "", layer.kind)

@@ -1,10 +1,8 @@
 """The fix SN101, SN102 and SN103 share: take a spectral norm off the layer it should not
-wrap (unwrap the call, narrow the isinstance filter of a loop or `apply()` that lets the
-layer through, or remove the statement that applies it).
-
-`removal` decides from the file's facts which of these edits the fix makes and where
-(`Unwrap`, `Narrow`, `MoveInside`); `remove_sn` carries it out on the parsed file
-(libcst, imported there)."""
+wrap. `removal` decides from the file's facts whether to unwrap the call (or remove the
+statement that only applies it), narrow the isinstance filter of a loop or `apply()` that
+lets the layer through, or move SN onto the layers inside a container; `remove_sn` carries
+that out on the parsed file."""
 
 from __future__ import annotations
 
@@ -68,21 +66,15 @@ def keys_note(api: str | None, what: str = "the layer") -> str:
 
 
 def sn_call_fact(finding: Finding, facts: F.FileFacts) -> tuple[at.FactsAt, F.Names, F.Call | None]:
-    """`sn_call` read from the facts: the file's index, its names, and the SN call the
-    finding points at, when it is one."""
-    index = at.FactsAt.of(facts)
-    names = at.names_of(finding, facts)
-    call = index.at(finding.node)
-    if not isinstance(call, F.Call):
-        return index, names, None
-    if at.sn_api(names, call.func) is None and finding.data.api != "custom":
-        return index, names, None
+    """`at.call_at`, the call only when it is an SN call."""
+    index, names, call = at.call_at(finding, facts)
+    if call is not None and at.sn_api(names, call.func) is None and finding.data.api != "custom":
+        call = None
     return index, names, call
 
 
 def removal(finding: Finding, facts: F.FileFacts, config: Config | None = None) -> Unwrap | Narrow | MoveInside | None:
-    """How the fix takes the spectral norm at the finding off its layer, read from the
-    file's facts, or None when it cannot."""
+    """How the fix takes the spectral norm at the finding off its layer, or None."""
     index, names, call = sn_call_fact(finding, facts)
     if call is None:
         return None
@@ -130,14 +122,12 @@ def removal(finding: Finding, facts: F.FileFacts, config: Config | None = None) 
 
 
 def _filter_var_of(index: at.FactsAt, call: F.Call, arg: F.Arg) -> str | None:
-    """`_filter_var`: the loop variable or parameter SN is applied to."""
+    """The loop variable or parameter SN is applied to."""
     if not isinstance(arg.value, F.Local):
         return None
     name = arg.value.name
     for anc in index.ancestors(call):
-        if isinstance(anc, F.For) and name in at.names_in(anc.target):
-            return name
-        if isinstance(anc, F.CompFor) and name in at.names_in(anc.target):
+        if isinstance(anc, (F.For, F.CompFor)) and name in at.names_in(anc.target):
             return name
         if isinstance(anc, F.FunctionFacts):
             params = [p.name for p in anc.params if p.kind in ("pos", "posonly")]
@@ -166,7 +156,7 @@ def _narrowed(index: at.FactsAt, names: F.Names, call: F.Call, var: str,
         if isinstance(anc, F.If) and any(s is prev for s in anc.body):
             stack = [anc.test]
             found: list = []
-            while stack:
+            while stack:  # children last to first: the rightmost check is tried first
                 e = stack.pop()
                 found.append(e)
                 stack.extend(at._children(e))
