@@ -5,11 +5,10 @@ call reaches (`called_couplings`), and which real and generated calls belong tog
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import replace
 
 from snlint.checks.emit import describe
-from snlint.checks.shared import own_site
+from snlint.checks.shared import own_site, per_model
 from snlint.checks.verdicts import (
     leaf_has_batch_statistics, measured_batch_normalization, normalizes_with_batch_statistics,
     probed_sources, runtime_clears_batch_norm, runtime_clears_batch_statistics,
@@ -150,14 +149,8 @@ def batch_normalizing_classes(runtime) -> list[Definition]:
     return found
 
 
+@per_model
 def configured_elsewhere(model: LinkedModel) -> set[int]:
-    found = _ELSEWHERE.get(model)
-    if found is None:
-        found = _ELSEWHERE[model] = _configured_elsewhere(model)
-    return found
-
-
-def _configured_elsewhere(model: LinkedModel) -> set[int]:
     """Ids of the forward calls whose instance was built from unknown arguments where the
     same call also runs on an instance the same construction builds with its arguments
     known: a method run on its own (`Model.step`, `self` built by `Model.__init__` with an
@@ -196,23 +189,16 @@ def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling
     return couplings(model, d)
 
 
+@per_model
 def _trained_calls(model: LinkedModel) -> dict[str, list]:
     """Class qualname -> the forward calls of its instances that `trained_couplings` reads
-    (not assumed, not subsumed by a configured one), in order: found once per model, not
-    once per discriminator (a file of a thousand discriminators)."""
-    found = _TRAINED.get(model)
-    if found is None:
-        found = _TRAINED[model] = {}
-        subsumed = configured_elsewhere(model)
-        for call in model.forwards:
-            if call.module is not None and not call.assumed and id(call) not in subsumed:
-                found.setdefault(call.module.qualname, []).append(call)
+    (not assumed, not subsumed by a configured one), in order."""
+    found: dict[str, list] = {}
+    subsumed = configured_elsewhere(model)
+    for call in model.forwards:
+        if call.module is not None and not call.assumed and id(call) not in subsumed:
+            found.setdefault(call.module.qualname, []).append(call)
     return found
-
-
-# Per linked model (the checks of one lint read it many times): dropped with the model.
-_ELSEWHERE: "weakref.WeakKeyDictionary[LinkedModel, set[int]]" = weakref.WeakKeyDictionary()
-_TRAINED: "weakref.WeakKeyDictionary[LinkedModel, dict[str, list]]" = weakref.WeakKeyDictionary()
 
 
 def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> list[Coupling]:

@@ -11,33 +11,47 @@ helper's line as a related location; one finding per discriminator line.
 from __future__ import annotations
 
 import weakref
+from typing import Callable, TypeVar
 
 from snlint import facts as F
 from snlint.checks import at_node as at
 from snlint.findings import Location, Related, Span
 from snlint.link.model import DiscriminatorFact, LinkedModel, Member
 
+T = TypeVar("T")
 
+
+def per_model(compute: Callable[[LinkedModel], T]) -> Callable[[LinkedModel], T]:
+    """`compute(model)` once per linked model (the checks of one lint ask for it many
+    times), dropped with the model."""
+    memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def cached(model: LinkedModel) -> T:
+        found = memo.get(model)
+        if found is None:
+            found = memo[model] = compute(model)
+        return found
+    return cached
+
+
+@per_model
+def discriminator_classes(model: LinkedModel) -> set[str]:
+    """The discriminator classes and every project class their instances are made of."""
+    inside = {d.cls.qualname for d in model.discriminators}
+    for d in model.discriminators:
+        for inst in (d.instance, *model.instances_of(d.cls.qualname)):
+            inside |= model.classes_in(inst)
+    return inside
+
+
+@per_model
 def outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
     """(path, span) of every node that builds, or leads to, a layer of a network that is no
     discriminator: the literals and call sites of the trees of the classes built alone
     that are neither a discriminator nor part of one, less the layers a discriminator
     instance inside them owns (a training wrapper that builds both networks)."""
-    found = _OUTSIDE.get(model)
-    if found is None:
-        found = _OUTSIDE[model] = _outside_sites(model)
-    return found
-
-
-_OUTSIDE: "weakref.WeakKeyDictionary[LinkedModel, frozenset]" = weakref.WeakKeyDictionary()
-
-
-def _outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
     discriminators = {d.cls.qualname for d in model.discriminators}
-    inside = set(discriminators)
-    for d in model.discriminators:
-        for inst in (d.instance, *model.instances_of(d.cls.qualname)):
-            inside |= model.classes_in(inst)
+    inside = discriminator_classes(model)
     out: set[tuple[str, Span]] = set()
     for qual, root in model.roots.items():
         if qual in inside or root.id not in model.trees:
@@ -52,15 +66,10 @@ def _outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
     return frozenset(out)
 
 
+@per_model
 def _constructions(model: LinkedModel) -> frozenset[tuple[str, Span]]:
     """(path, span) of every call that builds an instance of a project class."""
-    found = _CONSTRUCTIONS.get(model)
-    if found is None:
-        found = _CONSTRUCTIONS[model] = frozenset((i.call.path, i.call.span) for i in model.instances)
-    return found
-
-
-_CONSTRUCTIONS: "weakref.WeakKeyDictionary[LinkedModel, frozenset]" = weakref.WeakKeyDictionary()
+    return frozenset((i.call.path, i.call.span) for i in model.instances)
 
 
 def own_site(model: LinkedModel, d: DiscriminatorFact, m: Member) -> tuple[Location, tuple[Related, ...], str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import weakref
 from collections import Counter
 from typing import Iterator
 
@@ -12,7 +11,7 @@ from snlint.checks import at_node as at
 from snlint.checks.emit import Emitter, describe, lead_sentence
 from snlint.checks.fix_data import MissingSN
 from snlint.checks.linked import Shown, confirmed, runtime_only
-from snlint.checks.shared import own_site
+from snlint.checks.shared import discriminator_classes, own_site, per_model
 from snlint.checks.verdicts import (
     leaf_missing_sn, measured_normalized, measured_raw, needs_sn, normalized_by_measurement,
     runtime_clears_missing_sn, sigma_text, uses_sn,
@@ -124,19 +123,15 @@ def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[
                 yield finding, site
 
 
+@per_model
 def _configured_calls(model) -> dict[int, list]:
     """id() of a class -> the training code's calls of its instances built with their
-    arguments known, in order: once per model, not once per discriminator."""
-    found = _CONFIGURED.get(model)
-    if found is None:
-        found = _CONFIGURED[model] = {}
-        for c in model.forwards:
-            if c.module is not None and c.module.configured and not c.assumed and c.function != "forward":
-                found.setdefault(id(c.module.cls), []).append(c)
+    arguments known, in order."""
+    found: dict[int, list] = {}
+    for c in model.forwards:
+        if c.module is not None and c.module.configured and not c.assumed and c.function != "forward":
+            found.setdefault(id(c.module.cls), []).append(c)
     return found
-
-
-_CONFIGURED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # per linked model
 
 
 def _judged(model, d) -> list[LayerFact]:
@@ -219,12 +214,8 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
 
 
 def _built_outside_discriminators(model) -> set[str]:
-    """Project classes another network builds too: part of the tree of a class built alone
-    that is neither a discriminator nor one of its parts (a block the generator builds)."""
-    inside = {d.cls.qualname for d in model.discriminators}
-    for d in model.discriminators:
-        for inst in (d.instance, *model.instances_of(d.cls.qualname)):
-            inside |= model.classes_in(inst)
+    """Project classes another network builds too (a block the generator builds)."""
+    inside = discriminator_classes(model)
     return {q for qual, root in model.roots.items() if qual not in inside for q in model.classes_in(root)}
 
 
