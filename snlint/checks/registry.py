@@ -37,9 +37,10 @@ def rule_modules() -> dict[str, ModuleType]:
     return dict(sorted(modules.items()))
 
 
-def fixers() -> dict[str, ModuleType]:
+def fixers(modules: dict[str, ModuleType] | None = None) -> dict[str, ModuleType]:
     """Code -> rule module, for the rules that have a fix (`fix_input` and `fix`)."""
-    return {code: m for code, m in rule_modules().items()
+    modules = rule_modules() if modules is None else modules
+    return {code: m for code, m in modules.items()
             if callable(getattr(m, "fix_input", None)) and callable(getattr(m, "fix", None))}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
 from snlint import facts as F
@@ -117,11 +118,7 @@ def _standardizing(runtime, sources, by_source: list[Location]) -> list[Shown]:
 
 
 BATCH_NORMS = {"BatchNorm1d": 1, "BatchNorm2d": 2, "BatchNorm3d": 3, "SyncBatchNorm": 0}
-
-
 BN_POSITIONS = ("num_features", "eps", "momentum", "affine", "track_running_stats")
-
-
 BN_ONLY = frozenset({"momentum", "track_running_stats", "process_group"})
 
 
@@ -173,45 +170,39 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> PerSample
     index = at.FactsAt.of(facts)
     names = at.names_of(finding, facts)
     site = index.at(finding.node)
-    if not isinstance(site, (F.Call, F.Param)) or not _in_discriminator_facts(finding, index, site):
+    if not isinstance(site, (F.Call, F.Param)) or not _in_discriminator(finding, index, site):
         return None
     param = isinstance(site, F.Param)
     e = site.default if param else site
-    if e is None:
-        return None
-    if isinstance(e, F.Call) and at.qualified(names, e.func) == "functools.partial":
+    in_partial = isinstance(e, F.Call) and at.qualified(names, e.func) == "functools.partial"
+    if in_partial:
         pos = e.positional()
         if not pos or at.has_star(e):
             return None
-        like = pos[0].value
-        bn = at.torch_nn_type(names, like)
-        if bn not in BATCH_NORMS:
-            return None
-        new, note = _replacement(bn, choice)
-        rest = [a for a in e.args if a is not pos[0]]
-        if new != "Identity" and rest and not _norm_args_fit(rest, True):
-            return None
-        ref = _nn_ref(names, new, like)
-        return PerSampleNorm(finding.node, param, True, bn, new, note, *ref) if ref else None
-    if param and isinstance(e, F.Call):
+        like, args = pos[0].value, [a for a in e.args if a is not pos[0]]
+    elif e is None or param and isinstance(e, F.Call):
         return None
-    bn = at.torch_nn_type(names, e.func if not param else e)
+    else:
+        like, args = (e, ()) if param else (e.func, e.args)
+    bn = at.torch_nn_type(names, like)
     if bn not in BATCH_NORMS:
         return None
     new, note = _replacement(bn, choice)
-    ref = _nn_ref(names, new, e.func if not param else e)
+    ref = _nn_ref(names, new, like)
     if ref is None:
         return None
+    found = PerSampleNorm(finding.node, param, in_partial, bn, new, note, *ref)
+    if in_partial:
+        return found if new == "Identity" or not args or _norm_args_fit(args, True) else None
     if not param:
-        return PerSampleNorm(finding.node, False, False, bn, new, note, *ref) if _norm_args_fit(e.args, False) else None
+        return found if _norm_args_fit(args, False) else None
     if new == "Identity":
-        return PerSampleNorm(finding.node, True, False, bn, new, note, *ref)
+        return found
     partial = at.binding_for(names, "functools.partial")
     if partial is not None:
-        return PerSampleNorm(finding.node, True, False, bn, new, note, *ref, partial=partial)
+        return replace(found, partial=partial)
     if names.is_free("functools"):
-        return PerSampleNorm(finding.node, True, False, bn, new, note, *ref, partial="functools.partial",
-                             partial_imports=True)
+        return replace(found, partial="functools.partial", partial_imports=True)
     return None
 
 
@@ -229,25 +220,14 @@ def _nn_ref(names: F.Names, new: str, like) -> tuple[str, bool] | None:
     return None
 
 
-def discriminator_class_here(finding: Finding) -> str | None:
-    """The name of the finding's discriminator class when it is defined in the finding's
-    own file (a replacement is only made inside it), else None."""
+def _in_discriminator(finding: Finding, index: at.FactsAt, site) -> bool:
+    """The nearest class around the site is the finding's discriminator, in its own file."""
     ref = finding.discriminator
     if ref is None:
-        return None
-    path, _, name = ref.cls.rpartition(":")
-    return name.rpartition(".")[2] if path == finding.path else None
-
-
-def _in_discriminator_facts(finding: Finding, index: at.FactsAt, site) -> bool:
-    """The nearest class around the site is the finding's discriminator's."""
-    name = discriminator_class_here(finding)
-    if name is None:
         return False
-    for anc in index.ancestors(site):
-        if isinstance(anc, F.ClassFacts):
-            return anc.name == name
-    return False
+    path, _, name = ref.cls.rpartition(":")
+    cls = next((a for a in index.ancestors(site) if isinstance(a, F.ClassFacts)), None)
+    return path == finding.path and cls is not None and cls.name == name.rpartition(".")[2]
 
 
 def bn_parameters(args) -> list[str] | None:
@@ -274,8 +254,6 @@ def _norm_args_fit(args, in_partial: bool) -> bool:
     """`_norm_args` maps the batch norm's arguments."""
     named = bn_parameters((a.star, a.keyword) for a in args)
     return named is not None and ("num_features" in named or in_partial)
-
-
 
 
 # ---------------------------------------------------------------- the libcst half
@@ -404,10 +382,17 @@ def _state_note(new: str) -> str:
             "the state_dict (`weight` and `bias` stay)")
 
 
+def _replaced(plan, payload: PerSampleNorm, old, new, dropped: list[str], how: str = ""):
+    from snlint.edit.syntax import code_of
+
+    plan.message = (f"Replace {payload.bn} with {code_of(new)}, a per-sample norm{how}{payload.note}"
+                    + (f"; batch-norm-only {', '.join(dropped)} dropped" if dropped else "")
+                    + f"; {_state_note(payload.new)}")
+    return plan.replace(old, new)
+
+
 def _replace_norm_call(plan, payload: PerSampleNorm, call):
     import libcst as cst
-
-    from snlint.edit.syntax import code_of
 
     new = payload.new
     ref = _ref(payload, call.func)
@@ -419,16 +404,13 @@ def _replace_norm_call(plan, payload: PerSampleNorm, call):
         new_call = call.with_changes(func=ref, args=[], whitespace_before_args=cst.SimpleWhitespace(""))
     else:
         new_call = call.with_changes(func=ref, args=args)
-    plan.message = (f"Replace {payload.bn} with {code_of(new_call)}, a per-sample norm{payload.note}"
-                    + (f"; batch-norm-only {', '.join(dropped)} dropped" if dropped else "")
-                    + f"; {_state_note(new)}")
-    return plan.replace(call, new_call)
+    return _replaced(plan, payload, call, new_call, dropped)
 
 
 def _replace_norm_partial(plan, payload: PerSampleNorm, call):
     import libcst as cst
 
-    from snlint.edit.syntax import code_of, positional
+    from snlint.edit.syntax import positional
 
     pos = positional(call)
     if not pos:
@@ -453,11 +435,8 @@ def _replace_norm_partial(plan, payload: PerSampleNorm, call):
             dropped = []
         first = pos[0].with_changes(value=ref, comma=first_comma if args else pos[0].comma)
         replacement = call.with_changes(args=[first, *args])
-    plan.message = (f"Replace {payload.bn} with {code_of(replacement)}, a per-sample norm, so that "
-                    f"calling it with the channel count still works{payload.note}"
-                    + (f"; batch-norm-only {', '.join(dropped)} dropped" if dropped else "")
-                    + f"; {_state_note(new)}")
-    return plan.replace(call, replacement)
+    return _replaced(plan, payload, call, replacement, dropped,
+                     ", so that calling it with the channel count still works")
 
 
 def _replace_norm_default(plan, payload: PerSampleNorm, default):
