@@ -26,10 +26,8 @@ CODE = "SN201"
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
-    """SN201 from the source's layers and the runtime leaves joined to them: a group the
-    built discriminator shows without SN is confirmed, one it shows with SN (added by
-    apply, a loop...) is cleared, and a leaf only the runtime has (built where the source
-    cannot follow) is judged by the same `needs_sn`."""
+    """SN201 from the source's layers, confirmed or cleared by the runtime leaves built
+    at their sites; a leaf only the runtime has is judged by the same `needs_sn`."""
     shown_by_source: set[int] = set()
     outside = _built_outside_discriminators(model)
     # Layers of a project class that normalizes its own weight, where the source built them.
@@ -53,10 +51,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
 
 def _premise(runtime, m) -> bool:
-    """SN elsewhere in the built discriminator (an SN state, or a weight measured normalized
-    by a hand-written SN the module facts do not name), and not this layer normalizing its
-    own weight (measured normalized). Where only the measurement shows SN elsewhere, the
-    layer must be measured raw too: a layer the forward never calls gives nothing."""
+    """SN elsewhere in the built discriminator (an SN state, or weights measured
+    normalized), and this layer not measured normalized; where only the measurement shows
+    SN elsewhere, this layer must be measured raw too."""
     use = runtime.facts.weights.get(m.path)
     if measured_normalized(use):
         return False
@@ -74,15 +71,14 @@ def _shown(runtime, m) -> Shown:
     else:
         seen = "Seen in the built model."
     return Shown(runtime, CODE, m.site, m.path,
-                 f"{m.type_name} {_owner(runtime)}.{m.path} has no spectral norm, but "
+                 f"{m.type_name} {runtime.facts.target.class_name}.{m.path} has no spectral norm, but "
                  f"{describe(runtime.ref) or 'the discriminator'} normalizes its other conv/linear "
                  f"layers", data, evidence=seen)
 
 
 def _judged_apart(model, runtime, module, own: set[tuple[str, int]]) -> bool:
-    """A module the built model holds that the source builds where nothing reads it
-    (`LinkedModel.unread`: it never runs), or from a class of the project that normalizes
-    its own weight (`own`: the runtime sees a plain conv)."""
+    """A module the source builds where nothing reads it (`LinkedModel.unread`), or from a
+    project class that normalizes its own weight (`own`: the runtime sees a plain conv)."""
     if module.site is None:
         return False
     where = runtime.locate(module.site)
@@ -94,26 +90,20 @@ def _needs_sn(layer: LayerFact) -> bool:
                     frozen=layer.frozen)
 
 
-def _owner(runtime) -> str:
-    return runtime.facts.target.class_name
-
-
 def _runtime_sn_api(facts) -> str:
     apis = Counter(s.api for m in facts.modules if m.kind in NEEDS_SN for s in m.sn)
     return apis.most_common(1)[0][0] if apis else ""
 
 
 def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[Finding, Location]]:
-    """Each instance of `d` the program builds (alone with its defaults, and as the
-    training code builds it, outside `if`s it could not decide) judged on its own, one
-    finding a site: few-shot-vid2vid's `define_D` passes the norm that adds SN
-    (`NLayerDiscriminator(..., norm_layer)`), which the class's default does not.
-    `outside`: the project classes another network builds too (`_built_outside_discriminators`)."""
+    """Each instance of `d` the program builds (`_judged`) judged on its own, one finding
+    a site: a factory may pass the norm that adds SN, which the class's default does not.
+    `outside`: the project classes another network builds too."""
     if d.instance is None:
         return
     seen: set[tuple] = set()
     # What the class's own `__init__` or `train()` freezes, as run on the class built
-    # alone (Projected GAN's random projections), is frozen in every instance of it.
+    # alone, is frozen in every instance of it.
     frozen = {(m.site.path, m.site.span) for m in model.members(d.instance) if m.layer.frozen}
     for root in _judged(model, d):
         fixed = frozen if root is not d.instance else set()
@@ -135,11 +125,9 @@ def _configured_calls(model) -> dict[int, list]:
 
 
 def _judged(model, d) -> list[LayerFact]:
-    """The instances of `d` SN201 judges: those the training code calls, built with every
-    argument that decides their layers known (what the program trains: `define_D(opt,
-    norm=opt.norm_D)` with the option's default); else the class built alone with its
-    defaults and every instance the project builds outside an `if` the link could not
-    decide."""
+    """The instances of `d` the training code calls, built with every argument that
+    decides their layers known (what the program trains); else the class built alone and
+    every instance the project builds outside an `if` the link could not decide."""
     called = {id(c.module): c.module for c in _configured_calls(model).get(id(d.cls), ())
               if c.module is not d.instance}
     if called:
@@ -160,7 +148,7 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
     callees = Counter(a.callee for m in with_sn for a in m.layer.sn if not a.from_filter)
     apis = {a.callee: a.api for m in with_sn for a in m.layer.sn if not a.from_filter}
     # A layer built only where no normalized one is (the other branch of an `if` on the
-    # configuration: joliGEN's MLP heads beside its SN conv heads) is another design.
+    # configuration) is another design.
     missing = [m for m in layers if not m.layer.sn and not m.layer.ambiguous
                and any(not exclusive(m.layer.branches, n.layer.branches) for n in with_sn)]
     by_site: dict[tuple, list[Member]] = {}
@@ -224,8 +212,8 @@ def _built_outside_discriminators(model) -> set[str]:
 
 @record
 class Wrap:
-    """SN201's fix: the call that builds the layer (`call`, a node key) is wrapped in
-    `func`, an SN callable of the API `api` (imported from `module` when given)."""
+    """SN201's fix: the call that builds the layer (`call`) is wrapped in `func`, an SN
+    callable of the API `api` (imported from `module` when given)."""
 
     call: int
     func: str
@@ -235,15 +223,11 @@ class Wrap:
 
 
 def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> Wrap | None:
-    """A call not under weight norm, wrapped in an SN callable of the API the
-    discriminator uses (`sn_api`: two APIs in one model mix two key layouts, and torch
-    raises where they meet on one layer): the discriminator's own spelling when this file
-    calls it so, else the one of that API this file calls most (an alias, a partial with
-    its settings), else the discriminator's if this file can name it, else a name this
-    file binds to that API, else the API's function, imported. Where the discriminator's
-    API is not known, any API this file uses, else parametrizations.spectral_norm. A
-    helper that builds a layer (`snconv2d`) cannot wrap one, so only SN functions and
-    partials of them count."""
+    """A call not under weight norm, wrapped in an SN function (or partial of one) of the
+    API the discriminator uses (two APIs in one model raise where they meet): the
+    discriminator's own spelling when this file calls it so, else the one of that API this
+    file calls most, else the discriminator's if this file can name it, else a name bound
+    to that API, else the API's function, imported; any API where it is not known."""
     if finding.data.apart:
         return None  # a helper's flag turns SN off here, or the block is the generator's too
     index, names, call = at.call_at(finding, facts)
@@ -300,8 +284,8 @@ _COUNTED: list[tuple[F.FileFacts, F.Names, dict[str, tuple[int, str]]]] = []
 
 
 def _sn_callees(facts: F.FileFacts, names: F.Names) -> dict[str, tuple[int, str]]:
-    """Each spelling of a torch SN function (or a module-level partial of one) the file
-    calls: how often, and its API."""
+    """Each spelling of a torch SN function (or partial of one) the file calls: how
+    often, and its API."""
     if _COUNTED and _COUNTED[0][0] is facts and _COUNTED[0][1] is names:
         return _COUNTED[0][2]
     counts: Counter[str] = Counter()
@@ -342,9 +326,8 @@ def _sn_api_of(names: F.Names, text: str) -> str | None:
 
 
 def _weight_normalized(index: at.FactsAt, names: F.Names, facts: F.FileFacts, call: F.Call) -> bool:
-    """The layer this call builds goes straight into weight_norm (either API), or into a
-    callable that may be it (`norm_f = weight_norm if ... else spectral_norm`): it has
-    its own weight normalization, and wrapping it in SN would stack two."""
+    """The layer this call builds goes straight into weight_norm, or into a callable that
+    may be it (`norm_f = weight_norm if ... else spectral_norm`): SN would stack a second."""
     wrappers = [call]
     parent = index.parent.get(id(call))
     if isinstance(parent, F.Arg):
@@ -367,8 +350,7 @@ def _weight_normalized(index: at.FactsAt, names: F.Names, facts: F.FileFacts, ca
 
 
 def _assigns_weight_norm(body: tuple[F.Stmt, ...], name: str) -> bool:
-    """`name = <something naming weight_norm>` anywhere in the scope, nested functions
-    included."""
+    """`name = <something naming weight_norm>` anywhere in the scope, nested ones included."""
     for stmt in body:
         if isinstance(stmt, F.Assign) and any(at.dotted(t) == name for t in stmt.targets) \
                 and any("weight_norm" in n for n in at.names_in(stmt.value)):
