@@ -1,11 +1,6 @@
 """The source facts at a finding's node, what a rule's `fix_input` reads: one file's
-facts by node key (`facts.node_key`), with what encloses each.
-
-A plain lint marks each fixable finding without parsing its file again (parsing,
-transforming, compiling and diffing is what building a fix costs): the rule decides,
-from these facts, whether and how its fix edits the file, and records that as a typed
-payload; the fix's libcst half only carries the payload out on the parsed file.
-"""
+facts by node key (`facts.node_key`), with what encloses each, so that a plain lint
+marks each fixable finding without parsing its file again."""
 
 from __future__ import annotations
 
@@ -17,26 +12,21 @@ from typing import Any, Iterator
 from snlint import facts as F
 from snlint.torchapi import KINDS, SN_FUNCTIONS
 
-# The last files asked about: a lint marks the findings of one file after another, and
-# a file's index is built once.
+# The last files asked about: a lint marks the findings of one file after another.
 _RECENT: list[tuple[F.FileFacts, "FactsAt"]] = []
 _KEEP = 4
 
 
 class FactsAt:
-    """The facts of one file by node key (`facts.node_key`): each expression,
-    argument, parameter and statement the source pass read, with what encloses it
-    (statements, functions, classes), innermost first.
-
-    A top-level statement's facts are read when a key on its lines is first asked for: a
-    lint asks about the few statements its fixable findings are in."""
+    """The facts of one file by node key, each with what encloses it. A top-level
+    statement's facts are read when a key on its lines is first asked for: a lint asks
+    about the few statements its fixable findings are in."""
 
     def __init__(self, file: F.FileFacts) -> None:
         self.by_index: dict[int, Any] = {}
         self._pending: list[F.Stmt] = list(file.body)  # top-level statements not read yet
-        # Their last lines, when every one has a span and they follow each other (as a
-        # module's statements do): the statements on some lines are then found by bisection,
-        # not by a scan per finding (a file of thousands of statements and findings).
+        # Their last lines, when every one has a span and they follow each other: found by
+        # bisection, not by a scan per finding (a file of thousands of statements).
         spans = [getattr(s, "span", None) for s in self._pending]
         self._ends: list[int] | None = [sp.end_line for sp in spans] if all(
             a is not None and b is not None and a.line <= b.line and a.end_line <= b.end_line
@@ -45,8 +35,7 @@ class FactsAt:
         self.parent = _Parents(self)  # id(fact) -> the fact enclosing it
 
     def _read(self, statements: list[F.Stmt]) -> None:
-        # Every fact, each before what it holds (the first fact at a key is the
-        # outermost): one loop, not a generator per fact.
+        # Each fact before what it holds (the first at a key is the outermost).
         by_index, parent = self.by_index, self.parent
         self._tops.update(map(id, statements))
         stack: list[tuple[Any, Any]] = [(stmt, None) for stmt in reversed(statements)]
@@ -60,8 +49,7 @@ class FactsAt:
             stack.extend((child, fact) for child in reversed(_children(fact)))
 
     def _read_lines(self, line: int, end_line: int) -> None:
-        """Read the top-level statements on these lines (all that are left, when one has no
-        span: where it is is not known)."""
+        """Read the top-level statements on these lines (all, when one has no span)."""
         ends = self._ends
         if ends is not None:
             start = end = bisect_left(ends, line)
@@ -118,8 +106,8 @@ class FactsAt:
 
 
 class _Parents(dict):
-    """`FactsAt.parent`: a fact of a statement not read yet (one a predicate reached from
-    another, `b = D(y)` after `a = D(x)`) has every statement read first."""
+    """`FactsAt.parent`: asked about a fact of a statement not read yet (`b = D(y)` reached
+    from `a = D(x)`), it reads every statement first."""
 
     def __init__(self, owner: FactsAt) -> None:
         super().__init__()
@@ -189,8 +177,8 @@ def calls(file: F.FileFacts) -> Iterator[F.Call]:
 
 
 def attribute(e: Any) -> tuple[str, Any] | None:
-    """(attribute name, what it is read from) when `e` reads an attribute: `x.weight`
-    (`Attr`) or a module-level chain the source pass kept whole (`Global` with a dot)."""
+    """(attribute name, what it is read from) when `e` reads an attribute: `x.weight`, or
+    a module-level chain the source pass kept whole (a `Global` with a dot)."""
     if isinstance(e, F.Attr):
         return e.attr, e.value
     if isinstance(e, F.Global) and "." in (e.text or ""):
@@ -208,9 +196,8 @@ def qualified(names: F.Names, e: Any) -> str | None:
 
 def prefix_quals(names: F.Names, e: Any) -> list[str | None]:
     """The qualified names of the chains `e` reads its attributes from, longest first
-    (`nn.utils`, then `nn`, for `nn.utils.spectral_norm`). Inside a module-level chain
-    the source pass kept whole, they are the chains it recorded a name for that start
-    where `e` does."""
+    (`nn.utils`, then `nn`, for `nn.utils.spectral_norm`), also inside a module-level
+    chain the source pass kept whole."""
     if isinstance(e, F.Attr):
         return [qualified(names, e.value), *prefix_quals(names, e.value)]
     if not isinstance(e, F.Global) or e.span.node is None:
@@ -283,7 +270,3 @@ def module_arg(call: F.Call) -> F.Arg | None:
     pos = call.positional()
     return pos[0] if pos else call.keyword("module")
 
-
-def binding_for(names: F.Names, qualified_name: str) -> str | None:
-    """A module-level name chain for `qualified_name` (`Names.binding_for`)."""
-    return names.binding_for(qualified_name)

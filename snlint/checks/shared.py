@@ -1,12 +1,8 @@
-"""Where a layer built in shared code shows in a discriminator's own code.
-
-A generic helper (`conv(in, out, mode='CBR')`, an `upBlock` function, a block class) that
-the generator runs too builds the layer at one line for every network: the engineer
-cannot change that line for the discriminator alone. A finding about such a layer points
-at the discriminator's own line that leads to it (its call of the helper, or the
-`__init__` parameter whose string default picks the layer: `ac_type='BL'`), with the
-helper's line as a related location; one finding per discriminator line.
-"""
+"""Where a layer built in shared code shows in a discriminator's own code. A helper the
+generator runs too builds the layer at one line for every network, which cannot change
+for the discriminator alone: a finding points at the discriminator's own line that leads
+there (its call of the helper, or the `__init__` parameter whose string default picks the
+layer), with the helper's line as a related location."""
 
 from __future__ import annotations
 
@@ -46,10 +42,9 @@ def discriminator_classes(model: LinkedModel) -> set[str]:
 
 @per_model
 def outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
-    """(path, span) of every node that builds, or leads to, a layer of a network that is no
-    discriminator: the literals and call sites of the trees of the classes built alone
-    that are neither a discriminator nor part of one, less the layers a discriminator
-    instance inside them owns (a training wrapper that builds both networks)."""
+    """(path, span) of every node that builds, or leads to, a layer of another network: in
+    the trees of the classes built alone that are no discriminator nor part of one, less
+    the layers a discriminator inside them owns (a wrapper that builds both networks)."""
     discriminators = {d.cls.qualname for d in model.discriminators}
     inside = discriminator_classes(model)
     out: set[tuple[str, Span]] = set()
@@ -73,12 +68,10 @@ def _constructions(model: LinkedModel) -> frozenset[tuple[str, Span]]:
 
 
 def own_site(model: LinkedModel, d: DiscriminatorFact, m: Member) -> tuple[Location, tuple[Related, ...], str]:
-    """Where a finding about member `m` of discriminator `d` points, and its related
-    locations: `m.site`, unless the node that builds the layer is code another network
-    runs too; then the first call above it, inside the code of the instance that owns
-    the layer (its `__init__` and the helpers that runs), that only discriminators run (or the
-    parameter default that decides it), with the shared line as related, and the words a
-    message ends with there: "" (at `m.site`), or how that line leads to the layer."""
+    """Where a finding about member `m` of `d` points, its related locations, and how that
+    line leads to the layer: `m.site`, unless code another network runs builds it; then
+    the first call above it in the owner's code that only discriminators run (or the
+    parameter default that decides it), with the shared line as related."""
     outside = outside_sites(model)
     literal = m.layer.call
     if not outside or (literal.path, literal.span) not in outside:
@@ -102,9 +95,8 @@ def own_site(model: LinkedModel, d: DiscriminatorFact, m: Member) -> tuple[Locat
 
 
 def deciding_default(d: DiscriminatorFact, call: Location) -> Location | None:
-    """The parameter of the `__init__` around `call` whose string default `call` passes
-    down (`mode='C' + ac_type` under `ac_type='BL'`), when exactly one is: the choice of
-    layer is made there. Only in the discriminator's own file."""
+    """The one parameter of the `__init__` around `call` (in `d`'s file) whose string
+    default `call` passes down (`mode='C' + ac_type`): the choice of layer is made there."""
     if call.path != d.file.path or call.span.node is None:
         return None
     index = at.FactsAt.of(d.file)

@@ -198,7 +198,7 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> PerSample
         return found if _norm_args_fit(args, False) else None
     if new == "Identity":
         return found
-    partial = at.binding_for(names, "functools.partial")
+    partial = names.binding_for("functools.partial")
     if partial is not None:
         return replace(found, partial=partial)
     if names.is_free("functools"):
@@ -212,7 +212,7 @@ def _nn_ref(names: F.Names, new: str, like) -> tuple[str, bool] | None:
     import <new>` (True: imported)."""
     if isinstance(like, (F.Attr, F.Global)) and at.prefix_quals(names, like)[:1] == ["torch.nn"]:
         return "", False
-    ref = at.binding_for(names, f"torch.nn.{new}")
+    ref = names.binding_for(f"torch.nn.{new}")
     if ref is not None:
         return ref, False
     if names.is_free(new):

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 @record
 class Unwrap:
-    """Take the SN call (`call`, a node key) off its module argument (`arg`):
-    `spectral_norm(x)` -> `x`, or the statement that only re-applies SN goes."""
+    """Take the SN call off its module argument: `spectral_norm(x)` -> `x`, or the
+    statement that only re-applies SN goes."""
 
     call: int
     arg: int
@@ -34,9 +34,9 @@ class Unwrap:
 
 @record
 class Narrow:
-    """Take the layer's type out of the isinstance filter that lets it reach SN
-    (`check`: the `isinstance(m, ...)` call): the items `hits` of its tuple of types
-    (`size` items), or, with no `hits`, the whole check from its `or`."""
+    """Take the layer's type out of the `isinstance(m, ...)` call `check` that lets it reach
+    SN: the items `hits` of its tuple of `size` types, or, with no `hits`, the whole check
+    from its `or`."""
 
     check: int
     hits: tuple[int, ...]
@@ -47,8 +47,8 @@ class Narrow:
 
 @record
 class MoveInside:
-    """Move SN from a container literal (`arg` of the SN call `call`) onto the Conv/Linear
-    layers inside it (`layers`: their calls)."""
+    """Move SN from a container literal (`arg` of the SN call) onto the Conv/Linear calls
+    inside it (`layers`)."""
 
     call: int
     arg: int
@@ -186,8 +186,8 @@ def _narrowed(index: at.FactsAt, names: F.Names, call: F.Call, var: str,
 
 
 def _container_layers(names: F.Names, arg: F.Arg) -> list[F.Call] | None:
-    """The Conv/Linear layers a Sequential/ModuleList/ModuleDict literal holds, which SN
-    moves onto; None when it is not such a literal."""
+    """The Conv/Linear layers a Sequential/ModuleList/ModuleDict literal holds; None when
+    it is no such literal."""
     inner = arg.value
     if not isinstance(inner, F.Call):
         return None
@@ -272,8 +272,8 @@ def _narrow(finding: Finding, payload: Narrow, parsed: ParsedFile) -> Plan | Non
 
 
 def _unwrap(parsed: ParsedFile, plan: Plan, call: cst.Call, arg: cst.Arg) -> Plan:
-    """Remove the SN call around `arg`: `spectral_norm(x)` -> `x`; a statement that only
-    re-applies SN (`self.c = spectral_norm(self.c)`, `spectral_norm(self.c)`) goes."""
+    """`spectral_norm(x)` -> `x`; a statement that only re-applies SN
+    (`self.c = spectral_norm(self.c)`, `spectral_norm(self.c)`) goes."""
     import libcst as cst
 
     from snlint.edit.syntax import statement
@@ -290,8 +290,7 @@ def _unwrap(parsed: ParsedFile, plan: Plan, call: cst.Call, arg: cst.Arg) -> Pla
 
 
 def _lift(parsed: ParsedFile, call: cst.Call, arg: cst.Arg) -> cst.BaseExpression:
-    """The expression `arg` of `call`, put where `call` was (the call unwrapped), with
-    the call's own parentheses, and the comments inside the call kept."""
+    """`arg`'s expression in place of `call`, with the call's parentheses and comments."""
     import libcst as cst
 
     from snlint.edit.syntax import has_comments
