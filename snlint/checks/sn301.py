@@ -22,11 +22,9 @@ CODE = "SN301"
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
-    """SN301 from the source's batch norms (less what the built discriminator keeps in
-    eval mode) and the runtime leaves and `F.batch_norm` calls joined to them; a batch
-    norm or call only the runtime has is judged by the same
-    `normalizes_with_batch_statistics`, and a module the probe measured standardizing with
-    the batch's statistics (no batch norm by type) by `measured_batch_normalization`."""
+    """SN301 from the source's batch norms, confirmed by the runtime leaves and
+    `F.batch_norm` calls at their sites; those only the runtime has, and the modules its
+    probe measured standardizing with batch statistics, are the graph's."""
     shown_by_source: set[int] = set()
     by_source: list[Location] = []
     for d in model.discriminators:
@@ -77,8 +75,7 @@ _MECHANISM = ("When real and generated samples arrive in separate batches, those
 
 
 def _unused_default(runtime, m, unused: frozenset) -> bool:
-    """Built by a parameter's default (`norm_layer=nn.BatchNorm2d`) that every call in the
-    project replaces: the source judges the class without it, and so does the graph pass."""
+    """Built by a parameter's default (`norm_layer=nn.BatchNorm2d`) every call replaces."""
     if m.param_site is None or not unused:
         return False
     at = runtime.locate(m.param_site)
@@ -91,10 +88,8 @@ def _measured(path: str) -> str:
 
 def _standardizing(runtime, sources, by_source: list[Location]) -> list[Shown]:
     """SN301 for the modules the probe measured standardizing with batch statistics that
-    no batch norm type names (a hand-rolled whitening layer, a third-party block), at the
-    discriminator's line that builds each. Not where a batch norm already explains it: a
-    source SN301 at that line, or one (source or runtime `F.batch_norm`) written inside
-    the module's own class."""
+    are no batch norm (a hand-rolled whitening layer), at the line that builds each, where
+    no batch norm (at that line, or inside the module's class) explains it."""
     found = []
     for source in sources:
         if source.get("kind") == "batch_norm" or not measured_batch_normalization(source):
@@ -140,12 +135,10 @@ def _replacement(bn: str, choice: str) -> tuple[str, str]:
 
 @record
 class PerSampleNorm:
-    """SN301's fix: the batch norm `bn` at `site` (a node key: the call that builds it, a
-    `functools.partial(BatchNorm2d, ...)`, or the `norm_layer=` parameter whose default is
-    one of these: `param`) becomes the per-sample norm `new` (`norm-replacement`). `ref`
-    names torch.nn.<new> (imported from torch.nn when `imports`; "" for through the alias
-    the batch norm is named with); `partial` names functools.partial for a parameter's
-    default class (imported when `partial_imports`)."""
+    """SN301's fix: the batch norm `bn` at `site` (its call, a `functools.partial` of it,
+    or the parameter whose default is one of these: `param`) becomes the per-sample norm
+    `new`. `ref` names torch.nn.<new> ("": through the batch norm's own alias); `partial`
+    names functools.partial for a parameter's default class."""
 
     site: int
     param: bool
@@ -207,9 +200,8 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> PerSample
 
 
 def _nn_ref(names: F.Names, new: str, like) -> tuple[str, bool] | None:
-    """How the fix names torch.nn.<new>: through the alias the batch norm is named with
-    (`nn.`: ""), else any alias of torch.nn in the file, else an added `from torch.nn
-    import <new>` (True: imported)."""
+    """How the fix names torch.nn.<new>: through the batch norm's alias (""), any alias of
+    it in the file, or an added `from torch.nn import <new>` (True: imported)."""
     if isinstance(like, (F.Attr, F.Global)) and at.prefix_quals(names, like)[:1] == ["torch.nn"]:
         return "", False
     ref = names.binding_for(f"torch.nn.{new}")
@@ -231,10 +223,8 @@ def _in_discriminator(finding: Finding, index: at.FactsAt, site) -> bool:
 
 
 def bn_parameters(args) -> list[str] | None:
-    """The batch-norm parameter each argument passes, given (star, keyword) per argument:
-    positional ones in `BN_POSITIONS` order. None when one cannot be named (`*args`, more
-    positional arguments than a batch norm takes). The decision (`fix_input`, over facts)
-    and the edit (`fix`, over the tree) both read arguments through it."""
+    """The batch-norm parameter each (star, keyword) argument passes, or None when one
+    cannot be named: `fix_input` and `fix` both read arguments through it."""
     named: list[str] = []
     index = 0
     for star, keyword in args:
@@ -320,9 +310,8 @@ def _lead_comma(whitespace):
 
 
 def _norm_args(call_args, new: str, in_partial: bool, lead) -> tuple[list, list[str]] | None:
-    """The arguments of the replacement norm from a batch norm's arguments (after the
-    class itself, for a partial), and the names of the arguments dropped. `lead` is the
-    comma after an inserted leading argument (GroupNorm's `1`)."""
+    """The replacement's arguments from a batch norm's (after the class, for a partial),
+    and the names dropped; `lead`: the comma after GroupNorm's inserted `1`."""
     import libcst as cst
 
     from snlint.edit.syntax import merge_comma
