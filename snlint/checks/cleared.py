@@ -77,19 +77,12 @@ def why_cleared(finding: Finding, runtime: Runtime) -> str | None:
         else:
             state = "is frozen"
         return f"{leaf.type_name} {runtime.symbol(leaf.path)} {state} in {built}"
-    if finding.code == "SN302":
-        return _part_of_measured_batch_norm(site, runtime, built)
+    if finding.code == "SN302" and any(d.holds(site) for d in batch_normalizing_classes(runtime)):
+        # A batch reduction inside a module measured as batch normalization: SN301's.
+        return (f"it is part of a module measured standardizing with batch statistics in "
+                f"{built}: SN301 reports it where the discriminator builds it")
     if finding.code in ("SN401", "SN303") and runtime_clears_batch_statistics(runtime):
         kept = any(m.kind == "batch_norm" for m in runtime.facts.modules)
         how = ": its batch norms are kept in eval mode" if kept else ""
         return f"{built} normalizes with no batch statistics{how}"
-    return None
-
-
-def _part_of_measured_batch_norm(site: Location, runtime: Runtime, built: str) -> str | None:
-    """A batch reduction inside a module measured as batch normalization: SN301's."""
-    for defined in batch_normalizing_classes(runtime):
-        if defined.holds(site):
-            return (f"it is part of a module measured standardizing with batch statistics in "
-                    f"{built}: SN301 reports it where the discriminator builds it")
     return None

@@ -18,7 +18,6 @@ CODE = "SN101"
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
-    """SN on a normalization layer."""
     source = (emit.finding(
         CODE, a.app.site,
         f"spectral norm on {a.what}, a normalization layer{filter_note(a.app)}",

@@ -16,7 +16,6 @@ CODE = "SN103"
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
-    """SN applied twice to one layer."""
     def source() -> Iterator[Finding]:
         for a in applications(model):
             app, layer, what = a.app, a.layer, a.what

@@ -22,7 +22,6 @@ CODE = "SN104"
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
-    """SN on a parameter other than the weight matrix."""
     source = (emit.finding(
         CODE, a.app.site,
         f"spectral norm on {a.what}.{a.app.name}, not on its weight matrix: a 1-D parameter "
@@ -41,9 +40,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
 @record
 class NormalizeWeight:
-    """SN104's fix: the SN call's `name` argument (`arg`: its node key) goes, so spectral
-    norm normalizes `weight`, its default; a positional one with more after it is
-    replaced by `"weight"` (`rename`)."""
+    """SN104's fix: the SN call's `name` argument goes, so SN normalizes `weight`, its
+    default; a positional one with more after it becomes `"weight"` (`rename`)."""
 
     arg: int
     rename: bool

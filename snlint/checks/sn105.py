@@ -72,8 +72,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
 @record
 class DropDim:
-    """SN105's fix: drop the `dim=` argument (`arg`: its node key), so the API's default,
-    the layer's output axis, applies."""
+    """SN105's fix: drop the `dim=` argument, so the API's default, the output axis, applies."""
 
     arg: int
     applicability = SAFE

@@ -1,6 +1,4 @@
-"""SN107 sn-never-applied: spectral norm that never reaches the weight the layer uses (hook
-SN on a weight the forward reads directly; a wrapper whose normalized weight is dropped,
-measured by the graph pass)."""
+"""SN107 sn-never-applied: spectral norm that never reaches the weight the layer uses."""
 
 from __future__ import annotations
 
@@ -19,7 +17,6 @@ CODE = "SN107"
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
-    """Hook-based SN on MultiheadAttention.out_proj, whose weight attention reads directly."""
     source = (emit.finding(
         CODE, a.app.site,
         "hook-based spectral norm on MultiheadAttention.out_proj never runs: attention "
