@@ -150,16 +150,18 @@ def _collect(value: Any, out: list[Any]) -> None:
 # ---------------------------------------------------------------- what fixes ask
 
 
-def names_of(finding: Any, file: F.FileFacts) -> F.Names:
-    """The names the finding was decided with (the link step's), else the file's own."""
-    return finding.names if finding.names is not None else file.names
+def fact_at(finding: Any, file: F.FileFacts) -> tuple[FactsAt, F.Names, Any]:
+    """The file's index, the names the finding was decided with (the link step's, else the
+    file's own), and the fact at the finding's node (None: none)."""
+    index = FactsAt.of(file)
+    names = finding.names if finding.names is not None else file.names
+    return index, names, index.at(finding.node)
 
 
 def call_at(finding: Any, file: F.FileFacts) -> tuple[FactsAt, F.Names, F.Call | None]:
-    """The file's index, its names, and the call at the finding's node (None: no call)."""
-    index = FactsAt.of(file)
-    call = index.at(finding.node)
-    return index, names_of(finding, file), call if isinstance(call, F.Call) else None
+    """`fact_at`, when the fact is a call."""
+    index, names, call = fact_at(finding, file)
+    return index, names, call if isinstance(call, F.Call) else None
 
 
 def walk(*facts: Any) -> Iterator[Any]:

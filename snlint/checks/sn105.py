@@ -80,17 +80,12 @@ class DropDim:
 
 def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> DropDim | None:
     """The `dim` argument at the finding, keyword or last positional, of an SN call."""
-    index = at.FactsAt.of(facts)
-    arg = index.at(finding.node)
-    if not isinstance(arg, F.Arg):
-        return None
-    call = index.parent.get(id(arg))
-    if not isinstance(call, F.Call):
+    index, _, arg = at.fact_at(finding, facts)
+    call = index.parent.get(id(arg)) if isinstance(arg, F.Arg) else None
+    if not isinstance(call, F.Call) or arg.keyword not in (None, "dim"):
         return None
     pos = call.positional()
     if arg.keyword is None and (not pos or pos[-1] is not arg):
-        return None
-    if arg.keyword is not None and arg.keyword != "dim":
         return None
     return DropDim(finding.node)
 

@@ -55,12 +55,12 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             if leaf_has_batch_statistics(m) and id(m) not in shown_by_source and not (
                     _unused_default(runtime, m, unused.get(qualname, frozenset()))):
                 why = "in training mode" if m.training else "(track_running_stats=False)"
-                evidence = _measured(m.path) if m.path in probed else "seen in the built model"
+                evidence = _measured(m.path) if m.path in probed else "Seen in the built model"
                 shown.append(Shown(
                     runtime, CODE, m.param_site or m.site, m.path,
                     f"{m.type_name} `{m.path}` in {describe(runtime.ref) or 'the discriminator'} "
                     f"normalizes with the statistics of the current batch {why}",
-                    evidence=f"{evidence[0].upper()}{evidence[1:]}. {_MECHANISM}"))
+                    evidence=f"{evidence}. {_MECHANISM}"))
         shown += [Shown(runtime, CODE, site, "",
                         f"`F.batch_norm` in {describe(runtime.ref) or 'the discriminator'} "
                         "normalizes with the statistics of the current batch in training",
@@ -83,7 +83,7 @@ def _unused_default(runtime, m, unused: frozenset) -> bool:
 
 
 def _measured(path: str) -> str:
-    return f"measured: perturbing sample 0 changes the other samples' output of `{path}`"
+    return f"Measured: perturbing sample 0 changes the other samples' output of `{path}`"
 
 
 def _standardizing(runtime, sources, by_source: list[Location]) -> list[Shown]:
@@ -106,7 +106,7 @@ def _standardizing(runtime, sources, by_source: list[Location]) -> list[Shown]:
             f"{source.get('type', 'a module')} `{path}` in "
             f"{describe(runtime.ref) or 'the discriminator'} standardizes with the statistics "
             "of the current batch",
-            evidence=f"{_measured(path)[0].upper()}{_measured(path)[1:]}, which stays the same "
+            evidence=f"{_measured(path)}, which stays the same "
             "when every sample's input to it is scaled and shifted alike, as a batch norm's "
             f"does. {_MECHANISM}"))
     return found
@@ -160,9 +160,7 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> PerSample
     choice = (config.norm_replacement or "groupnorm").lower()
     if choice not in ("groupnorm", "instancenorm", "identity"):
         return None
-    index = at.FactsAt.of(facts)
-    names = at.names_of(finding, facts)
-    site = index.at(finding.node)
+    index, names, site = at.fact_at(finding, facts)
     if not isinstance(site, (F.Call, F.Param)) or not _in_discriminator(finding, index, site):
         return None
     param = isinstance(site, F.Param)
