@@ -25,12 +25,11 @@ class FactsAt:
     def __init__(self, file: F.FileFacts) -> None:
         self.by_index: dict[int, Any] = {}
         self._pending: list[F.Stmt] = list(file.body)  # top-level statements not read yet
-        # Their last lines, when every one has a span and they follow each other: found by
-        # bisection, not by a scan per finding (a file of thousands of statements).
-        spans = [getattr(s, "span", None) for s in self._pending]
-        self._ends: list[int] | None = [sp.end_line for sp in spans] if all(
-            a is not None and b is not None and a.line <= b.line and a.end_line <= b.end_line
-            for a, b in zip(spans, spans[1:])) and None not in spans else None
+        # Their last lines, when they follow each other: found by bisection, not by a scan
+        # per finding (a file of thousands of statements).
+        spans = [s.span for s in self._pending]
+        ordered = all(a.line <= b.line and a.end_line <= b.end_line for a, b in zip(spans, spans[1:]))
+        self._ends: list[int] | None = [sp.end_line for sp in spans] if ordered else None
         self._tops: set[int] = set()  # id() of each top-level statement read
         self.parent = _Parents(self)  # id(fact) -> the fact enclosing it
 
@@ -49,19 +48,16 @@ class FactsAt:
             stack.extend((child, fact) for child in reversed(_children(fact)))
 
     def _read_lines(self, line: int, end_line: int) -> None:
-        """Read the top-level statements on these lines (all, when one has no span)."""
+        """Read the top-level statements on these lines (all, when they are out of order)."""
         ends = self._ends
-        if ends is not None:
-            start = end = bisect_left(ends, line)
-            while end < len(ends) and self._pending[end].span.line <= end_line:
-                end += 1
-            wanted = self._pending[start:end]
-            del self._pending[start:end], ends[start:end]
-        elif any(getattr(s, "span", None) is None for s in self._pending):
-            wanted, self._pending = self._pending, []
-        else:
-            wanted = [s for s in self._pending if s.span.line <= end_line and s.span.end_line >= line]
-            self._pending = [s for s in self._pending if not any(s is w for w in wanted)]
+        if ends is None:
+            self._read_all()
+            return
+        start = end = bisect_left(ends, line)
+        while end < len(ends) and self._pending[end].span.line <= end_line:
+            end += 1
+        wanted = self._pending[start:end]
+        del self._pending[start:end], ends[start:end]
         self._read(wanted)
 
     def _read_all(self) -> None:
