@@ -1,7 +1,6 @@
 """What a rule's check hands its fix (`Finding.data`): one frozen record per kind of fact.
-
-Here, not beside each check, because the run cache pickles findings and reads them back
-without importing the link step the checks stand on."""
+Here, not beside each check: the run cache reads findings back without importing the link
+step the checks stand on (`snlint.engine.cache` admits this module)."""
 
 from __future__ import annotations
 

@@ -19,9 +19,7 @@ from snlint.findings import UNSAFE, Finding, place, record
 
 
 CODE = "SN401"
-# Scoring real and fake apart harms only through batch statistics: once the run's SN301
-# fixes replace the batch norm, the rewrite of the training step is not needed
-# (`snlint.checks.registry.premises`).
+# Scoring real and fake apart harms only through SN301's batch statistics.
 PREMISES = ("SN301",)
 
 
@@ -142,9 +140,8 @@ def _side(call, here: str) -> str:
 
 @record
 class OneCall:
-    """SN401's fix: `a = D(x)` (its call `first`, a node key) and the next statement
-    `b = D(y)` (`second`) become `a, b = D(<cat>([x, y])).split([x.size(0), y.size(0)])`,
-    `cat` naming torch.cat (`torch` imported when `imports`)."""
+    """SN401's fix: `a = D(x)` and the next statement `b = D(y)` become
+    `a, b = D(<cat>([x, y])).split([x.size(0), y.size(0)])`, `cat` naming torch.cat."""
 
     first: int
     second: int
