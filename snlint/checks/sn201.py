@@ -170,11 +170,11 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
             # The helper class that builds it normalizes it in its other instances (behind
             # its own flag: `conv2d(..., spectral_normed=False)`): the one without SN is
             # asked for where the helper is built, not where the layer is.
+            normalized = sum(1 for n in with_sn if (n.site.path, n.site.span) == (m.site.path, m.site.span))
             for g in group:
                 site = owner_sites.get(g.owner.id)
                 if site is None:
                     continue
-                normalized = sum(1 for n in with_sn if (n.site.path, n.site.span) == (m.site.path, m.site.span))
                 yield emit.finding(
                     CODE, site,
                     f"{g.layer.short_type} {g.symbol} has no spectral norm: {g.owner.short_type} "
@@ -291,9 +291,7 @@ def _sn_callees(facts: F.FileFacts, names: F.Names) -> dict[str, tuple[int, str]
     counts: Counter[str] = Counter()
     apis: dict[str, str] = {}
     for call in at.calls(facts):
-        qual = at.qualified(names, call.func) or ""
-        wrapped = names.partials.get(qual)
-        api = SN_FUNCTIONS.get(qual) or (SN_FUNCTIONS.get(wrapped) if wrapped is not None else None)
+        api = _api_of(names, at.qualified(names, call.func) or "")
         text = at.dotted(call.func) if api else None
         if text is not None:
             counts[text] += 1
@@ -315,12 +313,16 @@ def _is_chain(text: str) -> bool:
 
 
 def _sn_api_of(names: F.Names, text: str) -> str | None:
-    """The SN API a module-level spelling names: a torch SN function or a partial of one."""
+    """The SN API a module-level spelling names."""
     head, _, rest = text.partition(".")
     qual = names.scope.get(head)
     if qual is None:
         return None
-    qual = f"{qual}.{rest}" if rest else qual
+    return _api_of(names, f"{qual}.{rest}" if rest else qual)
+
+
+def _api_of(names: F.Names, qual: str) -> str | None:
+    """The API of a torch SN function, or of a module-level partial of one."""
     wrapped = names.partials.get(qual)
     return SN_FUNCTIONS.get(qual) or (SN_FUNCTIONS.get(wrapped) if wrapped is not None else None)
 
