@@ -28,7 +28,8 @@ class FactsAt:
         # Their last lines, when they follow each other: found by bisection, not by a scan
         # per finding (a file of thousands of statements).
         spans = [s.span for s in self._pending]
-        ordered = all(a.line <= b.line and a.end_line <= b.end_line for a, b in zip(spans, spans[1:]))
+        ordered = all(a.line <= b.line and a.end_line <= b.end_line
+                      for a, b in zip(spans, spans[1:]))
         self._ends: list[int] | None = [sp.end_line for sp in spans] if ordered else None
         self._tops: set[int] = set()  # id() of each top-level statement read
         self.parent = _Parents(self)  # id(fact) -> the fact enclosing it

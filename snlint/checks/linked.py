@@ -61,5 +61,6 @@ def runtime_only(emit: Emitter, shown: Iterable[Shown]) -> Iterator[Finding]:
         message += first.runtime.note
         finding = emit.finding(code, location, message, symbol=first.runtime.symbol(first.path),
                               discriminator=first.runtime.ref if first.names_discriminator else None,
-                              data=first.data, evidence=evidence(first.evidence, first.runtime.note_evidence))
+                              data=first.data,
+                              evidence=evidence(first.evidence, first.runtime.note_evidence))
         yield replace(finding, pass_="graph")

@@ -34,7 +34,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             elif kind == "module":
                 detail = "a module without a weight of its own (SN must go on its conv/linear layers)"
             yield emit.finding(CODE, a.app.site, f"spectral norm on {what}: {detail}{filter_note(a.app)}",
-                              symbol=a.symbol, data=SNCall(a.app.api, what, kind, a.app.from_filter))
+                              symbol=a.symbol,
+                              data=SNCall(a.app.api, what, kind, a.app.from_filter))
 
     def built(st: State):
         m, state, ndim = st.leaf, st.state, st.ndim

@@ -70,8 +70,9 @@ def _shown(runtime, m) -> Shown:
         seen = f"It computes with its raw weight, {sigma_text(use.sigma)} (measured in a forward)."
     else:
         seen = "Seen in the built model."
+    owner = runtime.facts.target.class_name
     return Shown(runtime, CODE, m.site, m.path,
-                 f"{m.type_name} {runtime.facts.target.class_name}.{m.path} has no spectral norm, but "
+                 f"{m.type_name} {owner}.{m.path} has no spectral norm, but "
                  f"{describe(runtime.ref) or 'the discriminator'} normalizes its other conv/linear "
                  f"layers", data, evidence=seen)
 
@@ -119,8 +120,9 @@ def _configured_calls(model) -> dict[int, list]:
     arguments known, in order."""
     found: dict[int, list] = {}
     for c in model.forwards:
-        if c.module is not None and c.module.configured and not c.assumed and c.function != "forward":
-            found.setdefault(id(c.module.cls), []).append(c)
+        module = c.module
+        if module is not None and module.configured and not c.assumed and c.function != "forward":
+            found.setdefault(id(module.cls), []).append(c)
     return found
 
 
@@ -170,7 +172,8 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
             # The helper class that builds it normalizes it in its other instances (behind
             # its own flag: `conv2d(..., spectral_normed=False)`): the one without SN is
             # asked for where the helper is built, not where the layer is.
-            normalized = sum(1 for n in with_sn if (n.site.path, n.site.span) == (m.site.path, m.site.span))
+            here = (m.site.path, m.site.span)
+            normalized = sum(1 for n in with_sn if (n.site.path, n.site.span) == here)
             for g in group:
                 site = owner_sites.get(g.owner.id)
                 if site is None:

@@ -372,7 +372,8 @@ def _state_note(new: str) -> str:
 def _replaced(plan, payload: PerSampleNorm, old, new, dropped: list[str], how: str = ""):
     from snlint.edit.syntax import code_of
 
-    plan.message = (f"Replace {payload.bn} with {code_of(new)}, a per-sample norm{how}{payload.note}"
+    plan.message = (f"Replace {payload.bn} with {code_of(new)}, a per-sample norm"
+                    f"{how}{payload.note}"
                     + (f"; batch-norm-only {', '.join(dropped)} dropped" if dropped else "")
                     + f"; {_state_note(payload.new)}")
     return plan.replace(old, new)

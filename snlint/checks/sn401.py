@@ -99,7 +99,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             data = None
         else:
             there = place(second.path, second.span.line, first.path)
-            message = f"{_kind(a)} here and {_kind(b)} at {there} go through {subject} as separate batches"
+            message = (f"{_kind(a)} here and {_kind(b)} at {there} go through {subject} as "
+                       f"separate batches")
             how = (f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
                    f"in a separate call at {there}")
             data = SecondCall(second.path, second.span.line, second.span.column)
@@ -108,7 +109,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             evidence=f"{how}; {its} ({stats}) then differ between the two batches and give real "
             f"from fake away{note}.{' ' + listed if listed else ''}")
         # Only the graph pass's evidence makes it: `--no-graph` lacks it.
-        yield replace(finding, pass_="graph") if all(graph_evidence(e[5]) for e in entries) else finding
+        by_graph = all(graph_evidence(e[5]) for e in entries)
+        yield replace(finding, pass_="graph") if by_graph else finding
 
 
 def _inside(where, outer) -> bool:

@@ -62,7 +62,8 @@ class State:
     @property
     def call(self) -> SNCall:
         m = self.leaf
-        return SNCall(self.state.api, m.type_name, m.kind, first_api=m.sn[0].api if self.index else None)
+        first = m.sn[0].api if self.index else None
+        return SNCall(self.state.api, m.type_name, m.kind, first_api=first)
 
 
 def states(runtime) -> Iterator[State]:
