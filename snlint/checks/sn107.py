@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterator
 
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings
 from snlint.checks.sn_migration import Migrate, migrate, migration
 from snlint.checks.verdicts import hook_sn_never_runs, measured_raw, sigma_text
-from snlint.config import Config
-from snlint.facts import FileFacts
 from snlint.findings import Finding
 
 
@@ -45,9 +44,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     return linked_findings(model, emit, CODE, source, built)
 
 
-def fix_input(finding: Finding, facts: FileFacts, config: Config) -> Migrate | None:
-    """This call moves (the file's other calls of the hook API are SN501's)."""
-    return migration(finding, facts, whole_file=False)
+# This call moves (the file's other calls of the hook API are SN501's).
+fix_input = partial(migration, whole_file=False)
 
 
 def fix(finding: Finding, payload: Migrate, parsed):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from snlint import facts as F
 from snlint.checks import at_node as at
+from snlint.config import Config
 from snlint.findings import UNSAFE, Finding, record
 from snlint.torchapi import (
     INIT_FUNCTION, INPLACE_TENSOR_INIT, KEYS_HOOK, KEYS_PARAM, SN_FUNCTIONS, SN_HOOK, SN_PARAM,
@@ -43,7 +44,8 @@ class Migrate:
     applicability = UNSAFE
 
 
-def migration(finding: Finding, facts: F.FileFacts, *, whole_file: bool) -> Migrate | None:
+def migration(finding: Finding, facts: F.FileFacts, config: Config | None = None, *,
+              whole_file: bool) -> Migrate | None:
     """How the hook-API SN call at the finding moves (`whole_file`: every call of its name
     in the file with it), or None."""
     _, names, call = at.call_at(finding, facts)
