@@ -38,12 +38,3 @@ class MissingSN:
     sn_api: str = ""
     sn_callee: str = ""
     apart: bool = False
-
-
-@record
-class SecondCall:
-    """SN401: where the other batch's call is."""
-
-    path: str
-    line: int
-    column: int

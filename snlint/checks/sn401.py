@@ -13,7 +13,6 @@ from snlint.checks.couplings import (
     pairs, reached,
 )
 from snlint.checks.emit import Emitter
-from snlint.checks.fix_data import SecondCall
 from snlint.config import Config
 from snlint.findings import UNSAFE, Finding, place, record
 
@@ -103,7 +102,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                        f"separate batches")
             how = (f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
                    f"in a separate call at {there}")
-            data = SecondCall(second.path, second.span.line, second.span.column)
+            data = second  # what the fix reads: where the other batch's call is
         finding = emit.finding(
             CODE, first, message, symbol=a.function, discriminator=ref, data=data,
             evidence=f"{how}; {its} ({stats}) then differ between the two batches and give real "
@@ -156,7 +155,7 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> OneCall |
     """Two statements in a row, `a = D(x)` then `b = D(y)`, with inputs safe to evaluate
     twice."""
     index, names, first = at.call_at(finding, facts)
-    second_at = finding.data
+    second_at = finding.data  # a Location
     if first is None or second_at is None or second_at.path != finding.path:
         return None
     one = _assign_of(index, first)
@@ -171,7 +170,7 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> OneCall |
             or two.span.line == one.span.end_line:  # two statements on one line: not planned
         return None
     second = two.value
-    if (second.span.line, second.span.column) != (second_at.line, second_at.column):
+    if (second.span.line, second.span.column) != (second_at.span.line, second_at.span.column):
         return None
     if _assign_of(index, second) is None or first.func != second.func:
         return None
