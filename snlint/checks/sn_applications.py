@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Callable, Iterable, Iterator
 
 from snlint.checks.emit import Emitter
+from snlint.checks.fix_data import SNCall
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.verdicts import sn_off_the_weight
-from snlint.checks.fix_data import SNCall
 from snlint.findings import Finding, Location
 from snlint.graph.facts import LeafFacts, Site, SNState, WeightUse
 from snlint.link.model import LayerFact, LinkedModel, SNFact
