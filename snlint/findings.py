@@ -235,8 +235,9 @@ class Finding:
     symbol: str | None = None
     discriminator: DiscriminatorRef | None = None
     fix: Fix | None = None
-    # Free-form data a fixer needs (e.g. the SN callable a file already uses); not output.
-    data: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
+    # What the rule's fix and the safety policy read of the finding: a frozen record of the
+    # rule's (`snlint.checks.sn_applications.SNCall`, ...), or None. Not output.
+    data: Any = field(default=None, compare=False)
     # What the names of the finding's file mean (`snlint.facts.Names`, resolved by the
     # link step): a fix names things through it. Not output.
     names: Any = field(default=None, compare=False, repr=False)
@@ -273,12 +274,6 @@ class Finding:
     @property
     def is_diagnostic(self) -> bool:
         return self.code.startswith("SN9")
-
-    def get(self, key: str, default: Any = None) -> Any:
-        for k, v in self.data:
-            if k == key:
-                return v
-        return default
 
     def with_(self, **changes: Any) -> "Finding":
         return replace(self, **changes)

@@ -12,6 +12,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from snlint.checks.fix_data import MissingSN
 from snlint.config import Config
 from snlint.engine import lint_sources
 from snlint.engine import fixing
@@ -364,7 +365,7 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_again(monkeypatch
         names = next(f.names for f in lint_sources(sources, config()) if f.names is not None)
         finding = Finding("SN201", "missing-sn", "error", "no SN", "d.py",
                           Span(row + 1, col, row + 1, col + len(layer)),
-                          data=(("sn_callee", "spectral_norm"),), names=names)
+                          data=MissingSN("", sn_callee="spectral_norm"), names=names)
         # Marked fixable, as a lint marks it: a round plans only the marked findings, from
         # their marks' payloads.
         facts, _ = extract_file(sources["d.py"], "d.py", "d.py")

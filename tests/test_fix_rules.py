@@ -662,7 +662,7 @@ def plan_with(code: str, rule: str, message: str = "", **data):
     found = [f for f in findings(code) if f.code == rule]
     assert len(found) == 1
     finding = dataclasses.replace(found[0], message=message,
-                                  data=tuple(sorted({**dict(found[0].data), **data}.items())))
+                                  data=dataclasses.replace(found[0].data, **data))
     return marked_plan(finding, code)
 
 
@@ -905,7 +905,7 @@ def test_sn103_applied_by_a_loop_has_no_fix():
                 spectral_norm(m)
     """)
     found = [f for f in findings(code) if f.code == "SN103"]
-    assert len(found) == 1 and found[0].get("from_filter") is True
+    assert len(found) == 1 and found[0].data.from_filter is True
     assert found[0].fix is None
     assert fixed(code) == textwrap.dedent(code)
 

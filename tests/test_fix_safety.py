@@ -8,15 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from snlint.checks.fix_data import InitParam, SNCall
 from snlint.config import Config
 from snlint.engine import lint_sources
 from snlint.findings import Finding, Span
 from snlint.fix.safety import decide
 
 
-def finding(code: str, pass_: str = "source", **data) -> Finding:
+def finding(code: str, pass_: str = "source", data=None) -> Finding:
     return Finding(code, "name", "error", "message", "d.py", Span(1, 1, 1, 2), pass_=pass_,
-                   data=tuple(sorted(data.items())))
+                   data=data)
 
 
 def config(**options) -> Config:
@@ -24,18 +25,18 @@ def config(**options) -> Config:
 
 
 @pytest.mark.parametrize("f, expected", [
-    (finding("SN101", api="parametrization"), "unsafe"),
-    (finding("SN102", layer="LeakyReLU", kind="activation"), "safe"),
-    (finding("SN102", layer="PReLU", kind="activation"), "unsafe"),
-    (finding("SN102", "source+graph", layer="Dropout", kind="dropout"), "unsafe"),  # it built: it had a weight
-    (finding("SN103", api="hook", first_api="parametrization"), "safe"),
-    (finding("SN103", api="parametrization", first_api="parametrization"), "unsafe"),
+    (finding("SN101", data=SNCall("parametrization")), "unsafe"),
+    (finding("SN102", data=SNCall(None, "LeakyReLU", "activation")), "safe"),
+    (finding("SN102", data=SNCall(None, "PReLU", "activation")), "unsafe"),
+    (finding("SN102", "source+graph", SNCall(None, "Dropout", "dropout")), "unsafe"),  # it built: it had a weight
+    (finding("SN103", data=SNCall("hook", first_api="parametrization")), "safe"),
+    (finding("SN103", data=SNCall("parametrization", first_api="parametrization")), "unsafe"),
     (finding("SN104"), "unsafe"),
     (finding("SN105"), "unsafe"),
-    (finding("SN106", param="weight"), "safe"),
-    (finding("SN106", param="weight", shared_init="Generator"), "unsafe"),
+    (finding("SN106", data=InitParam("weight")), "safe"),
+    (finding("SN106", data=InitParam("weight", "Generator")), "unsafe"),
     (finding("SN201"), "unsafe"),
-], ids=lambda v: v if isinstance(v, str) else f"{v.code}-{dict(v.data)}-{v.pass_}")
+], ids=lambda v: v if isinstance(v, str) else f"{v.code}-{v.data}-{v.pass_}")
 def test_a_safe_fix_that_would_change_keys_or_shared_code_is_unsafe(f, expected):
     assert decide(f, "safe", config())[0] == expected
 
@@ -54,9 +55,9 @@ def test_extend_safe_fixes_promotes_a_structurally_unsafe_fix_as_ruff_does():
 def test_the_more_specific_selector_wins_and_unsafe_wins_a_tie():
     both = config(extend_safe_fixes=["SN105"], extend_unsafe_fixes=["SN1"])
     assert decide(finding("SN105"), "safe", both)[0] == "safe"
-    assert decide(finding("SN106"), "safe", both)[0] == "unsafe"
+    assert decide(finding("SN106", data=InitParam("weight")), "safe", both)[0] == "unsafe"
     tie = config(extend_safe_fixes=["SN106"], extend_unsafe_fixes=["SN106"])
-    assert decide(finding("SN106"), "safe", tie)[0] == "unsafe"
+    assert decide(finding("SN106", data=InitParam("weight")), "safe", tie)[0] == "unsafe"
 
 
 BUGGY = textwrap.dedent("""\

@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from snlint.config import Config
+from snlint.checks.fix_data import MissingSN
 from snlint.findings import Finding, Span
 from snlint.fix import attach_fixes
 
@@ -85,10 +86,10 @@ def test_no_fix_wraps_a_weight_normalized_layer(tmp_path):
     source = textwrap.dedent(MULTI_SCALE)
     config = Config(root=tmp_path, graph=False)
     inner = Finding("SN201", "missing-sn", "error", "Conv1d has no spectral norm", "d.py",
-                    Span(11, 20, 11, 54), pass_="graph", data=(("layer", "Conv1d"),))
+                    Span(11, 20, 11, 54), pass_="graph", data=MissingSN("Conv1d"))
     text = textwrap.dedent(MIXED)
     direct = Finding("SN201", "missing-sn", "error", "Conv1d has no spectral norm", "m.py",
-                     Span(11, 30, 11, 65), pass_="graph", data=(("layer", "Conv1d"),))
+                     Span(11, 30, 11, 65), pass_="graph", data=MissingSN("Conv1d"))
     fixed = attach_fixes([inner, direct], {"d.py": source, "m.py": text}, config)
     assert [f.fix for f in fixed] == [None, None]
 

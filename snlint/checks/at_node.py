@@ -1,11 +1,6 @@
 """The source facts at a finding's node, what a rule's `fix_input` reads: one file's
-facts by node key (`facts.node_key`), with what encloses each.
-
-A plain lint marks each fixable finding without parsing its file again (parsing,
-transforming, compiling and diffing is what building a fix costs): the rule decides,
-from these facts, whether and how its fix edits the file, and records that as a typed
-payload; the fix's libcst half only carries the payload out on the parsed file.
-"""
+facts by node key (`facts.node_key`), with what encloses each, so that a plain lint
+marks each fixable finding without parsing its file again."""
 
 from __future__ import annotations
 
@@ -17,36 +12,30 @@ from typing import Any, Iterator
 from snlint import facts as F
 from snlint.torchapi import KINDS, SN_FUNCTIONS
 
-# The last files asked about: a lint marks the findings of one file after another, and
-# a file's index is built once.
+# The last files asked about: a lint marks the findings of one file after another.
 _RECENT: list[tuple[F.FileFacts, "FactsAt"]] = []
 _KEEP = 4
 
 
 class FactsAt:
-    """The facts of one file by node key (`facts.node_key`): each expression,
-    argument, parameter and statement the source pass read, with what encloses it
-    (statements, functions, classes), innermost first.
-
-    A top-level statement's facts are read when a key on its lines is first asked for: a
-    lint asks about the few statements its fixable findings are in."""
+    """The facts of one file by node key, each with what encloses it. A top-level
+    statement's facts are read when a key on its lines is first asked for: a lint asks
+    about the few statements its fixable findings are in."""
 
     def __init__(self, file: F.FileFacts) -> None:
         self.by_index: dict[int, Any] = {}
         self._pending: list[F.Stmt] = list(file.body)  # top-level statements not read yet
-        # Their last lines, when every one has a span and they follow each other (as a
-        # module's statements do): the statements on some lines are then found by bisection,
-        # not by a scan per finding (a file of thousands of statements and findings).
-        spans = [getattr(s, "span", None) for s in self._pending]
-        self._ends: list[int] | None = [sp.end_line for sp in spans] if all(
-            a is not None and b is not None and a.line <= b.line and a.end_line <= b.end_line
-            for a, b in zip(spans, spans[1:])) and None not in spans else None
+        # Their last lines, when they follow each other: found by bisection, not by a scan
+        # per finding (a file of thousands of statements).
+        spans = [s.span for s in self._pending]
+        ordered = all(a.line <= b.line and a.end_line <= b.end_line
+                      for a, b in zip(spans, spans[1:]))
+        self._ends: list[int] | None = [sp.end_line for sp in spans] if ordered else None
         self._tops: set[int] = set()  # id() of each top-level statement read
         self.parent = _Parents(self)  # id(fact) -> the fact enclosing it
 
     def _read(self, statements: list[F.Stmt]) -> None:
-        # Every fact, each before what it holds (the first fact at a key is the
-        # outermost): one loop, not a generator per fact.
+        # Each fact before what it holds (the first at a key is the outermost).
         by_index, parent = self.by_index, self.parent
         self._tops.update(map(id, statements))
         stack: list[tuple[Any, Any]] = [(stmt, None) for stmt in reversed(statements)]
@@ -60,20 +49,16 @@ class FactsAt:
             stack.extend((child, fact) for child in reversed(_children(fact)))
 
     def _read_lines(self, line: int, end_line: int) -> None:
-        """Read the top-level statements on these lines (all that are left, when one has no
-        span: where it is is not known)."""
+        """Read the top-level statements on these lines (all, when they are out of order)."""
         ends = self._ends
-        if ends is not None:
-            start = end = bisect_left(ends, line)
-            while end < len(ends) and self._pending[end].span.line <= end_line:
-                end += 1
-            wanted = self._pending[start:end]
-            del self._pending[start:end], ends[start:end]
-        elif any(getattr(s, "span", None) is None for s in self._pending):
-            wanted, self._pending = self._pending, []
-        else:
-            wanted = [s for s in self._pending if s.span.line <= end_line and s.span.end_line >= line]
-            self._pending = [s for s in self._pending if not any(s is w for w in wanted)]
+        if ends is None:
+            self._read_all()
+            return
+        start = end = bisect_left(ends, line)
+        while end < len(ends) and self._pending[end].span.line <= end_line:
+            end += 1
+        wanted = self._pending[start:end]
+        del self._pending[start:end], ends[start:end]
         self._read(wanted)
 
     def _read_all(self) -> None:
@@ -118,8 +103,8 @@ class FactsAt:
 
 
 class _Parents(dict):
-    """`FactsAt.parent`: a fact of a statement not read yet (one a predicate reached from
-    another, `b = D(y)` after `a = D(x)`) has every statement read first."""
+    """`FactsAt.parent`: asked about a fact of a statement not read yet (`b = D(y)` reached
+    from `a = D(x)`), it reads every statement first."""
 
     def __init__(self, owner: FactsAt) -> None:
         super().__init__()
@@ -162,31 +147,37 @@ def _collect(value: Any, out: list[Any]) -> None:
 # ---------------------------------------------------------------- what fixes ask
 
 
-def names_of(finding: Any, file: F.FileFacts) -> F.Names:
-    """The names the finding was decided with (the link step's), else the file's own."""
-    return finding.names if finding.names is not None else file.names
+def fact_at(finding: Any, file: F.FileFacts) -> tuple[FactsAt, F.Names, Any]:
+    """The file's index, the names the finding was decided with (the link step's, else the
+    file's own), and the fact at the finding's node (None: none)."""
+    index = FactsAt.of(file)
+    names = finding.names if finding.names is not None else file.names
+    return index, names, index.at(finding.node)
 
 
 def call_at(finding: Any, file: F.FileFacts) -> tuple[FactsAt, F.Names, F.Call | None]:
-    """The file's index, its names, and the call at the finding's node (None: no call)."""
-    index = FactsAt.of(file)
-    call = index.at(finding.node)
-    return index, names_of(finding, file), call if isinstance(call, F.Call) else None
+    """`fact_at`, when the fact is a call."""
+    index, names, call = fact_at(finding, file)
+    return index, names, call if isinstance(call, F.Call) else None
+
+
+def walk(*facts: Any) -> Iterator[Any]:
+    """`facts` and every fact inside them, each before what it holds."""
+    stack: list[Any] = list(reversed(facts))
+    while stack:
+        fact = stack.pop()
+        yield fact
+        stack.extend(reversed(_children(fact)))
 
 
 def calls(file: F.FileFacts) -> Iterator[F.Call]:
     """Every call the source pass read in the file."""
-    stack: list[Any] = list(reversed(file.body))
-    while stack:
-        fact = stack.pop()
-        if isinstance(fact, F.Call):
-            yield fact
-        stack.extend(reversed(_children(fact)))
+    return (fact for fact in walk(*file.body) if isinstance(fact, F.Call))
 
 
 def attribute(e: Any) -> tuple[str, Any] | None:
-    """(attribute name, what it is read from) when `e` reads an attribute: `x.weight`
-    (`Attr`) or a module-level chain the source pass kept whole (`Global` with a dot)."""
+    """(attribute name, what it is read from) when `e` reads an attribute: `x.weight`, or
+    a module-level chain the source pass kept whole (a `Global` with a dot)."""
     if isinstance(e, F.Attr):
         return e.attr, e.value
     if isinstance(e, F.Global) and "." in (e.text or ""):
@@ -204,9 +195,8 @@ def qualified(names: F.Names, e: Any) -> str | None:
 
 def prefix_quals(names: F.Names, e: Any) -> list[str | None]:
     """The qualified names of the chains `e` reads its attributes from, longest first
-    (`nn.utils`, then `nn`, for `nn.utils.spectral_norm`). Inside a module-level chain
-    the source pass kept whole, they are the chains it recorded a name for that start
-    where `e` does."""
+    (`nn.utils`, then `nn`, for `nn.utils.spectral_norm`), also inside a module-level
+    chain the source pass kept whole."""
     if isinstance(e, F.Attr):
         return [qualified(names, e.value), *prefix_quals(names, e.value)]
     if not isinstance(e, F.Global) or e.span.node is None:
@@ -256,9 +246,7 @@ def last_name(e: Any) -> str | None:
 def names_in(e: Any) -> set[str]:
     """Every identifier an expression mentions (`edit.syntax.names_in`)."""
     out: set[str] = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
+    for x in walk(e):
         if isinstance(x, F.Local):
             out.add(x.name)
         elif isinstance(x, F.Global):
@@ -267,7 +255,6 @@ def names_in(e: Any) -> set[str]:
             out.add(x.attr)
         elif isinstance(x, F.Unknown) and x.text.isidentifier():
             out.add(x.text)
-        stack.extend(_children(x))
     return out
 
 
@@ -282,7 +269,3 @@ def module_arg(call: F.Call) -> F.Arg | None:
     pos = call.positional()
     return pos[0] if pos else call.keyword("module")
 
-
-def binding_for(names: F.Names, qualified_name: str) -> str | None:
-    """A module-level name chain for `qualified_name` (`Names.binding_for`)."""
-    return names.binding_for(qualified_name)

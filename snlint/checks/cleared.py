@@ -1,15 +1,7 @@
-"""The graph pass only adds (issue 30). A lint with the graph pass finds what the source
-pass alone finds, plus what only a built model shows, less the source findings a built
-discriminator shows wrong; those are kept, marked `cleared_by` with what it showed, so
-that JSON and SARIF can list them.
-
-The rules judge the source's layers and the runtime's together (`snlint.checks.linked`).
-Here they are run a second time over the same model without the runtime: a source
-finding the joined run lacks is cleared where a discriminator built with the project's
-arguments (`Runtime.may_clear`) shows it wrong at its site, and reported as the source
-pass found it otherwise. So no finding is lost to a class the graph pass did not build,
-built with other arguments, or did not build at that site.
-"""
+"""The graph pass only adds: the source findings a built discriminator shows wrong are
+kept, marked `cleared_by` with what it showed. The rules run a second time without the
+runtime; a source finding the joined run lacks is cleared where a discriminator built
+with the project's arguments shows it wrong at its site, and reported as found otherwise."""
 
 from __future__ import annotations
 
@@ -32,8 +24,8 @@ if TYPE_CHECKING:
 
 
 def checks_only_adding(model: LinkedModel, emit: Emitter) -> tuple[list[Finding], list[tuple[str, BaseException]]]:
-    """`run_checks` over `model` with its runtime joined, each source finding the runtime
-    took away given back: cleared (`Finding.cleared_by`) with the evidence, or as found."""
+    """`run_checks` over `model`, each source finding the runtime took away given back,
+    cleared with the evidence or as found."""
     joined, failures = run_checks(model, emit)
     if not model.runtime:
         return joined, failures
@@ -56,8 +48,7 @@ def _key(f: Finding) -> tuple:
 
 
 def why_cleared(finding: Finding, runtime: Runtime) -> str | None:
-    """What the built discriminator shows that makes `finding` wrong, or None when it
-    shows nothing of the kind (the finding stands)."""
+    """What the built discriminator shows that makes `finding` wrong, or None."""
     if not runtime.may_clear:
         return None
     # A finding at a discriminator's call of shared code: the layer is built at the
@@ -86,20 +77,12 @@ def why_cleared(finding: Finding, runtime: Runtime) -> str | None:
         else:
             state = "is frozen"
         return f"{leaf.type_name} {runtime.symbol(leaf.path)} {state} in {built}"
-    if finding.code == "SN302":
-        return _part_of_measured_batch_norm(site, runtime, built)
+    if finding.code == "SN302" and any(d.holds(site) for d in batch_normalizing_classes(runtime)):
+        # A batch reduction inside a module measured as batch normalization: SN301's.
+        return (f"it is part of a module measured standardizing with batch statistics in "
+                f"{built}: SN301 reports it where the discriminator builds it")
     if finding.code in ("SN401", "SN303") and runtime_clears_batch_statistics(runtime):
         kept = any(m.kind == "batch_norm" for m in runtime.facts.modules)
         how = ": its batch norms are kept in eval mode" if kept else ""
         return f"{built} normalizes with no batch statistics{how}"
-    return None
-
-
-def _part_of_measured_batch_norm(site: Location, runtime: Runtime, built: str) -> str | None:
-    """A batch reduction written inside a module the probe measured as batch
-    normalization: one mistake, which SN301 reports at the line that builds the module."""
-    for defined in batch_normalizing_classes(runtime):
-        if defined.holds(site):
-            return (f"it is part of a module measured standardizing with batch statistics in "
-                    f"{built}: SN301 reports it where the discriminator builds it")
     return None

@@ -1,15 +1,13 @@
 """Batch coupling in discriminators, as SN301, SN303 and SN401 read it: where each
-discriminator normalizes with batch statistics (`couplings`), in the instance a forward
-call reaches (`called_couplings`), and which real and generated calls belong together
-(`pairs`)."""
+normalizes with batch statistics (`couplings`), in the instance a call reaches
+(`called_couplings`), and which real and generated calls belong together (`pairs`)."""
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import replace
 
 from snlint.checks.emit import describe
-from snlint.checks.shared import own_site
+from snlint.checks.shared import own_site, per_model
 from snlint.checks.verdicts import (
     leaf_has_batch_statistics, measured_batch_normalization, normalizes_with_batch_statistics,
     probed_sources, runtime_clears_batch_norm, runtime_clears_batch_statistics,
@@ -29,25 +27,19 @@ class Coupling:
     what: str
     symbol: str | None
     via_default: bool = False
-    # Found by the graph pass in the built discriminator, not by the source: its evidence
-    # goes into the messages of the training-code rules that count it.
-    measured: str = ""
-    # Shared code that builds it, when `site` is the discriminator's own line leading there
-    # (`snlint.checks.shared`).
-    related: tuple = ()
+    measured: str = ""  # how the graph pass found it, when the source did not
+    related: tuple = ()  # the shared code that builds it (`snlint.checks.shared.own_site`)
     built: Location | None = None  # where it is built as the graph pass records it, when not `site`
-    # Where the other layers `site` leads to are built (a base class's `__init__` called
-    # through `super()` builds three batch norms): the graph pass's layers built there
-    # are this finding's too.
+    # Where the other layers `site` leads to are built (a base class's `__init__` run
+    # through `super()` builds three batch norms): the graph pass's layers there count too.
     also_built: tuple = ()
     lead: str = ""  # how `site` leads to it, the end of a message (`own_site`)
 
 
 def couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
-    """Batch-statistics normalization in every instance of discriminator `d` the program
-    builds (alone, and as training code builds it), less what a train() override keeps in
-    eval mode, and less the defaults the project never builds with
-    (`DiscriminatorFact.unused_defaults`)."""
+    """Batch-statistics normalization in every instance of `d` the program builds, less
+    what a train() override keeps in eval mode and the defaults the project never builds
+    with (`DiscriminatorFact.unused_defaults`)."""
     instances = [i for i in model.instances_of(d.cls.qualname) if i is not d.instance]
     if not d.unused_defaults:
         return couplings_in(model, d, [d.instance, *instances])
@@ -59,12 +51,9 @@ def couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
 
 def called_couplings(model: LinkedModel, d: DiscriminatorFact, call: ForwardFact,
                      pooled: list[Coupling]) -> list[Coupling]:
-    """Batch statistics in the instance a forward call reaches. Where training code built
-    that instance with arguments all known (`define_D(norm="instance")`, a registry's
-    config), it alone decides: the class's other configurations do not run. Otherwise
-    (built alone with its defaults, assumed, or built from unknown arguments) every
-    instance counts, as for SN301. What the graph pass measured (`measured`) holds for
-    every instance: it counts only where the class was built as the project builds it."""
+    """Batch statistics in the instance a forward call reaches: that instance alone where
+    training code built it with its arguments all known (`define_D(norm="instance")`),
+    else every instance (`pooled`). What the graph pass measured holds for every instance."""
     module = call.module
     if module is None or module is d.instance or call.assumed or not module.configured:
         return pooled
@@ -72,12 +61,9 @@ def called_couplings(model: LinkedModel, d: DiscriminatorFact, call: ForwardFact
 
 
 def measured(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
-    """The batch-statistics normalization the graph pass found in `d`, built with the
-    arguments the project uses (`Runtime.may_clear`: built otherwise, it may show another
-    configuration): batch norms in training mode, `F.batch_norm` with batch statistics,
-    and the modules its probe measured standardizing with the batch's statistics (a
-    torchvision backbone's batch norms, a hand-rolled whitening layer), each at the line of
-    the discriminator that builds it."""
+    """The batch-statistics normalization the graph pass found in `d` built with the
+    project's arguments (`Runtime.may_clear`): batch norms in training mode, `F.batch_norm`
+    with batch statistics, and the modules its probe measured standardizing with them."""
     runtime = model.runtime.get(d.cls.qualname)
     if runtime is None or not runtime.may_clear:
         return []
@@ -106,17 +92,15 @@ def measured(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
 @dataclass
 class Definition:
     """Where the class of a module the probe measured mixing samples is written: `site`
-    as recorded (any file), `location` as the project shows it (None outside it)."""
+    as recorded, `location` in the project (None outside it), and `called_at`, the
+    forward's call of the module (where fx records what it inlines of an installed one)."""
 
     site: Site
     location: Location | None
-    # The forward's call of the module, where fx records what it inlines of a module from
-    # an installed package.
     called_at: Site | None = None
 
     def holds(self, where: Location | Site | None) -> bool:
-        """Whether `where` (a project location, or a recorded site) lies in its lines, or
-        is the forward's call of the module."""
+        """`where` lies in its lines, or is the forward's call of the module."""
         if isinstance(where, Site) and where == self.called_at:
             return True
         if isinstance(where, Site):
@@ -139,8 +123,8 @@ def definition_of(runtime, source: dict) -> Definition | None:
 
 def batch_normalizing_classes(runtime) -> list[Definition]:
     """The definitions of the modules the probe measured standardizing with batch
-    statistics that no batch norm type names (SN301 reports them at the line that builds
-    them; what is written inside them is part of that one mistake)."""
+    statistics that are no batch norm: what is written inside them is part of SN301's
+    finding at the line that builds them."""
     found = []
     for source in probed_sources(runtime.facts):
         if source.get("kind") != "batch_norm" and measured_batch_normalization(source):
@@ -150,19 +134,12 @@ def batch_normalizing_classes(runtime) -> list[Definition]:
     return found
 
 
+@per_model
 def configured_elsewhere(model: LinkedModel) -> set[int]:
-    found = _ELSEWHERE.get(model)
-    if found is None:
-        found = _ELSEWHERE[model] = _configured_elsewhere(model)
-    return found
-
-
-def _configured_elsewhere(model: LinkedModel) -> set[int]:
     """Ids of the forward calls whose instance was built from unknown arguments where the
-    same call also runs on an instance the same construction builds with its arguments
-    known: a method run on its own (`Model.step`, `self` built by `Model.__init__` with an
-    unpassed `opt`) beside the run of the script that passes `opt` (`Model(opt).step()`).
-    The first is the second with less known; the second alone says what trains."""
+    same call also runs on one the same construction builds with its arguments known (a
+    method run on its own beside the script's `Model(opt).step()`): the latter says what
+    trains."""
     known = {((c.call.path, c.call.span), (c.module.call.path, c.module.call.span))
              for c in model.forwards if c.module is not None and c.module.configured and not c.assumed}
     return {id(c) for c in model.forwards
@@ -172,11 +149,10 @@ def _configured_elsewhere(model: LinkedModel) -> set[int]:
 
 def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
     """SN301's view of `d`: where every instance the training code calls was built with
-    its deciding arguments known (`define_D(norm=opt.norm)` with the project's declared
-    default), those instances alone decide: a batch-norm default of the class that the
-    project never trains with is no finding; so is a class known only by its name that
-    no training code calls, which the project's code only builds without them.
-    Otherwise every instance counts, the class built alone with its defaults included."""
+    its deciding arguments known, those instances alone decide (a batch-norm default the
+    project never trains with is no finding), and so do the project's builds of a class
+    known only by its name that no training code calls. Otherwise every instance counts,
+    the class built alone with its defaults included."""
     called: dict[int, LayerFact] = {}
     for call in _trained_calls(model).get(d.cls.qualname, ()):
         if call.module is not d.instance:
@@ -184,35 +160,24 @@ def trained_couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling
     if called and all(m.configured for m in called.values()):
         return couplings_in(model, d, list(called.values()))
     if not called and d.ref.evidence == "name":
-        # Known only by its name, and built by the project's code (a factory run on its
-        # own included) with its deciding arguments known every time, never with batch
-        # statistics: uvcgan2's `select_base_discriminator` joins `norm='instance'` into
-        # the keywords of each class it builds; the class's own `norm='batch'` default is
-        # built nowhere. (Where one of those builds has them, the class is judged as
-        # below: a factory run on its own takes branches of keys nobody gave it.)
+        # A factory that passes `norm='instance'` to each class it builds: the class's own
+        # `norm='batch'` default is built nowhere.
         built = [i for i in model.instances_of(d.cls.qualname) if i is not d.instance]
         if built and all(i.configured for i in built) and not couplings_in(model, d, built):
             return []
     return couplings(model, d)
 
 
+@per_model
 def _trained_calls(model: LinkedModel) -> dict[str, list]:
     """Class qualname -> the forward calls of its instances that `trained_couplings` reads
-    (not assumed, not subsumed by a configured one), in order: found once per model, not
-    once per discriminator (a file of a thousand discriminators)."""
-    found = _TRAINED.get(model)
-    if found is None:
-        found = _TRAINED[model] = {}
-        subsumed = configured_elsewhere(model)
-        for call in model.forwards:
-            if call.module is not None and not call.assumed and id(call) not in subsumed:
-                found.setdefault(call.module.qualname, []).append(call)
+    (not assumed, not subsumed by a configured one), in order."""
+    found: dict[str, list] = {}
+    subsumed = configured_elsewhere(model)
+    for call in model.forwards:
+        if call.module is not None and not call.assumed and id(call) not in subsumed:
+            found.setdefault(call.module.qualname, []).append(call)
     return found
-
-
-# Per linked model (the checks of one lint read it many times): dropped with the model.
-_ELSEWHERE: "weakref.WeakKeyDictionary[LinkedModel, set[int]]" = weakref.WeakKeyDictionary()
-_TRAINED: "weakref.WeakKeyDictionary[LinkedModel, dict[str, list]]" = weakref.WeakKeyDictionary()
 
 
 def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> list[Coupling]:
@@ -256,10 +221,9 @@ def first_place(found: list[Coupling]) -> str:
 
 def candidates(scored: list[tuple]) -> tuple[str, str, str]:
     """(who, which candidates and why, which batch statistics) for a finding: `who` names
-    one discriminator, or the first candidate class with batch statistics a call may reach
-    and how many others ("DCGAN_D or 1 other candidate"); the second part, for its
-    evidence, names each with why it is a discriminator and how the call reaches it
-    ("DCGAN_D (...) or SNGAN_D (...), one of 2 classes define_D() may build ...")."""
+    one discriminator, or the first candidate a call may reach and how many others
+    ("DCGAN_D or 1 other candidate"); the second names each with why it is one, for the
+    evidence."""
     unique: dict[str, tuple] = {}
     for ref, found in scored:
         unique.setdefault(ref.cls, (ref, found))
@@ -273,7 +237,7 @@ def candidates(scored: list[tuple]) -> tuple[str, str, str]:
     via = refs[0].via
     others = len(refs) - 1
     who = f"{describe(refs[0], with_file=names.count(names[0]) > 1)} or {others} other candidate{'s' if others != 1 else ''}"
-    # Candidates that share a helper (StackGAN's D_NET64 ... D_NET1024) name its place once.
+    # Candidates that share a helper name its place once.
     places = dict.fromkeys(first_place(f) for _, f in unique.values())
     return who, f"Candidates: {listed}{', ' + via if via else ''}.", "; ".join(places)
 
@@ -296,8 +260,8 @@ def _built_apart(a: LayerFact | None, b: LayerFact | None) -> bool:
 
 def pairs(calls: list[ForwardFact]) -> list[tuple]:
     """Real and fake calls that belong together: nearest first, and on a tie the pair that
-    scores real before fake (a discriminator step), so that a generator step's lone
-    `D(fake)` before it is not taken for half of it. A concatenated call separates."""
+    scores real before fake (a discriminator step, not a generator step's lone `D(fake)`
+    before it). A concatenated call separates."""
     segments: list[list] = [[]]
     for call in calls:
         if call.kind == "mixed":
@@ -306,25 +270,20 @@ def pairs(calls: list[ForwardFact]) -> list[tuple]:
             segments[-1].append(call)
     pairs = []
     for segment in segments:
-        # Calls of one instance pair first: two discriminators of one class (MUNIT's
-        # `dis_a` and `dis_b`) each score their own real and generated batches.
-        # On a tie, a generated batch written `.detach()`ed (the discriminator's own step)
-        # before one that is not (fsgan's generator step, scored after the real batch).
+        # Calls of one instance pair first (two discriminators of one class each score
+        # their own batches); on a tie, a generated batch written `.detach()`ed (the
+        # discriminator's own step) before one that is not (the generator's step).
         candidates = [(segment[i].module is not segment[j].module, j - i,
                        0 if (segment[i] if segment[i].kind == "fake" else segment[j]).detached else 1,
                        0 if segment[i].kind == "real" else 1, i, j)
                       for i in range(len(segment)) for j in range(i + 1, len(segment))
                       if segment[i].kind != segment[j].kind
-                      # Lightning's `if optimizer_idx == 0:` discriminator step and its
-                      # generator step never score in one run.
+                      # Not in branches that never run together (`if optimizer_idx == 0:`),
                       and not exclusive(segment[i].branches, segment[j].branches)
-                      # One call that a loop runs on another discriminator each time
-                      # (APDrawingGAN's `getattr(self, 'net' + names[i])`): no batch of
-                      # one goes through the other.
+                      # nor one call a loop runs on another discriminator each time,
                       and not (segment[i].call == segment[j].call
                                and segment[i].module is not segment[j].module)
-                      # Two networks of one class built apart (3dbraingen's encoder
-                      # `E = Discriminator(is_dis=False)` beside `D`): E's batch is not D's.
+                      # nor two networks of one class built apart (an encoder beside `D`).
                       and not _built_apart(segment[i].module, segment[j].module)]
         used: set[int] = set()
         for *_, i, j in sorted(candidates):
@@ -338,13 +297,10 @@ def pairs(calls: list[ForwardFact]) -> list[tuple]:
 
 def coupled_discriminators(model: LinkedModel) -> dict[str, tuple]:
     """Discriminator qualname -> (discriminator, its couplings), for those SN303 and SN401
-    judge: with batch statistics in the source, less those the graph pass built, as the
-    project builds them, without; and those the graph pass measured with batch statistics
-    where the source sees none."""
+    judge: with batch statistics in the source (or, where it sees none, measured by the
+    graph pass), less those the graph pass built as the project builds them without."""
     coupled: dict[str, tuple] = {}
     for d in model.discriminators:
-        # Where the source sees none, what the graph pass measured counts (a torchvision
-        # backbone trained inside the discriminator, a hand-rolled whitening layer).
         found = couplings(model, d) or measured(model, d)
         if not found:
             continue
@@ -355,6 +311,5 @@ def coupled_discriminators(model: LinkedModel) -> dict[str, tuple]:
 
 
 def graph_evidence(found: list[Coupling]) -> bool:
-    """Whether a training-code finding rests on the graph pass's evidence alone (its
-    `pass` is then "graph": a run without it does not make it)."""
+    """A training-code finding rests on the graph pass's evidence alone (its pass is "graph")."""
     return bool(found) and all(c.measured for c in found)

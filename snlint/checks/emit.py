@@ -1,10 +1,9 @@
 """How a rule says what it found: `Emitter` turns a code, a location and a message into a
-Finding carrying the page's name and severity; `describe` names a discriminator and the
-evidence that makes it one, the same way in every rule's message."""
+Finding carrying the page's name and severity; `describe` names a discriminator the same
+way in every rule's message."""
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Any, Iterable
 
 from snlint.catalogue import Rule
@@ -15,29 +14,21 @@ from snlint.records import dataclass
 @dataclass
 class Emitter:
     rules: dict[str, Rule]
-    _seen: dict[tuple[str, str, Any], int] = field(default_factory=dict)
 
     def finding(self, code: str, loc: Location, message: str, *, symbol: str | None = None,
                 discriminator: DiscriminatorRef | None = None,
-                data: dict[str, Any] | None = None, evidence: str = "") -> Finding:
+                data: Any = None, evidence: str = "") -> Finding:
         """`message`: what and where, short enough for one line; `evidence`: why it
         holds (the mechanism, the measured values, the candidates), for the full formats."""
-        name, severity = self.meta(code)
-        return Finding(code, name, severity, message, loc.path, loc.span,
-                       symbol=symbol, discriminator=discriminator,
-                       data=tuple(sorted((data or {}).items())), evidence=evidence)
-
-    def meta(self, code: str) -> tuple[str, str]:
         rule = self.rules[code]
-        return rule.name, rule.severity
+        return Finding(code, rule.name, rule.severity, message, loc.path, loc.span,
+                       symbol=symbol, discriminator=discriminator, data=data, evidence=evidence)
 
 
 def merge_instances(findings: Iterable[Finding]) -> list[Finding]:
-    """One finding per (code, site). The interpreter builds a class once on its own and
-    again inside every module that uses it, so the same site is seen many times; checks
-    that count instances say so in their own message. Where several discriminators share
-    the site (a base class's `__init__` run by a subclass), the finding names the one with
-    the strongest evidence: the class the training code uses, not its base found by name."""
+    """One finding per (code, site): the interpreter builds a class once alone and again
+    inside every module that uses it. Where several discriminators share the site (a base
+    class's `__init__`), the one with the strongest evidence is named."""
     seen: dict[tuple, Finding] = {}
     for f in findings:
         key = (f.code, f.path, f.span)
@@ -55,9 +46,8 @@ def _strength(f: Finding) -> int:
 
 
 def describe(ref: DiscriminatorRef | None, *, with_file: bool = False) -> str:
-    """The discriminator as a one-line message names it: its class; `with_file`: with the
-    file it is in (two of one name, as two notebooks that each define `DCGAN`). Why it is a
-    discriminator is the finding's evidence (`DiscriminatorRef.why`), not the message's."""
+    """The discriminator's class as a message names it; `with_file`: with its file (two
+    classes of one name, as two notebooks that each define `DCGAN`)."""
     if ref is None:
         return ""
     path, _, cls = ref.cls.rpartition(":")
@@ -65,8 +55,7 @@ def describe(ref: DiscriminatorRef | None, *, with_file: bool = False) -> str:
 
 
 def lead_sentence(lead: str) -> str:
-    """`own_site`'s lead ("; this call builds it, in code another network runs too") as a
-    sentence of a finding's evidence."""
+    """`own_site`'s lead ("; this call builds it, ...") as a sentence of evidence."""
     lead = lead.lstrip("; ").strip()
     return f"{lead[:1].upper()}{lead[1:]}." if lead else ""
 

@@ -1,23 +1,17 @@
-"""Findings from linked facts: what the source saw, what the built discriminator shows.
-
-Each rule (one module per code) judges the source's layers (the linked model's
-`LayerFact`s, `snlint.link.model`) and the runtime leaves the model joins to them
-(`snlint.link.join.Runtime`) with the same verdicts. A
-source finding whose runtime leaves show the mistake too is confirmed ("source+graph");
-a mistake only the runtime shows (a layer built in a loop the source cannot follow, an
-`F.batch_norm` call, the probe) becomes a "graph" finding at its recorded site, one per
-site and code however many instances the program built there.
-"""
+"""Findings from linked facts. Each rule judges the source's layers and the runtime
+leaves joined to them with the same verdicts: a source finding the runtime shows too is
+confirmed ("source+graph"); a mistake only the runtime shows (a layer built in a loop the
+source cannot follow, an `F.batch_norm` call, the probe) is a "graph" finding at its
+recorded site, one per site and code however many instances were built there."""
 
 from __future__ import annotations
 
-from dataclasses import field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from snlint.checks.emit import Emitter, evidence
 from snlint.findings import Finding, Location
 from snlint.records import dataclass
-
 
 if TYPE_CHECKING:
     from snlint.graph.facts import Site
@@ -33,7 +27,7 @@ class Shown:
     site: Site | None
     path: str  # the module's path in the discriminator ("" for the class itself)
     message: str  # for one instance; the count is added when several share a site
-    data: dict = field(default_factory=dict)
+    data: object = None  # `Finding.data`
     layers: bool = True  # instances of built layers (counted), not operations
     names_discriminator: bool = True  # SN1xx are about SN itself, wherever it is
     evidence: str = ""  # why it holds, for the full formats (`Finding.evidence`)
@@ -47,8 +41,7 @@ def confirmed(finding: Finding, runtime: Runtime) -> Finding:
 
 def confirmed_by(finding: Finding, runtime: Runtime, shown: list, seen: set[int]) -> Finding:
     """`finding`, confirmed when the built discriminator shows it (`shown`, its runtime
-    facts at the finding's site); those facts go into `seen`, so that `runtime_only` does
-    not report them a second time."""
+    facts at the finding's site), which go into `seen`: `runtime_only` skips them."""
     seen.update(map(id, shown))
     return confirmed(finding, runtime) if shown else finding
 
@@ -63,16 +56,11 @@ def runtime_only(emit: Emitter, shown: Iterable[Shown]) -> Iterator[Finding]:
         first = group[0]
         count = len(group)
         message = first.message
-        data = dict(first.data)
-        if first.layers:
-            if count > 1:
-                message += f" ({count} instances built here)"
-            data["instances"] = count
-        note = first.runtime.note
-        if note:
-            message += note
-            data["built_with"] = first.runtime.facts.built_with
+        if first.layers and count > 1:
+            message += f" ({count} instances built here)"
+        message += first.runtime.note
         finding = emit.finding(code, location, message, symbol=first.runtime.symbol(first.path),
                               discriminator=first.runtime.ref if first.names_discriminator else None,
-                              data=data, evidence=evidence(first.evidence, first.runtime.note_evidence))
+                              data=first.data,
+                              evidence=evidence(first.evidence, first.runtime.note_evidence))
         yield replace(finding, pass_="graph")

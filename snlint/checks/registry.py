@@ -1,13 +1,11 @@
 """Which rules exist: every `snNNN` module of this package is one rule, matched to its page.
 
-A rule module has `CODE`, `check(model, emit)` yielding findings over the linked model
-(`snlint.link.model.LinkedModel`), and, where a mechanical fix exists, its two halves:
-`fix_input(finding, facts, config)`, which decides from the file's source facts whether
-and how the fix edits the file and returns that as a typed payload (a frozen record with
-an `applicability`), or None; and `fix(finding, payload, parsed)`, which carries the
-payload out on the parsed file and returns a plan (`snlint.edit.plan.Plan`), importing
-libcst inside, so that a plain lint, which only marks fixes, never imports it. Adding a
-rule is a page in `rules/`, a module here and its tests; nothing else names it.
+A rule module has `CODE`, `check(model, emit)` yielding findings over the linked model,
+and, where a mechanical fix exists, `fix_input(finding, facts, config)`, which decides
+from the file's source facts how the fix edits the file (a typed payload with an
+`applicability`, or None), and `fix(finding, payload, parsed)`, which carries it out on
+the parsed file (importing libcst inside: a plain lint only marks fixes). Adding a rule
+is a page in `rules/`, a module here and its tests; nothing else names it.
 """
 
 from __future__ import annotations
@@ -16,6 +14,7 @@ import importlib
 import pkgutil
 import re
 from types import ModuleType
+
 from snlint.checks.emit import Emitter, merge_instances
 from snlint.findings import Finding
 from snlint.link.model import LinkedModel
@@ -45,14 +44,12 @@ def fixers(modules: dict[str, ModuleType] | None = None) -> dict[str, ModuleType
             if callable(getattr(m, "fix_input", None)) and callable(getattr(m, "fix", None))}
 
 
-def premises(modules: dict[str, ModuleType] | None = None) -> dict[str, frozenset[str]]:
-    """Code -> the codes its findings stand on, for the rules that declare them
-    (`PREMISES`): a finding of such a rule is a mistake only because of findings of those
-    rules about the same discriminator (SN401's separate real and fake batches matter
-    because of an SN301 batch norm), so a fix of it waits until the run's fixes of its
-    premises are made, and is made only if the lint after them still finds it."""
-    modules = rule_modules() if modules is None else modules
-    return {code: frozenset(m.PREMISES) for code, m in modules.items() if getattr(m, "PREMISES", ())}
+def premises() -> dict[str, frozenset[str]]:
+    """Code -> the codes its findings stand on (`PREMISES`): SN401's separate batches
+    matter only because of an SN301 batch norm, so its fix waits for the run's fixes of
+    SN301 and is made only if the lint after them still finds it."""
+    return {code: frozenset(m.PREMISES) for code, m in rule_modules().items()
+            if getattr(m, "PREMISES", ())}
 
 
 def run_checks(model: LinkedModel, emit: Emitter) -> tuple[list[Finding], list[tuple[str, BaseException]]]:

@@ -1,43 +1,52 @@
-"""Where a layer built in shared code shows in a discriminator's own code.
-
-A generic helper (`conv(in, out, mode='CBR')`, an `upBlock` function, a block class) that
-the generator runs too builds the layer at one line for every network: the engineer
-cannot change that line for the discriminator alone. A finding about such a layer points
-at the discriminator's own line that leads to it (its call of the helper, or the
-`__init__` parameter whose string default picks the layer: `ac_type='BL'`), with the
-helper's line as a related location; one finding per discriminator line.
-"""
+"""Where a layer built in shared code shows in a discriminator's own code. A helper the
+generator runs too builds the layer at one line for every network, which cannot change
+for the discriminator alone: a finding points at the discriminator's own line that leads
+there (its call of the helper, or the `__init__` parameter whose string default picks the
+layer), with the helper's line as a related location."""
 
 from __future__ import annotations
 
 import weakref
+from typing import Callable, TypeVar
 
 from snlint import facts as F
 from snlint.checks import at_node as at
 from snlint.findings import Location, Related, Span
 from snlint.link.model import DiscriminatorFact, LinkedModel, Member
 
-
-def outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
-    """(path, span) of every node that builds, or leads to, a layer of a network that is no
-    discriminator: the literals and call sites of the trees of the classes built alone
-    that are neither a discriminator nor part of one, less the layers a discriminator
-    instance inside them owns (a training wrapper that builds both networks)."""
-    found = _OUTSIDE.get(model)
-    if found is None:
-        found = _OUTSIDE[model] = _outside_sites(model)
-    return found
+T = TypeVar("T")
 
 
-_OUTSIDE: "weakref.WeakKeyDictionary[LinkedModel, frozenset]" = weakref.WeakKeyDictionary()
+def per_model(compute: Callable[[LinkedModel], T]) -> Callable[[LinkedModel], T]:
+    """`compute(model)` once per linked model (the checks of one lint ask for it many
+    times), dropped with the model."""
+    memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def cached(model: LinkedModel) -> T:
+        found = memo.get(model)
+        if found is None:
+            found = memo[model] = compute(model)
+        return found
+    return cached
 
 
-def _outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
-    discriminators = {d.cls.qualname for d in model.discriminators}
-    inside = set(discriminators)
+@per_model
+def discriminator_classes(model: LinkedModel) -> set[str]:
+    """The discriminator classes and every project class their instances are made of."""
+    inside = {d.cls.qualname for d in model.discriminators}
     for d in model.discriminators:
         for inst in (d.instance, *model.instances_of(d.cls.qualname)):
             inside |= model.classes_in(inst)
+    return inside
+
+
+@per_model
+def outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
+    """(path, span) of every node that builds, or leads to, a layer of another network: in
+    the trees of the classes built alone that are no discriminator nor part of one, less
+    the layers a discriminator inside them owns (a wrapper that builds both networks)."""
+    discriminators = {d.cls.qualname for d in model.discriminators}
+    inside = discriminator_classes(model)
     out: set[tuple[str, Span]] = set()
     for qual, root in model.roots.items():
         if qual in inside or root.id not in model.trees:
@@ -52,24 +61,17 @@ def _outside_sites(model: LinkedModel) -> frozenset[tuple[str, Span]]:
     return frozenset(out)
 
 
+@per_model
 def _constructions(model: LinkedModel) -> frozenset[tuple[str, Span]]:
     """(path, span) of every call that builds an instance of a project class."""
-    found = _CONSTRUCTIONS.get(model)
-    if found is None:
-        found = _CONSTRUCTIONS[model] = frozenset((i.call.path, i.call.span) for i in model.instances)
-    return found
-
-
-_CONSTRUCTIONS: "weakref.WeakKeyDictionary[LinkedModel, frozenset]" = weakref.WeakKeyDictionary()
+    return frozenset((i.call.path, i.call.span) for i in model.instances)
 
 
 def own_site(model: LinkedModel, d: DiscriminatorFact, m: Member) -> tuple[Location, tuple[Related, ...], str]:
-    """Where a finding about member `m` of discriminator `d` points, and its related
-    locations: `m.site`, unless the node that builds the layer is code another network
-    runs too; then the first call above it, inside the code of the instance that owns
-    the layer (its `__init__` and the helpers that runs), that only discriminators run (or the
-    parameter default that decides it), with the shared line as related, and the words a
-    message ends with there: "" (at `m.site`), or how that line leads to the layer."""
+    """Where a finding about member `m` of `d` points, its related locations, and how that
+    line leads to the layer: `m.site`, unless code another network runs builds it; then
+    the first call above it in the owner's code that only discriminators run (or the
+    parameter default that decides it), with the shared line as related."""
     outside = outside_sites(model)
     literal = m.layer.call
     if not outside or (literal.path, literal.span) not in outside:
@@ -93,9 +95,8 @@ def own_site(model: LinkedModel, d: DiscriminatorFact, m: Member) -> tuple[Locat
 
 
 def deciding_default(d: DiscriminatorFact, call: Location) -> Location | None:
-    """The parameter of the `__init__` around `call` whose string default `call` passes
-    down (`mode='C' + ac_type` under `ac_type='BL'`), when exactly one is: the choice of
-    layer is made there. Only in the discriminator's own file."""
+    """The one parameter of the `__init__` around `call` (in `d`'s file) whose string
+    default `call` passes down (`mode='C' + ac_type`): the choice of layer is made there."""
     if call.path != d.file.path or call.span.node is None:
         return None
     index = at.FactsAt.of(d.file)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from snlint.checks.emit import Emitter
+from snlint.checks.fix_data import SNCall
 from snlint.checks.sn_applications import (
     State, applications, filter_note, linked_findings, on_a_vector, shape_text,
 )
@@ -33,8 +34,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             elif kind == "module":
                 detail = "a module without a weight of its own (SN must go on its conv/linear layers)"
             yield emit.finding(CODE, a.app.site, f"spectral norm on {what}: {detail}{filter_note(a.app)}",
-                              symbol=a.symbol, data={"api": a.app.api, "layer": what, "kind": kind,
-                                                     "from_filter": a.app.from_filter})
+                              symbol=a.symbol,
+                              data=SNCall(a.app.api, what, kind, a.app.from_filter))
 
     def built(st: State):
         m, state, ndim = st.leaf, st.state, st.ndim
@@ -44,7 +45,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             what = ("has a 1-D weight (shape " + shape_text(state.param_shape)
                     + "): SN scales it to unit norm") if ndim is not None and ndim <= 1 else (
                 "has no weight matrix")
-            return state.site, f"spectral norm on {m.type_name}, which {what}", st.data
+            return state.site, f"spectral norm on {m.type_name}, which {what}"
         return None
     return linked_findings(model, emit, CODE, source(), built)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from snlint.checks.emit import Emitter
+from snlint.checks.fix_data import SNCall
 from snlint.checks.sn_applications import (
     State, applications, linked_findings, on_a_vector, shape_text,
 )
@@ -21,28 +22,26 @@ CODE = "SN104"
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
-    """SN on a parameter other than the weight matrix."""
     source = (emit.finding(
         CODE, a.app.site,
         f"spectral norm on {a.what}.{a.app.name}, not on its weight matrix: a 1-D parameter "
         f"is just divided by its L2 norm",
-        symbol=a.symbol, data={"api": a.app.api})
+        symbol=a.symbol, data=SNCall(a.app.api))
         for a in applications(model) if sn_off_the_weight(a.kind, a.app.name))
 
     def built(st: State):
         m, state = st.leaf, st.state
         if st.index == 0 and on_a_vector(st):
             return state.site, (f"spectral norm on `{state.name}` of {m.type_name} (shape "
-                                f"{shape_text(state.param_shape)}), not its weight matrix"), st.data
+                                f"{shape_text(state.param_shape)}), not its weight matrix")
         return None
     return linked_findings(model, emit, CODE, source, built)
 
 
 @record
 class NormalizeWeight:
-    """SN104's fix: the SN call's `name` argument (`arg`: its node key) goes, so spectral
-    norm normalizes `weight`, its default; a positional one with more after it is
-    replaced by `"weight"` (`rename`)."""
+    """SN104's fix: the SN call's `name` argument goes, so SN normalizes `weight`, its
+    default; a positional one with more after it becomes `"weight"` (`rename`)."""
 
     arg: int
     rename: bool
@@ -59,7 +58,7 @@ def fix_input(finding: Finding, facts: FileFacts, config: Config) -> NormalizeWe
     if name_arg is None:
         return None
     rename = name_arg.keyword is None and pos[-1] is not name_arg
-    return NormalizeWeight(name_arg.span.node, rename, finding.get("api"))
+    return NormalizeWeight(name_arg.span.node, rename, finding.data.api)
 
 
 def fix(finding: Finding, payload: NormalizeWeight, parsed):

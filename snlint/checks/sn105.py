@@ -31,13 +31,13 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                     CODE, app.dim_arg or app.site,
                     f"dim={app.dim} on {what}: its output axis is dim {axis}, so σ is estimated "
                     f"for the wrong matrix shape",
-                    symbol=a.symbol, data={"api": app.api})
+                    symbol=a.symbol)
             if app.reshape is not None and kind == "conv_transpose":
                 yield emit.finding(
                     CODE, app.reshape,
                     f"{app.callee} flattens the weight along dim 0, but {what}'s output axis is "
                     f"dim 1: σ is estimated for the wrong matrix shape",
-                    symbol=a.symbol, data={"api": app.api, "hand_written": True})
+                    symbol=a.symbol)
 
     # Hand-written SN the source already reports at its reshape: the measurement is the
     # same mistake, one finding.
@@ -53,8 +53,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             return state.site, (
                 f"spectral norm of {m.type_name} `{m.path}` normalizes its weight along dim 0, "
                 f"its input axis: measured {sigma_text(st.use.sigma_dim0)} flattened along dim 0, "
-                f"{sigma_text(st.use.sigma)} along its output axis, dim 1"), {
-                **st.data, "sigma": st.use.sigma, "hand_written": True}
+                f"{sigma_text(st.use.sigma)} along its output axis, dim 1")
         if (st.index > 0 or sn_on_normalization(m.kind) or on_a_vector(st)
                 or sn_without_weight_matrix(m.kind, weight_ndim=ndim)
                 or state.api not in (SN_HOOK, SN_PARAM) or ndim is None or ndim < 3):
@@ -66,16 +65,14 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         if sn_dim_off_output_axis(m.kind, state.dim, default, kernel == 1):
             return state.dim_site or state.site, (
                 f"spectral norm of {m.type_name} with dim={state.dim}; its output axis is dim "
-                f"{default}, and this dim changes the estimated sigma"), {
-                **st.data, "dim": state.dim, "default_dim": default}
+                f"{default}, and this dim changes the estimated sigma")
         return None
     return linked_findings(model, emit, CODE, source(), built)
 
 
 @record
 class DropDim:
-    """SN105's fix: drop the `dim=` argument (`arg`: its node key), so the API's default,
-    the layer's output axis, applies."""
+    """SN105's fix: drop the `dim=` argument, so the API's default, the output axis, applies."""
 
     arg: int
     applicability = SAFE
@@ -83,17 +80,12 @@ class DropDim:
 
 def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> DropDim | None:
     """The `dim` argument at the finding, keyword or last positional, of an SN call."""
-    index = at.FactsAt.of(facts)
-    arg = index.at(finding.node)
-    if not isinstance(arg, F.Arg):
-        return None
-    call = index.parent.get(id(arg))
-    if not isinstance(call, F.Call):
+    index, _, arg = at.fact_at(finding, facts)
+    call = index.parent.get(id(arg)) if isinstance(arg, F.Arg) else None
+    if not isinstance(call, F.Call) or arg.keyword not in (None, "dim"):
         return None
     pos = call.positional()
     if arg.keyword is None and (not pos or pos[-1] is not arg):
-        return None
-    if arg.keyword is not None and arg.keyword != "dim":
         return None
     return DropDim(finding.node)
 

@@ -1,12 +1,12 @@
-"""SN106 sn-init-of-derived-weight: an init that writes a weight the parametrization recomputes.
-
-Source only: the runtime keeps no record of inits."""
+"""SN106 sn-init-of-derived-weight: an init that writes a weight the parametrization
+recomputes (source only: the runtime keeps no record of inits)."""
 
 from __future__ import annotations
 
 from typing import Iterator
 
 from snlint.checks.emit import Emitter
+from snlint.checks.fix_data import InitParam
 from snlint.config import Config
 from snlint.checks import at_node as at
 from snlint.facts import FileFacts
@@ -19,8 +19,6 @@ CODE = "SN106"
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
-    """An init that writes a weight parametrizations.spectral_norm recomputes (source only:
-    the runtime keeps no record of inits)."""
     shared = _shared_inits(model)
     for init in model.inits:
         if _parametrized(init):
@@ -31,7 +29,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 f"recomputes: initialize parametrizations.{init.param}.original",
                 evidence=f"parametrizations.spectral_norm recomputes {init.param} on every "
                 "access: the write lands in a temporary and does nothing.",
-                data={"param": init.param, **({"shared_init": others} if others else {})})
+                data=InitParam(init.param, others or ""))
 
 
 def _parametrized(init) -> bool:
@@ -40,9 +38,8 @@ def _parametrized(init) -> bool:
 
 def _shared_inits(model) -> dict[tuple, str]:
     """(init call, parameter) -> the classes whose layers it also initializes without the
-    parametrization, for an init that reaches both kinds of layer (a shared
-    `init_weights`, an `apply(weights_init)` run on the generator too): pointing it at
-    `parametrizations.weight.original` alone would raise on their layers."""
+    parametrization (an `apply(weights_init)` run on the generator too), where pointing it
+    at `parametrizations.weight.original` alone would raise."""
     wrapped = {(init.call, init.param) for init in model.inits if _parametrized(init)}
     plain: dict[tuple, list] = {}
     for init in model.inits:
@@ -63,11 +60,9 @@ def _shared_inits(model) -> dict[tuple, str]:
 
 @record
 class InitOriginal:
-    """SN106's fix: the init's target `X.<param>` (reached from the expression `expr`, a
-    node key, by `depth` `.value` steps: `.normal_`, `.data`) becomes
-    `X.parametrizations.<param>.original`; with `guard` (a spelling of
-    torch.nn.utils.parametrize, imported when `imports`), only where `X` has the
-    parametrization."""
+    """SN106's fix: the init's target `X.<param>` (`depth` `.value` steps from `expr`:
+    `.normal_`, `.data`) becomes `X.parametrizations.<param>.original`; with `guard` (a
+    spelling of torch.nn.utils.parametrize), only where `X` has the parametrization."""
 
     expr: int
     depth: int
@@ -100,16 +95,16 @@ def fix_input(finding: Finding, facts: FileFacts, config: Config) -> InitOrigina
         return None
     if len(attrs) > depth and attrs[depth] == "data":
         depth += 1
-    param = finding.get("param") or "weight"
+    param = finding.data.param
     if len(attrs) <= depth or attrs[depth] != param or expr.span.node is None:
         return None
-    if not finding.get("shared_init"):
+    if not finding.data.shared_init:
         return InitOriginal(expr.span.node, depth, param)
     # Guarded per layer, `X` is read twice: only a name or attribute chain (reading it
     # has no effect).
     if not named:
         return None
-    guard = at.binding_for(names, PARAMETRIZE)
+    guard = names.binding_for(PARAMETRIZE)
     if guard is not None:
         return InitOriginal(expr.span.node, depth, param, guard)
     if names.is_free("parametrize"):
@@ -118,8 +113,7 @@ def fix_input(finding: Finding, facts: FileFacts, config: Config) -> InitOrigina
 
 
 def _read_attributes(e) -> tuple[list[str], bool]:
-    """The attributes `e` reads, outermost first, and whether what they are read from is
-    a name (`e` is a name chain then)."""
+    """The attributes `e` reads, outermost first, and whether `e` is a name chain."""
     attrs: list[str] = []
     while isinstance(e, F.Attr):
         attrs.append(e.attr)
@@ -132,10 +126,8 @@ def _read_attributes(e) -> tuple[list[str], bool]:
 
 
 def fix(finding: Finding, payload: InitOriginal, parsed):
-    """Initialize the parametrization's `original`, the trained parameter, not the weight
-    it recomputes. An init that also reaches layers without the parametrization (a shared
-    `init_weights`, the generator's too) keeps writing their weight: the new target is
-    chosen per layer by `parametrize.is_parametrized`."""
+    """Initialize the parametrization's `original`, the trained parameter; an init that
+    also reaches layers without it chooses per layer by `parametrize.is_parametrized`."""
     import libcst as cst
 
     from snlint.edit.plan import ImportSpec, Plan

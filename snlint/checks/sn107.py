@@ -1,17 +1,14 @@
-"""SN107 sn-never-applied: spectral norm that never reaches the weight the layer uses (hook
-SN on a weight the forward reads directly; a wrapper whose normalized weight is dropped,
-measured by the graph pass)."""
+"""SN107 sn-never-applied: spectral norm that never reaches the weight the layer uses."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterator
 
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings
 from snlint.checks.sn_migration import Migrate, migrate, migration
 from snlint.checks.verdicts import hook_sn_never_runs, measured_raw, sigma_text
-from snlint.config import Config
-from snlint.facts import FileFacts
 from snlint.findings import Finding
 
 
@@ -19,12 +16,11 @@ CODE = "SN107"
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
-    """Hook-based SN on MultiheadAttention.out_proj, whose weight attention reads directly."""
     source = (emit.finding(
         CODE, a.app.site,
         "hook-based spectral norm on MultiheadAttention.out_proj never runs: attention "
         "reads out_proj.weight directly, so the weight stays un-normalized",
-        symbol=a.symbol, data={"api": a.app.api})
+        symbol=a.symbol)
         for a in applications(model) if hook_sn_never_runs(a.app.api, a.layer.bypassed))
 
     def built(st: State):
@@ -37,21 +33,19 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             return state.site, (
                 f"hook-based spectral norm on {m.type_name} `{name}` never "
                 "runs: MultiheadAttention reads out_proj.weight directly, so the weight is never "
-                f"normalized{measured}"), st.data
+                f"normalized{measured}")
         if measured_raw(st.use):
             # The forward handed the layer's op its raw parameter: a wrapper that normalizes
             # into a local, or a forward that reads the weight around the hook.
             return state.site, (
                 f"spectral norm on {m.type_name} `{m.path}` never reaches the weight it uses: it "
-                f"computes with its raw weight: {sigma_text(st.use.sigma)} (measured in a forward)"), {
-                **st.data, "sigma": st.use.sigma}
+                f"computes with its raw weight: {sigma_text(st.use.sigma)} (measured in a forward)")
         return None
     return linked_findings(model, emit, CODE, source, built)
 
 
-def fix_input(finding: Finding, facts: FileFacts, config: Config) -> Migrate | None:
-    """This call moves (the file's other calls of the hook API are SN501's)."""
-    return migration(finding, facts, whole_file=False)
+# This call moves (the file's other calls of the hook API are SN501's).
+fix_input = partial(migration, whole_file=False)
 
 
 def fix(finding: Finding, payload: Migrate, parsed):

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import ast
-import weakref
 from collections import Counter
 from typing import Iterator
 
 from snlint import facts as F
 from snlint.checks import at_node as at
 from snlint.checks.emit import Emitter, describe, lead_sentence
+from snlint.checks.fix_data import MissingSN
 from snlint.checks.linked import Shown, confirmed, runtime_only
-from snlint.checks.shared import own_site
+from snlint.checks.shared import discriminator_classes, own_site, per_model
 from snlint.checks.verdicts import (
     leaf_missing_sn, measured_normalized, measured_raw, needs_sn, normalized_by_measurement,
     runtime_clears_missing_sn, sigma_text, uses_sn,
@@ -26,10 +26,8 @@ CODE = "SN201"
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
-    """SN201 from the source's layers and the runtime leaves joined to them: a group the
-    built discriminator shows without SN is confirmed, one it shows with SN (added by
-    apply, a loop...) is cleared, and a leaf only the runtime has (built where the source
-    cannot follow) is judged by the same `needs_sn`."""
+    """SN201 from the source's layers, confirmed or cleared by the runtime leaves built
+    at their sites; a leaf only the runtime has is judged by the same `needs_sn`."""
     shown_by_source: set[int] = set()
     outside = _built_outside_discriminators(model)
     # Layers of a project class that normalizes its own weight, where the source built them.
@@ -53,10 +51,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
 
 def _premise(runtime, m) -> bool:
-    """SN elsewhere in the built discriminator (an SN state, or a weight measured normalized
-    by a hand-written SN the module facts do not name), and not this layer normalizing its
-    own weight (measured normalized). Where only the measurement shows SN elsewhere, the
-    layer must be measured raw too: a layer the forward never calls gives nothing."""
+    """SN elsewhere in the built discriminator (an SN state, or weights measured
+    normalized), and this layer not measured normalized; where only the measurement shows
+    SN elsewhere, this layer must be measured raw too."""
     use = runtime.facts.weights.get(m.path)
     if measured_normalized(use):
         return False
@@ -68,22 +65,21 @@ def _premise(runtime, m) -> bool:
 def _shown(runtime, m) -> Shown:
     use = runtime.facts.weights.get(m.path)
     # SN only measured (a hand-written SN the facts do not name): no torch SN to offer.
-    data = {"layer": m.type_name, "sn_api": _runtime_sn_api(runtime.facts) or "custom"}
+    data = MissingSN(m.type_name, _runtime_sn_api(runtime.facts) or "custom")
     if measured_raw(use):
-        data["sigma"] = use.sigma
         seen = f"It computes with its raw weight, {sigma_text(use.sigma)} (measured in a forward)."
     else:
         seen = "Seen in the built model."
+    owner = runtime.facts.target.class_name
     return Shown(runtime, CODE, m.site, m.path,
-                 f"{m.type_name} {_owner(runtime)}.{m.path} has no spectral norm, but "
+                 f"{m.type_name} {owner}.{m.path} has no spectral norm, but "
                  f"{describe(runtime.ref) or 'the discriminator'} normalizes its other conv/linear "
                  f"layers", data, evidence=seen)
 
 
 def _judged_apart(model, runtime, module, own: set[tuple[str, int]]) -> bool:
-    """A module the built model holds that the source builds where nothing reads it
-    (`LinkedModel.unread`: it never runs), or from a class of the project that normalizes
-    its own weight (`own`: the runtime sees a plain conv)."""
+    """A module the source builds where nothing reads it (`LinkedModel.unread`), or from a
+    project class that normalizes its own weight (`own`: the runtime sees a plain conv)."""
     if module.site is None:
         return False
     where = runtime.locate(module.site)
@@ -95,26 +91,20 @@ def _needs_sn(layer: LayerFact) -> bool:
                     frozen=layer.frozen)
 
 
-def _owner(runtime) -> str:
-    return runtime.facts.target.class_name
-
-
 def _runtime_sn_api(facts) -> str:
     apis = Counter(s.api for m in facts.modules if m.kind in NEEDS_SN for s in m.sn)
     return apis.most_common(1)[0][0] if apis else ""
 
 
 def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[Finding, Location]]:
-    """Each instance of `d` the program builds (alone with its defaults, and as the
-    training code builds it, outside `if`s it could not decide) judged on its own, one
-    finding a site: few-shot-vid2vid's `define_D` passes the norm that adds SN
-    (`NLayerDiscriminator(..., norm_layer)`), which the class's default does not.
-    `outside`: the project classes another network builds too (`_built_outside_discriminators`)."""
+    """Each instance of `d` the program builds (`_judged`) judged on its own, one finding
+    a site: a factory may pass the norm that adds SN, which the class's default does not.
+    `outside`: the project classes another network builds too."""
     if d.instance is None:
         return
     seen: set[tuple] = set()
     # What the class's own `__init__` or `train()` freezes, as run on the class built
-    # alone (Projected GAN's random projections), is frozen in every instance of it.
+    # alone, is frozen in every instance of it.
     frozen = {(m.site.path, m.site.span) for m in model.members(d.instance) if m.layer.frozen}
     for root in _judged(model, d):
         fixed = frozen if root is not d.instance else set()
@@ -124,27 +114,22 @@ def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[
                 yield finding, site
 
 
+@per_model
 def _configured_calls(model) -> dict[int, list]:
     """id() of a class -> the training code's calls of its instances built with their
-    arguments known, in order: once per model, not once per discriminator."""
-    found = _CONFIGURED.get(model)
-    if found is None:
-        found = _CONFIGURED[model] = {}
-        for c in model.forwards:
-            if c.module is not None and c.module.configured and not c.assumed and c.function != "forward":
-                found.setdefault(id(c.module.cls), []).append(c)
+    arguments known, in order."""
+    found: dict[int, list] = {}
+    for c in model.forwards:
+        module = c.module
+        if module is not None and module.configured and not c.assumed and c.function != "forward":
+            found.setdefault(id(module.cls), []).append(c)
     return found
 
 
-_CONFIGURED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # per linked model
-
-
 def _judged(model, d) -> list[LayerFact]:
-    """The instances of `d` SN201 judges: those the training code calls, built with every
-    argument that decides their layers known (what the program trains: `define_D(opt,
-    norm=opt.norm_D)` with the option's default); else the class built alone with its
-    defaults and every instance the project builds outside an `if` the link could not
-    decide."""
+    """The instances of `d` the training code calls, built with every argument that
+    decides their layers known (what the program trains); else the class built alone and
+    every instance the project builds outside an `if` the link could not decide."""
     called = {id(c.module): c.module for c in _configured_calls(model).get(id(d.cls), ())
               if c.module is not d.instance}
     if called:
@@ -165,7 +150,7 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
     callees = Counter(a.callee for m in with_sn for a in m.layer.sn if not a.from_filter)
     apis = {a.callee: a.api for m in with_sn for a in m.layer.sn if not a.from_filter}
     # A layer built only where no normalized one is (the other branch of an `if` on the
-    # configuration: joliGEN's MLP heads beside its SN conv heads) is another design.
+    # configuration) is another design.
     missing = [m for m in layers if not m.layer.sn and not m.layer.ambiguous
                and any(not exclusive(m.layer.branches, n.layer.branches) for n in with_sn)]
     by_site: dict[tuple, list[Member]] = {}
@@ -178,8 +163,8 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
     normalized_sites = {(m.site.path, m.site.span) for m in with_sn}
     all_sites = {(m.site.path, m.site.span) for m in layers}
     owner_sites = {m.layer.id: m.site for m in tree}
-    data = {"sn_callee": callees.most_common(1)[0][0] if callees else "",
-            "sn_api": apis.get(callees.most_common(1)[0][0], "") if callees else ""}
+    callee = callees.most_common(1)[0][0] if callees else ""
+    api = apis.get(callee, "")
     for group in by_site.values():
         m = group[0]
         count = len(group)
@@ -187,11 +172,12 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
             # The helper class that builds it normalizes it in its other instances (behind
             # its own flag: `conv2d(..., spectral_normed=False)`): the one without SN is
             # asked for where the helper is built, not where the layer is.
+            here = (m.site.path, m.site.span)
+            normalized = sum(1 for n in with_sn if (n.site.path, n.site.span) == here)
             for g in group:
                 site = owner_sites.get(g.owner.id)
                 if site is None:
                     continue
-                normalized = sum(1 for n in with_sn if (n.site.path, n.site.span) == (m.site.path, m.site.span))
                 yield emit.finding(
                     CODE, site,
                     f"{g.layer.short_type} {g.symbol} has no spectral norm: {g.owner.short_type} "
@@ -199,36 +185,28 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
                     f"instance{'s' if normalized != 1 else ''} of {describe(d.ref)}, not in the one "
                     f"built here",
                     symbol=g.symbol, discriminator=d.ref,
-                    data={**data, "instances": 1, "layer": g.layer.short_type, "built_by": g.owner.short_type}), site
+                    data=MissingSN(g.layer.short_type, api, callee, apart=True)), site
             continue
         # Instances behind an `if` we could not decide may not all exist; do not count them.
         many = f" ({count} instances built here)" if count > 1 and not any(
             g.layer.conditional for g in group) else ""
-        # A block the generator (or another network) builds too: wrapping its layer where
-        # the block builds it would normalize theirs as well, so the finding has no fix.
-        shared = {"shared_with": m.owner.short_type} if m.owner.qualname != d.cls.qualname \
-            and m.owner.qualname in outside else {}
+        # No fix for a layer of a block another network builds too, nor at a discriminator's
+        # call of shared code (`related`): wrapping the shared line would normalize the other
+        # network's layer as well, and wrapping the call would put SN on what it returns.
         site, related, lead = shown[id(m)]
-        if related:
-            # Wrapping the shared line would normalize the other network's layer too, and
-            # wrapping the call here would put SN on what the helper returns.
-            shared["shared_code"] = related[0].path
+        apart = bool(related) or m.owner.qualname != d.cls.qualname and m.owner.qualname in outside
         yield emit.finding(
             CODE, site,
             f"{m.layer.short_type} {m.symbol} has no spectral norm; {describe(d.ref)} "
             f"normalizes {len(normalized_sites)} of its {len(all_sites)} conv/linear sites{many}",
             evidence=lead_sentence(lead), symbol=m.symbol, discriminator=d.ref,
-            data={**data, "instances": count, "layer": m.layer.short_type, **shared}
+            data=MissingSN(m.layer.short_type, api, callee, apart)
         ).with_(related=related), m.site
 
 
 def _built_outside_discriminators(model) -> set[str]:
-    """Project classes another network builds too: part of the tree of a class built alone
-    that is neither a discriminator nor one of its parts (a block the generator builds)."""
-    inside = {d.cls.qualname for d in model.discriminators}
-    for d in model.discriminators:
-        for inst in (d.instance, *model.instances_of(d.cls.qualname)):
-            inside |= model.classes_in(inst)
+    """Project classes another network builds too (a block the generator builds)."""
+    inside = discriminator_classes(model)
     return {q for qual, root in model.roots.items() if qual not in inside for q in model.classes_in(root)}
 
 
@@ -237,8 +215,8 @@ def _built_outside_discriminators(model) -> set[str]:
 
 @record
 class Wrap:
-    """SN201's fix: the call that builds the layer (`call`, a node key) is wrapped in
-    `func`, an SN callable of the API `api` (imported from `module` when given)."""
+    """SN201's fix: the call that builds the layer (`call`) is wrapped in `func`, an SN
+    callable of the API `api` (imported from `module` when given)."""
 
     call: int
     func: str
@@ -248,22 +226,18 @@ class Wrap:
 
 
 def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> Wrap | None:
-    """A call not under weight norm, wrapped in an SN callable of the API the
-    discriminator uses (`sn_api`: two APIs in one model mix two key layouts, and torch
-    raises where they meet on one layer): the discriminator's own spelling when this file
-    calls it so, else the one of that API this file calls most (an alias, a partial with
-    its settings), else the discriminator's if this file can name it, else a name this
-    file binds to that API, else the API's function, imported. Where the discriminator's
-    API is not known, any API this file uses, else parametrizations.spectral_norm. A
-    helper that builds a layer (`snconv2d`) cannot wrap one, so only SN functions and
-    partials of them count."""
-    if finding.get("built_by") or finding.get("shared_with") or finding.get("shared_code"):
+    """A call not under weight norm, wrapped in an SN function (or partial of one) of the
+    API the discriminator uses (two APIs in one model raise where they meet): the
+    discriminator's own spelling when this file calls it so, else the one of that API this
+    file calls most, else the discriminator's if this file can name it, else a name bound
+    to that API, else the API's function, imported; any API where it is not known."""
+    if finding.data.apart:
         return None  # a helper's flag turns SN off here, or the block is the generator's too
     index, names, call = at.call_at(finding, facts)
     if call is None or call.span.node is None or _weight_normalized(index, names, facts, call):
         return None
-    wanted = finding.get("sn_callee") or ""
-    api = finding.get("sn_api") or None
+    wanted = finding.data.sn_callee
+    api = finding.data.sn_api or None
     counts = {text: seen for text, seen in _sn_callees(facts, names).items() if api in (None, seen[1])}
     if counts:
         text = wanted if wanted in counts else sorted(
@@ -299,7 +273,7 @@ def fix(finding: Finding, payload: Wrap, parsed):
     if call is None:
         return None
     keys = KEYS_HOOK if payload.api == SN_HOOK else KEYS_PARAM
-    layer = finding.get("layer") or "layer"
+    layer = finding.data.layer or "layer"
     plan = Plan(finding.code, payload.applicability,
                 f"Wrap the {layer} in `{payload.func}`{' (imported)' if payload.module else ''}; "
                 f"its state_dict keys change (`weight` becomes {keys})")
@@ -313,16 +287,14 @@ _COUNTED: list[tuple[F.FileFacts, F.Names, dict[str, tuple[int, str]]]] = []
 
 
 def _sn_callees(facts: F.FileFacts, names: F.Names) -> dict[str, tuple[int, str]]:
-    """Each spelling of a torch SN function (or a module-level partial of one) the file
-    calls: how often, and its API."""
+    """Each spelling of a torch SN function (or partial of one) the file calls: how
+    often, and its API."""
     if _COUNTED and _COUNTED[0][0] is facts and _COUNTED[0][1] is names:
         return _COUNTED[0][2]
     counts: Counter[str] = Counter()
     apis: dict[str, str] = {}
     for call in at.calls(facts):
-        qual = at.qualified(names, call.func) or ""
-        wrapped = names.partials.get(qual)
-        api = SN_FUNCTIONS.get(qual) or (SN_FUNCTIONS.get(wrapped) if wrapped is not None else None)
+        api = _api_of(names, at.qualified(names, call.func) or "")
         text = at.dotted(call.func) if api else None
         if text is not None:
             counts[text] += 1
@@ -344,20 +316,23 @@ def _is_chain(text: str) -> bool:
 
 
 def _sn_api_of(names: F.Names, text: str) -> str | None:
-    """The SN API a module-level spelling names: a torch SN function or a partial of one."""
+    """The SN API a module-level spelling names."""
     head, _, rest = text.partition(".")
     qual = names.scope.get(head)
     if qual is None:
         return None
-    qual = f"{qual}.{rest}" if rest else qual
+    return _api_of(names, f"{qual}.{rest}" if rest else qual)
+
+
+def _api_of(names: F.Names, qual: str) -> str | None:
+    """The API of a torch SN function, or of a module-level partial of one."""
     wrapped = names.partials.get(qual)
     return SN_FUNCTIONS.get(qual) or (SN_FUNCTIONS.get(wrapped) if wrapped is not None else None)
 
 
 def _weight_normalized(index: at.FactsAt, names: F.Names, facts: F.FileFacts, call: F.Call) -> bool:
-    """The layer this call builds goes straight into weight_norm (either API), or into a
-    callable that may be it (`norm_f = weight_norm if ... else spectral_norm`): it has
-    its own weight normalization, and wrapping it in SN would stack two."""
+    """The layer this call builds goes straight into weight_norm, or into a callable that
+    may be it (`norm_f = weight_norm if ... else spectral_norm`): SN would stack a second."""
     wrappers = [call]
     parent = index.parent.get(id(call))
     if isinstance(parent, F.Arg):
@@ -380,8 +355,7 @@ def _weight_normalized(index: at.FactsAt, names: F.Names, facts: F.FileFacts, ca
 
 
 def _assigns_weight_norm(body: tuple[F.Stmt, ...], name: str) -> bool:
-    """`name = <something naming weight_norm>` anywhere in the scope, nested functions
-    included."""
+    """`name = <something naming weight_norm>` anywhere in the scope, nested ones included."""
     for stmt in body:
         if isinstance(stmt, F.Assign) and any(at.dotted(t) == name for t in stmt.targets) \
                 and any("weight_norm" in n for n in at.names_in(stmt.value)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
 from snlint import facts as F
@@ -21,11 +22,9 @@ CODE = "SN301"
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
-    """SN301 from the source's batch norms (less what the built discriminator keeps in
-    eval mode) and the runtime leaves and `F.batch_norm` calls joined to them; a batch
-    norm or call only the runtime has is judged by the same
-    `normalizes_with_batch_statistics`, and a module the probe measured standardizing with
-    the batch's statistics (no batch norm by type) by `measured_batch_normalization`."""
+    """SN301 from the source's batch norms, confirmed by the runtime leaves and
+    `F.batch_norm` calls at their sites; those only the runtime has, and the modules its
+    probe measured standardizing with batch statistics, are the graph's."""
     shown_by_source: set[int] = set()
     by_source: list[Location] = []
     for d in model.discriminators:
@@ -38,7 +37,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 CODE, c.site,
                 f"{where}{c.what} in {describe(d.ref)} normalizes with the statistics of the "
                 f"current batch",
-                symbol=c.symbol, discriminator=d.ref, data={"layer": c.what},
+                symbol=c.symbol, discriminator=d.ref,
                 evidence=joined(lead_sentence(c.lead), _MECHANISM)).with_(related=c.related)
             if runtime is not None:
                 builts = [c.built or c.site, *c.also_built]
@@ -56,17 +55,16 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             if leaf_has_batch_statistics(m) and id(m) not in shown_by_source and not (
                     _unused_default(runtime, m, unused.get(qualname, frozenset()))):
                 why = "in training mode" if m.training else "(track_running_stats=False)"
-                evidence = _measured(m.path) if m.path in probed else "seen in the built model"
+                evidence = _measured(m.path) if m.path in probed else "Seen in the built model"
                 shown.append(Shown(
                     runtime, CODE, m.param_site or m.site, m.path,
                     f"{m.type_name} `{m.path}` in {describe(runtime.ref) or 'the discriminator'} "
                     f"normalizes with the statistics of the current batch {why}",
-                    {"layer": m.type_name, **({"measured": True} if m.path in probed else {})},
-                    evidence=f"{evidence[0].upper()}{evidence[1:]}. {_MECHANISM}"))
+                    evidence=f"{evidence}. {_MECHANISM}"))
         shown += [Shown(runtime, CODE, site, "",
                         f"`F.batch_norm` in {describe(runtime.ref) or 'the discriminator'} "
                         "normalizes with the statistics of the current batch in training",
-                        {"layer": "F.batch_norm"}, layers=False, evidence=_MECHANISM)
+                        layers=False, evidence=_MECHANISM)
                   for site in runtime.facts.batch_norm_calls if id(site) not in shown_by_source]
         shown += _standardizing(runtime, probed.values(), by_source)
     yield from runtime_only(emit, shown)
@@ -77,8 +75,7 @@ _MECHANISM = ("When real and generated samples arrive in separate batches, those
 
 
 def _unused_default(runtime, m, unused: frozenset) -> bool:
-    """Built by a parameter's default (`norm_layer=nn.BatchNorm2d`) that every call in the
-    project replaces: the source judges the class without it, and so does the graph pass."""
+    """Built by a parameter's default (`norm_layer=nn.BatchNorm2d`) every call replaces."""
     if m.param_site is None or not unused:
         return False
     at = runtime.locate(m.param_site)
@@ -86,15 +83,13 @@ def _unused_default(runtime, m, unused: frozenset) -> bool:
 
 
 def _measured(path: str) -> str:
-    return f"measured: perturbing sample 0 changes the other samples' output of `{path}`"
+    return f"Measured: perturbing sample 0 changes the other samples' output of `{path}`"
 
 
 def _standardizing(runtime, sources, by_source: list[Location]) -> list[Shown]:
     """SN301 for the modules the probe measured standardizing with batch statistics that
-    no batch norm type names (a hand-rolled whitening layer, a third-party block), at the
-    discriminator's line that builds each. Not where a batch norm already explains it: a
-    source SN301 at that line, or one (source or runtime `F.batch_norm`) written inside
-    the module's own class."""
+    are no batch norm (a hand-rolled whitening layer), at the line that builds each, where
+    no batch norm (at that line, or inside the module's class) explains it."""
     found = []
     for source in sources:
         if source.get("kind") == "batch_norm" or not measured_batch_normalization(source):
@@ -111,19 +106,14 @@ def _standardizing(runtime, sources, by_source: list[Location]) -> list[Shown]:
             f"{source.get('type', 'a module')} `{path}` in "
             f"{describe(runtime.ref) or 'the discriminator'} standardizes with the statistics "
             "of the current batch",
-            {"layer": source.get("type", ""), "measured": True},
-            evidence=f"{_measured(path)[0].upper()}{_measured(path)[1:]}, which stays the same "
+            evidence=f"{_measured(path)}, which stays the same "
             "when every sample's input to it is scaled and shifted alike, as a batch norm's "
             f"does. {_MECHANISM}"))
     return found
 
 
 BATCH_NORMS = {"BatchNorm1d": 1, "BatchNorm2d": 2, "BatchNorm3d": 3, "SyncBatchNorm": 0}
-
-
 BN_POSITIONS = ("num_features", "eps", "momentum", "affine", "track_running_stats")
-
-
 BN_ONLY = frozenset({"momentum", "track_running_stats", "process_group"})
 
 
@@ -145,12 +135,10 @@ def _replacement(bn: str, choice: str) -> tuple[str, str]:
 
 @record
 class PerSampleNorm:
-    """SN301's fix: the batch norm `bn` at `site` (a node key: the call that builds it, a
-    `functools.partial(BatchNorm2d, ...)`, or the `norm_layer=` parameter whose default is
-    one of these: `param`) becomes the per-sample norm `new` (`norm-replacement`). `ref`
-    names torch.nn.<new> (imported from torch.nn when `imports`; "" for through the alias
-    the batch norm is named with); `partial` names functools.partial for a parameter's
-    default class (imported when `partial_imports`)."""
+    """SN301's fix: the batch norm `bn` at `site` (its call, a `functools.partial` of it,
+    or the parameter whose default is one of these: `param`) becomes the per-sample norm
+    `new`. `ref` names torch.nn.<new> ("": through the batch norm's own alias); `partial`
+    names functools.partial for a parameter's default class."""
 
     site: int
     param: bool
@@ -172,58 +160,49 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> PerSample
     choice = (config.norm_replacement or "groupnorm").lower()
     if choice not in ("groupnorm", "instancenorm", "identity"):
         return None
-    index = at.FactsAt.of(facts)
-    names = at.names_of(finding, facts)
-    site = index.at(finding.node)
-    if not isinstance(site, (F.Call, F.Param)) or not _in_discriminator_facts(finding, index, site):
+    index, names, site = at.fact_at(finding, facts)
+    if not isinstance(site, (F.Call, F.Param)) or not _in_discriminator(finding, index, site):
         return None
     param = isinstance(site, F.Param)
     e = site.default if param else site
-    if e is None:
-        return None
-    if isinstance(e, F.Call) and at.qualified(names, e.func) == "functools.partial":
+    in_partial = isinstance(e, F.Call) and at.qualified(names, e.func) == "functools.partial"
+    if in_partial:
         pos = e.positional()
         if not pos or at.has_star(e):
             return None
-        like = pos[0].value
-        bn = at.torch_nn_type(names, like)
-        if bn not in BATCH_NORMS:
-            return None
-        new, note = _replacement(bn, choice)
-        rest = [a for a in e.args if a is not pos[0]]
-        if new != "Identity" and rest and not _norm_args_fit(rest, True):
-            return None
-        ref = _nn_ref(names, new, like)
-        return PerSampleNorm(finding.node, param, True, bn, new, note, *ref) if ref else None
-    if param and isinstance(e, F.Call):
+        like, args = pos[0].value, [a for a in e.args if a is not pos[0]]
+    elif e is None or param and isinstance(e, F.Call):
         return None
-    bn = at.torch_nn_type(names, e.func if not param else e)
+    else:
+        like, args = (e, ()) if param else (e.func, e.args)
+    bn = at.torch_nn_type(names, like)
     if bn not in BATCH_NORMS:
         return None
     new, note = _replacement(bn, choice)
-    ref = _nn_ref(names, new, e.func if not param else e)
+    ref = _nn_ref(names, new, like)
     if ref is None:
         return None
+    found = PerSampleNorm(finding.node, param, in_partial, bn, new, note, *ref)
+    if in_partial:
+        return found if new == "Identity" or not args or _norm_args_fit(args, True) else None
     if not param:
-        return PerSampleNorm(finding.node, False, False, bn, new, note, *ref) if _norm_args_fit(e.args, False) else None
+        return found if _norm_args_fit(args, False) else None
     if new == "Identity":
-        return PerSampleNorm(finding.node, True, False, bn, new, note, *ref)
-    partial = at.binding_for(names, "functools.partial")
+        return found
+    partial = names.binding_for("functools.partial")
     if partial is not None:
-        return PerSampleNorm(finding.node, True, False, bn, new, note, *ref, partial=partial)
+        return replace(found, partial=partial)
     if names.is_free("functools"):
-        return PerSampleNorm(finding.node, True, False, bn, new, note, *ref, partial="functools.partial",
-                             partial_imports=True)
+        return replace(found, partial="functools.partial", partial_imports=True)
     return None
 
 
 def _nn_ref(names: F.Names, new: str, like) -> tuple[str, bool] | None:
-    """How the fix names torch.nn.<new>: through the alias the batch norm is named with
-    (`nn.`: ""), else any alias of torch.nn in the file, else an added `from torch.nn
-    import <new>` (True: imported)."""
+    """How the fix names torch.nn.<new>: through the batch norm's alias (""), any alias of
+    it in the file, or an added `from torch.nn import <new>` (True: imported)."""
     if isinstance(like, (F.Attr, F.Global)) and at.prefix_quals(names, like)[:1] == ["torch.nn"]:
         return "", False
-    ref = at.binding_for(names, f"torch.nn.{new}")
+    ref = names.binding_for(f"torch.nn.{new}")
     if ref is not None:
         return ref, False
     if names.is_free(new):
@@ -231,32 +210,19 @@ def _nn_ref(names: F.Names, new: str, like) -> tuple[str, bool] | None:
     return None
 
 
-def discriminator_class_here(finding: Finding) -> str | None:
-    """The name of the finding's discriminator class when it is defined in the finding's
-    own file (a replacement is only made inside it), else None."""
+def _in_discriminator(finding: Finding, index: at.FactsAt, site) -> bool:
+    """The nearest class around the site is the finding's discriminator, in its own file."""
     ref = finding.discriminator
     if ref is None:
-        return None
-    path, _, name = ref.cls.rpartition(":")
-    return name.rpartition(".")[2] if path == finding.path else None
-
-
-def _in_discriminator_facts(finding: Finding, index: at.FactsAt, site) -> bool:
-    """The nearest class around the site is the finding's discriminator's."""
-    name = discriminator_class_here(finding)
-    if name is None:
         return False
-    for anc in index.ancestors(site):
-        if isinstance(anc, F.ClassFacts):
-            return anc.name == name
-    return False
+    path, _, name = ref.cls.rpartition(":")
+    cls = next((a for a in index.ancestors(site) if isinstance(a, F.ClassFacts)), None)
+    return path == finding.path and cls is not None and cls.name == name.rpartition(".")[2]
 
 
 def bn_parameters(args) -> list[str] | None:
-    """The batch-norm parameter each argument passes, given (star, keyword) per argument:
-    positional ones in `BN_POSITIONS` order. None when one cannot be named (`*args`, more
-    positional arguments than a batch norm takes). The decision (`fix_input`, over facts)
-    and the edit (`fix`, over the tree) both read arguments through it."""
+    """The batch-norm parameter each (star, keyword) argument passes, or None when one
+    cannot be named: `fix_input` and `fix` both read arguments through it."""
     named: list[str] = []
     index = 0
     for star, keyword in args:
@@ -276,8 +242,6 @@ def _norm_args_fit(args, in_partial: bool) -> bool:
     """`_norm_args` maps the batch norm's arguments."""
     named = bn_parameters((a.star, a.keyword) for a in args)
     return named is not None and ("num_features" in named or in_partial)
-
-
 
 
 # ---------------------------------------------------------------- the libcst half
@@ -344,9 +308,8 @@ def _lead_comma(whitespace):
 
 
 def _norm_args(call_args, new: str, in_partial: bool, lead) -> tuple[list, list[str]] | None:
-    """The arguments of the replacement norm from a batch norm's arguments (after the
-    class itself, for a partial), and the names of the arguments dropped. `lead` is the
-    comma after an inserted leading argument (GroupNorm's `1`)."""
+    """The replacement's arguments from a batch norm's (after the class, for a partial),
+    and the names dropped; `lead`: the comma after GroupNorm's inserted `1`."""
     import libcst as cst
 
     from snlint.edit.syntax import merge_comma
@@ -406,10 +369,18 @@ def _state_note(new: str) -> str:
             "the state_dict (`weight` and `bias` stay)")
 
 
+def _replaced(plan, payload: PerSampleNorm, old, new, dropped: list[str], how: str = ""):
+    from snlint.edit.syntax import code_of
+
+    plan.message = (f"Replace {payload.bn} with {code_of(new)}, a per-sample norm"
+                    f"{how}{payload.note}"
+                    + (f"; batch-norm-only {', '.join(dropped)} dropped" if dropped else "")
+                    + f"; {_state_note(payload.new)}")
+    return plan.replace(old, new)
+
+
 def _replace_norm_call(plan, payload: PerSampleNorm, call):
     import libcst as cst
-
-    from snlint.edit.syntax import code_of
 
     new = payload.new
     ref = _ref(payload, call.func)
@@ -421,16 +392,13 @@ def _replace_norm_call(plan, payload: PerSampleNorm, call):
         new_call = call.with_changes(func=ref, args=[], whitespace_before_args=cst.SimpleWhitespace(""))
     else:
         new_call = call.with_changes(func=ref, args=args)
-    plan.message = (f"Replace {payload.bn} with {code_of(new_call)}, a per-sample norm{payload.note}"
-                    + (f"; batch-norm-only {', '.join(dropped)} dropped" if dropped else "")
-                    + f"; {_state_note(new)}")
-    return plan.replace(call, new_call)
+    return _replaced(plan, payload, call, new_call, dropped)
 
 
 def _replace_norm_partial(plan, payload: PerSampleNorm, call):
     import libcst as cst
 
-    from snlint.edit.syntax import code_of, positional
+    from snlint.edit.syntax import positional
 
     pos = positional(call)
     if not pos:
@@ -455,11 +423,8 @@ def _replace_norm_partial(plan, payload: PerSampleNorm, call):
             dropped = []
         first = pos[0].with_changes(value=ref, comma=first_comma if args else pos[0].comma)
         replacement = call.with_changes(args=[first, *args])
-    plan.message = (f"Replace {payload.bn} with {code_of(replacement)}, a per-sample norm, so that "
-                    f"calling it with the channel count still works{payload.note}"
-                    + (f"; batch-norm-only {', '.join(dropped)} dropped" if dropped else "")
-                    + f"; {_state_note(new)}")
-    return plan.replace(call, replacement)
+    return _replaced(plan, payload, call, replacement, dropped,
+                     ", so that calling it with the channel count still works")
 
 
 def _replace_norm_default(plan, payload: PerSampleNorm, default):

@@ -40,8 +40,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 f"{r.what} in {r.owner.short_type}.forward reduces over the batch: each score of "
                 f"{describe(d.ref)} then depends on the other samples in the batch (minibatch "
                 f"statistics; often deliberate, as StyleGAN's minibatch stddev)",
-                symbol=f"{r.owner.short_type}.forward", discriminator=d.ref,
-                data={"operation": r.what})
+                symbol=f"{r.owner.short_type}.forward", discriminator=d.ref)
             if runtime is not None:
                 shown = [pair for pair in runtime.facts.batch_reductions
                          if pair[1] is not None and runtime.locate(pair[1]) == r.call]
@@ -56,7 +55,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 what, site = pair
                 shown.append(Shown(runtime, CODE, site, "",
                                    f"{what} reduces over the batch dimension: it mixes samples",
-                                   {"operation": what}, layers=False))
+                                   layers=False))
         shown += _probed_coupling(runtime)
     yield from runtime_only(emit, shown)
 
@@ -78,11 +77,10 @@ def _probed_coupling(runtime) -> list[Shown]:
         where = f"{source.get('type', '')} `{path}`" if path else facts.target.class_name
         shown.append(Shown(runtime, CODE, Site.from_dict(source.get("site")), path,
                            f"the batch-coupling probe sees {where} mix samples: changing one "
-                           "sample's input changed the others' outputs there", {"probe": True},
-                           layers=False))
+                           "sample's input changed the others' outputs there", layers=False))
     if not sources and not batch_stats:
         shown.append(Shown(runtime, CODE, None, "",
                            "the batch-coupling probe sees samples coupled (changing one input "
                            "changed the others' outputs) and no batch norm explains it",
-                           {"probe": True}, layers=False))
+                           layers=False))
     return shown

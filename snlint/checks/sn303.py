@@ -13,8 +13,7 @@ from snlint.findings import Finding, place
 
 
 CODE = "SN303"
-# The penalty's per-sample gradient is missing only because of batch statistics: SN303
-# stands on the discriminator's SN301 findings (`snlint.checks.registry.premises`).
+# The per-sample gradient is missing only because of SN301's batch statistics.
 PREMISES = ("SN301",)
 
 

@@ -18,16 +18,13 @@ from snlint.findings import UNSAFE, Finding, place, record
 
 
 CODE = "SN401"
-# Scoring real and fake apart harms only through batch statistics: once the run's SN301
-# fixes replace the batch norm, the rewrite of the training step is not needed
-# (`snlint.checks.registry.premises`).
+# Scoring real and fake apart harms only through SN301's batch statistics.
 PREMISES = ("SN301",)
 
 
 def _outermost(model, entries: list[tuple]) -> list[tuple]:
     """The entries of one pair of call sites, less those of a discriminator class another
-    one of them is built from (SimSwap's MultiScaleD, held by its ProjectedDiscriminator as
-    `self.discriminator`): the calls score the outer one, its part with it."""
+    of them is built from: the calls score the outer one, its part with it."""
     parts = set().union(*(model.classes_in(e[6].instance) for e in entries))
     return [e for e in entries if e[6].cls.qualname not in parts] or entries
 
@@ -47,11 +44,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
     groups: dict[tuple, list] = {}
     for call in model.forwards:
-        # A penalty taken on the real batch's own score (SinGAN's zero-centred penalty on
-        # `d_real_logit = D(x_in)`, also the real loss) is that batch's call, unless
-        # another call of the update scores real samples (alone, or concatenated with
-        # the generated ones). Interpolates are no side, whatever their kind; nor is a
-        # call written inside the `autograd.grad(...)` that differentiates it.
+        # A penalty taken on the real batch's own score (`d_real = D(x)`, also the real
+        # loss) is that batch's call, unless another call of the update scores real
+        # samples. Interpolates are no side; nor is a call written inside the
+        # `autograd.grad(...)` that differentiates it.
         if judged(call) or (id(call) in bound and _of(call, coupled) and id(call) not in elsewhere
                             and call.kind == "real"):
             groups.setdefault((call.update, call.module.cls.qualname), []).append(call)
@@ -81,9 +77,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         if not found:
             continue
         first, second = a.site_apart_from(b), b.site_apart_from(a)
-        # Either way round: a helper run twice in one update (MSGAN's
-        # `backward_D(D, real, fake1) + backward_D(D, real, fake2)`) pairs its two
-        # calls across the runs too, one mistake at one pair of call sites.
+        # Either way round: a helper run twice in one update pairs its two calls across
+        # the runs too, one mistake at one pair of call sites.
         sites = frozenset({(first.path, first.span), (second.path, second.span)})
         at_site.setdefault(sites, []).append((a, b, first, second, reached(d, [a, b]), found, d))
     for entries in sorted(at_site.values(), key=lambda e: e[0][0].order):
@@ -93,36 +88,28 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         assumed = a.assumed or b.assumed
         note = f" ({assumed})" if assumed else ""
         its = "its batch statistics" if len({e[4].cls for e in entries}) == 1 else "the batch statistics of each"
-        evidence = {kind: why.render(first.path) for call in (a, b) for kind, why in call.evidence.items()}
-        by_graph = all(graph_evidence(e[5]) for e in entries)
-        candidates_note = f" {listed}" if listed else ""
         if first == second:
             # One call run once per batch (`for x in (real, fake): D(x)`): no second call
             # to merge with, so no fix either.
-            yield _passed(emit.finding(
-                CODE, first,
-                f"{_kind(a)} and {_kind(b)} go through {subject} here as separate batches, "
-                f"one per run of this call",
-                symbol=a.function, discriminator=ref, data=evidence,
-                evidence=f"{_side(a, first.path)} and {_side(b, first.path)} go through {subject} "
-                f"here, one batch per run of this call; {its} ({stats}) then differ between the "
-                f"two batches and give real from fake away{note}.{candidates_note}"), by_graph)
-            continue
-        yield _passed(emit.finding(
-            CODE, first,
-            f"{_kind(a)} here and {_kind(b)} at {place(second.path, second.span.line, first.path)} "
-            f"go through {subject} as separate batches",
-            symbol=a.function, discriminator=ref,
-            data={"second": (second.path, second.span.line, second.span.column), **evidence},
-            evidence=f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
-            f"in a separate call at {place(second.path, second.span.line, first.path)}; {its} "
-            f"({stats}) then differ between the two batches and give real from fake away{note}."
-            f"{candidates_note}"), by_graph)
-
-
-def _passed(finding: Finding, by_graph: bool) -> Finding:
-    """A finding only the graph pass's evidence makes is the graph's: `--no-graph` lacks it."""
-    return replace(finding, pass_="graph") if by_graph else finding
+            message = (f"{_kind(a)} and {_kind(b)} go through {subject} here as separate "
+                       f"batches, one per run of this call")
+            how = (f"{_side(a, first.path)} and {_side(b, first.path)} go through {subject} "
+                   f"here, one batch per run of this call")
+            data = None
+        else:
+            there = place(second.path, second.span.line, first.path)
+            message = (f"{_kind(a)} here and {_kind(b)} at {there} go through {subject} as "
+                       f"separate batches")
+            how = (f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
+                   f"in a separate call at {there}")
+            data = second  # what the fix reads: where the other batch's call is
+        finding = emit.finding(
+            CODE, first, message, symbol=a.function, discriminator=ref, data=data,
+            evidence=f"{how}; {its} ({stats}) then differ between the two batches and give real "
+            f"from fake away{note}.{' ' + listed if listed else ''}")
+        # Only the graph pass's evidence makes it: `--no-graph` lacks it.
+        by_graph = all(graph_evidence(e[5]) for e in entries)
+        yield replace(finding, pass_="graph") if by_graph else finding
 
 
 def _inside(where, outer) -> bool:
@@ -145,9 +132,8 @@ def _kind(call) -> str:
 def _side(call, here: str) -> str:
     """`real samples (a batch of `loader` (line 30))`: the kind and what decided it, its
     places named as seen from the file `here`."""
-    what = "real samples" if call.kind == "real" else "generated samples"
     why = call.evidence.get(call.kind)
-    return f"{what} ({why.render(here)})" if why else what
+    return f"{_kind(call)} ({why.render(here)})" if why else _kind(call)
 
 
 # ---------------------------------------------------------------- the fix
@@ -155,9 +141,8 @@ def _side(call, here: str) -> str:
 
 @record
 class OneCall:
-    """SN401's fix: `a = D(x)` (its call `first`, a node key) and the next statement
-    `b = D(y)` (`second`) become `a, b = D(<cat>([x, y])).split([x.size(0), y.size(0)])`,
-    `cat` naming torch.cat (`torch` imported when `imports`)."""
+    """SN401's fix: `a = D(x)` and the next statement `b = D(y)` become
+    `a, b = D(<cat>([x, y])).split([x.size(0), y.size(0)])`, `cat` naming torch.cat."""
 
     first: int
     second: int
@@ -170,8 +155,8 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> OneCall |
     """Two statements in a row, `a = D(x)` then `b = D(y)`, with inputs safe to evaluate
     twice."""
     index, names, first = at.call_at(finding, facts)
-    second_at = finding.get("second")
-    if first is None or not second_at or second_at[0] != finding.path:
+    second_at = finding.data  # a Location
+    if first is None or second_at is None or second_at.path != finding.path:
         return None
     one = _assign_of(index, first)
     if one is None:
@@ -185,7 +170,7 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> OneCall |
             or two.span.line == one.span.end_line:  # two statements on one line: not planned
         return None
     second = two.value
-    if (second.span.line, second.span.column) != tuple(second_at[1:3]):
+    if (second.span.line, second.span.column) != (second_at.span.line, second_at.span.column):
         return None
     if _assign_of(index, second) is None or first.func != second.func:
         return None
@@ -198,7 +183,7 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> OneCall |
         return None
     if first.span.node is None or second.span.node is None:
         return None
-    cat = at.binding_for(names, "torch.cat")
+    cat = names.binding_for("torch.cat")
     if cat is not None:
         return OneCall(first.span.node, second.span.node, cat)
     if names.is_free("torch"):

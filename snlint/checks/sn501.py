@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterator
 
 from snlint.checks import sn107
 from snlint.checks.emit import Emitter
-from snlint.checks.sn_migration import Migrate, migrate, migration
-from snlint.config import Config
-from snlint.facts import FileFacts
+from snlint.checks.sn_migration import migrate, migration
 from snlint.findings import Finding
 from snlint.torchapi import SN_HOOK
 
@@ -25,14 +24,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             yield emit.finding(
                 CODE, call.call,
                 "torch.nn.utils.spectral_norm is the legacy hook API; "
-                "torch.nn.utils.parametrizations.spectral_norm is the maintained one",
-                data={"api": call.api})
+                "torch.nn.utils.parametrizations.spectral_norm is the maintained one")
 
 
-def fix_input(finding: Finding, facts: FileFacts, config: Config) -> Migrate | None:
-    """Every call of the hook API's name in the file moves, its import changing."""
-    return migration(finding, facts, whole_file=True)
-
-
-def fix(finding: Finding, payload: Migrate, parsed):
-    return migrate(finding, payload, parsed)
+# Every call of the hook API's name in the file moves, its import changing.
+fix_input = partial(migration, whole_file=True)
+fix = migrate

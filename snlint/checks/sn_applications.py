@@ -1,13 +1,13 @@
-"""The spectral norms a project applies, as SN101-SN107 and SN501 read them: each SN
-application the source saw, with its layer, kind and symbol (`applications`), each SN
-state of a built discriminator's leaves (`states`), and `linked_findings`, which joins a
-rule's source findings to the runtime states at the same SN call."""
+"""The spectral norms a project applies, as SN101-SN107 read them: each SN application
+the source saw (`applications`), each SN state of a built discriminator's leaves
+(`states`), and `linked_findings`, which joins the two at the same SN call."""
 
 from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator
 
 from snlint.checks.emit import Emitter
+from snlint.checks.fix_data import SNCall
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.verdicts import sn_off_the_weight
 from snlint.findings import Finding, Location
@@ -23,15 +23,6 @@ def filter_note(app: SNFact) -> str:
     return ""
 
 
-def symbol_map(model: LinkedModel) -> dict[int, str]:
-    """Layer id -> its symbol (`Discriminator.main.3`), from every module built alone."""
-    symbols: dict[int, str] = {}
-    for root in model.roots.values():
-        for m in model.members(root):
-            symbols.setdefault(m.layer.id, m.symbol)
-    return symbols
-
-
 @dataclass
 class Application:
     app: SNFact
@@ -43,10 +34,13 @@ class Application:
 
 
 def applications(model: LinkedModel) -> Iterator[Application]:
-    symbols = symbol_map(model)
+    symbols: dict[int, str] = {}  # layer id -> its symbol, from every module built alone
+    for root in model.roots.values():
+        for m in model.members(root):
+            symbols.setdefault(m.layer.id, m.symbol)
     for event in model.sn:
         layer = event.target
-        kind = layer.kind if layer.base_type is None else kind_of_base(layer)
+        kind = KINDS.get(layer.base_type or "", layer.kind)
         yield Application(event.app, layer, event.index, symbols.get(layer.id), kind, layer.short_type)
 
 
@@ -66,9 +60,10 @@ class State:
         return len(shape) if shape is not None else None
 
     @property
-    def data(self) -> dict:
-        m, state = self.leaf, self.state
-        return {"layer": m.type_name, "api": state.api, "name": state.name, "kind": m.kind}
+    def call(self) -> SNCall:
+        m = self.leaf
+        first = m.sn[0].api if self.index else None
+        return SNCall(self.state.api, m.type_name, m.kind, first_api=first)
 
 
 def states(runtime) -> Iterator[State]:
@@ -78,7 +73,7 @@ def states(runtime) -> Iterator[State]:
 
 
 def linked_findings(model: LinkedModel, emit: Emitter, code: str, source: Iterable[Finding],
-            built: Callable[[State], "tuple[Site | None, str, dict] | None"]) -> Iterator[Finding]:
+            built: Callable[[State], "tuple[Site | None, str] | None"]) -> Iterator[Finding]:
     """`source` confirmed where a built discriminator's SN state at the same SN call is the
     same mistake (`built`), and the mistakes only the runtime shows."""
     judged = [(runtime, st, out) for runtime in model.runtime.values() for st in states(runtime)
@@ -86,15 +81,15 @@ def linked_findings(model: LinkedModel, emit: Emitter, code: str, source: Iterab
     shown_by_source: set[int] = set()
     for finding in source:
         loc = Location(finding.path, finding.span)
-        same = [(runtime, i) for i, (runtime, _, (site, _, _)) in enumerate(judged)
+        same = [(runtime, i) for i, (runtime, _, (site, _)) in enumerate(judged)
                 if runtime.locate(site) == loc]
         if same:
             shown_by_source.update(i for _, i in same)
             finding = confirmed(finding, same[0][0])
         yield finding
     yield from runtime_only(emit, (
-        Shown(runtime, code, site, st.leaf.path, message, data, names_discriminator=False)
-        for i, (runtime, st, (site, message, data)) in enumerate(judged) if i not in shown_by_source))
+        Shown(runtime, code, site, st.leaf.path, message, st.call, names_discriminator=False)
+        for i, (runtime, st, (site, message)) in enumerate(judged) if i not in shown_by_source))
 
 
 def on_a_vector(st: State) -> bool:
@@ -104,7 +99,3 @@ def on_a_vector(st: State) -> bool:
 
 def shape_text(shape: tuple[int, ...] | None) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]" if shape is not None else "?"
-
-
-def kind_of_base(layer: LayerFact) -> str:
-    return KINDS.get(layer.base_type or "", layer.kind)

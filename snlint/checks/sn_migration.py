@@ -1,8 +1,6 @@
-"""Moving spectral norm from the hook API to `parametrizations.spectral_norm`: the fix of
-SN107 and SN501, with the inits and state-dict keys that move with it.
-
-`migration` decides from the file's facts how the call's callable is renamed (`Migrate`);
-`migrate` carries that out on the parsed file (libcst, imported there)."""
+"""Moving spectral norm from the hook API to `parametrizations.spectral_norm`, the fix of
+SN107 and SN501, with the inits that move with it: `migration` decides from the file's
+facts how the callable is renamed, `migrate` carries that out on the parsed file."""
 
 from __future__ import annotations
 
@@ -10,6 +8,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from snlint import facts as F
 from snlint.checks import at_node as at
+from snlint.config import Config
 from snlint.findings import UNSAFE, Finding, record
 from snlint.torchapi import (
     INIT_FUNCTION, INPLACE_TENSOR_INIT, KEYS_HOOK, KEYS_PARAM, SN_FUNCTIONS, SN_HOOK, SN_PARAM,
@@ -28,15 +27,13 @@ UTILS = "torch.nn.utils"
 
 @record
 class Migrate:
-    """How a hook-API SN call (`call`, its node key) moves to the parametrizations API.
-
-    `chain`: the callee is an attribute chain, rewritten `X.parametrizations.spectral_norm`
-    where `X` (torch.nn.utils) is `chain` `.value` steps from it. Else the callee is a
-    name: with `rebind`, its one binding is pointed at the new API ("import", or "alias":
-    the module-level `SN = nn.utils.spectral_norm`, whose value is `alias_chain` steps from
-    torch.nn.utils), and every call of it in the file moves; else, or where the import is
-    not written as one that can be (`import torch.nn.utils.spectral_norm as sn`), the
-    call's callee becomes `ref` (imported from `ref_module` when given)."""
+    """How a hook-API SN call moves to the parametrizations API. `chain`: the callee is an
+    attribute chain, rewritten `X.parametrizations.spectral_norm` where `X`
+    (torch.nn.utils) is `chain` `.value` steps up. Else the callee is a name: with
+    `rebind`, its one binding ("import", or the module-level "alias" `SN =
+    nn.utils.spectral_norm`, `alias_chain` steps from torch.nn.utils) is pointed at the new
+    API and every call of it moves; else, or where that import cannot be rewritten, the
+    callee becomes `ref` (imported from `ref_module` when given)."""
 
     call: int
     chain: int = 0
@@ -47,9 +44,10 @@ class Migrate:
     applicability = UNSAFE
 
 
-def migration(finding: Finding, facts: F.FileFacts, *, whole_file: bool) -> Migrate | None:
+def migration(finding: Finding, facts: F.FileFacts, config: Config | None = None, *,
+              whole_file: bool) -> Migrate | None:
     """How the hook-API SN call at the finding moves (`whole_file`: every call of its name
-    in the file moves with it, its import changing), or None when it cannot."""
+    in the file with it), or None."""
     _, names, call = at.call_at(finding, facts)
     if call is None or at.sn_api(names, call.func) != SN_HOOK or call.span.node is None:
         return None
@@ -79,9 +77,8 @@ def migration(finding: Finding, facts: F.FileFacts, *, whole_file: bool) -> Migr
 
 
 def _steps_to_utils(names: F.Names, e) -> int:
-    """How many `.value` steps lead from the chain `e` (`nn.utils.spectral_norm`,
-    `torch.nn.utils.spectral_norm.spectral_norm`) to a chain naming torch.nn.utils: 1 or
-    2; 0 when none does."""
+    """How many `.value` steps lead from the chain `e` (`nn.utils.spectral_norm`, or
+    `...utils.spectral_norm.spectral_norm`) to torch.nn.utils: 1, 2, or 0 for none."""
     prefixes = at.prefix_quals(names, e)
     if prefixes[:1] == [UTILS]:
         return 1
@@ -113,7 +110,7 @@ def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | No
     """Move the SN call from the hook API to torch.nn.utils.parametrizations.spectral_norm."""
     import libcst as cst
 
-    from snlint.edit.plan import Plan
+    from snlint.edit.plan import ImportSpec, Plan
 
     call = parsed.node(payload.call, cst.Call)
     if call is None:
@@ -137,7 +134,7 @@ def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | No
                 scope = "this call (the file's only use of the hook API, so its import changes)"
         elif payload.ref is not None:
             if payload.ref_module is not None:
-                _import(plan, payload.ref_module, payload.ref.partition(".")[0])
+                plan.imports.append(ImportSpec(payload.ref_module, payload.ref.partition(".")[0]))
             plan.replace(func, cst.parse_expression(payload.ref).with_changes(lpar=func.lpar, rpar=func.rpar))
         else:
             return None
@@ -149,12 +146,6 @@ def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | No
     plan.message = (f"Use torch.nn.utils.parametrizations.spectral_norm for {scope}{init_note}; "
                     f"checkpoint keys change: {KEYS_HOOK} -> {KEYS_PARAM}")
     return plan
-
-
-def _import(plan: Plan, module: str, obj: str, asname: str | None = None) -> None:
-    from snlint.edit.plan import ImportSpec
-
-    plan.imports.append(ImportSpec(module, obj, asname))
 
 
 def _rechained(func: cst.BaseExpression, steps: int) -> cst.Attribute | None:
@@ -177,6 +168,7 @@ def _rebind(parsed: ParsedFile, plan: Plan, name: str, payload: Migrate) -> bool
     import libcst as cst
 
     from snlint.edit.names import dotted
+    from snlint.edit.plan import ImportSpec
     from snlint.edit.syntax import without
 
     if payload.rebind == "import":
@@ -191,8 +183,8 @@ def _rebind(parsed: ParsedFile, plan: Plan, name: str, payload: Migrate) -> bool
         else:
             index = next(i for i, a in enumerate(node.names) if a is alias)  # type: ignore[arg-type]
             plan.replace(node, node.with_changes(names=without(node.names, index)))  # type: ignore[arg-type]
-            _import(plan, "torch.nn.utils.parametrizations", "spectral_norm",
-                    None if name == "spectral_norm" else name)
+            plan.imports.append(ImportSpec("torch.nn.utils.parametrizations", "spectral_norm",
+                                           None if name == "spectral_norm" else name))
         return True
     value = parsed.names.alias_value(name)
     new = _rechained(value, payload.alias_chain) if isinstance(value, cst.Attribute) else None
@@ -233,8 +225,8 @@ def original_of(attr: cst.Attribute, param: str) -> cst.Attribute:
 
 
 def _sn_targets(parsed: ParsedFile, call: cst.Call) -> set[str]:
-    """The expressions that hold the layer an SN call wraps (`self.conv` in
-    `self.conv = spectral_norm(...)`, or the argument `self.conv` of `spectral_norm(self.conv)`)."""
+    """The expressions that hold the layer an SN call wraps: its one assignment target
+    and its module argument (`self.conv`)."""
     import libcst as cst
 
     from snlint.edit.syntax import module_arg
@@ -250,12 +242,10 @@ def _sn_targets(parsed: ParsedFile, call: cst.Call) -> set[str]:
 
 
 def _migrate_inits(parsed: ParsedFile, plan: Plan, calls: list[cst.Call]) -> int:
-    """Inits of `X.weight` / `X.weight_orig` of layers the migration moves to the
-    parametrizations API, after the SN call in the same function: pointed at
-    `parametrizations.weight.original`, so the migration never creates an SN106. An init
-    before the SN call writes the layer's own parameter, which has no parametrization yet
-    (`init.normal_(m.weight); spectral_norm(m)` in a loop over the layers): left as is;
-    so is one outside the loop the SN call is in (its name is another layer there)."""
+    """Point the inits of `X.weight` / `X.weight_orig` after an SN call the migration moves,
+    in its function and loop, at `parametrizations.weight.original`, so that the migration
+    never creates an SN106. An init before the SN call writes a weight with no
+    parametrization yet; one outside its loop names another layer."""
     import libcst as cst
 
     from snlint.edit.syntax import enclosing_function, walk
@@ -286,7 +276,6 @@ def _migrate_inits(parsed: ParsedFile, plan: Plan, calls: list[cst.Call]) -> int
                 plan.replace(target, original_of(target, "weight"))
                 count += 1
     return count
-
 
 
 def _loops(parsed: ParsedFile, node: cst.CSTNode, scope: cst.CSTNode) -> list[int]:

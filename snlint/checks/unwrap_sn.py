@@ -1,10 +1,8 @@
 """The fix SN101, SN102 and SN103 share: take a spectral norm off the layer it should not
-wrap (unwrap the call, narrow the isinstance filter of a loop or `apply()` that lets the
-layer through, or remove the statement that applies it).
-
-`removal` decides from the file's facts which of these edits the fix makes and where
-(`Unwrap`, `Narrow`, `MoveInside`); `remove_sn` carries it out on the parsed file
-(libcst, imported there)."""
+wrap. `removal` decides from the file's facts whether to unwrap the call (or remove the
+statement that only applies it), narrow the isinstance filter of a loop or `apply()` that
+lets the layer through, or move SN onto the layers inside a container; `remove_sn` carries
+that out on the parsed file."""
 
 from __future__ import annotations
 
@@ -25,8 +23,8 @@ if TYPE_CHECKING:
 
 @record
 class Unwrap:
-    """Take the SN call (`call`, a node key) off its module argument (`arg`):
-    `spectral_norm(x)` -> `x`, or the statement that only re-applies SN goes."""
+    """Take the SN call off its module argument: `spectral_norm(x)` -> `x`, or the
+    statement that only re-applies SN goes."""
 
     call: int
     arg: int
@@ -36,9 +34,9 @@ class Unwrap:
 
 @record
 class Narrow:
-    """Take the layer's type out of the isinstance filter that lets it reach SN
-    (`check`: the `isinstance(m, ...)` call): the items `hits` of its tuple of types
-    (`size` items), or, with no `hits`, the whole check from its `or`."""
+    """Take the layer's type out of the `isinstance(m, ...)` call `check` that lets it reach
+    SN: the items `hits` of its tuple of `size` types, or, with no `hits`, the whole check
+    from its `or`."""
 
     check: int
     hits: tuple[int, ...]
@@ -49,8 +47,8 @@ class Narrow:
 
 @record
 class MoveInside:
-    """Move SN from a container literal (`arg` of the SN call `call`) onto the Conv/Linear
-    layers inside it (`layers`: their calls)."""
+    """Move SN from a container literal (`arg` of the SN call) onto the Conv/Linear calls
+    inside it (`layers`)."""
 
     call: int
     arg: int
@@ -68,38 +66,32 @@ def keys_note(api: str | None, what: str = "the layer") -> str:
 
 
 def sn_call_fact(finding: Finding, facts: F.FileFacts) -> tuple[at.FactsAt, F.Names, F.Call | None]:
-    """`sn_call` read from the facts: the file's index, its names, and the SN call the
-    finding points at, when it is one."""
-    index = at.FactsAt.of(facts)
-    names = at.names_of(finding, facts)
-    call = index.at(finding.node)
-    if not isinstance(call, F.Call):
-        return index, names, None
-    if at.sn_api(names, call.func) is None and finding.get("api") != "custom":
-        return index, names, None
+    """`at.call_at`, the call only when it is an SN call."""
+    index, names, call = at.call_at(finding, facts)
+    if call is not None and at.sn_api(names, call.func) is None and finding.data.api != "custom":
+        call = None
     return index, names, call
 
 
 def removal(finding: Finding, facts: F.FileFacts, config: Config | None = None) -> Unwrap | Narrow | MoveInside | None:
-    """How the fix takes the spectral norm at the finding off its layer, read from the
-    file's facts, or None when it cannot."""
+    """How the fix takes the spectral norm at the finding off its layer, or None."""
     index, names, call = sn_call_fact(finding, facts)
     if call is None:
         return None
     arg = at.module_arg(call)
     if arg is None or call.span.node is None:
         return None
-    layer = finding.get("layer")
-    api = finding.get("api")
+    data = finding.data
+    layer, api = data.layer, data.api
     var = _filter_var_of(index, call, arg)
-    if var is not None or finding.get("from_filter"):
+    if var is not None or data.from_filter:
         if finding.code == "SN103" or var is None:
             return None
         return _narrowed(index, names, call, var, layer, api)
     what = layer or "layer"
     unwrap = lambda message: Unwrap(call.span.node, arg.span.node, message)  # noqa: E731
     if finding.code == "SN103":
-        apis = (api, finding.get("first_api"))
+        apis = (api, data.first_api)
         if apis == (SN_PARAM, SN_PARAM):  # two parametrizations stacked silently
             keys = ("the state_dict loses `parametrizations.weight.1._u` and "
                     "`parametrizations.weight.1._v` (drop them from old checkpoints)")
@@ -110,7 +102,7 @@ def removal(finding: Finding, facts: F.FileFacts, config: Config | None = None) 
         return unwrap(f"Remove the second (outer) spectral norm call; {keys}")
     if finding.code == "SN101":
         return unwrap(f"Remove spectral norm from {what} (the layer stays); {keys_note(api, f'the {what}')}")
-    kind = finding.get("kind")
+    kind = data.kind
     if kind == "container" or what in ("Sequential", "ModuleList", "ModuleDict"):
         layers = _container_layers(names, arg)
         if layers is None:
@@ -130,14 +122,12 @@ def removal(finding: Finding, facts: F.FileFacts, config: Config | None = None) 
 
 
 def _filter_var_of(index: at.FactsAt, call: F.Call, arg: F.Arg) -> str | None:
-    """`_filter_var`: the loop variable or parameter SN is applied to."""
+    """The loop variable or parameter SN is applied to."""
     if not isinstance(arg.value, F.Local):
         return None
     name = arg.value.name
     for anc in index.ancestors(call):
-        if isinstance(anc, F.For) and name in at.names_in(anc.target):
-            return name
-        if isinstance(anc, F.CompFor) and name in at.names_in(anc.target):
+        if isinstance(anc, (F.For, F.CompFor)) and name in at.names_in(anc.target):
             return name
         if isinstance(anc, F.FunctionFacts):
             params = [p.name for p in anc.params if p.kind in ("pos", "posonly")]
@@ -166,7 +156,7 @@ def _narrowed(index: at.FactsAt, names: F.Names, call: F.Call, var: str,
         if isinstance(anc, F.If) and any(s is prev for s in anc.body):
             stack = [anc.test]
             found: list = []
-            while stack:
+            while stack:  # children last to first: the rightmost check is tried first
                 e = stack.pop()
                 found.append(e)
                 stack.extend(at._children(e))
@@ -196,8 +186,8 @@ def _narrowed(index: at.FactsAt, names: F.Names, call: F.Call, var: str,
 
 
 def _container_layers(names: F.Names, arg: F.Arg) -> list[F.Call] | None:
-    """The Conv/Linear layers a Sequential/ModuleList/ModuleDict literal holds, which SN
-    moves onto; None when it is not such a literal."""
+    """The Conv/Linear layers a Sequential/ModuleList/ModuleDict literal holds; None when
+    it is no such literal."""
     inner = arg.value
     if not isinstance(inner, F.Call):
         return None
@@ -282,8 +272,8 @@ def _narrow(finding: Finding, payload: Narrow, parsed: ParsedFile) -> Plan | Non
 
 
 def _unwrap(parsed: ParsedFile, plan: Plan, call: cst.Call, arg: cst.Arg) -> Plan:
-    """Remove the SN call around `arg`: `spectral_norm(x)` -> `x`; a statement that only
-    re-applies SN (`self.c = spectral_norm(self.c)`, `spectral_norm(self.c)`) goes."""
+    """`spectral_norm(x)` -> `x`; a statement that only re-applies SN
+    (`self.c = spectral_norm(self.c)`, `spectral_norm(self.c)`) goes."""
     import libcst as cst
 
     from snlint.edit.syntax import statement
@@ -300,8 +290,7 @@ def _unwrap(parsed: ParsedFile, plan: Plan, call: cst.Call, arg: cst.Arg) -> Pla
 
 
 def _lift(parsed: ParsedFile, call: cst.Call, arg: cst.Arg) -> cst.BaseExpression:
-    """The expression `arg` of `call`, put where `call` was (the call unwrapped), with
-    the call's own parentheses, and the comments inside the call kept."""
+    """`arg`'s expression in place of `call`, with the call's parentheses and comments."""
     import libcst as cst
 
     from snlint.edit.syntax import has_comments

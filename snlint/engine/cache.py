@@ -48,7 +48,7 @@ CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
 # What an entry may contain: the facts, findings and the per-file stage's result, and the
 # builtins they are made of. Anything else in a pickle makes the entry unreadable.
 _ALLOWED_MODULES = frozenset({"snlint.facts", "snlint.findings", "snlint.engine.per_file",
-                              "snlint.engine.run_cache"})
+                              "snlint.engine.run_cache", "snlint.checks.fix_data"})
 _ALLOWED_BUILTINS = frozenset({"frozenset", "set", "complex", "slice", "range"})
 
 

@@ -53,12 +53,13 @@ def breaks(finding: Finding) -> str | None:
     if code == "SN103":
         # Hook SN on a layer already normalized (either API) raises at construction: no
         # checkpoint exists. Two parametrizations stack silently and save a second u/v.
+        call = finding.data
         built = finding.pass_ != "source"
-        return None if SN_HOOK in (finding.get("api"), finding.get("first_api")) and not built else KEYS
+        return None if SN_HOOK in (call.api, call.first_api) and not built else KEYS
     if code == "SN105":
         return SHAPES
     if code == "SN106":
-        shared = finding.get("shared_init")
+        shared = finding.data.shared_init
         return f"unsafe: the init also runs for {shared}, whose layers lack the parametrization" \
             if shared else None
     if code in ("SN101", "SN104", "SN107", "SN201", "SN501"):
@@ -68,8 +69,8 @@ def breaks(finding: Finding) -> str | None:
 
 def _takes_sn_off_weightless(finding: Finding) -> bool:
     """SN102 on a module with no weight: a built model (the graph pass saw it) had one."""
-    return (finding.pass_ == "source" and finding.get("layer") != "PReLU"
-            and finding.get("kind") in _NO_WEIGHT)
+    call = finding.data
+    return finding.pass_ == "source" and call.layer != "PReLU" and call.kind in _NO_WEIGHT
 
 
 def override(code: str, config: Config) -> str | None:

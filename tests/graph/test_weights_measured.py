@@ -150,7 +150,7 @@ def test_sn_added_by_a_name_filter_that_misses_the_head_is_sn201_with_its_measur
     assert where(found) == [("SN201", head[0], head[1], "graph")]
     assert found[0].message.endswith("normalizes its other conv/linear layers")
     assert found[0].evidence.startswith("It computes with its raw weight, σ = ")
-    assert dict(found[0].data)["sigma"] > 1.5
+    assert float(found[0].evidence.split("σ = ")[1].split(" ")[0]) > 1.5
 
 
 # BigGAN's way: a Conv2d subclass that normalizes its own weight in forward. Only the
