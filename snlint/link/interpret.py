@@ -1,18 +1,13 @@
 """A small abstract interpreter over source facts.
 
-It runs `__init__` bodies, helpers and partials the way Python would, as far as literal
-values allow, to learn which layers a module builds, which of them SN wraps (and where
-that happens), and which init calls touch them. It never guesses: a value it cannot
-follow is `UnknownV`, and rules skip what depends on one.
+It runs the project's code the way Python would, as far as literal values allow, to learn
+which layers a module builds, which of them SN wraps and which init calls touch them. A
+value it cannot follow is `UnknownV`, and rules skip what depends on one.
 
-`Interpreter` is one evaluator of Python: its handlers are named for the nodes they read
-(`assign_stmt`, `for_stmt`, `binop`, `comprehension`), found through tables by node type
-(`STATEMENTS`, `EXPRESSIONS`, `TARGETS`) and, for calls, by the callee's kind and name.
-Its values and frames are `snlint.link.values`; what it emits, the records the rules
-read, is `snlint.link.model`, collected in `Events`. Two sets of handlers know more than
-Python and live beside it: torch semantics (`torch_semantics.py`: what building and
-wrapping modules does) and training semantics (`training_semantics.py`: what a GAN's
-training code does with modules and tensors); each adds its kinds to the call tables.
+`Interpreter`'s handlers are named for the nodes they read and found through tables by
+node type (`STATEMENTS`, `EXPRESSIONS`, `TARGETS`) and, for calls, by the callee's kind and
+name. Torch semantics (`torch_semantics.py`) and training semantics
+(`training_semantics.py`) add their kinds to the call tables.
 """
 
 from __future__ import annotations
@@ -43,18 +38,13 @@ __all__ = ["D_NAME", "FAKE_NAME", "REAL_NAME", "BudgetExceeded", "Events", "Inte
 
 T = TypeVar("T")
 
-# Statements one entry point (a class, a function, a module body) may interpret. Real
-# __init__s take hundreds and a whole training script a few thousand (the largest entry
-# point of ten public GAN repositories: 1,459); past the budget the entry point is read
-# with less precision, and says so (SN920). Not much less: KAIR's ModelGAN, which builds
-# each network its options may pick, takes 20,939, and at 10,000 its SN301 and SN401 go.
+# Statements one entry point (a class, a function, a module body) may interpret; past it
+# the entry point is read with less precision, and says so (SN920). A model class that
+# builds every network its options may pick takes about 20,000.
 STEP_BUDGET = 25_000
-# Statements one link (a project, or a part of it) may interpret before each further entry
-# point gets the smaller budget: a project whose scripts each re-run the same option
-# plumbing (one `define_Model(opt)` building every network of a model zoo per script) is
-# bounded by this plus the smaller budget per entry point, not by scripts x networks. The
-# largest total of ten public GAN repositories is 13,838. Classes are built before any
-# module's statements or function runs (`link`), so they spend it first.
+# Statements one link may interpret before each further entry point gets the smaller
+# budget: scripts that each re-run the same option plumbing are bounded by this plus the
+# smaller budget per entry point, not by scripts x networks.
 PROJECT_BUDGET = 150_000
 SPENT_STEP_BUDGET = 2_500
 # Iterations of one loop the evaluator unrolls; longer loops run once, over unknown items.
@@ -124,7 +114,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     def run_function(self, fn: F.FunctionFacts, file: F.FileFacts) -> Value:
         """A helper on its own, with its defaults and unknown parameters."""
         frame = Frame(file, fn.name, function=fn.name, no_grad=without_grad(fn))
-        self.bind_params(fn, [], {}, frame, use_defaults=True)
+        self.bind_params(fn, [], {}, frame)
         self.block(fn.body, frame)
         return settled(frame) or UNKNOWN
 
@@ -142,7 +132,11 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         """Build a class the way its defaults allow, as a top-level object."""
         loc = Location(file.path, cls.span)
         root = Frame(file, f"<build {cls.name}>")
-        return self.instantiate(ClassV(cls, file), (), self.root_options(cls, file), loc, root, root_build=True)
+        # A class that takes the parsed options (`def __init__(self, opt)`) gets the
+        # options the project declares, with their defaults.
+        init = self.find_method(cls, file, "__init__")
+        kwargs = self.option_arguments(init[0], cls) if init is not None else {}
+        return self.instantiate(ClassV(cls, file), (), kwargs, loc, root, root_build=True)
 
     def run_methods(self, instance: Layer, file: F.FileFacts) -> None:
         """Every method but __init__ of a built instance, with `self` bound to it: a
@@ -154,8 +148,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 continue  # a helper __init__ called already ran; running it again doubles SN
             frame = Frame(owner_file, f"{instance.cls.name}.{name}", self_value=instance, cls=owner,
                           function=name, no_grad=without_grad(fn))
-            self.bind_params(fn, [instance], self.option_arguments(fn, instance.cls), frame,
-                             use_defaults=True)
+            self.bind_params(fn, [instance], self.option_arguments(fn, instance.cls), frame)
             for p in fn.params[1:]:
                 # `def forward(self, x, step=0)` that the project also calls with `step=1`
                 # (VQGAN-LC's discriminator branch): a default another call overrides
@@ -592,8 +585,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def expr(self, e: F.Expr | None, frame: Frame) -> Value:
         kind = type(e)
-        # Local names and calls, more than half of what the evaluator reads, skip the extra
-        # call through the table (`local_expr`, `call_expr` do the same).
+        # Local names and calls, more than half of what the evaluator reads, skip the table.
         if kind is F.Local:
             return frame.env.get(e.name, UNKNOWN)  # type: ignore[union-attr]
         if kind is F.Call:
@@ -603,9 +595,6 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def const_expr(self, e: F.Const, frame: Frame) -> Value:
         return ConstV(e.value)
-
-    def local_expr(self, e: F.Local, frame: Frame) -> Value:
-        return frame.env.get(e.name, UNKNOWN)
 
     def global_expr(self, e: F.Global, frame: Frame) -> Value:
         local = self.module_local(e, frame)
@@ -618,9 +607,6 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def attr_expr(self, e: F.Attr, frame: Frame) -> Value:
         return self.attribute(self.expr(e.value, frame), e.attr, frame)
-
-    def call_expr(self, e: F.Call, frame: Frame) -> Value:
-        return self.call(e, frame)
 
     def list_expr(self, e: F.ListE, frame: Frame) -> Value:
         items: list[Value] = []
@@ -758,7 +744,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         return out
 
     EXPRESSIONS = {
-        F.Const: const_expr, F.Local: local_expr, F.Global: global_expr, F.Attr: attr_expr, F.Call: call_expr,
+        F.Const: const_expr, F.Global: global_expr, F.Attr: attr_expr,
         F.ListE: list_expr, F.DictE: dict_expr, F.Subscript: subscript_expr, F.BinOp: binop_expr,
         F.Compare: compare_expr, F.Not: not_expr, F.BoolOp: boolop_expr, F.IfExp: ifexp_expr,
         F.Lambda: lambda_expr, F.Comprehension: comprehension_expr,
@@ -1121,10 +1107,14 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         if stable:
             self._bases[key] = values
 
-    def of_class(self, what: str, cls: F.ClassFacts, file: F.FileFacts, compute: Callable[[], T]) -> T:
+    def of_class(self, what: str, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str],
+                 compute: Callable[[], T]) -> T:
         """What `compute` finds of a class through its bases (its torch base, a method it
         inherits), kept when every base it read on the way was stable (`base_values`): the
-        same question then has the same answer, and reading it again has no effect."""
+        same question then has the same answer. `seen`: the classes a search through the
+        bases came from (none for a question asked from outside, the only one kept)."""
+        if seen:
+            return compute()
         key = (what, id(cls), id(file))
         if key in self._of_class:
             return self._of_class[key]
@@ -1152,14 +1142,16 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         """The file that defines `cls`: a method runs there, with its imports, wherever the
         instance is used."""
         if self._class_files is None:
-            self._class_files = {id(c): f for f in self.index.files for _, c in f.classes}
+            self._class_files = {id(c): f for c, f in self.project_classes()}
         return self._class_files.get(id(cls))
+
+    def project_classes(self) -> list[tuple[F.ClassFacts, F.FileFacts]]:
+        return [(c, f) for f in self.index.files for _, c in f.classes]
 
     def find_method(self, cls: F.ClassFacts, file: F.FileFacts, name: str,
                     seen: frozenset[str] = frozenset()) -> tuple[F.FunctionFacts, F.FileFacts, F.ClassFacts] | None:
-        if not seen:
-            return self.of_class(f"method {name}", cls, file, lambda: self._find_method(cls, file, name, seen))
-        return self._find_method(cls, file, name, seen)
+        return self.of_class(f"method {name}", cls, file, seen,
+                             lambda: self._find_method(cls, file, name, seen))
 
     def _find_method(self, cls: F.ClassFacts, file: F.FileFacts, name: str,
                      seen: frozenset[str]) -> tuple[F.FunctionFacts, F.FileFacts, F.ClassFacts] | None:
@@ -1564,7 +1556,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                     # A method building parts of `self` (`self._make_layers()`) counts as its init.
                     sub.self_value = func.bound
             args = [func.bound, *args]
-        self.bind_params(func.fn, args, kwargs, sub, use_defaults=True)
+        self.bind_params(func.fn, args, kwargs, sub)
         sub.no_grad = without_grad(func.fn)
         passed = len(args) + len(kwargs)
         # Which parameters the body compares is asked only of a call passing a string.
@@ -1585,29 +1577,23 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         return found
 
     def bind_params(self, fn: F.FunctionFacts, args: list[Value], kwargs: dict[str, Value],
-                    frame: Frame, use_defaults: bool) -> None:
+                    frame: Frame) -> None:
         remaining = list(args)
         extra_kwargs = dict(kwargs)
         for p in fn.params:
-            if p.kind in ("pos", "posonly"):
-                if remaining:
-                    frame.env[p.name] = remaining.pop(0)
-                elif p.name in extra_kwargs:
-                    frame.env[p.name] = extra_kwargs.pop(p.name)
-                elif p.default is not None and use_defaults:
-                    frame.env[p.name] = self.default(p, frame)
-                else:
-                    frame.env[p.name] = self.annotated(p, frame) or self.unpassed_parameter(p.name)
-            elif p.kind == "star":
+            if p.kind == "star":
                 frame.env[p.name] = TupleV(tuple(remaining))
                 remaining = []
+            elif p.kind in ("pos", "posonly") and remaining:
+                frame.env[p.name] = remaining.pop(0)
+            elif p.name in extra_kwargs and p.kind != "dstar":
+                frame.env[p.name] = extra_kwargs.pop(p.name)
+            elif p.default is not None and p.kind != "dstar":
+                frame.env[p.name] = self.default(p, frame)
+            elif p.kind in ("pos", "posonly"):
+                frame.env[p.name] = self.annotated(p, frame) or self.unpassed_parameter(p.name)
             elif p.kind == "kwonly":
-                if p.name in extra_kwargs:
-                    frame.env[p.name] = extra_kwargs.pop(p.name)
-                elif p.default is not None and use_defaults:
-                    frame.env[p.name] = self.default(p, frame)
-                else:
-                    frame.env[p.name] = UnknownV(f"parameter {p.name}")
+                frame.env[p.name] = UnknownV(f"parameter {p.name}")
             elif p.kind == "dstar":
                 frame.env[p.name] = DictV(dict(extra_kwargs))
                 extra_kwargs = {}
@@ -1640,16 +1626,6 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         return None
 
     # ------------------------------------------------------------ parsed options
-
-    def root_options(self, cls: F.ClassFacts, file: F.FileFacts) -> dict[str, Value]:
-        """A class built alone that takes the parsed options (`def __init__(self, opt)`, the
-        pix2pix / SPADE tradition) gets the options the project declares, with their
-        defaults, as the training script's `opt` would hold them unless the user overrides
-        them; unknown options stay unknown."""
-        found = self.find_method(cls, file, "__init__")
-        if found is None:
-            return {}
-        return self.option_arguments(found[0], cls)
 
     def option_arguments(self, fn: F.FunctionFacts, cls: F.ClassFacts) -> dict[str, Value]:
         """The parsed options for `fn`'s parameters that take them (`opt`, `args`), when the

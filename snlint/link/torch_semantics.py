@@ -135,16 +135,14 @@ class TorchSemantics:
                         self_value=layer, cls=owner_cls, depth=frame.depth + 1,
                         qualname=fn.qualname, branches=frame.branches)
             layer.init_frame = sub
-            self.bind_params(fn, [layer, *args], kwargs, sub, use_defaults=True)
+            self.bind_params(fn, [layer, *args], kwargs, sub)
             self.block(fn.body, sub)
         self.events.instances.append(layer)
         return layer
 
     def torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> str | None:
         """The torch.nn type a project class derives from (`Conv2d`, or `Module`)."""
-        if not seen:
-            return self.of_class("torch base", cls, file, lambda: self._torch_base(cls, file, seen))
-        return self._torch_base(cls, file, seen)
+        return self.of_class("torch base", cls, file, seen, lambda: self._torch_base(cls, file, seen))
 
     def _torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str]) -> str | None:
         if cls.qualname in seen:
@@ -214,9 +212,8 @@ class TorchSemantics:
 
     def hand_written_sn(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> bool:
         """A class that implements SN itself: power iteration in its methods, or named so."""
-        if not seen:
-            return self.of_class("hand-written SN", cls, file, lambda: self._hand_written_sn(cls, file, seen))
-        return self._hand_written_sn(cls, file, seen)
+        return self.of_class("hand-written SN", cls, file, seen,
+                             lambda: self._hand_written_sn(cls, file, seen))
 
     def _hand_written_sn(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str]) -> bool:
         if cls.qualname in seen:
@@ -232,39 +229,35 @@ class TorchSemantics:
         if len(e.args) != 1 or isinstance(e.func, F.Attr) and e.func.attr != "get":
             return None  # the method as written is the attribute: no need to spell the rest
         registry, _, method = text_of(e.func).rpartition(".")
-        if method != "get" or not registry or len(e.args) != 1:
+        if method != "get" or not registry:
             return None
         registry = registry.rpartition(".")[2]
         if self._registries is None:
-            self._registries = resolve.registries(
-                (c, f) for f in self.index.files for _, c in f.classes)
+            self._registries = resolve.registries(self.project_classes())
         if registry not in self._registries:
             return None
+        classes = self.project_classes()
         key = self.expr(e.args[0].value, frame)
-        if not (isinstance(key, ConstV) and isinstance(key.value, str)):
-            # A key from a YAML file or the command line: the discriminator it picks is one
-            # of the registry's discriminator classes (names them; the others are not).
-            where = configvalues.where(Location(frame.file.path, e.span))
-            found_all = [ClassV(c, f) for c, f in resolve.registered_classes(
-                ((c, f) for f in self.index.files for _, c in f.classes), registry)
-                if DISCRIMINATOR_CLASS.search(c.name)]
-            if not found_all:
+        where = configvalues.where(Location(frame.file.path, e.span))
+        if isinstance(key, ConstV) and isinstance(key.value, str):
+            found = resolve.registered(classes, registry, key.value)
+            if found is None:
                 return None
-            found_all = _named_after_the_model(found_all, frame)
-            why = (f"one of {len(found_all)} discriminator classes registry {registry} holds "
-                   f"{resolve.KEY_NOT_KNOWN}" if len(found_all) > 1 else
-                   f"the only discriminator class registry {registry} holds {resolve.KEY_NOT_KNOWN}")
-            if len(found_all) == 1:
-                return OneOfV((ClassV(found_all[0].cls, found_all[0].file, via=f"{why} at {where}"),),
-                              why, role="discriminator")
-            return OneOfV(tuple(found_all), why, role="discriminator")
-        found = resolve.registered(((c, f) for f in self.index.files for _, c in f.classes),
-                                   registry, key.value)
-        if found is None:
+            source = f" from the {key.origin}" if key.origin else ""
+            return ClassV(*found, via=f"registry {registry} key {key.value!r}{source} at {where}")
+        # A key from a YAML file or the command line: the discriminator it picks is one of
+        # the registry's discriminator classes.
+        found_all = [ClassV(c, f) for c, f in resolve.registered_classes(classes, registry)
+                     if DISCRIMINATOR_CLASS.search(c.name)]
+        if not found_all:
             return None
-        source = f" from the {key.origin}" if key.origin else ""
-        return ClassV(found[0], found[1], via=f"registry {registry} key {key.value!r}{source} at "
-                                              f"{configvalues.where(Location(frame.file.path, e.span))}")
+        found_all = _named_after_the_model(found_all, frame)
+        if len(found_all) == 1:
+            why = f"the only discriminator class registry {registry} holds {resolve.KEY_NOT_KNOWN}"
+            only = ClassV(found_all[0].cls, found_all[0].file, via=f"{why} at {where}")
+            return OneOfV((only,), why, role="discriminator")
+        why = f"one of {len(found_all)} discriminator classes registry {registry} holds {resolve.KEY_NOT_KNOWN}"
+        return OneOfV(tuple(found_all), why, role="discriminator")
 
     # ------------------------------------------------------------ spectral norm and init
 
@@ -272,21 +265,16 @@ class TorchSemantics:
                       e: F.Call | None, frame: Frame, loc: Location) -> Value:
         self.events.sn_calls.append(SNCallFact(api, text, loc))
         target = args[0] if args else kwargs.get("module", UNKNOWN)
-        options: dict[str, tuple[Value, Location | None]] = {}
-        positional = ["module", "name", "n_power_iterations", "eps", "dim"]
-        for i, value in enumerate(args[1:], start=1):
-            if i < len(positional):
-                options[positional[i]] = (value, None)
-        for key, value in kwargs.items():
-            options[key] = (value, None)
+        # Each option's value, and where the call passes it.
+        options: dict[str, tuple[Value, Location | None]] = {
+            **{name: (value, None) for name, value in zip(_SN_PARAMETERS, args[1:])},
+            **{key: (value, None) for key, value in kwargs.items()}}
         if e is not None:
-            positional_args = [a for a in e.args if a.keyword is None and not a.star]
-            for i, a in enumerate(positional_args[1:], start=1):
-                if i < len(positional) and positional[i] in options:
-                    options[positional[i]] = (options[positional[i]][0], Location(loc.path, a.span))
-            for a in e.args:
-                if a.keyword in options:
-                    options[a.keyword] = (options[a.keyword][0], Location(loc.path, a.span))
+            written = [a for a in e.args if a.keyword is None and not a.star][1:]
+            passed = [*zip(_SN_PARAMETERS, written), *((a.keyword, a) for a in e.args)]
+            for name, a in passed:
+                if name in options:
+                    options[name] = (options[name][0], Location(loc.path, a.span))
         return self.apply_sn(api, text, target, options, e, frame, loc)
 
     def apply_sn(self, api: str, text: str, target: Value,
@@ -488,6 +476,8 @@ class TorchSemantics:
     }
 
 
+# `spectral_norm`'s parameters after the module, in order.
+_SN_PARAMETERS = ("name", "n_power_iterations", "eps", "dim")
 _SN_METHODS = frozenset({"_update_u_v", "update_u_v", "power_iteration", "_power_iteration",
                          "l2normalize", "_l2normalize", "compute_weight", "W_", "sn_weight",
                          "_make_params", "sv", "_noupdate_u_v"})
