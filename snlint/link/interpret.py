@@ -1302,7 +1302,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     def call_function(self, callee: FuncV, args, kwargs, e, frame, loc, text) -> Value:
         if callee.fn.name == "forward" and isinstance(callee.bound, Layer) and callee.bound.kind == "module":
             # `self.forward(x)` in a discriminator's own `compute_loss`: a call of the module.
-            return self.forward_call(callee.bound, text, args, frame, loc, e, kwargs)
+            return self.forward_call(callee.bound, args, kwargs, e, frame, loc, text)
         return self.invoke(callee, args, kwargs, frame, loc)
 
     def call_lambda(self, callee: LambdaV, args, kwargs, e, frame, loc, text) -> Value:

@@ -1,12 +1,7 @@
-"""What torch code does to modules: building layers and project modules, spectral norm
-through either API or a hand-written wrapper, init calls, and the module methods that
-change a module (`add_module`, `apply`, `eval`, `requires_grad_`).
-
-The evaluator knows Python; this part knows torch.nn: which classes are modules, what a
-torch layer type builds, where SN is applied and to which layers, and which class a
-framework's registry builds. Norm factories (`get_norm_layer("batch")`) are Python that
-builds torch layers: the evaluator runs them, and `resolve` notes which argument chose
-what they built.
+"""What torch code does to modules: which classes are modules, what a torch layer type
+builds, where SN is applied (either API, or a hand-written wrapper) and to which layers,
+init calls, the module methods that change a module (`add_module`, `apply`, `eval`), and
+which class a framework's registry builds.
 """
 
 from __future__ import annotations
@@ -31,14 +26,13 @@ from snlint.torchapi import (
     weight_norm_api,
 )
 
-
-
 # The methods of an nn.Module the interpreter models (`layer_method`); any other is the
 # project's own method, left to the call.
 _LAYER_METHODS = frozenset({
     "add_module", "register_module", "append", "extend", "modules", "named_modules", "children",
     "named_children", "parameters", "named_parameters", "apply", "requires_grad_", "eval",
     "train", "to", "cuda", "cpu", "float", "double", "half"})
+
 
 def _overrides_train(owner: Layer | None, layer: Layer) -> bool:
     """Whether a `train` method running for `owner` is an nn.Module's `train()` override
@@ -112,13 +106,11 @@ class TorchSemantics:
             return self.apply_sn(SN_CUSTOM, cls.name, target, {}, None, frame, loc, reshape)
         torch_base = self.torch_base(cls, file)
         if kind is None and torch_base is None:
-            if cls.method("__init__") is None and not cls.methods:
+            if not cls.methods:
                 return UNKNOWN
-        if kind is None and torch_base is None:
-            # A plain object (a trainer holding `self.netD`): built so its methods can run.
-            layer_kind = "object"
+            layer_kind = "object"  # a trainer holding `self.netD`: built so its methods can run
         else:
-            layer_kind = KINDS.get(torch_base or "", "module") if torch_base not in (None, "Module") else "module"
+            layer_kind = KINDS.get(torch_base or "", "module")
         layer = Layer(cls.qualname, layer_kind, loc, frame, cls=cls, args=args, kwargs=dict(kwargs),
                       in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
                       base_type=torch_base if torch_base != "Module" else None, branches=frame.branches)
@@ -157,8 +149,7 @@ class TorchSemantics:
                 if sub is not None and (sub != "Module" or found is None):
                     found = sub
             elif not (isinstance(value, NameV) and value.qual.startswith(("builtins.", "typing.", "torch."))):
-                # A base from outside the project (`BaseNetwork` from a package we do not
-                # see) is most likely a module; treat it as one so its layers are read.
+                # A base from a package we do not see is most likely a module.
                 if found is None and cls.method("__init__") is not None:
                     found = "Module"
         return found
@@ -168,11 +159,10 @@ class TorchSemantics:
         "module" (another nn.Module), None (not a module)."""
         torch_base = self.torch_base(cls, file)
         if self.hand_written_sn(cls, file):
-            init = cls.method("__init__")
-            params = [p.name for p in init.params[1:]] if init else []
-            if torch_base in KINDS and KINDS.get(torch_base) in ("conv", "conv_transpose", "linear", "embedding"):
+            if KINDS.get(torch_base) in ("conv", "conv_transpose", "linear", "embedding"):
                 return "sn_mixin"
-            if params and params[0] in ("module", "layer", "m", "mod", "net"):
+            init = cls.method("__init__")
+            if init and len(init.params) > 1 and init.params[1].name in ("module", "layer", "m", "mod", "net"):
                 return "sn_wrapper"
             return "sn_mixin" if torch_base not in (None, "Module") else "sn_wrapper"
         if torch_base is not None:
@@ -180,9 +170,8 @@ class TorchSemantics:
         return None
 
     def hand_written_sn_apply(self, e: F.Call, frame: Frame, loc: Location) -> Value | None:
-        """`SpectralNorm.apply(module, name)` of a hand-written SN class: torch's own hook
-        SN vendored into a project, whose `spectral_norm(module)` calls it (the hook it
-        builds around the parameter's name is put on the module there): SN on the module."""
+        """`SpectralNorm.apply(module, name)` of a hand-written SN class (torch's own hook SN
+        vendored into a project): SN on the module."""
         func = e.func
         if isinstance(func, F.Attr) and func.attr == "apply" and text_of(func.value):
             owner = self.expr(func.value, frame)  # a name, read again without side effects
@@ -194,14 +183,12 @@ class TorchSemantics:
             return None
         cls = owner.cls
         if cls.name.lower().replace("_", "") not in _SN_NAMES and not cls.method_names & _POWER_ITERATION:
-            # `compute_weight` alone is any reparametrization's: rosinality's `EqualLR.apply`
-            # (equalized learning rate), torch's own `WeightNorm.apply`.
-            return None
+            return None  # `compute_weight` alone is any reparametrization's (`EqualLR.apply`)
         args, kwargs = self.arguments(e, frame)
         target = args[0] if args else kwargs.get("module", UNKNOWN)
         name = args[1] if len(args) > 1 else kwargs.get("name", ConstV("weight"))
         # Named as the project applies it: the function around the call that was handed the
-        # module (`spectral_norm(module)`, which a fix can wrap a layer with), else the call.
+        # module (`spectral_norm(module)`), else the call.
         text = f"{owner.cls.name}.apply"
         if frame.function and frame.cls is None and frame.parent is not None \
                 and any(v is target for v in frame.env.values()):
@@ -320,12 +307,11 @@ class TorchSemantics:
         if scope is None or scope.function not in ("train", "__init__") and not scope.name.endswith(".__init__"):
             return
         if scope.function == "train" and not _overrides_train(scope.self_value, layer):
-            return  # U-GAT-IT's `UGATIT.train`: a training loop named so, sampling in eval mode
+            return  # a training loop named `train`, sampling in eval mode
         for target in [layer] + [m for _, m in layer.descendants()]:
             target.kept_in_eval = True
-            # Held in eval through every `.train()`: a fixed feature network (Projected
-            # GAN's pretrained features and random projections), as good as frozen. An
-            # `.eval()` in `__init__` alone lasts only until the first `.train()`.
+            # Held in eval through every `.train()`, a fixed feature network is as good as
+            # frozen; an `.eval()` in `__init__` lasts only until the first `.train()`.
             target.frozen = target.frozen or scope.function == "train"
             self.events.kept_sites.add((target.call.path, target.call.span))
 
@@ -399,9 +385,8 @@ class TorchSemantics:
             for item in args[0].items:
                 receiver.set_attr(str(len(receiver.attrs)), item)
             return ConstV(None)
-        if name in ("modules", "named_modules", "children", "named_children"):
-            return ModulesIterV(receiver, named=name.startswith("named"),
-                                children_only=name.endswith("children"))
+        if name in _MODULE_WALKS:
+            return _modules_walk(receiver, name)
         if name in ("parameters", "named_parameters"):
             return ParametersV(receiver, named=name == "named_parameters")
         if name == "apply" and args:
@@ -425,9 +410,8 @@ class TorchSemantics:
                 for _, layer in receiver.members():
                     self.kept_in_eval(layer, frame)
             return ConstV(None)
-        if name in ("modules", "named_modules", "children", "named_children"):
-            return ModulesIterV(receiver.root, named=name.startswith("named"),
-                                children_only=name.endswith("children"))
+        if name in _MODULE_WALKS:
+            return _modules_walk(receiver.root, name)
         return None
 
     def one_of_method(self, receiver: OneOfV, name: str, e, frame, loc) -> Value | None:
@@ -444,13 +428,12 @@ class TorchSemantics:
         return None
 
     def class_name_method(self, receiver: ClassOfV, name: str, e, frame, loc) -> Value | None:
-        """`classname.find("Conv")` in DCGAN's weights_init: a test `narrowing` reads."""
+        """`classname.find("Conv")` in a weights_init: a test `narrowing` reads."""
         if not (receiver.named and name in ("find", "startswith", "endswith")):
             return None
         args, _ = self.arguments(e, frame)
-        if args and isinstance(args[0], ConstV) and isinstance(args[0].value, str):
-            if name == "find":
-                return NameFindV(receiver.modules, args[0].value)
+        if name == "find" and args and isinstance(args[0], ConstV) and isinstance(args[0].value, str):
+            return NameFindV(receiver.modules, args[0].value)
         return UNKNOWN
 
     def param_method(self, receiver: ParamV, name: str, e, frame, loc) -> Value | None:
@@ -462,8 +445,7 @@ class TorchSemantics:
 
     def super_method(self, receiver: SuperV, name: str, e, frame, loc) -> Value | None:
         """`super().train(False)` in a `train()` override, `super().eval()`: nn.Module's own
-        mode methods, on the instance itself (a frozen feature network that keeps itself
-        in eval mode). A project base that defines the method runs as written."""
+        mode methods, on the instance itself, unless a project base defines the method."""
         if name not in ("train", "eval", "requires_grad_"):
             return None
         if any(base.method(name) is not None for base, _ in self.project_bases(receiver.cls, receiver.file)):
@@ -474,6 +456,14 @@ class TorchSemantics:
         Layer: layer_method, ModulesV: modules_method, OneOfV: one_of_method, WeightV: weight_method,
         ClassOfV: class_name_method, ParamV: param_method, SuperV: super_method,
     }
+
+
+_MODULE_WALKS = frozenset({"modules", "named_modules", "children", "named_children"})
+
+
+def _modules_walk(root: Layer, method: str) -> ModulesIterV:
+    """What `root.modules()` (or `named_modules`, `children`, `named_children`) goes through."""
+    return ModulesIterV(root, named=method.startswith("named"), children_only=method.endswith("children"))
 
 
 # `spectral_norm`'s parameters after the module, in order.
@@ -506,9 +496,9 @@ _NORMALIZES = re.compile(r"^_*(?:normali[sz]e\w*|l2_?norm\w*|norm)$|_normali[sz]
 
 
 def _normalizes_own_weight(cls: F.ClassFacts) -> bool:
-    """A conv/linear class of the project that normalizes its own weight (SAN's
-    `SANConv2d`: `_normalize(self.weight, dim=[1, 2])` in forward, `self.weight / scale`):
-    a normalization chosen instead of SN, as weight_norm is."""
+    """A conv/linear class of the project that normalizes its own weight
+    (`_normalize(self.weight, dim=[1, 2])`, `self.weight / scale`): a normalization chosen
+    instead of SN, as weight_norm is."""
     for _, fn in cls.methods:
         selves = {fn.params[0].name} if fn.params else set()
         fields: dict[type, tuple[str, ...]] = {}
