@@ -12,6 +12,7 @@ name. Torch semantics (`torch_semantics.py`) and training semantics
 
 from __future__ import annotations
 
+import operator
 from typing import Callable, Iterator, TypeVar
 
 from snlint import facts as F
@@ -119,9 +120,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         return settled(frame) or UNKNOWN
 
     def passed_otherwise(self, keyword: str, default: object) -> bool:
-        """Whether a call of the project passes `keyword` a literal other than `default`:
-        the whole project's calls when this is a part of it (a training loop calling a
-        model it was handed need not import the model's module)."""
+        """Whether a call of the project (the whole project, when this is a part of it)
+        passes `keyword` a literal other than `default`."""
         if self._keywords is None:
             whole = self._project_options
             files = whole.files if isinstance(whole, options.DeclaredOptions) else self.index.files
@@ -150,9 +150,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                           function=name, no_grad=without_grad(fn))
             self.bind_params(fn, [instance], self.option_arguments(fn, instance.cls), frame)
             for p in fn.params[1:]:
-                # `def forward(self, x, step=0)` that the project also calls with `step=1`
-                # (VQGAN-LC's discriminator branch): a default another call overrides
-                # decides nothing when the method runs on its own.
+                # `def forward(self, x, step=0)` that the project also calls with `step=1`:
+                # the default decides nothing when the method runs on its own.
                 if isinstance(p.default, F.Const) and self.passed_otherwise(p.name, p.default.value):
                     frame.env[p.name] = UnknownV(f"parameter {p.name}")
             if name == "forward":
@@ -163,10 +162,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             self.block(fn.body, frame)
 
     # ------------------------------------------------------------ statements
-    # Python's control flow: which branch of an `if` runs (both, when the test cannot be
-    # decided, with what each built marked ambiguous; a branch on `isinstance(m, nn.Conv2d)`
-    # over `modules()` sees the modules that pass), how many times a loop body runs, what an
-    # assignment target binds. Handlers by node type: `STATEMENTS`, `TARGETS`.
+    # Handlers by node type: `STATEMENTS`, `TARGETS`.
 
     def block(self, body: tuple[F.Stmt, ...], frame: Frame, module_level: bool = False) -> None:
         for stmt in body:
@@ -333,9 +329,9 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def narrowing(self, test: F.Expr, frame: Frame) -> tuple[str, Value, Value] | None:
         """Tests that split a `modules()` variable: `isinstance(m, (nn.Conv2d, nn.Linear))`,
-        `not ...`, `isinstance(m, A) or isinstance(m, B)`, and DCGAN's class-name tests
-        (`m.__class__.__name__.find("Conv") != -1`, `"Norm" in classname`). The branch
-        sees the modules that pass; the other branch the rest."""
+        `not ...`, `isinstance(m, A) or isinstance(m, B)`, and class-name tests
+        (`classname.find("Conv") != -1`, `"Norm" in classname`). The branch sees the
+        modules that pass; the other branch the rest."""
         if isinstance(test, F.Not):
             inner = self.narrowing(test.value, frame)
             return None if inner is None else (inner[0], inner[2], inner[1])
@@ -419,8 +415,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             values = tuple(self.expr(e, frame) for e in zipped[1])
             iterable: Value = UNKNOWN
         elif indexed is not None:
-            # `for n in range(len(seq)): stream += seq[n]` (pix2pixHD's discriminators)
-            # goes through seq's indices as `for item in seq` goes through its items.
+            # `for n in range(len(seq))` goes through seq's indices as `for item in seq`
+            # goes through its items.
             seq = self.expr(indexed, frame)
             count = len(items_of(seq)) if isinstance(seq, (ListV, TupleV)) else 0
             iterable = ListV([ConstV(i) for i in range(count)]) if count else UNKNOWN
@@ -461,9 +457,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     def zipped(self, stmt: F.For, targets: tuple[F.Expr, ...], sequences: tuple[F.Expr, ...],
                values: tuple[Value, ...], frame: Frame) -> None:
         """`for real_i, fake_i in zip(reals, fakes)`: each name takes the items of its own
-        sequence (Synthetic2Realistic's pyramid of real and generated images, scored in
-        separate calls), not all of them together: pair by pair when every sequence is a
-        list of known length, else an item of each."""
+        sequence: pair by pair when every sequence is a list of known length, else an item
+        of each."""
         lengths = {len(v.items) for v in values if isinstance(v, (ListV, TupleV))}
         if all(isinstance(v, (ListV, TupleV)) for v in values) and len(lengths) == 1 \
                 and 0 < min(lengths) <= MAX_UNROLL:
@@ -552,8 +547,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             owner.set_attr(str(key.value) if isinstance(key, ConstV) else f"*{len(owner.attrs)}", value)
         elif isinstance(owner, (TensorV, UnknownV)) and isinstance(value, TensorV) and value.origins \
                 and isinstance(target.value, (F.Local, F.Attr)):
-            # `outputs[i] = img[:, crop]` (pix2pix's random crop into a new buffer): the buffer
-            # holds the samples written into it.
+            # `outputs[i] = img[:, crop]`: the buffer holds the samples written into it.
             joined = tensor_join([owner, value]) if isinstance(owner, TensorV) else value
             self.assign(target.value, joined, frame)
 
@@ -579,8 +573,6 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             target.items.append(UNKNOWN)
 
     # ------------------------------------------------------------ expressions
-    # An expression's value, as far as literal values allow (`norm_type == "batch"` is
-    # known, a tensor's shape is not); what a value's attribute is, for each kind of value.
     # Handlers by node type: `EXPRESSIONS`; by the value's kind: `ATTRIBUTES`.
 
     def expr(self, e: F.Expr | None, frame: Frame) -> Value:
@@ -627,8 +619,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         out = DictV()
         for k, v in e.items:
             if isinstance(k, F.Starred):
-                # `{**defaults, **kwargs}` (a factory's defaults joined with what it was
-                # given): what a known dict holds; an unknown one adds nothing known.
+                # `{**defaults, **kwargs}`: an unknown dict adds nothing known.
                 unpacked = self.expr(v, frame)
                 if isinstance(unpacked, DictV):
                     out.items.update(unpacked.items)
@@ -645,7 +636,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return self.module_item(module, self.expr(e.index, frame), text_of(e.value), frame, e.span)
         container, key = self.expr(e.value, frame), self.expr(e.index, frame)
         if isinstance(key, ConstV) and isinstance(key.value, slice):
-            # `layers[:-1]` of a list of children (GANomaly's NetD re-packing its encoder).
+            # `layers[:-1]` of a list of children.
             if isinstance(container, ListV):
                 return ListV(container.items[key.value])
             if isinstance(container, TupleV):
@@ -898,7 +889,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         return value.attrs.get(attr, UnknownV(f"option {attr}"))
 
     def enum_member_attribute(self, value: EnumMemberV, attr: str, frame: Frame) -> Value:
-        # `GANType.VANILLA.name`, the key pytorch-GANs' `get_gan` compares.
+        # `GANType.VANILLA.name`, a key a factory compares.
         if attr == "name":
             return ConstV(value.name)
         if attr == "value" and isinstance(value.value, F.Const):
@@ -918,9 +909,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     }
 
     # ------------------------------------------------------------ lookup
-    # What names and methods refer to: a global resolves through imports and star imports
-    # to the value the defining module gives it (running that module's top level as far as
-    # needed), and a method through the class's bases.
+    # A global resolves through imports to the value the defining module gives it (running
+    # that module's top level as far as needed), and a method through the class's bases.
 
     def global_value(self, qual: str, text: str, frame: Frame) -> Value:
         """What the name `qual` (as the source pass resolved it) refers to, seen from
@@ -948,10 +938,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def module_local(self, e: F.Global, frame: Frame) -> tuple[Value, list[str]] | None:
         """A module-level variable the module body being run has assigned (`samples`,
-        `samples.detach`): its value and the attributes after it. Read as it is when the
-        code runs, from a function that module body calls too: a script that trains one
-        model with `d_train()` and binds the name to another model after the loop
-        (machine-learning-book's `disc_model`) trains the first."""
+        `samples.detach`): its value and the attributes after it, as it is when the code
+        runs, from a function that module body calls too."""
         module = frame.file.module
         if not module or not e.qual.startswith(module + "."):
             return None
@@ -1003,9 +991,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                         classes = {v.cls.qualname if isinstance(v, Layer) and v.cls else None for v in found}
                         value = found[-1] if len(classes) == 1 and None not in classes else UNKNOWN
             if isinstance(value, UnknownV):
-                # A name the module imports (a package's `__init__` re-exporting a class),
-                # or takes from a star import of its own: where the project defines it, as
-                # the fixes resolve it (`snlint.link.names`).
+                # A name the module imports or takes from a star import of its own: where
+                # the project defines it (`snlint.link.names`).
                 found = self.definitions.canonical(qual, file)
                 if found != qual and not found.startswith("*."):
                     value = self.global_value(found, name, frame)
@@ -1019,9 +1006,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     def statements_about(self, file: F.FileFacts, name: str) -> list[F.Stmt]:
         """The module-level statements of `file` that `module_global` reads for `name`, in
         order: those that define or assign it or call a method of it, and every `if` and
-        block (read for what they define inside). The others do nothing for `name`; an index
-        built once per file keeps a file of thousands of names from being scanned once per
-        name."""
+        block, from an index built once per file."""
         index = self._statement_index.get(file.path)
         if index is None:
             index = self._statement_index[file.path] = _statement_index(file)
@@ -1063,8 +1048,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def methods_of(self, cls: F.ClassFacts, file: F.FileFacts) -> list[tuple]:
         """(name, function, defining class, its file) for each method an instance of `cls`
-        has, inherited ones included (a framework's `feed_data` in its base model), bases
-        first: a base's data-loading method runs before the subclass's training step."""
+        has, inherited ones included, bases first: a base's data-loading method runs before
+        the subclass's training step."""
         chain: list[tuple[F.ClassFacts, F.FileFacts]] = []
         stack = [(cls, file)]
         while stack and len(chain) < 16:
@@ -1088,9 +1073,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def base_values(self, cls: F.ClassFacts, file: F.FileFacts) -> Iterator[Value]:
         """What each of a class's bases is, read in `file`, one at a time (a caller may
-        follow one base before the next is read, as it always did). Method lookups and
-        module tests ask this of the same classes thousands of times: kept once every base
-        is a name whose value cannot change any more (`stable_name`), else read again."""
+        follow one base before the next is read); kept once every base is a name whose
+        value cannot change any more (`stable_name`), else read again."""
         key = (id(cls), id(file))
         if key in self._bases:
             yield from self._bases[key]
@@ -1189,21 +1173,20 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return normalized
         # Method calls on a value keep their receiver.
         local = self.module_local(func_expr, frame) if isinstance(func_expr, F.Global) else None
+        receiver: Value | None = None
         if local is not None and local[1]:
             # `samples.detach()` on a module-level variable: lowered as one dotted global.
             receiver, attrs = local
             for attr in attrs[:-1]:
                 receiver = self.attribute(receiver, attr, frame)
-            handled = self.method_call(receiver, attrs[-1], e, frame, loc)
-            if handled is not None:
-                return handled
-            callee = self.attribute(receiver, attrs[-1], frame)
+            method = attrs[-1]
         elif isinstance(func_expr, F.Attr):
-            receiver = self.expr(func_expr.value, frame)
-            handled = self.method_call(receiver, func_expr.attr, e, frame, loc)
+            receiver, method = self.expr(func_expr.value, frame), func_expr.attr
+        if receiver is not None:
+            handled = self.method_call(receiver, method, e, frame, loc)
             if handled is not None:
                 return handled
-            callee = self.attribute(receiver, func_expr.attr, frame)
+            callee = self.attribute(receiver, method, frame)
         else:
             callee = self.expr(func_expr, frame)
             if isinstance(func_expr, F.Global) and "." in func_expr.qual and isinstance(callee, UnknownV):
@@ -1232,8 +1215,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 if isinstance(value, (ListV, TupleV)):
                     args.extend(value.items)
                 elif isinstance(value, Layer) and value.kind == "container":
-                    # `nn.Sequential(*blocks)` of a local `nn.ModuleList()` (SinGAN's
-                    # discriminator): its modules, in order.
+                    # `nn.Sequential(*blocks)` of a local `nn.ModuleList()`: its modules.
                     args.extend(layer for _, layer in value.named_children())
                 else:
                     args.append(UnknownV("*args"))
@@ -1406,7 +1388,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         inner = args[0]
         if isinstance(inner, ModulesIterV) and inner.children_only and not inner.named \
                 and inner.root.kind == "container":
-            # `list(model.main.children())`: a Sequential's layers, to re-pack (GANomaly).
+            # `list(model.main.children())`: a Sequential's layers, to re-pack.
             inner = ListV(list(items_of(inner.root)))
         if isinstance(inner, (ListV, TupleV)):
             return ListV(list(inner.items)) if is_list else TupleV(tuple(inner.items))
@@ -1629,8 +1611,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def option_arguments(self, fn: F.FunctionFacts, cls: F.ClassFacts) -> dict[str, Value]:
         """The parsed options for `fn`'s parameters that take them (`opt`, `args`), when the
-        project declares options: `__init__(self, opt)`, or `initialize(self, opt)` in the
-        DeblurGAN / older pix2pix tradition."""
+        project declares options."""
         if not self.declared_options():
             return {}
         out: dict[str, Value] = {}
@@ -1652,8 +1633,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         defaults, as a run without flags has them. A model class's own
         `parser.set_defaults(...)` applies where the options reach its `__init__`."""
         built = frame.self_value.cls if frame.self_value is not None else None
-        # An attribute of a module nothing set (`self.opt` in a `build_models` run for the
-        # class built alone, DMIT) is as unknown as a parameter nobody passed.
+        # An attribute of a module nothing set (`self.opt` of a class built alone) is as
+        # unknown as a parameter nobody passed.
         if isinstance(value, UnknownV) or isinstance(value, NameV) and value.qual.startswith("<layer>."):
             if not self.declared_options():
                 return value
@@ -1708,8 +1689,8 @@ def _if_token(stmt: F.If, frame: Frame) -> object:
     if not names:
         return object()
     values = tuple(frame.env.get(n) for n in names)
-    # By the test as written (spans aside), not by the `if`: PSGAN tests `norm == 'SN'` at
-    # each layer it builds. The entry holds the values: no other object takes their ids.
+    # By the test as written (spans aside), not by the `if`. The entry holds the values:
+    # no other object takes their ids.
     return frame.if_tokens.setdefault((stmt.test, *map(id, values)), (object(), values))[0]
 
 
@@ -1754,11 +1735,8 @@ def _building_module(frame: Frame) -> bool:
 def settled(frame: Frame) -> Value | None:
     """What a finished body returns. A factory of `if kind == "a": return A(...)` tests
     ending in a `raise` (or a last `return B(...)`) returns one of the instances of project
-    classes it builds, as an `if`/`else` assigning them does. Any other early return leaves
-    the body's last `return` as what it returns: a guard's `return x` in a forward is not
-    what the forward computes, and a function returning one of several classes
-    (`get_netD_cls(name)`) is read again by a caller that picks by the same key, which one
-    unknown key for both would not hold to."""
+    classes it builds. Any other early return (a guard's `return x`) leaves the body's last
+    `return` as what it returns."""
     if not frame.early:
         return frame.returned
     values = [*frame.early, *([frame.returned] if frame.returned is not None else [])]
@@ -1902,19 +1880,20 @@ def _enum_member(cls: F.ClassFacts, name: str) -> EnumMemberV | None:
     return None
 
 
+_ARITHMETIC = {"Add": operator.add, "Multiply": operator.mul, "Subtract": operator.sub,
+               "FloorDivide": operator.floordiv}
+_COMPARISONS = {"==": operator.eq, "!=": operator.ne, "is": operator.is_, "is not": operator.is_not,
+                "in": lambda a, b: a in b, "not in": lambda a, b: a not in b, "<": operator.lt,
+                "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
 def _arith(op: str, a: object, b: object) -> Value:
+    if op not in _ARITHMETIC:
+        return UNKNOWN
     try:
-        if op == "Add":
-            return ConstV(a + b)  # type: ignore[operator]
-        if op == "Multiply":
-            return ConstV(a * b)  # type: ignore[operator]
-        if op == "Subtract":
-            return ConstV(a - b)  # type: ignore[operator]
-        if op == "FloorDivide":
-            return ConstV(a // b)  # type: ignore[operator]
-    except Exception:
-        pass
-    return UNKNOWN
+        return ConstV(_ARITHMETIC[op](a, b))
+    except Exception:  # noqa: BLE001 - an operation Python itself would reject
+        return UNKNOWN
 
 
 def _compare(op: str, left: Value, right: Value) -> Value:
@@ -1925,15 +1904,10 @@ def _compare(op: str, left: Value, right: Value) -> Value:
         return ConstV(inside if op == "in" else not inside)
     if not (isinstance(left, ConstV) and isinstance(right, ConstV)):
         return UNKNOWN
-    a, b = left.value, right.value
     try:
-        result = {"==": lambda: a == b, "!=": lambda: a != b, "is": lambda: a is b,
-                  "is not": lambda: a is not b, "in": lambda: a in b, "not in": lambda: a not in b,
-                  "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
-                  ">=": lambda: a >= b}[op]()
+        return ConstV(bool(_COMPARISONS[op](left.value, right.value)))
     except Exception:  # noqa: BLE001 - a comparison Python itself would reject
         return UNKNOWN
-    return ConstV(bool(result))
 
 
 def _namespace_of(e: F.Expr) -> F.Expr | None:
