@@ -41,14 +41,14 @@ class TrainingSemantics:
     def loader_batch(self, iterable: Value, source: F.Expr, line: int, path: str = "") -> TensorV | None:
         """What a `for` loop over batches of a data loader gets: real data. None when the
         loop is over something else. `source`: what the loop goes through, as written."""
-        if not (isinstance(iterable, TensorV) or (
-                not isinstance(iterable, (ListV, TupleV, ModulesIterV))
-                and any(DATA_SOURCE.search(n) for n in names_in(source)))):
-            return None
         if isinstance(iterable, TensorV) and iterable.tags:
             return TensorV(iterable.tags, (), iterable.origins)
-        name = next((n for n in names_in(source) if DATA_SOURCE.search(n)), "the data loader")
-        return _batch_of(name, path, line)
+        if isinstance(iterable, (ListV, TupleV, ModulesIterV)):
+            return None
+        name = _data_source(source)
+        if name is None and not isinstance(iterable, TensorV):
+            return None
+        return _batch_of(name or "the data loader", path, line)
 
     def bound(self, target: F.Expr, value: Value) -> Value:
         """The value an assignment binds to `target`, and what the binding tells: a layer
@@ -203,8 +203,7 @@ class TrainingSemantics:
         inner = e
         while _wraps_batches(inner):  # the loader itself, not `tqdm(range(len(dataset)))`
             inner = inner.args[0].value  # type: ignore[union-attr]
-        names = names_in(inner) if isinstance(inner, (F.Local, F.Global, F.Attr)) else []
-        source = next((n for n in names if DATA_SOURCE.search(n)), None)
+        source = _data_source(inner) if isinstance(inner, (F.Local, F.Global, F.Attr)) else None
         if source is None:
             return value
         return _batch_of(source, path, e.span.line)
@@ -322,10 +321,8 @@ class TrainingSemantics:
         return _batch_of(match.group(1), loc.path, loc.span.line)
 
     def iter_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
-        if not (e is not None and e.args and any(DATA_SOURCE.search(n) for n in names_in(e.args[0].value))):
-            return None
-        source = next(n for n in names_in(e.args[0].value) if DATA_SOURCE.search(n))
-        return _batch_of(source, loc.path, loc.span.line)
+        source = _data_source(e.args[0].value) if e is not None and e.args else None
+        return None if source is None else _batch_of(source, loc.path, loc.span.line)
 
     def cat_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         return _concatenation(args, kwargs, loc) if args else None
@@ -464,6 +461,11 @@ _BATCH_GETTER = re.compile(r"(?:^|\.)(\w*(?:loader|dataset|data_iter|dataiter|ba
 _BATCH_GETTER_ENDS = ("batch", "get_next")
 # Calls that hand a data loader's batches on, one by one: `tqdm(enumerate(loader))`.
 _LOADER_WRAPPERS = frozenset({"tqdm", "enumerate", "iter", "zip", "track"})
+
+
+def _data_source(e: F.Expr | None) -> str | None:
+    """The first name `e` mentions that names a data source (`train_loader`)."""
+    return next((n for n in names_in(e) if DATA_SOURCE.search(n)), None)
 
 
 def _batch_of(source: str, path: str, line: int) -> TensorV:
