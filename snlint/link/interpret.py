@@ -777,19 +777,12 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 and isinstance(key.value, int) and -len(value.value) <= key.value < len(value.value):
             return ConstV(value.value[key.value])  # `mode[-1]`, a layer-code string
         if isinstance(value, (ListV, TupleV)) and isinstance(key, ConstV) and isinstance(key.value, int):
-            try:
-                return value.items[key.value]
-            except IndexError:
-                return UNKNOWN
+            return _at(value.items, key.value)
         if isinstance(value, DictV) and isinstance(key, ConstV):
             return value.items.get(key.value, UNKNOWN)
         if isinstance(value, Layer) and isinstance(key, ConstV):
             if isinstance(key.value, int):
-                children = value.named_children()
-                try:
-                    return children[key.value][1]
-                except IndexError:
-                    return UNKNOWN
+                return _at([child for _, child in value.named_children()], key.value)
             return value.attrs.get(str(key.value), UNKNOWN)
         return UNKNOWN
 
@@ -1692,6 +1685,11 @@ def _if_token(stmt: F.If, frame: Frame) -> object:
     # By the test as written (spans aside), not by the `if`. The entry holds the values:
     # no other object takes their ids.
     return frame.if_tokens.setdefault((stmt.test, *map(id, values)), (object(), values))[0]
+
+
+def _at(items: list[Value] | tuple[Value, ...], index: int) -> Value:
+    """`items[index]`; unknown past either end."""
+    return items[index] if -len(items) <= index < len(items) else UNKNOWN
 
 
 def _fill_unknown(before: dict, after: dict) -> dict:
