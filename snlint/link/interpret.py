@@ -349,8 +349,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             return parts[0][0], base.narrowed(types=types), base.narrowed(exclude=base.exclude + types)
         if isinstance(test, F.Compare):
             return self.name_narrowing(test, frame)
-        if not (isinstance(test, F.Call) and isinstance(test.func, F.Global)
-                and test.func.qual == "builtins.isinstance" and len(test.args) == 2):
+        if not (_calls(test, "builtins.isinstance") and len(test.args) == 2):
             return None
         subject = test.args[0].value
         if not isinstance(subject, F.Local):

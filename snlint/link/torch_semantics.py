@@ -28,10 +28,10 @@ from snlint.torchapi import (
 
 # The methods of an nn.Module the interpreter models (`layer_method`); any other is the
 # project's own method, left to the call.
-_LAYER_METHODS = frozenset({
+_MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # device and dtype
+_LAYER_METHODS = _MOVES | {
     "add_module", "register_module", "append", "extend", "modules", "named_modules", "children",
-    "named_children", "parameters", "named_parameters", "apply", "requires_grad_", "eval",
-    "train", "to", "cuda", "cpu", "float", "double", "half"})
+    "named_children", "parameters", "named_parameters", "apply", "requires_grad_", "eval", "train"}
 
 
 def _overrides_train(owner: Layer | None, layer: Layer) -> bool:
@@ -65,8 +65,9 @@ class TorchSemantics:
 
     # ------------------------------------------------------------ building modules
 
-    def build_torch(self, name: str, args: list[Value], kwargs: dict[str, Value], frame: Frame,
-                    loc: Location) -> Value:
+    def call_torch_type(self, callee: TorchTypeV, args, kwargs, e, frame, loc, text) -> Value:
+        """`nn.Conv2d(...)`: a torch layer (a container holding what it is given)."""
+        name = callee.name
         kind = KINDS[name]
         layer = Layer(name, kind, loc, frame, args=tuple(args), kwargs=dict(kwargs),
                       in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
@@ -94,6 +95,8 @@ class TorchSemantics:
         elif kind == "attention":
             out_proj = Layer("Linear", "linear", loc, frame, in_loop=layer.in_loop, bypassed=True)
             layer.set_attr("out_proj", out_proj)
+        if callee.origin is not None:
+            layer.origin = callee.origin
         return layer
 
     def instantiate(self, cls_value: ClassV, args: tuple[Value, ...], kwargs: dict[str, Value],
@@ -103,7 +106,7 @@ class TorchSemantics:
         if kind == "sn_wrapper":
             target = args[0] if args else kwargs.get("module", UNKNOWN)
             reshape = _reshape_along_dim0(cls, file)
-            return self.apply_sn(SN_CUSTOM, cls.name, target, {}, None, frame, loc, reshape)
+            return self.apply_sn(SN_CUSTOM, cls.name, target, {}, frame, loc, reshape)
         torch_base = self.torch_base(cls, file)
         if kind is None and torch_base is None:
             if not cls.methods:
@@ -193,7 +196,7 @@ class TorchSemantics:
         if frame.function and frame.cls is None and frame.parent is not None \
                 and any(v is target for v in frame.env.values()):
             text = frame.function
-        self.apply_sn(SN_CUSTOM, text, target, {"name": (name, None)}, None, frame, loc,
+        self.apply_sn(SN_CUSTOM, text, target, {"name": (name, None)}, frame, loc,
                       _reshape_along_dim0(owner.cls, owner.file))
         return UNKNOWN
 
@@ -248,8 +251,8 @@ class TorchSemantics:
 
     # ------------------------------------------------------------ spectral norm and init
 
-    def spectral_norm(self, api: str, text: str, args: list[Value], kwargs: dict[str, Value],
-                      e: F.Call | None, frame: Frame, loc: Location) -> Value:
+    def call_sn_function(self, callee: SNFuncV, args, kwargs, e, frame, loc, text) -> Value:
+        api, text = callee.api, callee.text
         self.events.sn_calls.append(SNCallFact(api, text, loc))
         target = args[0] if args else kwargs.get("module", UNKNOWN)
         # Each option's value, and where the call passes it.
@@ -262,11 +265,11 @@ class TorchSemantics:
             for name, a in passed:
                 if name in options:
                     options[name] = (options[name][0], Location(loc.path, a.span))
-        return self.apply_sn(api, text, target, options, e, frame, loc)
+        return self.apply_sn(api, text, target, options, frame, loc)
 
     def apply_sn(self, api: str, text: str, target: Value,
-                 options: dict[str, tuple[Value, Location | None]], e: F.Call | None,
-                 frame: Frame, loc: Location, reshape: Location | None = None) -> Value:
+                 options: dict[str, tuple[Value, Location | None]], frame: Frame, loc: Location,
+                 reshape: Location | None = None) -> Value:
         name_value, name_loc = options.get("name", (ConstV("weight"), None))
         dim_value, dim_loc = options.get("dim", (ConstV(None), None))
         name = name_value.value if isinstance(name_value, ConstV) else None
@@ -325,15 +328,6 @@ class TorchSemantics:
             target.frozen = True
 
     # ------------------------------------------------------------ calls torch knows
-
-    def call_sn_function(self, callee: SNFuncV, args, kwargs, e, frame, loc, text) -> Value:
-        return self.spectral_norm(callee.api, callee.text, args, kwargs, e, frame, loc)
-
-    def call_torch_type(self, callee: TorchTypeV, args, kwargs, e, frame, loc, text) -> Value:
-        built = self.build_torch(callee.name, args, kwargs, frame, loc)
-        if callee.origin is not None and isinstance(built, Layer):
-            built.origin = callee.origin
-        return built
 
     CALLEES: dict[type, Callable] = {SNFuncV: call_sn_function, TorchTypeV: call_torch_type}
 
@@ -399,7 +393,7 @@ class TorchSemantics:
         if name == "eval" or (name == "train" and args and self.truth(args[0]) is False):
             self.kept_in_eval(receiver, frame)
             return receiver
-        if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "requires_grad_"):
+        if name in _MOVES or name in ("train", "requires_grad_"):
             return receiver
         return None
 
@@ -415,7 +409,7 @@ class TorchSemantics:
         return None
 
     def one_of_method(self, receiver: OneOfV, name: str, e, frame, loc) -> Value | None:
-        if name in ("to", "cuda", "cpu", "float", "double", "half", "train"):
+        if name in _MOVES or name == "train":
             self.arguments(e, frame)
             return receiver
         return None
