@@ -23,7 +23,7 @@ from snlint.link.index import ProjectIndex
 from snlint.link.names import Definitions
 from snlint.link.provenance import Channels
 from snlint.link.syntax import assignments_to, last_attr, text_of
-from snlint.link.torch_semantics import TorchSemantics
+from snlint.link.torch_semantics import TorchSemantics, in_init
 from snlint.link.training_semantics import TrainingSemantics
 from snlint.link.values import (
     MAX_DEPTH, UNKNOWN, ClassOfV, ClassV, ConstV, DictV, EnumMemberV, Frame, FuncV, LambdaV, Layer, ListV,
@@ -660,10 +660,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         if isinstance(left, ConstV) and isinstance(right, ConstV):
             return _arith(e.op, left.value, right.value)
         if isinstance(left, TensorV) and isinstance(right, TensorV) and left.origins and right.origins:
-            # `clamp(G(x), -eps, eps) + x` (an adversarial example, a residual output):
-            # each sample combines a part of each, so the batch is one of generated
-            # samples if either part is generated; not real and generated samples side by
-            # side, as `torch.cat((real, fake))` makes them.
+            # `clamp(G(x), -eps, eps) + x`: each sample combines a part of each, so the batch
+            # is generated if either part is (not side by side, as `torch.cat` makes them).
             joined = tensor_join([left, right])
             return TensorV(joined.tags, joined.outputs, frozenset({Channels(
                 (left.origins, right.origins), e.span.line, frame.file.path, ", combined with another tensor at {}")}))
@@ -1143,12 +1141,9 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         return None
 
     # ------------------------------------------------------------ calls
-    # A call is dispatched three ways: by the callee's kind (`CALLEES`: a project function,
-    # a class, a lambda, a partial, a name from outside the project), by the qualified name
-    # of a function from outside the project (`NAMED_CALLS`, `NAMED_FAMILIES`: `setattr`,
-    # `dict`, `itertools.chain`), and by the receiver's kind for a method call (`RECEIVERS`:
-    # list and dict methods, string methods of a literal). The torch and training semantics
-    # add their kinds to each table (merged at the end of the class).
+    # Dispatched by the callee's kind (`CALLEES`), by the qualified name of a function from
+    # outside the project (`NAMED_CALLS`, `NAMED_FAMILIES`), and by the receiver's kind for
+    # a method call (`RECEIVERS`); the torch and training semantics add their kinds.
 
     def call(self, e: F.Call, frame: Frame) -> Value:
         loc = Location(frame.file.path, e.span)
@@ -1233,8 +1228,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def call_one_of(self, callee: OneOfV, args, kwargs, e, frame, loc, text) -> Value:
         # Each candidate is built, or called, as the code would with that one; a module
-        # whose forward cannot take these arguments is not what this call reaches
-        # (`self.netD(data, labels)` in the branch for the conditional discriminator).
+        # whose forward cannot take these arguments is not what this call reaches.
         options = list(callee.options)
         if e is None or not any(a.star for a in e.args):
             options = [o for o in options if self.accepts(o, len(args), set(kwargs))] or options
@@ -1506,9 +1500,6 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     }
 
     # ------------------------------------------------------------ binding
-    # A call's arguments bound to parameters (defaults evaluated in the defining module,
-    # annotated project modules, the parsed options a function receives when the code that
-    # parses them cannot be followed), and the function body run with them.
 
     def invoke(self, func: FuncV, args: list[Value], kwargs: dict[str, Value], frame: Frame,
                loc: Location) -> Value:
@@ -1632,7 +1623,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return value
             return options.namespace(self._options, options.class_defaults(built) if built else {})
         if isinstance(value, NamespaceV) and value.origin == options.DEFAULTS_ORIGIN and built is not None \
-                and (frame.function == "__init__" or frame.name.endswith(".__init__")):
+                and in_init(frame):
             overrides = options.class_defaults(built)
             if overrides:
                 return options.namespace(self._options or {}, overrides)

@@ -34,6 +34,11 @@ _LAYER_METHODS = _MOVES | {
     "named_children", "parameters", "named_parameters", "apply", "requires_grad_", "eval", "train"}
 
 
+def in_init(frame: Frame) -> bool:
+    """Whether `frame` runs an `__init__`: called, or building an instance (`D.__init__`)."""
+    return frame.function == "__init__" or frame.name.endswith(".__init__")
+
+
 def _overrides_train(owner: Layer | None, layer: Layer) -> bool:
     """Whether a `train` method running for `owner` is an nn.Module's `train()` override
     keeping one of its own parts (`layer`) in eval mode, rather than a plain object's
@@ -307,7 +312,7 @@ class TorchSemantics:
         """`.eval()` that lasts: in a `train()` override (it runs after every `.train()`),
         or in `__init__` on a frozen part. An `.eval()` in training code is for validation."""
         scope = frame.owner_frame
-        if scope is None or scope.function not in ("train", "__init__") and not scope.name.endswith(".__init__"):
+        if scope is None or scope.function != "train" and not in_init(scope):
             return
         if scope.function == "train" and not _overrides_train(scope.self_value, layer):
             return  # a training loop named `train`, sampling in eval mode
@@ -322,7 +327,7 @@ class TorchSemantics:
         """`requires_grad_(False)` in an `__init__`: a pretrained part that never trains.
         Training code that toggles it around a generator step does not count."""
         scope = frame.owner_frame
-        if scope is None or scope.function != "__init__" and not scope.name.endswith(".__init__"):
+        if scope is None or not in_init(scope):
             return
         for target in [layer] + [m for _, m in layer.descendants()]:
             target.frozen = True
