@@ -50,6 +50,8 @@ PROJECT_BUDGET = 150_000
 SPENT_STEP_BUDGET = 2_500
 # Iterations of one loop the evaluator unrolls; longer loops run once, over unknown items.
 MAX_UNROLL = 64
+# Where a name from outside the project comes from.
+_OUTSIDE = ("torch.", "builtins.", "functools.", "collections.", "typing.")
 
 
 class BudgetExceeded(Exception):
@@ -286,15 +288,14 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         self.both_branches(stmt.body, stmt.orelse, frame, module_level, _if_token(stmt, frame))
 
     def both_branches(self, body: tuple[F.Stmt, ...], orelse: tuple[F.Stmt, ...], frame: Frame,
-                      module_level: bool, token: object | None = None) -> None:
+                      module_level: bool, token: object) -> None:
         """An `if` whose test we cannot decide: run each branch from the same state, and
         where they disagree about a name or attribute, mark what they built as ambiguous.
-        `token` names the `if` in `Frame.branches` (a new one by default)."""
+        `token` names the `if` in `Frame.branches`."""
         owner = frame.self_value
         env0 = dict(frame.env)
-        attrs0 = dict(owner.attrs) if owner is not None else {}
-        order0 = list(owner.children_order) if owner is not None else []
-        branches0, token = frame.branches, token if token is not None else object()
+        attrs0, order0 = _parts(owner)
+        branches0 = frame.branches
         frame.cond_depth += 1
         try:
             frame.branches = (*branches0, (token, 0))
@@ -302,8 +303,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             frame.jumped = False
             returned_then = frame.returned
             frame.returned = None
-            env_then, attrs_then = dict(frame.env), dict(owner.attrs) if owner is not None else {}
-            order_then = list(owner.children_order) if owner is not None else []
+            env_then = dict(frame.env)
+            attrs_then, order_then = _parts(owner)
             _replace(frame.env, env0)
             if owner is not None:
                 owner.attrs, owner.children_order = dict(attrs0), list(order0)
@@ -913,7 +914,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         torch_value = self.torch_name(qual, text)
         if torch_value is not None:
             return torch_value
-        if qual.startswith(("torch.", "builtins.", "functools.", "collections.", "typing.")):
+        if qual.startswith(_OUTSIDE):
             return NameV(qual, text)
         resolved = self.index.resolve(qual, frame.file)
         if resolved is None:
@@ -1106,8 +1107,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         attribute of a module-level value (`cfg.Base`: the value may change)."""
         if not isinstance(e, F.Global) or e.qual.startswith("*."):
             return False
-        if self.torch_name(e.qual, e.text) is not None or \
-                e.qual.startswith(("torch.", "builtins.", "functools.", "collections.", "typing.")):
+        if self.torch_name(e.qual, e.text) is not None or e.qual.startswith(_OUTSIDE):
             return True
         resolved = self.index.resolve(e.qual, file)
         return resolved is None or "." not in resolved.name
@@ -1675,6 +1675,11 @@ def _if_token(stmt: F.If, frame: Frame) -> object:
     # By the test as written (spans aside), not by the `if`. The entry holds the values:
     # no other object takes their ids.
     return frame.if_tokens.setdefault((stmt.test, *map(id, values)), (object(), values))[0]
+
+
+def _parts(owner: Layer | None) -> tuple[dict[str, Value], list[str]]:
+    """A copy of the attributes and the order of children of the module being built."""
+    return (dict(owner.attrs), list(owner.children_order)) if owner is not None else ({}, [])
 
 
 def _at(items: list[Value] | tuple[Value, ...], index: int) -> Value:

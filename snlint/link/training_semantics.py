@@ -624,19 +624,21 @@ def _output_key(module, where) -> tuple:
     return id(module), where if isinstance(where, Location) else id(where)
 
 
+def _forward_calls(cls: F.ClassFacts) -> list[F.Call]:
+    fn = cls.method("forward")
+    return [] if fn is None else [c for stmt in walk(fn.body) for c in calls_in(stmt)]
+
+
 def _discriminator_calls(cls: F.ClassFacts) -> int:
     """How many times the class's forward calls a discriminator it holds (`self.D(x)`)."""
-    fn = cls.method("forward")
-    return 0 if fn is None else sum(
-        1 for stmt in walk(fn.body) for c in calls_in(stmt)
-        if D_NAME.search(text_of(c.func)) and text_of(c.func).startswith("self."))
+    return sum(1 for c in _forward_calls(cls)
+               if D_NAME.search(text_of(c.func)) and text_of(c.func).startswith("self."))
 
 
 def _takes_gradient(cls: F.ClassFacts) -> bool:
     """Whether the class's forward calls `torch.autograd.grad`."""
-    fn = cls.method("forward")
-    return fn is not None and any(isinstance(c.func, F.Global) and c.func.qual == "torch.autograd.grad"
-                                  for stmt in walk(fn.body) for c in calls_in(stmt))
+    return any(isinstance(c.func, F.Global) and c.func.qual == "torch.autograd.grad"
+               for c in _forward_calls(cls))
 
 
 def scores_real_and_generated(cls: F.ClassFacts) -> bool:
