@@ -156,11 +156,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 # the default decides nothing when the method runs on its own.
                 if isinstance(p.default, F.Const) and self.passed_otherwise(p.name, p.default.value):
                     frame.env[p.name] = UnknownV(f"parameter {p.name}")
-            if name == "forward":
-                # What a forward receives is a batch of tensors, whatever its name.
-                for p in fn.params[1:]:
-                    if isinstance(frame.env.get(p.name), UnknownV):
-                        frame.env[p.name] = TensorV()
+                if name == "forward" and isinstance(frame.env.get(p.name), UnknownV):
+                    frame.env[p.name] = TensorV()  # a batch of tensors, whatever its name
             self.block(fn.body, frame)
 
     # ------------------------------------------------------------ statements
@@ -245,12 +242,12 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         StopIteration: self.batch = None` ends an epoch; it is not what every batch is)."""
         owner = frame.self_value
         env0 = dict(frame.env)
-        attrs0 = dict(owner.attrs) if owner is not None else None
+        attrs0, _ = _parts(owner)
         returned, jumped = frame.returned, frame.jumped
         self.block(stmt.body, frame, module_level)
         frame.returned, frame.jumped = returned, jumped
         _replace(frame.env, _fill_unknown(env0, frame.env))
-        if owner is not None and attrs0 is not None:
+        if owner is not None:
             owner.attrs = _fill_unknown(attrs0, owner.attrs)
             owner.children_order = [k for k in owner.children_order if k in owner.attrs]
 
@@ -1513,13 +1510,10 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                     env=dict(func.closure) if func.closure else {}, loop_depth=frame.loop_depth,
                     cond_depth=frame.cond_depth, function=func.fn.name, qualname=func.fn.qualname,
                     branches=frame.branches)
+        if isinstance(func.bound, Layer):
+            # A method building parts of `self` (`self._make_layers()`) counts as its init.
+            sub.self_value, sub.cls = func.bound, func.cls
         if func.bound is not None:
-            if isinstance(func.bound, Layer):
-                sub.self_value = func.bound if func.fn.name == "__init__" else None
-                sub.cls = func.cls
-                if func.fn.name != "__init__":
-                    # A method building parts of `self` (`self._make_layers()`) counts as its init.
-                    sub.self_value = func.bound
             args = [func.bound, *args]
         self.bind_params(func.fn, args, kwargs, sub)
         sub.no_grad = without_grad(func.fn)
