@@ -169,7 +169,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return
             self.stmt(stmt, frame, module_level)
 
-    def stmt(self, stmt: F.Stmt, frame: Frame, module_level: bool = False) -> None:
+    def stmt(self, stmt: F.Stmt, frame: Frame, module_level: bool) -> None:
         """Run one statement. `module_level`: a module's own statement (its assignments
         name module constants; its `def`s are globals, not closures)."""
         self.steps += 1

@@ -38,7 +38,7 @@ class TrainingSemantics:
 
     # ------------------------------------------------------------ what the evaluator asks
 
-    def loader_batch(self, iterable: Value, source: F.Expr, line: int, path: str = "") -> TensorV | None:
+    def loader_batch(self, iterable: Value, source: F.Expr, line: int, path: str) -> TensorV | None:
         """What a `for` loop over batches of a data loader gets: real data. None when the
         loop is over something else. `source`: what the loop goes through, as written."""
         if isinstance(iterable, TensorV) and iterable.tags:
