@@ -420,12 +420,9 @@ def _stepped(e) -> str | None:
 
 
 def split_steps(events: Events) -> None:
-    """Join the updates of consecutive steps of one optimizer into one update.
-
-    A discriminator trained with a step on the real batch and another on the generated
-    one (`out = D(real); ...; opt_d.step()`, then `out = D(G(z)); ...; opt_d.step()`)
-    normalizes each batch with its own statistics, as two calls before one step do; the
-    generator's step after them (another optimizer) stays apart."""
+    """Join the updates of consecutive steps of one optimizer into one update: a step on
+    the real batch and another on the generated one normalize each batch with its own
+    statistics, as two calls before one step do."""
     roots = {id(root): root for root in events.update_roots}
     for call in events.forwards:
         frame, loops, segment = call.update
@@ -443,6 +440,7 @@ def split_steps(events: Events) -> None:
 # Methods of a distributed or mixed-precision framework that hand back the models given
 # to them (Accelerate, Lightning Fabric, apex.amp).
 _SETUP_METHODS = frozenset({"prepare", "prepare_model", "setup", "setup_module", "initialize"})
+
 
 def _handed_back(args: list[Value]) -> Value:
     """`netD, optD, loader = accelerator.prepare(netD, optD, loader)`, Fabric's `setup`,
