@@ -92,7 +92,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         self._project_options = options  # the whole project's, for a part of it
         self._deciding: dict[int, set[str]] = {}  # id() of a function's facts -> resolve.deciding of it
         self._named_handlers: dict = {}  # qualified name -> its handler, once found
-        self._torch_names: dict[str, tuple[str, str] | None] = {}
+        self._layer_types: dict[str, str | None] = {}
         # (id() of a class, of a file) -> base_values, once stable; and the reads of a
         # class's bases that could not be kept.
         self._bases: dict[tuple[int, int], list[Value]] = {}

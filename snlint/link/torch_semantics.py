@@ -52,21 +52,17 @@ class TorchSemantics:
     index: ProjectIndex
     events: Events
     _registries: set[str] | None  # the project's class registries, found once
-    _torch_names: dict[str, tuple[str, str] | None]  # qualified name -> ("sn", api), ("layer", type) or None
+    _layer_types: dict[str, str | None]  # qualified name -> the torch layer type it names
 
     def torch_name(self, qual: str, text: str) -> Value | None:
         """What a torch name is, when it is more than a name: an SN function, a layer type."""
-        if qual not in self._torch_names:
+        if qual in SN_FUNCTIONS:
+            return SNFuncV(SN_FUNCTIONS[qual], text or qual.rsplit(".", 1)[-1])
+        if qual not in self._layer_types:
             # Every global read asks; the layer-type pattern is matched once per name.
-            ltype = None if qual in SN_FUNCTIONS else layer_type(qual)
-            self._torch_names[qual] = ("sn", SN_FUNCTIONS[qual]) if qual in SN_FUNCTIONS else \
-                ("layer", ltype) if ltype is not None else None
-        found = self._torch_names[qual]
-        if found is None:
-            return None
-        if found[0] == "sn":
-            return SNFuncV(found[1], text or qual.rsplit(".", 1)[-1])
-        return TorchTypeV(found[1])
+            self._layer_types[qual] = layer_type(qual)
+        found = self._layer_types[qual]
+        return None if found is None else TorchTypeV(found)
 
     # ------------------------------------------------------------ building modules
 
