@@ -433,15 +433,11 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 # `for m in seq.children(): layers.append(m)` (re-packing a Sequential's
                 # layers into another): each child, as it is.
                 self.unrolled(stmt, ([(stmt.target, value)] for value in items_of(iterable.root)), frame)
-            elif isinstance(iterable, ModulesIterV):
-                item: Value = ModulesV(iterable.root, children_only=iterable.children_only)
-                if iterable.named:
-                    item = TupleV((UNKNOWN, item))
-                self.assign(stmt.target, item, frame)
-                self.block(stmt.body, frame)
-            elif isinstance(iterable, ParametersV):
-                param = ParamV(iterable.root)
-                self.assign(stmt.target, TupleV((UNKNOWN, param)) if iterable.named else param, frame)
+            elif isinstance(iterable, (ModulesIterV, ParametersV)):
+                # Once, over all the modules (or parameters) together.
+                item: Value = ModulesV(iterable.root, children_only=iterable.children_only) \
+                    if isinstance(iterable, ModulesIterV) else ParamV(iterable.root)
+                self.assign(stmt.target, TupleV((UNKNOWN, item)) if iterable.named else item, frame)
                 self.block(stmt.body, frame)
             elif isinstance(iterable, (ListV, TupleV, Layer, ConstV)) and 0 < len(items_of(iterable)) <= MAX_UNROLL:
                 self.unrolled(stmt, ([(stmt.target, value)] for value in items_of(iterable)), frame)
