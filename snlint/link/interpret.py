@@ -1094,10 +1094,9 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def stable_name(self, e: F.Expr, file: F.FileFacts) -> bool:
         """Whether `e` is a global name whose value, once read, every later read gives too:
-        a torch or outside name, a module, or a module-level name of a project file (its
-        value is computed once, `module_global`), read while no module-level name is being
-        computed (that one would read as unknown for now). Not a star-imported name, nor an
-        attribute of a module-level value (`cfg.Base`: the value may change)."""
+        a torch or outside name, a module, or a module-level name of a project file
+        (`module_global`); not a star-imported name, nor an attribute of a module-level
+        value (`cfg.Base`: the value may change)."""
         if not isinstance(e, F.Global) or e.qual.startswith("*."):
             return False
         if self.torch_name(e.qual, e.text) is not None or e.qual.startswith(_OUTSIDE):
@@ -1643,8 +1642,7 @@ def items_of(value: Value) -> list[Value]:
 def _if_token(stmt: F.If, frame: Frame) -> object:
     """The token of an undecided `if`: one per run, except for a test of local names and
     constants only, which decides the same way wherever the frame runs it again on the same
-    values (in a loop, or in another `if` of the same test: a discriminator testing its
-    `norm` argument at each layer it builds)."""
+    values (a discriminator testing its `norm` argument at each layer it builds)."""
     names: list[str] = []
     stack: list[F.Expr] = [stmt.test]
     while stack:
@@ -1823,11 +1821,9 @@ def _replace(env: dict[str, Value], values: dict[str, Value]) -> None:
 
 
 def _widen_counters(body: tuple[F.Stmt, ...], frame: Frame) -> None:
-    """Before a loop run once for all its iterations (a training loop over batches, a
-    `while`): a number the body steps (`global_step += 1`, a module global or a local) is
-    not the value it starts at, so `if global_step > disc_iter_start:` (wav2lip's
-    discriminator, trained after 30k steps) is undecided, not never taken. Not for a loop
-    unrolled item by item (building layers), whose body runs once per item."""
+    """Before a loop run once for all its iterations: a number the body steps
+    (`global_step += 1`) is not the value it starts at, so `if global_step > start:` is
+    undecided, not never taken."""
     running = None
     for stmt in F.statements(body):
         if not isinstance(stmt, F.AugAssign):
@@ -1904,14 +1900,12 @@ def _namespace_of(e: F.Expr) -> F.Expr | None:
 
 
 def _any_item(items: list[Value] | tuple[Value, ...], text: str) -> Value | None:
-    """An item of a list at an index not known here, where every item is the same kind of
-    thing: one of the project's modules (`self.netsD[idx]`, StackGAN's discriminator per
-    scale, called in a loop over the scales), or a tensor (`self.real_imgs[idx]`, whose
-    items all come from the data). Anything else stays unknown."""
+    """An item of a list at an index not known here, where every item is one of the
+    project's modules (`self.netsD[idx]`), or every item a tensor. Anything else stays
+    unknown."""
     if not items:
         return None
-    # An item that is itself one of several modules (AttnGAN's `netsD`, one list on each
-    # branch of `if cfg.GAN.B_DCGAN:`) offers each of them.
+    # An item that is itself one of several modules offers each of them.
     modules = list(dict.fromkeys(o for i in items for o in (i.options if isinstance(i, OneOfV) else (i,))))
     if all(isinstance(i, Layer) and i.kind == "module" for i in modules):
         if len(modules) == 1:
