@@ -138,7 +138,8 @@ class TorchSemantics:
 
     def torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> str | None:
         """The torch.nn type a project class derives from (`Conv2d`, or `Module`)."""
-        return self.of_class("torch base", cls, file, seen, lambda: self._torch_base(cls, file, seen))
+        return self.of_class("torch base", cls, file, seen,
+                             lambda: self._torch_base(cls, file, seen))
 
     def _torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str]) -> str | None:
         if cls.qualname in seen:
@@ -166,7 +167,8 @@ class TorchSemantics:
             if KINDS.get(torch_base) in ("conv", "conv_transpose", "linear", "embedding"):
                 return "sn_mixin"
             init = cls.method("__init__")
-            if init and len(init.params) > 1 and init.params[1].name in ("module", "layer", "m", "mod", "net"):
+            wrapped = init.params[1].name if init and len(init.params) > 1 else None
+            if wrapped in ("module", "layer", "m", "mod", "net"):
                 return "sn_wrapper"
             return "sn_mixin" if torch_base not in (None, "Module") else "sn_wrapper"
         if torch_base is not None:
@@ -247,7 +249,8 @@ class TorchSemantics:
             why = f"the only discriminator class registry {registry} holds {resolve.KEY_NOT_KNOWN}"
             only = ClassV(found_all[0].cls, found_all[0].file, via=f"{why} at {where}")
             return OneOfV((only,), why, role="discriminator")
-        why = f"one of {len(found_all)} discriminator classes registry {registry} holds {resolve.KEY_NOT_KNOWN}"
+        why = (f"one of {len(found_all)} discriminator classes registry {registry} holds "
+               f"{resolve.KEY_NOT_KNOWN}")
         return OneOfV(tuple(found_all), why, role="discriminator")
 
     # ------------------------------------------------------------ spectral norm and init
@@ -427,7 +430,8 @@ class TorchSemantics:
         if not (receiver.named and name in ("find", "startswith", "endswith")):
             return None
         args, _ = self.arguments(e, frame)
-        if name == "find" and args and isinstance(args[0], ConstV) and isinstance(args[0].value, str):
+        if name == "find" and args and isinstance(args[0], ConstV) \
+                and isinstance(args[0].value, str):
             return NameFindV(receiver.modules, args[0].value)
         return UNKNOWN
 
@@ -458,7 +462,8 @@ _MODULE_WALKS = frozenset({"modules", "named_modules", "children", "named_childr
 
 def _modules_walk(root: Layer, method: str) -> ModulesIterV:
     """What `root.modules()` (or `named_modules`, `children`, `named_children`) goes through."""
-    return ModulesIterV(root, named=method.startswith("named"), children_only=method.endswith("children"))
+    return ModulesIterV(root, named=method.startswith("named"),
+                        children_only=method.endswith("children"))
 
 
 # `spectral_norm`'s parameters after the module, in order.

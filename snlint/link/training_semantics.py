@@ -293,7 +293,9 @@ class TrainingSemantics:
             # Read once per spelling: most calls of unknown callees are not of players.
             self._players[text] = _player(text)
         player = self._players[text]
-        return UNKNOWN if player is None else self.forward_call(None, args, kwargs, e, frame, loc, player)
+        if player is None:
+            return UNKNOWN
+        return self.forward_call(None, args, kwargs, e, frame, loc, player)
 
     CALLEES: dict[type, Callable] = {Layer: forward_call, UnknownV: call_unknown}
 
