@@ -1471,9 +1471,9 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         if name not in ("values", "items", "get", "update", "pop"):
             return None  # the call evaluates the arguments, once
         args, _ = self.arguments(e, frame)
-        if name in ("values",):
+        if name == "values":
             return ListV(list(receiver.items.values()))
-        if name in ("items",):
+        if name == "items":
             return ListV([TupleV((ConstV(k), v)) for k, v in receiver.items.items()])
         if name == "get" and args and isinstance(args[0], ConstV):
             return receiver.items.get(args[0].value, args[1] if len(args) > 1 else ConstV(None))
