@@ -1,22 +1,18 @@
 """A small abstract interpreter over source facts.
 
-It runs `__init__` bodies, helpers and partials the way Python would, as far as literal
-values allow, to learn which layers a module builds, which of them SN wraps (and where
-that happens), and which init calls touch them. It never guesses: a value it cannot
-follow is `UnknownV`, and rules skip what depends on one.
+It runs the project's code the way Python would, as far as literal values allow, to learn
+which layers a module builds, which of them SN wraps and which init calls touch them. A
+value it cannot follow is `UnknownV`, and rules skip what depends on one.
 
-`Interpreter` is one evaluator of Python: its handlers are named for the nodes they read
-(`assign_stmt`, `for_stmt`, `binop`, `comprehension`), found through tables by node type
-(`STATEMENTS`, `EXPRESSIONS`, `TARGETS`) and, for calls, by the callee's kind and name.
-Its values and frames are `snlint.link.values`; what it emits, the records the rules
-read, is `snlint.link.model`, collected in `Events`. Two sets of handlers know more than
-Python and live beside it: torch semantics (`torch_semantics.py`: what building and
-wrapping modules does) and training semantics (`training_semantics.py`: what a GAN's
-training code does with modules and tensors); each adds its kinds to the call tables.
+`Interpreter`'s handlers are named for the nodes they read and found through tables by
+node type (`STATEMENTS`, `EXPRESSIONS`, `TARGETS`) and, for calls, by the callee's kind and
+name. Torch semantics (`torch_semantics.py`) and training semantics
+(`training_semantics.py`) add their kinds to the call tables.
 """
 
 from __future__ import annotations
 
+import operator
 from typing import Callable, Iterator, TypeVar
 
 from snlint import facts as F
@@ -27,7 +23,7 @@ from snlint.link.index import ProjectIndex
 from snlint.link.names import Definitions
 from snlint.link.provenance import Channels
 from snlint.link.syntax import assignments_to, last_attr, text_of
-from snlint.link.torch_semantics import TorchSemantics
+from snlint.link.torch_semantics import TorchSemantics, in_init
 from snlint.link.training_semantics import TrainingSemantics
 from snlint.link.values import (
     MAX_DEPTH, UNKNOWN, ClassOfV, ClassV, ConstV, DictV, EnumMemberV, Frame, FuncV, LambdaV, Layer, ListV,
@@ -43,22 +39,19 @@ __all__ = ["D_NAME", "FAKE_NAME", "REAL_NAME", "BudgetExceeded", "Events", "Inte
 
 T = TypeVar("T")
 
-# Statements one entry point (a class, a function, a module body) may interpret. Real
-# __init__s take hundreds and a whole training script a few thousand (the largest entry
-# point of ten public GAN repositories: 1,459); past the budget the entry point is read
-# with less precision, and says so (SN920). Not much less: KAIR's ModelGAN, which builds
-# each network its options may pick, takes 20,939, and at 10,000 its SN301 and SN401 go.
+# Statements one entry point (a class, a function, a module body) may interpret; past it
+# the entry point is read with less precision, and says so (SN920). A model class that
+# builds every network its options may pick takes about 20,000.
 STEP_BUDGET = 25_000
-# Statements one link (a project, or a part of it) may interpret before each further entry
-# point gets the smaller budget: a project whose scripts each re-run the same option
-# plumbing (one `define_Model(opt)` building every network of a model zoo per script) is
-# bounded by this plus the smaller budget per entry point, not by scripts x networks. The
-# largest total of ten public GAN repositories is 13,838. Classes are built before any
-# module's statements or function runs (`link`), so they spend it first.
+# Statements one link may interpret before each further entry point gets the smaller
+# budget: scripts that each re-run the same option plumbing are bounded by this plus the
+# smaller budget per entry point, not by scripts x networks.
 PROJECT_BUDGET = 150_000
 SPENT_STEP_BUDGET = 2_500
 # Iterations of one loop the evaluator unrolls; longer loops run once, over unknown items.
 MAX_UNROLL = 64
+# Where a name from outside the project comes from.
+_OUTSIDE = ("torch.", "builtins.", "functools.", "collections.", "typing.")
 
 
 class BudgetExceeded(Exception):
@@ -99,7 +92,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         self._project_options = options  # the whole project's, for a part of it
         self._deciding: dict[int, set[str]] = {}  # id() of a function's facts -> resolve.deciding of it
         self._named_handlers: dict = {}  # qualified name -> its handler, once found
-        self._torch_names: dict[str, tuple[str, str] | None] = {}
+        self._layer_types: dict[str, str | None] = {}
         # (id() of a class, of a file) -> base_values, once stable; and the reads of a
         # class's bases that could not be kept.
         self._bases: dict[tuple[int, int], list[Value]] = {}
@@ -124,14 +117,13 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     def run_function(self, fn: F.FunctionFacts, file: F.FileFacts) -> Value:
         """A helper on its own, with its defaults and unknown parameters."""
         frame = Frame(file, fn.name, function=fn.name, no_grad=without_grad(fn))
-        self.bind_params(fn, [], {}, frame, use_defaults=True)
+        self.bind_params(fn, [], {}, frame)
         self.block(fn.body, frame)
         return settled(frame) or UNKNOWN
 
     def passed_otherwise(self, keyword: str, default: object) -> bool:
-        """Whether a call of the project passes `keyword` a literal other than `default`:
-        the whole project's calls when this is a part of it (a training loop calling a
-        model it was handed need not import the model's module)."""
+        """Whether a call of the project (the whole project, when this is a part of it)
+        passes `keyword` a literal other than `default`."""
         if self._keywords is None:
             whole = self._project_options
             files = whole.files if isinstance(whole, options.DeclaredOptions) else self.index.files
@@ -142,7 +134,11 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         """Build a class the way its defaults allow, as a top-level object."""
         loc = Location(file.path, cls.span)
         root = Frame(file, f"<build {cls.name}>")
-        return self.instantiate(ClassV(cls, file), (), self.root_options(cls, file), loc, root, root_build=True)
+        # A class that takes the parsed options (`def __init__(self, opt)`) gets the
+        # options the project declares, with their defaults.
+        init = self.find_method(cls, file, "__init__")
+        kwargs = self.option_arguments(init[0], cls) if init is not None else {}
+        return self.instantiate(ClassV(cls, file), (), kwargs, loc, root, root_build=True)
 
     def run_methods(self, instance: Layer, file: F.FileFacts) -> None:
         """Every method but __init__ of a built instance, with `self` bound to it: a
@@ -154,26 +150,18 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 continue  # a helper __init__ called already ran; running it again doubles SN
             frame = Frame(owner_file, f"{instance.cls.name}.{name}", self_value=instance, cls=owner,
                           function=name, no_grad=without_grad(fn))
-            self.bind_params(fn, [instance], self.option_arguments(fn, instance.cls), frame,
-                             use_defaults=True)
+            self.bind_params(fn, [instance], self.option_arguments(fn, instance.cls), frame)
             for p in fn.params[1:]:
-                # `def forward(self, x, step=0)` that the project also calls with `step=1`
-                # (VQGAN-LC's discriminator branch): a default another call overrides
-                # decides nothing when the method runs on its own.
+                # `def forward(self, x, step=0)` that the project also calls with `step=1`:
+                # the default decides nothing when the method runs on its own.
                 if isinstance(p.default, F.Const) and self.passed_otherwise(p.name, p.default.value):
                     frame.env[p.name] = UnknownV(f"parameter {p.name}")
-            if name == "forward":
-                # What a forward receives is a batch of tensors, whatever its name.
-                for p in fn.params[1:]:
-                    if isinstance(frame.env.get(p.name), UnknownV):
-                        frame.env[p.name] = TensorV()
+                if name == "forward" and isinstance(frame.env.get(p.name), UnknownV):
+                    frame.env[p.name] = TensorV()  # a batch of tensors, whatever its name
             self.block(fn.body, frame)
 
     # ------------------------------------------------------------ statements
-    # Python's control flow: which branch of an `if` runs (both, when the test cannot be
-    # decided, with what each built marked ambiguous; a branch on `isinstance(m, nn.Conv2d)`
-    # over `modules()` sees the modules that pass), how many times a loop body runs, what an
-    # assignment target binds. Handlers by node type: `STATEMENTS`, `TARGETS`.
+    # Handlers by node type: `STATEMENTS`, `TARGETS`.
 
     def block(self, body: tuple[F.Stmt, ...], frame: Frame, module_level: bool = False) -> None:
         for stmt in body:
@@ -181,7 +169,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return
             self.stmt(stmt, frame, module_level)
 
-    def stmt(self, stmt: F.Stmt, frame: Frame, module_level: bool = False) -> None:
+    def stmt(self, stmt: F.Stmt, frame: Frame, module_level: bool) -> None:
         """Run one statement. `module_level`: a module's own statement (its assignments
         name module constants; its `def`s are globals, not closures)."""
         self.steps += 1
@@ -254,12 +242,12 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         StopIteration: self.batch = None` ends an epoch; it is not what every batch is)."""
         owner = frame.self_value
         env0 = dict(frame.env)
-        attrs0 = dict(owner.attrs) if owner is not None else None
+        attrs0, _ = _parts(owner)
         returned, jumped = frame.returned, frame.jumped
         self.block(stmt.body, frame, module_level)
         frame.returned, frame.jumped = returned, jumped
         _replace(frame.env, _fill_unknown(env0, frame.env))
-        if owner is not None and attrs0 is not None:
+        if owner is not None:
             owner.attrs = _fill_unknown(attrs0, owner.attrs)
             owner.children_order = [k for k in owner.children_order if k in owner.attrs]
 
@@ -297,15 +285,14 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         self.both_branches(stmt.body, stmt.orelse, frame, module_level, _if_token(stmt, frame))
 
     def both_branches(self, body: tuple[F.Stmt, ...], orelse: tuple[F.Stmt, ...], frame: Frame,
-                      module_level: bool, token: object | None = None) -> None:
+                      module_level: bool, token: object) -> None:
         """An `if` whose test we cannot decide: run each branch from the same state, and
         where they disagree about a name or attribute, mark what they built as ambiguous.
-        `token` names the `if` in `Frame.branches` (a new one by default)."""
+        `token` names the `if` in `Frame.branches`."""
         owner = frame.self_value
         env0 = dict(frame.env)
-        attrs0 = dict(owner.attrs) if owner is not None else {}
-        order0 = list(owner.children_order) if owner is not None else []
-        branches0, token = frame.branches, token if token is not None else object()
+        attrs0, order0 = _parts(owner)
+        branches0 = frame.branches
         frame.cond_depth += 1
         try:
             frame.branches = (*branches0, (token, 0))
@@ -313,8 +300,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             frame.jumped = False
             returned_then = frame.returned
             frame.returned = None
-            env_then, attrs_then = dict(frame.env), dict(owner.attrs) if owner is not None else {}
-            order_then = list(owner.children_order) if owner is not None else []
+            env_then = dict(frame.env)
+            attrs_then, order_then = _parts(owner)
             _replace(frame.env, env0)
             if owner is not None:
                 owner.attrs, owner.children_order = dict(attrs0), list(order0)
@@ -340,9 +327,9 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def narrowing(self, test: F.Expr, frame: Frame) -> tuple[str, Value, Value] | None:
         """Tests that split a `modules()` variable: `isinstance(m, (nn.Conv2d, nn.Linear))`,
-        `not ...`, `isinstance(m, A) or isinstance(m, B)`, and DCGAN's class-name tests
-        (`m.__class__.__name__.find("Conv") != -1`, `"Norm" in classname`). The branch
-        sees the modules that pass; the other branch the rest."""
+        `not ...`, `isinstance(m, A) or isinstance(m, B)`, and class-name tests
+        (`classname.find("Conv") != -1`, `"Norm" in classname`). The branch sees the
+        modules that pass; the other branch the rest."""
         if isinstance(test, F.Not):
             inner = self.narrowing(test.value, frame)
             return None if inner is None else (inner[0], inner[2], inner[1])
@@ -360,8 +347,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             return parts[0][0], base.narrowed(types=types), base.narrowed(exclude=base.exclude + types)
         if isinstance(test, F.Compare):
             return self.name_narrowing(test, frame)
-        if not (isinstance(test, F.Call) and isinstance(test.func, F.Global)
-                and test.func.qual == "builtins.isinstance" and len(test.args) == 2):
+        if not (_calls(test, "builtins.isinstance") and len(test.args) == 2):
             return None
         subject = test.args[0].value
         if not isinstance(subject, F.Local):
@@ -426,8 +412,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             values = tuple(self.expr(e, frame) for e in zipped[1])
             iterable: Value = UNKNOWN
         elif indexed is not None:
-            # `for n in range(len(seq)): stream += seq[n]` (pix2pixHD's discriminators)
-            # goes through seq's indices as `for item in seq` goes through its items.
+            # `for n in range(len(seq))` goes through seq's indices as `for item in seq`
+            # goes through its items.
             seq = self.expr(indexed, frame)
             count = len(items_of(seq)) if isinstance(seq, (ListV, TupleV)) else 0
             iterable = ListV([ConstV(i) for i in range(count)]) if count else UNKNOWN
@@ -447,15 +433,11 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 # `for m in seq.children(): layers.append(m)` (re-packing a Sequential's
                 # layers into another): each child, as it is.
                 self.unrolled(stmt, ([(stmt.target, value)] for value in items_of(iterable.root)), frame)
-            elif isinstance(iterable, ModulesIterV):
-                item: Value = ModulesV(iterable.root, children_only=iterable.children_only)
-                if iterable.named:
-                    item = TupleV((UNKNOWN, item))
-                self.assign(stmt.target, item, frame)
-                self.block(stmt.body, frame)
-            elif isinstance(iterable, ParametersV):
-                param = ParamV(iterable.root)
-                self.assign(stmt.target, TupleV((UNKNOWN, param)) if iterable.named else param, frame)
+            elif isinstance(iterable, (ModulesIterV, ParametersV)):
+                # Once, over all the modules (or parameters) together.
+                item: Value = ModulesV(iterable.root, children_only=iterable.children_only) \
+                    if isinstance(iterable, ModulesIterV) else ParamV(iterable.root)
+                self.assign(stmt.target, TupleV((UNKNOWN, item)) if iterable.named else item, frame)
                 self.block(stmt.body, frame)
             elif isinstance(iterable, (ListV, TupleV, Layer, ConstV)) and 0 < len(items_of(iterable)) <= MAX_UNROLL:
                 self.unrolled(stmt, ([(stmt.target, value)] for value in items_of(iterable)), frame)
@@ -468,9 +450,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     def zipped(self, stmt: F.For, targets: tuple[F.Expr, ...], sequences: tuple[F.Expr, ...],
                values: tuple[Value, ...], frame: Frame) -> None:
         """`for real_i, fake_i in zip(reals, fakes)`: each name takes the items of its own
-        sequence (Synthetic2Realistic's pyramid of real and generated images, scored in
-        separate calls), not all of them together: pair by pair when every sequence is a
-        list of known length, else an item of each."""
+        sequence: pair by pair when every sequence is a list of known length, else an item
+        of each."""
         lengths = {len(v.items) for v in values if isinstance(v, (ListV, TupleV))}
         if all(isinstance(v, (ListV, TupleV)) for v in values) and len(lengths) == 1 \
                 and 0 < min(lengths) <= MAX_UNROLL:
@@ -559,8 +540,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             owner.set_attr(str(key.value) if isinstance(key, ConstV) else f"*{len(owner.attrs)}", value)
         elif isinstance(owner, (TensorV, UnknownV)) and isinstance(value, TensorV) and value.origins \
                 and isinstance(target.value, (F.Local, F.Attr)):
-            # `outputs[i] = img[:, crop]` (pix2pix's random crop into a new buffer): the buffer
-            # holds the samples written into it.
+            # `outputs[i] = img[:, crop]`: the buffer holds the samples written into it.
             joined = tensor_join([owner, value]) if isinstance(owner, TensorV) else value
             self.assign(target.value, joined, frame)
 
@@ -586,14 +566,11 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             target.items.append(UNKNOWN)
 
     # ------------------------------------------------------------ expressions
-    # An expression's value, as far as literal values allow (`norm_type == "batch"` is
-    # known, a tensor's shape is not); what a value's attribute is, for each kind of value.
     # Handlers by node type: `EXPRESSIONS`; by the value's kind: `ATTRIBUTES`.
 
     def expr(self, e: F.Expr | None, frame: Frame) -> Value:
         kind = type(e)
-        # Local names and calls, more than half of what the evaluator reads, skip the extra
-        # call through the table (`local_expr`, `call_expr` do the same).
+        # Local names and calls, more than half of what the evaluator reads, skip the table.
         if kind is F.Local:
             return frame.env.get(e.name, UNKNOWN)  # type: ignore[union-attr]
         if kind is F.Call:
@@ -603,9 +580,6 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def const_expr(self, e: F.Const, frame: Frame) -> Value:
         return ConstV(e.value)
-
-    def local_expr(self, e: F.Local, frame: Frame) -> Value:
-        return frame.env.get(e.name, UNKNOWN)
 
     def global_expr(self, e: F.Global, frame: Frame) -> Value:
         local = self.module_local(e, frame)
@@ -618,9 +592,6 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def attr_expr(self, e: F.Attr, frame: Frame) -> Value:
         return self.attribute(self.expr(e.value, frame), e.attr, frame)
-
-    def call_expr(self, e: F.Call, frame: Frame) -> Value:
-        return self.call(e, frame)
 
     def list_expr(self, e: F.ListE, frame: Frame) -> Value:
         items: list[Value] = []
@@ -641,8 +612,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         out = DictV()
         for k, v in e.items:
             if isinstance(k, F.Starred):
-                # `{**defaults, **kwargs}` (a factory's defaults joined with what it was
-                # given): what a known dict holds; an unknown one adds nothing known.
+                # `{**defaults, **kwargs}`: an unknown dict adds nothing known.
                 unpacked = self.expr(v, frame)
                 if isinstance(unpacked, DictV):
                     out.items.update(unpacked.items)
@@ -659,7 +629,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return self.module_item(module, self.expr(e.index, frame), text_of(e.value), frame, e.span)
         container, key = self.expr(e.value, frame), self.expr(e.index, frame)
         if isinstance(key, ConstV) and isinstance(key.value, slice):
-            # `layers[:-1]` of a list of children (GANomaly's NetD re-packing its encoder).
+            # `layers[:-1]` of a list of children.
             if isinstance(container, ListV):
                 return ListV(container.items[key.value])
             if isinstance(container, TupleV):
@@ -684,10 +654,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         if isinstance(left, ConstV) and isinstance(right, ConstV):
             return _arith(e.op, left.value, right.value)
         if isinstance(left, TensorV) and isinstance(right, TensorV) and left.origins and right.origins:
-            # `clamp(G(x), -eps, eps) + x` (an adversarial example, a residual output):
-            # each sample combines a part of each, so the batch is one of generated
-            # samples if either part is generated; not real and generated samples side by
-            # side, as `torch.cat((real, fake))` makes them.
+            # `clamp(G(x), -eps, eps) + x`: each sample combines a part of each, so the batch
+            # is generated if either part is (not side by side, as `torch.cat` makes them).
             joined = tensor_join([left, right])
             return TensorV(joined.tags, joined.outputs, frozenset({Channels(
                 (left.origins, right.origins), e.span.line, frame.file.path, ", combined with another tensor at {}")}))
@@ -758,7 +726,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         return out
 
     EXPRESSIONS = {
-        F.Const: const_expr, F.Local: local_expr, F.Global: global_expr, F.Attr: attr_expr, F.Call: call_expr,
+        F.Const: const_expr, F.Global: global_expr, F.Attr: attr_expr,
         F.ListE: list_expr, F.DictE: dict_expr, F.Subscript: subscript_expr, F.BinOp: binop_expr,
         F.Compare: compare_expr, F.Not: not_expr, F.BoolOp: boolop_expr, F.IfExp: ifexp_expr,
         F.Lambda: lambda_expr, F.Comprehension: comprehension_expr,
@@ -800,19 +768,12 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 and isinstance(key.value, int) and -len(value.value) <= key.value < len(value.value):
             return ConstV(value.value[key.value])  # `mode[-1]`, a layer-code string
         if isinstance(value, (ListV, TupleV)) and isinstance(key, ConstV) and isinstance(key.value, int):
-            try:
-                return value.items[key.value]
-            except IndexError:
-                return UNKNOWN
+            return _at(value.items, key.value)
         if isinstance(value, DictV) and isinstance(key, ConstV):
             return value.items.get(key.value, UNKNOWN)
         if isinstance(value, Layer) and isinstance(key, ConstV):
             if isinstance(key.value, int):
-                children = value.named_children()
-                try:
-                    return children[key.value][1]
-                except IndexError:
-                    return UNKNOWN
+                return _at([child for _, child in value.named_children()], key.value)
             return value.attrs.get(str(key.value), UNKNOWN)
         return UNKNOWN
 
@@ -912,7 +873,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         return value.attrs.get(attr, UnknownV(f"option {attr}"))
 
     def enum_member_attribute(self, value: EnumMemberV, attr: str, frame: Frame) -> Value:
-        # `GANType.VANILLA.name`, the key pytorch-GANs' `get_gan` compares.
+        # `GANType.VANILLA.name`, a key a factory compares.
         if attr == "name":
             return ConstV(value.name)
         if attr == "value" and isinstance(value.value, F.Const):
@@ -932,9 +893,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     }
 
     # ------------------------------------------------------------ lookup
-    # What names and methods refer to: a global resolves through imports and star imports
-    # to the value the defining module gives it (running that module's top level as far as
-    # needed), and a method through the class's bases.
+    # A global resolves through imports to the value the defining module gives it (running
+    # that module's top level as far as needed), and a method through the class's bases.
 
     def global_value(self, qual: str, text: str, frame: Frame) -> Value:
         """What the name `qual` (as the source pass resolved it) refers to, seen from
@@ -947,7 +907,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         torch_value = self.torch_name(qual, text)
         if torch_value is not None:
             return torch_value
-        if qual.startswith(("torch.", "builtins.", "functools.", "collections.", "typing.")):
+        if qual.startswith(_OUTSIDE):
             return NameV(qual, text)
         resolved = self.index.resolve(qual, frame.file)
         if resolved is None:
@@ -962,10 +922,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def module_local(self, e: F.Global, frame: Frame) -> tuple[Value, list[str]] | None:
         """A module-level variable the module body being run has assigned (`samples`,
-        `samples.detach`): its value and the attributes after it. Read as it is when the
-        code runs, from a function that module body calls too: a script that trains one
-        model with `d_train()` and binds the name to another model after the loop
-        (machine-learning-book's `disc_model`) trains the first."""
+        `samples.detach`): its value and the attributes after it, as it is when the code
+        runs, from a function that module body calls too."""
         module = frame.file.module
         if not module or not e.qual.startswith(module + "."):
             return None
@@ -1017,9 +975,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                         classes = {v.cls.qualname if isinstance(v, Layer) and v.cls else None for v in found}
                         value = found[-1] if len(classes) == 1 and None not in classes else UNKNOWN
             if isinstance(value, UnknownV):
-                # A name the module imports (a package's `__init__` re-exporting a class),
-                # or takes from a star import of its own: where the project defines it, as
-                # the fixes resolve it (`snlint.link.names`).
+                # A name the module imports or takes from a star import of its own: where
+                # the project defines it (`snlint.link.names`).
                 found = self.definitions.canonical(qual, file)
                 if found != qual and not found.startswith("*."):
                     value = self.global_value(found, name, frame)
@@ -1033,9 +990,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     def statements_about(self, file: F.FileFacts, name: str) -> list[F.Stmt]:
         """The module-level statements of `file` that `module_global` reads for `name`, in
         order: those that define or assign it or call a method of it, and every `if` and
-        block (read for what they define inside). The others do nothing for `name`; an index
-        built once per file keeps a file of thousands of names from being scanned once per
-        name."""
+        block, from an index built once per file."""
         index = self._statement_index.get(file.path)
         if index is None:
             index = self._statement_index[file.path] = _statement_index(file)
@@ -1077,8 +1032,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def methods_of(self, cls: F.ClassFacts, file: F.FileFacts) -> list[tuple]:
         """(name, function, defining class, its file) for each method an instance of `cls`
-        has, inherited ones included (a framework's `feed_data` in its base model), bases
-        first: a base's data-loading method runs before the subclass's training step."""
+        has, inherited ones included, bases first: a base's data-loading method runs before
+        the subclass's training step."""
         chain: list[tuple[F.ClassFacts, F.FileFacts]] = []
         stack = [(cls, file)]
         while stack and len(chain) < 16:
@@ -1102,9 +1057,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def base_values(self, cls: F.ClassFacts, file: F.FileFacts) -> Iterator[Value]:
         """What each of a class's bases is, read in `file`, one at a time (a caller may
-        follow one base before the next is read, as it always did). Method lookups and
-        module tests ask this of the same classes thousands of times: kept once every base
-        is a name whose value cannot change any more (`stable_name`), else read again."""
+        follow one base before the next is read); kept once every base is a name whose
+        value cannot change any more (`stable_name`), else read again."""
         key = (id(cls), id(file))
         if key in self._bases:
             yield from self._bases[key]
@@ -1121,10 +1075,14 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         if stable:
             self._bases[key] = values
 
-    def of_class(self, what: str, cls: F.ClassFacts, file: F.FileFacts, compute: Callable[[], T]) -> T:
+    def of_class(self, what: str, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str],
+                 compute: Callable[[], T]) -> T:
         """What `compute` finds of a class through its bases (its torch base, a method it
         inherits), kept when every base it read on the way was stable (`base_values`): the
-        same question then has the same answer, and reading it again has no effect."""
+        same question then has the same answer. `seen`: the classes a search through the
+        bases came from (none for a question asked from outside, the only one kept)."""
+        if seen:
+            return compute()
         key = (what, id(cls), id(file))
         if key in self._of_class:
             return self._of_class[key]
@@ -1136,14 +1094,12 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def stable_name(self, e: F.Expr, file: F.FileFacts) -> bool:
         """Whether `e` is a global name whose value, once read, every later read gives too:
-        a torch or outside name, a module, or a module-level name of a project file (its
-        value is computed once, `module_global`), read while no module-level name is being
-        computed (that one would read as unknown for now). Not a star-imported name, nor an
-        attribute of a module-level value (`cfg.Base`: the value may change)."""
+        a torch or outside name, a module, or a module-level name of a project file
+        (`module_global`); not a star-imported name, nor an attribute of a module-level
+        value (`cfg.Base`: the value may change)."""
         if not isinstance(e, F.Global) or e.qual.startswith("*."):
             return False
-        if self.torch_name(e.qual, e.text) is not None or \
-                e.qual.startswith(("torch.", "builtins.", "functools.", "collections.", "typing.")):
+        if self.torch_name(e.qual, e.text) is not None or e.qual.startswith(_OUTSIDE):
             return True
         resolved = self.index.resolve(e.qual, file)
         return resolved is None or "." not in resolved.name
@@ -1152,14 +1108,16 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         """The file that defines `cls`: a method runs there, with its imports, wherever the
         instance is used."""
         if self._class_files is None:
-            self._class_files = {id(c): f for f in self.index.files for _, c in f.classes}
+            self._class_files = {id(c): f for c, f in self.project_classes()}
         return self._class_files.get(id(cls))
+
+    def project_classes(self) -> list[tuple[F.ClassFacts, F.FileFacts]]:
+        return [(c, f) for f in self.index.files for _, c in f.classes]
 
     def find_method(self, cls: F.ClassFacts, file: F.FileFacts, name: str,
                     seen: frozenset[str] = frozenset()) -> tuple[F.FunctionFacts, F.FileFacts, F.ClassFacts] | None:
-        if not seen:
-            return self.of_class(f"method {name}", cls, file, lambda: self._find_method(cls, file, name, seen))
-        return self._find_method(cls, file, name, seen)
+        return self.of_class(f"method {name}", cls, file, seen,
+                             lambda: self._find_method(cls, file, name, seen))
 
     def _find_method(self, cls: F.ClassFacts, file: F.FileFacts, name: str,
                      seen: frozenset[str]) -> tuple[F.FunctionFacts, F.FileFacts, F.ClassFacts] | None:
@@ -1175,12 +1133,9 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         return None
 
     # ------------------------------------------------------------ calls
-    # A call is dispatched three ways: by the callee's kind (`CALLEES`: a project function,
-    # a class, a lambda, a partial, a name from outside the project), by the qualified name
-    # of a function from outside the project (`NAMED_CALLS`, `NAMED_FAMILIES`: `setattr`,
-    # `dict`, `itertools.chain`), and by the receiver's kind for a method call (`RECEIVERS`:
-    # list and dict methods, string methods of a literal). The torch and training semantics
-    # add their kinds to each table (merged at the end of the class).
+    # Dispatched by the callee's kind (`CALLEES`), by the qualified name of a function from
+    # outside the project (`NAMED_CALLS`, `NAMED_FAMILIES`), and by the receiver's kind for
+    # a method call (`RECEIVERS`); the torch and training semantics add their kinds.
 
     def call(self, e: F.Call, frame: Frame) -> Value:
         loc = Location(frame.file.path, e.span)
@@ -1197,21 +1152,20 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return normalized
         # Method calls on a value keep their receiver.
         local = self.module_local(func_expr, frame) if isinstance(func_expr, F.Global) else None
+        receiver: Value | None = None
         if local is not None and local[1]:
             # `samples.detach()` on a module-level variable: lowered as one dotted global.
             receiver, attrs = local
             for attr in attrs[:-1]:
                 receiver = self.attribute(receiver, attr, frame)
-            handled = self.method_call(receiver, attrs[-1], e, frame, loc)
-            if handled is not None:
-                return handled
-            callee = self.attribute(receiver, attrs[-1], frame)
+            method = attrs[-1]
         elif isinstance(func_expr, F.Attr):
-            receiver = self.expr(func_expr.value, frame)
-            handled = self.method_call(receiver, func_expr.attr, e, frame, loc)
+            receiver, method = self.expr(func_expr.value, frame), func_expr.attr
+        if receiver is not None:
+            handled = self.method_call(receiver, method, e, frame, loc)
             if handled is not None:
                 return handled
-            callee = self.attribute(receiver, func_expr.attr, frame)
+            callee = self.attribute(receiver, method, frame)
         else:
             callee = self.expr(func_expr, frame)
             if isinstance(func_expr, F.Global) and "." in func_expr.qual and isinstance(callee, UnknownV):
@@ -1240,8 +1194,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 if isinstance(value, (ListV, TupleV)):
                     args.extend(value.items)
                 elif isinstance(value, Layer) and value.kind == "container":
-                    # `nn.Sequential(*blocks)` of a local `nn.ModuleList()` (SinGAN's
-                    # discriminator): its modules, in order.
+                    # `nn.Sequential(*blocks)` of a local `nn.ModuleList()`: its modules.
                     args.extend(layer for _, layer in value.named_children())
                 else:
                     args.append(UnknownV("*args"))
@@ -1267,8 +1220,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def call_one_of(self, callee: OneOfV, args, kwargs, e, frame, loc, text) -> Value:
         # Each candidate is built, or called, as the code would with that one; a module
-        # whose forward cannot take these arguments is not what this call reaches
-        # (`self.netD(data, labels)` in the branch for the conditional discriminator).
+        # whose forward cannot take these arguments is not what this call reaches.
         options = list(callee.options)
         if e is None or not any(a.star for a in e.args):
             options = [o for o in options if self.accepts(o, len(args), set(kwargs))] or options
@@ -1310,7 +1262,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     def call_function(self, callee: FuncV, args, kwargs, e, frame, loc, text) -> Value:
         if callee.fn.name == "forward" and isinstance(callee.bound, Layer) and callee.bound.kind == "module":
             # `self.forward(x)` in a discriminator's own `compute_loss`: a call of the module.
-            return self.forward_call(callee.bound, text, args, frame, loc, e, kwargs)
+            return self.forward_call(callee.bound, args, kwargs, e, frame, loc, text)
         return self.invoke(callee, args, kwargs, frame, loc)
 
     def call_lambda(self, callee: LambdaV, args, kwargs, e, frame, loc, text) -> Value:
@@ -1414,7 +1366,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         inner = args[0]
         if isinstance(inner, ModulesIterV) and inner.children_only and not inner.named \
                 and inner.root.kind == "container":
-            # `list(model.main.children())`: a Sequential's layers, to re-pack (GANomaly).
+            # `list(model.main.children())`: a Sequential's layers, to re-pack.
             inner = ListV(list(items_of(inner.root)))
         if isinstance(inner, (ListV, TupleV)):
             return ListV(list(inner.items)) if is_list else TupleV(tuple(inner.items))
@@ -1519,9 +1471,9 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         if name not in ("values", "items", "get", "update", "pop"):
             return None  # the call evaluates the arguments, once
         args, _ = self.arguments(e, frame)
-        if name in ("values",):
+        if name == "values":
             return ListV(list(receiver.items.values()))
-        if name in ("items",):
+        if name == "items":
             return ListV([TupleV((ConstV(k), v)) for k, v in receiver.items.items()])
         if name == "get" and args and isinstance(args[0], ConstV):
             return receiver.items.get(args[0].value, args[1] if len(args) > 1 else ConstV(None))
@@ -1540,9 +1492,6 @@ class Interpreter(TorchSemantics, TrainingSemantics):
     }
 
     # ------------------------------------------------------------ binding
-    # A call's arguments bound to parameters (defaults evaluated in the defining module,
-    # annotated project modules, the parsed options a function receives when the code that
-    # parses them cannot be followed), and the function body run with them.
 
     def invoke(self, func: FuncV, args: list[Value], kwargs: dict[str, Value], frame: Frame,
                loc: Location) -> Value:
@@ -1556,15 +1505,12 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                     env=dict(func.closure) if func.closure else {}, loop_depth=frame.loop_depth,
                     cond_depth=frame.cond_depth, function=func.fn.name, qualname=func.fn.qualname,
                     branches=frame.branches)
+        if isinstance(func.bound, Layer):
+            # A method building parts of `self` (`self._make_layers()`) counts as its init.
+            sub.self_value, sub.cls = func.bound, func.cls
         if func.bound is not None:
-            if isinstance(func.bound, Layer):
-                sub.self_value = func.bound if func.fn.name == "__init__" else None
-                sub.cls = func.cls
-                if func.fn.name != "__init__":
-                    # A method building parts of `self` (`self._make_layers()`) counts as its init.
-                    sub.self_value = func.bound
             args = [func.bound, *args]
-        self.bind_params(func.fn, args, kwargs, sub, use_defaults=True)
+        self.bind_params(func.fn, args, kwargs, sub)
         sub.no_grad = without_grad(func.fn)
         passed = len(args) + len(kwargs)
         # Which parameters the body compares is asked only of a call passing a string.
@@ -1585,29 +1531,23 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         return found
 
     def bind_params(self, fn: F.FunctionFacts, args: list[Value], kwargs: dict[str, Value],
-                    frame: Frame, use_defaults: bool) -> None:
+                    frame: Frame) -> None:
         remaining = list(args)
         extra_kwargs = dict(kwargs)
         for p in fn.params:
-            if p.kind in ("pos", "posonly"):
-                if remaining:
-                    frame.env[p.name] = remaining.pop(0)
-                elif p.name in extra_kwargs:
-                    frame.env[p.name] = extra_kwargs.pop(p.name)
-                elif p.default is not None and use_defaults:
-                    frame.env[p.name] = self.default(p, frame)
-                else:
-                    frame.env[p.name] = self.annotated(p, frame) or self.unpassed_parameter(p.name)
-            elif p.kind == "star":
+            if p.kind == "star":
                 frame.env[p.name] = TupleV(tuple(remaining))
                 remaining = []
+            elif p.kind in ("pos", "posonly") and remaining:
+                frame.env[p.name] = remaining.pop(0)
+            elif p.name in extra_kwargs and p.kind != "dstar":
+                frame.env[p.name] = extra_kwargs.pop(p.name)
+            elif p.default is not None and p.kind != "dstar":
+                frame.env[p.name] = self.default(p, frame)
+            elif p.kind in ("pos", "posonly"):
+                frame.env[p.name] = self.annotated(p, frame) or self.unpassed_parameter(p.name)
             elif p.kind == "kwonly":
-                if p.name in extra_kwargs:
-                    frame.env[p.name] = extra_kwargs.pop(p.name)
-                elif p.default is not None and use_defaults:
-                    frame.env[p.name] = self.default(p, frame)
-                else:
-                    frame.env[p.name] = UnknownV(f"parameter {p.name}")
+                frame.env[p.name] = UnknownV(f"parameter {p.name}")
             elif p.kind == "dstar":
                 frame.env[p.name] = DictV(dict(extra_kwargs))
                 extra_kwargs = {}
@@ -1641,20 +1581,9 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     # ------------------------------------------------------------ parsed options
 
-    def root_options(self, cls: F.ClassFacts, file: F.FileFacts) -> dict[str, Value]:
-        """A class built alone that takes the parsed options (`def __init__(self, opt)`, the
-        pix2pix / SPADE tradition) gets the options the project declares, with their
-        defaults, as the training script's `opt` would hold them unless the user overrides
-        them; unknown options stay unknown."""
-        found = self.find_method(cls, file, "__init__")
-        if found is None:
-            return {}
-        return self.option_arguments(found[0], cls)
-
     def option_arguments(self, fn: F.FunctionFacts, cls: F.ClassFacts) -> dict[str, Value]:
         """The parsed options for `fn`'s parameters that take them (`opt`, `args`), when the
-        project declares options: `__init__(self, opt)`, or `initialize(self, opt)` in the
-        DeblurGAN / older pix2pix tradition."""
+        project declares options."""
         if not self.declared_options():
             return {}
         out: dict[str, Value] = {}
@@ -1676,14 +1605,14 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         defaults, as a run without flags has them. A model class's own
         `parser.set_defaults(...)` applies where the options reach its `__init__`."""
         built = frame.self_value.cls if frame.self_value is not None else None
-        # An attribute of a module nothing set (`self.opt` in a `build_models` run for the
-        # class built alone, DMIT) is as unknown as a parameter nobody passed.
+        # An attribute of a module nothing set (`self.opt` of a class built alone) is as
+        # unknown as a parameter nobody passed.
         if isinstance(value, UnknownV) or isinstance(value, NameV) and value.qual.startswith("<layer>."):
             if not self.declared_options():
                 return value
             return options.namespace(self._options, options.class_defaults(built) if built else {})
         if isinstance(value, NamespaceV) and value.origin == options.DEFAULTS_ORIGIN and built is not None \
-                and (frame.function == "__init__" or frame.name.endswith(".__init__")):
+                and in_init(frame):
             overrides = options.class_defaults(built)
             if overrides:
                 return options.namespace(self._options or {}, overrides)
@@ -1713,8 +1642,7 @@ def items_of(value: Value) -> list[Value]:
 def _if_token(stmt: F.If, frame: Frame) -> object:
     """The token of an undecided `if`: one per run, except for a test of local names and
     constants only, which decides the same way wherever the frame runs it again on the same
-    values (in a loop, or in another `if` of the same test: a discriminator testing its
-    `norm` argument at each layer it builds)."""
+    values (a discriminator testing its `norm` argument at each layer it builds)."""
     names: list[str] = []
     stack: list[F.Expr] = [stmt.test]
     while stack:
@@ -1732,9 +1660,19 @@ def _if_token(stmt: F.If, frame: Frame) -> object:
     if not names:
         return object()
     values = tuple(frame.env.get(n) for n in names)
-    # By the test as written (spans aside), not by the `if`: PSGAN tests `norm == 'SN'` at
-    # each layer it builds. The entry holds the values: no other object takes their ids.
+    # By the test as written (spans aside), not by the `if`. The entry holds the values:
+    # no other object takes their ids.
     return frame.if_tokens.setdefault((stmt.test, *map(id, values)), (object(), values))[0]
+
+
+def _parts(owner: Layer | None) -> tuple[dict[str, Value], list[str]]:
+    """A copy of the attributes and the order of children of the module being built."""
+    return (dict(owner.attrs), list(owner.children_order)) if owner is not None else ({}, [])
+
+
+def _at(items: list[Value] | tuple[Value, ...], index: int) -> Value:
+    """`items[index]`; unknown past either end."""
+    return items[index] if -len(items) <= index < len(items) else UNKNOWN
 
 
 def _fill_unknown(before: dict, after: dict) -> dict:
@@ -1778,11 +1716,8 @@ def _building_module(frame: Frame) -> bool:
 def settled(frame: Frame) -> Value | None:
     """What a finished body returns. A factory of `if kind == "a": return A(...)` tests
     ending in a `raise` (or a last `return B(...)`) returns one of the instances of project
-    classes it builds, as an `if`/`else` assigning them does. Any other early return leaves
-    the body's last `return` as what it returns: a guard's `return x` in a forward is not
-    what the forward computes, and a function returning one of several classes
-    (`get_netD_cls(name)`) is read again by a caller that picks by the same key, which one
-    unknown key for both would not hold to."""
+    classes it builds. Any other early return (a guard's `return x`) leaves the body's last
+    `return` as what it returns."""
     if not frame.early:
         return frame.returned
     values = [*frame.early, *([frame.returned] if frame.returned is not None else [])]
@@ -1886,11 +1821,9 @@ def _replace(env: dict[str, Value], values: dict[str, Value]) -> None:
 
 
 def _widen_counters(body: tuple[F.Stmt, ...], frame: Frame) -> None:
-    """Before a loop run once for all its iterations (a training loop over batches, a
-    `while`): a number the body steps (`global_step += 1`, a module global or a local) is
-    not the value it starts at, so `if global_step > disc_iter_start:` (wav2lip's
-    discriminator, trained after 30k steps) is undecided, not never taken. Not for a loop
-    unrolled item by item (building layers), whose body runs once per item."""
+    """Before a loop run once for all its iterations: a number the body steps
+    (`global_step += 1`) is not the value it starts at, so `if global_step > start:` is
+    undecided, not never taken."""
     running = None
     for stmt in F.statements(body):
         if not isinstance(stmt, F.AugAssign):
@@ -1926,19 +1859,20 @@ def _enum_member(cls: F.ClassFacts, name: str) -> EnumMemberV | None:
     return None
 
 
+_ARITHMETIC = {"Add": operator.add, "Multiply": operator.mul, "Subtract": operator.sub,
+               "FloorDivide": operator.floordiv}
+_COMPARISONS = {"==": operator.eq, "!=": operator.ne, "is": operator.is_, "is not": operator.is_not,
+                "in": lambda a, b: a in b, "not in": lambda a, b: a not in b, "<": operator.lt,
+                "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
 def _arith(op: str, a: object, b: object) -> Value:
+    if op not in _ARITHMETIC:
+        return UNKNOWN
     try:
-        if op == "Add":
-            return ConstV(a + b)  # type: ignore[operator]
-        if op == "Multiply":
-            return ConstV(a * b)  # type: ignore[operator]
-        if op == "Subtract":
-            return ConstV(a - b)  # type: ignore[operator]
-        if op == "FloorDivide":
-            return ConstV(a // b)  # type: ignore[operator]
-    except Exception:
-        pass
-    return UNKNOWN
+        return ConstV(_ARITHMETIC[op](a, b))
+    except Exception:  # noqa: BLE001 - an operation Python itself would reject
+        return UNKNOWN
 
 
 def _compare(op: str, left: Value, right: Value) -> Value:
@@ -1949,15 +1883,10 @@ def _compare(op: str, left: Value, right: Value) -> Value:
         return ConstV(inside if op == "in" else not inside)
     if not (isinstance(left, ConstV) and isinstance(right, ConstV)):
         return UNKNOWN
-    a, b = left.value, right.value
     try:
-        result = {"==": lambda: a == b, "!=": lambda: a != b, "is": lambda: a is b,
-                  "is not": lambda: a is not b, "in": lambda: a in b, "not in": lambda: a not in b,
-                  "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
-                  ">=": lambda: a >= b}[op]()
+        return ConstV(bool(_COMPARISONS[op](left.value, right.value)))
     except Exception:  # noqa: BLE001 - a comparison Python itself would reject
         return UNKNOWN
-    return ConstV(bool(result))
 
 
 def _namespace_of(e: F.Expr) -> F.Expr | None:
@@ -1971,14 +1900,12 @@ def _namespace_of(e: F.Expr) -> F.Expr | None:
 
 
 def _any_item(items: list[Value] | tuple[Value, ...], text: str) -> Value | None:
-    """An item of a list at an index not known here, where every item is the same kind of
-    thing: one of the project's modules (`self.netsD[idx]`, StackGAN's discriminator per
-    scale, called in a loop over the scales), or a tensor (`self.real_imgs[idx]`, whose
-    items all come from the data). Anything else stays unknown."""
+    """An item of a list at an index not known here, where every item is one of the
+    project's modules (`self.netsD[idx]`), or every item a tensor. Anything else stays
+    unknown."""
     if not items:
         return None
-    # An item that is itself one of several modules (AttnGAN's `netsD`, one list on each
-    # branch of `if cfg.GAN.B_DCGAN:`) offers each of them.
+    # An item that is itself one of several modules offers each of them.
     modules = list(dict.fromkeys(o for i in items for o in (i.options if isinstance(i, OneOfV) else (i,))))
     if all(isinstance(i, Layer) and i.kind == "module" for i in modules):
         if len(modules) == 1:

@@ -1,12 +1,7 @@
-"""What torch code does to modules: building layers and project modules, spectral norm
-through either API or a hand-written wrapper, init calls, and the module methods that
-change a module (`add_module`, `apply`, `eval`, `requires_grad_`).
-
-The evaluator knows Python; this part knows torch.nn: which classes are modules, what a
-torch layer type builds, where SN is applied and to which layers, and which class a
-framework's registry builds. Norm factories (`get_norm_layer("batch")`) are Python that
-builds torch layers: the evaluator runs them, and `resolve` notes which argument chose
-what they built.
+"""What torch code does to modules: which classes are modules, what a torch layer type
+builds, where SN is applied (either API, or a hand-written wrapper) and to which layers,
+init calls, the module methods that change a module (`add_module`, `apply`, `eval`), and
+which class a framework's registry builds.
 """
 
 from __future__ import annotations
@@ -31,14 +26,18 @@ from snlint.torchapi import (
     weight_norm_api,
 )
 
-
-
 # The methods of an nn.Module the interpreter models (`layer_method`); any other is the
 # project's own method, left to the call.
-_LAYER_METHODS = frozenset({
+_MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # device and dtype
+_LAYER_METHODS = _MOVES | {
     "add_module", "register_module", "append", "extend", "modules", "named_modules", "children",
-    "named_children", "parameters", "named_parameters", "apply", "requires_grad_", "eval",
-    "train", "to", "cuda", "cpu", "float", "double", "half"})
+    "named_children", "parameters", "named_parameters", "apply", "requires_grad_", "eval", "train"}
+
+
+def in_init(frame: Frame) -> bool:
+    """Whether `frame` runs an `__init__`: called, or building an instance (`D.__init__`)."""
+    return frame.function == "__init__" or frame.name.endswith(".__init__")
+
 
 def _overrides_train(owner: Layer | None, layer: Layer) -> bool:
     """Whether a `train` method running for `owner` is an nn.Module's `train()` override
@@ -53,26 +52,23 @@ class TorchSemantics:
     index: ProjectIndex
     events: Events
     _registries: set[str] | None  # the project's class registries, found once
-    _torch_names: dict[str, tuple[str, str] | None]  # qualified name -> ("sn", api), ("layer", type) or None
+    _layer_types: dict[str, str | None]  # qualified name -> the torch layer type it names
 
     def torch_name(self, qual: str, text: str) -> Value | None:
         """What a torch name is, when it is more than a name: an SN function, a layer type."""
-        if qual not in self._torch_names:
+        if qual in SN_FUNCTIONS:
+            return SNFuncV(SN_FUNCTIONS[qual], text or qual.rsplit(".", 1)[-1])
+        if qual not in self._layer_types:
             # Every global read asks; the layer-type pattern is matched once per name.
-            ltype = None if qual in SN_FUNCTIONS else layer_type(qual)
-            self._torch_names[qual] = ("sn", SN_FUNCTIONS[qual]) if qual in SN_FUNCTIONS else \
-                ("layer", ltype) if ltype is not None else None
-        found = self._torch_names[qual]
-        if found is None:
-            return None
-        if found[0] == "sn":
-            return SNFuncV(found[1], text or qual.rsplit(".", 1)[-1])
-        return TorchTypeV(found[1])
+            self._layer_types[qual] = layer_type(qual)
+        found = self._layer_types[qual]
+        return None if found is None else TorchTypeV(found)
 
     # ------------------------------------------------------------ building modules
 
-    def build_torch(self, name: str, args: list[Value], kwargs: dict[str, Value], frame: Frame,
-                    loc: Location) -> Value:
+    def call_torch_type(self, callee: TorchTypeV, args, kwargs, e, frame, loc, text) -> Value:
+        """`nn.Conv2d(...)`: a torch layer (a container holding what it is given)."""
+        name = callee.name
         kind = KINDS[name]
         layer = Layer(name, kind, loc, frame, args=tuple(args), kwargs=dict(kwargs),
                       in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
@@ -100,6 +96,8 @@ class TorchSemantics:
         elif kind == "attention":
             out_proj = Layer("Linear", "linear", loc, frame, in_loop=layer.in_loop, bypassed=True)
             layer.set_attr("out_proj", out_proj)
+        if callee.origin is not None:
+            layer.origin = callee.origin
         return layer
 
     def instantiate(self, cls_value: ClassV, args: tuple[Value, ...], kwargs: dict[str, Value],
@@ -109,16 +107,14 @@ class TorchSemantics:
         if kind == "sn_wrapper":
             target = args[0] if args else kwargs.get("module", UNKNOWN)
             reshape = _reshape_along_dim0(cls, file)
-            return self.apply_sn(SN_CUSTOM, cls.name, target, {}, None, frame, loc, reshape)
+            return self.apply_sn(SN_CUSTOM, cls.name, target, {}, frame, loc, reshape)
         torch_base = self.torch_base(cls, file)
         if kind is None and torch_base is None:
-            if cls.method("__init__") is None and not cls.methods:
+            if not cls.methods:
                 return UNKNOWN
-        if kind is None and torch_base is None:
-            # A plain object (a trainer holding `self.netD`): built so its methods can run.
-            layer_kind = "object"
+            layer_kind = "object"  # a trainer holding `self.netD`: built so its methods can run
         else:
-            layer_kind = KINDS.get(torch_base or "", "module") if torch_base not in (None, "Module") else "module"
+            layer_kind = KINDS.get(torch_base or "", "module")
         layer = Layer(cls.qualname, layer_kind, loc, frame, cls=cls, args=args, kwargs=dict(kwargs),
                       in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
                       base_type=torch_base if torch_base != "Module" else None, branches=frame.branches)
@@ -135,16 +131,15 @@ class TorchSemantics:
                         self_value=layer, cls=owner_cls, depth=frame.depth + 1,
                         qualname=fn.qualname, branches=frame.branches)
             layer.init_frame = sub
-            self.bind_params(fn, [layer, *args], kwargs, sub, use_defaults=True)
+            self.bind_params(fn, [layer, *args], kwargs, sub)
             self.block(fn.body, sub)
         self.events.instances.append(layer)
         return layer
 
     def torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> str | None:
         """The torch.nn type a project class derives from (`Conv2d`, or `Module`)."""
-        if not seen:
-            return self.of_class("torch base", cls, file, lambda: self._torch_base(cls, file, seen))
-        return self._torch_base(cls, file, seen)
+        return self.of_class("torch base", cls, file, seen,
+                             lambda: self._torch_base(cls, file, seen))
 
     def _torch_base(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str]) -> str | None:
         if cls.qualname in seen:
@@ -159,8 +154,7 @@ class TorchSemantics:
                 if sub is not None and (sub != "Module" or found is None):
                     found = sub
             elif not (isinstance(value, NameV) and value.qual.startswith(("builtins.", "typing.", "torch."))):
-                # A base from outside the project (`BaseNetwork` from a package we do not
-                # see) is most likely a module; treat it as one so its layers are read.
+                # A base from a package we do not see is most likely a module.
                 if found is None and cls.method("__init__") is not None:
                     found = "Module"
         return found
@@ -170,11 +164,11 @@ class TorchSemantics:
         "module" (another nn.Module), None (not a module)."""
         torch_base = self.torch_base(cls, file)
         if self.hand_written_sn(cls, file):
-            init = cls.method("__init__")
-            params = [p.name for p in init.params[1:]] if init else []
-            if torch_base in KINDS and KINDS.get(torch_base) in ("conv", "conv_transpose", "linear", "embedding"):
+            if KINDS.get(torch_base) in ("conv", "conv_transpose", "linear", "embedding"):
                 return "sn_mixin"
-            if params and params[0] in ("module", "layer", "m", "mod", "net"):
+            init = cls.method("__init__")
+            wrapped = init.params[1].name if init and len(init.params) > 1 else None
+            if wrapped in ("module", "layer", "m", "mod", "net"):
                 return "sn_wrapper"
             return "sn_mixin" if torch_base not in (None, "Module") else "sn_wrapper"
         if torch_base is not None:
@@ -182,9 +176,8 @@ class TorchSemantics:
         return None
 
     def hand_written_sn_apply(self, e: F.Call, frame: Frame, loc: Location) -> Value | None:
-        """`SpectralNorm.apply(module, name)` of a hand-written SN class: torch's own hook
-        SN vendored into a project, whose `spectral_norm(module)` calls it (the hook it
-        builds around the parameter's name is put on the module there): SN on the module."""
+        """`SpectralNorm.apply(module, name)` of a hand-written SN class (torch's own hook SN
+        vendored into a project): SN on the module."""
         func = e.func
         if isinstance(func, F.Attr) and func.attr == "apply" and text_of(func.value):
             owner = self.expr(func.value, frame)  # a name, read again without side effects
@@ -196,27 +189,24 @@ class TorchSemantics:
             return None
         cls = owner.cls
         if cls.name.lower().replace("_", "") not in _SN_NAMES and not cls.method_names & _POWER_ITERATION:
-            # `compute_weight` alone is any reparametrization's: rosinality's `EqualLR.apply`
-            # (equalized learning rate), torch's own `WeightNorm.apply`.
-            return None
+            return None  # `compute_weight` alone is any reparametrization's (`EqualLR.apply`)
         args, kwargs = self.arguments(e, frame)
         target = args[0] if args else kwargs.get("module", UNKNOWN)
         name = args[1] if len(args) > 1 else kwargs.get("name", ConstV("weight"))
         # Named as the project applies it: the function around the call that was handed the
-        # module (`spectral_norm(module)`, which a fix can wrap a layer with), else the call.
+        # module (`spectral_norm(module)`), else the call.
         text = f"{owner.cls.name}.apply"
         if frame.function and frame.cls is None and frame.parent is not None \
                 and any(v is target for v in frame.env.values()):
             text = frame.function
-        self.apply_sn(SN_CUSTOM, text, target, {"name": (name, None)}, None, frame, loc,
+        self.apply_sn(SN_CUSTOM, text, target, {"name": (name, None)}, frame, loc,
                       _reshape_along_dim0(owner.cls, owner.file))
         return UNKNOWN
 
     def hand_written_sn(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str] = frozenset()) -> bool:
         """A class that implements SN itself: power iteration in its methods, or named so."""
-        if not seen:
-            return self.of_class("hand-written SN", cls, file, lambda: self._hand_written_sn(cls, file, seen))
-        return self._hand_written_sn(cls, file, seen)
+        return self.of_class("hand-written SN", cls, file, seen,
+                             lambda: self._hand_written_sn(cls, file, seen))
 
     def _hand_written_sn(self, cls: F.ClassFacts, file: F.FileFacts, seen: frozenset[str]) -> bool:
         if cls.qualname in seen:
@@ -232,66 +222,58 @@ class TorchSemantics:
         if len(e.args) != 1 or isinstance(e.func, F.Attr) and e.func.attr != "get":
             return None  # the method as written is the attribute: no need to spell the rest
         registry, _, method = text_of(e.func).rpartition(".")
-        if method != "get" or not registry or len(e.args) != 1:
+        if method != "get" or not registry:
             return None
         registry = registry.rpartition(".")[2]
         if self._registries is None:
-            self._registries = resolve.registries(
-                (c, f) for f in self.index.files for _, c in f.classes)
+            self._registries = resolve.registries(self.project_classes())
         if registry not in self._registries:
             return None
+        classes = self.project_classes()
         key = self.expr(e.args[0].value, frame)
-        if not (isinstance(key, ConstV) and isinstance(key.value, str)):
-            # A key from a YAML file or the command line: the discriminator it picks is one
-            # of the registry's discriminator classes (names them; the others are not).
-            where = configvalues.where(Location(frame.file.path, e.span))
-            found_all = [ClassV(c, f) for c, f in resolve.registered_classes(
-                ((c, f) for f in self.index.files for _, c in f.classes), registry)
-                if DISCRIMINATOR_CLASS.search(c.name)]
-            if not found_all:
+        where = configvalues.where(Location(frame.file.path, e.span))
+        if isinstance(key, ConstV) and isinstance(key.value, str):
+            found = resolve.registered(classes, registry, key.value)
+            if found is None:
                 return None
-            found_all = _named_after_the_model(found_all, frame)
-            why = (f"one of {len(found_all)} discriminator classes registry {registry} holds "
-                   f"{resolve.KEY_NOT_KNOWN}" if len(found_all) > 1 else
-                   f"the only discriminator class registry {registry} holds {resolve.KEY_NOT_KNOWN}")
-            if len(found_all) == 1:
-                return OneOfV((ClassV(found_all[0].cls, found_all[0].file, via=f"{why} at {where}"),),
-                              why, role="discriminator")
-            return OneOfV(tuple(found_all), why, role="discriminator")
-        found = resolve.registered(((c, f) for f in self.index.files for _, c in f.classes),
-                                   registry, key.value)
-        if found is None:
+            source = f" from the {key.origin}" if key.origin else ""
+            return ClassV(*found, via=f"registry {registry} key {key.value!r}{source} at {where}")
+        # A key from a YAML file or the command line: the discriminator it picks is one of
+        # the registry's discriminator classes.
+        found_all = [ClassV(c, f) for c, f in resolve.registered_classes(classes, registry)
+                     if DISCRIMINATOR_CLASS.search(c.name)]
+        if not found_all:
             return None
-        source = f" from the {key.origin}" if key.origin else ""
-        return ClassV(found[0], found[1], via=f"registry {registry} key {key.value!r}{source} at "
-                                              f"{configvalues.where(Location(frame.file.path, e.span))}")
+        found_all = _named_after_the_model(found_all, frame)
+        if len(found_all) == 1:
+            why = f"the only discriminator class registry {registry} holds {resolve.KEY_NOT_KNOWN}"
+            only = ClassV(found_all[0].cls, found_all[0].file, via=f"{why} at {where}")
+            return OneOfV((only,), why, role="discriminator")
+        why = (f"one of {len(found_all)} discriminator classes registry {registry} holds "
+               f"{resolve.KEY_NOT_KNOWN}")
+        return OneOfV(tuple(found_all), why, role="discriminator")
 
     # ------------------------------------------------------------ spectral norm and init
 
-    def spectral_norm(self, api: str, text: str, args: list[Value], kwargs: dict[str, Value],
-                      e: F.Call | None, frame: Frame, loc: Location) -> Value:
+    def call_sn_function(self, callee: SNFuncV, args, kwargs, e, frame, loc, text) -> Value:
+        api, text = callee.api, callee.text
         self.events.sn_calls.append(SNCallFact(api, text, loc))
         target = args[0] if args else kwargs.get("module", UNKNOWN)
-        options: dict[str, tuple[Value, Location | None]] = {}
-        positional = ["module", "name", "n_power_iterations", "eps", "dim"]
-        for i, value in enumerate(args[1:], start=1):
-            if i < len(positional):
-                options[positional[i]] = (value, None)
-        for key, value in kwargs.items():
-            options[key] = (value, None)
+        # Each option's value, and where the call passes it.
+        options: dict[str, tuple[Value, Location | None]] = {
+            **{name: (value, None) for name, value in zip(_SN_PARAMETERS, args[1:])},
+            **{key: (value, None) for key, value in kwargs.items()}}
         if e is not None:
-            positional_args = [a for a in e.args if a.keyword is None and not a.star]
-            for i, a in enumerate(positional_args[1:], start=1):
-                if i < len(positional) and positional[i] in options:
-                    options[positional[i]] = (options[positional[i]][0], Location(loc.path, a.span))
-            for a in e.args:
-                if a.keyword in options:
-                    options[a.keyword] = (options[a.keyword][0], Location(loc.path, a.span))
-        return self.apply_sn(api, text, target, options, e, frame, loc)
+            written = [a for a in e.args if a.keyword is None and not a.star][1:]
+            passed = [*zip(_SN_PARAMETERS, written), *((a.keyword, a) for a in e.args)]
+            for name, a in passed:
+                if name in options:
+                    options[name] = (options[name][0], Location(loc.path, a.span))
+        return self.apply_sn(api, text, target, options, frame, loc)
 
     def apply_sn(self, api: str, text: str, target: Value,
-                 options: dict[str, tuple[Value, Location | None]], e: F.Call | None,
-                 frame: Frame, loc: Location, reshape: Location | None = None) -> Value:
+                 options: dict[str, tuple[Value, Location | None]], frame: Frame, loc: Location,
+                 reshape: Location | None = None) -> Value:
         name_value, name_loc = options.get("name", (ConstV("weight"), None))
         dim_value, dim_loc = options.get("dim", (ConstV(None), None))
         name = name_value.value if isinstance(name_value, ConstV) else None
@@ -329,15 +311,14 @@ class TorchSemantics:
         """`.eval()` that lasts: in a `train()` override (it runs after every `.train()`),
         or in `__init__` on a frozen part. An `.eval()` in training code is for validation."""
         scope = frame.owner_frame
-        if scope is None or scope.function not in ("train", "__init__") and not scope.name.endswith(".__init__"):
+        if scope is None or scope.function != "train" and not in_init(scope):
             return
         if scope.function == "train" and not _overrides_train(scope.self_value, layer):
-            return  # U-GAT-IT's `UGATIT.train`: a training loop named so, sampling in eval mode
+            return  # a training loop named `train`, sampling in eval mode
         for target in [layer] + [m for _, m in layer.descendants()]:
             target.kept_in_eval = True
-            # Held in eval through every `.train()`: a fixed feature network (Projected
-            # GAN's pretrained features and random projections), as good as frozen. An
-            # `.eval()` in `__init__` alone lasts only until the first `.train()`.
+            # Held in eval through every `.train()`, a fixed feature network is as good as
+            # frozen; an `.eval()` in `__init__` lasts only until the first `.train()`.
             target.frozen = target.frozen or scope.function == "train"
             self.events.kept_sites.add((target.call.path, target.call.span))
 
@@ -345,21 +326,12 @@ class TorchSemantics:
         """`requires_grad_(False)` in an `__init__`: a pretrained part that never trains.
         Training code that toggles it around a generator step does not count."""
         scope = frame.owner_frame
-        if scope is None or scope.function != "__init__" and not scope.name.endswith(".__init__"):
+        if scope is None or not in_init(scope):
             return
         for target in [layer] + [m for _, m in layer.descendants()]:
             target.frozen = True
 
     # ------------------------------------------------------------ calls torch knows
-
-    def call_sn_function(self, callee: SNFuncV, args, kwargs, e, frame, loc, text) -> Value:
-        return self.spectral_norm(callee.api, callee.text, args, kwargs, e, frame, loc)
-
-    def call_torch_type(self, callee: TorchTypeV, args, kwargs, e, frame, loc, text) -> Value:
-        built = self.build_torch(callee.name, args, kwargs, frame, loc)
-        if callee.origin is not None and isinstance(built, Layer):
-            built.origin = callee.origin
-        return built
 
     CALLEES: dict[type, Callable] = {SNFuncV: call_sn_function, TorchTypeV: call_torch_type}
 
@@ -411,9 +383,8 @@ class TorchSemantics:
             for item in args[0].items:
                 receiver.set_attr(str(len(receiver.attrs)), item)
             return ConstV(None)
-        if name in ("modules", "named_modules", "children", "named_children"):
-            return ModulesIterV(receiver, named=name.startswith("named"),
-                                children_only=name.endswith("children"))
+        if name in _MODULE_WALKS:
+            return _modules_walk(receiver, name)
         if name in ("parameters", "named_parameters"):
             return ParametersV(receiver, named=name == "named_parameters")
         if name == "apply" and args:
@@ -426,7 +397,7 @@ class TorchSemantics:
         if name == "eval" or (name == "train" and args and self.truth(args[0]) is False):
             self.kept_in_eval(receiver, frame)
             return receiver
-        if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "requires_grad_"):
+        if name in _MOVES or name in ("train", "requires_grad_"):
             return receiver
         return None
 
@@ -437,13 +408,12 @@ class TorchSemantics:
                 for _, layer in receiver.members():
                     self.kept_in_eval(layer, frame)
             return ConstV(None)
-        if name in ("modules", "named_modules", "children", "named_children"):
-            return ModulesIterV(receiver.root, named=name.startswith("named"),
-                                children_only=name.endswith("children"))
+        if name in _MODULE_WALKS:
+            return _modules_walk(receiver.root, name)
         return None
 
     def one_of_method(self, receiver: OneOfV, name: str, e, frame, loc) -> Value | None:
-        if name in ("to", "cuda", "cpu", "float", "double", "half", "train"):
+        if name in _MOVES or name == "train":
             self.arguments(e, frame)
             return receiver
         return None
@@ -456,13 +426,13 @@ class TorchSemantics:
         return None
 
     def class_name_method(self, receiver: ClassOfV, name: str, e, frame, loc) -> Value | None:
-        """`classname.find("Conv")` in DCGAN's weights_init: a test `narrowing` reads."""
+        """`classname.find("Conv")` in a weights_init: a test `narrowing` reads."""
         if not (receiver.named and name in ("find", "startswith", "endswith")):
             return None
         args, _ = self.arguments(e, frame)
-        if args and isinstance(args[0], ConstV) and isinstance(args[0].value, str):
-            if name == "find":
-                return NameFindV(receiver.modules, args[0].value)
+        if name == "find" and args and isinstance(args[0], ConstV) \
+                and isinstance(args[0].value, str):
+            return NameFindV(receiver.modules, args[0].value)
         return UNKNOWN
 
     def param_method(self, receiver: ParamV, name: str, e, frame, loc) -> Value | None:
@@ -474,8 +444,7 @@ class TorchSemantics:
 
     def super_method(self, receiver: SuperV, name: str, e, frame, loc) -> Value | None:
         """`super().train(False)` in a `train()` override, `super().eval()`: nn.Module's own
-        mode methods, on the instance itself (a frozen feature network that keeps itself
-        in eval mode). A project base that defines the method runs as written."""
+        mode methods, on the instance itself, unless a project base defines the method."""
         if name not in ("train", "eval", "requires_grad_"):
             return None
         if any(base.method(name) is not None for base, _ in self.project_bases(receiver.cls, receiver.file)):
@@ -488,6 +457,17 @@ class TorchSemantics:
     }
 
 
+_MODULE_WALKS = frozenset({"modules", "named_modules", "children", "named_children"})
+
+
+def _modules_walk(root: Layer, method: str) -> ModulesIterV:
+    """What `root.modules()` (or `named_modules`, `children`, `named_children`) goes through."""
+    return ModulesIterV(root, named=method.startswith("named"),
+                        children_only=method.endswith("children"))
+
+
+# `spectral_norm`'s parameters after the module, in order.
+_SN_PARAMETERS = ("name", "n_power_iterations", "eps", "dim")
 _SN_METHODS = frozenset({"_update_u_v", "update_u_v", "power_iteration", "_power_iteration",
                          "l2normalize", "_l2normalize", "compute_weight", "W_", "sn_weight",
                          "_make_params", "sv", "_noupdate_u_v"})
@@ -516,9 +496,9 @@ _NORMALIZES = re.compile(r"^_*(?:normali[sz]e\w*|l2_?norm\w*|norm)$|_normali[sz]
 
 
 def _normalizes_own_weight(cls: F.ClassFacts) -> bool:
-    """A conv/linear class of the project that normalizes its own weight (SAN's
-    `SANConv2d`: `_normalize(self.weight, dim=[1, 2])` in forward, `self.weight / scale`):
-    a normalization chosen instead of SN, as weight_norm is."""
+    """A conv/linear class of the project that normalizes its own weight
+    (`_normalize(self.weight, dim=[1, 2])`, `self.weight / scale`): a normalization chosen
+    instead of SN, as weight_norm is."""
     for _, fn in cls.methods:
         selves = {fn.params[0].name} if fn.params else set()
         fields: dict[type, tuple[str, ...]] = {}

@@ -1,9 +1,7 @@
-"""What GAN training code does with modules and tensors.
-
-Which module a forward call runs and on what (real data, generated samples, a mix), where
-each tensor came from (`provenance`), gradient penalties, `F.batch_norm` calls, reductions
-over the batch, in-place copies into preallocated buffers, and the optimizer steps that
-end one update. The evaluator runs the code; this part knows what training means by it.
+"""What GAN training code does with modules and tensors: which module a forward call runs
+and on what (real data, generated samples, a mix), where each tensor came from
+(`provenance`), gradient penalties, `F.batch_norm` calls, reductions over the batch,
+in-place copies into buffers, and the optimizer steps that end one update.
 """
 
 from __future__ import annotations
@@ -40,17 +38,17 @@ class TrainingSemantics:
 
     # ------------------------------------------------------------ what the evaluator asks
 
-    def loader_batch(self, iterable: Value, source: F.Expr, line: int, path: str = "") -> TensorV | None:
+    def loader_batch(self, iterable: Value, source: F.Expr, line: int, path: str) -> TensorV | None:
         """What a `for` loop over batches of a data loader gets: real data. None when the
         loop is over something else. `source`: what the loop goes through, as written."""
-        if not (isinstance(iterable, TensorV) or (
-                not isinstance(iterable, (ListV, TupleV, ModulesIterV))
-                and any(DATA_SOURCE.search(n) for n in names_in(source)))):
-            return None
         if isinstance(iterable, TensorV) and iterable.tags:
             return TensorV(iterable.tags, (), iterable.origins)
-        name = next((n for n in names_in(source) if DATA_SOURCE.search(n)), "the data loader")
-        return _batch_of(name, path, line)
+        if isinstance(iterable, (ListV, TupleV, ModulesIterV)):
+            return None
+        name = _data_source(source)
+        if name is None and not isinstance(iterable, TensorV):
+            return None
+        return _batch_of(name or "the data loader", path, line)
 
     def bound(self, target: F.Expr, value: Value) -> Value:
         """The value an assignment binds to `target`, and what the binding tells: a layer
@@ -58,8 +56,7 @@ class TrainingSemantics:
         if isinstance(value, OneOfV) and value.role == "discriminator" or \
                 isinstance(value, Layer) and resolve.KEY_NOT_KNOWN in " ".join(value.via):
             # A registry's discriminators, for a key not known here: only a discriminator's
-            # binding (`self.net_d`) is one of them; `self.net_g`, `g_model` are some other
-            # class. A plain local (`net` in a `build_network` helper) passes it on.
+            # binding (`self.net_d`, or a plain local that passes it on) is one of them.
             name = text_of(target)
             if isinstance(target, F.Attr) and not D_NAME.search(name) or G_NAME.search(name):
                 value = UNKNOWN
@@ -79,10 +76,9 @@ class TrainingSemantics:
 
     def named_variable(self, name: str, value: Value, frame: Frame) -> Value:
         """What a variable named for real samples holds when nothing here follows its value
-        (`real_data = torch.from_numpy(train_X[i * bs:(i + 1) * bs])`, a slice of a global
-        array): real samples by its name, which then go where the value goes (into a
-        buffer, through `Variable`). Only the word itself (`real`, `x_real`), not the names
-        the call-site fallback also reads (`x`, `data`), and not inside a `forward`."""
+        (`real_data = torch.from_numpy(train_X[i * bs:(i + 1) * bs])`): real samples by its
+        name. Only the word itself (`real`, `x_real`), not `x` or `data`, and not inside a
+        `forward`."""
         if frame.function == "forward" or not _REAL_WORD.search(name) or FAKE_NAME.search(name) \
                 or D_NAME.search(name) or G_NAME.search(name) or DATA_SOURCE.search(name):
             return value  # `real_loader` holds batches, not one
@@ -92,12 +88,13 @@ class TrainingSemantics:
 
     # ------------------------------------------------------------ forward calls
 
-    def forward_call(self, module: Layer | None, text: str, args: list[Value], frame: Frame,
-                     loc: Location, e: F.Call | None, kwargs: dict[str, Value] | None = None) -> Value:
+    def forward_call(self, module: Layer | None, args: list[Value], kwargs: dict[str, Value],
+                     e: F.Call | None, frame: Frame, loc: Location, text: str) -> Value:
+        """A module called (`module` None: a player the evaluator cannot follow)."""
         sample = _keyword_sample(module, kwargs) if not args and kwargs else None
         if sample is not None:
             # `self.D(**batch, img=img)`: the sample passed by the name of forward's first parameter.
-            args = [kwargs[sample]]  # type: ignore[index]
+            args = [kwargs[sample]]
         first = args[0] if args else UNKNOWN
         if isinstance(first, (ListV, TupleV)) and tensors(first):
             first = tensor_join(tensors(first))  # a multi-scale input: `[img, img_small]`
@@ -144,9 +141,8 @@ class TrainingSemantics:
 
     def scores_with_discriminator(self, module: Layer | None) -> bool:
         """A loss module holding the discriminator (`self.discriminator(inputs)` in its
-        forward), or taking a gradient of what it is given (a gradient penalty written as
-        a module, `self.cri_gp(interp, D(interp))`): what it scores is what its caller
-        passes, so its forward runs with them."""
+        forward), or taking a gradient of what it is given (a gradient penalty module): its
+        forward runs with what its caller passes."""
         if module is None or module.cls is None:
             return False
         key = module.cls.qualname
@@ -162,11 +158,11 @@ class TrainingSemantics:
             return
         self.invoke(FuncV(found[0], found[1], bound=module, cls=found[2]), list(args), {}, frame, loc)
 
-    def gradient_penalty(self, args: list[Value], kwargs: dict[str, Value], frame: Frame,
-                         loc: Location) -> None:
+    def grad_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
+        """`torch.autograd.grad(..., create_graph=True)`: a gradient penalty."""
         create_graph = kwargs.get("create_graph")
         if create_graph is None or self.truth(create_graph) is False:
-            return
+            return UNKNOWN
         outputs = kwargs.get("outputs", args[0] if args else UNKNOWN)
         inputs = kwargs.get("inputs", args[1] if len(args) > 1 else UNKNOWN)
         # Differentiated with respect to what a module returned (an equivariance Jacobian of
@@ -179,13 +175,12 @@ class TrainingSemantics:
                 forward = self.forward_of(module, where)
                 if forward is not None:
                     self.events.penalties.append(PenaltyFact(forward, loc))
+        return UNKNOWN
 
     def scored_into(self, stmt: F.Assign, scored: F.Call, calls: list) -> None:
-        """`A_dis_real, A_feats_real = self.discriminator_A(A)`: where neither the data flow
-        nor its input's name says what the call scores, the names its score is given do
-        (DiscoGAN's images read by a helper from file lists, named for their domain);
-        also for one item of what it returns (`logits_real = D(x)[-1]`, MONAI's
-        PatchDiscriminator returning each layer's output)."""
+        """`A_dis_real, A_feats_real = self.discriminator_A(A)`, `logits_real = D(x)[-1]`:
+        where neither the data flow nor its input's name says what the call scores, the
+        names its score is given do."""
         names = [n for t in stmt.targets for n in _target_names(t)]
         sides = {"real" if "real" in n.lower() else "fake" for n in names
                  if ("real" in n.lower()) != ("fake" in n.lower())}
@@ -193,24 +188,22 @@ class TrainingSemantics:
             return
         side = sides.pop()
         for call in calls:
-            # Not where the module is itself only one of several a key may pick (a
-            # registry's, for a key from a YAML file): two guesses make no finding.
+            # Not where the module is itself one of several a key may pick: two guesses
+            # make no finding.
             if call.node is not None and call.node.span == scored.span and call.kind == "unknown" \
                     and call.function != "forward" and (call.module is None or not call.module.picked_among):
                 call.kind = side
                 call.scored_into = next(n for n in names if side in n.lower())
 
     def wrapped_loader(self, e: F.Expr, value: Value, path: str) -> Value:
-        """`progress_bar = tqdm(enumerate(train_loader), total=len(train_loader))`: a data
-        loader's batches kept in a variable, which a later `for step, batch in progress_bar`
-        goes through (MONAI's tutorials) as it would through the call itself: real data."""
+        """`progress_bar = tqdm(enumerate(train_loader))`: a data loader's batches kept in a
+        variable, which a later `for step, batch in progress_bar` goes through: real data."""
         if not isinstance(value, UnknownV) or not _wraps_batches(e):
             return value
         inner = e
         while _wraps_batches(inner):  # the loader itself, not `tqdm(range(len(dataset)))`
             inner = inner.args[0].value  # type: ignore[union-attr]
-        names = names_in(inner) if isinstance(inner, (F.Local, F.Global, F.Attr)) else []
-        source = next((n for n in names if DATA_SOURCE.search(n)), None)
+        source = _data_source(inner) if isinstance(inner, (F.Local, F.Global, F.Attr)) else None
         if source is None:
             return value
         return _batch_of(source, path, e.span.line)
@@ -223,10 +216,8 @@ class TrainingSemantics:
 
     def backward(self, loss: TensorV, root: Frame) -> None:
         """`loss.backward()`: the forward calls it differentiates are one update's, whatever
-        optimizer step came between them (a generated batch scored once, before the
-        generator's step, and reused by the discriminator's loss with the real batch's).
-        They are read from where the loss came from: the module calls it holds the outputs
-        of, through losses and reductions, in the entry point's run (`root`)."""
+        optimizer step came between them. They are the module calls whose outputs the loss
+        holds, through losses and reductions, in the entry point's run (`root`)."""
         outputs: dict[tuple, None] = {}
         stack, seen = list(loss.origins), set()
         while stack:
@@ -240,8 +231,7 @@ class TrainingSemantics:
             stack.extend(getattr(origin, "inner", ()) or getattr(origin, "parts", ()) or ())
             if isinstance(origin, Output) and isinstance(origin.module, Layer) and origin.module.cls is not None:
                 outputs[(id(origin.module), origin.path, origin.line)] = None
-        # Each output's own call: the latest of this entry point's run (a method run again
-        # from another entry point made calls of the same site and instance).
+        # Each output's own call: the latest of this entry point's run.
         latest: dict[tuple, ForwardFact] = {}
         for f in reversed(self.forwards_of_root(root)):
             key = (id(f.module), f.call.path, f.call.span.line)
@@ -252,8 +242,7 @@ class TrainingSemantics:
             self.events.backwards.append(found)
 
     def forwards_of_root(self, root: Frame) -> list[ForwardFact]:
-        """The forward calls made so far in `root`'s run, in order: indexed as they come, so
-        a script of a thousand training loops does not scan every call at each backward."""
+        """The forward calls made so far in `root`'s run, in order, indexed as they come."""
         forwards, by_root = self.events.forwards, self._forwards_by_root
         for f in forwards[self._forwards_indexed:]:
             by_root.setdefault(f.update[0], []).append(f)
@@ -266,8 +255,8 @@ class TrainingSemantics:
         self.events.batch_reductions.append(ReductionFact(owner, loc, what))
 
     def inplace_copy(self, e: F.Call, frame: Frame) -> Value | None:
-        """`input.resize_as_(real).copy_(real)`, `x.data.copy_(fake)`: the tutorial scripts'
-        preallocated buffer now holds what was copied into it, whatever it held before."""
+        """`input.resize_as_(real).copy_(real)`, `x.data.copy_(fake)`: the buffer now holds
+        what was copied into it."""
         if not e.args or last_attr(e.func) not in _COPIES_INTO:
             return None
         source = self.expr(e.args[0].value, frame)
@@ -298,22 +287,17 @@ class TrainingSemantics:
 
     # ------------------------------------------------------------ calls training code makes
 
-    def call_module(self, callee: Layer, args, kwargs, e, frame, loc, text) -> Value:
-        return self.forward_call(callee, text, args, frame, loc, e, kwargs)
-
     def call_unknown(self, callee: UnknownV, args, kwargs, e, frame, loc, text) -> Value:
         """A player the evaluator cannot follow (`netD` a parameter nobody passed), called."""
         if text not in self._players:
             # Read once per spelling: most calls of unknown callees are not of players.
             self._players[text] = _player(text)
         player = self._players[text]
-        return UNKNOWN if player is None else self.forward_call(None, player, args, frame, loc, e, kwargs)
+        if player is None:
+            return UNKNOWN
+        return self.forward_call(None, args, kwargs, e, frame, loc, player)
 
-    CALLEES: dict[type, Callable] = {Layer: call_module, UnknownV: call_unknown}
-
-    def grad_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
-        self.gradient_penalty(args, kwargs, frame, loc)
-        return UNKNOWN
+    CALLEES: dict[type, Callable] = {Layer: forward_call, UnknownV: call_unknown}
 
     def batch_norm_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         training = kwargs.get("training", args[5] if len(args) > 5 else None)
@@ -330,8 +314,7 @@ class TrainingSemantics:
 
     def fetched(self, text: str, result: Value, loc: Location) -> Value:
         """`dataloader.get_batch()`, `self.train_loader.next_batch()`: a batch of the data
-        source, whatever the project's loader class makes of it (videogan's own
-        `DataLoader`, in a Python 2 file)."""
+        source, whatever the project's loader class makes of it."""
         if not text.endswith(_BATCH_GETTER_ENDS):  # most calls: no regular expression run
             return result
         match = _BATCH_GETTER.search(text)
@@ -340,10 +323,8 @@ class TrainingSemantics:
         return _batch_of(match.group(1), loc.path, loc.span.line)
 
     def iter_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
-        if not (e is not None and e.args and any(DATA_SOURCE.search(n) for n in names_in(e.args[0].value))):
-            return None
-        source = next(n for n in names_in(e.args[0].value) if DATA_SOURCE.search(n))
-        return _batch_of(source, loc.path, loc.span.line)
+        source = _data_source(e.args[0].value) if e is not None and e.args else None
+        return None if source is None else _batch_of(source, loc.path, loc.span.line)
 
     def cat_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         return _concatenation(args, kwargs, loc) if args else None
@@ -420,12 +401,8 @@ class TrainingSemantics:
             root.optimizer_steps += 1
             root.stepped.append(_stepped(e) if frame is root else None)
         if name in _SETUP_METHODS:
-            return self.setup_call(e, frame)
+            return _handed_back(self.arguments(e, frame)[0])
         return None
-
-    def setup_call(self, e, frame) -> Value | None:
-        args, _ = self.arguments(e, frame)
-        return _handed_back(args)
 
     RECEIVERS: dict[type, Callable] = {TensorV: tensor_method, UnknownV: optimizer_method, NameV: optimizer_method}
 
@@ -445,12 +422,9 @@ def _stepped(e) -> str | None:
 
 
 def split_steps(events: Events) -> None:
-    """Join the updates of consecutive steps of one optimizer into one update.
-
-    A discriminator trained with a step on the real batch and another on the generated
-    one (`out = D(real); ...; opt_d.step()`, then `out = D(G(z)); ...; opt_d.step()`)
-    normalizes each batch with its own statistics, as two calls before one step do; the
-    generator's step after them (another optimizer) stays apart."""
+    """Join the updates of consecutive steps of one optimizer into one update: a step on
+    the real batch and another on the generated one normalize each batch with its own
+    statistics, as two calls before one step do."""
     roots = {id(root): root for root in events.update_roots}
     for call in events.forwards:
         frame, loops, segment = call.update
@@ -469,6 +443,7 @@ def split_steps(events: Events) -> None:
 # to them (Accelerate, Lightning Fabric, apex.amp).
 _SETUP_METHODS = frozenset({"prepare", "prepare_model", "setup", "setup_module", "initialize"})
 
+
 def _handed_back(args: list[Value]) -> Value:
     """`netD, optD, loader = accelerator.prepare(netD, optD, loader)`, Fabric's `setup`,
     apex's `amp.initialize([netD, netG], [optD, optG])`: what goes in comes back, wrapped
@@ -486,6 +461,11 @@ _BATCH_GETTER = re.compile(r"(?:^|\.)(\w*(?:loader|dataset|data_iter|dataiter|ba
 _BATCH_GETTER_ENDS = ("batch", "get_next")
 # Calls that hand a data loader's batches on, one by one: `tqdm(enumerate(loader))`.
 _LOADER_WRAPPERS = frozenset({"tqdm", "enumerate", "iter", "zip", "track"})
+
+
+def _data_source(e: F.Expr | None) -> str | None:
+    """The first name `e` mentions that names a data source (`train_loader`)."""
+    return next((n for n in names_in(e) if DATA_SOURCE.search(n)), None)
 
 
 def _batch_of(source: str, path: str, line: int) -> TensorV:
@@ -588,9 +568,7 @@ def _detached(expr: F.Expr) -> bool:
         if isinstance(e, F.Call):
             stack.extend(a.value for a in e.args)
             stack.append(e.func)
-        elif isinstance(e, (F.Attr, F.Starred, F.Not)):
-            stack.append(e.value)
-        elif isinstance(e, F.Subscript):
+        elif isinstance(e, (F.Attr, F.Starred, F.Not, F.Subscript)):
             stack.append(e.value)
         elif isinstance(e, F.ListE):
             stack.extend(e.items)
@@ -624,9 +602,7 @@ _SAMPLE_KEYWORDS = ("img", "imgs", "image", "images", "x", "input", "inputs", "s
 
 def _keyword_sample(module: Layer | None, kwargs: dict[str, Value]) -> str | None:
     """The keyword a call passes its sample by, when it passes none by position: the
-    name of the first parameter of the module's forward (deep_privacy2's
-    `self.D(**batch, img=img, fnet_grad=False)` for `forward(self, img, ...)`), else a
-    name inputs go by."""
+    name of the first parameter of the module's forward, else a name inputs go by."""
     forward = module.cls.method("forward") if module is not None and module.cls is not None else None
     if forward is not None:
         params = [p for p in forward.params[1:] if p.kind in ("pos", "posonly", "kwonly")]
@@ -648,24 +624,25 @@ def _output_key(module, where) -> tuple:
     return id(module), where if isinstance(where, Location) else id(where)
 
 
+def _forward_calls(cls: F.ClassFacts) -> list[F.Call]:
+    fn = cls.method("forward")
+    return [] if fn is None else [c for stmt in walk(fn.body) for c in calls_in(stmt)]
+
+
 def _discriminator_calls(cls: F.ClassFacts) -> int:
     """How many times the class's forward calls a discriminator it holds (`self.D(x)`)."""
-    fn = cls.method("forward")
-    return 0 if fn is None else sum(
-        1 for stmt in walk(fn.body) for c in calls_in(stmt)
-        if D_NAME.search(text_of(c.func)) and text_of(c.func).startswith("self."))
+    return sum(1 for c in _forward_calls(cls)
+               if D_NAME.search(text_of(c.func)) and text_of(c.func).startswith("self."))
 
 
 def _takes_gradient(cls: F.ClassFacts) -> bool:
     """Whether the class's forward calls `torch.autograd.grad`."""
-    fn = cls.method("forward")
-    return fn is not None and any(isinstance(c.func, F.Global) and c.func.qual == "torch.autograd.grad"
-                                  for stmt in walk(fn.body) for c in calls_in(stmt))
+    return any(isinstance(c.func, F.Global) and c.func.qual == "torch.autograd.grad"
+               for c in _forward_calls(cls))
 
 
 def scores_real_and_generated(cls: F.ClassFacts) -> bool:
     """Whether the class's forward runs the discriminator it holds more than once: a loss
-    wrapper scoring real and generated samples (first-order-model's DiscriminatorFullModel),
-    not a discriminator built around a head (Projected GAN's ProjectedDiscriminator calls
-    its `self.discriminator` once, on its own features)."""
+    wrapper scoring real and generated samples, not a discriminator built around a head
+    (which calls its `self.discriminator` once, on its own features)."""
     return _discriminator_calls(cls) > 1
