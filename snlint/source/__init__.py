@@ -19,7 +19,7 @@ from snlint.facts import FileFacts
 from snlint.findings import Finding, Span, diagnostic
 from snlint.lines import may_lose_bytes, put_back
 from snlint.source.lower_ast import AstLowerer, lower_ast
-from snlint.source.relative import resolve_relative
+from snlint.source.imports import import_names
 
 # Lines libcst may misread in a file CPython reads: an indentation with a tab (libcst
 # rejects some mixes of tabs and spaces CPython accepts), and a line that is
@@ -154,14 +154,8 @@ def ast_modules(text: str, module: str, is_package: bool) -> set[str] | None:
         return None
     out: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = resolve_relative(module, is_package, node.level, base)
-            out.add(base)
-            out.update(f"{base}.{alias.name}" if base else alias.name for alias in node.names)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update(import_names(node, module, is_package)[0])
     return out
 
 

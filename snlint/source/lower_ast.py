@@ -27,7 +27,7 @@ from typing import Sequence
 from snlint import facts as F
 from snlint.findings import Span
 from snlint.source.lowering import Lowering
-from snlint.source.relative import resolve_relative
+from snlint.source.imports import import_names
 from snlint.source.scan_ast import scan_ast
 
 _node_key = F.node_key
@@ -380,11 +380,11 @@ class AstLowerer(Lowering):
             return [F.ExprStmt(self.expr(node.value), span=span)]
         if kind is ast.Import or kind is ast.ImportFrom:
             self._import_sites(node)
-            if self.rebound and self.rebound[-1]:
-                return [F.Assign((F.Local(local),), F.Global(qual, text=local), span=span)
-                        for local, qual in _imported(node, self.module, self.is_package).items()
-                        if local in self.rebound[-1]]
-            return []
+            if not (self.rebound and self.rebound[-1]):
+                return []
+            bound = dict(import_names(node, self.module, self.is_package)[1])
+            return [F.Assign((F.Local(local),), F.Global(qual, text=local), span=span)
+                    for local, qual in bound.items() if local in self.rebound[-1]]
         if kind is ast.If:
             orelse = self.block(node.orelse)
             return [F.If(self.expr(node.test), self.block(node.body), orelse, span=span)]
@@ -474,7 +474,7 @@ class AstLowerer(Lowering):
     def _rebound_imports(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
         targets: dict[str, set[str]] = {}
         for node in self.scopes_info.function_imports.get(function, ()):
-            for local, qual in _imported(node, self.module, self.is_package).items():
+            for local, qual in dict(import_names(node, self.module, self.is_package)[1]).items():
                 targets.setdefault(local, set()).add(qual)
         return {local for local, quals in targets.items() if len(quals) > 1}
 
@@ -551,27 +551,6 @@ def _targets(node: ast.AST, out: set[str]) -> None:
             _targets(el, out)
     elif type(node) is ast.Starred:
         _targets(node.value, out)
-
-
-def _imported(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> dict[str, str]:
-    """What one import statement binds: local name -> qualified name."""
-    table: dict[str, str] = {}
-    if type(node) is ast.Import:
-        for alias in node.names:
-            if alias.asname:
-                table[alias.asname] = alias.name
-            else:
-                head = alias.name.split(".")[0]
-                table[head] = head
-        return table
-    base = node.module or ""
-    if node.level:
-        base = resolve_relative(module, is_package, node.level, base)
-    if node.names[0].name == "*":
-        return table
-    for alias in node.names:
-        table[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
-    return table
 
 
 def lower_ast(tree: ast.Module, text: str, path: str, module_name: str,

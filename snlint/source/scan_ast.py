@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 
-from snlint.source.relative import resolve_relative
+from snlint.source.imports import import_names
 from snlint.source.scopes import Scopes
 
 _MODULE = "<module>"
@@ -185,27 +185,10 @@ def _position(node: ast.stmt) -> tuple[int, int]:
 
 
 def _imports(scopes: Scopes, imports: list, module_name: str, is_package: bool) -> None:
-    bind = scopes.bind_import
-    modules = scopes.modules
     for node, fallback in sorted(imports, key=lambda pair: _position(pair[0])):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                modules.add(alias.name)
-                if alias.asname:
-                    bind(alias.asname, alias.name, fallback)
-                else:
-                    head = alias.name.split(".")[0]
-                    bind(head, head, fallback)
-            continue
-        base = node.module or ""
-        if node.level:
-            base = resolve_relative(module_name, is_package, node.level, base)
-        modules.add(base)
-        if node.names[0].name == "*":
-            modules.add(f"{base}.*" if base else "*")
-            scopes.star.append(base)
-            continue
-        for alias in node.names:
-            full = f"{base}.{alias.name}" if base else alias.name
-            modules.add(full)
-            bind(alias.asname or alias.name, full, fallback)
+        modules, bound = import_names(node, module_name, is_package)
+        scopes.modules.update(modules)
+        if type(node) is ast.ImportFrom and node.names[0].name == "*":
+            scopes.star.append(modules[0])
+        for local, qual in bound:
+            scopes.bind_import(local, qual, fallback)
