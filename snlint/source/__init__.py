@@ -18,7 +18,7 @@ from typing import Iterable
 from snlint.facts import FileFacts
 from snlint.findings import Finding, Span, diagnostic
 from snlint.lines import may_lose_bytes, put_back
-from snlint.source.lower_ast import AstLowerer, lower_ast
+from snlint.source.lower_ast import AstLowerer
 from snlint.source.imports import import_names
 
 # Lines libcst may misread in a file CPython reads: an indentation with a tab (libcst
@@ -83,8 +83,8 @@ def extract_python2(text: str, path: str, relpath: str) -> tuple[FileFacts, set[
     rendered = as_python3(text, lambda t: isinstance(parse_python(t, path), ast.Module))
     if rendered is None:
         return None
-    module, is_package = module_name(relpath)
-    return lower_ast(parse_python(rendered, path), rendered, path, module, is_package, False)
+    lowerer = AstLowerer(parse_python(rendered, path), rendered, *module_name(relpath))
+    return lowerer.file(path, False), lowerer.scopes_info.modules
 
 
 def parse_python(text: str, path: str) -> ast.Module | BaseException:

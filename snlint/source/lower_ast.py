@@ -19,15 +19,19 @@ What the two trees say differently is mirrored here:
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import re
 import tokenize
+from functools import cached_property
 from typing import Sequence
 
 from snlint import facts as F
 from snlint.findings import Span
-from snlint.source.lowering import Lowering
+from snlint.source.configured import configured
 from snlint.source.imports import import_names
+from snlint.source.module_classes import module_classes
+from snlint.source.names import file_names
 from snlint.source.scan_ast import scan_ast
 
 _node_key = F.node_key
@@ -44,6 +48,7 @@ _UNKNOWN = {ast.Yield: "Yield", ast.YieldFrom: "Yield", ast.DictComp: "DictComp"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _CLASS_NAME = re.compile(r"class(?:[ \t\f]|\\\r?\n|\\\r)*([^\W\d]\w*)")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_BUILTINS = frozenset(dir(builtins))
 _LAYOUT = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
                      tokenize.DEDENT, tokenize.ENDMARKER})
 
@@ -69,14 +74,64 @@ class _Columns:
         return len(raw[:column].decode("utf-8", errors="replace"))
 
 
-class AstLowerer(Lowering):
+class AstLowerer:
     def __init__(self, tree: ast.Module, text: str, module_name: str, is_package: bool) -> None:
         self.tree = tree
         self.text = text
         self.column = _Columns(text)
         self.ascii = self.column.ascii
-        super().__init__(scan_ast(tree, module_name, is_package), module_name, is_package)
-        self._lines: list[str] | None = None
+        self.scopes_info = scan_ast(tree, module_name, is_package)
+        self.module = module_name
+        self.is_package = is_package
+        # What a fix reads of the file besides the facts (`facts.Names`).
+        self.sites: dict[Span, int] = {}
+        self.quals: dict[int, str] = {}
+        self.import_sites: dict[str, list[int]] = {}
+        self.assigned: dict[str, list[int]] = {}  # module-level `name = value`: value nodes
+        self.class_qualnames: set[str] = set()
+        self.scopes: list[set[str]] = []
+        self.class_stack: list[str] = []
+        # Per function being lowered: names it imports more than once with different
+        # targets, lowered as assignments where each import runs.
+        self.rebound: list[set[str]] = []
+
+    # ------------------------------------------------------------ names
+
+    def site(self, span: Span, call: bool = False) -> None:
+        """Record where a call, argument or parameter is. An argument that is nothing but a
+        call has the call's span: the call is what a location there means."""
+        if call or span not in self.sites:
+            self.sites[span] = span.node  # type: ignore[assignment]
+
+    def qualify(self, name: str, span: Span) -> F.Expr:
+        """A name read at `span`: local, global (its qualified name recorded for the fixes
+        by node), or unbound."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return F.Local(name, span=span)
+        info = self.scopes_info
+        if name in info.imports:
+            qual = info.imports[name]
+        elif name in info.module_names:
+            qual = f"{self.module}.{name}" if self.module else name
+        elif name in _BUILTINS:
+            qual = f"builtins.{name}"
+        elif info.star:
+            # Which `from x import *` it comes from is decided in the link step.
+            qual = f"*.{name}"
+        else:
+            return F.Unknown(name, unbound=True, span=span)
+        self.quals[span.node] = qual  # type: ignore[index]
+        return F.Global(qual, text=name, span=span)
+
+    def attribute(self, value: F.Expr, attr: str, span: Span) -> F.Expr:
+        """`value.attr` at `span`: a global chain stays one qualified name (recorded by
+        node), its text built from the parts (no codegen for every dotted name)."""
+        if type(value) is F.Global:
+            qual = f"{value.qual}.{attr}"
+            self.quals[span.node] = qual  # type: ignore[index]
+            return F.Global(qual, text=f"{value.text or value.qual}.{attr}", span=span)
+        return F.Attr(value, attr, span=span)
 
     # ------------------------------------------------------------ helpers
 
@@ -93,7 +148,7 @@ class AstLowerer(Lowering):
         """A compound statement's span: `ast` ends it after a `;` that ends its last line,
         libcst at the statement before it."""
         span = self.span(node, F.STMT)
-        raw = self._text_lines()[node.end_lineno - 1]  # type: ignore[attr-defined]
+        raw = self.lines[node.end_lineno - 1]  # type: ignore[attr-defined]
         end = node.end_col_offset  # type: ignore[attr-defined]
         if raw[end - 1:end] != b";":
             return span
@@ -101,30 +156,26 @@ class AstLowerer(Lowering):
         while end > 0 and raw[end - 1:end] in (b" ", b"\t", b"\f", b";"):
             end -= 1
         el, ec = span.end_line, self.column(span.end_line, end) + 1
-        return Span(span.line, span.column, el, ec, F.node_key(span.line, span.column, el, ec, F.STMT))
+        return _keyed(span.line, span.column, el, ec, F.STMT)
 
     def inner(self, node: ast.AST) -> Span:
         """The span inside a node's own parentheses (a tuple's, a generator's), from the
         first token after `(` to the end of the last before `)`, as libcst has it."""
-        lines = self._text_lines()
         sl, el = node.lineno, node.end_lineno  # type: ignore[attr-defined]
-        first = lines[sl - 1].decode("utf-8", errors="replace")
         sc = self.column(sl, node.col_offset)  # type: ignore[attr-defined]
         ec = self.column(el, node.end_col_offset)  # type: ignore[attr-defined]
         if sl == el:
-            body = first[sc + 1:ec - 1]
+            body = self.lines[sl - 1].decode("utf-8", errors="replace")[sc + 1:ec - 1]
             start = sc + 1 + len(body) - len(body.lstrip())
             end = ec - 1 - (len(body) - len(body.rstrip()))
-            return Span(sl, start + 1, el, end + 1, F.node_key(sl, start + 1, el, end + 1, F.EXPR))
-        segment = "\n".join([first[sc:], *(line.decode("utf-8", errors="replace")
-                                            for line in lines[sl:el - 1]),
-                             lines[el - 1].decode("utf-8", errors="replace")[:ec]])
+            return _keyed(sl, start + 1, el, end + 1)
+        segment = self._segment(node).decode("utf-8", errors="replace")
         tokens = [t for t in tokenize.generate_tokens(io.StringIO(segment).readline)
                   if t.type not in _LAYOUT]
         (l1, c1), (l2, c2) = tokens[1].start, tokens[-2].end
         start, end = (c1 + sc if l1 == 1 else c1), (c2 + sc if l2 == 1 else c2)
         l1, l2 = l1 + sl - 1, l2 + sl - 1
-        return Span(l1, start + 1, l2, end + 1, F.node_key(l1, start + 1, l2, end + 1, F.EXPR))
+        return _keyed(l1, start + 1, l2, end + 1)
 
     def expr_span(self, node: ast.expr) -> Span:
         kind = type(node)
@@ -136,7 +187,7 @@ class AstLowerer(Lowering):
         """Whether `ast`'s span of a tuple is its own parentheses: the `(` it starts with
         closes at its end. Between the elements there are only brackets, commas,
         comments and line continuations; strings are inside elements."""
-        lines = self._text_lines()
+        lines = self.lines
         start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
         if _at(lines, start) != "(":
             return False
@@ -172,7 +223,7 @@ class AstLowerer(Lowering):
         gives an expression's parentheses to the node, so they end its parent's parts."""
         s = self.expr_span(node)
         line = node.end_lineno
-        raw = self._text_lines()[line - 1]
+        raw = self.lines[line - 1]
         at = end = node.end_col_offset
         while at < len(raw) and raw[at:at + 1] in b" \t\f)":
             at += 1
@@ -182,10 +233,17 @@ class AstLowerer(Lowering):
             return s.end_line, s.end_column
         return line, self.column(line, end) + 1
 
-    def _text_lines(self) -> list[bytes]:
-        if self._lines is None:
-            self._lines = [line.encode("utf-8") for line in _LINE_BREAK.split(self.text)]  # type: ignore[assignment]
-        return self._lines  # type: ignore[return-value]
+    @cached_property
+    def lines(self) -> list[bytes]:
+        return [line.encode("utf-8") for line in _LINE_BREAK.split(self.text)]
+
+    def _segment(self, node: ast.expr) -> bytes:
+        """The text of an expression, its line breaks as `\\n`."""
+        lines, sl, el = self.lines, node.lineno, node.end_lineno or node.lineno
+        if sl == el:
+            return lines[sl - 1][node.col_offset:node.end_col_offset]
+        return b"\n".join([lines[sl - 1][node.col_offset:], *lines[sl:el - 1],
+                           lines[el - 1][:node.end_col_offset]])
 
     # ------------------------------------------------------------ expressions
 
@@ -256,8 +314,7 @@ class AstLowerer(Lowering):
                     part = span
                 else:
                     el, ec = self._closed(value)
-                    part = Span(span.line, span.column, el, ec,
-                                F.node_key(span.line, span.column, el, ec, F.EXPR))
+                    part = _keyed(span.line, span.column, el, ec)
                 result = F.BoolOp(op, (result, right), span=part)
             return result
         if kind is ast.Compare and len(node.ops) == 1:
@@ -304,17 +361,10 @@ class AstLowerer(Lowering):
 
     def _strings(self, node: ast.JoinedStr) -> int:
         """How many string literals make up an f-string expression."""
-        lines = self._text_lines()
-        if node.lineno == node.end_lineno:
-            segment = lines[node.lineno - 1][node.col_offset:node.end_col_offset]
-        else:
-            segment = b"\n".join([lines[node.lineno - 1][node.col_offset:],
-                                  *lines[node.lineno:node.end_lineno - 1],
-                                  lines[node.end_lineno - 1][:node.end_col_offset]])
         count = 0
         try:
             # In parentheses: the lines after the first are continuation lines.
-            for token in tokenize.tokenize(io.BytesIO(b"(" + segment + b")").readline):
+            for token in tokenize.tokenize(io.BytesIO(b"(" + self._segment(node) + b")").readline):
                 if token.type == tokenize.STRING:
                     count += 1
         except (tokenize.TokenError, SyntaxError):
@@ -355,7 +405,7 @@ class AstLowerer(Lowering):
         else:
             sl, sc = at.line, at.column - len(star)
         el, ec = at.end_line, at.end_column
-        span = Span(sl, sc, el, ec, F.node_key(sl, sc, el, ec, F.ARG))
+        span = _keyed(sl, sc, el, ec, F.ARG)
         self.site(span)
         return F.Arg(self.expr(value), keyword, star, span)
 
@@ -439,7 +489,7 @@ class AstLowerer(Lowering):
                 el, ec = last.end_line, last.end_column
             else:
                 el, ec = p.end_lineno, column(p.end_lineno, p.end_col_offset) + 1
-            span = Span(sl, sc, el, ec, F.node_key(sl, sc, el, ec, F.PARAM))
+            span = _keyed(sl, sc, el, ec, F.PARAM)
             self.site(span)
             annotation = self.expr(p.annotation) if p.annotation is not None else None
             out.append(F.Param(p.arg, lowered, kind, span, annotation))
@@ -460,9 +510,21 @@ class AstLowerer(Lowering):
         name = node.name
         params = self.params(node.args)  # defaults are evaluated in the enclosing scope
         decorators = tuple(self.expr(d) for d in node.decorator_list)  # so are decorators
+        rebound = self._rebound_imports(node)
         local = set(self.scopes_info.functions.get((node.lineno, name), ())) | {p.name for p in params}
-        return self.function_facts(name, params, local, self._rebound_imports(node),
-                                   lambda: self.block(node.body), self.compound(node), decorators)
+        # The body is lowered with the function's own names in scope, and no class around it.
+        prefix = ".".join(filter(None, [self.module, *self.class_stack]))
+        self.scopes.append(local | rebound)
+        self.rebound.append(rebound)
+        classes, self.class_stack = self.class_stack, []
+        try:
+            body = self.block(node.body)
+        finally:
+            self.scopes.pop()
+            self.rebound.pop()
+            self.class_stack = classes
+        return F.FunctionFacts(name, f"{prefix}.{name}" if prefix else name, params, body,
+                               self.compound(node), is_method=bool(classes), decorators=decorators)
 
     def _import_sites(self, node: ast.Import | ast.ImportFrom) -> None:
         if node.names[0].name == "*":
@@ -494,11 +556,16 @@ class AstLowerer(Lowering):
             self.class_stack = self.class_stack[:-1]
         decorators = tuple(self.expr(d) for d in node.decorator_list)
         name_span = self.class_name(node)
-        return F.ClassFacts(name, self.class_qualname(name, name_span.line), bases, tuple(methods),
-                            name_span, tuple(body), decorators)
+        qualname = ".".join(filter(None, [self.module, *self.class_stack, name]))
+        if qualname in self.class_qualnames:
+            # The same name defined again (the other branch of a module-level `if`): a key
+            # of its own, so that the link step analyses both and neither hides the other.
+            qualname = f"{qualname}@{name_span.line}"
+        self.class_qualnames.add(qualname)
+        return F.ClassFacts(name, qualname, bases, tuple(methods), name_span, tuple(body), decorators)
 
     def class_name(self, node: ast.ClassDef) -> Span:
-        lines = self._text_lines()
+        lines = self.lines
         line = node.lineno
         text = lines[line - 1][node.col_offset:]
         # `class` and its name on one line but for a backslash continuation (rare): join
@@ -510,8 +577,7 @@ class AstLowerer(Lowering):
         start = node.col_offset
         if match is None:
             column = self.column(node.lineno, start) + 1
-            return Span(node.lineno, column, node.lineno, column,
-                        F.node_key(node.lineno, column, node.lineno, column, F.EXPR))
+            return _keyed(node.lineno, column, node.lineno, column)
         before = match.string[:match.start(1)]
         name_line = node.lineno + before.count("\n")
         if name_line == node.lineno:
@@ -519,10 +585,18 @@ class AstLowerer(Lowering):
         else:
             column = len(before) - before.rfind("\n")
         end = column + len(node.name)
-        return Span(name_line, column, name_line, end, F.node_key(name_line, column, name_line, end, F.EXPR))
+        return _keyed(name_line, column, name_line, end)
 
     def file(self, path: str, rewritable: bool = True) -> F.FileFacts:
-        return self.file_facts(path, self.block(self.tree.body), rewritable)
+        """The file's facts; `rewritable`: whether libcst reads the text back (a fix needs it)."""
+        body = self.block(self.tree.body)
+        functions = tuple((s.function.name, s.function) for s in body if isinstance(s, F.DefStmt))
+        classes = tuple((c.name, c) for c in module_classes(body))
+        info = self.scopes_info
+        names = file_names(self.module, self.sites, self.quals, self.import_sites, self.assigned, info)
+        return F.FileFacts(path, self.module, body, functions, classes, self.is_package,
+                           tuple(info.star), tuple(sorted(info.imports.items())), names,
+                           *configured(body, classes), rewritable=rewritable)
 
 
 _SIMPLE = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass,
@@ -553,15 +627,11 @@ def _targets(node: ast.AST, out: set[str]) -> None:
         _targets(node.value, out)
 
 
-def lower_ast(tree: ast.Module, text: str, path: str, module_name: str,
-              is_package: bool = False, rewritable: bool = True) -> tuple[F.FileFacts, set[str]]:
-    """The facts of a file CPython parsed, and the modules it imports (`Scopes.modules`).
-    `rewritable`: whether libcst can parse the text (a fix needs it to)."""
-    lowerer = AstLowerer(tree, text, module_name, is_package)
-    return lowerer.file(path, rewritable), lowerer.scopes_info.modules
-
-
 _NOT_INT = object()
+
+
+def _keyed(line: int, column: int, end_line: int, end_column: int, role: int = F.EXPR) -> Span:
+    return Span(line, column, end_line, end_column, _node_key(line, column, end_line, end_column, role))
 
 
 def _int_bound(node: ast.expr | None):
