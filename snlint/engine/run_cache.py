@@ -1,19 +1,13 @@
 """A whole run's findings, kept between runs beside the per-file facts (snlint.engine.cache).
 
-The per-file cache spares a warm run the parsing, but the link step reads the whole
-project every time. A run's findings are a function of what it read: the configuration,
-the files it was given and their texts, the files those import (a partial run, as
-pre-commit's) and the project's list of Python files (which decides what an import
-names). When all of these are what the last run of the same files with the same
-configuration read, its findings stand, and this module gives them without importing
-the source pass (no libcst, no engine). When some texts changed but what the source pass
-makes of them did not (a comment added, a `# noqa`), the engine finds their facts equal
-to the last run's and gives the findings too (`same_facts`), without linking.
-
-Kept are the findings before suppression comments apply: those are read from the texts
-as they are now, every run. Only runs of the source pass are kept: the graph pass imports
-code and torch this cannot see change. Built fixes (JSON, SARIF, --show-fixes) are kept
-for the very texts they were built from.
+A run's findings are a function of what it read: the configuration, the files given and
+their texts, the files those import, and the project's list of Python files (what an
+import names). When all of these are as the last run of the same files and configuration
+read them, its findings stand, without importing the source pass; when some texts changed
+but their facts did not (a comment added), `lint._same_facts` gives them without linking.
+Kept are the findings before suppression comments (read from the texts every run); only
+source-pass runs (the graph pass imports code this cannot see change); built fixes only for
+the very texts they were built from.
 """
 
 from __future__ import annotations
@@ -49,9 +43,7 @@ class RunCache:
     def __init__(self, cache: Cache, config: Config, given: list[str], *, fixes: bool = False) -> None:
         self.cache = cache
         self.config = config
-        # Built fixes quote their file's text: kept only for the very texts they were built
-        # from (`unchanged`), never carried over a comment (`same_facts`).
-        self.fixes = fixes
+        self.fixes = fixes  # built fixes quote their file's text
         settings = tuple((f.name, getattr(config, f.name)) for f in fields(config)
                          if f.init and f.name not in _NOT_IN_KEY)
         self.key = blake2b(repr((os.getcwd(), settings, sorted(given), fixes)).encode(
@@ -93,12 +85,9 @@ class RunCache:
         the sources import, as this run found them; None: as the last run found them,
         read again from disk here."""
         entry = self.entry()
-        if entry is None:
+        if entry is None or not _same({p: d for p, d, given in entry.texts if given}, sources):
             return None
-        given = {p: d for p, d, is_given in entry.texts if is_given}
-        if given.keys() != sources.keys() or any(digest(sources[p]) != d for p, d in given.items()):
-            return None
-        others = {p: d for p, d, is_given in entry.texts if not is_given}
+        others = {p: d for p, d, given in entry.texts if not given}
         if imported is None:
             imported = {}
             for path in others:
@@ -106,9 +95,7 @@ class RunCache:
                 if not isinstance(read, SourceFile):
                     return None
                 imported[path] = read.text
-        if others.keys() != imported.keys() or any(digest(imported[p]) != d for p, d in others.items()):
-            return None
-        if entry.listing != self.listing():
+        if not _same(others, imported) or entry.listing != self.listing():
             return None
         return list(entry.findings)
 
@@ -126,8 +113,8 @@ class RunCache:
     # -- writing
 
     def renew(self, sources: Mapping[str, str], imported: Mapping[str, str]) -> None:
-        """The entry's findings kept under these texts (which `same_facts` found to say
-        what the entry's said): the per-file cache now holds their facts, not the older."""
+        """The entry's findings kept under these texts (`same_facts` found them to say what
+        the entry's said)."""
         entry = self.entry()
         if entry is not None:
             self.store(sources, imported, entry.kept, entry.mattering, list(entry.findings),
@@ -150,3 +137,7 @@ class RunCache:
 
 def _listing(names) -> str:
     return digest("\0".join(sorted(names)))
+
+
+def _same(digests: Mapping[str, str], texts: Mapping[str, str]) -> bool:
+    return digests.keys() == texts.keys() and all(digest(texts[p]) == d for p, d in digests.items())
