@@ -1,16 +1,14 @@
 """The link step of a run: the project's facts -> link -> graph pass -> join -> seal ->
 checks -> findings, part by part (`snlint.link.groups`), in this process and workers.
-
 Apart from the engine so that a run imports it while the per-file stage's workers lower
-files (`snlint.engine.workers.shared_map`'s `meanwhile`): it is most of snlint's imports, and a
-run that reads every file's findings from the run cache never imports it.
+files, and a run the run cache answers never does.
 """
 
 from __future__ import annotations
 
 import os
 from functools import partial
-from typing import Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Mapping
 
 from snlint import facts as F
 from snlint.catalogue import Rule, load_catalogue
@@ -33,31 +31,28 @@ from snlint.link.names import Definitions, resolved
 from snlint.link.options import DeclaredOptions, undefaulted_options
 from snlint.shipped_configs import config_options, per_config
 
+if TYPE_CHECKING:
+    from snlint.engine.lint import Reuse
+
 __all__ = ["link_parts", "named"]
-
-
-class Reuse(Protocol):
-    """What the lints of one command keep for the next (`snlint.engine.Reuse`): the
-    findings of each part they linked, and the graph pass's session."""
-
-    def parts(self, config: Config) -> dict[tuple, tuple]: ...
-
-    @property
-    def graph(self) -> Any: ...
 
 
 def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sources: dict[str, str],
                config: Config, graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
     """The project's findings from the link step on (`_link_parts`), each naming the
-    shipped configurations it holds for when it holds for some only (`snlint.shipped_configs`)."""
-    findings = _link_parts(facts, extracted, sources, config, graph_run, reuse)
+    shipped configurations it holds for when it holds for some only (`snlint.shipped_configs`).
+    Files that cannot reach one another (`snlint.link.groups`) are linked apart."""
+    rules = load_catalogue()  # once a run, not once a part
+    whole = len(facts) < 2 or uses_registries(facts)
+    parts = [facts] if whole else groups(facts, {path: e.modules or () for path, e in extracted.items()})
+    # Linked whole, a project decides within each part what a part decides alone (which
+    # classes are alternatives beside the one in use): the same findings either way.
+    part_of = {f.path: i for i, part in enumerate(parts) for f in part}
+    findings = _link_parts(facts, parts, None if whole else part_of, sources, config, rules,
+                           graph_run, reuse)
     shipped = config_options(DeclaredOptions(facts)(), undefaulted_options(facts))
     if not shipped:
         return findings
-    rules = load_catalogue()
-    imported = {path: e.modules or () for path, e in extracted.items()}
-    parts = groups(facts, imported) if len(facts) >= 2 and not uses_registries(facts) else [facts]
-    part_of = {f.path: i for i, part in enumerate(parts) for f in part}
 
     def relink(declaring: str) -> tuple[list[Finding], set[str]]:
         # Each configuration is linked in this process, where the chosen file holds: the
@@ -74,28 +69,20 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     return per_config(findings, shipped, relink)
 
 
-def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sources: dict[str, str],
-                config: Config, graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
-    """The project's findings from the link step on: the link, the graph pass, the
-    checks. Files that cannot reach one another (`snlint.link.groups`) are linked apart,
-    shared between this process and workers (`--jobs`), and a part a lint of the same
-    command already linked, with the same facts, is not linked again (the rounds of
-    `--fix`). The graph pass builds the project's discriminators together: with it, the
-    project is one part."""
-    # The rule pages are read once a run, not once a part (a twentieth of a part's link).
-    rules = load_catalogue()
-    if len(facts) < 2 or uses_registries(facts):
+def _link_parts(facts: list[FileFacts], parts: list[list[FileFacts]], part_of: dict[str, int] | None,
+                sources: dict[str, str], config: Config, rules: dict[str, Rule],
+                graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
+    """The project's findings: its `parts` (None `part_of`: one part) linked in this
+    process and workers, a part a lint of the same command linked with the same facts
+    not again (the rounds of `--fix`). The graph pass builds the project's discriminators
+    together: with it, the project is one part."""
+    if part_of is None:
         return _noted(_link_part(facts, sources, config, rules, graph_run, reuse), graph_run)
-    imported = {path: e.modules or () for path, e in extracted.items()}
-    parts = groups(facts, imported)
-    # Linked whole, a project decides within each part what a part decides alone (which
-    # classes are alternatives beside the one in use): the same findings either way.
-    part_of = {f.path: i for i, part in enumerate(parts) for f in part}
     if config.graph:
         return _noted(_link_part(facts, sources, config, rules, graph_run, reuse, part_of=part_of),
                       graph_run)
     options = DeclaredOptions(facts)
-    sizes = {path: len(sources.get(path, "")) for path in extracted}
+    sizes = {f.path: len(sources.get(f.path, "")) for f in facts}
     known = reuse.parts(config) if reuse is not None else {}
     # The per-file stage gives a file the same facts object while its text is the same;
     # the project's options reach every part, as do the literals its calls pass by keyword
