@@ -1,9 +1,6 @@
-"""The rest of the project a partial run needs: the files the linted files import.
-
-Pre-commit passes only the changed files. A discriminator in `models/d.py` built from
-helpers in `models/layers.py` must still be understood when only `d.py` changed, so the
-files it imports (transitively, within the project root) are read for their facts; their
-own findings are not reported.
+"""The rest of the project a partial run needs (pre-commit passes only the changed
+files): the files the linted files import, transitively, within the project root, read
+for their facts; their own findings are not reported.
 """
 
 from __future__ import annotations
@@ -19,11 +16,6 @@ from snlint.source import ast_modules, module_name, project_modules
 MAX_CONTEXT_FILES = 400
 
 
-def imported_modules(text: str, module: str, is_package: bool) -> set[str]:
-    """Dotted names a file imports, relative imports resolved (ast: cheap, C-speed)."""
-    return project_modules(ast_modules(text, module, is_package) or ())
-
-
 def project_files(config: Config) -> list[tuple[str, Path]]:
     """The project's Python files, (display, absolute): everything under its root that a
     lint of the root would read."""
@@ -34,11 +26,9 @@ def imported_sources(given: dict[str, str], config: Config,
                      modules: Callable[[dict[str, str]], Mapping[str, set[str] | None]] | None = None,
                      files: list[tuple[str, Path]] | None = None) -> dict[str, str]:
     """Display path -> text of the project files the `given` files import, transitively,
-    that are not among them; {} when the given files already are the whole project.
-    `modules`, when given, tells the modules files import (display path -> `Scopes.modules`,
-    None when not known) as the source pass read them, so no file is parsed again here.
-    `files`: `project_files(config)`, when the caller has them (the lints of one --fix
-    walk the same tree)."""
+    that are not among them. `modules`: the modules files import as the source pass read
+    them (display path -> `Scopes.modules`, None when not known), so that no file is
+    parsed again here. `files`: `project_files(config)`, when the caller has them."""
     if not given:
         return {}
     project: dict[str, tuple[str, Path]] = {}
@@ -59,8 +49,7 @@ def imported_sources(given: dict[str, str], config: Config,
             found.update(modules({display: text}))
         known = found.get(display)
         if known is None:
-            module, is_package = module_name(relpath)
-            return imported_modules(text, module, is_package)
+            known = ast_modules(text, *module_name(relpath)) or ()
         return project_modules(known)
 
     by_leaf: dict[str, list[str]] = {}

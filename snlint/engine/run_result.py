@@ -1,6 +1,6 @@
-"""A run's result, and the last steps every run takes to it: suppression comments applied
-to the texts as they are now, findings in notebooks moved to their cells, the files'
-own diagnostics added. Light (no libcst): a run the cache answers ends here too."""
+"""A run's result, and the last steps every run takes to it: suppression comments applied,
+findings in notebooks moved to their cells, the files' own diagnostics added. Light (no
+libcst): a run the cache answers ends here too."""
 
 from __future__ import annotations
 

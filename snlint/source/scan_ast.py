@@ -1,17 +1,12 @@
-"""Name scopes of one file, read off CPython's `ast` of it (`Scopes`).
+"""Name scopes of one file, read off CPython's `ast` of it (`Scopes`), in one walk without
+recursion (which makes any depth safe for the rest): reads and bindings by `ast` context,
+imports in source order, and each function's own bindings (not those of nested
+definitions, class bodies, lambdas and comprehensions, nor its decorators and defaults).
 
-One walk, without recursion (it is what makes any depth safe for the rest): names counted by their `ast` context (a load is a *read*; a store, a
-parameter, or a `def`/`class`/`except ... as`/match-capture name is a *binding*), imports
-in source order, and each function's own bindings, which stop where `scan`'s stop: at
-nested definitions (only their name), class bodies, lambdas, comprehensions and imports,
-and outside the function's body (its decorators, defaults and annotations).
-
-The same walk bounds the tree's depth: an expression nested more than `MAX_NESTING`
-levels inside its statement is replaced by a `TooDeep` constant (read as an unknown
-value) and recorded in `Scopes.cuts`, so that the lowering, the interpreter and the
-reports, which recurse, never meet deeper code than they can follow. And it notes what
-only CPython's compiler rejects (`Scopes.suspect`): a keyword argument or a parameter
-repeated, and `return`, `yield`, `await` or `nonlocal` where no function holds them.
+The same walk replaces an expression nested more than `MAX_NESTING` levels inside its
+statement by a `TooDeep` constant (recorded in `Scopes.cuts`), so that the lowering, the
+interpreter and the reports, which recurse, never meet deeper code than they can follow;
+and notes what only CPython's compiler rejects (`Scopes.suspect`).
 """
 
 from __future__ import annotations
@@ -23,8 +18,7 @@ from snlint.source.scopes import Scopes
 
 _MODULE = "<module>"
 # Levels of expression nesting inside one statement the lowering follows: generous for
-# code people write (a chain of 30 method calls is 60 levels), and a recursion each
-# step after it (lowering, interpreter, report) can take with the statements around it.
+# code people write (a chain of 30 method calls is 60 levels).
 MAX_NESTING = 100
 
 
@@ -66,8 +60,7 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
 
     # Each entry: a node, the scope a binding in it counts for (None: none kept), the
     # innermost function an import in it belongs to (None: module, class or lambda),
-    # and whether it is inside an `except` handler. One loop, no recursion: this visits
-    # every node of the file.
+    # whether it is inside an `except` handler, and its depth in its statement.
     stack: list[tuple[ast.AST, object, object, bool, int]] = [
         (child, _MODULE, None, False, 0) for child in tree.body]
     pop, push = stack.pop, stack.append
