@@ -7,16 +7,16 @@ round reads and links again only what it changed.
 from __future__ import annotations
 
 import gc
-import os
 import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 from snlint.config import Config
-from snlint.engine.imported_files import imported_sources, project_files
+from snlint.engine.imported_files import imported_sources
 from snlint.engine.lint import Reuse, lint_sources
 from snlint.engine.per_file import jobs_for
+from snlint.engine.run_cache import project_files, walked_files
 from snlint.engine.workers import shared_map
 from snlint.files import sweep_temporaries
 from snlint.findings import Finding
@@ -37,8 +37,9 @@ def fix_paths(paths: list[str], config: Config, files: list[tuple[str, Path]], *
     sources, notebooks = read_fixable(files, config)
     texts = {p: notebooks[p].python if p in notebooks else s.text for p, s in sources.items()}
     # The rounds change files, never which files there are: the tree is walked once.
-    whole = [os.path.normpath(p) for p in paths] == [os.path.relpath(config.root)]
-    project = [(d, a) for d, a in files if a.suffix == ".py"] if whole else project_files(config)
+    project = walked_files(paths, files, config)
+    if project is None:
+        project = project_files(config)
     try:
         result = fixed_point(texts, config, unsafe=unsafe, report=report, project=project,
                              reuse=reuse if reuse is not None else Reuse())

@@ -10,16 +10,11 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from snlint.config import Config
-from snlint.files import SourceFile, discover, read_source
+from snlint.engine.run_cache import project_files
+from snlint.files import SourceFile, read_source
 from snlint.source import ast_modules, module_name, project_modules
 
 MAX_CONTEXT_FILES = 400
-
-
-def project_files(config: Config) -> list[tuple[str, Path]]:
-    """The project's Python files, (display, absolute): everything under its root that a
-    lint of the root would read."""
-    return [(d, a) for d, a in discover([os.path.relpath(Path(config.root))], config) if a.suffix == ".py"]
 
 
 def imported_sources(given: dict[str, str], config: Config,

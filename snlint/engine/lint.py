@@ -4,14 +4,13 @@ diagnostic for that file, never the end of the run."""
 from __future__ import annotations
 
 import importlib
-import os
 from pathlib import Path
 from typing import Callable
 
 from snlint.config import Config
 from snlint.engine.imported_files import imported_sources
 from snlint.engine.per_file import Extracted, PerFile
-from snlint.engine.run_cache import RunCache
+from snlint.engine.run_cache import RunCache, walked_files
 from snlint.engine.run_result import RunResult, enabled, finish, in_cells, unsuppressed
 from snlint.facts import FileFacts
 from snlint.findings import Finding
@@ -144,10 +143,8 @@ def run(paths: list[str], config: Config, progress: Progress | None = None, *,
     if run_cache is None and reuse is None:
         run_cache = RunCache.for_run(config, inputs, graph=config.graph, fixes=fixes)
     stage = reuse.per_file(config) if reuse is not None else PerFile.for_run(config)
-    # A lint of the project's root has walked the tree imported_sources would walk.
-    whole = [os.path.normpath(p) for p in inputs.paths] == [os.path.relpath(Path(config.root))]
     imported = imported_sources(inputs.scripts, config, modules=stage.modules,
-                                files=[(d, a) for d, a in inputs.files if a.suffix == ".py"] if whole else None)
+                                files=walked_files(inputs.paths, inputs.files, config))
     findings = lint_sources(inputs.sources, config, imported, graph_run, stage,
                             fixes=fixes, reuse=reuse, run_cache=run_cache, steps=steps)
     return finish(findings, inputs, config, graph_run.results, graph_run.discriminators,

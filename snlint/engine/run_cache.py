@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import fields, replace
+from pathlib import Path
 from typing import Mapping
 
 from snlint.config import Config
@@ -58,10 +59,9 @@ class RunCache:
             return None
         run_cache = cls(Cache.for_root(config.root, config.cache_dir), config, list(inputs.sources),
                         fixes=fixes)
-        base = os.path.relpath(config.root)
-        if [os.path.normpath(p) for p in inputs.paths] == [base]:
-            # The run walked the project from its root: its files are the listing.
-            run_cache._listing = _listing(d for d, a in inputs.files if a.suffix == ".py")
+        walked = walked_files(inputs.paths, inputs.files, config)
+        if walked is not None:
+            run_cache._listing = _listing(d for d, _ in walked)
         return run_cache
 
     # -- reading
@@ -75,8 +75,7 @@ class RunCache:
     def listing(self) -> str:
         """The project's Python files, as what an import can name."""
         if self._listing is None:
-            base = os.path.relpath(self.config.root)
-            self._listing = _listing(d for d, a in discover([base], self.config) if a.suffix == ".py")
+            self._listing = _listing(d for d, _ in project_files(self.config))
         return self._listing
 
     def unchanged(self, sources: Mapping[str, str], imported: Mapping[str, str] | None = None
@@ -133,6 +132,20 @@ class RunCache:
                                                    frozenset(discriminators)),
                        run=True)
         self._entry = False
+
+
+def project_files(config: Config) -> list[tuple[str, Path]]:
+    """The project's Python files, (display, absolute): what a lint of its root reads."""
+    return [(d, a) for d, a in discover([os.path.relpath(config.root)], config) if a.suffix == ".py"]
+
+
+def walked_files(paths: list[str], files: list[tuple[str, Path]], config: Config
+                 ) -> list[tuple[str, Path]] | None:
+    """`project_files(config)`, when the run of `paths` that found `files` walked the
+    project from its root; else None."""
+    if [os.path.normpath(p) for p in paths] != [os.path.relpath(config.root)]:
+        return None
+    return [(d, a) for d, a in files if a.suffix == ".py"]
 
 
 def _listing(names) -> str:
