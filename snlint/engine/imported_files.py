@@ -47,29 +47,19 @@ def imported_sources(given: dict[str, str], config: Config,
             known = ast_modules(text, *module_name(relpath)) or ()
         return project_modules(known)
 
-    by_leaf: dict[str, list[str]] = {}
-    for name in project:
-        by_leaf.setdefault(name.rsplit(".", 1)[-1], []).append(name)
-
-    def candidates(imported: str, importer: str) -> list[str]:
-        found = []
+    def candidate(imported: str, importer: str) -> str | None:
         parts = imported.split(".")
+        folder = importer.rsplit(".", 1)[0] if "." in importer else ""
         for cut in range(len(parts), 0, -1):
             head = ".".join(parts[:cut])
-            if head in project:
-                found.append(head)
-                break
             # A script folder on sys.path (`import layers` next to it): same folder first.
-            folder = importer.rsplit(".", 1)[0] if "." in importer else ""
             sibling = f"{folder}.{head}" if folder else head
-            if sibling in project:
-                found.append(sibling)
-                break
+            if head in project or sibling in project:
+                return head if head in project else sibling
             suffix = [n for n in project if n.endswith("." + head)]
             if len(suffix) == 1:
-                found.append(suffix[0])
-                break
-        return found
+                return suffix[0]
+        return None
 
     out: dict[str, str] = {}
     queue = [(p, config.relative_path(p), text) for p, text in given.items()]
@@ -78,16 +68,15 @@ def imported_sources(given: dict[str, str], config: Config,
         display, relpath, text = queue.pop()
         module, _ = module_name(relpath)
         for imported in sorted(imports_of(display, relpath, text)):
-            for name in candidates(imported, module):
-                if name in seen:
-                    continue
-                seen.add(name)
-                display, absolute = project[name]
-                if str(absolute) in given_abs or os.path.abspath(display) in given_abs:
-                    continue
-                read = read_source(display, absolute, config.max_file_size)
-                if not isinstance(read, SourceFile):
-                    continue
+            name = candidate(imported, module)
+            if name is None or name in seen:
+                continue
+            seen.add(name)
+            display, absolute = project[name]
+            if str(absolute) in given_abs or os.path.abspath(display) in given_abs:
+                continue
+            read = read_source(display, absolute, config.max_file_size)
+            if isinstance(read, SourceFile):
                 out[display] = read.text
                 queue.append((display, config.relative_path(display), read.text))
     return out

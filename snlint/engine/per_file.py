@@ -100,24 +100,19 @@ def _work(items: list[tuple[str, str, str, bool]]) -> list[Extracted]:
 @contextmanager
 def _no_gc() -> Iterator[None]:
     """The cyclic collector off while trees and facts are built: nothing here makes
-    cycles, and each collection would rescan every file's facts."""
+    cycles, and each collection would rescan every file's facts. Then what was made is
+    moved to the oldest generation (`freeze`, `unfreeze`), so that the next collections
+    do not scan it again (unless something else froze objects: not ours to release)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        _age()
+        if not gc.get_freeze_count():
+            gc.freeze()
+            gc.unfreeze()
         if enabled:
             gc.enable()
-
-
-def _age() -> None:
-    """What the stage made, moved to the oldest generation (`freeze` then `unfreeze`), so
-    that the next collections do not scan it all again (not when something else froze
-    objects: they are not ours to release)."""
-    if not gc.get_freeze_count():
-        gc.freeze()
-        gc.unfreeze()
 
 
 def default_jobs() -> int:
