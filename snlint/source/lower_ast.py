@@ -189,7 +189,7 @@ class AstLowerer:
         comments and line continuations; strings are inside elements."""
         lines = self.lines
         start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
-        if _at(lines, start) != "(":
+        if lines[node.lineno - 1][node.col_offset:node.col_offset + 1] != b"(":
             return False
         skips = sorted(((e.lineno, e.col_offset), (e.end_lineno, e.end_col_offset)) for e in node.elts)
         depth = 0
@@ -247,9 +247,7 @@ class AstLowerer:
 
     # ------------------------------------------------------------ expressions
 
-    def expr(self, node: ast.expr | None) -> F.Expr:
-        if node is None:
-            return F.Const(None)
+    def expr(self, node: ast.expr) -> F.Expr:
         kind = type(node)
         if kind is ast.Name:
             span = self.span(node)
@@ -336,9 +334,7 @@ class AstLowerer:
             return F.Lambda(params, body, star, dstar, span=span)
         if kind is ast.ListComp or kind is ast.GeneratorExp or kind is ast.SetComp:
             return self.comprehension(node, span)
-        if kind is ast.NamedExpr:
-            return self.expr(node.value)
-        if kind is ast.Await:
+        if kind is ast.NamedExpr or kind is ast.Await:
             return self.expr(node.value)
         if kind is ast.JoinedStr:
             if self._strings(node) > 1:
@@ -602,12 +598,6 @@ class AstLowerer:
 _SIMPLE = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass,
                      ast.Break, ast.Continue, ast.Delete, ast.Raise, ast.Assert, ast.Global,
                      ast.Nonlocal, ast.Import, ast.ImportFrom})
-
-
-def _at(lines: list[bytes], position: tuple[int, int]) -> str:
-    line, column = position
-    raw = lines[line - 1] if 0 < line <= len(lines) else b""
-    return raw[column:column + 1].decode("latin-1")
 
 
 def _in_source_order(node: ast.Call) -> list:

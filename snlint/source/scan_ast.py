@@ -28,9 +28,6 @@ class TooDeep:
 
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        return "TooDeep()"
-
 
 TOO_DEEP = TooDeep()
 # Nodes whose insides bind in no scope `Scopes.functions` or `module_names` keep.
