@@ -112,7 +112,6 @@ class Recorder:
     standard error (a terminal's: the key tells), and its record."""
 
     def __init__(self, argv: list[str], started_ns: int) -> None:
-        self.argv = list(argv)
         self.started_ns = started_ns
         self.key = key(argv)
         self.output: list[str] = []

@@ -53,33 +53,11 @@ _LAYOUT = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.I
                      tokenize.DEDENT, tokenize.ENDMARKER})
 
 
-class _Columns:
-    """`ast` columns (UTF-8 bytes) as characters, as libcst counts them."""
-
-    def __init__(self, text: str) -> None:
-        self.ascii = text.isascii()
-        self.lines = _LINE_BREAK.split(text) if not self.ascii else []
-        self.memo: dict[int, bytes | None] = {}
-
-    def __call__(self, line: int, column: int) -> int:
-        if self.ascii:
-            return column
-        raw = self.memo.get(line, b"")
-        if raw == b"":
-            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-            raw = None if text.isascii() else text.encode("utf-8")
-            self.memo[line] = raw
-        if raw is None:
-            return column
-        return len(raw[:column].decode("utf-8", errors="replace"))
-
-
 class AstLowerer:
     def __init__(self, tree: ast.Module, text: str, module_name: str, is_package: bool) -> None:
         self.tree = tree
         self.text = text
-        self.column = _Columns(text)
-        self.ascii = self.column.ascii
+        self.ascii = text.isascii()
         self.scopes_info = scan_ast(tree, module_name, is_package)
         self.module = module_name
         self.is_package = is_package
@@ -236,6 +214,13 @@ class AstLowerer:
     @cached_property
     def lines(self) -> list[bytes]:
         return [line.encode("utf-8") for line in _LINE_BREAK.split(self.text)]
+
+    def column(self, line: int, column: int) -> int:
+        """An `ast` column (UTF-8 bytes) as characters, as libcst counts them."""
+        if self.ascii:
+            return column
+        raw = self.lines[line - 1] if 0 < line <= len(self.lines) else b""
+        return column if raw.isascii() else len(raw[:column].decode("utf-8", errors="replace"))
 
     def _segment(self, node: ast.expr) -> bytes:
         """The text of an expression, its line breaks as `\\n`."""
