@@ -97,6 +97,10 @@ def _work(items: list[tuple[str, str, str, bool]]) -> list[Extracted]:
     return [_lower(p, t, r) if full else _scan(p, t, r) for p, t, r, full in items]
 
 
+def _weight(item: tuple[str, str, str, bool]) -> int:
+    return len(item[1]) if item[3] else len(item[1]) // SCAN_WEIGHT
+
+
 @contextmanager
 def _no_gc() -> Iterator[None]:
     """The cyclic collector off while trees and facts are built: nothing here makes
@@ -167,17 +171,13 @@ class PerFile:
         once, while the workers lower files (`shared_map`), else before returning."""
         once = functools.cache(meanwhile or (lambda: None))  # done at most once
         with _no_gc():
-            found = self._results(texts, once)
+            self._first_round(texts, once)
+            kept = set(texts)
+            if self.prefilter:
+                kept = {p for p, t in texts.items() if self._matters(p, t)} | self._connected(texts)
+                self._run([(p, t, True) for p, t in texts.items()
+                           if p in kept and not self._memo[(p, t)].lowered])
         once()
-        return found
-
-    def _results(self, texts: Mapping[str, str], meanwhile: Callable[[], None]) -> dict[str, Extracted]:
-        self._first_round(texts, meanwhile)
-        kept = set(texts)
-        if self.prefilter:
-            kept = {p for p, t in texts.items() if self._matters(p, t)} | self._connected(texts)
-            self._run([(p, t, True) for p, t in texts.items()
-                       if p in kept and not self._memo[(p, t)].lowered])
         out = {}
         for path, text in texts.items():
             found = self._memo[(path, text)]
@@ -208,7 +208,7 @@ class PerFile:
         todo = [(p, t) for p, t in texts.items() if (p, t) not in self._memo]
         if not todo:
             return
-        self._run([(p, t, not self.prefilter or self._matters(p, t)) for p, t in todo], meanwhile)
+        self._run([(p, t, self.matters(p, t)) for p, t in todo], meanwhile)
 
     def _matters(self, path: str, text: str) -> bool:
         key = (path, text)
@@ -267,7 +267,11 @@ class PerFile:
             todo.append((path, text, relpath, key, full))
         if not todo:
             return
-        results = self._compute([(p, t, r, full) for p, t, r, _, full in todo], meanwhile)
+        results, failed = shared_map(_work, [(p, t, r, full) for p, t, r, _, full in todo],
+                                     jobs_for(self.config), _weight, meanwhile=meanwhile)
+        if failed is not None:
+            self.stats["parallel_rounds"] += 1
+            self.stats["worker_failures"] += failed
         for (path, text, relpath, key, _), found in zip(todo, results):
             self._memo[(path, text)] = found
             self.stats["lowered" if found.lowered else "scanned"] += 1
@@ -275,13 +279,3 @@ class PerFile:
             if self.cache is not None and not (found.finding is not None
                                                and found.finding.code == "SN999"):
                 self.cache.put(path, relpath, key, found)
-
-    def _compute(self, items: list[tuple[str, str, str, bool]],
-                 meanwhile: Callable[[], None] | None = None) -> list[Extracted]:
-        done, failed = shared_map(_work, items, jobs_for(self.config),
-                                  lambda item: len(item[1]) if item[3] else len(item[1]) // SCAN_WEIGHT,
-                                  meanwhile=meanwhile)
-        if failed is not None:
-            self.stats["parallel_rounds"] += 1
-            self.stats["worker_failures"] += failed
-        return done

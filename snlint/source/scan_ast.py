@@ -91,8 +91,7 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
             named = [k.arg for k in node.keywords if k.arg is not None]
             suspect = suspect or len(set(named)) < len(named)
         elif kind is ast.arguments:
-            named = [a.arg for a in (*node.posonlyargs, *node.args, *node.kwonlyargs,
-                                     node.vararg, node.kwarg) if a is not None]
+            named = _parameters(node)
             suspect = suspect or len(set(named)) < len(named)
         if kind in _FUNCTIONS:
             bound[node.name] += 1
@@ -152,11 +151,7 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
     for found in scopes.function_imports.values():
         found.sort(key=_position)
     for function in functions:
-        names = set(local.get(function, ()))
-        args = function.args
-        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-            if a is not None:
-                names.add(a.arg)
+        names = local.get(function, set()) | set(_parameters(function.args))
         scopes.functions[(function.lineno, function.name)] = names - global_.get(function, set())
     _imports(scopes, imports, module_name, is_package)
     scopes.module_names = local.get(_MODULE, set()) - set(scopes.imports)
@@ -168,6 +163,11 @@ def _cut(node: ast.expr, cuts: list[tuple[int, int, int, int]]) -> ast.Constant:
     cuts.append((node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                  (node.end_col_offset or node.col_offset) + 1))
     return ast.copy_location(ast.Constant(TOO_DEEP), node)
+
+
+def _parameters(args: ast.arguments) -> list[str]:
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+            if a is not None]
 
 
 def _position(node: ast.stmt) -> tuple[int, int]:
