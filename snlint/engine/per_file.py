@@ -61,8 +61,6 @@ def matters(text: str) -> bool:
     return MATTERS.search(text) is not None
 
 
-# ---------------------------------------------------------------------------- one file
-
 def _lower(path: str, text: str, relpath: str) -> Extracted:
     try:
         result, modules, notes = extract_with_notes(text, path, relpath)
@@ -133,8 +131,6 @@ def jobs_for(config: Config) -> int:
     return config.jobs or default_jobs()
 
 
-# ---------------------------------------------------------------------------- the stage
-
 class PerFile:
     """Facts of files, each computed once (memo), read from the cache when unchanged.
     `stats` counts for tests: `lowered`, `scanned` (prefilter only), `cached`, `skipped`
@@ -155,8 +151,6 @@ class PerFile:
     def for_run(cls, config: Config) -> "PerFile":
         """The stage of a run on files on disk: the cache as configured."""
         return cls(config, cache=Cache.for_root(config.root, config.cache_dir) if config.cache else None)
-
-    # -- what callers ask
 
     def modules(self, texts: Mapping[str, str]) -> dict[str, frozenset[str] | None]:
         """Display path -> the modules each file imports (None when not known)."""
@@ -201,8 +195,6 @@ class PerFile:
         """Whether the prefilter reads this file for what it says (not only for whom it
         imports or is imported by)."""
         return not self.prefilter or self._matters(path, text)
-
-    # -- rounds
 
     def _first_round(self, texts: Mapping[str, str], meanwhile: Callable[[], None] | None = None) -> None:
         todo = [(p, t) for p, t in texts.items() if (p, t) not in self._memo]

@@ -64,8 +64,6 @@ class RunCache:
             run_cache._listing = _listing(d for d, _ in walked)
         return run_cache
 
-    # -- reading
-
     def entry(self) -> RunEntry | None:
         if self._entry is False:
             stored = self.cache.get("run", self.key, "", run=True)
@@ -108,8 +106,6 @@ class RunCache:
         if then.keys() != texts.keys():
             return None
         return {p: d for p, d in then.items() if digest(texts[p]) != d}
-
-    # -- writing
 
     def renew(self, sources: Mapping[str, str], imported: Mapping[str, str]) -> None:
         """The entry's findings kept under these texts (`same_facts` found them to say what

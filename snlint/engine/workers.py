@@ -74,10 +74,10 @@ def run_chunks(work: Callable[[C], R], chunks: Sequence[C], workers: int, *,
         order.sort(key=lambda i: -weights[i])
     if not _can_fork() or len(chunks) * _TOKEN.size > _PIPE_ROOM:
         return None
-    tokens = _Tokens(order)
+    tokens = _tokens(order)
     started = _forked(work, chunks, tokens, workers)
     if not started:
-        tokens.close()
+        os.close(tokens)
         return None
     if meanwhile is not None:
         meanwhile()
@@ -88,7 +88,7 @@ def run_chunks(work: Callable[[C], R], chunks: Sequence[C], workers: int, *,
     for thread in readers:
         thread.start()
     done: dict[int, R] = {}
-    for i in tokens.taken():
+    for i in _taken(tokens):
         done[i] = work(chunks[i])
         _unpickle(received, done)
     for thread, (pid, fd) in zip(readers, started):
@@ -98,7 +98,7 @@ def run_chunks(work: Callable[[C], R], chunks: Sequence[C], workers: int, *,
             os.waitpid(pid, 0)
         except ChildProcessError:
             pass
-    tokens.close()
+    os.close(tokens)
     _unpickle(received, done)
     failed = [i for i in range(len(chunks)) if i not in done]
     for i in failed:
@@ -120,28 +120,23 @@ _PIPE_ROOM = 4096
 _LENGTH = struct.Struct("=Q")
 
 
-class _Tokens:
-    """The chunk indices, each in the pipe once: whoever is free reads the next. A read of
-    4 bytes from a pipe of whole tokens and no writer gets one token, whole, or end of file."""
+def _tokens(order: list[int]) -> int:
+    """The read end of a pipe holding each chunk index once: whoever is free reads the next.
+    A read of 4 bytes from a pipe of whole tokens and no writer gets one token, or EOF."""
+    read, write = os.pipe()
+    try:
+        os.write(write, b"".join(_TOKEN.pack(i) for i in order))
+    finally:
+        os.close(write)
+    return read
 
-    def __init__(self, order: list[int]) -> None:
-        self._read, write = os.pipe()
-        try:
-            os.write(write, b"".join(_TOKEN.pack(i) for i in order))
-        finally:
-            os.close(write)
 
-    def taken(self) -> Iterator[int]:
-        while True:
-            token = os.read(self._read, _TOKEN.size)
-            if len(token) < _TOKEN.size:
-                return
-            yield _TOKEN.unpack(token)[0]
-
-    def close(self) -> None:
-        if self._read >= 0:
-            os.close(self._read)
-            self._read = -1
+def _taken(tokens: int) -> Iterator[int]:
+    while True:
+        token = os.read(tokens, _TOKEN.size)
+        if len(token) < _TOKEN.size:
+            return
+        yield _TOKEN.unpack(token)[0]
 
 
 def _send(fd: int, data: bytes) -> None:
@@ -161,7 +156,7 @@ def _exactly(fd: int, size: int) -> bytes:
     return b"".join(parts)
 
 
-def _forked(work, chunks, tokens: _Tokens, workers: int) -> list[tuple[int, int]]:
+def _forked(work, chunks, tokens: int, workers: int) -> list[tuple[int, int]]:
     """(pid, read end of its results pipe) of each worker started."""
     started: list[tuple[int, int]] = []
     for _ in range(workers):
@@ -234,11 +229,11 @@ def _can_fork() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
-def _worker(work, chunks, tokens: _Tokens, fd: int) -> None:
+def _worker(work, chunks, tokens: int, fd: int) -> None:
     # A worker's objects live until they are sent: the cyclic collector would only rescan them.
     gc.disable()
     try:
-        for index in tokens.taken():
+        for index in _taken(tokens):
             _send(fd, pickle.dumps((index, work(chunks[index])), pickle.HIGHEST_PROTOCOL))
     except BaseException:  # noqa: BLE001 - the chunk it failed on (an error, a result that
         pass  # does not pickle) is redone by the parent, and it takes no more
