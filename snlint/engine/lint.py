@@ -11,7 +11,7 @@ from snlint.config import Config
 from snlint.engine.imported_files import imported_sources
 from snlint.engine.per_file import Extracted, PerFile
 from snlint.engine.run_cache import RunCache, walked_files
-from snlint.engine.run_result import RunResult, enabled, finish, in_cells, unsuppressed
+from snlint.engine.run_result import RunResult, finish, in_cells, unsuppressed
 from snlint.facts import FileFacts
 from snlint.findings import Finding
 from snlint.graph.diagnostics import GraphRun, Progress
@@ -67,8 +67,8 @@ def lint_sources(sources: dict[str, str], config: Config,
     step(f"source pass: linking {len(facts)} file{'s' if len(facts) != 1 else ''}...")
     findings.extend(link_parts(facts, extracted, sources, config, linked, reuse))
     step("")
-    findings = [f for f in findings if f.path in sources or f.path == "<project>"]
-    findings = enabled(findings, config)
+    findings = [f for f in findings if (f.path in sources or f.path == "<project>")
+                and config.is_enabled(f.code, f.path)]
     # Findings the graph pass cleared (`snlint.checks.cleared`) are no findings of the lint:
     # no fix, no count, no exit code. The run keeps them for JSON and SARIF.
     cleared = [f for f in findings if f.cleared_by is not None]

@@ -31,10 +31,6 @@ class RunResult:
     cleared: list[Finding] = field(default_factory=list)
 
 
-def enabled(findings: list[Finding], config: Config) -> list[Finding]:
-    return [f for f in findings if config.is_enabled(f.code, f.path)]
-
-
 def unsuppressed(findings: list[Finding], sources: dict[str, str]) -> list[Finding]:
     """The findings no `# noqa` / `# snlint: disable` comment of their file silences,
     sorted. Only files with findings need their comments read."""
