@@ -1,10 +1,5 @@
-"""The per-file stage: each file read into its facts, on its own, before the link step.
-
-Where a run saves time: a *prefilter* (a file whose text cannot matter, and that imports
-do not connect to one that does, is only checked by CPython's parser, for its imports and
-its SN901), a *cache* (`snlint.engine.cache`: an unchanged file's facts read back), and
-*workers* (`snlint.engine.workers`: the rest lowered beside this process, the results in
-order, so a parallel run equals a serial one).
+"""The per-file stage: each file read into its facts, on its own, before the link step,
+through a prefilter, the cache and workers (docs/architecture.md, "The per-file stage").
 """
 
 from __future__ import annotations

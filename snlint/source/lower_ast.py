@@ -1,19 +1,9 @@
-"""Lower one file's CPython `ast` to source facts. CPython parses in C, several times
-faster than libcst builds its tree; but a fix finds a finding's node in libcst's tree of
-the same text by the node key the facts hold (`facts.node_key`: a function of the span),
-so spans are libcst's (the fixes' tests hold them to it).
-
-What the two trees say differently is mirrored here:
-- columns: `ast` counts UTF-8 bytes, libcst characters (converted on non-ASCII lines);
-- parentheses: `ast` spans a tuple's and a generator's own parentheses (and a sole
-  generator argument's call parentheses), libcst's spans stop inside them;
-- n-ary nodes: `a and b and c` is one `ast` node, two nested libcst ones; call
-  arguments are positional then keyword in `ast`, in source order in libcst;
-- names: libcst's node type names where a fact names one (`Unknown("Imaginary")`,
-  operators `Subtract`, ...), and `True`/`False`/`None` are names there;
-- strings: an f-string joined to other strings is one libcst `ConcatenatedString`
-  (no value), a lone one a `FormattedString`;
-- a class's name has no `ast` position: it is read off the text after `class`.
+"""Lower one file's CPython `ast` to source facts, with libcst's spans: a fix finds its
+node in libcst's tree by the key the facts hold (`facts.node_key`). Where the two trees
+differ (columns, parentheses, n-ary nodes, argument order, a class name's position:
+docs/architecture.md), this says what libcst would; it also names what a fact names as
+libcst's node types do (`Unknown("Imaginary")`, `Subtract`), and reads an f-string
+joined to other strings as a libcst `ConcatenatedString` (no value).
 """
 
 from __future__ import annotations
