@@ -1,20 +1,12 @@
 """The per-file cache: each file's source facts, kept between runs in `.snlint_cache/`.
 
-A file's facts depend on its text, its display path and its path relative to the root
-(which names its module), and on the code that computes them; nothing else in the
-configuration reaches them (rule selection, ignores and the graph pass act after the link
-step, which runs every time). So an entry is found by (display path, root-relative path)
-and used only when it holds the same text digest; the folder it lives in is named by a
-salt over snlint's version and code, the rule pages, libcst's version and Python's, so an
-upgrade (or an edit of snlint itself) starts a folder of its own instead of reading facts
-an older lowering wrote.
-
-Never in the way: the folder holds a `.gitignore` of `*` and a CACHEDIR.TAG (backup
-tools skip it), as ruff's `.ruff_cache` does. Two runs may share it: an entry is written
-to a temporary file and renamed over the old one, and an entry that cannot be read
-(partial, corrupt, of another format) counts as absent. Entries are pickles read with an
-unpickler that builds only snlint's fact and finding classes, so a planted entry cannot
-run code.
+An entry is found by (display path, root-relative path) and used only when it holds the
+same text digest; its folder is named by a salt over snlint's version and code, the rule
+pages, libcst's and Python's versions, so an upgrade starts afresh. The folder holds a
+`.gitignore` of `*` and a CACHEDIR.TAG, as ruff's does. Entries are written to a temporary
+file and renamed (two runs may share the folder); one that cannot be read counts as absent.
+They are pickles read by an unpickler that builds only snlint's facts and findings, so a
+planted entry cannot run code.
 """
 
 from __future__ import annotations
@@ -65,9 +57,8 @@ def digest(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def salt() -> str:
-    """What every entry depends on besides its file: snlint's version and code (by each
-    file's size and modification time, so an edited checkout invalidates its entries),
-    the rule pages, libcst's version and Python's."""
+    """What every entry depends on besides its file: snlint's version and code (each
+    file's size and modification time), the rule pages, libcst's version and Python's."""
     import snlint
     from snlint.catalogue import pages_dir
 
@@ -92,9 +83,8 @@ def salt() -> str:
 
 
 def _libcst_stamp() -> str:
-    """Which libcst is installed, without importing it (a run the cache answers never
-    does): where its version file is, and that file's size and modification time, which
-    an upgrade or a reinstall changes."""
+    """Which libcst is installed, without importing it: its version file's path, size and
+    modification time, which an upgrade or a reinstall changes."""
     import importlib.util
 
     try:
@@ -103,15 +93,6 @@ def _libcst_stamp() -> str:
         info = version.stat()
         return f"{version}:{info.st_size}:{info.st_mtime_ns}"
     except (ImportError, AttributeError, TypeError, OSError, ValueError):
-        return _dist_version("libcst")
-
-
-def _dist_version(name: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(name)
-    except PackageNotFoundError:
         return "unknown"
 
 
@@ -124,8 +105,6 @@ class Cache:
         self.entries = self.directory / f"facts-{self.salt}"
         self._ready = False
         self._touched = False
-        self.hits = 0
-        self.misses = 0
         self.writes = 0
 
     @staticmethod
@@ -134,15 +113,19 @@ class Cache:
         return Cache(directory if directory.is_absolute() else Path(root) / directory)
 
     def _name(self, path: str, relpath: str, run: bool = False) -> Path:
-        key = blake2b(f"{path}\0{relpath}".encode("utf-8", "surrogatepass"),
-                              digest_size=16).hexdigest()
+        key = blake2b(f"{path}\0{relpath}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
         return self.entries / "runs" / key if run else self.entries / key[:2] / key[2:]
 
     def get(self, path: str, relpath: str, text_digest: str, *, run: bool = False):
         """The value stored for this file with this text, or None. `run`: an entry of
         snlint.engine.run_cache (`path` and `relpath` name the run)."""
         if not self._touched:
-            self._touch()
+            # A salt's folder is as recent as the last run that used it (see _prune).
+            self._touched = True
+            try:
+                os.utime(self.entries)
+            except OSError:
+                pass
         name = self._name(path, relpath, run)
         try:
             data = read_regular(name)
@@ -150,13 +133,10 @@ class Cache:
                 os.utime(name)  # recently used: the last to be pruned
             stored = _Unpickler(io.BytesIO(data)).load()
         except Exception:  # noqa: BLE001 - absent, partial, corrupt, foreign: a miss
-            self.misses += 1
             return None
         if not (isinstance(stored, tuple) and len(stored) == 4
                 and stored[:3] == (path, relpath, text_digest)):
-            self.misses += 1
             return None
-        self.hits += 1
         return stored[3]
 
     def put(self, path: str, relpath: str, text_digest: str, value, *, run: bool = False) -> None:
@@ -168,24 +148,12 @@ class Cache:
             self._prepare(target.parent)
             replace_file(target, data)
             if run:
-                self._prune_runs(target.parent)
+                # A file's entry is replaced when its text changes, but each set of files a
+                # hook passes is a run of its own.
+                keep_newest(target.parent, MAX_RUNS)
         except Exception:  # noqa: BLE001
             return
         self.writes += 1
-
-    def _prune_runs(self, folder: Path) -> None:
-        """At most MAX_RUNS run entries, the least recently used removed first: a file's
-        entry is replaced when its text changes, but each set of files a hook passes is
-        a run of its own."""
-        keep_newest(folder, MAX_RUNS)
-
-    def _touch(self) -> None:
-        # A salt's folder is as recent as the last run that used it (see _prune).
-        self._touched = True
-        try:
-            os.utime(self.entries)
-        except OSError:
-            pass
 
     def _prepare(self, folder: Path) -> None:
         if not self._ready:
@@ -200,9 +168,8 @@ class Cache:
         folder.mkdir(parents=True, exist_ok=True)
 
     def _prune(self) -> None:
-        """Remove the folders of other salts no run has used for PRUNE_AFTER seconds: an
-        upgrade (or each edit of snlint's own code) starts a folder, and the old ones would
-        otherwise stay forever. Two versions in use side by side keep both."""
+        """Remove the folders of other salts no run has used for PRUNE_AFTER seconds (two
+        versions in use side by side keep both)."""
         cutoff = time.time() - PRUNE_AFTER
         for other in self.directory.glob("facts-*"):
             try:

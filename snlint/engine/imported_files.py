@@ -1,9 +1,6 @@
-"""The rest of the project a partial run needs: the files the linted files import.
-
-Pre-commit passes only the changed files. A discriminator in `models/d.py` built from
-helpers in `models/layers.py` must still be understood when only `d.py` changed, so the
-files it imports (transitively, within the project root) are read for their facts; their
-own findings are not reported.
+"""The rest of the project a partial run needs (pre-commit passes only the changed
+files): the files the linted files import, transitively, within the project root, read
+for their facts; their own findings are not reported.
 """
 
 from __future__ import annotations
@@ -13,32 +10,20 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from snlint.config import Config
-from snlint.files import SourceFile, discover, read_source
+from snlint.engine.run_cache import project_files
+from snlint.files import SourceFile, read_source
 from snlint.source import ast_modules, module_name, project_modules
 
 MAX_CONTEXT_FILES = 400
-
-
-def imported_modules(text: str, module: str, is_package: bool) -> set[str]:
-    """Dotted names a file imports, relative imports resolved (ast: cheap, C-speed)."""
-    return project_modules(ast_modules(text, module, is_package) or ())
-
-
-def project_files(config: Config) -> list[tuple[str, Path]]:
-    """The project's Python files, (display, absolute): everything under its root that a
-    lint of the root would read."""
-    return [(d, a) for d, a in discover([os.path.relpath(Path(config.root))], config) if a.suffix == ".py"]
 
 
 def imported_sources(given: dict[str, str], config: Config,
                      modules: Callable[[dict[str, str]], Mapping[str, set[str] | None]] | None = None,
                      files: list[tuple[str, Path]] | None = None) -> dict[str, str]:
     """Display path -> text of the project files the `given` files import, transitively,
-    that are not among them; {} when the given files already are the whole project.
-    `modules`, when given, tells the modules files import (display path -> `Scopes.modules`,
-    None when not known) as the source pass read them, so no file is parsed again here.
-    `files`: `project_files(config)`, when the caller has them (the lints of one --fix
-    walk the same tree)."""
+    that are not among them. `modules`: the modules files import as the source pass read
+    them (display path -> `Scopes.modules`, None when not known), so that no file is
+    parsed again here. `files`: `project_files(config)`, when the caller has them."""
     if not given:
         return {}
     project: dict[str, tuple[str, Path]] = {}
@@ -59,33 +44,22 @@ def imported_sources(given: dict[str, str], config: Config,
             found.update(modules({display: text}))
         known = found.get(display)
         if known is None:
-            module, is_package = module_name(relpath)
-            return imported_modules(text, module, is_package)
+            known = ast_modules(text, *module_name(relpath)) or ()
         return project_modules(known)
 
-    by_leaf: dict[str, list[str]] = {}
-    for name in project:
-        by_leaf.setdefault(name.rsplit(".", 1)[-1], []).append(name)
-
-    def candidates(imported: str, importer: str) -> list[str]:
-        found = []
+    def candidate(imported: str, importer: str) -> str | None:
         parts = imported.split(".")
+        folder = importer.rsplit(".", 1)[0] if "." in importer else ""
         for cut in range(len(parts), 0, -1):
             head = ".".join(parts[:cut])
-            if head in project:
-                found.append(head)
-                break
             # A script folder on sys.path (`import layers` next to it): same folder first.
-            folder = importer.rsplit(".", 1)[0] if "." in importer else ""
             sibling = f"{folder}.{head}" if folder else head
-            if sibling in project:
-                found.append(sibling)
-                break
+            if head in project or sibling in project:
+                return head if head in project else sibling
             suffix = [n for n in project if n.endswith("." + head)]
             if len(suffix) == 1:
-                found.append(suffix[0])
-                break
-        return found
+                return suffix[0]
+        return None
 
     out: dict[str, str] = {}
     queue = [(p, config.relative_path(p), text) for p, text in given.items()]
@@ -94,16 +68,15 @@ def imported_sources(given: dict[str, str], config: Config,
         display, relpath, text = queue.pop()
         module, _ = module_name(relpath)
         for imported in sorted(imports_of(display, relpath, text)):
-            for name in candidates(imported, module):
-                if name in seen:
-                    continue
-                seen.add(name)
-                display, absolute = project[name]
-                if str(absolute) in given_abs or os.path.abspath(display) in given_abs:
-                    continue
-                read = read_source(display, absolute, config.max_file_size)
-                if not isinstance(read, SourceFile):
-                    continue
+            name = candidate(imported, module)
+            if name is None or name in seen:
+                continue
+            seen.add(name)
+            display, absolute = project[name]
+            if str(absolute) in given_abs or os.path.abspath(display) in given_abs:
+                continue
+            read = read_source(display, absolute, config.max_file_size)
+            if isinstance(read, SourceFile):
                 out[display] = read.text
                 queue.append((display, config.relative_path(display), read.text))
     return out

@@ -1,16 +1,14 @@
 """The link step of a run: the project's facts -> link -> graph pass -> join -> seal ->
 checks -> findings, part by part (`snlint.link.groups`), in this process and workers.
-
 Apart from the engine so that a run imports it while the per-file stage's workers lower
-files (`snlint.engine.workers.shared_map`'s `meanwhile`): it is most of snlint's imports, and a
-run that reads every file's findings from the run cache never imports it.
+files, and a run the run cache answers never does.
 """
 
 from __future__ import annotations
 
 import os
 from functools import partial
-from typing import Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Mapping
 
 from snlint import facts as F
 from snlint.catalogue import Rule, load_catalogue
@@ -33,35 +31,31 @@ from snlint.link.names import Definitions, resolved
 from snlint.link.options import DeclaredOptions, undefaulted_options
 from snlint.shipped_configs import config_options, per_config
 
+if TYPE_CHECKING:
+    from snlint.engine.lint import Reuse
+
 __all__ = ["link_parts", "named"]
-
-
-class Reuse(Protocol):
-    """What the lints of one command keep for the next (`snlint.engine.Reuse`): the
-    findings of each part they linked, and the graph pass's session."""
-
-    def parts(self, config: Config) -> dict[tuple, tuple]: ...
-
-    @property
-    def graph(self) -> Any: ...
 
 
 def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sources: dict[str, str],
                config: Config, graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
     """The project's findings from the link step on (`_link_parts`), each naming the
-    shipped configurations it holds for when it holds for some only (`snlint.shipped_configs`)."""
-    findings = _link_parts(facts, extracted, sources, config, graph_run, reuse)
+    shipped configurations it holds for when it holds for some only (`snlint.shipped_configs`).
+    Files that cannot reach one another (`snlint.link.groups`) are linked apart."""
+    rules = load_catalogue()  # once a run, not once a part
+    whole = len(facts) < 2 or uses_registries(facts)
+    parts = [facts] if whole else groups(facts, {path: e.modules or () for path, e in extracted.items()})
+    # Linked whole, a project decides within each part what a part decides alone (which
+    # classes are alternatives beside the one in use): the same findings either way.
+    part_of = {f.path: i for i, part in enumerate(parts) for f in part}
+    findings = _link_parts(facts, parts, None if whole else part_of, sources, config, rules,
+                           graph_run, reuse)
     shipped = config_options(DeclaredOptions(facts)(), undefaulted_options(facts))
     if not shipped:
         return findings
-    rules = load_catalogue()
-    imported = {path: e.modules or () for path, e in extracted.items()}
-    parts = groups(facts, imported) if len(facts) >= 2 and not uses_registries(facts) else [facts]
-    part_of = {f.path: i for i, part in enumerate(parts) for f in part}
 
     def relink(declaring: str) -> tuple[list[Finding], set[str]]:
-        # Each configuration is linked in this process, where the chosen file holds: the
-        # part that declares the option, as the first link did, else the whole project.
+        # The part that declares the option, as the first link did, else the whole project.
         part = next((p for p in parts if any(f.path == declaring for f in p)), None)
         if part is not None and len(parts) > 1 and not config.graph:
             # Its own options: they are read with the chosen file in place of the default.
@@ -74,32 +68,21 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     return per_config(findings, shipped, relink)
 
 
-def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sources: dict[str, str],
-                config: Config, graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
-    """The project's findings from the link step on: the link, the graph pass, the
-    checks. Files that cannot reach one another (`snlint.link.groups`) are linked apart,
-    shared between this process and workers (`--jobs`), and a part a lint of the same
-    command already linked, with the same facts, is not linked again (the rounds of
-    `--fix`). The graph pass builds the project's discriminators together: with it, the
-    project is one part."""
-    # The rule pages are read once a run, not once a part (a twentieth of a part's link).
-    rules = load_catalogue()
-    if len(facts) < 2 or uses_registries(facts):
-        return _noted(_link_part(facts, sources, config, rules, graph_run, reuse), graph_run)
-    imported = {path: e.modules or () for path, e in extracted.items()}
-    parts = groups(facts, imported)
-    # Linked whole, a project decides within each part what a part decides alone (which
-    # classes are alternatives beside the one in use): the same findings either way.
-    part_of = {f.path: i for i, part in enumerate(parts) for f in part}
-    if config.graph:
+def _link_parts(facts: list[FileFacts], parts: list[list[FileFacts]], part_of: dict[str, int] | None,
+                sources: dict[str, str], config: Config, rules: dict[str, Rule],
+                graph_run: GraphRun | None, reuse: Reuse | None) -> list[Finding]:
+    """The project's findings: its `parts` (None `part_of`: one part) linked in this
+    process and workers, a part a lint of the same command linked with the same facts
+    not again (the rounds of `--fix`). The graph pass builds the project's discriminators
+    together: with it, the project is one part."""
+    if part_of is None or config.graph:
         return _noted(_link_part(facts, sources, config, rules, graph_run, reuse, part_of=part_of),
                       graph_run)
     options = DeclaredOptions(facts)
-    sizes = {path: len(sources.get(path, "")) for path in extracted}
+    sizes = {f.path: len(sources.get(f.path, "")) for f in facts}
     known = reuse.parts(config) if reuse is not None else {}
-    # The per-file stage gives a file the same facts object while its text is the same;
-    # the project's options reach every part, as do the literals its calls pass by keyword
-    # to a part's parameters (read only for a key a later lint can use).
+    # A file has the same facts object while its text is the same; the project's options
+    # and the literals its calls pass to a part's parameters reach the part too.
     declared = tuple(sorted((dest, repr(o["value"]), o["where"]) for dest, o in options().items())) \
         if reuse is not None else ()
     literals = {lit for f in facts for lit in f.keyword_literals} if reuse is not None else set()
@@ -124,8 +107,7 @@ def _link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sour
 
 def _noted(linked: tuple[list[Finding], frozenset[str], bool, frozenset[str]],
            graph_run: GraphRun | None) -> list[Finding]:
-    """A link's findings, its discriminators the graph pass builds (or would, asked)
-    noted in `graph_run`."""
+    """A link's findings, its buildable discriminators noted in `graph_run`."""
     found, _, _, buildable = linked
     if graph_run is not None:
         graph_run.discriminators |= buildable
@@ -133,9 +115,8 @@ def _noted(linked: tuple[list[Finding], frozenset[str], bool, frozenset[str]],
 
 
 def _passed_to(part: list[FileFacts], literals: set[tuple[str, object]]) -> tuple:
-    """The (keyword, literal) pairs the project's calls pass that name a parameter with a
-    literal default of a method in `part`: what its methods run on their own read of the
-    rest of the project (`Interpreter.passed_otherwise`)."""
+    """The (keyword, literal) pairs the project's calls pass to a parameter with a literal
+    default of a method in `part` (`Interpreter.passed_otherwise`)."""
     if not literals:
         return ()
     params = {p.name for f in part for _, cls in f.classes for _, m in cls.methods for p in m.params
@@ -144,8 +125,7 @@ def _passed_to(part: list[FileFacts], literals: set[tuple[str, object]]) -> tupl
 
 
 def _named(candidates: frozenset[str], given: dict[str, tuple[str, int]]) -> bool:
-    """Whether a `class_name` string names a candidate: the whole project decides which
-    (`snlint.link.named_classes`: the one of all, or the one of a call's own project)."""
+    """Whether a `class_name` string names a candidate (`snlint.link.named_classes`)."""
     return any(names(q, name) for q in candidates for name in given)
 
 
@@ -161,28 +141,23 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
                part_of: dict[str, int] | None = None,
                ) -> tuple[list[Finding], frozenset[str], bool, frozenset[str]]:
     """The findings of one part of the project (or of the whole): link -> graph pass ->
-    join -> seal -> checks; the part's discriminator candidates and whether a call
-    through a bare name was left without a class (`link`'s `assume_sole`); and its
-    discriminators the graph pass builds (or would, asked), as "path:Class"."""
+    join -> seal -> checks; its discriminator candidates, whether a call through a bare
+    name was left without a class (`assume_sole`), and its buildable discriminators."""
     findings: list[Finding] = []
     project = None
     try:
         project = link(facts, config.discriminators, config.not_discriminators, config.root, assume_sole, options,
                        part_of)
         for path, message in project.errors:
-            # Deeper than the interpreter follows (the source pass bounds each expression's
-            # depth, not how deep calls into calls go): what it read stands, the rest is unseen.
+            # Calls into calls deeper than the interpreter follows: the rest is unseen.
             findings.append(diagnostic("SN904", path, f"{message} (findings there may be missed)"))
         findings.extend(over_budget(project))
-        # link -> graph pass -> join -> seal -> checks: the rules read what the runtime
-        # built for each discriminator next to what the source says, in one frozen model.
-        # The graph pass itself reports only its SN91x diagnostics; its facts reach the
-        # findings through the rules.
+        # The graph pass reports only its SN91x diagnostics; its facts reach the findings
+        # through the rules, which read them beside the source's in one sealed model.
         graph_diagnostics: list[Finding] = []
         if config.graph and project.discriminators:
             try:
-                # Imported only for a run that builds discriminators: the graph pass's
-                # side is a tenth of the engine's imports, which a small file pays.
+                # Imported only for a run that builds discriminators (a tenth of the imports).
                 from snlint.graph_pass import graph_pass
 
                 graph_diagnostics, built = graph_pass(
@@ -206,9 +181,7 @@ def _link_part(facts: list[FileFacts], sources: dict[str, str], config: Config, 
 
 
 def over_budget(project) -> list[Finding]:
-    """SN920 for each entry point the analysis budget cut short: what it built up to there
-    stands, but a layer it built last may lack SN added later, so the rules skip those
-    layers for SN201; the user learns which code was read with less precision."""
+    """SN920 for each entry point the analysis budget cut short (read with less precision)."""
     out = []
     for path, what, span, budget in project.over_budget:
         at = Span(span.line, span.column, span.line, span.column)
@@ -219,8 +192,7 @@ def over_budget(project) -> list[Finding]:
 
 def named(findings: list[Finding], facts: list[FileFacts]) -> list[Finding]:
     """The findings a fix may exist for, each with its file's names as the link step
-    resolves them: a fix names things the way the finding was decided. The whole
-    project's index answers each file's lookups as its part's did (`link.groups`)."""
+    resolves them, so that a fix names things the way the finding was decided."""
     codes = fixers()
     if not any(f.code in codes for f in findings):
         return findings

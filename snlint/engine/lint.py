@@ -1,22 +1,17 @@
-"""One run: files -> facts -> link -> checks -> findings.
-
-Every file is read and lowered on its own (snlint.engine.per_file: prefiltered, cached, in
-worker processes); the link step then sees the whole project at once. A failure on one
-file is a diagnostic for that file, never the end of the run.
-"""
+"""One run: files -> facts -> link -> checks -> findings. A failure on one file is a
+diagnostic for that file, never the end of the run."""
 
 from __future__ import annotations
 
 import importlib
-import os
 from pathlib import Path
 from typing import Callable
 
 from snlint.config import Config
 from snlint.engine.imported_files import imported_sources
 from snlint.engine.per_file import Extracted, PerFile
-from snlint.engine.run_cache import RunCache
-from snlint.engine.run_result import RunResult, enabled, finish, in_cells, unsuppressed
+from snlint.engine.run_cache import RunCache, walked_files
+from snlint.engine.run_result import RunResult, finish, in_cells, unsuppressed
 from snlint.facts import FileFacts
 from snlint.findings import Finding
 from snlint.graph.diagnostics import GraphRun, Progress
@@ -32,40 +27,30 @@ def lint_sources(sources: dict[str, str], config: Config,
                  reuse: Reuse | None = None, run_cache: RunCache | None = None,
                  steps: Callable[[str], None] | None = None) -> list[Finding]:
     """Lint already-read files (display path -> text) as one project. `imported` files are
-    read for their facts (helpers, blocks, the discriminator a script imports) but their
-    own findings are not reported. `per_file`: the per-file stage to use (its cache and
-    workers); by default `reuse`'s, else one without a cache.
+    read for their facts (helpers, the discriminator a script imports), their own findings
+    not reported. `per_file`: the per-file stage (by default `reuse`'s, else one without a
+    cache). `fixes`: build each fixable finding's fix (else only marked).
 
-    A fixable finding's `fix` is only marked (its applicability; `snlint.fix.mark_fixes`),
-    unless `fixes` asks for the fixes themselves (message, diff, new text), which parse
-    and rewrite each file with one.
-
-    `reuse` keeps what the lints of one command read (the rounds of --fix and the report
-    after them): a file whose text did not change is not read again (its per-file stage
-    remembers each file's facts by its text), and a part of the project whose facts did
-    not change is not linked again.
-
-    `run_cache`: the findings of the last run of these files (snlint.engine.run_cache), used when
-    it read the same texts, or texts the source pass makes the same facts of; this lint's
-    findings are kept there for the next run. `steps(text)`: told as each step of the
-    source pass starts (the progress line), and "" when they are done."""
+    `reuse`: what the lints of one command share (a file's facts by its text, a part's
+    findings by its facts). `run_cache`: the last run's findings, used when it read the same
+    texts or texts of the same facts, and this lint's kept for the next. `steps(text)`: told
+    as each step of the source pass starts (the progress line), "" when they are done."""
     step = steps or (lambda text: None)
     imported = {p: t for p, t in (imported or {}).items() if p not in sources}
     texts = {**sources, **imported}
-    if run_cache is not None:
-        unchanged = run_cache.unchanged(sources, imported)
-        if unchanged is not None:
-            _note_discriminators(graph_run, run_cache.entry().discriminators)
-            return unsuppressed(unchanged, sources)
-    findings: list[Finding] = []
-    facts: list[FileFacts] = []
     stage = per_file or (reuse.per_file(config) if reuse is not None else PerFile(config))
     if run_cache is not None:
-        same = _same_facts(run_cache, stage, texts)
-        if same is not None:
-            _note_discriminators(graph_run, run_cache.entry().discriminators)
-            run_cache.renew(sources, imported)  # the next run compares with these texts
-            return unsuppressed(same, sources)
+        kept = run_cache.unchanged(sources, imported)
+        if kept is None:
+            kept = _same_facts(run_cache, stage, texts)
+            if kept is not None:
+                run_cache.renew(sources, imported)  # the next run compares with these texts
+        if kept is not None:
+            if graph_run is not None:
+                graph_run.discriminators |= run_cache.entry().discriminators
+            return unsuppressed(kept, sources)
+    findings: list[Finding] = []
+    facts: list[FileFacts] = []
     # The link step's modules are imported while the per-file stage's workers lower files.
     step(f"source pass: reading {len(texts)} file{'s' if len(texts) != 1 else ''}...")
     extracted = stage.results(texts, meanwhile=_import_link_step)
@@ -82,8 +67,8 @@ def lint_sources(sources: dict[str, str], config: Config,
     step(f"source pass: linking {len(facts)} file{'s' if len(facts) != 1 else ''}...")
     findings.extend(link_parts(facts, extracted, sources, config, linked, reuse))
     step("")
-    findings = [f for f in findings if f.path in sources or f.path == "<project>"]
-    findings = enabled(findings, config)
+    findings = [f for f in findings if (f.path in sources or f.path == "<project>")
+                and config.is_enabled(f.code, f.path)]
     # Findings the graph pass cleared (`snlint.checks.cleared`) are no findings of the lint:
     # no fix, no count, no exit code. The run keeps them for JSON and SARIF.
     cleared = [f for f in findings if f.cleared_by is not None]
@@ -105,16 +90,9 @@ def lint_sources(sources: dict[str, str], config: Config,
     return findings
 
 
-def _note_discriminators(graph_run: GraphRun | None, discriminators: frozenset[str]) -> None:
-    if graph_run is not None:
-        graph_run.discriminators |= discriminators
-
-
 class Reuse:
-    """What the lints of one command read, for its next lint (`lint_sources`' `reuse`):
-    its per-file stage (each file's facts by its text), the findings of each part of the
-    project it linked, and the graph pass's workers with what they built. `close()` ends
-    the workers."""
+    """What the lints of one command share: the per-file stage, each linked part's
+    findings, and the graph pass's workers (`close()` ends them)."""
 
     def __init__(self) -> None:
         self._stage: PerFile | None = None
@@ -122,16 +100,15 @@ class Reuse:
         self._graph = None  # the graph pass's workers, started when it first runs
 
     def per_file(self, config: Config) -> PerFile:
-        """The per-file stage the lints share: each file's facts by its text (the first
-        lint's configuration decides its cache)."""
+        """The per-file stage (the first lint's configuration decides its cache)."""
         if self._stage is None:
             self._stage = PerFile.for_run(config)
         return self._stage
 
     def parts(self, config: Config) -> dict[tuple, tuple]:
-        """The findings of each part of the project the lints linked (`snlint.engine.linking.link_parts`), by
-        its files' facts, for this configuration (another starts afresh). The facts are
-        kept with them: a key of object ids holds only while its objects live."""
+        """The findings of each part the lints linked, by its files' facts, for this
+        configuration (another starts afresh). The facts are kept with them: a key of
+        object ids holds only while its objects live."""
         if self._parts is None or self._parts[0] != config:
             self._parts = (config, {})
         return self._parts[1]
@@ -158,19 +135,16 @@ def _import_link_step() -> None:
 def run(paths: list[str], config: Config, progress: Progress | None = None, *,
         fixes: bool = False, reuse: Reuse | None = None, inputs: Inputs | None = None,
         run_cache: RunCache | None = None, steps: Callable[[str], None] | None = None) -> RunResult:
-    """Lint the files under `paths`; `fixes`: build each finding's fix, `reuse`: facts an
-    earlier lint of the same command read (`lint_sources`). `inputs`, `run_cache`: what
-    the CLI already read of `paths`, and the run cache it asked."""
+    """Lint the files under `paths` (`lint_sources`). `inputs`, `run_cache`: what the CLI
+    already read of `paths`, and the run cache it asked."""
     if inputs is None:
         inputs = read_inputs(paths, config)
     graph_run = GraphRun(progress)
     if run_cache is None and reuse is None:
         run_cache = RunCache.for_run(config, inputs, graph=config.graph, fixes=fixes)
     stage = reuse.per_file(config) if reuse is not None else PerFile.for_run(config)
-    # A lint of the project's root has walked the tree imported_sources would walk.
-    whole = [os.path.normpath(p) for p in inputs.paths] == [os.path.relpath(Path(config.root))]
     imported = imported_sources(inputs.scripts, config, modules=stage.modules,
-                                files=[(d, a) for d, a in inputs.files if a.suffix == ".py"] if whole else None)
+                                files=walked_files(inputs.paths, inputs.files, config))
     findings = lint_sources(inputs.sources, config, imported, graph_run, stage,
                             fixes=fixes, reuse=reuse, run_cache=run_cache, steps=steps)
     return finish(findings, inputs, config, graph_run.results, graph_run.discriminators,
@@ -179,9 +153,8 @@ def run(paths: list[str], config: Config, progress: Progress | None = None, *,
 
 def _same_facts(run_cache: RunCache, stage: PerFile, texts: dict[str, str]) -> list[Finding] | None:
     """The last run's findings when every file whose text changed since still gives what
-    it gave then: the same facts (a comment added, a `# noqa`), the same imports, the same
-    word from the prefilter, so every other file is read as it was. Only the changed
-    files are read; the others' facts are not even loaded."""
+    it gave then (a comment added): the same facts, imports and prefilter word. Only the
+    changed files are read."""
     entry = run_cache.entry()
     changed = run_cache.changed(texts)
     if entry is None or changed is None or stage.cache is None or run_cache.fixes:

@@ -1,25 +1,10 @@
-"""The per-file stage: each file read into its facts, on its own, before the link step.
-
-Every file is parsed and lowered alone, so this stage is where the run saves time:
-
-- a *prefilter*: a file whose text cannot matter is never lowered. It matters
-  when it names torch, `nn`, spectral normalization or a discriminator, when it is one
-  the configuration names, or when it is connected by imports to a file that matters
-  (a helper, options or a registry imported by a model file; a script importing a model
-  file). A file that does not matter is only checked with Python's own parser (C speed):
-  a syntax error is still lowered for its SN901, and its imports tell whether it is
-  connected after all;
-- a *cache* (`snlint.engine.cache`): the facts of an unchanged file are read back instead;
-- *workers*: the files left are parsed and lowered in worker processes beside this one
-  when there are enough of them to pay for starting the workers, each taking the next
-  chunk when it is free (`snlint.engine.workers`); the results come back in order, so a
-  parallel run equals a serial one.
-
-The link step, the checks and the fixes run on every run, on every file's facts.
+"""The per-file stage: each file read into its facts, on its own, before the link step,
+through a prefilter, the cache and workers (docs/architecture.md, "The per-file stage").
 """
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import posixpath
@@ -37,17 +22,14 @@ from snlint.findings import Finding, diagnostic
 from snlint.records import dataclass
 from snlint.source import ast_modules, extract_python2, extract_with_notes, module_name
 
-# A file matters when its text says any of these, or when imports connect it to one that
-# does. The link step reads every file it is given (training code that calls a `netD`
-# parameter, `parser.add_argument` defaults, registries), so this is broad on purpose: a
-# file kept in vain costs one parse, a file skipped in error costs findings. It names
-# torch and `nn`, spectral normalization (`spectral_norm`, `SNConv2d`, `snlinear`, `_sn`),
-# what training code calls a discriminator (snlint.link.events.D_NAME: `netD`, `D_A`,
-# `self.disc`, `d`, `critic`), declared options and registries.
+# A file matters when its text says any of these: torch and `nn`, spectral normalization,
+# what training code calls a discriminator (snlint.link.events.D_NAME), declared options
+# and registries. Broad on purpose: a file kept in vain costs one parse, a file skipped in
+# error costs findings.
 MATTERS = re.compile(
     r"(?i:torch|\bnn\b|spectral|\bsn|sn_|_sn\b|disc|critic|net_?d\b|d_?net|model_?d\b|d_model"
     r"|add_argument|set_defaults|regist)|SN|\bD_|\b[Dd]\b")
-SCAN_WEIGHT = 8
+SCAN_WEIGHT = 8  # a scan (CPython's parser) costs a fraction of a lowering
 
 
 @dataclass(frozen=True)
@@ -74,37 +56,29 @@ def matters(text: str) -> bool:
     return MATTERS.search(text) is not None
 
 
-# ---------------------------------------------------------------------------- one file
-
 def _lower(path: str, text: str, relpath: str) -> Extracted:
     try:
         result, modules, notes = extract_with_notes(text, path, relpath)
     except Exception as e:  # noqa: BLE001 - one file's bug must not end the run
         return Extracted(None, internal(path, e))
     frozen = frozenset(modules) if modules is not None else None
-    if isinstance(result, Finding):
-        if result.code == "SN901":
-            # A Python 2 file keeps its SN901, and is read as Python 2 for the rest.
-            read = _python2(path, text, relpath)
-            if read is not None:
-                facts, imported = read
-                return Extracted(facts, result.with_(message=f"{result.message} (read as Python 2 for "
-                                                             "its other findings; not fixed)"),
-                                 frozenset(imported))
-        return Extracted(None, result, frozen)
-    return Extracted(result, notes[0] if notes else None, frozen)
-
-
-def _python2(path: str, text: str, relpath: str):
-    try:
-        return extract_python2(text, path, relpath)
-    except Exception:  # noqa: BLE001 - the SN901 stands alone
-        return None
+    if not isinstance(result, Finding):
+        return Extracted(result, notes[0] if notes else None, frozen)
+    if result.code == "SN901":
+        # A Python 2 file keeps its SN901, and is read as Python 2 for the rest.
+        try:
+            read = extract_python2(text, path, relpath)
+        except Exception:  # noqa: BLE001 - the SN901 stands alone
+            read = None
+        if read is not None:
+            message = f"{result.message} (read as Python 2 for its other findings; not fixed)"
+            return Extracted(read[0], result.with_(message=message), frozenset(read[1]))
+    return Extracted(None, result, frozen)
 
 
 def _scan(path: str, text: str, relpath: str) -> Extracted:
-    """The prefilter's look at a file that does not seem to matter: its imports, read by
-    CPython's parser; lowered after all when CPython finds it broken (for its SN901)."""
+    """A file that does not seem to matter: its imports, by CPython's parser; lowered
+    after all when CPython finds it broken (for its SN901)."""
     module, is_package = module_name(relpath)
     modules = ast_modules(text, module, is_package)
     if modules is None:
@@ -116,49 +90,31 @@ def _work(items: list[tuple[str, str, str, bool]]) -> list[Extracted]:
     return [_lower(p, t, r) if full else _scan(p, t, r) for p, t, r, full in items]
 
 
+def _weight(item: tuple[str, str, str, bool]) -> int:
+    return len(item[1]) if item[3] else len(item[1]) // SCAN_WEIGHT
+
+
 @contextmanager
 def _no_gc() -> Iterator[None]:
     """The cyclic collector off while trees and facts are built: nothing here makes
-    cycles, and with every file's facts alive, each collection rescans all of them (it
-    costs more than unpickling the cache)."""
+    cycles, and each collection would rescan every file's facts. Then what was made is
+    moved to the oldest generation (`freeze`, `unfreeze`), so that the next collections
+    do not scan it again (unless something else froze objects: not ours to release)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        _age()
+        if not gc.get_freeze_count():
+            gc.freeze()
+            gc.unfreeze()
         if enabled:
             gc.enable()
 
 
-def _age() -> None:
-    """What the stage made, moved to the oldest generation unscanned. Made with the
-    collector off, it is all still in the youngest: the first collection after would scan
-    every object once more (on 400 files, a tenth of the run) only to find it alive, and
-    the next generation's would again. Through the permanent generation: `freeze` takes
-    every tracked object there and `unfreeze` gives them all to the oldest (so not when
-    something else froze objects: they are not ours to release)."""
-    if not gc.get_freeze_count():
-        gc.freeze()
-        gc.unfreeze()
-
-
-class _Once:
-    """A callable done at most once (None: nothing to do)."""
-
-    def __init__(self, step: Callable[[], None] | None) -> None:
-        self._step = step
-
-    def __call__(self) -> None:
-        step, self._step = self._step, None
-        if step is not None:
-            step()
-
-
 def default_jobs() -> int:
-    """One job per core this process may use (as ruff). Not fewer when the load average
-    is high: it trails by a minute and counts this command's own last run, so a second
-    run right after a first would go serial."""
+    """One job per core this process may use (not fewer for a high load average, which
+    trails by a minute and counts this command's own last run)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
@@ -170,39 +126,26 @@ def jobs_for(config: Config) -> int:
     return config.jobs or default_jobs()
 
 
-# ---------------------------------------------------------------------------- the stage
-
 class PerFile:
-    """Facts of files, each computed once per run (memo), read from the cache when
-    unchanged, and computed in workers when there are enough of them.
+    """Facts of files, each computed once (memo), read from the cache when unchanged.
+    `stats` counts for tests: `lowered`, `scanned` (prefilter only), `cached`, `skipped`
+    (not lowered in the end), `parallel_rounds`, `worker_failures` (chunks redone here)."""
 
-    `stats` counts what happened, for tests: `lowered` (read into facts), `scanned`
-    (prefilter only), `cached` (read back), `skipped` (not lowered in the end),
-    `parallel_rounds`, `worker_failures` (chunks done here after their worker failed)."""
-
-    def __init__(self, config: Config, *, cache: Cache | None = None, jobs: int | None = None,
-                 prefilter: bool = True) -> None:
+    def __init__(self, config: Config, *, cache: Cache | None = None, prefilter: bool = True) -> None:
         self.config = config
         self.cache = cache
-        self.jobs = jobs if jobs is not None else jobs_for(config)
         self.prefilter = prefilter
         self.stats: Counter = Counter()
         self._memo: dict[tuple[str, str], Extracted] = {}
         self._matter: dict[tuple[str, str], bool] = {}
-        self._wanted = self._configured_files()
+        # Files named in `discriminators` are read whatever they say.
+        self._wanted = {posixpath.normpath(ref.rsplit(":", 1)[0].replace("\\", "/"))
+                        for ref in (*config.discriminators, *config.not_discriminators)}
 
     @classmethod
     def for_run(cls, config: Config) -> "PerFile":
-        """The stage of a run of snlint on files on disk: the cache as configured."""
-        cache = Cache.for_root(config.root, config.cache_dir) if config.cache else None
-        return cls(config, cache=cache)
-
-    def _configured_files(self) -> set[str]:
-        # Files named in `discriminators` are read whatever they say.
-        return {posixpath.normpath(ref.rsplit(":", 1)[0].replace("\\", "/"))
-                for ref in (*self.config.discriminators, *self.config.not_discriminators)}
-
-    # -- what callers ask
+        """The stage of a run on files on disk: the cache as configured."""
+        return cls(config, cache=Cache.for_root(config.root, config.cache_dir) if config.cache else None)
 
     def modules(self, texts: Mapping[str, str]) -> dict[str, frozenset[str] | None]:
         """Display path -> the modules each file imports (None when not known)."""
@@ -213,22 +156,17 @@ class PerFile:
     def results(self, texts: Mapping[str, str], *,
                 meanwhile: Callable[[], None] | None = None) -> dict[str, Extracted]:
         """Display path -> what the stage made of it, for a whole project at once (the
-        prefilter's connections are between these files), in the order given.
-        `meanwhile`: done once, by this process, while the workers lower files
-        (`snlint.engine.workers.shared_map`), or before the results when none do."""
-        once = _Once(meanwhile)
+        prefilter's connections are between these files), in order. `meanwhile`: done
+        once, while the workers lower files (`shared_map`), else before returning."""
+        once = functools.cache(meanwhile or (lambda: None))  # done at most once
         with _no_gc():
-            found = self._results(texts, once)
+            self._first_round(texts, once)
+            kept = set(texts)
+            if self.prefilter:
+                kept = {p for p, t in texts.items() if self._matters(p, t)} | self._connected(texts)
+                self._run([(p, t, True) for p, t in texts.items()
+                           if p in kept and not self._memo[(p, t)].lowered])
         once()
-        return found
-
-    def _results(self, texts: Mapping[str, str], meanwhile: Callable[[], None]) -> dict[str, Extracted]:
-        self._first_round(texts, meanwhile)
-        kept = set(texts)
-        if self.prefilter:
-            kept = {p for p, t in texts.items() if self._matters(p, t)} | self._connected(texts)
-            self._run([(p, t, True) for p, t in texts.items()
-                       if p in kept and not self._memo[(p, t)].lowered])
         out = {}
         for path, text in texts.items():
             found = self._memo[(path, text)]
@@ -241,9 +179,8 @@ class PerFile:
         return out
 
     def alone(self, texts: Mapping[str, str], lowered: set[str]) -> dict[str, Extracted]:
-        """Each file as the stage makes it without looking at the others: lowered when
-        its path is in `lowered`, else only scanned (for a run that compares a few
-        changed files with what it made of them before)."""
+        """Each file as the stage makes it alone: lowered when in `lowered`, else only
+        scanned (a run comparing a few changed files with what it made of them before)."""
         with _no_gc():
             self._run([(p, t, p in lowered) for p, t in texts.items()
                        if (p, t) not in self._memo or (p in lowered and not self._memo[(p, t)].lowered)])
@@ -254,13 +191,11 @@ class PerFile:
         imports or is imported by)."""
         return not self.prefilter or self._matters(path, text)
 
-    # -- rounds
-
     def _first_round(self, texts: Mapping[str, str], meanwhile: Callable[[], None] | None = None) -> None:
         todo = [(p, t) for p, t in texts.items() if (p, t) not in self._memo]
         if not todo:
             return
-        self._run([(p, t, not self.prefilter or self._matters(p, t)) for p, t in todo], meanwhile)
+        self._run([(p, t, self.matters(p, t)) for p, t in todo], meanwhile)
 
     def _matters(self, path: str, text: str) -> bool:
         key = (path, text)
@@ -270,10 +205,9 @@ class PerFile:
         return found
 
     def _connected(self, texts: Mapping[str, str]) -> set[str]:
-        """The files that do not seem to matter but are connected by imports, either way,
-        to one that does (transitively). Modules are matched by their last name, as a
-        script folder on sys.path imports them (`import layers`), and a package's files
-        by the package's name: more than Python would import, never less."""
+        """The files that do not seem to matter but imports connect, either way, to one
+        that does (transitively). A module is matched by its last name (`import layers`
+        from a script folder) and its package's: more than Python would import, never less."""
         leaves: dict[str, set[str]] = {}
         words: dict[str, set[str]] = {}
         mattering: set[str] = set()
@@ -306,7 +240,7 @@ class PerFile:
 
     def _run(self, files: list[tuple[str, str, bool]], meanwhile: Callable[[], None] | None = None) -> None:
         """Extract `files` (path, text, whether to lower it or only scan it) into the memo:
-        from the cache where it has them, the rest in workers or here."""
+        from the cache where it has them, the rest computed."""
         todo: list[tuple[str, str, str, str | None, bool]] = []
         for path, text, full in files:
             relpath = self.config.relative_path(path)
@@ -320,7 +254,11 @@ class PerFile:
             todo.append((path, text, relpath, key, full))
         if not todo:
             return
-        results = self._compute([(p, t, r, full) for p, t, r, _, full in todo], meanwhile)
+        results, failed = shared_map(_work, [(p, t, r, full) for p, t, r, _, full in todo],
+                                     jobs_for(self.config), _weight, meanwhile=meanwhile)
+        if failed is not None:
+            self.stats["parallel_rounds"] += 1
+            self.stats["worker_failures"] += failed
         for (path, text, relpath, key, _), found in zip(todo, results):
             self._memo[(path, text)] = found
             self.stats["lowered" if found.lowered else "scanned"] += 1
@@ -328,14 +266,3 @@ class PerFile:
             if self.cache is not None and not (found.finding is not None
                                                and found.finding.code == "SN999"):
                 self.cache.put(path, relpath, key, found)
-
-    def _compute(self, items: list[tuple[str, str, str, bool]],
-                 meanwhile: Callable[[], None] | None = None) -> list[Extracted]:
-        # What the work weighs: a scan (CPython's parser) costs a fraction of a lowering.
-        done, failed = shared_map(_work, items, self.jobs,
-                                  lambda item: len(item[1]) if item[3] else len(item[1]) // SCAN_WEIGHT,
-                                  meanwhile=meanwhile)
-        if failed is not None:
-            self.stats["parallel_rounds"] += 1
-            self.stats["worker_failures"] += failed
-        return done

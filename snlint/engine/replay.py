@@ -1,27 +1,17 @@
 """The last run's report, given again when nothing it read has changed: checked with
 `os.stat` alone, before click, the configuration or any file's text is read.
 
-A warm run the run cache answers (snlint.engine.run_cache) still pays for click, the walk, and
-reading and hashing every file: most of its time. A run that may be replayed leaves a
-record: its key (command line, working folder, Python, the environment variables a
-report depends on, whether its streams are terminals), its standard output and exit
-code, and the probes: the state of everything it read or looked for. Those are each file
-it linted (its stat), the entries of each folder it walked, each .gitignore it read, the
-project's pyproject.toml, every place it looked for a pyproject.toml, a .git or a
-pyvenv.cfg (found or not), and snlint's own files. The next run with the same key
-checks the probes; when every one is as recorded, it writes the recorded output and
-exits with the recorded code.
+A record holds its key (command line, working folder, Python, the environment a report
+depends on, whether its streams are terminals), its output and exit code, and the probes:
+the state of everything the run read or looked for (each file linted, each folder walked,
+each .gitignore, every place it looked for a pyproject.toml, a .git or a pyvenv.cfg, and
+snlint's own files). Recorded only (`Recorder.save`) are runs that walked the project from
+its root with the cache on, without the graph pass, fixes or standard input, and during
+which nothing they read changed or had changed within `RACY_NS` before (a file system's
+clock is coarse: git's "racy clean" problem).
 
-Recorded only (`Recorder.save`): runs that walked the project from its root with the cache
-on, ran the source pass alone (without `--graph` or `graph = true`: whether torch is
-installed is no probe), built no fixes, rewrote nothing and read no standard input. A run
-during which something it looked at changed, or that read a file modified less than
-`RACY_NS` before it began, records nothing: a file system's clock is coarse, and a change
-within the same tick as the read would keep the file's stat (git's "racy clean" problem).
-
-Torch-free, click-free and libcst-free: this module imports only the standard library's
-smallest parts (and snlint.probes and snlint.engine.pruning, made of them), since its whole purpose is what it
-does not import.
+Imports only the standard library's smallest parts: its whole purpose is what it does not
+import.
 """
 
 from __future__ import annotations
@@ -89,7 +79,7 @@ def cache_dirs(cwd: str) -> list[str]:
 
 def replay(argv: list[str]) -> tuple[str, int, str] | None:
     """The recorded standard output, exit code and notes on standard error of this run,
-    when a record of the same key holds (every probe as recorded); None otherwise."""
+    when a record of the same key holds (every probe as recorded)."""
     run_key = key(argv)
     name = _name(run_key)
     for folder in cache_dirs(run_key[1]):
@@ -109,8 +99,8 @@ def replay(argv: list[str]) -> tuple[str, int, str] | None:
 
 
 def _well_formed(probes, output, code) -> bool:
-    """Whether a record's parts are what `Recorder.save` writes: marshal gives back any
-    of its types, and a wrong one must not become a traceback when replayed."""
+    """Whether a record's parts are what `Recorder.save` writes (marshal gives back any of
+    its types)."""
     return (isinstance(output, str) and type(code) is int and code in (0, 1)
             and isinstance(probes, tuple)
             and all(type(p) is tuple and len(p) == 3 and type(p[0]) is str
@@ -122,7 +112,6 @@ class Recorder:
     standard error (a terminal's: the key tells), and its record."""
 
     def __init__(self, argv: list[str], started_ns: int) -> None:
-        self.argv = list(argv)
         self.started_ns = started_ns
         self.key = key(argv)
         self.output: list[str] = []
@@ -137,9 +126,9 @@ class Recorder:
 
     def save(self, cache_dir: str, looked_at: dict[str, tuple[int, object]], code: int,
              write: Callable[[str, bytes], None]) -> bool:
-        """Keep the record in `cache_dir` (a folder the run's cache uses) with `write` (an
-        atomic replace); False when the run cannot be replayed: a record there would not
-        be found, something changed since the run looked at it, or a stat is racy."""
+        """Keep the record in `cache_dir` with `write` (an atomic replace); False when the
+        run cannot be replayed (a record there would not be found, something changed
+        since the run looked at it, or a stat is racy)."""
         cache_dir = os.path.abspath(cache_dir)
         if self.spoiled or code not in (0, 1) or cache_dir not in cache_dirs(self.key[1]) \
                 or not os.path.isdir(cache_dir):

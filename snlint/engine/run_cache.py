@@ -1,25 +1,20 @@
 """A whole run's findings, kept between runs beside the per-file facts (snlint.engine.cache).
 
-The per-file cache spares a warm run the parsing, but the link step reads the whole
-project every time. A run's findings are a function of what it read: the configuration,
-the files it was given and their texts, the files those import (a partial run, as
-pre-commit's) and the project's list of Python files (which decides what an import
-names). When all of these are what the last run of the same files with the same
-configuration read, its findings stand, and this module gives them without importing
-the source pass (no libcst, no engine). When some texts changed but what the source pass
-makes of them did not (a comment added, a `# noqa`), the engine finds their facts equal
-to the last run's and gives the findings too (`same_facts`), without linking.
-
-Kept are the findings before suppression comments apply: those are read from the texts
-as they are now, every run. Only runs of the source pass are kept: the graph pass imports
-code and torch this cannot see change. Built fixes (JSON, SARIF, --show-fixes) are kept
-for the very texts they were built from.
+A run's findings are a function of what it read: the configuration, the files given and
+their texts, the files those import, and the project's list of Python files (what an
+import names). When all of these are as the last run of the same files and configuration
+read them, its findings stand, without importing the source pass; when some texts changed
+but their facts did not (a comment added), `lint._same_facts` gives them without linking.
+Kept are the findings before suppression comments (read from the texts every run); only
+source-pass runs (the graph pass imports code this cannot see change); built fixes only for
+the very texts they were built from.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import fields, replace
+from pathlib import Path
 from typing import Mapping
 
 from snlint.config import Config
@@ -49,9 +44,7 @@ class RunCache:
     def __init__(self, cache: Cache, config: Config, given: list[str], *, fixes: bool = False) -> None:
         self.cache = cache
         self.config = config
-        # Built fixes quote their file's text: kept only for the very texts they were built
-        # from (`unchanged`), never carried over a comment (`same_facts`).
-        self.fixes = fixes
+        self.fixes = fixes  # built fixes quote their file's text
         settings = tuple((f.name, getattr(config, f.name)) for f in fields(config)
                          if f.init and f.name not in _NOT_IN_KEY)
         self.key = blake2b(repr((os.getcwd(), settings, sorted(given), fixes)).encode(
@@ -66,13 +59,10 @@ class RunCache:
             return None
         run_cache = cls(Cache.for_root(config.root, config.cache_dir), config, list(inputs.sources),
                         fixes=fixes)
-        base = os.path.relpath(config.root)
-        if [os.path.normpath(p) for p in inputs.paths] == [base]:
-            # The run walked the project from its root: its files are the listing.
-            run_cache._listing = _listing(d for d, a in inputs.files if a.suffix == ".py")
+        walked = walked_files(inputs.paths, inputs.files, config)
+        if walked is not None:
+            run_cache._listing = _listing(d for d, _ in walked)
         return run_cache
-
-    # -- reading
 
     def entry(self) -> RunEntry | None:
         if self._entry is False:
@@ -83,8 +73,7 @@ class RunCache:
     def listing(self) -> str:
         """The project's Python files, as what an import can name."""
         if self._listing is None:
-            base = os.path.relpath(self.config.root)
-            self._listing = _listing(d for d, a in discover([base], self.config) if a.suffix == ".py")
+            self._listing = _listing(d for d, _ in project_files(self.config))
         return self._listing
 
     def unchanged(self, sources: Mapping[str, str], imported: Mapping[str, str] | None = None
@@ -93,12 +82,9 @@ class RunCache:
         the sources import, as this run found them; None: as the last run found them,
         read again from disk here."""
         entry = self.entry()
-        if entry is None:
+        if entry is None or not _same({p: d for p, d, given in entry.texts if given}, sources):
             return None
-        given = {p: d for p, d, is_given in entry.texts if is_given}
-        if given.keys() != sources.keys() or any(digest(sources[p]) != d for p, d in given.items()):
-            return None
-        others = {p: d for p, d, is_given in entry.texts if not is_given}
+        others = {p: d for p, d, given in entry.texts if not given}
         if imported is None:
             imported = {}
             for path in others:
@@ -106,9 +92,7 @@ class RunCache:
                 if not isinstance(read, SourceFile):
                     return None
                 imported[path] = read.text
-        if others.keys() != imported.keys() or any(digest(imported[p]) != d for p, d in others.items()):
-            return None
-        if entry.listing != self.listing():
+        if not _same(others, imported) or entry.listing != self.listing():
             return None
         return list(entry.findings)
 
@@ -123,11 +107,9 @@ class RunCache:
             return None
         return {p: d for p, d in then.items() if digest(texts[p]) != d}
 
-    # -- writing
-
     def renew(self, sources: Mapping[str, str], imported: Mapping[str, str]) -> None:
-        """The entry's findings kept under these texts (which `same_facts` found to say
-        what the entry's said): the per-file cache now holds their facts, not the older."""
+        """The entry's findings kept under these texts (`same_facts` found them to say what
+        the entry's said)."""
         entry = self.entry()
         if entry is not None:
             self.store(sources, imported, entry.kept, entry.mattering, list(entry.findings),
@@ -148,5 +130,23 @@ class RunCache:
         self._entry = False
 
 
+def project_files(config: Config) -> list[tuple[str, Path]]:
+    """The project's Python files, (display, absolute): what a lint of its root reads."""
+    return [(d, a) for d, a in discover([os.path.relpath(config.root)], config) if a.suffix == ".py"]
+
+
+def walked_files(paths: list[str], files: list[tuple[str, Path]], config: Config
+                 ) -> list[tuple[str, Path]] | None:
+    """`project_files(config)`, when the run of `paths` that found `files` walked the
+    project from its root; else None."""
+    if [os.path.normpath(p) for p in paths] != [os.path.relpath(config.root)]:
+        return None
+    return [(d, a) for d, a in files if a.suffix == ".py"]
+
+
 def _listing(names) -> str:
     return digest("\0".join(sorted(names)))
+
+
+def _same(digests: Mapping[str, str], texts: Mapping[str, str]) -> bool:
+    return digests.keys() == texts.keys() and all(digest(texts[p]) == d for p, d in digests.items())

@@ -1,6 +1,6 @@
-"""A run's result, and the last steps every run takes to it: suppression comments applied
-to the texts as they are now, findings in notebooks moved to their cells, the files'
-own diagnostics added. Light (no libcst): a run the cache answers ends here too."""
+"""A run's result, and the last steps every run takes to it: suppression comments applied,
+findings in notebooks moved to their cells, the files' own diagnostics added. Light (no
+libcst): a run the cache answers ends here too."""
 
 from __future__ import annotations
 
@@ -29,10 +29,6 @@ class RunResult:
     # Source findings the graph pass cleared, each with its `cleared_by`: listed by JSON
     # and SARIF (suppressed), nowhere else; they change no exit code.
     cleared: list[Finding] = field(default_factory=list)
-
-
-def enabled(findings: list[Finding], config: Config) -> list[Finding]:
-    return [f for f in findings if config.is_enabled(f.code, f.path)]
 
 
 def unsuppressed(findings: list[Finding], sources: dict[str, str]) -> list[Finding]:

@@ -1,11 +1,6 @@
-"""Chunks of work done by this process and worker processes together, each taking the next
-chunk from one shared counter when it is free (work stealing).
-
-A pool that is handed its chunks up front promises each to a worker before the worker is
-free to start it: at the end this process sat idle while the one worker went through the
-chunks queued for it (on 200 files, a third of the stage's wall time). Here nobody idles
-while a chunk is left.
-"""
+"""Chunks of work done by this process and forked workers together, each taking the next
+chunk when it is free (work stealing: a pool handed its chunks up front left this process
+idle at the end while one worker went through its queue)."""
 
 from __future__ import annotations
 
@@ -22,10 +17,8 @@ C = TypeVar("C")
 I = TypeVar("I")  # noqa: E741
 R = TypeVar("R")
 
-# Sharing pays off from about this much text to work on: starting a worker costs a fork
-# (4-10 ms), and sending its results back about a seventh of making them (pickling there,
-# unpickling here). Measured with stealing on 2 cores, 30 files (95 KB) were lowered in
-# 0.29-0.34 s shared against 0.39-0.46 s alone; a few small files stay in this process.
+# Sharing pays off from about this much text: a fork costs 4-10 ms, and sending results
+# back about a seventh of making them.
 MIN_SHARED_TEXT = 32 * 1024
 # Small chunks, so that nobody waits long for the last one.
 CHUNKS_PER_JOB = 16
@@ -35,14 +28,10 @@ def shared_map(work: Callable[[list[I]], list[R]], items: list[I], jobs: int,
                weight: Callable[[I], int], *,
                meanwhile: Callable[[], None] | None = None) -> tuple[list[R], int | None]:
     """`work(items)` done in up to `jobs` processes (this one included) when the items
-    weigh enough (`weight`: about the bytes of text an item makes work on), in chunks of
-    consecutive items; the results in the order of `items`, and how many chunks were
-    redone here after a worker failed (None when the work was not shared).
-
-    `meanwhile`: work of this process alone that the workers need not have (importing
-    what the next stage uses), done once they have started, before this process takes
-    its first chunk: the workers' chunks overlap it, instead of waiting for it. Done
-    first when the work is not shared."""
+    weigh enough (`weight`: about the bytes of text an item makes work on); the results
+    in order, and how many chunks were redone here after a worker failed (None: not
+    shared). `meanwhile`: this process's own work (imports for the next stage), done
+    once the workers have started, else first."""
     weights = [weight(item) for item in items]
     if jobs <= 1 or len(items) < 2 or sum(weights) < MIN_SHARED_TEXT:
         if meanwhile is not None:
@@ -57,8 +46,7 @@ def shared_map(work: Callable[[list[I]], list[R]], items: list[I], jobs: int,
 
 
 def _chunks(items: list[I], weights: list[int], count: int) -> tuple[list[list[I]], list[int]]:
-    """`items` cut into about `count` runs of about equal weight, in order; and each
-    run's weight."""
+    """`items` cut into about `count` runs of about equal weight, and each run's weight."""
     step = (sum(weights) or 1) / max(1, count)
     out: list[list[I]] = [[]]
     sums = [0]
@@ -77,44 +65,40 @@ def run_chunks(work: Callable[[C], R], chunks: Sequence[C], workers: int, *,
                meanwhile: Callable[[], None] | None = None,
                weights: Sequence[int] | None = None) -> tuple[list[R], int] | None:
     """`work(chunk)` of every chunk, in order, done here and in `workers` processes; and
-    how many chunks were done again here because the worker that took them failed (an
-    exception, a crash, a result that does not pickle). None when no worker could start
-    (no fork: another system, or this process runs threads; more chunks than the pipe
-    that hands them out holds): the caller does the work itself (`meanwhile` not done).
-
-    The chunks are taken heaviest first (by `weights`, else in order): one heavy chunk
-    taken last (a project part of many files) would keep one process busy while the
-    others have nothing left to take."""
+    how many chunks were redone here after their worker failed (an exception, a crash, a
+    result that does not pickle). None when no worker could start: the caller does the
+    work itself (`meanwhile` not done). Heaviest first (`weights`): a heavy chunk taken
+    last would keep one process busy while the others idle."""
     order = list(range(len(chunks)))
     if weights is not None:
         order.sort(key=lambda i: -weights[i])
     if not _can_fork() or len(chunks) * _TOKEN.size > _PIPE_ROOM:
         return None
-    tokens = _Tokens(order)
+    tokens = _tokens(order)
     started = _forked(work, chunks, tokens, workers)
     if not started:
-        tokens.close()
+        os.close(tokens)
         return None
     if meanwhile is not None:
         meanwhile()
-    # Each worker sends every chunk as it finishes it (its pickling overlaps its next
-    # chunk); a thread per worker reads the bytes as they come (the read waits without the
-    # interpreter lock), so a full pipe never stops a worker from taking the next chunk.
-    # This process unpickles what has come between its own chunks, not all at the end.
+    # A thread per worker reads its results as they come (waiting without the interpreter
+    # lock), so a full pipe never stops a worker; they are unpickled between own chunks.
     received: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-    readers = [threading.Thread(target=_receive, args=(reader, received), daemon=True)
-               for _, reader in started]
+    readers = [threading.Thread(target=_receive, args=(fd, received), daemon=True) for _, fd in started]
     for thread in readers:
         thread.start()
     done: dict[int, R] = {}
-    for i in tokens.taken(len(chunks)):
+    for i in _taken(tokens):
         done[i] = work(chunks[i])
         _unpickle(received, done)
-    for thread, (process, reader) in zip(readers, started):
+    for thread, (pid, fd) in zip(readers, started):
         thread.join()
-        reader.close()
-        process.join()
-    tokens.close()
+        os.close(fd)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    os.close(tokens)
     _unpickle(received, done)
     failed = [i for i in range(len(chunks)) if i not in done]
     for i in failed:
@@ -124,86 +108,57 @@ def run_chunks(work: Callable[[C], R], chunks: Sequence[C], workers: int, *,
 
 # ------------------------------------------------------------- forked workers (Linux)
 #
-# Workers forked with `os.fork`, not multiprocessing: importing it and making its shared
-# counter (ctypes, a lock, an arena) cost 30 ms, a fifth of a small project's run; the
-# chunks are handed out by a pipe and results come back through one per worker.
+# Forked with `os.fork`, not multiprocessing: importing it and making its shared counter
+# cost 30 ms, a fifth of a small project's run.
 
 # A chunk's index, as a token in the pipe that hands them out.
 _TOKEN = struct.Struct("=I")
 # Every token is written before the first worker starts: they must fit in the pipe
-# (Linux gives 64 KiB; POSIX promises at least 4 KiB, PIPE_BUF).
+# (POSIX promises at least 4 KiB, PIPE_BUF).
 _PIPE_ROOM = 4096
 # A message's length, before it, in the pipe a worker sends its results through.
 _LENGTH = struct.Struct("=Q")
 
 
-class _Tokens:
-    """The chunk indices, each in the pipe once: whoever is free reads the next. A read of
-    one token is one read of 4 bytes from a pipe that holds only whole tokens and no
-    writer: the kernel gives each token to one reader, whole, then end of file to all."""
-
-    def __init__(self, order: list[int]) -> None:
-        self._read, write = os.pipe()
-        try:
-            os.write(write, b"".join(_TOKEN.pack(i) for i in order))
-        finally:
-            os.close(write)
-
-    def taken(self, total: int) -> Iterator[int]:
-        while True:
-            token = os.read(self._read, _TOKEN.size)
-            if len(token) < _TOKEN.size:
-                return
-            yield _TOKEN.unpack(token)[0]
-
-    def close(self) -> None:
-        if self._read >= 0:
-            os.close(self._read)
-            self._read = -1
+def _tokens(order: list[int]) -> int:
+    """The read end of a pipe holding each chunk index once: whoever is free reads the next.
+    A read of 4 bytes from a pipe of whole tokens and no writer gets one token, or EOF."""
+    read, write = os.pipe()
+    try:
+        os.write(write, b"".join(_TOKEN.pack(i) for i in order))
+    finally:
+        os.close(write)
+    return read
 
 
-class MessagePipe:
-    """One end of a pipe, as multiprocessing's Connection is used here: whole messages,
-    each after its length."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-
-    def send_bytes(self, data: bytes) -> None:
-        view = memoryview(_LENGTH.pack(len(data)) + data)
-        while view:
-            view = view[os.write(self._fd, view):]
-
-    def recv_bytes(self) -> bytes:
-        return self._exactly(_LENGTH.unpack(self._exactly(_LENGTH.size))[0])
-
-    def _exactly(self, size: int) -> bytes:
-        parts: list[bytes] = []
-        while size:
-            part = os.read(self._fd, min(size, 1 << 20))
-            if not part:
-                raise EOFError  # the worker closed its end: it finished, or died
-            parts.append(part)
-            size -= len(part)
-        return b"".join(parts)
-
-    def close(self) -> None:
-        os.close(self._fd)
+def _taken(tokens: int) -> Iterator[int]:
+    while True:
+        token = os.read(tokens, _TOKEN.size)
+        if len(token) < _TOKEN.size:
+            return
+        yield _TOKEN.unpack(token)[0]
 
 
-class _Child:
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-
-    def join(self) -> None:
-        try:
-            os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            pass
+def _send(fd: int, data: bytes) -> None:
+    view = memoryview(_LENGTH.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
-def _forked(work, chunks, tokens: _Tokens, workers: int) -> list[tuple[_Child, MessagePipe]]:
-    started: list[tuple[_Child, MessagePipe]] = []
+def _exactly(fd: int, size: int) -> bytes:
+    parts: list[bytes] = []
+    while size:
+        part = os.read(fd, min(size, 1 << 20))
+        if not part:
+            raise EOFError  # the worker closed its end: it finished, or died
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)
+
+
+def _forked(work, chunks, tokens: int, workers: int) -> list[tuple[int, int]]:
+    """(pid, read end of its results pipe) of each worker started."""
+    started: list[tuple[int, int]] = []
     for _ in range(workers):
         read, write = os.pipe()
         _widen(write)
@@ -217,21 +172,19 @@ def _forked(work, chunks, tokens: _Tokens, workers: int) -> list[tuple[_Child, M
             try:
                 os.close(read)
                 for _, earlier in started:
-                    earlier.close()
-                _worker(work, chunks, tokens, MessagePipe(write))
+                    os.close(earlier)
+                _worker(work, chunks, tokens, write)
             finally:
                 os._exit(0)
         os.close(write)  # the worker's copy is the only one left: its end is EOF here
-        started.append((_Child(pid), MessagePipe(read)))
+        started.append((pid, read))
     return started
 
 
 def _widen(fd: int) -> None:
     """The pipe as large as Linux lets this process make it (1 MiB by default): a chunk's
-    results (about 75 KB for 3 files' facts) are written at once, where the default 64 KiB
-    made the worker wait for this process's reader thread, which waits for the
-    interpreter lock this process holds while it lowers its own chunks (up to the 5 ms
-    switch interval for every 64 KiB)."""
+    results are written at once, where the default 64 KiB made the worker wait for this
+    process's reader thread, itself waiting for the interpreter lock."""
     import fcntl
 
     size = getattr(fcntl, "F_SETPIPE_SZ", None)
@@ -248,10 +201,10 @@ def _widen(fd: int) -> None:
         pass  # a smaller pipe only waits more
 
 
-def _receive(reader, into: queue.SimpleQueue) -> None:
+def _receive(fd: int, into: queue.SimpleQueue) -> None:
     while True:
         try:
-            into.put(reader.recv_bytes())
+            into.put(_exactly(fd, _LENGTH.unpack(_exactly(fd, _LENGTH.size))[0]))
         except (EOFError, OSError):  # every worker's end closed: it finished, or died
             return
 
@@ -270,20 +223,18 @@ def _unpickle(received: queue.SimpleQueue, done: dict) -> None:
 
 
 def _can_fork() -> bool:
-    """Whether workers may be forked: a worker starts with snlint already imported, safe
-    while this process runs no other thread. Workers started as fresh interpreters
-    (multiprocessing's spawn) would each import snlint again, which costs about what
-    they would save on a typical project, so elsewhere the work stays here."""
+    """Whether workers may be forked: safe while this process runs no other thread.
+    Elsewhere the work stays here: spawned workers would each import snlint again, which
+    costs about what they would save."""
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
-def _worker(work, chunks, counter: _Tokens, writer) -> None:
-    # A worker only builds objects that live until they are sent: the cyclic collector
-    # would only rescan them.
+def _worker(work, chunks, tokens: int, fd: int) -> None:
+    # A worker's objects live until they are sent: the cyclic collector would only rescan them.
     gc.disable()
     try:
-        for index in counter.taken(len(chunks)):
-            writer.send_bytes(pickle.dumps((index, work(chunks[index])), pickle.HIGHEST_PROTOCOL))
+        for index in _taken(tokens):
+            _send(fd, pickle.dumps((index, work(chunks[index])), pickle.HIGHEST_PROTOCOL))
     except BaseException:  # noqa: BLE001 - the chunk it failed on (an error, a result that
         pass  # does not pickle) is redone by the parent, and it takes no more
-    writer.close()
+    os.close(fd)

@@ -1,11 +1,9 @@
 """The source pass: one read of one file, producing facts (never findings).
 
-CPython's `ast` is the one reader (`snlint.source.lower_ast`). A file CPython rejects,
-when parsing it or when compiling it, gets SN901 with CPython's own message, line and
-column, and is never given to libcst (whose native parser accepts some such files, and
-crashes the process on some deeply nested ones); `snlint.source.python2` may still read
-it as Python 2 for its other findings. libcst is imported only by the fixes, and here only
-to tell whether it reads a file back byte for byte (`_rewritable`).
+CPython's `ast` is the one reader (`lower_ast`). A file CPython rejects gets SN901 with
+CPython's own message, line and column, and is never given to libcst (which accepts some
+such files, and crashes on some deeply nested ones); `python2` may still read it. libcst
+is imported here only to tell whether it reads a file back byte for byte (`_rewritable`).
 """
 
 from __future__ import annotations
@@ -18,15 +16,12 @@ from typing import Iterable
 from snlint.facts import FileFacts
 from snlint.findings import Finding, Span, diagnostic
 from snlint.lines import may_lose_bytes, put_back
-from snlint.source.lower_ast import AstLowerer, lower_ast
-from snlint.source.relative import resolve_relative
+from snlint.source.lower_ast import AstLowerer
+from snlint.source.imports import import_names
 
-# Lines libcst may misread in a file CPython reads: an indentation with a tab (libcst
-# rejects some mixes of tabs and spaces CPython accepts), and a line that is
-# only a backslash continuation between statements (libcst drops it, so its positions
-# after it are a line short and its code loses the line). Such a file, or one ending in
-# spaces after an empty line (whose code loses the empty line), is rewritten only when
-# libcst reads it back byte for byte.
+# Lines libcst may misread in a file CPython reads: an indentation with a tab, and a line
+# that is only a backslash continuation between statements. Such a file, or one ending in
+# spaces, is rewritten only when libcst reads it back byte for byte.
 _SUSPECT_LINE = re.compile(r"^[ \f]*\t|^[ \t\f]*\\\r?$", re.MULTILINE)
 
 
@@ -46,25 +41,23 @@ def extract(text: str, path: str, relpath: str) -> FileFacts | Finding:
 
 
 def extract_file(text: str, path: str, relpath: str) -> tuple[FileFacts | Finding, set[str] | None]:
-    """Facts of one file (or its SN901 diagnostic), and the modules it imports
-    (`Scopes.modules`; None when it does not parse)."""
+    """Facts of one file (or its SN901), and the modules it imports (None: no parse)."""
     facts, modules, _ = extract_with_notes(text, path, relpath)
     return facts, modules
 
 
 def extract_with_notes(text: str, path: str, relpath: str
                        ) -> tuple[FileFacts | Finding, set[str] | None, list[Finding]]:
-    """`extract_file`, and the notes on the file's reading: an SN904 when some of it is
-    nested deeper than the lowering follows (read as unknown values instead)."""
+    """`extract_file`, and an SN904 note when some of it is nested deeper than the
+    lowering follows (read as unknown values instead)."""
     module, is_package = module_name(relpath)
     tree = parse_python(text, path)
     if not isinstance(tree, ast.Module):
         return _syntax_error(path, tree), None, []
     lowerer = AstLowerer(tree, text, module, is_package)  # its scan cuts what is too deep
     scopes = lowerer.scopes_info
-    # Compiling the tree costs a third of parsing the text (0.15 s against 0.45 s for
-    # 8.4k lines): only a tree the scan found something suspect in is compiled; a fix
-    # compiles what it rewrites anyway, and leaves alone a file that does not compile.
+    # Compiling costs a third of parsing: only a tree the scan found suspect is compiled
+    # (a fix compiles what it rewrites anyway).
     if scopes.suspect:
         error = compile_error(text if scopes.cuts else tree, path)
         if error is not None:
@@ -76,20 +69,20 @@ def extract_with_notes(text: str, path: str, relpath: str
 
 
 def extract_python2(text: str, path: str, relpath: str) -> tuple[FileFacts, set[str]] | None:
-    """Facts of a file CPython 3 does not parse, read as Python 2 (`snlint.source.python2`:
-    a rendering line for line), when that rendering parses; its fixes are off."""
+    """Facts of a file CPython 3 does not parse, read as Python 2 (`python2`), when that
+    rendering parses; its fixes are off."""
     from snlint.source.python2 import as_python3
 
     rendered = as_python3(text, lambda t: isinstance(parse_python(t, path), ast.Module))
     if rendered is None:
         return None
-    module, is_package = module_name(relpath)
-    return lower_ast(parse_python(rendered, path), rendered, path, module, is_package, False)
+    lowerer = AstLowerer(parse_python(rendered, path), rendered, *module_name(relpath))
+    return lowerer.file(path, False), lowerer.scopes_info.modules
 
 
 def parse_python(text: str, path: str) -> ast.Module | BaseException:
-    """CPython's tree of `text`, or what it raised parsing it. Quietly: the warnings
-    compiling a file gives (an invalid escape in a string) are its author's business."""
+    """CPython's tree of `text`, or what it raised parsing it (quietly: an invalid escape
+    in a string is its author's business)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -100,9 +93,7 @@ def parse_python(text: str, path: str) -> ast.Module | BaseException:
 
 def compile_error(source: ast.Module | str, path: str) -> SyntaxError | None:
     """The SyntaxError CPython's compiler raises for a tree its parser made (`return`
-    outside a function, a keyword argument repeated), or None. Its own limits on a deep
-    tree (turning the Python tree back into its own nests deeper than parsing) are not
-    the file's: the text compiles where it parses."""
+    outside a function), or None. Its own limits on a deep tree are not the file's."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -115,8 +106,8 @@ def compile_error(source: ast.Module | str, path: str) -> SyntaxError | None:
 
 
 def _rewritable(text: str) -> bool:
-    """Whether libcst reads `text`, which CPython parses, as it is written: a fix finds its
-    node by position in libcst's tree and writes libcst's code of it."""
+    """Whether libcst reads `text`, which CPython parses, as it is written (a fix finds its
+    node by position in libcst's tree and writes libcst's code of it)."""
     suspect = _SUSPECT_LINE.search(text) is not None or text.endswith((" ", "\t", "\f"))
     if not suspect and not may_lose_bytes(text):
         return True
@@ -141,27 +132,19 @@ def _parsed(text: str):
 
 
 def project_modules(names: Iterable[str]) -> set[str]:
-    """The imported modules worth looking for in the project: not torch's, numpy's and
-    the standard library's that GAN code imports most."""
+    """The imported modules worth looking for in the project (not torch's, numpy's...)."""
     return {m for m in names if m and not m.startswith(("torch", "numpy", "functools", "typing"))}
 
 
 def ast_modules(text: str, module: str, is_package: bool) -> set[str] | None:
-    """`Scopes.modules` read with Python's `ast` (C speed), for a file that is not lowered;
-    None when CPython cannot parse it."""
+    """`Scopes.modules` of a file that is not lowered; None when CPython cannot parse it."""
     tree = parse_python(text, "<file>")
     if not isinstance(tree, ast.Module):
         return None
     out: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = resolve_relative(module, is_package, node.level, base)
-            out.add(base)
-            out.update(f"{base}.{alias.name}" if base else alias.name for alias in node.names)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update(import_names(node, module, is_package)[0])
     return out
 
 

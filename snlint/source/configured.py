@@ -1,10 +1,8 @@
-"""What a file configures by name, read once per file by the source pass so that the link
-step, which asks for the whole project's, only gathers it: the dotted names it gives as a
-`class_name` (NVlabs' dnnlib builds classes from them:
-`dnnlib.EasyDict(class_name='training.networks.Discriminator')`; `snlint.link.named_classes`),
-the command-line options it declares (`parser.add_argument(...)`; `snlint.link.options`),
-and the literal values its calls pass by keyword (`snlint.link.interpret`'s methods run
-on their own)."""
+"""What a file configures by name, read once per file so that the link step only gathers
+it: the dotted names it gives as a `class_name` (dnnlib's
+`EasyDict(class_name='training.networks.Discriminator')`; `snlint.link.named_classes`),
+the options it declares (`parser.add_argument(...)`; `snlint.link.options`), and the
+literal values its calls pass by keyword (`snlint.link.interpret`)."""
 
 from __future__ import annotations
 
@@ -18,11 +16,9 @@ CLASS_NAME = "class_name"
 
 def configured(body: tuple[F.Stmt, ...], classes: tuple[tuple[str, F.ClassFacts], ...],
                ) -> tuple[tuple[tuple[str, int], ...], tuple[F.Call, ...], tuple[tuple[str, object], ...]]:
-    """In a file of these module-level statements and classes: (name, line) of
-    each dotted name a keyword argument, an attribute or a dict key is given as a constant
-    string; each `x.add_argument(...)` call a statement makes (its whole value; `x`
-    a local name: a script's module-level parser is read where the script runs); and
-    each (keyword, literal) a call passes (`model(x, step=1)`), once."""
+    """(name, line) of each dotted `class_name` a keyword argument, an attribute or a dict
+    key is given as a constant string; each `x.add_argument(...)` call a statement makes;
+    and each (keyword, literal) a call passes (`model(x, step=1)`), once."""
     # A module-level function is walked from its `def` in `body`, as nested ones are.
     bodies = [body, *(m.body for _, cls in classes for _, m in cls.methods)]
     names: list[tuple[str, int]] = []

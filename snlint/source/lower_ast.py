@@ -1,33 +1,27 @@
-"""Lower one file's CPython `ast` to source facts. CPython parses in C, several times
-faster than libcst builds its tree; but a fix finds a finding's node in libcst's tree of
-the same text by the node key the facts hold (`facts.node_key`: a function of the span),
-so spans are libcst's (the fixes' tests hold them to it).
-
-What the two trees say differently is mirrored here:
-- columns: `ast` counts UTF-8 bytes, libcst characters (converted on non-ASCII lines);
-- parentheses: `ast` spans a tuple's and a generator's own parentheses (and a sole
-  generator argument's call parentheses), libcst's spans stop inside them;
-- n-ary nodes: `a and b and c` is one `ast` node, two nested libcst ones; call
-  arguments are positional then keyword in `ast`, in source order in libcst;
-- names: libcst's node type names where a fact names one (`Unknown("Imaginary")`,
-  operators `Subtract`, ...), and `True`/`False`/`None` are names there;
-- strings: an f-string joined to other strings is one libcst `ConcatenatedString`
-  (no value), a lone one a `FormattedString`;
-- a class's name has no `ast` position: it is read off the text after `class`.
+"""Lower one file's CPython `ast` to source facts, with libcst's spans: a fix finds its
+node in libcst's tree by the key the facts hold (`facts.node_key`). Where the two trees
+differ (columns, parentheses, n-ary nodes, argument order, a class name's position:
+docs/architecture.md), this says what libcst would; it also names what a fact names as
+libcst's node types do (`Unknown("Imaginary")`, `Subtract`), and reads an f-string
+joined to other strings as a libcst `ConcatenatedString` (no value).
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import re
 import tokenize
+from functools import cached_property
 from typing import Sequence
 
 from snlint import facts as F
 from snlint.findings import Span
-from snlint.source.lowering import Lowering
-from snlint.source.relative import resolve_relative
+from snlint.source.configured import configured
+from snlint.source.imports import import_names
+from snlint.source.module_classes import module_classes
+from snlint.source.names import file_names
 from snlint.source.scan_ast import scan_ast
 
 _node_key = F.node_key
@@ -44,39 +38,68 @@ _UNKNOWN = {ast.Yield: "Yield", ast.YieldFrom: "Yield", ast.DictComp: "DictComp"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _CLASS_NAME = re.compile(r"class(?:[ \t\f]|\\\r?\n|\\\r)*([^\W\d]\w*)")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_BUILTINS = frozenset(dir(builtins))
 _LAYOUT = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
                      tokenize.DEDENT, tokenize.ENDMARKER})
 
 
-class _Columns:
-    """`ast` columns (UTF-8 bytes) as characters, as libcst counts them."""
-
-    def __init__(self, text: str) -> None:
-        self.ascii = text.isascii()
-        self.lines = _LINE_BREAK.split(text) if not self.ascii else []
-        self.memo: dict[int, bytes | None] = {}
-
-    def __call__(self, line: int, column: int) -> int:
-        if self.ascii:
-            return column
-        raw = self.memo.get(line, b"")
-        if raw == b"":
-            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-            raw = None if text.isascii() else text.encode("utf-8")
-            self.memo[line] = raw
-        if raw is None:
-            return column
-        return len(raw[:column].decode("utf-8", errors="replace"))
-
-
-class AstLowerer(Lowering):
+class AstLowerer:
     def __init__(self, tree: ast.Module, text: str, module_name: str, is_package: bool) -> None:
         self.tree = tree
         self.text = text
-        self.column = _Columns(text)
-        self.ascii = self.column.ascii
-        super().__init__(scan_ast(tree, module_name, is_package), module_name, is_package)
-        self._lines: list[str] | None = None
+        self.ascii = text.isascii()
+        self.scopes_info = scan_ast(tree, module_name, is_package)
+        self.module = module_name
+        self.is_package = is_package
+        # What a fix reads of the file besides the facts (`facts.Names`).
+        self.sites: dict[Span, int] = {}
+        self.quals: dict[int, str] = {}
+        self.import_sites: dict[str, list[int]] = {}
+        self.assigned: dict[str, list[int]] = {}  # module-level `name = value`: value nodes
+        self.class_qualnames: set[str] = set()
+        self.scopes: list[set[str]] = []
+        self.class_stack: list[str] = []
+        # Per function being lowered: names it imports more than once with different
+        # targets, lowered as assignments where each import runs.
+        self.rebound: list[set[str]] = []
+
+    # ------------------------------------------------------------ names
+
+    def site(self, span: Span, call: bool = False) -> None:
+        """Record where a call, argument or parameter is. An argument that is nothing but a
+        call has the call's span: the call is what a location there means."""
+        if call or span not in self.sites:
+            self.sites[span] = span.node  # type: ignore[assignment]
+
+    def qualify(self, name: str, span: Span) -> F.Expr:
+        """A name read at `span`: local, global (its qualified name recorded for the fixes
+        by node), or unbound."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return F.Local(name, span=span)
+        info = self.scopes_info
+        if name in info.imports:
+            qual = info.imports[name]
+        elif name in info.module_names:
+            qual = f"{self.module}.{name}" if self.module else name
+        elif name in _BUILTINS:
+            qual = f"builtins.{name}"
+        elif info.star:
+            # Which `from x import *` it comes from is decided in the link step.
+            qual = f"*.{name}"
+        else:
+            return F.Unknown(name, unbound=True, span=span)
+        self.quals[span.node] = qual  # type: ignore[index]
+        return F.Global(qual, text=name, span=span)
+
+    def attribute(self, value: F.Expr, attr: str, span: Span) -> F.Expr:
+        """`value.attr` at `span`: a global chain stays one qualified name (recorded by
+        node), its text built from the parts (no codegen for every dotted name)."""
+        if type(value) is F.Global:
+            qual = f"{value.qual}.{attr}"
+            self.quals[span.node] = qual  # type: ignore[index]
+            return F.Global(qual, text=f"{value.text or value.qual}.{attr}", span=span)
+        return F.Attr(value, attr, span=span)
 
     # ------------------------------------------------------------ helpers
 
@@ -93,7 +116,7 @@ class AstLowerer(Lowering):
         """A compound statement's span: `ast` ends it after a `;` that ends its last line,
         libcst at the statement before it."""
         span = self.span(node, F.STMT)
-        raw = self._text_lines()[node.end_lineno - 1]  # type: ignore[attr-defined]
+        raw = self.lines[node.end_lineno - 1]  # type: ignore[attr-defined]
         end = node.end_col_offset  # type: ignore[attr-defined]
         if raw[end - 1:end] != b";":
             return span
@@ -101,30 +124,26 @@ class AstLowerer(Lowering):
         while end > 0 and raw[end - 1:end] in (b" ", b"\t", b"\f", b";"):
             end -= 1
         el, ec = span.end_line, self.column(span.end_line, end) + 1
-        return Span(span.line, span.column, el, ec, F.node_key(span.line, span.column, el, ec, F.STMT))
+        return _keyed(span.line, span.column, el, ec, F.STMT)
 
     def inner(self, node: ast.AST) -> Span:
         """The span inside a node's own parentheses (a tuple's, a generator's), from the
         first token after `(` to the end of the last before `)`, as libcst has it."""
-        lines = self._text_lines()
         sl, el = node.lineno, node.end_lineno  # type: ignore[attr-defined]
-        first = lines[sl - 1].decode("utf-8", errors="replace")
         sc = self.column(sl, node.col_offset)  # type: ignore[attr-defined]
         ec = self.column(el, node.end_col_offset)  # type: ignore[attr-defined]
         if sl == el:
-            body = first[sc + 1:ec - 1]
+            body = self.lines[sl - 1].decode("utf-8", errors="replace")[sc + 1:ec - 1]
             start = sc + 1 + len(body) - len(body.lstrip())
             end = ec - 1 - (len(body) - len(body.rstrip()))
-            return Span(sl, start + 1, el, end + 1, F.node_key(sl, start + 1, el, end + 1, F.EXPR))
-        segment = "\n".join([first[sc:], *(line.decode("utf-8", errors="replace")
-                                            for line in lines[sl:el - 1]),
-                             lines[el - 1].decode("utf-8", errors="replace")[:ec]])
+            return _keyed(sl, start + 1, el, end + 1)
+        segment = self._segment(node).decode("utf-8", errors="replace")
         tokens = [t for t in tokenize.generate_tokens(io.StringIO(segment).readline)
                   if t.type not in _LAYOUT]
         (l1, c1), (l2, c2) = tokens[1].start, tokens[-2].end
         start, end = (c1 + sc if l1 == 1 else c1), (c2 + sc if l2 == 1 else c2)
         l1, l2 = l1 + sl - 1, l2 + sl - 1
-        return Span(l1, start + 1, l2, end + 1, F.node_key(l1, start + 1, l2, end + 1, F.EXPR))
+        return _keyed(l1, start + 1, l2, end + 1)
 
     def expr_span(self, node: ast.expr) -> Span:
         kind = type(node)
@@ -136,9 +155,9 @@ class AstLowerer(Lowering):
         """Whether `ast`'s span of a tuple is its own parentheses: the `(` it starts with
         closes at its end. Between the elements there are only brackets, commas,
         comments and line continuations; strings are inside elements."""
-        lines = self._text_lines()
+        lines = self.lines
         start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
-        if _at(lines, start) != "(":
+        if lines[node.lineno - 1][node.col_offset:node.col_offset + 1] != b"(":
             return False
         skips = sorted(((e.lineno, e.col_offset), (e.end_lineno, e.end_col_offset)) for e in node.elts)
         depth = 0
@@ -172,7 +191,7 @@ class AstLowerer(Lowering):
         gives an expression's parentheses to the node, so they end its parent's parts."""
         s = self.expr_span(node)
         line = node.end_lineno
-        raw = self._text_lines()[line - 1]
+        raw = self.lines[line - 1]
         at = end = node.end_col_offset
         while at < len(raw) and raw[at:at + 1] in b" \t\f)":
             at += 1
@@ -182,16 +201,28 @@ class AstLowerer(Lowering):
             return s.end_line, s.end_column
         return line, self.column(line, end) + 1
 
-    def _text_lines(self) -> list[bytes]:
-        if self._lines is None:
-            self._lines = [line.encode("utf-8") for line in _LINE_BREAK.split(self.text)]  # type: ignore[assignment]
-        return self._lines  # type: ignore[return-value]
+    @cached_property
+    def lines(self) -> list[bytes]:
+        return [line.encode("utf-8") for line in _LINE_BREAK.split(self.text)]
+
+    def column(self, line: int, column: int) -> int:
+        """An `ast` column (UTF-8 bytes) as characters, as libcst counts them."""
+        if self.ascii:
+            return column
+        raw = self.lines[line - 1] if 0 < line <= len(self.lines) else b""
+        return column if raw.isascii() else len(raw[:column].decode("utf-8", errors="replace"))
+
+    def _segment(self, node: ast.expr) -> bytes:
+        """The text of an expression, its line breaks as `\\n`."""
+        lines, sl, el = self.lines, node.lineno, node.end_lineno or node.lineno
+        if sl == el:
+            return lines[sl - 1][node.col_offset:node.end_col_offset]
+        return b"\n".join([lines[sl - 1][node.col_offset:], *lines[sl:el - 1],
+                           lines[el - 1][:node.end_col_offset]])
 
     # ------------------------------------------------------------ expressions
 
-    def expr(self, node: ast.expr | None) -> F.Expr:
-        if node is None:
-            return F.Const(None)
+    def expr(self, node: ast.expr) -> F.Expr:
         kind = type(node)
         if kind is ast.Name:
             span = self.span(node)
@@ -256,8 +287,7 @@ class AstLowerer(Lowering):
                     part = span
                 else:
                     el, ec = self._closed(value)
-                    part = Span(span.line, span.column, el, ec,
-                                F.node_key(span.line, span.column, el, ec, F.EXPR))
+                    part = _keyed(span.line, span.column, el, ec)
                 result = F.BoolOp(op, (result, right), span=part)
             return result
         if kind is ast.Compare and len(node.ops) == 1:
@@ -279,9 +309,7 @@ class AstLowerer(Lowering):
             return F.Lambda(params, body, star, dstar, span=span)
         if kind is ast.ListComp or kind is ast.GeneratorExp or kind is ast.SetComp:
             return self.comprehension(node, span)
-        if kind is ast.NamedExpr:
-            return self.expr(node.value)
-        if kind is ast.Await:
+        if kind is ast.NamedExpr or kind is ast.Await:
             return self.expr(node.value)
         if kind is ast.JoinedStr:
             if self._strings(node) > 1:
@@ -304,17 +332,10 @@ class AstLowerer(Lowering):
 
     def _strings(self, node: ast.JoinedStr) -> int:
         """How many string literals make up an f-string expression."""
-        lines = self._text_lines()
-        if node.lineno == node.end_lineno:
-            segment = lines[node.lineno - 1][node.col_offset:node.end_col_offset]
-        else:
-            segment = b"\n".join([lines[node.lineno - 1][node.col_offset:],
-                                  *lines[node.lineno:node.end_lineno - 1],
-                                  lines[node.end_lineno - 1][:node.end_col_offset]])
         count = 0
         try:
             # In parentheses: the lines after the first are continuation lines.
-            for token in tokenize.tokenize(io.BytesIO(b"(" + segment + b")").readline):
+            for token in tokenize.tokenize(io.BytesIO(b"(" + self._segment(node) + b")").readline):
                 if token.type == tokenize.STRING:
                     count += 1
         except (tokenize.TokenError, SyntaxError):
@@ -355,7 +376,7 @@ class AstLowerer(Lowering):
         else:
             sl, sc = at.line, at.column - len(star)
         el, ec = at.end_line, at.end_column
-        span = Span(sl, sc, el, ec, F.node_key(sl, sc, el, ec, F.ARG))
+        span = _keyed(sl, sc, el, ec, F.ARG)
         self.site(span)
         return F.Arg(self.expr(value), keyword, star, span)
 
@@ -380,11 +401,11 @@ class AstLowerer(Lowering):
             return [F.ExprStmt(self.expr(node.value), span=span)]
         if kind is ast.Import or kind is ast.ImportFrom:
             self._import_sites(node)
-            if self.rebound and self.rebound[-1]:
-                return [F.Assign((F.Local(local),), F.Global(qual, text=local), span=span)
-                        for local, qual in _imported(node, self.module, self.is_package).items()
-                        if local in self.rebound[-1]]
-            return []
+            if not (self.rebound and self.rebound[-1]):
+                return []
+            bound = dict(import_names(node, self.module, self.is_package)[1])
+            return [F.Assign((F.Local(local),), F.Global(qual, text=local), span=span)
+                    for local, qual in bound.items() if local in self.rebound[-1]]
         if kind is ast.If:
             orelse = self.block(node.orelse)
             return [F.If(self.expr(node.test), self.block(node.body), orelse, span=span)]
@@ -439,7 +460,7 @@ class AstLowerer(Lowering):
                 el, ec = last.end_line, last.end_column
             else:
                 el, ec = p.end_lineno, column(p.end_lineno, p.end_col_offset) + 1
-            span = Span(sl, sc, el, ec, F.node_key(sl, sc, el, ec, F.PARAM))
+            span = _keyed(sl, sc, el, ec, F.PARAM)
             self.site(span)
             annotation = self.expr(p.annotation) if p.annotation is not None else None
             out.append(F.Param(p.arg, lowered, kind, span, annotation))
@@ -460,9 +481,21 @@ class AstLowerer(Lowering):
         name = node.name
         params = self.params(node.args)  # defaults are evaluated in the enclosing scope
         decorators = tuple(self.expr(d) for d in node.decorator_list)  # so are decorators
+        rebound = self._rebound_imports(node)
         local = set(self.scopes_info.functions.get((node.lineno, name), ())) | {p.name for p in params}
-        return self.function_facts(name, params, local, self._rebound_imports(node),
-                                   lambda: self.block(node.body), self.compound(node), decorators)
+        # The body is lowered with the function's own names in scope, and no class around it.
+        prefix = ".".join(filter(None, [self.module, *self.class_stack]))
+        self.scopes.append(local | rebound)
+        self.rebound.append(rebound)
+        classes, self.class_stack = self.class_stack, []
+        try:
+            body = self.block(node.body)
+        finally:
+            self.scopes.pop()
+            self.rebound.pop()
+            self.class_stack = classes
+        return F.FunctionFacts(name, f"{prefix}.{name}" if prefix else name, params, body,
+                               self.compound(node), is_method=bool(classes), decorators=decorators)
 
     def _import_sites(self, node: ast.Import | ast.ImportFrom) -> None:
         if node.names[0].name == "*":
@@ -474,7 +507,7 @@ class AstLowerer(Lowering):
     def _rebound_imports(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
         targets: dict[str, set[str]] = {}
         for node in self.scopes_info.function_imports.get(function, ()):
-            for local, qual in _imported(node, self.module, self.is_package).items():
+            for local, qual in dict(import_names(node, self.module, self.is_package)[1]).items():
                 targets.setdefault(local, set()).add(qual)
         return {local for local, quals in targets.items() if len(quals) > 1}
 
@@ -494,11 +527,16 @@ class AstLowerer(Lowering):
             self.class_stack = self.class_stack[:-1]
         decorators = tuple(self.expr(d) for d in node.decorator_list)
         name_span = self.class_name(node)
-        return F.ClassFacts(name, self.class_qualname(name, name_span.line), bases, tuple(methods),
-                            name_span, tuple(body), decorators)
+        qualname = ".".join(filter(None, [self.module, *self.class_stack, name]))
+        if qualname in self.class_qualnames:
+            # The same name defined again (the other branch of a module-level `if`): a key
+            # of its own, so that the link step analyses both and neither hides the other.
+            qualname = f"{qualname}@{name_span.line}"
+        self.class_qualnames.add(qualname)
+        return F.ClassFacts(name, qualname, bases, tuple(methods), name_span, tuple(body), decorators)
 
     def class_name(self, node: ast.ClassDef) -> Span:
-        lines = self._text_lines()
+        lines = self.lines
         line = node.lineno
         text = lines[line - 1][node.col_offset:]
         # `class` and its name on one line but for a backslash continuation (rare): join
@@ -510,8 +548,7 @@ class AstLowerer(Lowering):
         start = node.col_offset
         if match is None:
             column = self.column(node.lineno, start) + 1
-            return Span(node.lineno, column, node.lineno, column,
-                        F.node_key(node.lineno, column, node.lineno, column, F.EXPR))
+            return _keyed(node.lineno, column, node.lineno, column)
         before = match.string[:match.start(1)]
         name_line = node.lineno + before.count("\n")
         if name_line == node.lineno:
@@ -519,21 +556,23 @@ class AstLowerer(Lowering):
         else:
             column = len(before) - before.rfind("\n")
         end = column + len(node.name)
-        return Span(name_line, column, name_line, end, F.node_key(name_line, column, name_line, end, F.EXPR))
+        return _keyed(name_line, column, name_line, end)
 
     def file(self, path: str, rewritable: bool = True) -> F.FileFacts:
-        return self.file_facts(path, self.block(self.tree.body), rewritable)
+        """The file's facts; `rewritable`: whether libcst reads the text back (a fix needs it)."""
+        body = self.block(self.tree.body)
+        functions = tuple((s.function.name, s.function) for s in body if isinstance(s, F.DefStmt))
+        classes = tuple((c.name, c) for c in module_classes(body))
+        info = self.scopes_info
+        names = file_names(self.module, self.sites, self.quals, self.import_sites, self.assigned, info)
+        return F.FileFacts(path, self.module, body, functions, classes, self.is_package,
+                           tuple(info.star), tuple(sorted(info.imports.items())), names,
+                           *configured(body, classes), rewritable=rewritable)
 
 
 _SIMPLE = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass,
                      ast.Break, ast.Continue, ast.Delete, ast.Raise, ast.Assert, ast.Global,
                      ast.Nonlocal, ast.Import, ast.ImportFrom})
-
-
-def _at(lines: list[bytes], position: tuple[int, int]) -> str:
-    line, column = position
-    raw = lines[line - 1] if 0 < line <= len(lines) else b""
-    return raw[column:column + 1].decode("latin-1")
 
 
 def _in_source_order(node: ast.Call) -> list:
@@ -553,36 +592,11 @@ def _targets(node: ast.AST, out: set[str]) -> None:
         _targets(node.value, out)
 
 
-def _imported(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> dict[str, str]:
-    """What one import statement binds: local name -> qualified name."""
-    table: dict[str, str] = {}
-    if type(node) is ast.Import:
-        for alias in node.names:
-            if alias.asname:
-                table[alias.asname] = alias.name
-            else:
-                head = alias.name.split(".")[0]
-                table[head] = head
-        return table
-    base = node.module or ""
-    if node.level:
-        base = resolve_relative(module, is_package, node.level, base)
-    if node.names[0].name == "*":
-        return table
-    for alias in node.names:
-        table[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
-    return table
-
-
-def lower_ast(tree: ast.Module, text: str, path: str, module_name: str,
-              is_package: bool = False, rewritable: bool = True) -> tuple[F.FileFacts, set[str]]:
-    """The facts of a file CPython parsed, and the modules it imports (`Scopes.modules`).
-    `rewritable`: whether libcst can parse the text (a fix needs it to)."""
-    lowerer = AstLowerer(tree, text, module_name, is_package)
-    return lowerer.file(path, rewritable), lowerer.scopes_info.modules
-
-
 _NOT_INT = object()
+
+
+def _keyed(line: int, column: int, end_line: int, end_column: int, role: int = F.EXPR) -> Span:
+    return Span(line, column, end_line, end_column, _node_key(line, column, end_line, end_column, role))
 
 
 def _int_bound(node: ast.expr | None):

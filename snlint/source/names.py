@@ -17,13 +17,9 @@ from snlint.source.scopes import Scopes
 
 def file_names(module: str, sites: dict[Span, int], quals: dict[int, str],
                import_sites: Mapping[str, list[int]], assigned: Mapping[str, list[int]],
-               scopes: Scopes | None) -> F.Names:
+               scopes: Scopes) -> F.Names:
     """`sites` and `quals` as the lowering recorded them; `import_sites`: each name's
     import aliases (node indices); `assigned`: each module-level name's assigned values."""
-    if scopes is None:
-        # Only libcst could read the file: no count of its bindings, so no name is known
-        # to be bound one way, and none is free.
-        return F.Names(sites, quals)
     bound, imported = scopes.bound, scopes.imported
     scope: dict[str, str] = {}
     for name in scopes.module_names:

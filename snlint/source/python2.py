@@ -1,18 +1,8 @@
-"""Python 2 files read for their facts: the GAN code of 2017-2018 (DiscoGAN, DCPDN,
-PyTorch-SRGAN) is often Python 2, and a training script that does not parse hides every
-training step it holds. Such a file keeps its SN901; the rest of it is read from a Python
-3 rendering made line for line, so every finding keeps its line:
-
-- `print x`, `print >>f, x`, `print x,` become calls;
-- `except E, e:` becomes `except E as e:`, `raise E, "why"` becomes `raise E("why")`;
-- `<>` becomes `!=`, backquotes `repr(...)`, `0777` `0o777`, `10L` `10`, `ur"..."` `r"..."`;
-- indentation mixing tabs and spaces is expanded as Python 2 did (a tab to the next
-  multiple of 8);
-- `async` as a keyword argument (`x.cuda(async=True)`: PyTorch before 0.4, valid Python
-  until 3.7) becomes `_sync`, of the same length.
-
-Only a rendering CPython parses is used (never a fix: the file as written cannot be
-rewritten); anything else stays the SN901 alone.
+"""Python 2 files read for their facts: a training script that does not parse hides every
+training step it holds. Such a file keeps its SN901; the rest of it is read from a Python 3
+rendering made line for line (print statements, `except E, e`, `<>`, backquotes, old
+octals and longs, tabs expanded as Python 2 did, `async=` as a keyword argument), so every
+finding keeps its line. Only a rendering CPython parses is used, and never for a fix.
 """
 
 from __future__ import annotations

@@ -1,30 +1,24 @@
-"""Name scopes of one file, read off CPython's `ast` of it (`Scopes`).
+"""Name scopes of one file, read off CPython's `ast` of it (`Scopes`), in one walk without
+recursion (which makes any depth safe for the rest): reads and bindings by `ast` context,
+imports in source order, and each function's own bindings (not those of nested
+definitions, class bodies, lambdas and comprehensions, nor its decorators and defaults).
 
-One walk, without recursion (it is what makes any depth safe for the rest): names counted by their `ast` context (a load is a *read*; a store, a
-parameter, or a `def`/`class`/`except ... as`/match-capture name is a *binding*), imports
-in source order, and each function's own bindings, which stop where `scan`'s stop: at
-nested definitions (only their name), class bodies, lambdas, comprehensions and imports,
-and outside the function's body (its decorators, defaults and annotations).
-
-The same walk bounds the tree's depth: an expression nested more than `MAX_NESTING`
-levels inside its statement is replaced by a `TooDeep` constant (read as an unknown
-value) and recorded in `Scopes.cuts`, so that the lowering, the interpreter and the
-reports, which recurse, never meet deeper code than they can follow. And it notes what
-only CPython's compiler rejects (`Scopes.suspect`): a keyword argument or a parameter
-repeated, and `return`, `yield`, `await` or `nonlocal` where no function holds them.
+The same walk replaces an expression nested more than `MAX_NESTING` levels inside its
+statement by a `TooDeep` constant (recorded in `Scopes.cuts`), so that the lowering, the
+interpreter and the reports, which recurse, never meet deeper code than they can follow;
+and notes what only CPython's compiler rejects (`Scopes.suspect`).
 """
 
 from __future__ import annotations
 
 import ast
 
-from snlint.source.relative import resolve_relative
+from snlint.source.imports import import_names
 from snlint.source.scopes import Scopes
 
 _MODULE = "<module>"
 # Levels of expression nesting inside one statement the lowering follows: generous for
-# code people write (a chain of 30 method calls is 60 levels), and a recursion each
-# step after it (lowering, interpreter, report) can take with the statements around it.
+# code people write (a chain of 30 method calls is 60 levels).
 MAX_NESTING = 100
 
 
@@ -33,9 +27,6 @@ class TooDeep:
     value in its place): the lowering reads it as unknown."""
 
     __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "TooDeep()"
 
 
 TOO_DEEP = TooDeep()
@@ -66,8 +57,7 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
 
     # Each entry: a node, the scope a binding in it counts for (None: none kept), the
     # innermost function an import in it belongs to (None: module, class or lambda),
-    # and whether it is inside an `except` handler. One loop, no recursion: this visits
-    # every node of the file.
+    # whether it is inside an `except` handler, and its depth in its statement.
     stack: list[tuple[ast.AST, object, object, bool, int]] = [
         (child, _MODULE, None, False, 0) for child in tree.body]
     pop, push = stack.pop, stack.append
@@ -101,8 +91,7 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
             named = [k.arg for k in node.keywords if k.arg is not None]
             suspect = suspect or len(set(named)) < len(named)
         elif kind is ast.arguments:
-            named = [a.arg for a in (*node.posonlyargs, *node.args, *node.kwonlyargs,
-                                     node.vararg, node.kwarg) if a is not None]
+            named = _parameters(node)
             suspect = suspect or len(set(named)) < len(named)
         if kind in _FUNCTIONS:
             bound[node.name] += 1
@@ -162,11 +151,7 @@ def scan_ast(tree: ast.Module, module_name: str, is_package: bool) -> Scopes:
     for found in scopes.function_imports.values():
         found.sort(key=_position)
     for function in functions:
-        names = set(local.get(function, ()))
-        args = function.args
-        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-            if a is not None:
-                names.add(a.arg)
+        names = local.get(function, set()) | set(_parameters(function.args))
         scopes.functions[(function.lineno, function.name)] = names - global_.get(function, set())
     _imports(scopes, imports, module_name, is_package)
     scopes.module_names = local.get(_MODULE, set()) - set(scopes.imports)
@@ -180,32 +165,20 @@ def _cut(node: ast.expr, cuts: list[tuple[int, int, int, int]]) -> ast.Constant:
     return ast.copy_location(ast.Constant(TOO_DEEP), node)
 
 
+def _parameters(args: ast.arguments) -> list[str]:
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+            if a is not None]
+
+
 def _position(node: ast.stmt) -> tuple[int, int]:
     return node.lineno, node.col_offset
 
 
 def _imports(scopes: Scopes, imports: list, module_name: str, is_package: bool) -> None:
-    bind = scopes.bind_import
-    modules = scopes.modules
     for node, fallback in sorted(imports, key=lambda pair: _position(pair[0])):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                modules.add(alias.name)
-                if alias.asname:
-                    bind(alias.asname, alias.name, fallback)
-                else:
-                    head = alias.name.split(".")[0]
-                    bind(head, head, fallback)
-            continue
-        base = node.module or ""
-        if node.level:
-            base = resolve_relative(module_name, is_package, node.level, base)
-        modules.add(base)
-        if node.names[0].name == "*":
-            modules.add(f"{base}.*" if base else "*")
-            scopes.star.append(base)
-            continue
-        for alias in node.names:
-            full = f"{base}.{alias.name}" if base else alias.name
-            modules.add(full)
-            bind(alias.asname or alias.name, full, fallback)
+        modules, bound = import_names(node, module_name, is_package)
+        scopes.modules.update(modules)
+        if type(node) is ast.ImportFrom and node.names[0].name == "*":
+            scopes.star.append(modules[0])
+        for local, qual in bound:
+            scopes.bind_import(local, qual, fallback)
