@@ -1,9 +1,4 @@
-"""Unified diffs that `git apply` and `patch -p1` accept.
-
-Lines are split on `\\n` only, as git and patch count them: a `\\r\\n` file keeps its
-`\\r` inside each line, and a lone `\\r` is not a line end. A last line without a newline
-gets git's `\\ No newline at end of file` marker.
-"""
+"""Unified diffs that `git apply` and `patch -p1` accept."""
 
 from __future__ import annotations
 
@@ -23,8 +18,8 @@ def _lines(text: str) -> list[str]:
 
 
 def patch_path(path: str) -> str:
-    """The path in `--- a/...` headers: the display path, made relative to the working
-    directory when it is absolute and under it, with forward slashes."""
+    """The path in `--- a/...` headers: relative to the working directory when under it,
+    with forward slashes."""
     if os.path.isabs(path):
         try:
             rel = os.path.relpath(path)
@@ -57,9 +52,9 @@ _HUNK = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@", re.MULTILINE)
 
 
 def unified_diff_in(path: str, old: str, start: int, end: int, text: str, context: int = 3) -> str:
-    """`unified_diff(path, old, new)` for `new` = `old` with its characters `start` to
-    `end` replaced by `text`, made from the lines around them alone: its cost is the
-    change's, not the file's (a file's many fixes, each diffed, would be quadratic)."""
+    """`unified_diff` of `old` and `old` with `old[start:end]` replaced by `text`, made from
+    the lines around the change alone (a file's many fixes, each diffed whole, would
+    cost the file's size squared)."""
     if old[start:end] == text:
         return ""
     # The lines that hold the change, and `context` lines of the file on each side of it.
