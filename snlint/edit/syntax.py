@@ -35,20 +35,11 @@ def module_arg(call: cst.Call) -> cst.Arg | None:
 
 def has_comments(node: cst.CSTNode, skip: cst.CSTNode | None = None) -> bool:
     """Whether `node` holds a comment outside the subtree `skip`."""
-
-    class Finder(cst.CSTVisitor):
-        found = False
-
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if n is skip:
-                return False
-            if isinstance(n, cst.Comment):
-                Finder.found = True
-            return not Finder.found
-
-    finder = Finder()
-    node.visit(finder)
-    return Finder.found
+    if node is skip:
+        return False
+    if isinstance(node, cst.Comment):
+        return True
+    return any(has_comments(child, skip) for child in node.children)
 
 
 def merge_comma(prev: Any, removed: Any) -> Any:
