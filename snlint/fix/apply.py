@@ -204,11 +204,6 @@ class FixedPoint:
 Work = list[tuple[str, str, list[Finding]]]
 
 
-def _fixable(f: Finding, path_ok: Callable[[str], bool], unsafe: bool) -> bool:
-    return (not f.is_diagnostic and f.cell is None and path_ok(f.path)
-            and f.fix is not None and f.fix.applies(unsafe))
-
-
 def _discriminator(f: Finding) -> str | None:
     return f.discriminator.cls if f.discriminator is not None else None
 
@@ -254,8 +249,10 @@ class Rounds:
         self._counts: Counter = Counter()
         self._waiting = False
 
-    def _path_ok(self, path: str) -> bool:
-        return path in self.current and path not in self.result.blocked
+    def _fixable(self, f: Finding) -> bool:
+        return (not f.is_diagnostic and f.cell is None and f.path in self.current
+                and f.path not in self.result.blocked and f.fix is not None
+                and f.fix.applies(self.unsafe))
 
     def take(self, findings: list[Finding]) -> Work:
         """After a lint of `current`: what this round fixes, (path, text, findings) for
@@ -265,7 +262,7 @@ class Rounds:
         if self._first:
             self._first = False
             result.first = Counter(keys.values())
-            self._left = Counter(keys[id(f)] for f in findings if _fixable(f, self._path_ok, unsafe))
+            self._left = Counter(keys[id(f)] for f in findings if self._fixable(f))
             result.announced = sum(self._left.values())
             if not unsafe:
                 result.hidden = sum(1 for f in findings if f.fix is not None and not f.fix.applies(False))
@@ -283,18 +280,16 @@ class Rounds:
         budget = Counter(self._left)
         wanted: list[Finding] = []
         for f in sorted(findings, key=Finding.sort_key):
-            if not _fixable(f, self._path_ok, unsafe):
+            if not self._fixable(f):
                 continue
             key = keys[id(f)]
             if key in self._failed or budget[key] <= 0:
                 continue
             budget[key] -= 1
             wanted.append(f)
-        waiting = waiting_for_premises(wanted, self._premises) if self._wait else []
+        waiting = {id(f) for f in waiting_for_premises(wanted, self._premises)} if self._wait else set()
         self._waiting = bool(waiting)
-        if waiting:
-            held = {id(f) for f in waiting}
-            wanted = [f for f in wanted if id(f) not in held]
+        wanted = [f for f in wanted if id(f) not in waiting]
         by_path: dict[str, list[Finding]] = {}
         for f in wanted:
             by_path.setdefault(f.path, []).append(f)
@@ -336,7 +331,7 @@ class Rounds:
     def settle(self, findings: list[Finding], max_rounds: int) -> None:
         """After the last round's lint: whether fixes the first lint announced are left."""
         keys = identities(findings, self.current)
-        if any(_fixable(f, self._path_ok, self.unsafe) and self._left[keys[id(f)]] > 0
+        if any(self._fixable(f) and self._left[keys[id(f)]] > 0
                and keys[id(f)] not in self._failed for f in findings):
             self.report(f"snlint: fixes did not settle after {max_rounds} round{'s' if max_rounds != 1 else ''}")
             self.result.settled = False

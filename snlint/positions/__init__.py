@@ -5,6 +5,7 @@ fix's nodes are"). The tables equal libcst's over the whole module, in its order
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import cached_property
 from typing import Callable, Iterator, Mapping, NamedTuple
 
 import libcst as cst
@@ -42,9 +43,6 @@ class _Layout:
     def __init__(self, module: cst.Module) -> None:
         self.module = module
         self.tops: list[cst.CSTNode] = [*module.header, *module.body, *module.footer]
-        self._codes: list[str] | None = None
-        self._starts: list[int] | None = None
-        self._end: Raw | None = None  # the module's own range
         self.ranges: dict[int, Raw] = {}  # id(node) -> its range (the nodes laid out)
         self.top_of: dict[int, int] = {}  # id(node) -> the index of its top-level node
         self.root_of: dict[int, cst.CSTNode] = {}  # id(node) -> the statement laid out with it
@@ -55,28 +53,29 @@ class _Layout:
         self.parents: dict[int, cst.CSTNode] = {}
         self._walked: set[int] = set()  # the top-level nodes whose every parent is known
 
+    @cached_property
     def codes(self) -> list[str]:
         """libcst's code of each top-level node."""
-        if self._codes is None:
-            self._codes = [self.module.code_for_node(top) for top in self.tops]
-        return self._codes
+        return [self.module.code_for_node(top) for top in self.tops]
 
+    @cached_property
     def starts(self) -> list[int]:
         """The line each top-level node starts at (its leading empty lines included)."""
-        if self._starts is None:
-            codes = self.codes()
-            starts, line = [], 1
-            for code in codes:
-                starts.append(line)
-                line += _breaks(code)
-            # The module's range counts the line break libcst leaves out at the file's end.
-            module = self.module
-            text = "".join(codes) if codes else (
-                module.default_newline if module.has_trailing_newline else "")
-            lines = LINE_BREAK.split(text)
-            self._end = (1, 0, len(lines), len(lines[-1]))
-            self._starts = starts
-        return self._starts
+        starts, line = [], 1
+        for code in self.codes:
+            starts.append(line)
+            line += _breaks(code)
+        return starts
+
+    @cached_property
+    def end(self) -> Raw:
+        """The module's own range, which counts the line break libcst leaves out at the
+        file's end."""
+        module, codes = self.module, self.codes
+        text = "".join(codes) if codes else (
+            module.default_newline if module.has_trailing_newline else "")
+        lines = LINE_BREAK.split(text)
+        return (1, 0, len(lines), len(lines[-1]))
 
     def lay_out(self, i: int) -> list[cst.CSTNode]:
         """The nodes of top-level node `i`, in libcst's order; their ranges recorded."""
@@ -84,13 +83,13 @@ class _Layout:
         if done is None:
             top = self.tops[i]
             self.parents[id(top)] = self.module
-            done = self.nodes[i] = self._record(top, i, "", self.starts()[i])
+            done = self.nodes[i] = self._record(top, i, "", self.starts[i])
         return done
 
     def at_line(self, i: int, line: int) -> list[cst.CSTNode]:
         """The nodes of the innermost statement of top-level node `i` that holds `line`
         in its own lines (not in a block of its own), down through classes and functions."""
-        node, start, code = self.tops[i], self.starts()[i], self.codes()[i]
+        node, start, code = self.tops[i], self.starts[i], self.codes[i]
         indent, chain = "", []
         while isinstance(node, _NESTING) and isinstance(node.body, cst.IndentedBlock):
             block = node.body
@@ -165,8 +164,7 @@ class _Layout:
         statement of which is laid out); None when it is not a node of the module."""
         found = self.ranges.get(id(node))
         if found is None and node is self.module:
-            self.starts()
-            return self._end
+            return self.end
         if found is None:
             for i in (*sorted(self._touched), *range(len(self.tops))):
                 if self.nodes[i] is None:
@@ -265,14 +263,14 @@ class Positions(Mapping[cst.CSTNode, Range]):
         the innermost of a class or function that holds it in its own lines, or
         (`whole`) the top-level one; none before the module's first line."""
         layout = self._layout
-        i = bisect_right(layout.starts(), line) - 1
+        i = bisect_right(layout.starts, line) - 1
         if i < 0:
             return []
         return layout.lay_out(i) if whole else layout.at_line(i, line)
 
     def top_codes(self) -> list[str]:
         """libcst's code of each of the module's top-level nodes (header, body, footer)."""
-        return self._layout.codes()
+        return self._layout.codes
 
     def __contains__(self, node: object) -> bool:
         return self._layout.find(node) is not None
