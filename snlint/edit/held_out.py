@@ -150,15 +150,7 @@ def _wanted_lines(findings: list[Finding], names: F.Names | None) -> Iterable[in
     if names is None:
         return
     for key in (*names.imports.values(), *names.aliases.values()):
-        yield from _key_lines(key)
-
-
-def _key_lines(key: int) -> range:
-    """The lines of the node a node key names (`facts.node_key`)."""
-    key >>= 3
-    end_line = (key >> 32) & 0xFFFFFFFF
-    line = key >> 96
-    return range(line, end_line + 1)
+        yield from range(key >> 99, ((key >> 35) & 0xFFFFFFFF) + 1)  # its lines (`F.node_key`)
 
 
 def _statement_at(spans: list[tuple[int, int]], line: int) -> int | None:

@@ -82,17 +82,12 @@ class ParsedFile:
         self.path = path
         self.text = text
         self.held = held
-        self.module = parse_module(text if held is None else held.text)
+        self.source = text if held is None else held.text  # what libcst parsed
+        self.module = parse_module(self.source)
         self.positions, self.parents = layout(self.module)
         # The keys of a statement's nodes, by its first node and how many it has.
         self._by_key: dict[tuple[int, int], dict[int, cst.CSTNode]] = {}
         self._parts: dict[str, str] = {}  # a `whole` text -> the parsed part's code
-        self._unchanged: str | None = None  # libcst's code of the tree as parsed, when needed
-        # Of the module's top-level nodes (`_top_level`): each one's code by its id, their
-        # ids in order, and where each starts in the parsed text.
-        self._codes: dict[int, str] = {}
-        self._top_ids: list[int] | None = None
-        self._offsets: list[int] | None = None
         self.names = FileNames(self, names)
 
     # ---------------------------------------------------------------- nodes
@@ -173,37 +168,33 @@ class ParsedFile:
         """The id of each statement of the module's body -> its index there."""
         return {id(statement): i for i, statement in enumerate(self.module.body)}
 
-    def _top_level(self) -> None:
-        """The module's top-level nodes' code, and where each starts in the parsed text
-        (None when libcst does not print the module as read)."""
+    @cached_property
+    def _top_level(self) -> tuple[dict[int, str], list[int], list[int] | None]:
+        """The module's top-level nodes' code by their ids, their ids in order, and where
+        each starts in the parsed text (None when libcst does not print it as read)."""
         module = self.module
         top = [*module.header, *module.body, *module.footer]
         codes = self.positions.top_codes()  # the same nodes' code
-        self._codes = {id(node): code for node, code in zip(top, codes)}
-        self._top_ids = list(map(id, top))
         offsets = [0]
         for code in codes:
             offsets.append(offsets[-1] + len(code))
         printed = "".join(codes)
         if not module.has_trailing_newline and codes:
             printed = _without_newline(printed)
-        source = self.text if self.held is None else self.held.text
-        self._offsets = offsets if printed == source and codes else None
+        return ({id(node): code for node, code in zip(top, codes)}, list(map(id, top)),
+                offsets if printed == self.source and codes else None)
 
     def rendered(self, tree: cst.Module) -> Rendered:
         """libcst's code of `tree`, a changed copy of `module`, printing only the top-level
         nodes it does not share with the module (a fix costs its statements, not the file)."""
-        source = self.text if self.held is None else self.held.text
-        if self._top_ids is None:
-            self._top_level()
-        offsets = self._offsets
+        source = self.source
+        codes, old, offsets = self._top_level
         nodes = [*tree.header, *tree.body, *tree.footer]
         if offsets is None or not nodes:
             return Rendered(source, 0, len(source), tree.code, None)
-        ids, old = list(map(id, nodes)), self._top_ids
+        ids = list(map(id, nodes))
         first = _common_prefix(ids, old)
         last = _common_suffix(ids, old, min(len(ids), len(old)) - first)
-        codes = self._codes
         parts = [codes.get(id(node)) or tree.code_for_node(node) for node in nodes[first:len(nodes) - last]]
         if parts and not last and not tree.has_trailing_newline:
             parts[-1] = _without_newline(parts[-1])
@@ -225,15 +216,16 @@ class ParsedFile:
     def _kept(self, code: str) -> str:
         """`code` with the bytes libcst leaves out of the parsed text (a form feed in
         indentation, a last bare `\r`) put back (`snlint.lines.put_back`)."""
-        source = self.text if self.held is None else self.held.text
-        if not may_lose_bytes(source):
+        if not may_lose_bytes(self.source):
             return code
-        if self._unchanged is None:
-            self._unchanged = self.module.code
-        kept = put_back(source, self._unchanged, code)
+        kept = put_back(self.source, self._unchanged, code)
         if kept is None:
             raise ValueError("libcst did not read the file line for line; not rewritten")
         return kept
+
+    @cached_property
+    def _unchanged(self) -> str:
+        return self.module.code
 
     def to_compile(self, text: str) -> str:
         """What to compile to know whether `text` (a result of `whole`) compiles: the parsed

@@ -57,21 +57,13 @@ def unified_diff_in(path: str, old: str, start: int, end: int, text: str, contex
     cost the file's size squared)."""
     if old[start:end] == text:
         return ""
-    # The lines that hold the change, and `context` lines of the file on each side of it.
+    # The lines that hold the change, and `context` lines of the file on each side of it
+    # (one more after a change that ends with a line).
     low = old.rfind("\n", 0, start) + 1
     for _ in range(context):
-        if low == 0:
-            break
-        low = old.rfind("\n", 0, low - 1) + 1
+        low = old.rfind("\n", 0, max(low - 1, 0)) + 1
     high = end
-    for _ in range(context + 1):
-        found = old.find("\n", high)
-        if found < 0:
-            high = len(old)
-            break
-        high = found + 1
-    if end > start and old[end - 1:end] == "\n" and high < len(old):
-        # The change ends with a line: the line after it is context too.
+    for _ in range(context + 1 + (end > start and old[end - 1] == "\n")):
         found = old.find("\n", high)
         high = len(old) if found < 0 else found + 1
     before = lines_before(old, low, patch=True)
