@@ -128,12 +128,12 @@ def apply_plans(parsed: ParsedFile, plans: Sequence[Plan]) -> str:
     return parsed.whole(_applied(parsed, plans).text)
 
 
-def apply_in_place(parsed: ParsedFile, plans: Sequence[Plan]) -> Rendered | None:
-    """`apply_plans`' text with where it differs from the file's (`Rendered`), for a file
-    parsed whole whose code libcst prints as read; None for another."""
-    if parsed.held is not None or may_lose_bytes(parsed.text):
-        return None
-    return _applied(parsed, plans)
+def apply_in_place(parsed: ParsedFile, plans: Sequence[Plan]) -> Rendered:
+    """`apply_plans`' text as where it differs from the file's."""
+    done = _applied(parsed, plans)
+    if parsed.held is None and not may_lose_bytes(parsed.text):
+        return done
+    return Rendered(parsed.text, 0, len(parsed.text), parsed.whole(done.text), None)
 
 
 def _applied(parsed: ParsedFile, plans: Sequence[Plan]) -> Rendered:

@@ -112,7 +112,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
                 continue
             if built is None:
                 continue
-            plan, (start, end, new, changed) = built
+            plan, (_, start, end, new, changed) = built
             if strict is None:
                 strict = compiles(text, path) is None
             if not strict:
@@ -144,23 +144,17 @@ UNBUILT = ("a fix is marked available, but none could be built on the file as it
 
 
 def _built(parsed, finding: Finding, config: Config, by_code, payload=None) -> tuple | None:
-    """The plan for `finding` and what it changes: (start, end, the new text of that
-    stretch, its top-level statements' code or None); None when it changes nothing."""
-    from snlint.edit.plan import apply_in_place, apply_plans
+    """The plan for `finding` and where it changes the file's text (`Rendered`); None when
+    it changes nothing."""
+    from snlint.edit.plan import apply_in_place
 
     plan = plan_for(finding, parsed, config, by_code, payload)
     if plan is None:
         return None
-    text = parsed.text
     done = apply_in_place(parsed, [plan])
-    if done is None:
-        new = apply_plans(parsed, [plan])
-        if new == text:
-            return None
-        return plan, (0, len(text), new, None)
-    if text[done.start:done.end] == done.replacement:
+    if done.source[done.start:done.end] == done.replacement:
         return None
-    return plan, (done.start, done.end, done.replacement, done.changed)
+    return plan, done
 
 
 @dataclass

@@ -78,15 +78,12 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, un
              report: Report, by_code: Rules) -> tuple[str, list[Finding]]:
     """One round on one file: the fixable findings' plans, the overlapping ones
     deferred, applied together; the new text and the findings fixed."""
-    from snlint.edit.held_out import NeedsWholeFile
     from snlint.edit.plan import overlaps, signature
 
     planned: list[tuple[Finding, Plan]] = []
     for finding in sorted(findings, key=Finding.sort_key):
         try:
             plan = plan_for(finding, parsed, config, by_code)
-        except NeedsWholeFile:
-            raise
         except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
             report(f"snlint: internal error planning the {finding.code} fix for "
                    f"{where(finding)}: {type(e).__name__}: {e}")
@@ -212,8 +209,6 @@ def waiting_for_premises(wanted: list[Finding], premises: dict[str, frozenset[st
     """The findings of `wanted` whose rule stands on another rule's findings
     (`snlint.checks.registry.premises`) that `wanted` also fixes, about the same
     discriminator (any, for a finding that names none): their fix waits a round."""
-    if not premises:
-        return []
     fixing = {(f.code, _discriminator(f)) for f in wanted}
     codes = {code for code, _ in fixing}
     out = []
