@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections import Counter
 from pathlib import Path
-from dataclasses import field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from snlint.config import Config
@@ -31,6 +30,9 @@ if TYPE_CHECKING:  # a plain lint reads no notebook for its fixes
     from snlint.notebook import Notebook
 
 __all__ = ["FixOutcome", "attach_fixes", "mark_fixes", "read_fixable", "unified_diff", "write_fixed"]
+
+
+FixOutcome = FixedPoint  # what --fix did: the rounds' result, with each changed file
 
 
 def _stderr(message: str) -> None:
@@ -174,23 +176,6 @@ class FileOutcome:
             _diff_encoding(source.encoding), errors="replace")
 
 
-@dataclass
-class FixOutcome:
-    files: list[FileOutcome] = field(default_factory=list)  # files the fixes change
-    settled: bool = True
-    hidden: int = 0  # findings with an unsafe fix that `unsafe` left out
-    announced: int = 0  # findings the first lint marked with a fix that applies
-    first: Counter = field(default_factory=Counter)
-
-    @property
-    def fixes(self) -> int:
-        return sum(f.fixes for f in self.files)
-
-    @property
-    def written(self) -> list[FileOutcome]:
-        return [f for f in self.files if f.written]
-
-
 def _diff_encoding(encoding: str) -> str:
     return "utf-8" if encoding.lower().replace("_", "-") == "utf-8-sig" else encoding
 
@@ -222,20 +207,17 @@ def written_targets(files: Iterable[tuple[str, Path]]) -> list[Path]:
 
 def write_fixed(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], texts: dict[str, str],
                 result: FixedPoint, write: bool, report: Report) -> FixOutcome:
-    """Each changed file's outcome (`result`: the rounds on `texts`), written (with
+    """`result` (the rounds on `texts`) with each changed file's outcome, written (with
     `write`) unless it changed on disk since it was read."""
-    outcome = FixOutcome(settled=result.settled, hidden=result.hidden, announced=result.announced,
-                         first=result.first)
     for path, source in sorted(sources.items()):
         new = result.texts[path]
         if new == texts[path] or path in result.blocked:
             continue
         if path in notebooks:
-            new_json = notebooks[path].apply(new)
-            if new_json is None:
+            new = notebooks[path].apply(new)
+            if new is None:
                 report(f"snlint: not fixing {path}: a fix spans more than one cell")
                 continue
-            new = new_json
         try:
             data = new.encode(source.encoding)
         except UnicodeEncodeError as e:
@@ -243,7 +225,7 @@ def write_fixed(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], 
                    f"{source.encoding} ({e.reason})")
             continue
         item = FileOutcome(source, new, result.fixed[path], data)
-        outcome.files.append(item)
+        result.files.append(item)
         if write:
             if not unchanged_on_disk(source.abspath, source.raw):
                 report(f"snlint: not writing {path}: it changed on disk since it was read")
@@ -254,4 +236,4 @@ def write_fixed(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], 
                 report(f"snlint: cannot write {path}: {e.strerror or e}")
                 continue
             item.written = True
-    return outcome
+    return result

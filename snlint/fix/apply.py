@@ -196,6 +196,15 @@ class FixedPoint:
     announced: int = 0  # findings the first lint marked with a fix that applies
     # The first lint's identities (`snlint.fix.identity`), counted.
     first: Counter = field(default_factory=Counter)
+    files: list = field(default_factory=list)  # each changed file's outcome (`write_fixed`)
+
+    @property
+    def fixes(self) -> int:
+        return sum(f.fixes for f in self.files)
+
+    @property
+    def written(self) -> list:
+        return [f for f in self.files if f.written]
 
 
 Work = list[tuple[str, str, list[Finding]]]
