@@ -102,9 +102,9 @@ def held_out(text: str, findings: Iterable[Finding], names: F.Names | None) -> H
         return None
     # libcst writes a fix's new blocks with the indent of the first block it parsed.
     lines = lines_with_endings(text)
-    blocks = [i for i, s in enumerate(body) if _has_block(s)]
-    if blocks and _indent(lines, body[blocks[0]]) != next(
-            (_indent(lines, body[i]) for i in blocks if i in keep), None):
+    indents = [_block_indent(lines, statement) for statement in body]
+    blocks = [i for i, indent in enumerate(indents) if indent is not None]
+    if blocks and indents[blocks[0]] != next((indents[i] for i in blocks if i in keep), None):
         keep.add(blocks[0])
     kept_lines = {n for i in keep for n in range(spans[i][0], spans[i][1] + 1)}
     held = [i for i in range(len(body)) if i not in keep
@@ -123,22 +123,18 @@ def _prefix(body: list[ast.stmt]) -> set[int]:
     return set(range(min(end, len(body))))
 
 
-def _has_block(statement: ast.stmt) -> bool:
-    """Whether a compound statement has an indented block (its body on a later line)."""
+def _block_indent(lines: list[tuple[str, str]], statement: ast.stmt) -> str | None:
+    """The indent of a compound statement's indented block (its body on a later line), or
+    None when it has none."""
     if isinstance(statement, ast.Match):
-        return True
-    inner = getattr(statement, "body", None)
-    return isinstance(inner, list) and bool(inner) and isinstance(inner[0], ast.stmt) \
-        and inner[0].lineno > statement.lineno
-
-
-def _indent(lines: list[tuple[str, str]], statement: ast.stmt) -> str | None:
-    """The indent of the first line of a compound statement's block."""
-    if isinstance(statement, ast.Match):
-        first = statement.cases[0].pattern.lineno if statement.cases else None
+        first = statement.cases[0].pattern.lineno
     else:
-        first = statement.body[0].lineno  # type: ignore[attr-defined]
-    if first is None or first > len(lines):
+        inner = getattr(statement, "body", None)
+        if not (isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt)
+                and inner[0].lineno > statement.lineno):
+            return None
+        first = inner[0].lineno
+    if first > len(lines):
         return None
     line = lines[first - 1][0]
     return line[:len(line) - len(line.lstrip(" \t\f"))]

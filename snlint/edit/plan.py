@@ -103,15 +103,14 @@ class SwapNodes(cst.CSTTransformer):
         pending: list[cst.EmptyLine] = []
         new_children = iter(updated.body)
         for child in original.body:
-            if self._removed(child):
-                if _has_comment(child):
-                    pending.extend(child.leading_lines)
-                continue
-            new = next(new_children)
-            if pending:
-                new = new.with_changes(leading_lines=[*pending, *new.leading_lines])
+            if not self._removed(child):
+                new = next(new_children)
+                if pending:
+                    new = new.with_changes(leading_lines=[*pending, *new.leading_lines])
+                body.append(new)
                 pending = []
-            body.append(new)
+            elif _has_comment(child):
+                pending.extend(child.leading_lines)
         if pending and isinstance(updated, cst.IndentedBlock) and not body:
             body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=pending)]
         elif pending:

@@ -64,12 +64,10 @@ def _takes_sn_off_weightless(finding: Finding) -> bool:
 
 def override(code: str, config: Config) -> str | None:
     """What `extend-safe-fixes` / `extend-unsafe-fixes` make of `code`'s fixes, or None."""
-    best: tuple[int, int] | None = None  # (specificity, unsafe wins a tie)
-    for selectors, verdict in ((config.extend_safe_fixes, 0), (config.extend_unsafe_fixes, 1)):
-        for s in selectors:
-            if s == "ALL" or code.startswith(s):
-                rank = (0 if s == "ALL" else len(s), verdict)
-                best = rank if best is None or rank > best else best
-    if best is None:
+    # (specificity, whether unsafe: it wins a tie) of each selector that matches
+    lists = ((config.extend_safe_fixes, False), (config.extend_unsafe_fixes, True))
+    ranks = [(0 if s == "ALL" else len(s), unsafe)
+             for selectors, unsafe in lists for s in selectors if s == "ALL" or code.startswith(s)]
+    if not ranks:
         return None
-    return UNSAFE if best[1] else SAFE
+    return UNSAFE if max(ranks)[1] else SAFE
