@@ -15,10 +15,7 @@ def positional(call: cst.Call) -> list[cst.Arg]:
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == name:
-            return a
-    return None
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def has_star(call: cst.Call) -> bool:
@@ -85,10 +82,7 @@ def statement(parsed: ParsedFile, node: cst.CSTNode) -> tuple[cst.BaseSmallState
 
 
 def enclosing_function(parsed: ParsedFile, node: cst.CSTNode) -> cst.FunctionDef | None:
-    for anc in parsed.ancestors(node):
-        if isinstance(anc, cst.FunctionDef):
-            return anc
-    return None
+    return next((a for a in parsed.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
