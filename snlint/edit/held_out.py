@@ -166,7 +166,10 @@ def _runs(held: list[int], spans: list[tuple[int, int]]) -> list[tuple[int, int]
 
 
 def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]]) -> HeldOut | None:
-    token = _unused_token(text)
+    unused = 0
+    while f"snlint-held{unused}" in text:
+        unused += 1
+    token = f"snlint-held{unused}"  # in no line of the file
     parts: list[str] = []
     holes: list[Hole] = []
     at = 0  # 0-based index of the next line not yet copied
@@ -184,12 +187,3 @@ def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]]) 
         at = last
     parts.extend(c + e for c, e in lines[at:])
     return HeldOut("".join(parts), tuple(holes))
-
-
-def _unused_token(text: str) -> str:
-    token = "snlint-held"
-    n = 0
-    while token in text:
-        n += 1
-        token = f"snlint-held{n}"
-    return token
