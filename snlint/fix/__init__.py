@@ -133,11 +133,11 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
             findings[i] = replace(finding, fix=Fix(plan.applicability, plan.message,
                                                    unified_diff_in(path, text, start, end, new),
                                                    (Edit(path, new, start, end, text),)))
-    for i, mark in marked.items():
+    for i, unbuilt in marked.items():
         if findings[i].fix is None:
             # Marked, but not buildable alone on this text for no reason said on stderr:
             # "no fix" would contradict the same run's `[*]`.
-            findings[i] = replace(findings[i], fix=Fix(mark.applicability, UNBUILT))
+            findings[i] = replace(findings[i], fix=Fix(unbuilt.applicability, UNBUILT))
     return findings
 
 
