@@ -62,3 +62,16 @@ def test_put_back_restores_kept_lines_only():
 
 def test_put_back_refuses_a_reading_that_is_not_line_for_line():
     assert put_back("x = 1\n\fy = 2\n", "x = 1\n", "x = 1\n") is None
+
+
+def test_the_fix_an_output_shows_keeps_a_form_feed(tmp_path):
+    # Built alone on the text as read (JSON, SARIF, --show-fixes), where libcst's code
+    # leaves the form feed out: the fix's edit is of the whole file, form feed kept.
+    from snlint.config import Config
+    from snlint.engine import lint_text
+
+    text = HEAD + HELPER + "\n\n" + DISCRIMINATOR
+    findings = lint_text(text, "d.py", Config(root=tmp_path, graph=False), fixes=True)
+    [edit] = [e for f in findings if f.code == "SN101" for e in f.fix.edits]
+    assert (edit.start, edit.end) == (0, len(text))
+    assert text[:edit.start] + edit.text + text[edit.end:] == fixed(text)

@@ -1,47 +1,32 @@
 """The part of a file a fix round parses: the top-level statements its fixes can read or
-change, with every other one held out, line for line.
-
-libcst's parse is most of a fix's cost (it builds a Python object for every node), and a
-fix reads a few statements of a file: the one its finding is in, the import block, and
-those the file's names point at. A held-out statement's lines become one marker statement
-(`pass` and a comment) and empty lines, so every kept node is at the line and column it has in the file (the
-findings' node keys name it), and the parsed part is fixed as libcst transformations,
-like the whole file. The fixed file is the fixed part's code with each statement's own
-lines back in place of its marker: bytes a fix never parsed are bytes it cannot change.
-
-What is kept (the fixes of `LOCAL_CODES` read nothing else: `tests/test_held_out.py`
-holds each rule's fixes to those made on the whole file):
-- each statement a finding's span is in;
-- the first statement and the import block after it: what
-  `snlint.edit.imports.add_imports` reads and changes (a held-out statement's marker is a
-  statement, `pass  # ...`: the block ends where it ended, and an empty line put before
-  the statement after it goes before the marker as before what it holds);
-- the statement of each import alias and module-level alias the file's names point at
-  (`Names.imports`, `Names.aliases`): what `_prune_imports` may remove, and a fix reads;
-- the first statement with an indented block: libcst takes the file's default indent
-  from its first indent, and a fix's new code is written with it.
-The file is parsed whole when a fix moved a marker (`NeedsWholeFile`).
-A finding in module-level code (outside a `def` and a `class`: a fix may read the whole
-module's scope) and a file with a lone `\\r` line break (CPython and libcst may count its
-lines apart) are parsed whole.
+change, each other one held out as a marker statement (`pass  # ...`) and empty lines, so
+every kept node keeps its line and column; the fixed part's code with the held-out lines
+put back is the fixed file. Kept: the statements of the findings, the first statement and
+the import block after it (`add_imports`), the statements the file's names point at
+(`Names.imports`, `Names.aliases`), and the first statement with a block (libcst takes
+the file's default indent from it). A finding in module-level code and a file with a
+lone `\\r` line break are parsed whole, and so is the file when a fix moves a marker
+(`NeedsWholeFile`). `tests/test_held_out.py` holds the fixes of `LOCAL_CODES` to those
+made on the whole file.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import re
-from typing import Collection, Iterable
+from bisect import bisect_right
+from typing import Iterable
 
 from snlint import facts as F
 from snlint.findings import Finding
 from snlint.lines import lines_with_endings
 from snlint.records import dataclass
 
-# The rules whose fixes read no more than the statements above (SN401's reads a second
-# call by position, SN501's every call of the file: they parse it whole).
+# The rules whose fixes read no more than the statements kept.
 LOCAL_CODES = frozenset({"SN101", "SN102", "SN103", "SN104", "SN105", "SN106", "SN107",
                          "SN201", "SN301"})
-# Below this many held-out lines, the whole file is parsed: not worth the bookkeeping.
+# Below this many held-out lines, the whole file is parsed.
 MIN_HELD_LINES = 8
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -67,14 +52,12 @@ class HeldOut:
     holes: tuple[Hole, ...]
 
     def words(self) -> frozenset[str]:
-        """Every identifier-like word of the held-out lines: names they may still read or
-        mention (in strings, `__all__`) after a fix, which the parsed part cannot show."""
+        """Every identifier-like word of the held-out lines: names they may still read."""
         return frozenset(w for hole in self.holes for w in _WORD.findall(hole.original))
 
     def restore(self, code: str) -> str | None:
-        """The whole file for the parsed part's (fixed) `code`: each marker and its empty
-        lines replaced by the statements they hold. None when a marker is not there once,
-        on a line of its own, with its empty lines after it (a fix moved or dropped it)."""
+        """The whole file for the parsed part's (fixed) `code`, or None when a marker is not
+        there once, on a line of its own, with its empty lines after it."""
         out: list[str] = []
         at = 0
         for hole in self.holes:
@@ -95,8 +78,7 @@ class HeldOut:
 
 def held_out(text: str, findings: Iterable[Finding], names: F.Names | None) -> HeldOut | None:
     """The file with the statements `findings`' fixes cannot read held out, or None when
-    it is parsed whole (a rule outside `LOCAL_CODES`, a finding in module-level code, a
-    file CPython cannot parse, nothing worth holding out)."""
+    it is parsed whole."""
     findings = list(findings)
     if not findings or any(f.code not in LOCAL_CODES for f in findings) or "\r" in text.replace("\r\n", ""):
         return None
@@ -114,16 +96,15 @@ def held_out(text: str, findings: Iterable[Finding], names: F.Names | None) -> H
         if i is None:
             continue
         if not isinstance(body[i], _DEFINITIONS) and any(f.span.line == line for f in findings):
-            return None  # a finding in module-level code: its fix may read the module's scope
+            return None  # a fix in module-level code may read the module's scope
         keep.add(i)
     if any(_statement_at(spans, f.span.line) is None for f in findings):
         return None
-    # libcst takes the file's default indent from its first indented block, and writes a
-    # fix's new blocks with it: the parsed part's first one must have the same indent.
+    # libcst writes a fix's new blocks with the indent of the first block it parsed.
     lines = lines_with_endings(text)
-    blocks = [i for i, s in enumerate(body) if _has_block(s)]
-    if blocks and _indent(lines, body[blocks[0]]) != next(
-            (_indent(lines, body[i]) for i in blocks if i in keep), None):
+    indents = [_block_indent(lines, statement) for statement in body]
+    blocks = [i for i, indent in enumerate(indents) if indent is not None]
+    if blocks and indents[blocks[0]] != next((indents[i] for i in blocks if i in keep), None):
         keep.add(blocks[0])
     kept_lines = {n for i in keep for n in range(spans[i][0], spans[i][1] + 1)}
     held = [i for i in range(len(body)) if i not in keep
@@ -135,31 +116,25 @@ def held_out(text: str, findings: Iterable[Finding], names: F.Names | None) -> H
 
 
 def _prefix(body: list[ast.stmt]) -> set[int]:
-    """The first statement (a docstring, a `__strict__` flag: `add_imports` skips it) and
-    the imports after it."""
+    """The first statement (`add_imports` may skip it) and the imports after it."""
     end = 1
     while end < len(body) and isinstance(body[end], (ast.Import, ast.ImportFrom)):
         end += 1
     return set(range(min(end, len(body))))
 
 
-def _has_block(statement: ast.stmt) -> bool:
-    """Whether a compound statement has an indented block (its body on a later line)."""
+def _block_indent(lines: list[tuple[str, str]], statement: ast.stmt) -> str | None:
+    """The indent of a compound statement's indented block (its body on a later line), or
+    None when it has none."""
     if isinstance(statement, ast.Match):
-        return True
-    inner = getattr(statement, "body", None)
-    return isinstance(inner, list) and bool(inner) and isinstance(inner[0], ast.stmt) \
-        and inner[0].lineno > statement.lineno
-
-
-def _indent(lines: list[tuple[str, str]], statement: ast.stmt) -> str | None:
-    """The indent of the first line of a compound statement's block (its INDENT token).
-    `lines`: the file's (content, line ending) pairs."""
-    if isinstance(statement, ast.Match):
-        first = statement.cases[0].pattern.lineno if statement.cases else None
+        first = statement.cases[0].pattern.lineno
     else:
-        first = statement.body[0].lineno  # type: ignore[attr-defined]
-    if first is None or first > len(lines):
+        inner = getattr(statement, "body", None)
+        if not (isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt)
+                and inner[0].lineno > statement.lineno):
+            return None
+        first = inner[0].lineno
+    if first > len(lines):
         return None
     line = lines[first - 1][0]
     return line[:len(line) - len(line.lstrip(" \t\f"))]
@@ -171,47 +146,30 @@ def _wanted_lines(findings: list[Finding], names: F.Names | None) -> Iterable[in
     if names is None:
         return
     for key in (*names.imports.values(), *names.aliases.values()):
-        yield from _key_lines(key)
-
-
-def _key_lines(key: int) -> range:
-    """The lines of the node a node key names (`facts.node_key`)."""
-    key >>= 3
-    end_line = (key >> 32) & 0xFFFFFFFF
-    line = key >> 96
-    return range(line, end_line + 1)
+        yield from range(key >> 99, ((key >> 35) & 0xFFFFFFFF) + 1)  # its lines (`F.node_key`)
 
 
 def _statement_at(spans: list[tuple[int, int]], line: int) -> int | None:
-    lo, hi = 0, len(spans) - 1
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        first, last = spans[mid]
-        if line < first:
-            hi = mid - 1
-        elif line > last:
-            lo = mid + 1
-        else:
-            return mid
-    return None
+    i = bisect_right(spans, (line, math.inf)) - 1
+    return i if i >= 0 and spans[i][1] >= line else None
 
 
-def _runs(held: Collection[int], spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _runs(held: list[int], spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Consecutive held-out statements joined: (first line, last line) of each run."""
     runs: list[tuple[int, int]] = []
-    previous = None
-    for i in sorted(held):
-        first, last = spans[i]
-        if previous is not None and i == previous + 1:
-            runs[-1] = (runs[-1][0], last)
+    for n, i in enumerate(held):
+        if n and held[n - 1] == i - 1:
+            runs[-1] = (runs[-1][0], spans[i][1])
         else:
-            runs.append((first, last))
-        previous = i
+            runs.append(spans[i])
     return runs
 
 
 def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]]) -> HeldOut | None:
-    token = _unused_token(text)
+    unused = 0
+    while f"snlint-held{unused}" in text:
+        unused += 1
+    token = f"snlint-held{unused}"  # in no line of the file
     parts: list[str] = []
     holes: list[Hole] = []
     at = 0  # 0-based index of the next line not yet copied
@@ -220,9 +178,8 @@ def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]]) 
             return None
         parts.extend(c + e for c, e in lines[at:first - 1])
         held = lines[first - 1:last]
-        # A statement, as what it holds is: the import block ends where it ended, and an
-        # empty line goes before it as before what it holds. The dot ends the number: no
-        # marker is the start of another.
+        # A statement, as what it holds is, so the import block ends where it ended. The
+        # dot ends the number: no marker is the start of another.
         marker = f"pass  #{token}-{n}." + held[0][1]
         filler = "".join(e for _, e in held[1:])
         holes.append(Hole(marker, filler, "".join(c + e for c, e in held)))
@@ -230,12 +187,3 @@ def _hold(text: str, lines: list[tuple[str, str]], runs: list[tuple[int, int]]) 
         at = last
     parts.extend(c + e for c, e in lines[at:])
     return HeldOut("".join(parts), tuple(holes))
-
-
-def _unused_token(text: str) -> str:
-    token = "snlint-held"
-    n = 0
-    while token in text:
-        n += 1
-        token = f"snlint-held{n}"
-    return token

@@ -1,16 +1,7 @@
-"""The imports a fix needs, added to a module as libcst.codemod's `AddImportsVisitor`
-adds them, for what fixes add (`import m`, `import m as a`, `from m import o`,
-`from m import o as a`).
-
-The codemod visits and rebuilds the whole tree twice (a gathering pass, then a
-transform) and costs a quarter of a second to import; what it decides reads only the
-module's top statements. So the same decisions are taken here on those statements:
-the import block at the top of the module (after a docstring or a `__strict__` flag)
-is what counts as already imported; a name that block imports is not added again; a
-`from m import ...` of the block takes the new names of `m` in front of its own; the
-rest goes in new statements at the end of the block, with an empty line before the
-first statement after it. `tests/test_edit_imports.py` holds it to the codemod's output.
-"""
+"""The imports a fix needs, added as libcst.codemod's `AddImportsVisitor` adds them
+(`tests/test_edit_imports.py` holds it to the codemod's text), decided from the module's
+top import block alone: the codemod costs a quarter of a second to import, and rebuilds
+the whole tree twice."""
 
 from __future__ import annotations
 
@@ -21,7 +12,6 @@ import libcst as cst
 import libcst.helpers
 
 
-
 def add_imports(module: cst.Module, specs: Sequence) -> cst.Module:
     """`module` with the imports `specs` name (each with `module`, `obj`, `asname`)."""
     body = list(module.body)
@@ -30,58 +20,52 @@ def add_imports(module: cst.Module, specs: Sequence) -> cst.Module:
     while end < len(body) and _import_of(body[end]) is not None:
         end += 1
 
-    # What is asked for (AddImportsVisitor.__init__).
+    # What is asked for, less what the top block already imports.
     modules = {s.module for s in specs if s.obj is None and s.asname is None}
     module_aliases = {s.module: s.asname for s in specs if s.obj is None and s.asname is not None}
-    objects: dict[str, set[str]] = {
-        m: {s.obj for s in specs if s.module == m and s.obj is not None and s.asname is None}
-        for m in sorted({s.module for s in specs if s.obj is not None and s.asname is None})}
-    aliases: dict[str, list[tuple[str, str]]] = {
-        m: [(s.obj, s.asname) for s in specs if s.module == m and s.obj is not None and s.asname is not None]
-        for m in sorted({s.module for s in specs if s.obj is not None and s.asname is not None})}
-
-    # What the top block already imports (visit_Module).
-    have = _Gathered()
+    froms: dict[str, set[tuple[str, str | None]]] = defaultdict(set)  # module -> (name, alias)
+    for spec in specs:
+        if spec.obj is not None:
+            froms[spec.module].add((spec.obj, spec.asname))
+    had_aliases: dict[str, str] = {}
     for statement in body[start:end]:
-        have.add(_import_of(statement))
-    modules -= have.modules
-    for m, a in have.module_aliases.items():
+        node = _import_of(statement)
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                if alias.evaluated_alias is None:
+                    modules.discard(alias.evaluated_name)
+                else:
+                    had_aliases[alias.evaluated_name] = alias.evaluated_alias
+        elif _absolute(node) in froms:
+            pairs = froms[_absolute(node)]
+            if isinstance(node.names, cst.ImportStar):
+                pairs -= {p for p in pairs if p[1] is None}
+            else:
+                pairs -= {(a.evaluated_name, a.evaluated_alias) for a in node.names}
+    for m, a in had_aliases.items():
         if module_aliases.get(m) == a:
             del module_aliases[m]
-    for m, pairs in have.aliases.items():
-        for pair in pairs:
-            if m in aliases and pair in aliases[m]:
-                aliases[m].remove(pair)
-                if not aliases[m]:
-                    del aliases[m]
-    for m, names in have.objects.items():
-        if m not in objects:
-            continue
-        if "*" in names:
-            del objects[m]
-        else:
-            objects[m] -= names
-            if not objects[m]:
-                del objects[m]
 
-    # New names of a module the block imports from join its first such import (leave_ImportFrom).
+    # New names of a module the block imports from join its first such import.
     for i in range(start, end):
         node = _import_of(body[i])
         if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar):
             continue
-        name = _absolute(node)
-        if name is None or (name not in objects and name not in aliases):
+        pairs = froms.pop(_absolute(node), None)
+        if not pairs:
             continue
-        new = [*(cst.ImportAlias(name=cst.Name(o)) for o in sorted(objects.pop(name, ()))),
+        plain = sorted(o for o, a in pairs if a is None)
+        aliased = sorted((o, a) for o, a in pairs if a is not None)
+        new = [*(cst.ImportAlias(name=cst.Name(o)) for o in plain),
                *(cst.ImportAlias(name=cst.Name(o), asname=cst.AsName(name=cst.Name(a)))
-                 for o, a in sorted(aliases.pop(name, ())))]
-        line = body[i]
-        body[i] = line.with_changes(body=[node.with_changes(names=[*new, *node.names])])
+                 for o, a in aliased)]
+        body[i] = body[i].with_changes(body=[node.with_changes(names=[*new, *node.names])])
 
-    if not (modules or objects or module_aliases or aliases):
+    froms = {m: pairs for m, pairs in froms.items() if pairs}
+    if not (modules or module_aliases or froms):
         return module.with_changes(body=body)
 
-    # The rest as statements at the end of the block (leave_Module).
+    # The rest as statements at the end of the block.
     after = body[end:]
     if after:
         first = after[0]
@@ -89,14 +73,11 @@ def add_imports(module: cst.Module, specs: Sequence) -> cst.Module:
             after[0] = first.with_changes(leading_lines=(cst.EmptyLine(),))
         elif first.leading_lines[0].comment is not None:
             after[0] = first.with_changes(leading_lines=(cst.EmptyLine(), *first.leading_lines))
-    wanted: dict[str, list] = defaultdict(list)
-    for m, pairs in aliases.items():
-        wanted[m].extend(pairs)
-    for m, names in objects.items():
-        wanted[m].extend((o, None) for o in names)
-    # A name may be wanted both plain and aliased (one fix binds it, another re-points it).
-    ordered = {m: sorted(pairs, key=lambda p: (p[0], p[1] is not None, p[1] or ""))
-               for m, pairs in wanted.items()}
+    # As the codemod orders them: the modules with an aliased name first. A name may be
+    # wanted both plain and aliased (one fix binds it, another re-points it).
+    order = sorted(froms, key=lambda m: (all(a is None for _, a in froms[m]), m))
+    ordered = {m: sorted(froms[m], key=lambda p: (p[0], p[1] is not None, p[1] or ""))
+               for m in order}
     config = module.config_for_parsing
 
     def from_import(m: str, pairs: list) -> cst.BaseStatement:
@@ -114,46 +95,8 @@ def add_imports(module: cst.Module, specs: Sequence) -> cst.Module:
     ))
 
 
-class _Gathered:
-    """The imports of the top block, as libcst's gathering mixin records them."""
-
-    def __init__(self) -> None:
-        self.modules: set[str] = set()
-        self.module_aliases: dict[str, str] = {}
-        self.objects: dict[str, set[str]] = {}
-        self.aliases: dict[str, list[tuple[str, str]]] = {}
-
-    def add(self, node: cst.Import | cst.ImportFrom | None) -> None:
-        if isinstance(node, cst.Import):
-            for alias in node.names:
-                if alias.evaluated_alias is not None:
-                    self.module_aliases[alias.evaluated_name] = alias.evaluated_alias
-                else:
-                    self.modules.add(alias.evaluated_name)
-            return
-        if not isinstance(node, cst.ImportFrom):
-            return
-        module = _absolute(node)
-        if module is None:
-            return
-        if isinstance(node.names, cst.ImportStar):
-            self.objects[module] = {"*"}
-            return
-        pairs = [(a.evaluated_name, a.evaluated_alias) for a in node.names if a.asname is not None]
-        if pairs:
-            self.aliases.setdefault(module, []).extend(pairs)
-        names = {a.evaluated_name for a in node.names if a.asname is None}
-        if names:
-            found = self.objects.setdefault(module, set())
-            if "*" in found:
-                self.objects[module] = {"*"}
-                return
-            found.update(names)
-
-
 def _absolute(node: cst.ImportFrom) -> str | None:
-    """The module of an absolute `from` import; None for a relative one (the codemod,
-    knowing no package, resolves none)."""
+    """The module of an absolute `from` import; None for a relative one (as the codemod)."""
     if node.relative or node.module is None:
         return None
     return cst.helpers.get_full_name_for_node(node.module)

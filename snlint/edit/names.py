@@ -1,11 +1,5 @@
-"""What the names of a parsed file mean, as the rules' fixes ask: answered from the names
-the source pass read and the link step resolved (`facts.Names`), never by reading the
-file's imports again, so that a fix and the finding it fixes agree on every name
-(`from .sn import spectral_norm` is torch's `spectral_norm` to both).
-
-A node is asked about by its node key (`facts.node_key`); a spelling (`nn.utils.spectral_norm`, a name a
-fix wants to write) through the names the file binds at module level one way only.
-"""
+"""What the names of a parsed file mean, answered from the names the source pass read and
+the link step resolved (`facts.Names`), so that a fix and its finding agree on every name."""
 
 from __future__ import annotations
 
@@ -22,18 +16,13 @@ if TYPE_CHECKING:
 
 class FileNames:
     def __init__(self, parsed: "ParsedFile", names: Names | None) -> None:
-        # Not a reference: the file holds its names, and a cycle through them would keep
-        # its whole tree alive until the cyclic collector found it (the --fix rounds'
-        # relink paid 40 ms for a collection of the trees this process had fixed).
+        # Not a reference: a cycle would keep the file's tree alive until a collection.
         self.parsed = weakref.proxy(parsed)
         self.facts = names if names is not None else Names()
 
-    # ---------------------------------------------------------------- nodes
-
     def qualify(self, node: cst.CSTNode | None) -> str | None:
         """The qualified name a name or attribute chain of the file refers to
-        (`nn.BatchNorm2d` -> `torch.nn.BatchNorm2d`); None for a local variable, or
-        anything else."""
+        (`nn.BatchNorm2d` -> `torch.nn.BatchNorm2d`); None for a local variable."""
         if not isinstance(node, (cst.Name, cst.Attribute)):
             return None
         key = self.parsed.key(node)
@@ -41,8 +30,6 @@ class FileNames:
 
     def reads(self, name: str) -> int:
         return self.facts.reads.get(name, 0)
-
-    # ---------------------------------------------------------------- bindings as nodes
 
     def import_of(self, name: str) -> cst.ImportAlias | None:
         """The one import alias that binds `name`, when nothing else binds it."""

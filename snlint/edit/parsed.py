@@ -1,15 +1,10 @@
 """One parsed file as the fixes see it: the libcst tree, node positions and parents, each
-node by its key, and what the file's names mean.
-
-A fix starts from a finding's node: the key the source pass recorded for it
-(`facts.node_key`, a function of where the node is), which names the same node here
-because the tree is parsed from the same text. What names mean comes from the source pass and the link step
-(`parsed.names`, `snlint.edit.names`); nothing here resolves a name, and nothing here
-knows about rules.
-"""
+node by the key the source pass recorded for it (`facts.node_key`), and what the file's
+names mean (`snlint.edit.names`)."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from operator import eq
 from typing import Iterator, NamedTuple, TypeVar
 
@@ -26,9 +21,9 @@ N = TypeVar("N", bound=cst.CSTNode)
 
 
 class Rendered(NamedTuple):
-    """A changed tree's code (`ParsedFile.rendered`): the parsed text `source` with its
-    characters `start` to `end` replaced by `replacement`, the code of the top-level
-    statements and empty lines the change made (`changed`; None when not known apart)."""
+    """A changed tree's code: the parsed text `source` with `source[start:end]` replaced
+    by `replacement`, the code of the top-level nodes the change made (`changed`; None
+    when not known apart)."""
 
     source: str
     start: int
@@ -42,7 +37,7 @@ class Rendered(NamedTuple):
 
 
 def _common_prefix(a: list, b: list) -> int:
-    """How many first items `a` and `b` share (compared in C)."""
+    """How many first items `a` and `b` share."""
     same = list(map(eq, a, b))
     return same.index(False) if False in same else len(same)
 
@@ -54,15 +49,14 @@ def _common_suffix(a: list, b: list, limit: int) -> int:
 
 
 def _without_newline(code: str) -> str:
-    """A statement's code without the newline token it ends with (libcst pops it from a
-    module without a trailing newline)."""
+    """A statement's code without its newline (as libcst prints the last one of a module
+    without a trailing newline)."""
     return code[:-2] if code.endswith("\r\n") else code[:-1]
 
 
 def parse_module(text: str) -> cst.Module:
-    """`libcst.parse_module`, without validating each node it makes: libcst's parser
-    makes them from text it parsed, and `CSTNode.__post_init__` (a node's `_validate`)
-    is an eighth of a parse. Nodes made later (a fix's) are validated as always."""
+    """`libcst.parse_module` without validating the nodes its parser makes (an eighth of
+    a parse); the nodes a fix makes are validated as always."""
     base = cst.CSTNode
     validate = base.__dict__.get("__post_init__")
     if validate is None:
@@ -79,32 +73,21 @@ def _unvalidated(self: cst.CSTNode) -> None:
 
 
 class ParsedFile:
-    """A parsed file, with the names the lint of the same text resolved (`names`; without
-    them no name is known). Raises libcst.ParserSyntaxError when the text does not parse.
-
-    `held`: the file with the statements its fixes cannot read held out
-    (`snlint.edit.held_out`); then `module` is the rest, and `whole(code)` puts them back."""
+    """A parsed file, with the names the lint of the same text resolved. Raises
+    libcst.ParserSyntaxError when the text does not parse. With `held`
+    (`snlint.edit.held_out`), `module` is the part parsed and `whole(code)` the file."""
 
     def __init__(self, path: str, text: str, names: Names | None = None,
                  held: HeldOut | None = None) -> None:
         self.path = path
         self.text = text
         self.held = held
-        self.module = parse_module(text if held is None else held.text)
-        # Laid out one top-level statement at a time, as the fixes ask (snlint.positions).
+        self.source = text if held is None else held.text  # what libcst parsed
+        self.module = parse_module(self.source)
         self.positions, self.parents = layout(self.module)
         # The keys of a statement's nodes, by its first node and how many it has.
         self._by_key: dict[tuple[int, int], dict[int, cst.CSTNode]] = {}
-        self._calls: list[cst.Call] | None = None
-        self._held_words: frozenset[str] | None = None
         self._parts: dict[str, str] = {}  # a `whole` text -> the parsed part's code
-        self._unchanged: str | None = None  # libcst's code of the tree as parsed, when needed
-        # Of the module's top-level nodes (`_top_level`): each one's code by its id, their
-        # ids in order, and where each starts in the parsed text.
-        self._codes: dict[int, str] = {}
-        self._top_ids: list[int] | None = None
-        self._offsets: list[int] | None = None
-        self._body_index: dict[int, int] | None = None
         self.names = FileNames(self, names)
 
     # ---------------------------------------------------------------- nodes
@@ -113,8 +96,7 @@ class ParsedFile:
         """The node with this key (`facts.node_key`), when it is a `kind`."""
         if key is None:
             return None
-        # A key starts with the node's first line (facts.node_key): the node is in the
-        # statement that line is in (or, to be sure, in its top-level one).
+        # The node is in the statement of its first line (or, to be sure, its top-level one).
         line = key >> 99
         node = self._keys(self.positions.at_line(line)).get(key)
         if node is None:
@@ -157,15 +139,17 @@ class ParsedFile:
             self._by_key[(id(nodes[0]), len(nodes))] = keys
         return keys
 
+    @cached_property
+    def _calls(self) -> list[cst.Call]:
+        return [n for n in self.positions if isinstance(n, cst.Call)]
+
     def calls(self) -> Iterator[cst.Call]:
         """Every call, in the order of libcst's position table (inner calls first)."""
-        if self._calls is None:
-            self._calls = [n for n in self.positions if isinstance(n, cst.Call)]
         return iter(self._calls)
 
     def range(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
-        rng = self.positions[node]
-        return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
+        sl, sc, el, ec = self.positions.raw(node)
+        return (sl, sc), (el, ec)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(node)
@@ -179,46 +163,38 @@ class ParsedFile:
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
+    @cached_property
     def body_index(self) -> dict[int, int]:
         """The id of each statement of the module's body -> its index there."""
-        if self._body_index is None:
-            self._body_index = {id(statement): i for i, statement in enumerate(self.module.body)}
-        return self._body_index
+        return {id(statement): i for i, statement in enumerate(self.module.body)}
 
-    def _top_level(self) -> None:
-        """The module's top-level nodes (header, body, footer), each one's code, and where
-        each starts in the parsed text (None when libcst does not print the module as
-        read); once per file."""
+    @cached_property
+    def _top_level(self) -> tuple[dict[int, str], list[int], list[int] | None]:
+        """The module's top-level nodes' code by their ids, their ids in order, and where
+        each starts in the parsed text (None when libcst does not print it as read)."""
         module = self.module
         top = [*module.header, *module.body, *module.footer]
         codes = self.positions.top_codes()  # the same nodes' code
-        self._codes = {id(node): code for node, code in zip(top, codes)}
-        self._top_ids = list(map(id, top))
         offsets = [0]
         for code in codes:
             offsets.append(offsets[-1] + len(code))
         printed = "".join(codes)
         if not module.has_trailing_newline and codes:
             printed = _without_newline(printed)
-        source = self.text if self.held is None else self.held.text
-        self._offsets = offsets if printed == source and codes else None
+        return ({id(node): code for node, code in zip(top, codes)}, list(map(id, top)),
+                offsets if printed == self.source and codes else None)
 
     def rendered(self, tree: cst.Module) -> Rendered:
-        """libcst's code of `tree`, a changed copy of `module` (`tree.code`), printing only
-        the top-level statements and empty lines the copy does not share with the module:
-        those it shares are the parsed text's own, and a file's many fixes each cost their
-        statements', not the whole file's."""
-        source = self.text if self.held is None else self.held.text
-        if self._top_ids is None:
-            self._top_level()
-        offsets = self._offsets
+        """libcst's code of `tree`, a changed copy of `module`, printing only the top-level
+        nodes it does not share with the module (a fix costs its statements, not the file)."""
+        source = self.source
+        codes, old, offsets = self._top_level
         nodes = [*tree.header, *tree.body, *tree.footer]
         if offsets is None or not nodes:
             return Rendered(source, 0, len(source), tree.code, None)
-        ids, old = list(map(id, nodes)), self._top_ids
+        ids = list(map(id, nodes))
         first = _common_prefix(ids, old)
         last = _common_suffix(ids, old, min(len(ids), len(old)) - first)
-        codes = self._codes
         parts = [codes.get(id(node)) or tree.code_for_node(node) for node in nodes[first:len(nodes) - last]]
         if parts and not last and not tree.has_trailing_newline:
             parts[-1] = _without_newline(parts[-1])
@@ -227,7 +203,7 @@ class ParsedFile:
 
     def whole(self, code: str) -> str:
         """The file's text for the (fixed) code of `module`. Raises NeedsWholeFile when a
-        held-out statement's marker is not where the fix should have left it."""
+        held-out statement's marker moved."""
         code = self._kept(code)
         if self.held is None:
             return code
@@ -238,32 +214,26 @@ class ParsedFile:
         return text
 
     def _kept(self, code: str) -> str:
-        """`code` with the bytes libcst's code leaves out of the parsed text back where the
-        fix kept their lines (`snlint.lines.put_back`): a form feed in indentation, a last
-        bare `\r`. The lint offers no fix where they cannot be put back
-        (`FileFacts.rewritable`)."""
-        source = self.text if self.held is None else self.held.text
-        if not may_lose_bytes(source):
+        """`code` with the bytes libcst leaves out of the parsed text (a form feed in
+        indentation, a last bare `\r`) put back (`snlint.lines.put_back`)."""
+        if not may_lose_bytes(self.source):
             return code
-        if self._unchanged is None:
-            self._unchanged = self.module.code
-        kept = put_back(source, self._unchanged, code)
+        kept = put_back(self.source, self._unchanged, code)
         if kept is None:
             raise ValueError("libcst did not read the file line for line; not rewritten")
         return kept
 
+    @cached_property
+    def _unchanged(self) -> str:
+        return self.module.code
+
     def to_compile(self, text: str) -> str:
-        """What says whether `text` (a result of `whole`) compiles: the parsed part it was
-        made from, line for line, when statements were held out. They are the file's own,
-        unchanged, and compiled with it (a statement compiles or not on its own, and
-        `from __future__` imports are in the part); a third of the text to compile."""
+        """What to compile to know whether `text` (a result of `whole`) compiles: the parsed
+        part it was made from (the held-out statements are the file's own, unchanged)."""
         return self._parts.get(text, text)
 
+    @cached_property
     def held_words(self) -> frozenset[str]:
         """The words of the held-out statements (none when the file was parsed whole)."""
-        if self.held is None:
-            return frozenset()
-        if self._held_words is None:
-            self._held_words = self.held.words()
-        return self._held_words
+        return frozenset() if self.held is None else self.held.words()
 

@@ -1,10 +1,5 @@
-"""A fix as data, and how fixes are applied.
-
-A *plan* is what one fix does to one file: original nodes mapped to their replacements
-(or removed), and imports the file needs. Plans never edit text; `apply_plans` runs one
-libcst transformer that swaps the planned nodes (so several plans that do not overlap
-can be applied in one pass) and libcst's AddImportsVisitor, and the tree prints every
-byte it did not replace exactly as it was read."""
+"""A fix as data (a `Plan`: original nodes mapped to their replacements, and the imports
+they need), and how plans that do not overlap are applied together in one pass."""
 
 from __future__ import annotations
 
@@ -21,8 +16,6 @@ from snlint.edit.parsed import ParsedFile, Rendered
 from snlint.lines import may_lose_bytes
 from snlint.edit.syntax import walk, without
 from snlint.records import dataclass
-
-
 
 
 @dataclass(frozen=True)
@@ -48,25 +41,28 @@ class Plan:
 
     def remove_statement(self, small: cst.BaseSmallStatement, line: cst.CSTNode) -> "Plan":
         """Remove one small statement from its line (an emptied block gets `pass`)."""
-        body = [s for s in line.body if s is not small]  # type: ignore[attr-defined]
-        if not body:
-            if isinstance(line, cst.SimpleStatementLine):
-                return self.replace(line, cst.RemoveFromParent())
-            return self.replace(line, line.with_changes(body=[cst.Pass()]))
-        if line.body[-1] is small:  # type: ignore[attr-defined]
-            body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
-        return self.replace(line, line.with_changes(body=body))
+        return self.replace(line, _line_without(line, [small]))
 
     def nodes(self) -> list[cst.CSTNode]:
         return [node for node, _ in self.changes.values()]
 
 
-class SwapNodes(cst.CSTTransformer):
-    """Swaps the planned nodes. A statement a plan removes keeps the comment lines above
-    it: they move onto the next statement of its block (or the block's end).
+def _line_without(line: Any, dropped: list[cst.CSTNode]) -> Any:
+    """What replaces a statement line without its small statements `dropped`."""
+    body = [s for s in line.body if not any(s is d for d in dropped)]
+    if not body:
+        if isinstance(line, cst.SimpleStatementLine):
+            return cst.RemoveFromParent()
+        return line.with_changes(body=[cst.Pass()])
+    if any(line.body[-1] is d for d in dropped):
+        body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+    return line.with_changes(body=body)
 
-    With `parents` (the tree's child -> parent map), only the planned nodes and what
-    holds them are visited: every other subtree is kept as it is, unvisited."""
+
+class SwapNodes(cst.CSTTransformer):
+    """Swaps the planned nodes; the comment lines above a removed statement move onto the
+    next statement of its block (or the block's end). With `parents`, only the planned
+    nodes and what holds them are visited."""
 
     def __init__(self, changes: dict[int, tuple[cst.CSTNode, Any]],
                  parents: dict[cst.CSTNode, cst.CSTNode] | None = None) -> None:
@@ -107,15 +103,14 @@ class SwapNodes(cst.CSTTransformer):
         pending: list[cst.EmptyLine] = []
         new_children = iter(updated.body)
         for child in original.body:
-            if self._removed(child):
-                if _has_comment(child):
-                    pending.extend(child.leading_lines)
-                continue
-            new = next(new_children)
-            if pending:
-                new = new.with_changes(leading_lines=[*pending, *new.leading_lines])
+            if not self._removed(child):
+                new = next(new_children)
+                if pending:
+                    new = new.with_changes(leading_lines=[*pending, *new.leading_lines])
+                body.append(new)
                 pending = []
-            body.append(new)
+            elif _has_comment(child):
+                pending.extend(child.leading_lines)
         if pending and isinstance(updated, cst.IndentedBlock) and not body:
             body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=pending)]
         elif pending:
@@ -132,12 +127,12 @@ def apply_plans(parsed: ParsedFile, plans: Sequence[Plan]) -> str:
     return parsed.whole(_applied(parsed, plans).text)
 
 
-def apply_in_place(parsed: ParsedFile, plans: Sequence[Plan]) -> Rendered | None:
-    """`apply_plans`' text with where it differs from the file's (`Rendered`), for a file
-    parsed whole whose code libcst prints as read; None for another."""
-    if parsed.held is not None or may_lose_bytes(parsed.text):
-        return None
-    return _applied(parsed, plans)
+def apply_in_place(parsed: ParsedFile, plans: Sequence[Plan]) -> Rendered:
+    """`apply_plans`' text as where it differs from the file's."""
+    done = _applied(parsed, plans)
+    if parsed.held is None and not may_lose_bytes(parsed.text):
+        return done
+    return Rendered(parsed.text, 0, len(parsed.text), parsed.whole(done.text), None)
 
 
 def _applied(parsed: ParsedFile, plans: Sequence[Plan]) -> Rendered:
@@ -155,13 +150,11 @@ def _applied(parsed: ParsedFile, plans: Sequence[Plan]) -> Rendered:
 
 
 def _swapped(parsed: ParsedFile, changes: dict[int, tuple[cst.CSTNode, Any]]) -> cst.Module:
-    """The module with the planned nodes swapped: only the top-level statements that hold
-    them are visited (a visit of the module would go through every statement of the file
-    for each fix). A change of a top-level node itself (a removed statement's comments
-    move to the next one) is the module's visit."""
+    """The module with the planned nodes swapped, visiting only the top-level statements
+    that hold them (the module, when a change is of a top-level node itself)."""
     swap = SwapNodes(changes, parsed.parents)
     module, parents = parsed.module, parsed.parents
-    index = parsed.body_index()
+    index = parsed.body_index
     where: set[int] = set()
     for node, _ in changes.values():
         parent = parents.get(node)
@@ -190,72 +183,54 @@ def _import_names(node: cst.CSTNode) -> Iterator[str]:
         yield from _import_names(child)
 
 
+def _bound_by(alias: cst.ImportAlias) -> str:
+    """The name an import alias binds."""
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return (dotted(alias.name) or "").split(".")[0]
+
+
 def _bound_alias(node: cst.Import | cst.ImportFrom, name: str) -> int | None:
     """The index of the alias of `node` that binds `name` (not a bare `import a.b`)."""
+    bare = isinstance(node, cst.Import)
     for i, alias in enumerate(node.names):  # type: ignore[arg-type]
-        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-            if alias.asname.name.value == name:
-                return i
-        elif isinstance(node, cst.ImportFrom) and dotted(alias.name) == name:
+        if _bound_by(alias) == name and (alias.asname is not None or not bare):
             return i
     return None
 
 
-def _binds(node: cst.Import | cst.ImportFrom) -> Iterator[str]:
-    """The names an import statement binds."""
-    if isinstance(node.names, cst.ImportStar):
-        return
-    for alias in node.names:
-        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-            yield alias.asname.name.value
-        else:
-            yield (dotted(alias.name) or "").split(".")[0]
-
-
-class _Imports(cst.CSTVisitor):
+def _imports(tree: cst.Module) -> Iterator[tuple[Any, cst.Import | cst.ImportFrom]]:
     """Every import statement of a tree, with the line it is on."""
-
-    def __init__(self) -> None:
-        self.found: list[tuple[cst.SimpleStatementLine | cst.SimpleStatementSuite,
-                               cst.Import | cst.ImportFrom]] = []
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._add(node)
-
-    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-        self._add(node)
-
-    def _add(self, line: cst.SimpleStatementLine | cst.SimpleStatementSuite) -> None:
-        self.found.extend((line, small) for small in line.body
-                          if isinstance(small, (cst.Import, cst.ImportFrom)))
+    for line in walk(tree):
+        if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in line.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    yield line, small
 
 
 def _prune_imports(parsed: ParsedFile, changes: dict[int, tuple[cst.CSTNode, Any]],
                    tree: cst.Module) -> cst.Module:
-    """`tree` without the imports the changes left unused: a name that one import binds
-    (and nothing else in the file), that the original file read and that the changed
-    nodes held, and that the fixed file reads and mentions nowhere. Every other import
-    stays."""
+    """`tree` without the imports the changes left unused: a name that one import alone
+    binds, that the original file read and the changed nodes held, and that the fixed
+    file reads and mentions nowhere."""
     held: Counter[str] = Counter(n.value for node, _ in changes.values() for n in walk(node)
                                  if isinstance(n, cst.Name))
     names = parsed.names
-    # An import the original file never read is unused, but not by the fix's doing. A
-    # name it reads more often than the changed nodes hold it is still read: only the
-    # others need a look at the whole new tree.
+    # A name the file never read is unused, but not by the fix's doing; one it reads more
+    # often than the changed nodes hold it is still read.
     touched = {name for name in held if names.import_of(name) is not None
                and 0 < names.reads(name) <= held[name]}
     if not touched:
         return tree
-    gone = touched - set(_import_names(tree)) - parsed.held_words()
+    gone = touched - set(_import_names(tree)) - parsed.held_words
     if not gone:
         return tree
-    # The fixed file mentions a gone name nowhere outside imports, so nothing but an
-    # import binds it there; only one that alone binds it goes.
-    imports = _Imports()
-    tree.visit(imports)
+    # Only an import that alone binds a gone name goes.
     binders: dict[str, list[tuple[Any, Any]]] = {}
-    for line, node in imports.found:
-        for name in set(_binds(node)) & gone:
+    for line, node in _imports(tree):
+        if isinstance(node.names, cst.ImportStar):
+            continue
+        for name in {_bound_by(alias) for alias in node.names} & gone:
             binders.setdefault(name, []).append((line, node))
     statements: dict[int, tuple[Any, Any, list[str]]] = {}  # import -> its line, names it loses
     for name in sorted(gone):
@@ -282,25 +257,16 @@ def _prune_imports(parsed: ParsedFile, changes: dict[int, tuple[cst.CSTNode, Any
             continue
         emptied.setdefault(id(line), (line, []))[1].append(node)
     for line, dropped in emptied.values():
-        body = [b for b in line.body if not any(b is d for d in dropped)]
-        if not body:
-            removals[id(line)] = (line, cst.RemoveFromParent() if isinstance(line, cst.SimpleStatementLine)
-                                  else line.with_changes(body=[cst.Pass()]))
-            continue
-        if any(line.body[-1] is d for d in dropped):
-            body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
-        removals[id(line)] = (line, line.with_changes(body=body))
+        removals[id(line)] = (line, _line_without(line, dropped))
     return tree.visit(SwapNodes(removals)) if removals else tree
 
 
 def overlaps(parsed: ParsedFile, a: Plan, b: Plan) -> bool:
     for x in a.nodes():
-        (xs, xe) = parsed.range(x)
+        xs, xe = parsed.range(x)
         for y in b.nodes():
-            (ys, ye) = parsed.range(y)
-            if xs < ye and ys < xe:
-                return True
-            if x is y:
+            ys, ye = parsed.range(y)
+            if x is y or (xs < ye and ys < xe):
                 return True
     return False
 

@@ -15,10 +15,7 @@ def positional(call: cst.Call) -> list[cst.Arg]:
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == name:
-            return a
-    return None
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def has_star(call: cst.Call) -> bool:
@@ -35,20 +32,11 @@ def module_arg(call: cst.Call) -> cst.Arg | None:
 
 def has_comments(node: cst.CSTNode, skip: cst.CSTNode | None = None) -> bool:
     """Whether `node` holds a comment outside the subtree `skip`."""
-
-    class Finder(cst.CSTVisitor):
-        found = False
-
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if n is skip:
-                return False
-            if isinstance(n, cst.Comment):
-                Finder.found = True
-            return not Finder.found
-
-    finder = Finder()
-    node.visit(finder)
-    return Finder.found
+    if node is skip:
+        return False
+    if isinstance(node, cst.Comment):
+        return True
+    return any(has_comments(child, skip) for child in node.children)
 
 
 def merge_comma(prev: Any, removed: Any) -> Any:
@@ -94,10 +82,7 @@ def statement(parsed: ParsedFile, node: cst.CSTNode) -> tuple[cst.BaseSmallState
 
 
 def enclosing_function(parsed: ParsedFile, node: cst.CSTNode) -> cst.FunctionDef | None:
-    for anc in parsed.ancestors(node):
-        if isinstance(anc, cst.FunctionDef):
-            return anc
-    return None
+    return next((a for a in parsed.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -1,30 +1,17 @@
 """Fixes: libcst rewrites for the findings that have a mechanical correction.
 
-A fix costs a parse of its file, a transform, a compile and a diff, so a plain lint
-builds none:
-- `mark_fixes(findings, files, config)` marks each fixable finding with an unbuilt `Fix`
-  (its applicability, and the payload its rule decided from the source facts, which the
-  fix is later built from), without parsing anything: enough for `[*]`, the summary's
-  count and `--fix`'s choice of files to parse.
-- `attach_fixes(findings, sources, config)` gives each fixable finding its built `Fix`
-  (applicability, message, unified diff, the file's new text), each computed alone on
-  the text as read: for the outputs that show fixes (`--show-fixes`, JSON, SARIF).
-- `--fix` / `--diff` (`snlint.engine.fixing`) reads the files with `read_fixable`, fixes
-  them in rounds (`snlint.fix.apply`: `Rounds`, `fix_chunk`) until the findings the first
-  lint announced are fixed (never one a fix made), and gives each changed file's diff
-  and (with `write`) its atomic write in its encoding with `write_fixed`.
-
-Only building imports libcst (the rules' `fix` halves import it inside); marking does
-not, so a plain lint, which imports this package, never pays for it.
+A plain lint only marks fixes (`mark_fixes`: an unbuilt `Fix`, decided from the facts
+without parsing, and without libcst); the outputs that show fixes build each one alone on
+the text as read (`attach_fixes`); `--fix` / `--diff` fix in rounds (`snlint.fix.apply`)
+and write each changed file atomically in its encoding (`write_fixed`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections import Counter
 from pathlib import Path
-from dataclasses import field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from snlint.config import Config
@@ -45,17 +32,18 @@ if TYPE_CHECKING:  # a plain lint reads no notebook for its fixes
 __all__ = ["FixOutcome", "attach_fixes", "mark_fixes", "read_fixable", "unified_diff", "write_fixed"]
 
 
+FixOutcome = FixedPoint  # what --fix did: the rounds' result, with each changed file
+
+
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
 def mark_fixes(findings: Iterable[Finding], files: Mapping[str, FileFacts], config: Config,
                report: Report | None = None) -> list[Finding]:
-    """`findings` with an unbuilt `Fix` (applicability only) on each one a fix exists for,
-    as `snlint.fix.planning.mark` decides from the facts of its file (`files`:
-    display path -> facts); nothing is parsed."""
-    # The rules' modules: imported with the link step, which comes first on a lint; here,
-    # not when `--fix` starts (before its first lint imports them beside its workers).
+    """`findings` with an unbuilt `Fix` on each one a fix exists for, as
+    `snlint.fix.planning.mark` decides from the facts of its file (`files`: display path
+    -> facts)."""
     from snlint.checks.registry import fixers
 
     report = report or _stderr
@@ -82,12 +70,9 @@ def mark_fixes(findings: Iterable[Finding], files: Mapping[str, FileFacts], conf
 def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: Config,
                  report: Report | None = None, *, build: bool = True,
                  files: Mapping[str, FileFacts] | None = None) -> list[Finding]:
-    """`findings` with `fix` built where a fix exists (same order); an unbuilt mark is
-    built, or removed when no fix comes of it. A fix whose result does not parse is
-    dropped and reported (`report`, default: a line on stderr).
-
-    Without `build`, the fixes are only marked from the files' facts (`mark_fixes`):
-    the engine's one fix stage, whichever it does."""
+    """`findings` with `fix` built where a fix exists (same order); a fix whose result does
+    not parse is dropped and reported (`report`, default: stderr). Without `build`, the
+    fixes are only marked (`mark_fixes`)."""
     if not build:
         return mark_fixes(findings, files or {}, config, report)
     import libcst as cst
@@ -96,19 +81,16 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
     from snlint.edit.parsed import ParsedFile
 
     report = report or _stderr
-    # Marked first, as a plain lint marks them: what the same run's `[*]` would say.
     findings = mark_fixes(findings, files, config, report) if files else list(findings)
     broken = {f.path for f in findings if f.code == "SN901"}
     # A file libcst does not read back as written gets no fix (`FileFacts.rewritable`).
     broken |= {path for path, facts in (files or {}).items() if not facts.rewritable}
     wanted: dict[str, list[int]] = {}
-    marked: dict[int, str] = {}  # finding -> the applicability a plain lint marked
-    payloads: dict[int, object] = {}  # finding -> its mark's payload (`Fix.payload`)
+    marked: dict[int, Fix] = {}  # finding -> the unbuilt fix a plain lint marks
     by_code = fixers()
     for i, f in enumerate(findings):
         if f.fix is not None and not f.fix.built:
-            marked[i] = f.fix.applicability
-            payloads[i] = f.fix.payload
+            marked[i] = f.fix
             findings[i] = f = replace(f, fix=None)
         if f.code in by_code and f.fix is None and f.cell is None and f.path in sources \
                 and f.path not in broken:
@@ -122,8 +104,9 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
         strict: bool | None = None
         for i in indexes:
             finding = findings[i]
+            payload = marked[i].payload if i in marked else None
             try:
-                built = _built(parsed, finding, config, by_code, payloads.get(i))
+                built = _built(parsed, finding, config, by_code, payload)
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
                 report(f"snlint: internal error in the {finding.code} fix for {where(finding)}: "
                        f"{type(e).__name__}: {e}")
@@ -131,7 +114,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
                 continue
             if built is None:
                 continue
-            plan, (start, end, new, changed) = built
+            plan, (_, start, end, new, changed) = built
             if strict is None:
                 strict = compiles(text, path) is None
             if not strict:
@@ -150,12 +133,11 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
             findings[i] = replace(finding, fix=Fix(plan.applicability, plan.message,
                                                    unified_diff_in(path, text, start, end, new),
                                                    (Edit(path, new, start, end, text),)))
-    for i, applicability in marked.items():
+    for i, unbuilt in marked.items():
         if findings[i].fix is None:
-            # The facts marked a fix (`[*]`, the summary's count, what --fix tries) that
-            # could not be built alone on this text, for no reason said on stderr: say so
-            # rather than "no fix", which would contradict the same run's text output.
-            findings[i] = replace(findings[i], fix=Fix(applicability, UNBUILT))
+            # Marked, but not buildable alone on this text for no reason said on stderr:
+            # "no fix" would contradict the same run's `[*]`.
+            findings[i] = replace(findings[i], fix=Fix(unbuilt.applicability, UNBUILT))
     return findings
 
 
@@ -164,24 +146,17 @@ UNBUILT = ("a fix is marked available, but none could be built on the file as it
 
 
 def _built(parsed, finding: Finding, config: Config, by_code, payload=None) -> tuple | None:
-    """The plan for `finding` and what it changes in the file's text: (start, end, the
-    new text of that stretch, the code of the top-level statements it holds or None when
-    unknown); None when there is no plan or it changes nothing."""
-    from snlint.edit.plan import apply_in_place, apply_plans
+    """The plan for `finding` and where it changes the file's text (`Rendered`); None when
+    it changes nothing."""
+    from snlint.edit.plan import apply_in_place
 
     plan = plan_for(finding, parsed, config, by_code, payload)
     if plan is None:
         return None
-    text = parsed.text
     done = apply_in_place(parsed, [plan])
-    if done is None:
-        new = apply_plans(parsed, [plan])
-        if new == text:
-            return None
-        return plan, (0, len(text), new, None)
-    if text[done.start:done.end] == done.replacement:
+    if done.source[done.start:done.end] == done.replacement:
         return None
-    return plan, (done.start, done.end, done.replacement, done.changed)
+    return plan, done
 
 
 @dataclass
@@ -194,30 +169,11 @@ class FileOutcome:
 
     @property
     def diff(self) -> bytes:
-        """The unified diff, in the file's encoding: made when asked (`--diff`), since a
-        `--fix` that writes shows none."""
+        """The unified diff, in the file's encoding (made only when `--diff` asks)."""
         source, new = self.source, self.text
         bom = "\ufeff" if self.data.startswith(b"\xef\xbb\xbf") and not new.startswith("\ufeff") else ""
         return unified_diff(source.path, bom + source.text, bom + new).encode(
             _diff_encoding(source.encoding), errors="replace")
-
-
-@dataclass
-class FixOutcome:
-    files: list[FileOutcome] = field(default_factory=list)  # files the fixes change
-    settled: bool = True
-    hidden: int = 0  # findings with an unsafe fix that `unsafe` left out
-    announced: int = 0  # findings the first lint marked with a fix that applies
-    # The first lint's findings by identity (`snlint.fix.identity`), counted.
-    first: Counter = field(default_factory=Counter)
-
-    @property
-    def fixes(self) -> int:
-        return sum(f.fixes for f in self.files)
-
-    @property
-    def written(self) -> list[FileOutcome]:
-        return [f for f in self.files if f.written]
 
 
 def _diff_encoding(encoding: str) -> str:
@@ -225,8 +181,8 @@ def _diff_encoding(encoding: str) -> str:
 
 
 def read_fixable(files: list[tuple[str, Path]], config: Config) -> tuple[dict[str, SourceFile], dict[str, Notebook]]:
-    """The files `--fix` may fix, by display path: each one read, and each notebook whose
-    cells it can write back into its JSON (outputs, metadata and formatting as they were)."""
+    """The files `--fix` may fix, by display path, and the notebooks among them whose cells
+    it can write back into their JSON."""
     from snlint.notebook import parse_notebook
 
     sources: dict[str, SourceFile] = {}
@@ -238,34 +194,30 @@ def read_fixable(files: list[tuple[str, Path]], config: Config) -> tuple[dict[st
         if absolute.suffix == ".ipynb":
             notebook = parse_notebook(display, read.text)
             if isinstance(notebook, Finding) or not notebook.writable:
-                continue  # not JSON we can rewrite, an old format, or a cell that does not compile
+                continue
             notebooks[display] = notebook
         sources[display] = read
     return sources, notebooks
 
 
 def written_targets(files: Iterable[tuple[str, Path]]) -> list[Path]:
-    """The files `--fix` may write for `files` (display, path): each through its symlink,
-    where its temporary file goes."""
+    """The files `--fix` may write for `files` (display, path), symlinks resolved."""
     return [Path(os.path.realpath(absolute)) for _, absolute in files]
 
 
 def write_fixed(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], texts: dict[str, str],
                 result: FixedPoint, write: bool, report: Report) -> FixOutcome:
-    """Each changed file's outcome (`result`: the rounds on `texts`), written (with
-    `write`) atomically unless it changed on disk since it was read."""
-    outcome = FixOutcome(settled=result.settled, hidden=result.hidden, announced=result.announced,
-                         first=result.first)
+    """`result` (the rounds on `texts`) with each changed file's outcome, written (with
+    `write`) unless it changed on disk since it was read."""
     for path, source in sorted(sources.items()):
         new = result.texts[path]
         if new == texts[path] or path in result.blocked:
             continue
         if path in notebooks:
-            new_json = notebooks[path].apply(new)
-            if new_json is None:
+            new = notebooks[path].apply(new)
+            if new is None:
                 report(f"snlint: not fixing {path}: a fix spans more than one cell")
                 continue
-            new = new_json
         try:
             data = new.encode(source.encoding)
         except UnicodeEncodeError as e:
@@ -273,7 +225,7 @@ def write_fixed(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], 
                    f"{source.encoding} ({e.reason})")
             continue
         item = FileOutcome(source, new, result.fixed[path], data)
-        outcome.files.append(item)
+        result.files.append(item)
         if write:
             if not unchanged_on_disk(source.abspath, source.raw):
                 report(f"snlint: not writing {path}: it changed on disk since it was read")
@@ -284,4 +236,4 @@ def write_fixed(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], 
                 report(f"snlint: cannot write {path}: {e.strerror or e}")
                 continue
             item.written = True
-    return outcome
+    return result

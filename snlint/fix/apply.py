@@ -1,20 +1,7 @@
-"""Applying fixes: per file a set of non-overlapping plans in one libcst pass, rounds
-until the findings the first lint announced are fixed, and atomic writes.
-
-Guarantees (README, "Autofix"; docs/fixes.md, "Rounds"):
-- only what the first lint announced is fixed, each finding once: a round after the
-  first fixes a finding only when the first lint had it, with a fix that applies
-  (`snlint.fix.identity`); a finding a fix made is reported, never fixed in the run;
-- two fixes that overlap are never applied in the same round; the later one is planned
-  again on the new text in the next round, if its finding is still there;
-- a fix whose finding stands on another rule's findings (SN401 on SN301) waits while
-  those are fixed, and is made only if its finding is still there after them;
-- a result that does not compile is never kept: the plans that break it are dropped and
-  reported, the others applied;
-- nothing is written to a file that had a parse error, or whose bytes changed on disk
-  since they were read; writes go to a temporary file in the same folder, which then
-  replaces the file (its mode kept), in the file's own encoding and line endings.
-"""
+"""Applying fixes: per file the non-overlapping plans in one libcst pass, in rounds until
+the findings the first lint announced are fixed (docs/fixes.md, "Rounds": each such
+finding once, never one a fix made; overlapping fixes and those waiting on their premises
+go to the next round; a result that does not compile is never kept)."""
 
 from __future__ import annotations
 
@@ -58,30 +45,26 @@ def where(finding: Finding) -> str:
 
 def checked(parsed: ParsedFile, plans: list[tuple[Finding, Plan]],
             report: Report) -> tuple[str, list[tuple[Finding, Plan]]]:
-    """The text with `plans` applied, and the plans kept. A combination that does not
-    compile is rebuilt one plan at a time, dropping (and reporting) each plan that
-    breaks it. A file that does not compile as it is (what CPython's compiler alone
-    rejects, which the lint may not have seen: SN901 otherwise) is not fixed at all. The
-    original is compiled only when a result does not compile (one compile a file, not two)."""
+    """The text with `plans` applied, and the plans kept: when the result does not compile,
+    the plans are applied one at a time and each one that breaks it is dropped and
+    reported; a file CPython does not compile as it is gets no fix."""
     from snlint.edit.plan import apply_plans
 
-    text = apply_plans(parsed, [p for _, p in plans])
-    error = compiles(parsed.to_compile(text), parsed.path)
+    def error_in(plans: list[tuple[Finding, Plan]]) -> tuple[str, str | None]:
+        text = apply_plans(parsed, [p for _, p in plans])
+        return text, compiles(parsed.to_compile(text), parsed.path)
+
+    text, error = error_in(plans)
     if error is None:
         return text, plans
     original = compiles(parsed.text, parsed.path)
     if original is not None:
         report(f"snlint: not fixing {parsed.path}: CPython does not compile it ({original})")
         return parsed.text, []
-
-    def ok(text: str) -> str | None:
-        return compiles(parsed.to_compile(text), parsed.path)
-
     kept: list[tuple[Finding, Plan]] = []
     text = parsed.text
     for finding, plan in plans:
-        candidate = apply_plans(parsed, [p for _, p in kept] + [plan])
-        error = ok(candidate)
+        candidate, error = error_in(kept + [(finding, plan)])
         if error is None:
             kept.append((finding, plan))
             text = candidate
@@ -91,29 +74,16 @@ def checked(parsed: ParsedFile, plans: list[tuple[Finding, Plan]],
     return text, kept
 
 
-@dataclass
-class Round:
-    text: str
-    applied: list[Finding] = field(default_factory=list)
-
-
-def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *, unsafe: bool,
-             report: Report, by_code: Rules | None = None) -> Round:
+def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, unsafe: bool,
+             report: Report, by_code: Rules) -> tuple[str, list[Finding]]:
     """One round on one file: the fixable findings' plans, the overlapping ones
-    deferred, applied together. `by_code`: the rules with a fix, when the caller has them."""
-    from snlint.edit.held_out import NeedsWholeFile
+    deferred, applied together; the new text and the findings fixed."""
     from snlint.edit.plan import overlaps, signature
 
     planned: list[tuple[Finding, Plan]] = []
-    if by_code is None:
-        from snlint.checks.registry import fixers
-
-        by_code = fixers()
     for finding in sorted(findings, key=Finding.sort_key):
         try:
             plan = plan_for(finding, parsed, config, by_code)
-        except NeedsWholeFile:
-            raise
         except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
             report(f"snlint: internal error planning the {finding.code} fix for "
                    f"{where(finding)}: {type(e).__name__}: {e}")
@@ -121,7 +91,7 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *,
         if plan is not None and applies(plan.applicability, unsafe):
             planned.append((finding, plan))
     if not planned:
-        return Round(parsed.text)
+        return parsed.text, []
     # Plans are compared (by what they do, and whether they overlap) only when there is
     # more than one: a lone plan needs no node positions.
     chosen = planned[:1]
@@ -140,8 +110,7 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, *,
             chosen.append((finding, plan))
     text, kept = checked(parsed, chosen, report)
     kept_sigs = {signature(parsed, p) for _, p in kept} if duplicates else set()
-    applied = [f for f, _ in kept] + [f for f, sig in duplicates if sig in kept_sigs]
-    return Round(text, applied)
+    return text, [f for f, _ in kept] + [f for f, sig in duplicates if sig in kept_sigs]
 
 
 @dataclass
@@ -164,8 +133,7 @@ def _fix_one(path: str, text: str, findings: list[Finding], config: Config, unsa
     names = names_of(findings)
     held = held_out(text, findings, names)
     if held is not None:
-        # The statements the fixes read, parsed alone; the whole file when a fix needs
-        # more, or the part does not parse (the file may not either).
+        # The whole file when a fix needs more, or the part does not parse.
         try:
             return _fixed(ParsedFile(path, text, names, held), findings, config, unsafe, by_code)
         except (NeedsWholeFile, cst.ParserSyntaxError, RecursionError):
@@ -180,9 +148,9 @@ def _fix_one(path: str, text: str, findings: list[Finding], config: Config, unsa
 def _fixed(parsed: ParsedFile, findings: list[Finding], config: Config, unsafe: bool,
            by_code: Rules) -> Fixed:
     messages: list[str] = []
-    done = fix_file(parsed, findings, config, unsafe=unsafe, report=messages.append, by_code=by_code)
+    text, applied = fix_file(parsed, findings, config, unsafe, messages.append, by_code)
     index = {id(f): i for i, f in enumerate(findings)}
-    return Fixed(done.text, [index[id(f)] for f in done.applied], messages)
+    return Fixed(text, [index[id(f)] for f in applied], messages)
 
 
 def fix_chunk(items: list[tuple[str, str, list[Finding]]], config: Config, unsafe: bool) -> list[Fixed]:
@@ -199,10 +167,8 @@ def text_size(item: tuple[str, str, list[Finding]]) -> int:
 
 
 def as_sent(findings: list[Finding]) -> list[Finding]:
-    """The findings of one file as a round needs them, for a process that unpickles
-    them: their names without the site of each call, argument and parameter the source
-    pass read (nine tenths of their size), which a round reads only for a finding the
-    graph pass reported by position (`planning._at_node`)."""
+    """The findings of one file as a worker's round needs them: their names keep only the
+    sites of the findings the graph pass reported by position (`planning._at_node`)."""
     names = names_of(findings)
     if names is None or not names.sites:
         return findings
@@ -212,8 +178,7 @@ def as_sent(findings: list[Finding]) -> list[Finding]:
 
 
 def prepare_fixes() -> None:
-    """What a round imports (libcst, the rules' fixes), before any worker starts: a forked
-    worker has it then, instead of importing it again beside this process."""
+    """What a round imports (libcst, the rules' fixes), before a worker is forked."""
     import snlint.edit.parsed  # noqa: F401 - libcst and what the rules' fixes use
     import snlint.edit.plan  # noqa: F401
     from snlint.checks.registry import fixers
@@ -229,17 +194,20 @@ class FixedPoint:
     settled: bool = True
     hidden: int = 0  # unsafe fixes the first round had and `unsafe` left out
     announced: int = 0  # findings the first lint marked with a fix that applies
-    # The identities (`snlint.fix.identity`) of the first lint's findings, counted: a
-    # finding after the rounds that none of them accounts for came from the fixes.
+    # The first lint's identities (`snlint.fix.identity`), counted.
     first: Counter = field(default_factory=Counter)
+    files: list = field(default_factory=list)  # each changed file's outcome (`write_fixed`)
+
+    @property
+    def fixes(self) -> int:
+        return sum(f.fixes for f in self.files)
+
+    @property
+    def written(self) -> list:
+        return [f for f in self.files if f.written]
 
 
 Work = list[tuple[str, str, list[Finding]]]
-
-
-def _fixable(f: Finding, path_ok: Callable[[str], bool], unsafe: bool) -> bool:
-    return (not f.is_diagnostic and f.cell is None and path_ok(f.path)
-            and f.fix is not None and f.fix.applies(unsafe))
 
 
 def _discriminator(f: Finding) -> str | None:
@@ -248,11 +216,8 @@ def _discriminator(f: Finding) -> str | None:
 
 def waiting_for_premises(wanted: list[Finding], premises: dict[str, frozenset[str]]) -> list[Finding]:
     """The findings of `wanted` whose rule stands on another rule's findings
-    (`snlint.checks.registry.premises`) while `wanted` also fixes one of those about the
-    same discriminator (any, for a finding that names none): their fix waits, and the
-    lint after the premises' fixes says whether they are still mistakes."""
-    if not premises:
-        return []
+    (`snlint.checks.registry.premises`) that `wanted` also fixes, about the same
+    discriminator (any, for a finding that names none): their fix waits a round."""
     fixing = {(f.code, _discriminator(f)) for f in wanted}
     codes = {code for code, _ in fixing}
     out = []
@@ -266,14 +231,8 @@ def waiting_for_premises(wanted: list[Finding], premises: dict[str, frozenset[st
 
 class Rounds:
     """What the rounds of `--fix` know between one lint and the next
-    (`snlint.engine.fixing.fixed_point` runs them: lint, `take`, fix, `took`, lint...).
-
-    Only the first lint's findings are fixed: a later round fixes a finding only when
-    the first lint had it (by its identity, `snlint.fix.identity`) marked with a fix
-    that applies, and fixes each such finding at most once (the fixes that overlapped
-    another in their round, and those that wait for their premises, are planned again
-    on the new text). A finding that appeared because of a fix is left for the report,
-    so `--fix` never fixes more than the lint without it announced."""
+    (`snlint.engine.fixing.fixed_point`: lint, `take`, fix, `took`, lint...): each finding
+    the first lint announced (by identity) is fixed at most once."""
 
     def __init__(self, texts: dict[str, str], *, unsafe: bool, report: Report) -> None:
         from snlint.checks.registry import premises
@@ -283,8 +242,7 @@ class Rounds:
         self.unsafe = unsafe
         self.report = report
         self._seen = {tuple(sorted(self.current.items()))}
-        # The first lint's findings with a fix that applies, by identity: what is left of
-        # them to fix. A round spends one for each fix it applies.
+        # The first lint's findings with a fix that applies, by identity, left to fix.
         self._left: Counter = Counter()
         self._failed: set[Identity] = set()
         self._pending: dict[Identity, int] = {}
@@ -295,8 +253,10 @@ class Rounds:
         self._counts: Counter = Counter()
         self._waiting = False
 
-    def _path_ok(self, path: str) -> bool:
-        return path in self.current and path not in self.result.blocked
+    def _fixable(self, f: Finding) -> bool:
+        return (not f.is_diagnostic and f.cell is None and f.path in self.current
+                and f.path not in self.result.blocked and f.fix is not None
+                and f.fix.applies(self.unsafe))
 
     def take(self, findings: list[Finding]) -> Work:
         """After a lint of `current`: what this round fixes, (path, text, findings) for
@@ -306,7 +266,7 @@ class Rounds:
         if self._first:
             self._first = False
             result.first = Counter(keys.values())
-            self._left = Counter(keys[id(f)] for f in findings if _fixable(f, self._path_ok, unsafe))
+            self._left = Counter(keys[id(f)] for f in findings if self._fixable(f))
             result.announced = sum(self._left.values())
             if not unsafe:
                 result.hidden = sum(1 for f in findings if f.fix is not None and not f.fix.applies(False))
@@ -324,18 +284,16 @@ class Rounds:
         budget = Counter(self._left)
         wanted: list[Finding] = []
         for f in sorted(findings, key=Finding.sort_key):
-            if not _fixable(f, self._path_ok, unsafe):
+            if not self._fixable(f):
                 continue
             key = keys[id(f)]
             if key in self._failed or budget[key] <= 0:
                 continue
             budget[key] -= 1
             wanted.append(f)
-        waiting = waiting_for_premises(wanted, self._premises) if self._wait else []
+        waiting = {id(f) for f in waiting_for_premises(wanted, self._premises)} if self._wait else set()
         self._waiting = bool(waiting)
-        if waiting:
-            held = {id(f) for f in waiting}
-            wanted = [f for f in wanted if id(f) not in held]
+        wanted = [f for f in wanted if id(f) not in waiting]
         by_path: dict[str, list[Finding]] = {}
         for f in wanted:
             by_path.setdefault(f.path, []).append(f)
@@ -377,16 +335,10 @@ class Rounds:
     def settle(self, findings: list[Finding], max_rounds: int) -> None:
         """After the last round's lint: whether fixes the first lint announced are left."""
         keys = identities(findings, self.current)
-        if any(_fixable(f, self._path_ok, self.unsafe) and self._left[keys[id(f)]] > 0
+        if any(self._fixable(f) and self._left[keys[id(f)]] > 0
                and keys[id(f)] not in self._failed for f in findings):
             self.report(f"snlint: fixes did not settle after {max_rounds} round{'s' if max_rounds != 1 else ''}")
             self.result.settled = False
-
-
-# ---------------------------------------------------------------------------- writing
-
-def encode(text: str, encoding: str) -> bytes:
-    return text.encode(encoding)
 
 
 def unchanged_on_disk(path: Path, raw: bytes) -> bool:

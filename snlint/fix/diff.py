@@ -1,9 +1,4 @@
-"""Unified diffs that `git apply` and `patch -p1` accept.
-
-Lines are split on `\\n` only, as git and patch count them: a `\\r\\n` file keeps its
-`\\r` inside each line, and a lone `\\r` is not a line end. A last line without a newline
-gets git's `\\ No newline at end of file` marker.
-"""
+"""Unified diffs that `git apply` and `patch -p1` accept."""
 
 from __future__ import annotations
 
@@ -23,8 +18,8 @@ def _lines(text: str) -> list[str]:
 
 
 def patch_path(path: str) -> str:
-    """The path in `--- a/...` headers: the display path, made relative to the working
-    directory when it is absolute and under it, with forward slashes."""
+    """The path in `--- a/...` headers: relative to the working directory when under it,
+    with forward slashes."""
     if os.path.isabs(path):
         try:
             rel = os.path.relpath(path)
@@ -57,26 +52,18 @@ _HUNK = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@", re.MULTILINE)
 
 
 def unified_diff_in(path: str, old: str, start: int, end: int, text: str, context: int = 3) -> str:
-    """`unified_diff(path, old, new)` for `new` = `old` with its characters `start` to
-    `end` replaced by `text`, made from the lines around them alone: its cost is the
-    change's, not the file's (a file's many fixes, each diffed, would be quadratic)."""
+    """`unified_diff` of `old` and `old` with `old[start:end]` replaced by `text`, made from
+    the lines around the change alone (a file's many fixes, each diffed whole, would
+    cost the file's size squared)."""
     if old[start:end] == text:
         return ""
-    # The lines that hold the change, and `context` lines of the file on each side of it.
+    # The lines that hold the change, and `context` lines of the file on each side of it
+    # (one more after a change that ends with a line).
     low = old.rfind("\n", 0, start) + 1
     for _ in range(context):
-        if low == 0:
-            break
-        low = old.rfind("\n", 0, low - 1) + 1
+        low = old.rfind("\n", 0, max(low - 1, 0)) + 1
     high = end
-    for _ in range(context + 1):
-        found = old.find("\n", high)
-        if found < 0:
-            high = len(old)
-            break
-        high = found + 1
-    if end > start and old[end - 1:end] == "\n" and high < len(old):
-        # The change ends with a line: the line after it is context too.
+    for _ in range(context + 1 + (end > start and old[end - 1] == "\n")):
         found = old.find("\n", high)
         high = len(old) if found < 0 else found + 1
     before = lines_before(old, low, patch=True)

@@ -1,7 +1,6 @@
-"""A finding's fix, decided once: `mark` asks the finding's rule, from the source facts and
-without parsing anything, whether and how its fix edits the file (the rule's `fix_input`,
-whose typed payload the unbuilt `Fix` holds); `plan_for` has the rule's `fix` carry that
-payload out on the parsed file. So `[*]` and `--fix` answer the same decision."""
+"""A finding's fix, decided once: `mark` has the rule's `fix_input` decide from the source
+facts (its payload goes in the unbuilt `Fix`), and `plan_for` has the rule's `fix` carry
+that payload out on the parsed file, so `[*]` and `--fix` agree."""
 
 from __future__ import annotations
 
@@ -22,9 +21,8 @@ Rules = dict[str, ModuleType]  # code -> the rule module of a rule with a fix
 
 
 def _at_node(finding: Finding, names: Names) -> Finding | None:
-    """`finding` with the index of the node its fix starts from, or None when there is
-    none: a location the graph pass reported is a position, and the fix is at the node
-    the source pass read there (there is none where it read nothing)."""
+    """`finding` with the index of the node its fix starts from (for a position the graph
+    pass reported, the node the source pass read there), or None."""
     if finding.node is not None:
         return finding
     index = names.sites.get(finding.span)
@@ -35,13 +33,12 @@ def _at_node(finding: Finding, names: Names) -> Finding | None:
 
 def plan_for(finding: Finding, parsed: ParsedFile, config: Config, rules: Rules | None = None,
              payload: Any = None) -> Plan | None:
-    """The fix for `finding` in the parsed file, built by its rule's `fix` from the payload
-    its mark holds (`payload`: when the finding holds no mark), or None; its applicability
-    as the safety policy decides (`snlint.fix.safety`), as `mark` does."""
+    """The fix for `finding` in the parsed file, built by its rule's `fix` from its mark's
+    payload (or `payload`), or None; its applicability as `snlint.fix.safety` decides."""
     if finding.cell is not None:
-        return None  # notebook cells: positions are within a cell, not the file
+        return None  # a cell's positions are not the file's
     if rules is None:
-        from snlint.checks.registry import fixers  # the rules' modules: the link step's imports
+        from snlint.checks.registry import fixers
 
         rules = fixers()
     rule = rules.get(finding.code)
@@ -58,13 +55,8 @@ def plan_for(finding: Finding, parsed: ParsedFile, config: Config, rules: Rules 
 
 
 def mark(finding: Finding, facts: FileFacts, config: Config, rules: Rules) -> Fix | None:
-    """The unbuilt fix of `finding`, or None when there is none: what `[*]` and the
-    summary's count say on a plain lint, decided without parsing the file. The rule's
-    `fix_input` decides from the file's source facts whether and how its fix edits the
-    file; the payload it returns is all its libcst half (`fix`) reads, so what is marked
-    is what `--fix` does (the libcst half refuses only where the tree does not hold the
-    nodes the payload names). Then the safety policy (`snlint.fix.safety`) decides, as
-    for the plan."""
+    """The unbuilt fix of `finding` (what `[*]` says), or None, decided by the rule's
+    `fix_input` from the file's facts and by the safety policy."""
     rule = rules.get(finding.code)
     if finding.cell is not None or rule is None:
         return None

@@ -1,36 +1,17 @@
 """Where the nodes of a parsed file are: libcst's own `PositionProvider`, run on the
-statement a fix asks about rather than on the whole file.
-
-libcst's provider over a whole module costs about twice the module's parse (it builds a
-`CodeRange` for every node, then visits the tree once more), and a fix reads a few
-statements of its file: the one its finding is in, the imports. A statement is laid out
-alone, in a module of its own with the file's indent and line break; one inside a class
-or a function (`at_line`: the innermost that holds a line in its own lines) inside an
-`if _:` whose block is indented as the statement is in the file. Its nodes' columns
-there are the file's, and their lines the file's less the lines before it, counted in
-the code libcst prints for what comes before it (top-level statements), or after it in
-its block (a class's or function's block is the last thing it prints). The tables are
-libcst's, in its order (children before their parent); a node's parent is found through
-`children`, on the way down from its statement.
-
-A node asked about by itself, in no statement laid out yet, lays out the top-level
-statements until it is found: first those a statement of which a fix asked about, then
-the others in order; a node of another tree lays out the whole file, once. The fixes (`snlint.edit.parsed`) read positions here, and
-`arg_range`/`param_range` say where an argument and a parameter are as the facts' node
-keys (`snlint.facts.node_key`) have them.
-"""
+statement a fix asks about rather than on the whole file (docs/architecture.md, "Where a
+fix's nodes are"). The tables equal libcst's over the whole module, in its order."""
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
+from functools import cached_property
 from typing import Callable, Iterator, Mapping, NamedTuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-# The line breaks libcst's position provider counts.
-_BREAK = re.compile(r"\r\n?|\n")
+from snlint.lines import LINE_BREAK
 
 Raw = tuple[int, int, int, int]  # start line, start column, end line, end column
 
@@ -47,13 +28,12 @@ class Range(NamedTuple):
     end: Position
 
 
-# Statements whose block is laid out statement by statement: their block is the last
-# thing they print, so its statements' first lines count back from their end.
+# Statements whose block is laid out statement by statement (counted back from their end).
 _NESTING = (cst.ClassDef, cst.FunctionDef)
 
 
 def _breaks(code: str) -> int:
-    return len(_BREAK.findall(code))
+    return len(LINE_BREAK.findall(code))
 
 
 class _Layout:
@@ -63,9 +43,6 @@ class _Layout:
     def __init__(self, module: cst.Module) -> None:
         self.module = module
         self.tops: list[cst.CSTNode] = [*module.header, *module.body, *module.footer]
-        self._codes: list[str] | None = None
-        self._starts: list[int] | None = None
-        self._end: Raw | None = None  # the module's own range
         self.ranges: dict[int, Raw] = {}  # id(node) -> its range (the nodes laid out)
         self.top_of: dict[int, int] = {}  # id(node) -> the index of its top-level node
         self.root_of: dict[int, cst.CSTNode] = {}  # id(node) -> the statement laid out with it
@@ -76,29 +53,29 @@ class _Layout:
         self.parents: dict[int, cst.CSTNode] = {}
         self._walked: set[int] = set()  # the top-level nodes whose every parent is known
 
+    @cached_property
     def codes(self) -> list[str]:
         """libcst's code of each top-level node."""
-        if self._codes is None:
-            self._codes = [self.module.code_for_node(top) for top in self.tops]
-        return self._codes
+        return [self.module.code_for_node(top) for top in self.tops]
 
+    @cached_property
     def starts(self) -> list[int]:
         """The line each top-level node starts at (its leading empty lines included)."""
-        if self._starts is None:
-            codes = self.codes()
-            starts, line = [], 1
-            for code in codes:
-                starts.append(line)
-                line += _breaks(code)
-            # The module's own range ends after its last token: the line break it leaves
-            # out when the file ends without one counts (libcst's provider records it so).
-            module = self.module
-            text = "".join(codes) if codes else (
-                module.default_newline if module.has_trailing_newline else "")
-            lines = _BREAK.split(text)
-            self._end = (1, 0, len(lines), len(lines[-1]))
-            self._starts = starts
-        return self._starts
+        starts, line = [], 1
+        for code in self.codes:
+            starts.append(line)
+            line += _breaks(code)
+        return starts
+
+    @cached_property
+    def end(self) -> Raw:
+        """The module's own range, which counts the line break libcst leaves out at the
+        file's end."""
+        module, codes = self.module, self.codes
+        text = "".join(codes) if codes else (
+            module.default_newline if module.has_trailing_newline else "")
+        lines = LINE_BREAK.split(text)
+        return (1, 0, len(lines), len(lines[-1]))
 
     def lay_out(self, i: int) -> list[cst.CSTNode]:
         """The nodes of top-level node `i`, in libcst's order; their ranges recorded."""
@@ -106,13 +83,13 @@ class _Layout:
         if done is None:
             top = self.tops[i]
             self.parents[id(top)] = self.module
-            done = self.nodes[i] = self._record(top, i, "", self.starts()[i])
+            done = self.nodes[i] = self._record(top, i, "", self.starts[i])
         return done
 
     def at_line(self, i: int, line: int) -> list[cst.CSTNode]:
         """The nodes of the innermost statement of top-level node `i` that holds `line`
         in its own lines (not in a block of its own), down through classes and functions."""
-        node, start, code = self.tops[i], self.starts()[i], self.codes()[i]
+        node, start, code = self.tops[i], self.starts[i], self.codes[i]
         indent, chain = "", []
         while isinstance(node, _NESTING) and isinstance(node.body, cst.IndentedBlock):
             block = node.body
@@ -154,8 +131,7 @@ class _Layout:
     def _record(self, statement: cst.CSTNode, i: int, indent: str,
                 start: int) -> list[cst.CSTNode]:
         """Lay out `statement` (of top-level node `i`, first line `start`) alone, in a
-        module of its own, in a block indented by `indent` when it is in one: its nodes'
-        columns are the file's, and their lines the file's less a known number."""
+        module of its own, in a block indented by `indent` when it is in one."""
         module = self.module
         top_level = not indent
         if top_level:
@@ -184,14 +160,11 @@ class _Layout:
         return nodes
 
     def find(self, node: object) -> Raw | None:
-        """The range of `node`, laying out the top-level nodes not laid out yet until it
-        is found: first those a statement of which is laid out (a fix asks about nodes
-        near its finding's), then the others in order; None when it is not a node of
-        the module."""
+        """The range of `node`, laying out top-level nodes until it is found (first those a
+        statement of which is laid out); None when it is not a node of the module."""
         found = self.ranges.get(id(node))
         if found is None and node is self.module:
-            self.starts()
-            return self._end
+            return self.end
         if found is None:
             for i in (*sorted(self._touched), *range(len(self.tops))):
                 if self.nodes[i] is None:
@@ -234,9 +207,8 @@ class _Layout:
 
     def _descend(self, top: cst.CSTNode, node: object) -> cst.CSTNode | None:
         """The parent of `node`, found from `top` down through the children whose range
-        holds `node`'s (a few nodes' children, not the statement's); the parents of the
-        children seen are kept (an ancestor's are then known). None when the way down
-        leaves a range (a node in the whitespace after its parent's range)."""
+        holds `node`'s (recording the parents seen); None when the way down leaves a
+        range (a node in the whitespace after its parent's range)."""
         sl, sc, el, ec = self.ranges[id(node)]
         ranges, parents, seen = self.ranges, self.parents, set()
         stack = [top]
@@ -268,8 +240,7 @@ def _skeleton(tree: cst.CSTNode, statement: cst.CSTNode) -> set[int]:
 
 
 class Positions(Mapping[cst.CSTNode, Range]):
-    """The table: node -> Range. Iterating it lays out the whole module, in libcst's
-    order (children before their parent, the module last)."""
+    """node -> Range; iterating lays out the whole module, in libcst's order."""
 
     __slots__ = ("_layout",)
 
@@ -292,15 +263,14 @@ class Positions(Mapping[cst.CSTNode, Range]):
         the innermost of a class or function that holds it in its own lines, or
         (`whole`) the top-level one; none before the module's first line."""
         layout = self._layout
-        i = bisect_right(layout.starts(), line) - 1
+        i = bisect_right(layout.starts, line) - 1
         if i < 0:
             return []
         return layout.lay_out(i) if whole else layout.at_line(i, line)
 
     def top_codes(self) -> list[str]:
-        """libcst's code of each of the module's top-level nodes (header, body, footer):
-        what the lines were counted in (`ParsedFile.rendered` prints them too)."""
-        return self._layout.codes()
+        """libcst's code of each of the module's top-level nodes (header, body, footer)."""
+        return self._layout.codes
 
     def __contains__(self, node: object) -> bool:
         return self._layout.find(node) is not None
@@ -339,15 +309,14 @@ class Parents(Mapping[cst.CSTNode, cst.CSTNode]):
 
 
 def layout(module: cst.Module) -> tuple[Positions, Parents]:
-    """The position and parent tables of `module`'s nodes, each top-level node laid out
-    when first asked about."""
+    """The position and parent tables of `module`'s nodes."""
     state = _Layout(module)
     return Positions(state), Parents(state)
 
 
 def arg_range(raw: Callable[[cst.CSTNode], Raw], node: cst.Arg) -> Raw:
     """Where an argument is, as the facts say (`raw`: `Positions.raw`): `dim=0`, `*xs`,
-    without the comma after it. 0-based columns."""
+    without the comma after it."""
     first: cst.CSTNode = node.keyword if node.keyword is not None else node.value
     sl, sc = raw(first)[:2]
     _, _, el, ec = raw(node.value)
@@ -356,7 +325,7 @@ def arg_range(raw: Callable[[cst.CSTNode], Raw], node: cst.Arg) -> Raw:
 
 def param_range(raw: Callable[[cst.CSTNode], Raw], node: cst.Param) -> Raw:
     """Where a parameter is, as the facts say: its name to the end of its default, or of
-    its annotation when it has no default. 0-based columns."""
+    its annotation when it has no default."""
     sl, sc = raw(node.name)[:2]
     last: cst.CSTNode = node.name
     if node.default is not None:
