@@ -226,3 +226,26 @@ def test_a_change_after_the_run_looked_leaves_no_record(tmp_path, monkeypatch, m
     assert not save(lambda: (tmp_path / "e.py").write_text(missing_sn))  # a file added mid-run
     age(tmp_path)
     assert not save(lambda: os.utime(d, ns=(LONG_AGO + 1, LONG_AGO + 1)))  # changed mid-run
+
+
+def test_snlint_s_own_code_anywhere_in_the_package_keys_replay_and_cache(tmp_path):
+    """An edited checkout answers afresh: a rule module outside engine/ counts, as does
+    a rule page."""
+    import snlint
+
+    package = Path(snlint.__file__).resolve().parent
+    looked: dict = {}
+    replay.own_files(looked)
+    assert str(package / "checks" / "sn201.py") in looked
+    assert str(package.parent / "rules" / "SN201.md") in looked
+    copy = tmp_path / "copy"
+    shutil.copytree(package, copy / "snlint", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(package.parent / "rules", copy / "rules")
+    salt = [sys.executable, "-c", "from snlint.engine.cache import salt; print(salt())"]
+    env = dict(os.environ, PYTHONPATH=str(copy))
+    before = subprocess.run(salt, capture_output=True, text=True, env=env, cwd=copy,
+                            check=True).stdout
+    os.utime(copy / "snlint" / "checks" / "sn201.py", ns=(LONG_AGO, LONG_AGO))
+    after = subprocess.run(salt, capture_output=True, text=True, env=env, cwd=copy,
+                           check=True).stdout
+    assert before.strip() and before != after

@@ -65,7 +65,7 @@ def salt() -> str:
     libcst_version = _libcst_stamp()
     parts = [f"format={FORMAT}", f"snlint={snlint.__version__}", f"libcst={libcst_version}",
              f"python={sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"]
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # all of snlint, not only engine/
     try:
         pages = pages_dir()
     except Exception:  # noqa: BLE001 - no catalogue: the other parts still key the cache

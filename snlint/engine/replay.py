@@ -156,7 +156,7 @@ class Recorder:
 def own_files(looked_at: dict[str, tuple[int, object]]) -> None:
     """Note snlint's own files (its code and rule pages): an edited checkout or a
     reinstall of the same version answers afresh."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # all of snlint
     for top in (package, os.path.join(os.path.dirname(package), "rules")):
         for folder, dirnames, filenames in os.walk(top):
             dirnames[:] = [d for d in dirnames if d != "__pycache__"]
