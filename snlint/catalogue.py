@@ -41,6 +41,12 @@ class Rule:
     def opt_in(self) -> bool:
         return not self.default_on
 
+    @property
+    def body(self) -> str:
+        """The page without its front matter."""
+        match = _FRONT.match(self.page)
+        return self.page[match.end():] if match else self.page
+
     def section(self, title: str) -> str:
         """The text of one `## title` section of the page, without its heading."""
         parts = _SECTION.split(self.page)

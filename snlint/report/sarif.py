@@ -67,17 +67,8 @@ def _metadata() -> tuple[str, str]:
     return snlint.__version__, repository
 
 
-def _page_body(page: str) -> str:
-    """The rule page without its front matter (the facts it holds are fields here)."""
-    if page.startswith("---\n"):
-        end = page.find("\n---\n", 4)
-        if end >= 0:
-            page = page[end + 5:]
-    return page.strip("\n") + "\n"
-
-
 def _rule_descriptor(rule, repository: str) -> dict:
-    help_text = _page_body(rule.page)
+    help_text = rule.body.strip("\n") + "\n"  # the front matter's facts are fields here
     descriptor = {
         "id": rule.code,
         "name": rule.name,
