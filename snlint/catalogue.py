@@ -1,11 +1,5 @@
-"""The rule catalogue, read from the rule pages (`rules/*.md`).
-
-A page is the only place a rule's metadata is written: its front matter gives the code,
-name, severity, fix applicability, whether the rule is on by default, the one-line
-summary (`--list-rules`, the README table) and which other rules its Example necessarily
-triggers too (`example-also`, read by the page tests). --explain prints the page, and
-SARIF metadata is built from it.
-"""
+"""The rule catalogue, read from the rule pages (`rules/*.md`): a page's front matter is
+the only place a rule's metadata is written."""
 
 from __future__ import annotations
 

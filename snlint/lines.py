@@ -1,6 +1,5 @@
-"""Lines as Python counts them: broken at `\r\n`, `\r` or `\n`, and nowhere else (not at
-form feeds or the other separators `str.splitlines` knows), so every line number snlint
-reports is the one the interpreter and editors show."""
+"""Lines as Python counts them: broken at `\r\n`, `\r` or `\n` only (not at the form
+feeds and separators `str.splitlines` knows), as the interpreter and editors number them."""
 
 from __future__ import annotations
 
