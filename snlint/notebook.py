@@ -21,7 +21,7 @@ import re
 import warnings
 from dataclasses import field, replace
 
-from snlint.lines import split_lines
+from snlint.lines import LexState, split_lines
 from snlint.findings import Finding, Span, diagnostic
 from snlint.records import dataclass
 
@@ -168,7 +168,7 @@ def _replace_line_magics(lines: list[str]) -> list[str]:
     """Magic lines replaced; a line that starts inside a string, inside brackets or
     after a backslash continues a statement and is left alone (`% b` in `(a\n % b)`)."""
     out = []
-    state = _LexState()
+    state = LexState()
     escaped = False  # the magic line before ended in a backslash: this one is more of it
     for line in lines:
         if escaped or (state.at_statement_start and _is_magic(line)):
@@ -180,55 +180,6 @@ def _replace_line_magics(lines: list[str]) -> list[str]:
         out.append(line)
         state.scan(line)
     return out
-
-
-@dataclass
-class _LexState:
-    """Just enough of Python's lexer to know where a statement can start."""
-
-    quote: str | None = None
-    depth: int = 0
-    continued: bool = False
-
-    @property
-    def at_statement_start(self) -> bool:
-        return self.quote is None and self.depth == 0 and not self.continued
-
-    def scan(self, line: str) -> None:
-        body = line.rstrip("\r\n")
-        i, n = 0, len(body)
-        single: str | None = None
-        self.continued = False
-        while i < n:
-            ch = body[i]
-            if self.quote or single:
-                if ch == "\\":
-                    i += 2
-                    continue
-                closing = self.quote or single
-                if body.startswith(closing, i):
-                    i += len(closing)
-                    self.quote = single = None
-                    continue
-                i += 1
-                continue
-            if ch == "#":
-                return
-            if ch in "'\"":
-                if body.startswith(ch * 3, i):
-                    self.quote = ch * 3
-                    i += 3
-                else:
-                    single = ch
-                    i += 1
-                continue
-            if ch in "([{":
-                self.depth += 1
-            elif ch in ")]}":
-                self.depth = max(0, self.depth - 1)
-            elif ch == "\\" and i == n - 1:
-                self.continued = True
-            i += 1
 
 
 # ---------------------------------------------------------------------------- notebooks

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import re
 from snlint.catalogue import selector_matches
-from snlint.lines import line_texts
+from snlint.lines import LexState, line_texts
 from snlint.records import dataclass
 import tokenize
 from collections.abc import Iterator
@@ -88,23 +88,5 @@ def _comments(text: str) -> Iterator[tuple[int, str]]:
 
 def _comment_in_line(line: str) -> str | None:
     """The comment of one line, from the first `#` outside quotes; None when none."""
-    quote = None
-    i = 0
-    while i < len(line):
-        ch = line[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if line.startswith(quote, i):
-                i += len(quote)
-                quote = None
-                continue
-        elif ch in "'\"":
-            quote = ch * 3 if line.startswith(ch * 3, i) else ch
-            i += len(quote)
-            continue
-        elif ch == "#":
-            return line[i:]
-        i += 1
-    return None
+    start = LexState().scan(line)
+    return None if start is None else line[start:]
