@@ -516,7 +516,6 @@ def _settings_text(path: str, config, settings: str | None) -> str:
     """--show-settings: where the configuration of `path` comes from, and each setting
     resolved, as the configuration file spells it."""
     import json
-    from dataclasses import fields as dataclass_fields
 
     from snlint.config import _KEYS, config_file
 
@@ -524,26 +523,13 @@ def _settings_text(path: str, config, settings: str | None) -> str:
     lines = [f"Resolved settings for: {os.path.abspath(path)}",
              f"Settings path: {source if source is not None else '(none: defaults)'}",
              f"root = {json.dumps(str(config.root))}"]
-    names = {f.name for f in dataclass_fields(config)}
     for key, name in sorted(_KEYS.items()):
-        if name in names:
-            lines.append(f"{key} = {json.dumps(_plain(getattr(config, name)), sort_keys=True)}")
+        # TOML's dates and times, in `models`, as their text.
+        lines.append(f"{key} = {json.dumps(getattr(config, name), sort_keys=True, default=str)}")
     # The rules that apply to the path: the selection, ignores and per-file-ignores resolved.
     enabled = [code for code in sorted(_catalogue()) if config.is_enabled(code, path)]
     lines.append(f"enabled = {json.dumps(enabled)}")
     return "\n".join(lines)
-
-
-def _plain(value):
-    if isinstance(value, (frozenset, set)):
-        return sorted(_plain(v) for v in value)
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
 
 
 def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, diff: bool,
