@@ -791,8 +791,8 @@ def _explanation(code: str, fmt: str) -> str:
 def _page_text(rule) -> str:
     """The page as Markdown, its front matter turned into one line under the title."""
     body = rule.body.strip("\n")
-    default = "off by default (opt-in)" if rule.opt_in else "on by default"
-    facts = f"Severity: {rule.severity}. Fix: {rule.fix}. {default[0].upper()}{default[1:]}."
+    default = "Off by default (opt-in)" if rule.opt_in else "On by default"
+    facts = f"Severity: {rule.severity}. Fix: {rule.fix}. {default}."
     title, _, rest = body.partition("\n")
     if title.startswith("# "):
         return f"{title}\n\n{facts}\n\n{rest.lstrip(chr(10))}".rstrip("\n")

@@ -214,7 +214,6 @@ class Notebook:
     python: str  # the code cells as one module
     cells: list[Cell] = field(default_factory=list)  # code cells with at least one line
     spans: dict[int, _SourceSpan] = field(default_factory=dict, repr=False)
-    source_is_list: dict[int, bool] = field(default_factory=dict, repr=False)
     broken: list[Finding] = field(default_factory=list)  # the SN901 of cells left out of `python`
     legacy: bool = False  # nbformat 3: read, never written
 
@@ -430,7 +429,6 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
         source = cell.get("input" if legacy else "source", "")
         if isinstance(source, list) and all(isinstance(s, str) for s in source):
             source_text = "".join(source)
-            notebook.source_is_list[index] = True
         elif isinstance(source, str):
             source_text = source
         else:
