@@ -169,14 +169,12 @@ class _Walker:
     def _spec(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
         if folder not in self._ignores:
             self.look(folder / ".gitignore")
-            spec = None
             try:
                 lines = read_regular(folder / ".gitignore").decode("utf-8", "replace")
             except OSError:
-                lines = None
-            if lines is not None:
-                spec = _gitignore_spec(lines.splitlines())
-            self._ignores[folder] = spec
+                self._ignores[folder] = None
+            else:
+                self._ignores[folder] = _gitignore_spec(lines.splitlines())
         return self._ignores[folder]
 
     def _gitignore_boundary(self, top: Path) -> Path:
@@ -266,9 +264,7 @@ def read_source(display: str, abspath: Path, max_size: int) -> SourceFile | Find
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as e:
-        return diagnostic("SN902", display,
-                          f"cannot decode as {encoding}: {e.reason} at byte offset {e.start}",
-                          _span_at(raw, e.start, encoding))
+        return _undecodable(display, raw, e, encoding)
     except LookupError:
         return diagnostic("SN902", display,
                           f"cannot decode: {encoding!r} is not a text encoding")
@@ -301,10 +297,14 @@ def _encoding_problem(display: str, raw: bytes, e: SyntaxError) -> Finding:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        return diagnostic("SN902", display,
-                          f"cannot decode as utf-8: {err.reason} at byte offset {err.start}",
-                          _span_at(raw, err.start, "utf-8"))
+        return _undecodable(display, raw, err, "utf-8")
     return diagnostic("SN902", display, f"cannot decode: {msg}")
+
+
+def _undecodable(display: str, raw: bytes, e: UnicodeDecodeError, encoding: str) -> Finding:
+    return diagnostic("SN902", display,
+                      f"cannot decode as {encoding}: {e.reason} at byte offset {e.start}",
+                      _span_at(raw, e.start, encoding))
 
 
 def _span_at(raw: bytes, offset: int, encoding: str) -> Span:
