@@ -367,18 +367,6 @@ class FileFacts:
                 return qual
         return None
 
-    def function(self, name: str) -> FunctionFacts | None:
-        for key, fn in self.functions:
-            if key == name:
-                return fn
-        return None
-
-    def cls(self, name: str) -> ClassFacts | None:
-        for key, c in self.classes:
-            if key == name:
-                return c
-        return None
-
 
 @record
 class ClassStmt(Stmt):
