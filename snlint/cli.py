@@ -20,7 +20,7 @@ from snlint import report
 from snlint.findings import Finding
 from snlint.records import dataclass
 from snlint.engine.replay import Recorder
-from snlint.report.text import one_line, printable
+from snlint.report.text import one_line, plural, printable
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # Ended by a signal: 128 + its number, as a shell reports it (130 for Ctrl-C, as ruff).
@@ -429,7 +429,7 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
 
             added = write_noqa(findings, result.sources, config.max_file_size,
                                report=lambda message: click.echo(printable(message), err=True))
-            click.echo(f"Added {added} noqa directive{_s(added)}.", err=True)
+            click.echo(f"Added {plural(added, 'noqa directive')}.", err=True)
             sys.exit(EXIT_CLEAN)
         if statistics:
             text = report.render_stats(findings, fmt, unsafe_fixes=unsafe_fixes)
@@ -487,10 +487,6 @@ def _no_files() -> None:
     _note(NO_FILES)
 
 
-def _s(count: int) -> str:
-    return "" if count == 1 else "s"
-
-
 def _report_text(text: str, closing: str, fmt: str) -> str:
     """The report and its closing lines, each ended by a newline (a blank line between
     them in `full`)."""
@@ -500,7 +496,7 @@ def _report_text(text: str, closing: str, fmt: str) -> str:
 
 def _would_fix(count: int, hidden: int) -> str:
     more = f" ({hidden} more with --unsafe-fixes)" if hidden else ""
-    return f"Would fix {count} finding{_s(count)}{more}." if count else f"No fixes to apply{more}."
+    return f"Would fix {plural(count, 'finding')}{more}." if count else f"No fixes to apply{more}."
 
 
 def _write_report(path: str, text: str) -> None:
@@ -559,7 +555,7 @@ def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, dif
     changed = EXIT_FINDINGS if exit_non_zero_on_fix and fixed.fixes else EXIT_CLEAN
     if fix_only:
         if fixed.fixes and not quiet:
-            say(f"Fixed {fixed.fixes} finding{_s(fixed.fixes)}.")
+            say(f"Fixed {plural(fixed.fixes, 'finding')}.")
         _finish(changed)
     try:
         result = lint_stdin(io.BytesIO(fixed.data), display, config,
@@ -739,8 +735,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
     written = outcome.written
     count = sum(item.fixes for item in written)
     if count and not quiet:
-        click.echo(f"Fixed {count} finding{_s(count)} in {len(written)} file{_s(len(written))}.",
-                   err=True)
+        click.echo(f"Fixed {plural(count, 'finding')} in {plural(len(written), 'file')}.", err=True)
     return reuse, outcome
 
 

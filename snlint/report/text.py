@@ -200,7 +200,7 @@ def _fix_lines(finding: Finding, color: bool, *, with_diff: bool, hidden: bool =
     return out
 
 
-def _plural(count: int, word: str) -> str:
+def plural(count: int, word: str) -> str:
     if count == 1 or word == "info":
         return f"{count} {word}"
     return f"{count} {word}s"
@@ -215,17 +215,17 @@ def summary(findings: Iterable[Finding], unsafe_fixes: bool = False, *, fixed: i
     if not findings and not fixed:
         return "All checks passed!"
     by_severity = Counter(f.severity for f in findings)
-    parts = [_plural(by_severity[sev], sev) for sev in ("error", "warning", "info")
+    parts = [plural(by_severity[sev], sev) for sev in ("error", "warning", "info")
              if by_severity[sev]]
-    parts += [_plural(n, sev) for sev, n in sorted(by_severity.items())
+    parts += [plural(n, sev) for sev, n in sorted(by_severity.items())
               if sev not in ("error", "warning", "info")]
     if fixed:
         remaining = f"{len(findings)} remaining" + (f": {', '.join(parts)}" if parts else "")
-        lines = [f"Found {_plural(fixed + len(findings), 'finding')} ({fixed} fixed, {remaining})."]
+        lines = [f"Found {plural(fixed + len(findings), 'finding')} ({fixed} fixed, {remaining})."]
     else:
-        lines = [f"Found {_plural(len(findings), 'finding')} ({', '.join(parts)})."]
+        lines = [f"Found {plural(len(findings), 'finding')} ({', '.join(parts)})."]
     if new:
-        lines.append(f"{_plural(new, 'finding')} appeared because of the fixes and "
+        lines.append(f"{plural(new, 'finding')} appeared because of the fixes and "
                      f"{'was' if new == 1 else 'were'} not fixed: review {'it' if new == 1 else 'them'}.")
 
     fixable = sum(1 for f in findings if fix_applies(f, unsafe_fixes))
