@@ -3,6 +3,7 @@ the only place a rule's metadata is written."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import field
 from pathlib import Path
@@ -96,16 +97,11 @@ def parse_page(text: str) -> Rule:
                 default_on=default == "on", short=meta.get("summary", ""), example_also=also)
 
 
+@functools.cache
 def rule_codes() -> frozenset[str]:
     """Every code, rules and diagnostics, from the pages' names alone (no page is read):
     what a selector in the configuration must name."""
-    global _CODES
-    if _CODES is None:
-        _CODES = frozenset(page.stem for page in pages_dir().glob("SN*.md")) | frozenset(DIAGNOSTICS)
-    return _CODES
-
-
-_CODES: frozenset[str] | None = None
+    return frozenset(page.stem for page in pages_dir().glob("SN*.md")) | frozenset(DIAGNOSTICS)
 
 
 def load_catalogue(directory: Path | None = None) -> dict[str, Rule]:
