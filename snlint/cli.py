@@ -431,22 +431,12 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
                                report=lambda message: click.echo(printable(message), err=True))
             click.echo(f"Added {plural(added, 'noqa directive')}.", err=True)
             sys.exit(EXIT_CLEAN)
-        if statistics:
-            text = report.render_stats(findings, fmt, unsafe_fixes=unsafe_fixes)
-        else:
-            text = report.render(findings, fmt, result.sources, color=color,
-                                 root=config.root, show_fixes=show_fixes,
-                                 unsafe_fixes=unsafe_fixes, cleared=result.cleared)
-        # ruff's closing lines, on stdout for the text formats only (never in JSON).
-        # No file left to lint (all excluded, as a pre-commit hook may see): say nothing.
-        closing = ("" if quiet or statistics or fmt not in report.TEXT_FORMATS
-                   or not (result.files or findings)
-                   else report.summary(findings, unsafe_fixes=unsafe_fixes,
-                                       **_after_fixes(fixes_made, fixed, findings, result.sources)))
+        out = _report(findings, result, fmt, color=color, root=config.root,
+                      unsafe=unsafe_fixes, quiet=quiet, statistics=statistics,
+                      show_fixes=show_fixes, fixes=fixes_made, outcome=fixed)
     except Exception as exc:
         _internal_error(exc)
 
-    out = _report_text(text, closing, fmt)
     if output_file is not None:
         _write_report(output_file, out)
     elif out and not silent:
@@ -487,9 +477,21 @@ def _no_files() -> None:
     _note(NO_FILES)
 
 
-def _report_text(text: str, closing: str, fmt: str) -> str:
-    """The report and its closing lines, each ended by a newline (a blank line between
-    them in `full`)."""
+def _report(findings: list[Finding], result, fmt: str, *, color: bool, root, unsafe: bool,
+            quiet: bool, statistics: bool = False, show_fixes: bool = False, fixes: int = 0,
+            outcome=None) -> str:
+    """The report and ruff's closing lines (text formats only), each ended by a newline
+    (a blank line between them in `full`). `fixes`: what --fix made (`outcome`)."""
+    if statistics:
+        text = report.render_stats(findings, fmt, unsafe_fixes=unsafe)
+    else:
+        text = report.render(findings, fmt, result.sources, color=color, root=root,
+                             show_fixes=show_fixes, unsafe_fixes=unsafe, cleared=result.cleared)
+    # No file left to lint (all excluded, as a pre-commit hook may see): say nothing.
+    closing = ("" if quiet or statistics or fmt not in report.TEXT_FORMATS
+               or not (result.files or findings)
+               else report.summary(findings, unsafe_fixes=unsafe,
+                                   **_after_fixes(fixes, outcome, findings, result.sources)))
     out = text + ("\n" if fmt == "full" and closing else "") + "\n" if text else ""
     return out + (closing + "\n" if closing else "")
 
@@ -561,15 +563,10 @@ def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, dif
         result = lint_stdin(io.BytesIO(fixed.data), display, config,
                             fixes=fmt in report.FIX_FORMATS)
         findings = list(result.findings)
-        text = report.render(findings, fmt, result.sources, color=color, root=config.root,
-                             unsafe_fixes=unsafe, cleared=result.cleared)
-        closing = ""
-        if not quiet and fmt in report.TEXT_FORMATS and (result.files or findings):
-            closing = report.summary(findings, unsafe_fixes=unsafe,
-                                     **_after_fixes(fixed.fixes, fixed, findings, result.sources))
+        out = _report(findings, result, fmt, color=color, root=config.root, unsafe=unsafe,
+                      quiet=quiet, fixes=fixed.fixes, outcome=fixed)
     except Exception as exc:
         _internal_error(exc)
-    out = _report_text(text, closing, fmt)
     if output_file is not None:
         _write_report(output_file, out)
     elif out and not silent:
