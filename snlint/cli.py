@@ -355,8 +355,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
             listed = sorted(str(absolute) for _, absolute in discover(list(paths), config))
             if listed:
                 _emit("\n".join(listed), False)
-            elif not quiet and not _python_files_given(paths):
-                _no_files()
+            elif not quiet:
+                _no_files(paths)
         _finish(EXIT_CLEAN)
 
     if config.graph and not stdin:
@@ -382,8 +382,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         fixes_made = sum(item.fixes for item in fixed.written)
         if fix_only:
             reuse.close()
-            if not walked and not quiet and not _python_files_given(paths):
-                _no_files()
+            if not walked and not quiet:
+                _no_files(paths)
             _finish(EXIT_FINDINGS if exit_non_zero_on_fix and fixes_made else EXIT_CLEAN)
 
     # A fix is built (parsed, rewritten, compiled, diffed) only for an output that shows
@@ -441,8 +441,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         _write_report(output_file, out)
     elif out and not silent:
         _emit(out[:-1], color)
-    if not stdin and not result.files and not quiet and not _python_files_given(paths):
-        _no_files()
+    if not stdin and not result.files and not quiet:
+        _no_files(paths)
     if not quiet:
         _graph_summary([] if stdin else result.graph, config.root)
     if not stdin:
@@ -459,22 +459,13 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
 NO_FILES = "warning: No Python files found under the given path(s)"
 
 
-def _config_file(root) -> str:
-    from snlint.config import config_file
-
-    return str(config_file(Path(root)) or Path(root, "pyproject.toml"))
-
-
-def _python_files_given(paths: Iterable[str]) -> bool:
-    """Whether every path named a Python file (then an empty run is --force-exclude's)."""
+def _no_files(paths: Iterable[str]) -> None:
+    """ruff's warning: a run over a wrong folder must not pass in silence. When every path
+    named a Python file, --force-exclude dropped them, which is no mistake."""
     from snlint.files import SUFFIXES
 
-    return all(Path(p).suffix in SUFFIXES and os.path.isfile(p) for p in paths)
-
-
-def _no_files() -> None:
-    # ruff's warning: a run over a wrong folder must not pass in silence.
-    _note(NO_FILES)
+    if not all(Path(p).suffix in SUFFIXES and os.path.isfile(p) for p in paths):
+        _note(NO_FILES)
 
 
 def _report(findings: list[Finding], result, fmt: str, *, color: bool, root, unsafe: bool,
@@ -589,12 +580,13 @@ def _write_bytes(*pieces: bytes) -> None:
 def _require_torch(*, asked_on_command_line: bool, root, settings: str | None = None) -> None:
     """Exit 2 when the graph pass is asked for and torch cannot be imported: a CI job must
     not pass on the source pass alone without a word."""
+    from snlint.config import config_file
     from snlint.graph.runner import torch_importable
 
     if torch_importable():
         return
-    asked = "--graph" if asked_on_command_line else \
-        f"graph = true (in {settings or _config_file(root)})"
+    settings = settings or config_file(Path(root)) or Path(root, "pyproject.toml")
+    asked = "--graph" if asked_on_command_line else f"graph = true (in {settings})"
     _fail(f"{asked} needs torch, which {sys.executable} cannot import: "
           f"pip install 'snlint[graph]'" + ("" if asked_on_command_line else ", or run with --no-graph"))
 
