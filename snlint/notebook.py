@@ -334,8 +334,6 @@ class Notebook:
         text = self.text
         for cell in sorted(self.cells, key=lambda c: c.index, reverse=True):
             lines = rebuilt[cell.index]
-            if lines == cell.lines:
-                continue
             if cell.added_newline and lines and lines[-1].endswith("\n"):
                 lines = lines[:-1] + [lines[-1][:-1]]
             if lines == cell.lines:
