@@ -145,7 +145,7 @@ def _validate_selectors(codes: Any, where: str) -> list[str]:
         if not _SELECTOR.match(code):
             raise ConfigError(f"invalid rule code {code!r} in {where} (expected ALL, "
                               "or SN followed by up to three digits, e.g. SN3, SN301)")
-        if code != "ALL" and not _known(code):
+        if code != "ALL" and not any(known.startswith(code) for known in rule_codes()):
             # A typo would otherwise select or ignore nothing, silently.
             raise ConfigError(f"unknown rule code {code!r} in {where} (no rule's code "
                               "starts with it; see snlint --list-rules)")
@@ -161,10 +161,6 @@ def _known_rules(codes: Any, where: str) -> list[str]:
         if not any(selector_matches(rule, [code]) for rule in rules):
             raise ConfigError(f"unknown rule code {code!r} in {where}")
     return codes
-
-
-def _known(selector: str) -> bool:
-    return any(code.startswith(selector) for code in rule_codes())
 
 
 def _string_list(value: Any, where: str) -> list[str]:

@@ -406,7 +406,8 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
         data = json.loads(text)
         spans = _source_spans(text)
     except _BadJson as e:
-        return _bad(path, text, e.pos, str(e))
+        return diagnostic("SN902", path, f"notebook is not valid JSON: {e}",
+                          Span.point(*_line_column(text, e.pos)))
     except json.JSONDecodeError as e:
         return diagnostic("SN902", path, f"notebook is not valid JSON: {e.msg}",
                           Span.point(e.lineno, e.colno))
@@ -509,7 +510,3 @@ def _compile_error(text: str) -> BaseException | None:
         return error
     return None
 
-
-def _bad(path: str, text: str, pos: int, message: str) -> Finding:
-    return diagnostic("SN902", path, f"notebook is not valid JSON: {message}",
-                      Span.point(*_line_column(text, pos)))

@@ -74,15 +74,6 @@ def _rule_descriptor(rule, repository: str) -> dict:
 
 # ---------------------------------------------------------------------------- locations
 
-def _root(root: Path | None) -> Path:
-    return Path(os.path.abspath(root if root is not None else os.getcwd()))
-
-
-def _directory_uri(root: Path) -> str:
-    uri = root.as_uri()
-    return uri if uri.endswith("/") else uri + "/"
-
-
 def _relative(path: str, root: Path) -> tuple[Path, str | None]:
     """The absolute path, and the root-relative one (None outside the root)."""
     absolute = Path(os.path.abspath(path))
@@ -266,7 +257,9 @@ def _result(finding: Finding, index: int | None, fingerprint: str,
 
 def sarif_log(findings: Iterable[Finding], sources: Mapping[str, str],
               root: Path | None = None) -> dict:
-    root = _root(root)
+    root = Path(os.path.abspath(root if root is not None else os.getcwd()))
+    root_uri = root.as_uri()  # a folder's: ends with a slash
+    root_uri += "" if root_uri.endswith("/") else "/"
     findings = list(findings)
     version, repository = _metadata()
     rules = load_catalogue()
@@ -286,7 +279,7 @@ def sarif_log(findings: Iterable[Finding], sources: Mapping[str, str],
                 "informationUri": repository,
                 "rules": descriptors,
             }},
-            "originalUriBaseIds": {SRCROOT: {"uri": _directory_uri(root)}},
+            "originalUriBaseIds": {SRCROOT: {"uri": root_uri}},
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],

@@ -51,19 +51,13 @@ def one_line(text: str) -> str:
     return " ".join(part.strip() for part in line_texts(text) if part.strip())
 
 
-def _style_code(code: str, severity: str, color: bool) -> str:
-    if not color:
-        return code
-    return click.style(code, fg=_SEVERITY_COLOR.get(severity), bold=True)
-
-
 def header(finding: Finding, *, color: bool = False, unsafe_fixes: bool = False) -> str:
     """The concise line: `path:line:col: CODE [*] message`."""
-    where = location(finding)
+    where, code = location(finding), finding.code
     if color:
         where = click.style(where, bold=True)
+        code = click.style(code, fg=_SEVERITY_COLOR.get(finding.severity), bold=True)
     mark = " [*]" if fix_applies(finding, unsafe_fixes) else ""
-    code = _style_code(finding.code, finding.severity, color)
     return f"{where}: {code}{mark} {one_line(finding.message)}{finding.via()}"
 
 
