@@ -57,7 +57,7 @@ def discover(paths: list[str], config: Config,
         found.setdefault(os.path.realpath(absolute), (display, absolute))
 
     for arg in paths or ["."]:
-        display = _clean(arg)
+        display = display_path(arg)
         absolute = Path(os.path.abspath(arg))
         if config.force_exclude and walker.excluded_with_parents(absolute):
             continue
@@ -86,7 +86,7 @@ def python_script(path: Path) -> bool:
         return False
 
 
-def _clean(arg: str) -> str:
+def display_path(arg: str) -> str:
     """A command-line path as the display form: `./x.py` -> `x.py`, forward slashes."""
     return os.path.normpath(arg).replace(os.sep, "/")
 

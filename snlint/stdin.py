@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from snlint.config import Config
-from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, SourceFile, discover, read_source
+from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, SourceFile, discover, display_path, read_source
 from snlint.findings import Finding
 from snlint.notebook import Notebook, parse_notebook
 from snlint.records import dataclass
@@ -59,10 +59,6 @@ def _read(data: bytes, display: str, max_size: int) -> tuple[SourceFile | Findin
     return (notebook, None) if isinstance(notebook, Finding) else (read, notebook)
 
 
-def _display(display: str) -> str:
-    return os.path.normpath(display).replace(os.sep, "/") if display != STDIN else STDIN
-
-
 @dataclass
 class StdinFix:
     """What `--fix` / `--diff` make of standard input."""
@@ -82,7 +78,7 @@ def fix_stdin(data: bytes, display: str, config: Config, *, unsafe: bool,
     from snlint.engine.fixing import fixed_point
     from snlint.fix import FileOutcome
 
-    display = _display(display)
+    display = display_path(display) if display != STDIN else STDIN
     unchanged = StdinFix(data)
     if excluded(display, config):
         return unchanged
@@ -114,7 +110,7 @@ def lint_stdin(stream: BinaryIO, display: str, config: Config, *, fixes: bool = 
     """`fixes`: build each finding's fix (`snlint.engine.lint_sources`)."""
     from snlint.engine import in_cells, lint_sources
 
-    display = _display(display)
+    display = display_path(display) if display != STDIN else STDIN
     if excluded(display, config):
         return StdinResult([])
     read, notebook = _read(stream.read(), display, config.max_file_size)
