@@ -1,14 +1,9 @@
-"""The rule catalogue, read from the rule pages (`rules/*.md`).
-
-A page is the only place a rule's metadata is written: its front matter gives the code,
-name, severity, fix applicability, whether the rule is on by default, the one-line
-summary (`--list-rules`, the README table) and which other rules its Example necessarily
-triggers too (`example-also`, read by the page tests). --explain prints the page, and
-SARIF metadata is built from it.
-"""
+"""The rule catalogue, read from the rule pages (`rules/*.md`): a page's front matter is
+the only place a rule's metadata is written."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import field
 from pathlib import Path
@@ -40,6 +35,12 @@ class Rule:
     @property
     def opt_in(self) -> bool:
         return not self.default_on
+
+    @property
+    def body(self) -> str:
+        """The page without its front matter."""
+        match = _FRONT.match(self.page)
+        return self.page[match.end():] if match else self.page
 
     def section(self, title: str) -> str:
         """The text of one `## title` section of the page, without its heading."""
@@ -96,16 +97,11 @@ def parse_page(text: str) -> Rule:
                 default_on=default == "on", short=meta.get("summary", ""), example_also=also)
 
 
+@functools.cache
 def rule_codes() -> frozenset[str]:
     """Every code, rules and diagnostics, from the pages' names alone (no page is read):
     what a selector in the configuration must name."""
-    global _CODES
-    if _CODES is None:
-        _CODES = frozenset(page.stem for page in pages_dir().glob("SN*.md")) | frozenset(DIAGNOSTICS)
-    return _CODES
-
-
-_CODES: frozenset[str] | None = None
+    return frozenset(page.stem for page in pages_dir().glob("SN*.md")) | frozenset(DIAGNOSTICS)
 
 
 def load_catalogue(directory: Path | None = None) -> dict[str, Rule]:

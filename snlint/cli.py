@@ -1,9 +1,7 @@
 """The command line: `snlint [OPTIONS] [PATHS]...` (README, "Usage").
 
-Options, not subcommands, so no path can collide with a command. This module parses
-options, asks config/engine/report to do the work, and turns the outcome into output
-and an exit code: 0 clean, 1 a warning or error, 2 usage error or snlint could not run.
-No traceback reaches the user.
+Options, not subcommands, so no path can collide with a command. Exit codes: 0 clean, 1 a
+warning or error, 2 usage error or snlint could not run; no traceback reaches the user.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from snlint import report
 from snlint.findings import Finding
 from snlint.records import dataclass
 from snlint.engine.replay import Recorder
-from snlint.report.text import one_line, printable
+from snlint.report.text import one_line, plural, printable
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # Ended by a signal: 128 + its number, as a shell reports it (130 for Ctrl-C, as ruff).
@@ -31,46 +29,35 @@ EXIT_SIGNAL = 128
 FAILING = frozenset({"warning", "error"})
 
 
-def _version() -> str:
-    # The package's own string, which pyproject.toml's dynamic version also reads: the
-    # copy that runs answers (not whichever distribution metadata happens to be installed),
-    # and reading it costs nothing.
-    import snlint
-
-    return snlint.__version__
-
-
-# A run keeps every file's facts alive and builds its model on top of them: at Python's
-# default thresholds the cyclic collector rescans all of it thousands of times, a quarter
-# of a run's time. Collect less often for the run (as mypy does); the few cycles it makes
-# are still collected.
+# At Python's default thresholds the cyclic collector rescans every file's facts thousands
+# of times, a quarter of a run: collect less often (as mypy does).
 GC_THRESHOLD = (100_000, 30, 30)
 
 
 def _collect_less(ctx: click.Context) -> None:
-    import gc
-
     previous = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLD)
     ctx.call_on_close(lambda: gc.set_threshold(*previous))  # in-process callers get theirs back
 
 
 def _print_version(ctx: click.Context) -> None:
-    click.echo(f"snlint {_version()}")
+    # The running copy's own string (pyproject.toml's dynamic version reads it too), not
+    # whichever distribution metadata is installed.
+    import snlint
+
+    click.echo(f"snlint {snlint.__version__}")
     ctx.exit()
 
 
 def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str] | None:
-    """`--select SN1,SN201 --select SN3` -> ["SN1", "SN201", "SN3"]; None when not given,
-    so the configuration's value stands."""
+    """`--select SN1,SN201 --select SN3` -> ["SN1", "SN201", "SN3"]; None when not given."""
     if not values:
         return None
     return [code.strip().upper() for value in values for code in value.split(",") if code.strip()]
 
 
 def _some_codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str] | None:
-    """`--select`: as `_codes`, and at least one code: an empty value (`--select ""`, an
-    unset shell variable) would turn every rule off and pass every file."""
+    # An empty `--select ""` (an unset shell variable) would turn every rule off.
     codes = _codes(ctx, param, values)
     if codes == []:
         raise click.BadParameter("no rule code given (to turn rules off, use --ignore)")
@@ -99,10 +86,8 @@ COLOR_CHOICES = ("auto", "always", "never")
 
 
 def _use_color(choice: str = "auto", terminal: bool | None = None) -> bool:
-    """`--color always` / `never` decide. `auto`: a non-empty FORCE_COLOR turns colours on
-    (as in ruff, whatever NO_COLOR says), else a non-empty NO_COLOR turns them off
-    (no-color.org), else they are on a terminal only (`terminal`: whether the report's
-    stream is one; default: standard output's)."""
+    """`auto`: FORCE_COLOR wins (as in ruff), then NO_COLOR, then whether the report's
+    stream (`terminal`; default: standard output) is a terminal."""
     if choice != "auto":
         return choice == "always"
     if os.environ.get("FORCE_COLOR"):
@@ -122,6 +107,23 @@ def _stderr_is_terminal() -> bool:
     return bool(isatty and isatty())
 
 
+def _reader_left() -> None:
+    """`snlint | head`: the reader left; stop writing quietly instead of a traceback at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _note(text: str, recorded: bool = True) -> None:
+    """A line on standard error that a replayed run says again when `recorded`."""
+    own = _own_process()
+    if recorded and own is not None and own.recorder is not None:
+        own.recorder.noted(text + "\n")
+    try:
+        click.echo(text, err=True)
+    except OSError:
+        pass
+
+
 def _emit(text: str, color: bool = False) -> None:
     text = printable(text)
     own = _own_process()
@@ -133,9 +135,7 @@ def _emit(text: str, color: bool = False) -> None:
     try:
         click.echo(text, color=color)
     except BrokenPipeError:
-        # `snlint | head`: the reader left; stop quietly instead of a traceback at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _reader_left()
         sys.exit(EXIT_FINDINGS)
 
 
@@ -227,15 +227,13 @@ def main(**options) -> None:
     try:
         _main(**options)
     except KeyboardInterrupt as exc:
-        # Not click's "Aborted!" and exit 1, the code for findings: a pipeline or CI step
-        # must tell an interrupted run from one that found something. What the run was
-        # writing was cleaned up on the way here (snlint.engine.fixing.fix_paths).
+        # Not click's "Aborted!" and exit 1, the code for findings: CI must tell an
+        # interrupted run from one that found something.
         _interrupted(getattr(exc, "signum", signal.SIGINT))
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM (or SIGHUP) in the main process: unwinds as Ctrl-C does, so every clean-up
-    on the way runs."""
+    """SIGTERM (or SIGHUP) in the main process: unwinds as Ctrl-C does, cleaning up."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -255,16 +253,13 @@ _MAIN_PID = os.getpid()
 
 
 def _on_termination(signum: int, frame) -> None:
-    if os.getpid() != _MAIN_PID:
-        # A forked helper (a worker) ends at once; the main process
-        # cleans up what it wrote under its name.
+    if os.getpid() != _MAIN_PID:  # a forked worker: the main process cleans up
         os._exit(EXIT_SIGNAL + signum)
     raise Terminated(signum)
 
 
 def _catch_termination() -> None:
-    """SIGTERM and SIGHUP end the run as Ctrl-C does (clean-up, then 128 + the signal),
-    instead of at once with temporary files left beside the user's files."""
+    """SIGTERM and SIGHUP end the run as Ctrl-C does (clean-up, then 128 + the signal)."""
     global _MAIN_PID
     _MAIN_PID = os.getpid()
     for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
@@ -360,8 +355,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
             listed = sorted(str(absolute) for _, absolute in discover(list(paths), config))
             if listed:
                 _emit("\n".join(listed), False)
-            elif not quiet and not _python_files_given(paths):
-                _no_files()
+            elif not quiet:
+                _no_files(paths)
         _finish(EXIT_CLEAN)
 
     if config.graph and not stdin:
@@ -370,6 +365,7 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
     reuse = None
     walked = None
     fixed = None  # what --fix did (snlint.fix.FixOutcome)
+    fixes_made = 0
     if stdin and (fix or diff):
         _fix_stdin(paths[0], config, fmt=fmt, color=color, unsafe=unsafe_fixes, diff=diff,
                    exit_zero=exit_zero, quiet=quiet, silent=silent, fix_only=fix_only,
@@ -383,13 +379,12 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         # fixes changed are read again.
         reuse, fixed = _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff,
                                     exit_zero=exit_zero, files=walked, quiet=quiet)
+        fixes_made = sum(item.fixes for item in fixed.written)
         if fix_only:
-            changed = sum(item.fixes for item in fixed.written) if fixed is not None else 0
-            if reuse is not None:
-                reuse.close()
-            if not walked and not quiet and not _python_files_given(paths):
-                _no_files()
-            _finish(EXIT_FINDINGS if exit_non_zero_on_fix and changed else EXIT_CLEAN)
+            reuse.close()
+            if not walked and not quiet:
+                _no_files(paths)
+            _finish(EXIT_FINDINGS if exit_non_zero_on_fix and fixes_made else EXIT_CLEAN)
 
     # A fix is built (parsed, rewritten, compiled, diffed) only for an output that shows
     # it; otherwise the findings only carry whether a fix exists, for `[*]` and the count.
@@ -434,33 +429,20 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
 
             added = write_noqa(findings, result.sources, config.max_file_size,
                                report=lambda message: click.echo(printable(message), err=True))
-            click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.", err=True)
+            click.echo(f"Added {plural(added, 'noqa directive')}.", err=True)
             sys.exit(EXIT_CLEAN)
-        if statistics:
-            text = report.render_stats(findings, fmt, unsafe_fixes=unsafe_fixes)
-        else:
-            text = report.render(findings, fmt, result.sources, color=color,
-                                 root=config.root, show_fixes=show_fixes,
-                                 unsafe_fixes=unsafe_fixes, cleared=result.cleared)
-        # ruff's closing lines, on stdout for the text formats only (never in JSON).
-        # No file left to lint (all excluded, as a pre-commit hook may see): say nothing.
-        closing = ("" if quiet or statistics or fmt not in report.TEXT_FORMATS
-                   or not (result.files or findings)
-                   else report.summary(findings, unsafe_fixes=unsafe_fixes,
-                                       **_after_fixes(fixed, findings, result.sources)))
+        out = _report(findings, result, fmt, color=color, root=config.root,
+                      unsafe=unsafe_fixes, quiet=quiet, statistics=statistics,
+                      show_fixes=show_fixes, fixes=fixes_made, outcome=fixed)
     except Exception as exc:
         _internal_error(exc)
 
     if output_file is not None:
-        _write_report(output_file, (text + ("\n" if fmt == "full" and closing else "") + "\n" if text else "")
-                      + (closing + "\n" if closing else ""))
-    elif not silent:
-        if text:
-            _emit(text + ("\n" if fmt == "full" and closing else ""), color)
-        if closing:
-            _emit(closing, color)
-    if not stdin and not result.files and not quiet and not _python_files_given(paths):
-        _no_files()
+        _write_report(output_file, out)
+    elif out and not silent:
+        _emit(out[:-1], color)
+    if not stdin and not result.files and not quiet:
+        _no_files(paths)
     if not quiet:
         _graph_summary([] if stdin else result.graph, config.root)
     if not stdin:
@@ -477,30 +459,37 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
 NO_FILES = "warning: No Python files found under the given path(s)"
 
 
-def _config_file(root) -> str:
-    from snlint.config import config_file
-
-    return str(config_file(Path(root)) or Path(root, "pyproject.toml"))
-
-
-def _python_files_given(paths: Iterable[str]) -> bool:
-    """Whether every path named a Python file: when none is left to lint, the project's
-    exclusions dropped them (a pre-commit hook with --force-exclude), which is no mistake."""
+def _no_files(paths: Iterable[str]) -> None:
+    """ruff's warning: a run over a wrong folder must not pass in silence. When every path
+    named a Python file, --force-exclude dropped them, which is no mistake."""
     from snlint.files import SUFFIXES
 
-    return all(Path(p).suffix in SUFFIXES and os.path.isfile(p) for p in paths)
+    if not all(Path(p).suffix in SUFFIXES and os.path.isfile(p) for p in paths):
+        _note(NO_FILES)
 
 
-def _no_files() -> None:
-    """ruff's warning, on standard error, when the paths hold nothing to lint: a run over a
-    wrong folder must not pass in silence."""
-    own = _own_process()
-    if own is not None and own.recorder is not None:
-        own.recorder.noted(NO_FILES + "\n")
-    try:
-        click.echo(NO_FILES, err=True)
-    except OSError:
-        pass
+def _report(findings: list[Finding], result, fmt: str, *, color: bool, root, unsafe: bool,
+            quiet: bool, statistics: bool = False, show_fixes: bool = False, fixes: int = 0,
+            outcome=None) -> str:
+    """The report and ruff's closing lines (text formats only), each ended by a newline
+    (a blank line between them in `full`). `fixes`: what --fix made (`outcome`)."""
+    if statistics:
+        text = report.render_stats(findings, fmt, unsafe_fixes=unsafe)
+    else:
+        text = report.render(findings, fmt, result.sources, color=color, root=root,
+                             show_fixes=show_fixes, unsafe_fixes=unsafe, cleared=result.cleared)
+    # No file left to lint (all excluded, as a pre-commit hook may see): say nothing.
+    closing = ("" if quiet or statistics or fmt not in report.TEXT_FORMATS
+               or not (result.files or findings)
+               else report.summary(findings, unsafe_fixes=unsafe,
+                                   **_after_fixes(fixes, outcome, findings, result.sources)))
+    out = text + ("\n" if fmt == "full" and closing else "") + "\n" if text else ""
+    return out + (closing + "\n" if closing else "")
+
+
+def _would_fix(count: int, hidden: int) -> str:
+    more = f" ({hidden} more with --unsafe-fixes)" if hidden else ""
+    return f"Would fix {plural(count, 'finding')}{more}." if count else f"No fixes to apply{more}."
 
 
 def _write_report(path: str, text: str) -> None:
@@ -513,10 +502,9 @@ def _write_report(path: str, text: str) -> None:
 
 
 def _settings_text(path: str, config, settings: str | None) -> str:
-    """--show-settings: where the configuration of `path` comes from, and each setting as
-    the configuration file spells it, resolved (the CLI's overrides applied)."""
+    """--show-settings: where the configuration of `path` comes from, and each setting
+    resolved, as the configuration file spells it."""
     import json
-    from dataclasses import fields as dataclass_fields
 
     from snlint.config import _KEYS, config_file
 
@@ -524,34 +512,20 @@ def _settings_text(path: str, config, settings: str | None) -> str:
     lines = [f"Resolved settings for: {os.path.abspath(path)}",
              f"Settings path: {source if source is not None else '(none: defaults)'}",
              f"root = {json.dumps(str(config.root))}"]
-    names = {f.name for f in dataclass_fields(config)}
     for key, name in sorted(_KEYS.items()):
-        if name in names:
-            lines.append(f"{key} = {json.dumps(_plain(getattr(config, name)), sort_keys=True)}")
+        # TOML's dates and times, in `models`, as their text.
+        lines.append(f"{key} = {json.dumps(getattr(config, name), sort_keys=True, default=str)}")
     # The rules that apply to the path: the selection, ignores and per-file-ignores resolved.
     enabled = [code for code in sorted(_catalogue()) if config.is_enabled(code, path)]
     lines.append(f"enabled = {json.dumps(enabled)}")
     return "\n".join(lines)
 
 
-def _plain(value):
-    if isinstance(value, (frozenset, set)):
-        return sorted(_plain(v) for v in value)
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
-
 def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, diff: bool,
                exit_zero: bool, quiet: bool, silent: bool, fix_only: bool,
                exit_non_zero_on_fix: bool, output_file: str | None) -> None:
     """`--fix` / `--diff` on standard input, as ruff for editors: --diff prints the diff;
-    --fix writes the fixed source (the input itself when nothing changed) to standard
-    output and the report of what remains to standard error. Exits."""
+    --fix writes the fixed source to standard output and the report to standard error."""
     import io
 
     from snlint.stdin import fix_stdin, lint_stdin
@@ -568,36 +542,22 @@ def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, dif
     if diff:
         _write_bytes(fixed.diff)
         if not quiet:
-            more = f" ({fixed.hidden} more with --unsafe-fixes)" if fixed.hidden else ""
-            n = fixed.fixes
-            say(f"Would fix {n} finding{'' if n == 1 else 's'}{more}." if n
-                else f"No fixes to apply{more}.")
+            say(_would_fix(fixed.fixes, fixed.hidden))
         _finish(EXIT_FINDINGS if fixed.diff and not exit_zero else EXIT_CLEAN)
     _write_bytes(fixed.data)
     changed = EXIT_FINDINGS if exit_non_zero_on_fix and fixed.fixes else EXIT_CLEAN
     if fix_only:
         if fixed.fixes and not quiet:
-            say(f"Fixed {fixed.fixes} finding{'' if fixed.fixes == 1 else 's'}.")
+            say(f"Fixed {plural(fixed.fixes, 'finding')}.")
         _finish(changed)
     try:
         result = lint_stdin(io.BytesIO(fixed.data), display, config,
                             fixes=fmt in report.FIX_FORMATS)
         findings = list(result.findings)
-        text = report.render(findings, fmt, result.sources, color=color, root=config.root,
-                             unsafe_fixes=unsafe, cleared=result.cleared)
-        closing = ""
-        if not quiet and fmt in report.TEXT_FORMATS and (result.files or findings):
-            after = {}
-            if fixed.fixes:
-                from snlint.fix.identity import beyond
-
-                after = {"fixed": fixed.fixes,
-                         "new": len(beyond(findings, result.sources, fixed.first))}
-            closing = report.summary(findings, unsafe_fixes=unsafe, **after)
+        out = _report(findings, result, fmt, color=color, root=config.root, unsafe=unsafe,
+                      quiet=quiet, fixes=fixed.fixes, outcome=fixed)
     except Exception as exc:
         _internal_error(exc)
-    out = (text + ("\n" if fmt == "full" and closing else "") + "\n" if text else "") \
-        + (closing + "\n" if closing else "")
     if output_file is not None:
         _write_report(output_file, out)
     elif out and not silent:
@@ -605,44 +565,42 @@ def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, dif
     _finish(max(exit_code(findings, exit_zero), changed))
 
 
-def _write_bytes(data: bytes) -> None:
+def _write_bytes(*pieces: bytes) -> None:
     """Bytes on standard output as they are (a fixed source or a diff is in its file's
     encoding, so it applies to the file as it is)."""
     sys.stdout.flush()
     try:
-        sys.stdout.buffer.write(data)
+        for data in pieces:
+            sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _reader_left()
 
 
 def _require_torch(*, asked_on_command_line: bool, root, settings: str | None = None) -> None:
-    """Exit 2, saying how to get it, when the graph pass is asked for and this Python
-    cannot import torch: a CI job that asked for it must not pass on the source pass
-    alone without a word."""
+    """Exit 2 when the graph pass is asked for and torch cannot be imported: a CI job must
+    not pass on the source pass alone without a word."""
+    from snlint.config import config_file
     from snlint.graph.runner import torch_importable
 
     if torch_importable():
         return
-    asked = "--graph" if asked_on_command_line else \
-        f"graph = true (in {settings or _config_file(root)})"
+    settings = settings or config_file(Path(root)) or Path(root, "pyproject.toml")
+    asked = "--graph" if asked_on_command_line else f"graph = true (in {settings})"
     _fail(f"{asked} needs torch, which {sys.executable} cannot import: "
           f"pip install 'snlint[graph]'" + ("" if asked_on_command_line else ", or run with --no-graph"))
 
 
 @dataclass
 class OwnProcess:
-    """The `obj` of the command's context when it runs as its own process
-    (snlint.launch): the record it may leave for the next run of the same command
-    (snlint.engine.replay), and what its answer depends on."""
+    """The context's `obj` when the command runs as its own process (snlint.launch): its
+    replay record (snlint.engine.replay) and what the answer depends on."""
 
     recorder: Recorder | None
     looked_at: dict[str, tuple[int, object]] = field(default_factory=dict)
 
 
 def run_own_process(recorder: Recorder | None) -> None:
-    """`main` as the `snlint` command: in a process of its own."""
     _catch_termination()
     main(prog_name="snlint", obj=OwnProcess(recorder))
 
@@ -654,10 +612,7 @@ def _own_process() -> OwnProcess | None:
 
 
 def _record(own: OwnProcess, config, code: int) -> None:
-    """Leave the record of a run of the source pass over the whole project: the next
-    identical run, finding everything it read as it was, replays its report."""
-    from pathlib import Path
-
+    """Leave the record the next identical run replays when all it read is unchanged."""
     from snlint.engine.cache import Cache
     from snlint.files import replace_file
     from snlint.engine.replay import note, own_files
@@ -674,11 +629,9 @@ def _record(own: OwnProcess, config, code: int) -> None:
 
 
 def _finish(code: int) -> None:
-    """Exit with `code`. In a process of its own, without tearing down what the run
-    built: freeing every file's facts one object at a time costs a fifth of a run, and
-    the operating system frees them at once (mypy's `hard_exit`). Workers are already
-    shut down; the output is flushed here. Called in-process (tests, CliRunner), exit
-    normally, and so under a profiler or a tracer (coverage): they write at exit."""
+    """Exit with `code`. In a process of its own without tearing down what the run built
+    (freeing it costs a fifth of a run; mypy's `hard_exit`); in-process (tests) or under a
+    profiler or tracer, normally."""
     if _own_process() is not None and sys.getprofile() is None and sys.gettrace() is None:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -691,10 +644,8 @@ def _finish(code: int) -> None:
 
 def _answered(paths: list[str], config, fixes: bool, reuse,
               looked_at: dict[str, tuple[int, object]] | None = None, walked=None):
-    """(result, inputs, run cache): the inputs read once, and the result when the run
-    cache answers the run whole (nothing it read changed), without importing the source
-    pass; the result is None when the engine has to run (with these inputs and cache).
-    `walked`: the files under `paths`, when --fix found them."""
+    """(result, inputs, run cache): the result is the run cache's when nothing changed
+    (the source pass is not imported), else None. `walked`: the files --fix found."""
     from snlint.engine.run_cache import RunCache
     from snlint.engine.run_result import finish, unsuppressed
     from snlint.files import discover
@@ -712,8 +663,6 @@ def _answered(paths: list[str], config, fixes: bool, reuse,
 
 
 def _progress(quiet: bool):
-    """The progress line on standard error, of the source pass's steps and the graph
-    pass's builds (None: no progress)."""
     if quiet:
         return None
     from snlint.report.progress import ProgressLine
@@ -722,57 +671,41 @@ def _progress(quiet: bool):
 
 
 def _graph_summary(results, root) -> None:
-    """What the graph pass did with each class, on standard error after a run with it;
-    stdout keeps only the report (JSON and SARIF stay parseable)."""
+    """What the graph pass did with each class, on standard error: stdout keeps only the
+    report (JSON and SARIF stay parseable)."""
+    if not results:
+        return
     from snlint.graph.diagnostics import graph_summary, installed
+    from snlint.link.roots import locate_module
 
-    text = ""
-    if results:
-        from snlint.link.roots import locate_module
-
-        text = graph_summary(results, locate=lambda name: locate_module(name, root),
-                             is_installed=installed)
+    text = graph_summary(results, locate=lambda name: locate_module(name, root),
+                         is_installed=installed)
     if text:
-        try:
-            click.echo(text, err=True)
-        except OSError:
-            pass
+        _note(text, recorded=False)
 
 
 def _graph_note(discriminators: int, *, asked: bool, quiet: bool) -> None:
-    """What --graph would add, on a terminal only (`snlint.graph.diagnostics.graph_note`)."""
     from snlint.graph.diagnostics import graph_note
 
     text = graph_note(discriminators, asked=asked, quiet=quiet, terminal=_stderr_is_terminal())
-    own = _own_process()
-    if text and own is not None and own.recorder is not None:
-        own.recorder.noted(text + "\n")
     if text:
-        try:
-            click.echo(text, err=True)
-        except OSError:
-            pass
+        _note(text)
 
 
-def _after_fixes(outcome, findings: list[Finding], sources: dict[str, str]) -> dict[str, int]:
-    """The summary's account of a --fix run (`report.summary`'s `fixed` and `new`): the
-    fixes written, and how many of the findings after them no finding of the first lint
-    accounts for (`snlint.fix.identity`): the fixes made them, and fixed none of them."""
-    fixed = sum(item.fixes for item in outcome.written) if outcome is not None else 0
-    if not fixed:
+def _after_fixes(fixes: int, outcome, findings: list[Finding], sources: dict[str, str]) -> dict:
+    """`report.summary`'s `fixed` and `new`: the fixes made, and how many findings after
+    them the first lint did not have (`snlint.fix.identity`): the fixes made them."""
+    if not fixes:
         return {}
     from snlint.fix.identity import beyond
 
-    return {"fixed": fixed, "new": len(beyond(findings, sources, outcome.first))}
+    return {"fixed": fixes, "new": len(beyond(findings, sources, outcome.first))}
 
 
 def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zero: bool, files: list,
                  quiet: bool = False):
-    """`--diff`: print the diffs (stdout holds nothing else) and exit. `--fix`: write the
-    fixed files, and return what the rounds read (`snlint.engine.Reuse`) for the run
-    that then lints them again and reports what remains, and what the fixes did
-    (`snlint.fix.FixOutcome`). A round reads only the files whose text the rounds
-    before it did not."""
+    """`--diff`: print the diffs and exit. `--fix`: write the fixed files; return what the
+    rounds read (`snlint.engine.Reuse`), for the lint after them, and what they did."""
     try:
         from snlint.engine.fixing import fix_paths
         from snlint.engine.lint import Reuse
@@ -783,28 +716,15 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
     except Exception as exc:
         _internal_error(exc)
     if diff:
-        # Bytes: each diff is in its file's encoding, so it applies to the file as it is.
-        sys.stdout.flush()
-        out = sys.stdout.buffer
-        try:
-            for item in outcome.files:
-                out.write(item.diff)
-            out.flush()
-        except BrokenPipeError:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+        _write_bytes(*(item.diff for item in outcome.files))
         reuse.close()
-        count = outcome.fixes
-        more = f" ({outcome.hidden} more with --unsafe-fixes)" if outcome.hidden else ""
         if not quiet:
-            click.echo(f"Would fix {count} finding{'' if count == 1 else 's'}{more}." if count
-                       else f"No fixes to apply{more}.", err=True)
+            click.echo(_would_fix(outcome.fixes, outcome.hidden), err=True)
         sys.exit(EXIT_FINDINGS if outcome.files and not exit_zero else EXIT_CLEAN)
     written = outcome.written
     count = sum(item.fixes for item in written)
     if count and not quiet:
-        click.echo(f"Fixed {count} finding{'' if count == 1 else 's'} in {len(written)} "
-                   f"file{'' if len(written) == 1 else 's'}.", err=True)
+        click.echo(f"Fixed {plural(count, 'finding')} in {plural(len(written), 'file')}.", err=True)
     return reuse, outcome
 
 
@@ -854,14 +774,9 @@ def _explanation(code: str, fmt: str) -> str:
 
 def _page_text(rule) -> str:
     """The page as Markdown, its front matter turned into one line under the title."""
-    body = rule.page
-    if body.startswith("---\n"):
-        end = body.find("\n---\n", 4)
-        if end >= 0:
-            body = body[end + 5:]
-    body = body.strip("\n")
-    default = "off by default (opt-in)" if rule.opt_in else "on by default"
-    facts = f"Severity: {rule.severity}. Fix: {rule.fix}. {default[0].upper()}{default[1:]}."
+    body = rule.body.strip("\n")
+    default = "Off by default (opt-in)" if rule.opt_in else "On by default"
+    facts = f"Severity: {rule.severity}. Fix: {rule.fix}. {default}."
     title, _, rest = body.partition("\n")
     if title.startswith("# "):
         return f"{title}\n\n{facts}\n\n{rest.lstrip(chr(10))}".rstrip("\n")

@@ -1,16 +1,9 @@
 """`[tool.snlint]` and the CLI options that override it (README, "Configuration").
 
-Selection follows ruff's simple rule: a code is enabled when it is
-selected (by `select`, or the default set when `select` is None, or `extend-select`) and
-no `ignore` or matching `per-file-ignores` entry names it. Selectors are `ALL`, a code
-(`SN301`) or a prefix (`SN3`, `SN30`). SN9xx diagnostics are on whatever the selection
-and follow `ignore` / `per-file-ignores` like rules.
-
-Globs (`per-file-ignores` keys, `exclude`) are matched against the path relative to the
-project root with forward slashes, as fnmatch does (`*` and `?` also match `/`), plus
-`**/` for "any folders, or none"; a glob that matches a folder covers the files below it.
-A pattern without a slash also matches a file or folder name alone at any depth
-(`__init__.py`, `tests`), as ruff and gitignore do; a leading `/` anchors it at the root.
+Selection is ruff's: a code is enabled when `select` (or the default set) or
+`extend-select` names it and no `ignore` or matching `per-file-ignores` entry does.
+SN9xx diagnostics are always selected. Globs match the root-relative path with forward
+slashes as fnmatch does, plus `**/`; a slashless pattern also matches a name at any depth.
 """
 
 from __future__ import annotations
@@ -45,8 +38,7 @@ class ConfigError(Exception):
 # ---------------------------------------------------------------------------- globs
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """The compiled regex of an fnmatch-like glob with `**`, matched against a whole
-    root-relative path with forward slashes."""
+    """The regex of an fnmatch-like glob with `**`, for a whole root-relative path."""
     pattern = pattern.replace("\\", "/")
     while pattern.startswith("./"):
         pattern = pattern[2:]
@@ -84,8 +76,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class Glob:
-    """One user glob. `matches_file` is the per-file-ignores test, `matches_entry` the
-    test for one file or folder met during discovery."""
+    """One user glob: `matches_file` for per-file-ignores, `matches_entry` for discovery."""
 
     pattern: str
     regex: re.Pattern[str] = field(repr=False, compare=False)
@@ -102,9 +93,8 @@ class Glob:
         return self.basename_only and bool(self.regex.fullmatch(name))
 
     def matches_file(self, relpath: str) -> bool:
-        """The file or a folder above it: by root-relative path (`examples/` covers
-        `examples/dcgan.py`), or by name alone for a slashless pattern (`__init__.py`,
-        `tests` covers `pkg/tests/t.py`), as `exclude` treats the folders it walks."""
+        """The file or a folder above it, by root-relative path or (slashless pattern)
+        by name alone, as `exclude` treats the folders it walks."""
         if self.regex.fullmatch(relpath):
             return True
         parts = relpath.split("/")
@@ -137,9 +127,12 @@ def _class_ref(ref: str, where: str) -> None:
                           "(expected \"path/relative/to/root.py:ClassName\")")
 
 
+def _positive_int(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value > 0
+
+
 def _positive_number(value: Any) -> bool:
-    """A finite number above 0 (not nan, not inf: a limit that never ends a hung import,
-    or that no comparison reaches)."""
+    """A finite number above 0 (an infinite limit never ends a hung import)."""
     return not isinstance(value, bool) and isinstance(value, (int, float)) \
         and math.isfinite(value) and value > 0
 
@@ -152,7 +145,7 @@ def _validate_selectors(codes: Any, where: str) -> list[str]:
         if not _SELECTOR.match(code):
             raise ConfigError(f"invalid rule code {code!r} in {where} (expected ALL, "
                               "or SN followed by up to three digits, e.g. SN3, SN301)")
-        if code != "ALL" and not _known(code):
+        if code != "ALL" and not any(known.startswith(code) for known in rule_codes()):
             # A typo would otherwise select or ignore nothing, silently.
             raise ConfigError(f"unknown rule code {code!r} in {where} (no rule's code "
                               "starts with it; see snlint --list-rules)")
@@ -168,10 +161,6 @@ def _known_rules(codes: Any, where: str) -> list[str]:
         if not any(selector_matches(rule, [code]) for rule in rules):
             raise ConfigError(f"unknown rule code {code!r} in {where}")
     return codes
-
-
-def _known(selector: str) -> bool:
-    return any(code.startswith(selector) for code in rule_codes())
 
 
 def _string_list(value: Any, where: str) -> list[str]:
@@ -213,38 +202,13 @@ class Config:
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.abspath(self.root))
-        if self.select is not None:
-            self.select = _validate_selectors(self.select, "select")
-        self.extend_select = _validate_selectors(self.extend_select, "extend-select")
-        self.ignore = _validate_selectors(self.ignore, "ignore")
-        for name in ("extend_safe_fixes", "extend_unsafe_fixes"):
-            setattr(self, name, _known_rules(getattr(self, name), name.replace("_", "-")))
-        if not isinstance(self.per_file_ignores, Mapping):
-            raise ConfigError(f"per-file-ignores must be a table of glob = [codes], "
-                              f"got {self.per_file_ignores!r}")
-        self.per_file_ignores = {
-            str(pattern): _validate_selectors(codes, f"per-file-ignores {pattern!r}")
-            for pattern, codes in self.per_file_ignores.items()}
-        self.exclude = _string_list(self.exclude, "exclude")
-        self.extend_exclude = _string_list(self.extend_exclude, "extend-exclude")
+        for key in _CHECKED:
+            name = _KEYS[key]
+            if getattr(self, name) is not None or key != "select":
+                setattr(self, name, _checked(key, getattr(self, name), key))
         for pattern in (*self.per_file_ignores, *self.exclude, *self.extend_exclude):
             Glob.compile(pattern)  # a bad glob is a ConfigError now, not mid-run
-        for name in ("discriminators", "not_discriminators"):
-            where = name.replace("_", "-")
-            refs = _string_list(getattr(self, name), where)
-            for ref in refs:
-                _class_ref(ref, where)
-            setattr(self, name, refs)
-        self.graph_paths = _string_list(self.graph_paths, "graph-paths")
-        if not isinstance(self.graph, bool):
-            raise ConfigError(f"graph must be true or false, got {self.graph!r}")
-        if not _positive_number(self.graph_timeout):
-            raise ConfigError(f"graph-timeout must be a positive number of seconds, got {self.graph_timeout!r}")
-        if isinstance(self.max_file_size, bool) or not isinstance(self.max_file_size, int) \
-                or self.max_file_size <= 0:
-            raise ConfigError(f"max-file-size must be a positive number of bytes, got {self.max_file_size!r}")
-        if self.jobs is not None and (isinstance(self.jobs, bool) or not isinstance(self.jobs, int)
-                                      or self.jobs < 1):
+        if self.jobs is not None and not _positive_int(self.jobs):
             raise ConfigError(f"jobs must be a positive number, got {self.jobs!r}")
 
     # -- selection
@@ -276,9 +240,8 @@ class Config:
                        for pattern, codes in self.per_file_ignores.items())
 
     def relative_path(self, path: str) -> str:
-        """`path` (a display path: relative to the working directory, or absolute) relative
-        to the root with forward slashes; the cleaned display path when it is not under
-        the root."""
+        """The display path `path` relative to the root with forward slashes (cleaned
+        when it is not under the root)."""
         key = (self.root, path)
         cached = self._relative.get(key)
         if cached is None:
@@ -304,9 +267,8 @@ def _relative_to(root: Path, path: str) -> str:
 
 # ---------------------------------------------------------------------------- root & loading
 
-# The configuration files a folder may hold, the first found the one read (ruff's order
-# for .ruff.toml, ruff.toml, pyproject.toml): the two snlint ones hold the settings at
-# their top level, pyproject.toml under [tool.snlint].
+# The first found is read (ruff's order); pyproject.toml holds the settings under
+# [tool.snlint], the others at their top level.
 CONFIG_FILES = (".snlint.toml", "snlint.toml", "pyproject.toml")
 
 
@@ -322,11 +284,9 @@ def config_file(folder: Path, looked_at: dict[str, tuple[int, object]] | None = 
 
 
 def find_root(paths: list[str], looked_at: dict[str, tuple[int, object]] | None = None) -> Path:
-    """The nearest folder at or above the first path that holds a configuration file
-    (CONFIG_FILES) or a .git; else the working directory when the path lies in it (and it
-    is not the filesystem root), else the path's folder.
-    `looked_at`: filled with where it looked (for snlint.engine.replay: a configuration file's
-    whole state, whether a .git is there)."""
+    """The nearest folder at or above the first path that holds a configuration file or
+    a .git; else the working directory when the path lies in it, else the path's folder.
+    `looked_at`: where it looked, for snlint.engine.replay."""
     start = Path(os.path.abspath(paths[0] if paths else "."))
     if not os.path.isdir(start):
         start = start.parent
@@ -336,50 +296,23 @@ def find_root(paths: list[str], looked_at: dict[str, tuple[int, object]] | None 
         note(looked_at, str(folder / ".git"), EXISTS)
         if found is not None or os.path.exists(folder / ".git"):
             return folder
-    # The root is walked for the files a linted one imports and holds the cache: a folder
-    # the path is not in is none of its project, nor is the filesystem root (a run from
-    # `/` would walk, and write into, the whole machine).
+    # The root is walked and holds the cache: never the filesystem root, nor a folder the
+    # path is not in.
     cwd = Path.cwd()
     if cwd.parent != cwd and (start == cwd or cwd in start.parents):
         return cwd
     return start
 
 
-# toml key -> Config field
-_KEYS = {
-    "select": "select",
-    "extend-select": "extend_select",
-    "ignore": "ignore",
-    "per-file-ignores": "per_file_ignores",
-    "exclude": "exclude",
-    "extend-exclude": "extend_exclude",
-    "discriminators": "discriminators",
-    "not-discriminators": "not_discriminators",
-    "max-file-size": "max_file_size",
-    "norm-replacement": "norm_replacement",
-    "extend-safe-fixes": "extend_safe_fixes",
-    "extend-unsafe-fixes": "extend_unsafe_fixes",
-    "graph": "graph",
-    "graph-timeout": "graph_timeout",
-    "graph-paths": "graph_paths",
-    "models": "models",
-    "force-exclude": "force_exclude",
-    "cache": "cache",
-    "cache-dir": "cache_dir",
-}
+# toml key -> Config field: every setting but `jobs` (a command-line option only).
 _FIELDS = frozenset(f.name for f in fields(Config) if f.init) - {"root"}
+_KEYS = {name.replace("_", "-"): name for name in sorted(_FIELDS - {"jobs"})}
 
 
 def load_config(root: Path, *, settings: Path | None = None, **cli_overrides: Any) -> Config:
-    """The configuration of the project at `root`: its configuration file's settings
-    (`config_file`; `settings`, when given, is read instead: --config), then the CLI
-    overrides that are not None.
-
-    As in ruff, a CLI `select` starts the selection afresh (the file's select,
-    extend-select and ignore are dropped); otherwise CLI `extend_select`, `ignore` and
-    `extend_exclude` add to the file's. Every other CLI value replaces the file's.
-    CLI selector lists may be lists of strings or comma-separated strings.
-    """
+    """The settings of the project's configuration file (or `settings`: --config), then
+    the CLI overrides that are not None. As in ruff, a CLI `select` starts the selection
+    afresh; the CLI's extend-* and `ignore` add to the file's; other values replace it."""
     root = Path(os.path.abspath(root))
     path = settings if settings is not None else config_file(root)
     values = read_settings(Path(os.path.abspath(path))) if path is not None else {}
@@ -413,8 +346,7 @@ def _split_codes(value: Any, where: str) -> list[str]:
 
 
 def read_settings(path: Path) -> dict[str, Any]:
-    """The settings of the configuration file `path` (Config field -> value): a
-    pyproject.toml's [tool.snlint] table, any other file's top level (snlint.toml)."""
+    """The settings of the configuration file `path` (Config field -> value)."""
     from snlint.regular import read_regular
 
     try:
@@ -463,61 +395,43 @@ def _hint(key: str) -> str:
     return hint
 
 
-def _in_file(path: Path, check: Any) -> Any:
-    """`check()`, its ConfigError naming the file the value came from."""
-    try:
-        return check()
-    except ConfigError as e:
-        raise ConfigError(f"{path}: {e}") from None
+# The settings Config checks itself, whoever made it (the others come from a file, checked
+# as it is read, or from click), in this order.
+_CHECKED = ("select", "extend-select", "ignore", "extend-safe-fixes", "extend-unsafe-fixes",
+            "per-file-ignores", "exclude", "extend-exclude", "discriminators",
+            "not-discriminators", "graph-paths", "graph", "graph-timeout", "max-file-size")
 
 
-def _check_value(key: str, value: Any, path: Path, table: str = "[tool.snlint] ") -> Any:
-    where = f"{path}: {table}{key}"
+def _checked(key: str, value: Any, where: str) -> Any:
+    """`value` of setting `key`, or a ConfigError naming it `where`."""
     if key in ("select", "extend-select", "ignore"):
-        # Checked here too, where the file is known, so the message can name it.
-        return _in_file(path, lambda: _validate_selectors(value, f"{table}{key}"))
+        return _validate_selectors(value, where)
     if key in ("extend-safe-fixes", "extend-unsafe-fixes"):
-        return _in_file(path, lambda: _known_rules(value, f"{table}{key}"))
-    if key in ("exclude", "extend-exclude"):
-        patterns = _string_list(value, where)
-        for pattern in patterns:
-            _in_file(path, lambda pattern=pattern: _glob_in(pattern, f"{table}{key}"))
-        return patterns
+        return _known_rules(value, where)
+    if key in ("exclude", "extend-exclude", "graph-paths"):
+        return _string_list(value, where)
     if key in ("discriminators", "not-discriminators"):
         refs = _string_list(value, where)
         for ref in refs:
-            _in_file(path, lambda ref=ref: _class_ref(ref, f"{table}{key}"))
+            _class_ref(ref, where)
         return refs
-    if key == "graph-paths":
-        folders = _string_list(value, where)
-        for folder in folders:
-            if not os.path.isdir(path.parent / folder):
-                raise ConfigError(f"{where}: {folder!r} is not a folder (the paths are "
-                                  f"relative to {path.parent})")
-        return folders
     if key == "per-file-ignores":
-        if not isinstance(value, dict):
-            raise ConfigError(f"{where} must be a table of glob = [codes]")
-        for glob in value:
-            _in_file(path, lambda glob=glob: _glob_in(glob, f"{table}{key}"))
-        return {glob: _in_file(path, lambda codes=codes, glob=glob: _validate_selectors(
-            codes, f"{table}{key} {glob!r}")) for glob, codes in value.items()}
-    if key == "cache-dir":
-        if not isinstance(value, str) or not value:
-            raise ConfigError(f"{where} must be a folder (relative to {path.parent}), got {value!r}")
-        return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where} must be a table of glob = [codes], got {value!r}")
+        return {str(glob): _validate_selectors(codes, f"{where} {glob!r}")
+                for glob, codes in value.items()}
     if key in ("graph", "force-exclude", "cache"):
         if not isinstance(value, bool):
             raise ConfigError(f"{where} must be true or false, got {value!r}")
         return value
     if key == "max-file-size":
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        if not _positive_int(value):
             raise ConfigError(f"{where} must be a positive number of bytes, got {value!r}")
         return value
     if key == "graph-timeout":
         if not _positive_number(value):
             raise ConfigError(f"{where} must be a positive number of seconds, got {value!r}")
-        return float(value)
+        return value
     if key == "norm-replacement":
         allowed = ("groupnorm", "instancenorm", "identity")
         if value not in allowed:
@@ -527,5 +441,29 @@ def _check_value(key: str, value: Any, path: Path, table: str = "[tool.snlint] "
         if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
             raise ConfigError(f"{where} must be a table of tables "
                               "([tool.snlint.models.\"path.py:Class\"])")
-        return value
-    raise AssertionError(key)  # pragma: no cover - _KEYS and this function agree
+    return value  # cache-dir: `_check_value` knows the folder it is relative to
+
+
+def _check_value(key: str, value: Any, path: Path, table: str = "[tool.snlint] ") -> Any:
+    """`_checked`, its messages naming the file, and what only the file tells: globs,
+    and folders relative to it."""
+    where = f"{table}{key}"
+    try:
+        if key == "per-file-ignores" and not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a table of glob = [codes]")
+        if key == "cache-dir" and (not isinstance(value, str) or not value):
+            raise ConfigError(f"{where} must be a folder (relative to {path.parent}), "
+                              f"got {value!r}")
+        if key == "per-file-ignores":
+            for glob in value:
+                _glob_in(glob, where)
+        value = _checked(key, value, where)
+        for pattern in value if key in ("exclude", "extend-exclude") else ():
+            _glob_in(pattern, where)
+        for folder in value if key == "graph-paths" else ():
+            if not os.path.isdir(path.parent / folder):
+                raise ConfigError(f"{where}: {folder!r} is not a folder (the paths are "
+                                  f"relative to {path.parent})")
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    return float(value) if key == "graph-timeout" else value

@@ -1,11 +1,8 @@
 """Source facts: what one read of one file says, before anything is linked.
 
-The source pass lowers each file to a small intermediate form: module-level statements,
-functions and classes whose bodies are statements over expressions, with every global
-name already qualified through the file's imports (`nn.Conv2d` -> `torch.nn.Conv2d`,
-`from .layers import snconv2d` -> `pkg.layers.snconv2d`). Nothing here knows about other
-files; the link step resolves names across the project and interprets these bodies.
-Everything is a frozen dataclass, so per-file facts can be computed in parallel and cached.
+Statements over expressions, every global name qualified through the file's imports
+(`nn.Conv2d` -> `torch.nn.Conv2d`); the link step resolves names across the project.
+Frozen records, so per-file facts can be computed in parallel and cached.
 """
 
 from __future__ import annotations
@@ -246,28 +243,20 @@ EXPR, ARG, PARAM, ALIAS, STMT = range(5)
 
 
 def node_key(line: int, column: int, end_line: int, end_column: int, role: int) -> int:
-    """The *node key* of the node the source pass read at this span (1-based columns, in
-    characters, as `Span` has them) in this role: one int, a function of the text alone.
-    Whichever parser read the file (CPython's `ast`, or libcst where only it can), the
-    source pass and a fix that parses the file again with libcst
-    (`snlint.edit.parsed`) compute the same key for the same node, so a fix finds its
-    node without a search, and facts keep no parser's node order."""
+    """The *node key* of the node read at this span in this role: one int, a function of
+    the text alone, so the source pass and a fix's libcst parse (`snlint.edit.parsed`)
+    compute the same key for the same node."""
     return ((((line << 32 | column) << 32 | end_line) << 32 | end_column) << 3) | role
 
 
 @record(eq=False)
 class Names:
-    """What the names of one file mean, as a fix asks: the source pass reads them in the
-    file, and the link step resolves them across the project (`snlint.link.names`), so a
-    fix names things the way the findings were decided (`from .sn import spectral_norm`
-    is torch's `spectral_norm`).
+    """What the names of one file mean, as a fix asks, resolved across the project by the
+    link step (`snlint.link.names`). Keyed by node key where a node is meant, by name
+    where a spelling is."""
 
-    Keyed by node key (`node_key`) where a node is meant, by name where a spelling
-    is: a fix writes names, and must know which ones the file already binds."""
-
-    # The span of each call, argument and parameter the source pass read -> its node
-    # index (the call, where an argument is nothing but a call): where a location the
-    # graph pass reports (a position, no node) is in the file.
+    # The span of each call, argument and parameter -> its node key: where a position the
+    # graph pass reports is in the file.
     sites: Mapping[Span, int] = field(default_factory=dict)
     # Node index of each name or attribute chain read as a global -> the qualified name
     # (`nn.BatchNorm2d` -> `torch.nn.BatchNorm2d`); a local variable has none.
@@ -285,9 +274,8 @@ class Names:
     partials: Mapping[str, str] = field(default_factory=dict)
     # How often each name is read (not counting attribute names, keywords and imports).
     reads: Mapping[str, int] = field(default_factory=dict)
-    # Every name the file binds, imports or reads, in any scope: a fix may add one
-    # outside it, once every binding of the file was counted (`complete`; libcst reads
-    # some files `ast` cannot, and then nothing was).
+    # Every name the file binds, imports or reads, in any scope: a fix may add one outside
+    # it once every binding was counted (`complete`).
     used: frozenset[str] = frozenset()
     complete: bool = False
 
@@ -364,33 +352,19 @@ class FileFacts:
     star_imports: tuple[str, ...] = ()  # modules of `from x import *`, in order
     imports: tuple[tuple[str, str], ...] = ()  # local name -> qualified name it imports
     names: Names = field(default_factory=Names, compare=False)
-    # Each dotted name given as a `class_name` here (dnnlib's `construct_class_by_name`),
-    # with its line; each `x.add_argument(...)` call a statement makes
-    # (`snlint.source.configured`).
+    # Each dotted name given as a `class_name`, with its line; each `x.add_argument(...)`
+    # call a statement makes (`snlint.source.configured`).
     class_names: tuple[tuple[str, int], ...] = ()
     option_calls: tuple[Call, ...] = ()
     # Each (keyword, literal value) a call here passes: `model(x, step=1)`.
     keyword_literals: tuple[tuple[str, object], ...] = ()
-    # False: libcst does not read the file back byte for byte (a tab in indentation, a
-    # backslash line, a deep expression; `snlint.source._rewritable`): no fix rewrites it.
+    # False: libcst does not read the file back byte for byte: no fix rewrites it.
     rewritable: bool = True
 
     def imported(self, name: str) -> str | None:
         for local, qual in self.imports:
             if local == name:
                 return qual
-        return None
-
-    def function(self, name: str) -> FunctionFacts | None:
-        for key, fn in self.functions:
-            if key == name:
-                return fn
-        return None
-
-    def cls(self, name: str) -> ClassFacts | None:
-        for key, c in self.classes:
-            if key == name:
-                return c
         return None
 
 

@@ -1,17 +1,10 @@
 """Which files a run lints, and reading one of them as Python would.
 
-Discovery (ruff's conventions): paths named on the command line are linted as given
-(`.py`, `.pyi`, `.ipynb`; other explicit files are skipped silently; a path that does
-not exist is kept, so reading it reports SN903), unless `force_exclude` is set and an
-exclude pattern covers them. Folders are walked recursively for the same suffixes,
-skipping hidden folders, virtual environments (a `pyvenv.cfg`), the default excludes,
-the configured `exclude` / `extend-exclude` globs (relative to the root) and whatever
-the `.gitignore` files at the root and below ignore (each relative to its own folder,
-deeper files winning, as git does).
-
-Reading (`read_source`): the text is decoded as Python decodes source (BOM, PEP 263
-cookie, else UTF-8) straight from the bytes, so newlines are kept as they are. Anything
-that is not healthy text becomes an SN902 / SN903 diagnostic that names the reason.
+Discovery follows ruff: named paths are linted as given (a missing one is SN903) unless
+`force_exclude` covers them; folders are walked for the same suffixes, skipping hidden
+folders, virtual environments, the default and configured excludes and what the
+`.gitignore` files ignore (the deepest one that has a say wins, as in git). Reading
+decodes as Python decodes source, newlines kept; what is not healthy text is SN902/SN903.
 """
 
 from __future__ import annotations
@@ -54,10 +47,8 @@ BINARY_PROBE = 8 * 1024  # a NUL byte in this many leading bytes marks a binary 
 def discover(paths: list[str], config: Config,
              looked_at: dict[str, tuple[int, object]] | None = None) -> list[tuple[str, Path]]:
     """(display path, absolute path) of every file to lint under `paths` (default `.`),
-    sorted by display path, each file once (the first way it was named wins).
-    `looked_at`: filled with what the answer depends on, for a record of the run
-    (snlint.engine.replay): each file found and folder walked, each .gitignore read, and where a
-    .git or a pyvenv.cfg was looked for."""
+    sorted by display path, each file once. `looked_at`: what the answer depends on, for
+    snlint.engine.replay."""
     walker = _Walker(config, looked_at)
     found: dict[str, tuple[str, Path]] = {}
 
@@ -66,7 +57,7 @@ def discover(paths: list[str], config: Config,
         found.setdefault(os.path.realpath(absolute), (display, absolute))
 
     for arg in paths or ["."]:
-        display = _clean(arg)
+        display = display_path(arg)
         absolute = Path(os.path.abspath(arg))
         if config.force_exclude and walker.excluded_with_parents(absolute):
             continue
@@ -84,9 +75,8 @@ _PYTHON_SHEBANG = re.compile(rb"#![^\n]*\bpython[0-9.]*(?:\s|$)")
 
 
 def python_script(path: Path) -> bool:
-    """A file named on the command line without a suffix whose first line runs Python (a
-    `train` script): pre-commit passes such files to a hook that asks for Python. A walk
-    does not look for them (as ruff)."""
+    """A named file without a suffix whose first line runs Python (pre-commit passes such
+    scripts to a Python hook); a walk does not look for them (as ruff)."""
     if path.suffix or not os.path.isfile(path):
         return False
     try:
@@ -96,9 +86,8 @@ def python_script(path: Path) -> bool:
         return False
 
 
-def _clean(arg: str) -> str:
-    """A command-line path as the display form: `./x.py` -> `x.py`, `examples/` ->
-    `examples`, forward slashes."""
+def display_path(arg: str) -> str:
+    """A command-line path as the display form: `./x.py` -> `x.py`, forward slashes."""
     return os.path.normpath(arg).replace(os.sep, "/")
 
 
@@ -120,8 +109,7 @@ class _Walker:
         self.globs = [Glob.compile(p) for p in patterns]
 
     def walk(self, top: Path):
-        """(path relative to `top` with forward slashes, absolute path) of the files to
-        lint under the folder `top`."""
+        """(path relative to `top`, absolute path) of the files to lint under `top`."""
         boundary = self._gitignore_boundary(top)
         # os.walk does not follow symlinked folders, so a link loop cannot trap it.
         for folder, dirnames, filenames in os.walk(top):
@@ -153,8 +141,6 @@ class _Walker:
                 yield path.relative_to(top).as_posix(), path
 
     def look(self, path: Path, kind: int = STATE) -> None:
-        """Note that the walk depends on `path` (snlint.engine.replay): its whole state, whether
-        it is there (EXISTS), or a folder's entries (LISTING)."""
         note(self.looked_at, str(path), kind)
 
     # -- exclude globs
@@ -183,19 +169,17 @@ class _Walker:
     def _spec(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
         if folder not in self._ignores:
             self.look(folder / ".gitignore")
-            spec = None
             try:
                 lines = read_regular(folder / ".gitignore").decode("utf-8", "replace")
             except OSError:
-                lines = None
-            if lines is not None:
-                spec = _gitignore_spec(lines.splitlines())
-            self._ignores[folder] = spec
+                self._ignores[folder] = None
+            else:
+                self._ignores[folder] = _gitignore_spec(lines.splitlines())
         return self._ignores[folder]
 
     def _gitignore_boundary(self, top: Path) -> Path:
-        """The highest folder whose .gitignore applies under `top`: the git work tree
-        holding it, else the root when `top` is under it, else `top`."""
+        """The highest folder whose .gitignore applies under `top`: its git work tree,
+        else the root when `top` is under it, else `top`."""
         for folder in (top, *top.parents):
             self.look(folder / ".git", EXISTS)  # a work tree's .git changes at every commit
             if os.path.exists(folder / ".git"):
@@ -203,8 +187,7 @@ class _Walker:
         return self.root if top == self.root or self.root in top.parents else top
 
     def gitignored(self, path: Path, boundary: Path, *, is_dir: bool) -> bool:
-        """Whether the .gitignore files from `boundary` down to `path`'s folder ignore
-        it (the deepest file that has a say wins, as in git)."""
+        """Whether the .gitignore files from `boundary` down to `path` ignore it."""
         folders = [f for f in reversed(path.parents) if f == boundary or boundary in f.parents]
         ignored = False
         for folder in folders:
@@ -219,8 +202,7 @@ class _Walker:
 
 
 def _gitignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
-    """The spec of a .gitignore; lines git would not understand are dropped, as git
-    drops them."""
+    """The spec of a .gitignore, less the lines git would not understand either."""
     import pathspec  # only when a folder has a .gitignore: a given file alone needs none
 
     try:
@@ -282,9 +264,7 @@ def read_source(display: str, abspath: Path, max_size: int) -> SourceFile | Find
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as e:
-        return diagnostic("SN902", display,
-                          f"cannot decode as {encoding}: {e.reason} at byte offset {e.start}",
-                          _span_at(raw, e.start, encoding))
+        return _undecodable(display, raw, e, encoding)
     except LookupError:
         return diagnostic("SN902", display,
                           f"cannot decode: {encoding!r} is not a text encoding")
@@ -317,10 +297,14 @@ def _encoding_problem(display: str, raw: bytes, e: SyntaxError) -> Finding:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        return diagnostic("SN902", display,
-                          f"cannot decode as utf-8: {err.reason} at byte offset {err.start}",
-                          _span_at(raw, err.start, "utf-8"))
+        return _undecodable(display, raw, err, "utf-8")
     return diagnostic("SN902", display, f"cannot decode: {msg}")
+
+
+def _undecodable(display: str, raw: bytes, e: UnicodeDecodeError, encoding: str) -> Finding:
+    return diagnostic("SN902", display,
+                      f"cannot decode as {encoding}: {e.reason} at byte offset {e.start}",
+                      _span_at(raw, e.start, encoding))
 
 
 def _span_at(raw: bytes, offset: int, encoding: str) -> Span:
@@ -339,18 +323,15 @@ def _span_at(raw: bytes, offset: int, encoding: str) -> Span:
 # ---------------------------------------------------------------------------- writing and lines
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace the file at `path` (through a symlink: its target) with `data`, atomically,
-    flushed to disk and with the file's mode: a user's source is never half-written. A
-    read-only file is refused (`writable_mode`)."""
+    """Replace the file at `path` (a symlink's target) with `data`, atomically, flushed to
+    disk and with the file's mode; a read-only file is refused (`writable_mode`)."""
     target = Path(os.path.realpath(path))
     replace_file(target, data, mode=writable_mode(target), durable=True)
 
 
 def writable_mode(target: Path) -> int:
-    """The permission bits of `target`, or PermissionError when it is read-only: no write
-    bit at all (0444: the owner said so, even where root could write it) or one this
-    user lacks. A rename over it would succeed (it needs only the folder's permission)
-    and so defeat the file's own."""
+    """The permission bits of `target`, or PermissionError when it is read-only (no write
+    bit, even for root, or none this user has): a rename over it would defeat them."""
     mode = stat.S_IMODE(os.stat(target).st_mode)
     if not mode & 0o222 or not os.access(target, os.W_OK):
         import errno
@@ -360,9 +341,8 @@ def writable_mode(target: Path) -> int:
 
 
 def replace_file(target: Path, data: bytes, mode: int | None = None, durable: bool = False) -> None:
-    """`target` replaced with `data` at once: a temporary file in the same folder renamed
-    over it, so a reader sees the old bytes or the new, never a part. `durable` flushes to
-    disk first; `mode` is given to the new file."""
+    """`target` replaced with `data` at once (a temporary file renamed over it); `durable`
+    flushes to disk first."""
     tmp = written_beside(target, data, durable)
     try:
         put_in_place(tmp, target, mode)
@@ -371,10 +351,8 @@ def replace_file(target: Path, data: bytes, mode: int | None = None, durable: bo
         raise
 
 
-# The process whose run a temporary file belongs to: the one that imported this module
-# (a forked worker would write in its parent's name). In the file's name,
-# so that a later run knows a file whose owner is gone (SIGKILL) from one a run still
-# holds (`sweep_temporaries`).
+# The process a temporary file belongs to (a forked worker writes in its parent's name),
+# in its name, so that a later run knows a killed run's file (`sweep_temporaries`).
 OWNER = os.getpid()
 TEMPORARY_SUFFIX = ".snlint"
 # mkstemp's eight random characters; an owner's pid before them (none in older names).
@@ -382,8 +360,7 @@ _TEMPORARY_TAIL = re.compile(r"(?:(\d+)\.)?[a-z0-9_]{8}" + re.escape(TEMPORARY_S
 
 
 def written_beside(target: Path, data: bytes, durable: bool = True) -> str:
-    """A temporary file in `target`'s folder holding `data` (flushed to disk with
-    `durable`), for `put_in_place` to rename over `target`: `.NAME.OWNER.XXXXXXXX.snlint`."""
+    """A temporary file `.NAME.OWNER.XXXXXXXX.snlint` beside `target` holding `data`."""
     import tempfile  # only --fix writes: not on a lint's start-up
 
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{OWNER}.",
@@ -408,11 +385,8 @@ def put_in_place(tmp: str, target: Path, mode: int | None = None) -> None:
 
 
 def sweep_temporaries(targets: list[Path], *, own: bool = False, before_ns: int | None = None) -> int:
-    """Remove the temporary files a --fix left beside `targets` (the files it fixes) and
-    return how many. `own`: those of this process (an interrupted run cleans up after
-    itself); else those of a process that is gone (killed during its writes), last
-    changed before `before_ns`. Only this module's names are touched: `.NAME.` + an
-    owner + mkstemp's eight characters + `.snlint`, NAME a file of `targets`."""
+    """Remove the temporary files a --fix left beside `targets`; how many. `own`: this
+    process's; else those of a process that is gone, last changed before `before_ns`."""
     by_folder: dict[Path, set[str]] = {}
     for target in targets:
         by_folder.setdefault(target.parent, set()).add(target.name)
@@ -455,8 +429,7 @@ def _sweepable(entry: os.DirEntry, names: set[str], own: bool, before_ns: int | 
 
 
 def _alive(pid: int | None) -> bool:
-    """Whether process `pid` exists (None: a name from before owners were written, whose
-    run is long over)."""
+    """Whether process `pid` exists (None: a name from before owners were written)."""
     if pid is None or pid <= 0:
         return False
     try:

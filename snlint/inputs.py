@@ -1,9 +1,6 @@
 """What a run reads before it lints: the files under the given paths, each as text (a
 notebook as its Python), and the SN9xx diagnostics of those that cannot be read.
-
-Torch-free and libcst-free: a run the cache answers whole (snlint.engine.run_cache) reads its
-inputs here and never imports the source pass.
-"""
+Torch-free and libcst-free, for a run the run cache answers whole."""
 
 from __future__ import annotations
 

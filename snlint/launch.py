@@ -1,8 +1,6 @@
 """The `snlint` command and `python -m snlint`: the recorded report of the same run when
 everything it read is as it was (snlint.engine.replay), else the command line interface.
-
-Kept apart from snlint.cli so that a replayed run imports neither click nor the rest
-of snlint."""
+Apart from snlint.cli, so that a replayed run imports neither click nor the rest."""
 
 from __future__ import annotations
 

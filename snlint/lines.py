@@ -1,12 +1,13 @@
-"""Lines as Python counts them: broken at `\r\n`, `\r` or `\n`, and nowhere else (not at
-form feeds or the other separators `str.splitlines` knows), so every line number snlint
-reports is the one the interpreter and editors show."""
+"""Lines as Python counts them: broken at `\r\n`, `\r` or `\n` only (not at the form
+feeds and separators `str.splitlines` knows), as the interpreter and editors number them."""
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
 from functools import lru_cache
+
+from snlint.records import dataclass
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -90,3 +91,55 @@ def newline_ends(text: str) -> tuple[int, ...]:
 def lines_before(text: str, offset: int, patch: bool = False) -> int:
     """How many lines of `text` end before `offset` (`\\n` alone with `patch`)."""
     return bisect_right(newline_ends(text) if patch else line_starts(text), offset)
+
+
+@dataclass
+class LexState:
+    """Just enough of Python's lexer to know where a statement can start, and where a
+    line's comment does."""
+
+    quote: str | None = None
+    depth: int = 0
+    continued: bool = False
+
+    @property
+    def at_statement_start(self) -> bool:
+        return self.quote is None and self.depth == 0 and not self.continued
+
+    def scan(self, line: str) -> int | None:
+        """Read `line`; where its comment starts (None when it has none)."""
+        body = line.rstrip("\r\n")
+        i, n = 0, len(body)
+        single: str | None = None
+        self.continued = False
+        while i < n:
+            ch = body[i]
+            if self.quote or single:
+                if ch == "\\":
+                    i += 2
+                    continue
+                closing = self.quote or single
+                if body.startswith(closing, i):
+                    i += len(closing)
+                    self.quote = single = None
+                    continue
+                i += 1
+                continue
+            if ch == "#":
+                return i
+            if ch in "'\"":
+                if body.startswith(ch * 3, i):
+                    self.quote = ch * 3
+                    i += 3
+                else:
+                    single = ch
+                    i += 1
+                continue
+            if ch in "([{":
+                self.depth += 1
+            elif ch in ")]}":
+                self.depth = max(0, self.depth - 1)
+            elif ch == "\\" and i == n - 1:
+                self.continued = True
+            i += 1
+        return None

@@ -1,21 +1,15 @@
-"""`--add-noqa`: write `# noqa: CODE` on every reported line, as ruff does, so a team can
-turn snlint on today and fix the findings over time.
+"""`--add-noqa`: write `# noqa: CODE` on every reported line, as ruff does.
 
-Only comments change. A line that already has a `# noqa: X` directive gets the new codes
-merged into it (`# noqa: X, SN201`); a line with another comment gets the directive
-appended to that comment (a `# type: ignore` must stay first in its comment for type
-checkers); a line without a comment gets `  # noqa: CODES` after its code. Lines whose
-end lies inside a string (a multi-line string or f-string) or that continue with a
-backslash are skipped: a comment there would change the program. Every other byte of the
-file stays as it was (line endings, encoding, a BOM). Diagnostics (SN9xx) and notebook
-findings get no directive (`# noqa` does not apply to diagnostics).
+Only comments change: codes merge into an existing directive, a directive is appended to
+another comment (a `# type: ignore` must stay first), else `  # noqa: CODES` is added.
+Lines whose end lies inside a string or that continue with a backslash are skipped (a
+comment there would change the program). Diagnostics and notebook findings get none.
 """
 
 from __future__ import annotations
 
 import io
 import os
-import sys
 import tokenize
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -112,15 +106,11 @@ def codes_by_file(findings: Iterable[Finding]) -> dict[str, dict[int, set[str]]]
     return out
 
 
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr)
-
-
 def write_noqa(findings: Iterable[Finding], sources: Mapping[str, str],
-               max_size: int, report: Callable[[str], None] | None = None) -> int:
+               max_size: int, report: Callable[[str], None]) -> int:
     """Add the directives to the files on disk; the number of directives added. A file
-    that changed since it was linted is left alone; one that cannot be written (read-only)
-    is left too, and said with `report` (default: a line on stderr)."""
+    that changed since it was linted is left alone, as is one that cannot be written
+    (said with `report`)."""
     total = 0
     for path, codes in codes_by_file(findings).items():
         if path not in sources:
@@ -134,7 +124,7 @@ def write_noqa(findings: Iterable[Finding], sources: Mapping[str, str],
             try:
                 write_atomic(absolute, new_text.encode(read.encoding))
             except OSError as e:
-                (report or _stderr)(f"snlint: cannot write {path}: {e.strerror or e}")
+                report(f"snlint: cannot write {path}: {e.strerror or e}")
                 continue
             total += changed
     return total

@@ -1,33 +1,15 @@
 """Jupyter notebooks (`.ipynb`): their code cells as one Python module, positions mapped
 back to (cell, line), and fixed text written back into the notebook's JSON.
 
-- `parse_notebook(path, text)` reads the JSON and joins the code cells, in order, into
-  one Python text (`Notebook.python`), so names defined in one cell resolve in the next,
-  as they do in the kernel. IPython syntax is replaced line for line, so every other
-  line keeps its number and columns: a line magic or shell escape (`%time f()`,
-  `!pip install x`, `x = !ls`, `obj?`, automagic's `cd dir`) becomes `pass` (or
-  `x = None`) at its indentation (none on a cell's first line), and the lines its
-  trailing backslashes continue it onto blank lines; a cell whose first line is a
-  non-Python cell magic (`%%bash`, `%%writefile`) becomes blank lines;
-  `%%time`/`%%timeit`/`%%capture` keep their Python body. A cell indented as a whole
-  loses that indentation, as IPython runs it (`Cell.indent`, given back to columns by
-  `map_finding`; such a notebook is not fixed). Markdown and raw cells, and notebooks
-  whose kernel is not Python, give no code.
-- `Notebook.locate(line)` and `Notebook.map_finding(finding)` turn a line of that text
-  into (cell, line in the cell); cells are numbered from 1 over all cells of the
-  notebook (markdown included), as Jupyter and ruff show them.
-- `Notebook.apply(new_python)` writes a fixed Python text back: the changed lines go to
-  the cells that held them, magics stay as they were, and only the `source` value of a
-  changed cell is rewritten (in the layout the file already uses: list of lines or one
-  string, its indentation, its escaping); every other byte of the JSON is unchanged.
-- A code cell CPython cannot compile is left out of `Notebook.python` (blank lines in its
-  place): Jupyter compiles each cell on its own, so the other cells run, and are linted,
-  without it. The first such cell is the notebook's SN901 (`Notebook.broken`), naming how
-  many others there are (a Python 2 notebook has one per `print`). A notebook with such a
-  cell is not fixed.
-- A notebook of the old format (nbformat 3: `worksheets` of cells, code in `input`) is
-  read the same way, and not fixed.
-- Broken JSON, or JSON that is not a notebook, is an SN902 diagnostic naming why.
+The code cells, in order, make one module (`Notebook.python`), so names defined in one
+cell resolve in the next, as in the kernel. IPython syntax is replaced line for line
+(a magic or shell escape becomes `pass` or `x = None`, a non-Python cell magic blank
+lines), so every other line keeps its number and columns. Cells are numbered over all
+cells, markdown included, as Jupyter and ruff show them. A fix rewrites only the `source`
+value of a changed cell, in the layout the file uses. A cell CPython cannot compile is
+left out (blank lines), as Jupyter runs the others; the first is the notebook's SN901.
+Notebooks with such a cell, a cell indented as a whole, or of nbformat 3 are read, never
+fixed. Broken JSON, or JSON that is not a notebook, is an SN902.
 """
 
 from __future__ import annotations
@@ -39,7 +21,7 @@ import re
 import warnings
 from dataclasses import field, replace
 
-from snlint.lines import split_lines
+from snlint.lines import LexState, split_lines
 from snlint.findings import Finding, Span, diagnostic
 from snlint.records import dataclass
 
@@ -51,16 +33,14 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "p
 _MAGIC_LINE = re.compile(r"^[ \t]*(?:[%!?]|[\w.*\[\]()]+\?\??[ \t]*$)")  # `torch.*Tensor?`: a search
 _ASSIGN_MAGIC = re.compile(
     r"^(?P<head>[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*)[!%]")
-# Line magics IPython runs without their `%` (automagic, on by default) and its default
-# shell aliases: `cd DeOldify`, `pip install x`. Such a line is a magic only when it is not
-# Python (`ls -la` is a subtraction to the compiler, and harmless).
+# Line magics IPython runs without their `%` (automagic) and its default shell aliases;
+# a magic only when it is not Python (`ls -la` is a subtraction, and harmless).
 _AUTOMAGIC = re.compile(r"^[ \t]*(?:cd|pwd|ls|ll|pip|conda|mkdir|rmdir|rm|cp|mv|cat|env|run|load|"
                         r"alias|unalias|bookmark|dhist|pushd|popd|reload_ext|load_ext|matplotlib|"
                         r"time|timeit|who|whos|history|mamba)(?:[ \t]|$)")
 _LITERAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
 _WS = re.compile(r"[ \t\n\r]*")
-
-
+_PYTHON = ("python", "python3", "ipython")  # a kernel's or a cell's language
 
 
 # ---------------------------------------------------------------------------- JSON spans
@@ -79,8 +59,7 @@ class _SourceSpan:
 
 
 def _source_spans(text: str) -> dict[int, _SourceSpan]:
-    """Offsets of the value of `cells[i].source` for every cell i, found by walking the
-    JSON text (the json module gives no positions)."""
+    """Offsets of each `cells[i].source` value (the json module gives no positions)."""
     spans: dict[int, _SourceSpan] = {}
 
     def skip(i: int) -> int:
@@ -90,48 +69,33 @@ def _source_spans(text: str) -> dict[int, _SourceSpan]:
         i = skip(i)
         if i >= len(text):
             raise _BadJson("unexpected end of JSON", i)
-        ch = text[i]
-        if ch == "{":
-            i = skip(i + 1)
-            if text.startswith("}", i):
-                return i + 1
-            while True:
-                if not text.startswith('"', i):
-                    raise _BadJson("expected a key", i)
-                key, i = json.decoder.scanstring(text, i + 1)
-                i = skip(i)
-                if not text.startswith(":", i):
-                    raise _BadJson("expected ':'", i)
-                i = value(i + 1, (*path, key) if len(path) < 3 else path)
-                i = skip(i)
-                if text.startswith(",", i):
-                    i = skip(i + 1)
-                elif text.startswith("}", i):
-                    return i + 1
-                else:
-                    raise _BadJson("expected ',' or '}'", i)
-        if ch == "[":
-            start = i
+        start, ch = i, text[i]
+        if ch in "{[":
+            close = "}" if ch == "{" else "]"
             items: list[tuple[int, int]] = []
             i = skip(i + 1)
-            index = 0
-            if not text.startswith("]", i):
-                while True:
-                    item_start = skip(i)
-                    i = value(item_start, (*path, index) if len(path) < 3 else path)
-                    items.append((item_start, i))
-                    index += 1
+            while not (text.startswith(close, i) and not items):
+                key: object = len(items)
+                if ch == "{":
+                    if not text.startswith('"', i):
+                        raise _BadJson("expected a key", i)
+                    key, i = json.decoder.scanstring(text, i + 1)
                     i = skip(i)
-                    if text.startswith(",", i):
-                        i += 1
-                    elif text.startswith("]", i):
-                        break
-                    else:
-                        raise _BadJson("expected ',' or ']'", i)
-            end = i + 1
-            if _is_source(path):
-                spans[path[1]] = _SourceSpan(start, end, items)
-            return end
+                    if not text.startswith(":", i):
+                        raise _BadJson("expected ':'", i)
+                    i = skip(i + 1)
+                item_start = i
+                i = value(i, (*path, key) if len(path) < 3 else path)
+                items.append((item_start, i))
+                i = skip(i)
+                if text.startswith(close, i):
+                    break
+                if not text.startswith(",", i):
+                    raise _BadJson(f"expected ',' or '{close}'", i)
+                i = skip(i + 1)
+            if ch == "[" and _is_source(path):
+                spans[path[1]] = _SourceSpan(start, i + 1, items)
+            return i + 1
         if ch == '"':
             _, end = json.decoder.scanstring(text, i + 1)
             if _is_source(path):
@@ -190,7 +154,6 @@ def _is_magic(line: str) -> bool:
 def _python_start(statement: str) -> bool:
     """The line compiles, or starts a statement that later lines complete (`ls = [`)."""
     import codeop
-    import warnings
 
     try:
         with warnings.catch_warnings():
@@ -205,70 +168,18 @@ def _replace_line_magics(lines: list[str]) -> list[str]:
     """Magic lines replaced; a line that starts inside a string, inside brackets or
     after a backslash continues a statement and is left alone (`% b` in `(a\n % b)`)."""
     out = []
-    state = _LexState()
+    state = LexState()
     escaped = False  # the magic line before ended in a backslash: this one is more of it
     for line in lines:
         if escaped or (state.at_statement_start and _is_magic(line)):
-            # `!python train.py \` then `    --batch 8 \`: IPython joins the lines into one
-            # command, so they go with the magic. A cell's first line may be indented
-            # (` !tts --text ...`): IPython takes that indentation off the cell, so the
-            # placeholder has none.
+            # Lines a magic's trailing backslash continues go with it; IPython takes the
+            # indentation off a cell's first line, so its placeholder has none.
             out.append(_ending(line) if escaped else _placeholder(line.lstrip(" \t") if not out else line))
             escaped = line.rstrip("\r\n").endswith("\\")
             continue
         out.append(line)
         state.scan(line)
     return out
-
-
-@dataclass
-class _LexState:
-    """Just enough of Python's lexer to know where a statement can start: open triple
-    quotes, bracket depth, backslash continuation."""
-
-    quote: str | None = None
-    depth: int = 0
-    continued: bool = False
-
-    @property
-    def at_statement_start(self) -> bool:
-        return self.quote is None and self.depth == 0 and not self.continued
-
-    def scan(self, line: str) -> None:
-        body = line.rstrip("\r\n")
-        i, n = 0, len(body)
-        single: str | None = None
-        self.continued = False
-        while i < n:
-            ch = body[i]
-            if self.quote or single:
-                if ch == "\\":
-                    i += 2
-                    continue
-                closing = self.quote or single
-                if body.startswith(closing, i):
-                    i += len(closing)
-                    self.quote = single = None
-                    continue
-                i += 1
-                continue
-            if ch == "#":
-                return
-            if ch in "'\"":
-                if body.startswith(ch * 3, i):
-                    self.quote = ch * 3
-                    i += 3
-                else:
-                    single = ch
-                    i += 1
-                continue
-            if ch in "([{":
-                self.depth += 1
-            elif ch in ")]}":
-                self.depth = max(0, self.depth - 1)
-            elif ch == "\\" and i == n - 1:
-                self.continued = True
-            i += 1
 
 
 # ---------------------------------------------------------------------------- notebooks
@@ -279,13 +190,10 @@ class Cell:
     first_line: int  # 1-based line of its first line in Notebook.python
     lines: list[str]  # original source lines (with IPython syntax), with endings
     added_newline: bool  # the last line had no newline; Notebook.python adds one
-    # The indentation of its first line that is not blank, which IPython takes off every
-    # line that starts with it (`leading_indent`): `Notebook.python` holds the cell so.
-    indent: str = ""
+    indent: str = ""  # what IPython takes off every line (`_leading_indent`)
 
     def column(self, line: int, column: int) -> int:
-        """The column in the cell of a column of line `line` (1-based, in the cell) of
-        `Notebook.python`."""
+        """The column in the cell of a column of `Notebook.python` on cell line `line`."""
         if self.indent and 0 < line <= len(self.lines) and self.lines[line - 1].startswith(self.indent):
             return column + len(self.indent)
         return column
@@ -306,14 +214,13 @@ class Notebook:
     python: str  # the code cells as one module
     cells: list[Cell] = field(default_factory=list)  # code cells with at least one line
     spans: dict[int, _SourceSpan] = field(default_factory=dict, repr=False)
-    source_is_list: dict[int, bool] = field(default_factory=dict, repr=False)
     broken: list[Finding] = field(default_factory=list)  # the SN901 of cells left out of `python`
     legacy: bool = False  # nbformat 3: read, never written
 
     @property
     def writable(self) -> bool:
-        """Whether fixes may be written into it: a current format, every cell compiled,
-        no cell indented as a whole (a fixed line would need its indentation back)."""
+        """Whether fixes may be written into it (a fixed line of a cell indented as a whole
+        would need its indentation back)."""
         return not self.legacy and not self.broken and not any(c.indent for c in self.cells)
 
     def locate(self, line: int) -> tuple[int, int]:
@@ -327,9 +234,8 @@ class Notebook:
         return 1, line
 
     def json_span(self, cell: int, line: int) -> Span | None:
-        """Where line `line` of cell number `cell` is in the notebook's JSON text: the JSON
-        string holding it when `source` is a list of lines (as Jupyter writes it, one per
-        JSON line), else the `source` string itself; None for a cell without one."""
+        """Where line `line` of cell `cell` is in the JSON text: its string in a `source`
+        list of lines, else the `source` string itself."""
         span = self.spans.get(cell - 1)
         if span is None:
             return None
@@ -344,8 +250,7 @@ class Notebook:
         return Span(first, column, last, end_column)
 
     def line_of(self, cell: int, line: int) -> int | None:
-        """The line of `python` that is line `line` of cell number `cell` (for showing
-        source under a finding); None when there is none."""
+        """The line of `python` that is line `line` of cell number `cell`."""
         for c in self.cells:
             if c.number == cell and 0 < line <= len(c.lines):
                 return c.first_line + line - 1
@@ -375,9 +280,8 @@ class Notebook:
                              discriminator=ref)
 
     def _cell_places(self, message: str, path: str) -> str:
-        """A message's places in this notebook as cell and line: rules write the lines of
-        the one module the code cells make (`line 189`, `nb.ipynb:189`), which the reader
-        never sees."""
+        """A message's places in this notebook (`line 189`, `nb.ipynb:189`: lines of the
+        joined module, which the reader never sees) as cell and line."""
         def bare(match: re.Match) -> str:
             cell, line = self.locate(int(match.group(1)))
             return f"cell {cell}, line {line}"
@@ -385,8 +289,7 @@ class Notebook:
         return re.sub(r"\bline (\d+)\b", bare, self.cited(message, path))
 
     def cited(self, message: str, path: str) -> str:
-        """`message` with each place it names in this notebook (`path:189`, as a finding
-        in another file names it) as cell and line."""
+        """`message` with each `path:189` in this notebook as cell and line."""
         def with_path(match: re.Match) -> str:
             cell, line = self.locate(int(match.group(1)))
             return f"{path}:cell {cell}:{line}"
@@ -431,8 +334,6 @@ class Notebook:
         text = self.text
         for cell in sorted(self.cells, key=lambda c: c.index, reverse=True):
             lines = rebuilt[cell.index]
-            if lines == cell.lines:
-                continue
             if cell.added_newline and lines and lines[-1].endswith("\n"):
                 lines = lines[:-1] + [lines[-1][:-1]]
             if lines == cell.lines:
@@ -473,8 +374,7 @@ class Notebook:
 
 
 def _line_column(text: str, offset: int) -> tuple[int, int]:
-    """1-based (line, column) of character `offset` of `text`, lines ended by \n (a
-    notebook's JSON strings escape every other line break)."""
+    """1-based (line, column) of character `offset` of `text` (JSON escapes a \r)."""
     start = text.rfind("\n", 0, offset) + 1
     return text.count("\n", 0, offset) + 1, offset - start + 1
 
@@ -492,7 +392,7 @@ def _is_python(data: dict) -> bool:
     info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
     kernel = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
     language = info.get("name") or kernel.get("language")
-    return language is None or str(language).lower() in ("python", "python3", "ipython")
+    return language is None or str(language).lower() in _PYTHON
 
 
 def cell_key(path: str, cell: int) -> str:
@@ -506,7 +406,8 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
         data = json.loads(text)
         spans = _source_spans(text)
     except _BadJson as e:
-        return _bad(path, text, e.pos, str(e))
+        return diagnostic("SN902", path, f"notebook is not valid JSON: {e}",
+                          Span.point(*_line_column(text, e.pos)))
     except json.JSONDecodeError as e:
         return diagnostic("SN902", path, f"notebook is not valid JSON: {e.msg}",
                           Span.point(e.lineno, e.colno))
@@ -522,12 +423,11 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
     line = 1
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code" \
-                or str(cell.get("language", "python")).lower() not in ("python", "python3", "ipython"):
+                or str(cell.get("language", "python")).lower() not in _PYTHON:
             continue
         source = cell.get("input" if legacy else "source", "")
         if isinstance(source, list) and all(isinstance(s, str) for s in source):
             source_text = "".join(source)
-            notebook.source_is_list[index] = True
         elif isinstance(source, str):
             source_text = source
         else:
@@ -549,16 +449,14 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
 
 
 def _leading_indent(lines: list[str]) -> str:
-    """The whitespace IPython takes off a cell's lines before it runs it: that of its
-    first line that is not blank (`leading_empty_lines`, then `leading_indent`)."""
+    """The whitespace IPython takes off a cell's lines: its first non-blank line's."""
     first = next((part for part in lines if part.strip()), "")
     return first[:len(first) - len(first.lstrip(" \t"))]
 
 
 def _cells(data) -> tuple[list | None, bool]:
-    """The notebook's cells, and whether it is of the old format: nbformat 4 keeps them in
-    `cells`, nbformat 3 in each of its `worksheets` (numbered on across them). None when
-    neither is there."""
+    """The notebook's cells (None: no notebook), and whether it is nbformat 3 (cells in
+    `worksheets`)."""
     if not isinstance(data, dict):
         return None, False
     if isinstance(data.get("cells"), list):
@@ -571,15 +469,13 @@ def _cells(data) -> tuple[list | None, bool]:
 
 
 def _leave_out_broken_cells(notebook: Notebook, pythons: list[tuple[Cell, list[str]]]) -> None:
-    """Each cell CPython cannot compile on its own becomes blank lines in
-    `notebook.python`; the first one's error is the notebook's SN901, which names the
-    others. The other cells are kept, as Jupyter runs them. (When every cell compiles
-    alone, the module is left whole to fail as one.)"""
+    """Each cell CPython cannot compile on its own becomes blank lines; the first one's
+    error is the SN901, naming the others. (When every cell compiles alone, the module
+    is left whole to fail as one.)"""
     parts: list[str] = []
     errors: list[tuple[Cell, list[str], BaseException]] = []
     for cell, python in pythons:
-        # At its own lines of the module: the error, and any line its message names, are
-        # then placed in the notebook as every other finding's are.
+        # At its own lines, so the error is placed in the notebook as any finding is.
         error = _compile_error("\n" * (cell.first_line - 1) + "".join(python))
         if error is None:
             parts.extend(python)
@@ -605,8 +501,7 @@ def _leave_out_broken_cells(notebook: Notebook, pythons: list[tuple[Cell, list[s
 
 
 def _compile_error(text: str) -> BaseException | None:
-    """What CPython raises compiling `text` to a tree, quietly (the warnings compiling
-    gives, an invalid escape, are the author's business); None when it compiles."""
+    """What CPython raises compiling `text` to a tree (its warnings silenced), or None."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -615,9 +510,3 @@ def _compile_error(text: str) -> BaseException | None:
         return error
     return None
 
-
-def _bad(path: str, text: str, pos: int, message: str) -> Finding:
-    line = text.count("\n", 0, pos) + 1
-    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return diagnostic("SN902", path, f"notebook is not valid JSON: {message}",
-                      Span.point(line, column))

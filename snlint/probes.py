@@ -1,9 +1,5 @@
-"""What a run looked at, as it was: the probes a replay record keeps
-(`snlint.engine.replay`). The walk and the configuration note here each path their answer
-depends on, when the run keeps a record; the record compares them at the next run.
-
-Standard library only: a replayed run reads these before anything else is imported.
-"""
+"""What a run looked at, as it was: the probes a replay record keeps (`snlint.engine.replay`)
+and compares at the next run. Standard library only: a replay reads them first."""
 
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
 """Reading a file only when it is a regular file, and never more of it than asked.
 
-A FIFO where a pyproject.toml, a .gitignore, a cache entry or a source file should be
-blocks an `open` or a `read` until a writer comes, which may be never; a device can feed
-a read without end; and a read of `n` bytes allocates `n` up front, so a limit of 50 GB
-is a MemoryError before the first byte. So: open without waiting (O_NONBLOCK: a FIFO
-opens at once, then is refused), look at what was opened (fstat), and read in pieces.
-
-Standard library only: snlint.engine.replay reads its records with it before anything else is
-imported.
+A FIFO blocks an `open` or a `read` until a writer comes, a device can feed a read without
+end, and a read of `n` bytes allocates `n` up front: so open without waiting
+(O_NONBLOCK), look at what was opened (fstat), and read in pieces. Standard library only:
+snlint.engine.replay reads its records with it before anything else is imported.
 """
 
 from __future__ import annotations

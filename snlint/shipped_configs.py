@@ -1,19 +1,12 @@
 """The configurations a project ships: a finding that holds for some of them only says which.
 
-A training script that loads its options from a file named on the command line
-(`json.load(open(args.opt))`, `--opt` defaulting to `options/train_batch.json`) builds the
-discriminator the file chooses. The interpreter follows the default file; the project's
-other files beside it (`options/train_instance.json`) choose other norms, and the user
-trains with those just as well. The link step is run once per such file, with the file in
-place of the option's default (`configvalues.CHOSEN`); a finding that some files give and
-others do not names the files it holds for ("with options/train_batch.json"). Only files
-are read, nothing is run.
-
-Which files: an `add_argument` whose literal default is a `.json`, `.yaml` or `.yml` file
-that exists, that a link following the default really loads; its siblings are the files
-with the same kind of extension in the default's own folder (not its subfolders) whose
-name starts as the default's does up to its first `_` or `-` (`train_`), at most
-`MAX_CONFIGS` of them.
+A training script that loads its options from a file named by an option (`--opt`
+defaulting to `options/train_batch.json`) builds the discriminator that file chooses; its
+siblings (`options/train_instance.json`) may choose other norms. The link step is run
+again with each sibling in place of the default (`configvalues.CHOSEN`), reading files,
+running nothing, and a finding some files give names them ("with options/train_batch.json").
+Siblings: files of the default's kind in its own folder whose name starts as the
+default's does up to its first `_` or `-`, at most `MAX_CONFIGS`.
 """
 
 from __future__ import annotations
@@ -41,10 +34,9 @@ _KINDS = ((".json",), (".yaml", ".yml"))
 
 def config_options(declared: dict[str, dict[str, Any]], undefaulted: dict[str, str] | None = None
                    ) -> list[Shipped]:
-    """`(dest, default as written, [(shown, absolute path), ...], declaring file)` for each option whose
-    default is a configuration file with siblings (the default itself is one of them),
-    and for each option named like an option file's (`--opt`, `--config`) that has no
-    default: the files of the project's `options`, `configs` or `config` folder."""
+    """A `Shipped` for each option whose default is a configuration file with siblings,
+    and for each option named like an option file's (`--opt`) that has no default: the
+    files of the project's `options`, `configs` or `config` folder."""
     found: list[Shipped] = []
     for dest, where in sorted((undefaulted or {}).items()):
         if dest not in OPTION_FILE_NAMES:
@@ -102,11 +94,10 @@ def _folder(value: str, declaring: str) -> str | None:
 
 def per_config(findings: list[Finding], options: list[Shipped],
                link: Callable[[str], tuple[list[Finding], set[str]]]) -> list[Finding]:
-    """`findings` (the link following every option's default) with each finding that holds
-    for some of the shipped configurations (`config_options`) only naming them, and the
-    findings the other configurations give added. `link(path)` links the part of the
-    project that holds `path` again, in this process, and gives the paths it covered. For an option with no default, the link read no file: what it found
-    that no shipped file gives (a norm each of several branches may choose) is dropped."""
+    """`findings` with each finding that holds for some of the shipped configurations only
+    naming them, and those the other configurations give added. `link(path)` links the
+    part of the project holding `path` again and gives the paths it covered. For an option
+    without a default, what the first link found that no shipped file gives is dropped."""
     budget = MAX_LINKS
     for dest, default, files, declaring in options:
         if len(files) > budget:

@@ -1,15 +1,7 @@
-"""Linting standard input (`--stdin-filename PATH`, or `-` as the path) for editors and
-scripts: the text is linted as if it were the file `PATH` (the configuration of its
-project applies: per-file-ignores, exclude with --force-exclude), source pass only, since
-the graph pass imports files from disk. A `.ipynb` name reads the input as a notebook
-(findings then carry their cell).
-
-`--fix` and `--diff` fix the text as a file's fixes would (`fix_stdin`): the caller writes
-the fixed source, or its diff, to standard output, as ruff does for editors.
-
-The bytes are decoded exactly as a file's would be (BOM, PEP 263 cookie, else UTF-8; a
-NUL byte or bad bytes give SN902, more than max-file-size SN903), by handing them to
-`files.read_source` through a private temporary file.
+"""Linting standard input (`--stdin-filename PATH`, or `-`) as if it were the file `PATH`
+(its project's configuration applies), source pass only: the graph pass imports files
+from disk. The bytes are decoded exactly as a file's, by `files.read_source` through a
+private temporary file. `fix_stdin` fixes them as `--fix` fixes a file.
 """
 
 from __future__ import annotations
@@ -24,9 +16,9 @@ from collections import Counter
 from collections.abc import Callable
 
 from snlint.config import Config
-from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, SourceFile, discover, read_source
+from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, SourceFile, discover, display_path, read_source
 from snlint.findings import Finding
-from snlint.notebook import parse_notebook
+from snlint.notebook import Notebook, parse_notebook
 from snlint.records import dataclass
 
 STDIN = "-"
@@ -47,15 +39,8 @@ def excluded(display: str, config: Config) -> bool:
     return not discover([display], config)
 
 
-def decode(data: bytes, display: str, max_size: int) -> str | Finding:
-    """The text of `data` read as the file `display` would be, or an SN902 / SN903."""
-    read = read_bytes(data, display, max_size)
-    return read if isinstance(read, Finding) else read.text
-
-
 def read_bytes(data: bytes, display: str, max_size: int) -> SourceFile | Finding:
-    """`data` read as the file `display` would be (its encoding, BOM and newlines noted),
-    or an SN902 / SN903."""
+    """`data` read as the file `display` would be, or an SN902 / SN903."""
     fd, temp = tempfile.mkstemp(prefix="snlint-stdin-", suffix=Path(display).suffix or ".py")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -65,8 +50,13 @@ def read_bytes(data: bytes, display: str, max_size: int) -> SourceFile | Finding
         os.unlink(temp)
 
 
-def _display(display: str) -> str:
-    return os.path.normpath(display).replace(os.sep, "/") if display != STDIN else STDIN
+def _read(data: bytes, display: str, max_size: int) -> tuple[SourceFile | Finding, Notebook | None]:
+    """`data` read as the file `display` would be, a notebook parsed; or its SN902 / SN903."""
+    read = read_bytes(data, display, max_size)
+    if isinstance(read, Finding) or not display.endswith(NOTEBOOK_SUFFIX):
+        return read, None
+    notebook = parse_notebook(display, read.text)
+    return (notebook, None) if isinstance(notebook, Finding) else (read, notebook)
 
 
 @dataclass
@@ -83,26 +73,19 @@ class StdinFix:
 
 def fix_stdin(data: bytes, display: str, config: Config, *, unsafe: bool,
               report: Callable[[str], None]) -> StdinFix:
-    """Fix `data`, linted as the file `display`, as `--fix` fixes a file: the same rounds
-    (`snlint.engine.fixing.fixed_point`), a notebook's cells written back into its JSON.
-    Input that cannot be read, parsed or encoded back comes back unchanged."""
+    """Fix `data`, linted as the file `display`, as `--fix` fixes a file. Input that
+    cannot be read, parsed or encoded back comes back unchanged."""
     from snlint.engine.fixing import fixed_point
     from snlint.fix import FileOutcome
 
-    display = _display(display)
+    display = display_path(display) if display != STDIN else STDIN
     unchanged = StdinFix(data)
     if excluded(display, config):
         return unchanged
-    read = read_bytes(data, display, config.max_file_size)
-    if isinstance(read, Finding):
+    read, notebook = _read(data, display, config.max_file_size)
+    if isinstance(read, Finding) or (notebook is not None and not notebook.writable):
         return unchanged
-    notebook = None
-    text = read.text
-    if display.endswith(NOTEBOOK_SUFFIX):
-        notebook = parse_notebook(display, read.text)
-        if isinstance(notebook, Finding) or not notebook.writable:
-            return unchanged
-        text = notebook.python
+    text = read.text if notebook is None else notebook.python
     result = fixed_point({display: text}, config, unsafe=unsafe, report=report)
     new = result.texts[display]
     kept = StdinFix(data, hidden=result.hidden, first=result.first)
@@ -127,20 +110,16 @@ def lint_stdin(stream: BinaryIO, display: str, config: Config, *, fixes: bool = 
     """`fixes`: build each finding's fix (`snlint.engine.lint_sources`)."""
     from snlint.engine import in_cells, lint_sources
 
-    display = _display(display)
+    display = display_path(display) if display != STDIN else STDIN
     if excluded(display, config):
         return StdinResult([])
-    text = decode(stream.read(), display, config.max_file_size)
-    if isinstance(text, Finding):
-        kept = [text] if config.is_enabled(text.code, display) else []
-        return StdinResult(kept, {}, [display])
-    if display.endswith(NOTEBOOK_SUFFIX):
-        notebook = parse_notebook(display, text)
-        if isinstance(notebook, Finding):
-            kept = [notebook] if config.is_enabled(notebook.code, display) else []
-            return StdinResult(kept, {}, [display])
+    read, notebook = _read(stream.read(), display, config.max_file_size)
+    if isinstance(read, Finding):
+        return StdinResult([read] if config.is_enabled(read.code, display) else [], {}, [display])
+    if notebook is not None:
         findings = in_cells(lint_sources({display: notebook.python}, config, fixes=fixes),
                             {display: notebook})
         findings += [f for f in notebook.broken if config.is_enabled(f.code, display)]
         return StdinResult(sorted(findings, key=Finding.sort_key), {display: notebook.python}, [display])
-    return StdinResult(lint_sources({display: text}, config, fixes=fixes), {display: text}, [display])
+    sources = {display: read.text}
+    return StdinResult(lint_sources(sources, config, fixes=fixes), sources, [display])

@@ -1,18 +1,8 @@
-"""Suppression comments (README, "Suppressing findings"):
-
-- `# noqa` on a line suppresses every finding reported on that line;
-- `# noqa: SN201, SN3` (commas or spaces; `noqa` in any case) suppresses those codes and
-  prefixes there; codes of other tools (`E501`) are allowed and match nothing here;
-  `# noqa:` followed by no code is not a directive (it suppresses nothing, as in ruff);
-- `# snlint: disable=SN201,SN301` anywhere in the file suppresses those codes (and
-  prefixes; `ALL` for every rule) in the whole file.
-
-Comments are found with `tokenize`, so a `# noqa` inside a string is not a comment. When
-tokenize gives up (the file does not parse), the lines it did not reach are scanned one
-by one, skipping `#` that sits inside quotes on that line.
-
-Comments never suppress SN9xx diagnostics (`# noqa` applies to findings only, as in
-ruff); `ignore` / `per-file-ignores` do.
+"""Suppression comments (README, "Suppressing findings"): `# noqa` (every finding on its
+line), `# noqa: SN201, SN3` (those codes and prefixes there; `# noqa:` with no code is no
+directive, as in ruff) and `# snlint: disable=SN201,SN301` (the whole file; `ALL` too).
+Comments are found with `tokenize`; where it gives up, lines are scanned one by one.
+They never suppress SN9xx diagnostics; `ignore` / `per-file-ignores` do.
 """
 
 from __future__ import annotations
@@ -20,7 +10,7 @@ from __future__ import annotations
 import io
 import re
 from snlint.catalogue import selector_matches
-from snlint.lines import line_texts
+from snlint.lines import LexState, line_texts
 from snlint.records import dataclass
 import tokenize
 from collections.abc import Iterator
@@ -98,23 +88,5 @@ def _comments(text: str) -> Iterator[tuple[int, str]]:
 
 def _comment_in_line(line: str) -> str | None:
     """The comment of one line, from the first `#` outside quotes; None when none."""
-    quote = None
-    i = 0
-    while i < len(line):
-        ch = line[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if line.startswith(quote, i):
-                i += len(quote)
-                quote = None
-                continue
-        elif ch in "'\"":
-            quote = ch * 3 if line.startswith(ch * 3, i) else ch
-            i += len(quote)
-            continue
-        elif ch == "#":
-            return line[i:]
-        i += 1
-    return None
+    start = LexState().scan(line)
+    return None if start is None else line[start:]

@@ -1,5 +1,4 @@
-"""Output formats (README, "Usage"): concise, full, json, json-lines, github,
-sarif."""
+"""Output formats (README, "Usage"): concise, full, json, json-lines, github, sarif."""
 
 from __future__ import annotations
 
@@ -7,16 +6,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from snlint.findings import Finding
-# The machine formats are imported when asked for: a run prints one format, and the
-# one-file path (an editor, a pre-commit hook) should not pay for the others.
-from snlint.report.text import (
-    fix_applies,
-    render_concise,
-    render_full,
-    render_statistics,
-    statistics,
-    summary,
-)
+# The machine formats are imported when asked for: a one-file run (an editor, a
+# pre-commit hook) should not pay for the others.
+from snlint.report.text import render_concise, render_full, render_statistics, statistics, summary
 
 FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif")
 TEXT_FORMATS = frozenset({"concise", "full"})
@@ -24,25 +16,19 @@ TEXT_FORMATS = frozenset({"concise", "full"})
 # others say only whether a finding has one, unless --show-fixes asks for more.
 FIX_FORMATS = frozenset({"json", "json-lines", "sarif"})
 
-__all__ = ["FIX_FORMATS", "FORMATS", "TEXT_FORMATS", "fix_applies", "render", "render_stats", "statistics",
-           "summary"]
+__all__ = ["FIX_FORMATS", "FORMATS", "TEXT_FORMATS", "render", "render_stats", "summary"]
 
 
 def render(findings: Iterable[Finding], fmt: str, sources: Mapping[str, str], *,
            color: bool = False, show_fixes: bool = False, unsafe_fixes: bool = False,
            root: Path | None = None, cleared: Iterable[Finding] = ()) -> str:
-    """The findings in format `fmt`, without a trailing newline ("" when there are none
-    in concise, full, json-lines and github; "[]" in json).
+    """The findings in format `fmt`, without a trailing newline.
 
-    `sources` maps a display path to its text (for the source lines `full` shows).
-    `color` styles the text formats with ANSI codes. `[*]` marks a finding whose fix
-    applies under the current settings: a safe fix, or an unsafe one with `unsafe_fixes`.
-    `show_fixes` adds each fix and its diff under the finding in `concise`, and shows
-    the diff of an unsafe fix that `unsafe_fixes` has not enabled in `full`.
-    `root` is the project root SARIF URIs are relative to (default: the working folder).
-    `cleared`: the source findings the graph pass cleared (`Finding.cleared_by`): json and
-    json-lines list them among the findings, sarif as suppressed results; the other
-    formats, which are read as what to act on, leave them out.
+    `sources`: display path -> text (the source lines `full` shows). `show_fixes` adds
+    each fix and its diff (in `full`, the diff of an unsafe fix not enabled). `root`: what
+    SARIF URIs are relative to. `cleared`: the findings the graph pass cleared, listed by
+    json and json-lines, suppressed results in sarif, left out by the formats read as
+    what to act on.
     """
     findings = list(findings)
     cleared = list(cleared)
@@ -52,14 +38,11 @@ def render(findings: Iterable[Finding], fmt: str, sources: Mapping[str, str], *,
     if fmt == "full":
         return render_full(findings, sources, color=color, show_fixes=show_fixes,
                            unsafe_fixes=unsafe_fixes)
-    if fmt == "json":
-        from snlint.report.json import render_json
+    if fmt in ("json", "json-lines"):
+        from snlint.report.json import render_rows
 
-        return render_json(sorted(findings + cleared, key=Finding.sort_key))
-    if fmt == "json-lines":
-        from snlint.report.json import render_json_lines
-
-        return render_json_lines(sorted(findings + cleared, key=Finding.sort_key))
+        return render_rows([f.to_dict() for f in sorted(findings + cleared, key=Finding.sort_key)],
+                           fmt)
     if fmt == "github":
         from snlint.report.github import render_github
 
@@ -72,8 +55,7 @@ def render(findings: Iterable[Finding], fmt: str, sources: Mapping[str, str], *,
 
 
 def render_stats(findings: Iterable[Finding], fmt: str, *, unsafe_fixes: bool = False) -> str:
-    """`--statistics`: counts per code, most frequent first; a table, or JSON records
-    `{"code", "name", "count", "fixable"}` for the json formats."""
+    """`--statistics`: counts per code, most frequent first, as a table or JSON records."""
     rows = statistics(findings, unsafe_fixes)
     if fmt in TEXT_FORMATS or fmt in ("github", "sarif"):  # a table is all they can say
         return render_statistics(rows)

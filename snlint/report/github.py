@@ -1,12 +1,7 @@
-"""`--output-format github`: GitHub Actions workflow commands, one annotation per finding.
-
-    ::error title=snlint (SN201),file=models/d.py,line=14,col=23,endLine=14,endColumn=52::message
-
-error / warning / info become `::error` / `::warning` / `::notice`. Values are escaped as
-the Actions toolkit escapes them (`escapeData`, `escapeProperty` in @actions/core): `%`,
-CR and LF in the message; also `:` and `,` in a property, where they would end the value.
-A notebook finding points at the line of the .ipynb file's JSON text that holds its source
-line (as SARIF does), and its message starts with `cell N:line:col`.
+"""`--output-format github`: GitHub Actions workflow commands, one annotation per finding
+(`::error title=snlint (SN201),file=models/d.py,line=14,...::message`), escaped as the
+Actions toolkit escapes them. A notebook finding points at the line of the .ipynb file
+that holds its source line (as SARIF does), its message starting with `cell N:line:col`.
 """
 
 from __future__ import annotations

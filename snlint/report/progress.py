@@ -1,11 +1,8 @@
 """The progress line on standard error: the source pass's steps and the graph pass's builds.
 
-Standard output carries findings, JSON, SARIF or diffs; progress never goes there. It is
-shown only on a terminal, never with -q, and only once the run has taken a while (a run
-that ends sooner leaves no trace): one line, rewritten in place with a carriage return,
-and blanked when the run ends. The source pass names its step (`source pass: linking 812
-files...`) as it starts it; a step that runs long with no other call is drawn by a timer
-once SOURCE_DELAY has passed, so a long lowering or link is not silent.
+Shown only on a terminal, never with -q, and only once the run has taken a while: one
+line, rewritten in place with a carriage return, and blanked when the run ends. A step
+that runs long with no other call is drawn by a timer once SOURCE_DELAY has passed.
 """
 
 from __future__ import annotations
@@ -30,9 +27,13 @@ def wants_progress(stream_is_terminal: bool, elapsed: float) -> bool:
 
 
 def progress_text(started: int, total: int, target: "GraphTarget", width: int) -> str:
-    """`graph pass: building 5/12 Discriminator (models/d.py)...`, cut to `width` so the
-    line never wraps (a wrapped line cannot be rewritten in place)."""
-    text = f"graph pass: building {started}/{total} {target.class_name} ({target.display})..."
+    """`graph pass: building 5/12 Discriminator (models/d.py)...`, cut to `width`."""
+    return _cut(f"graph pass: building {started}/{total} {target.class_name} "
+                f"({target.display})...", width)
+
+
+def _cut(text: str, width: int) -> str:
+    # A wrapped line cannot be rewritten in place.
     return text if len(text) <= width else text[: max(width - 3, 0)] + "..."
 
 
@@ -73,9 +74,8 @@ class ProgressLine:
         self._done = False
 
     def phase(self, text: str) -> None:
-        """The source pass starts step `text` (`source pass: reading 812 files...`), or
-        ends its steps (""). Drawn now if the run has taken long enough, else by a timer
-        once it has, if the step is still running then."""
+        """The source pass starts step `text`, or ends its steps (""); drawn now if the run
+        has taken long enough, else by a timer once it has."""
         with self._lock:
             self.step = text
             if self.run_start is None:
@@ -93,12 +93,7 @@ class ProgressLine:
             if self._done or not self.step or self.run_start is None or not wants_source_progress(
                     self.is_terminal, self.quiet, self.clock() - self.run_start):
                 return
-            text = self.step
-            width = self.width() - 1
-            text = text if len(text) <= width else text[: max(width - 3, 0)] + "..."
-            if text != self.text:
-                self._write("\r" + text.ljust(self.shown))
-                self.shown, self.text = len(text), text
+            self._show(_cut(self.step, self.width() - 1))
 
     def finish(self) -> None:
         """The run is over: no more drawing, and the line blanked."""
@@ -119,9 +114,12 @@ class ProgressLine:
         elif wants_progress(self.is_terminal, now - self.start):
             text = progress_text(started, total, target, self.width() - 1)
             with self._lock:
-                if text != self.text:  # the same target again: the runner's clock ticked
-                    self._write("\r" + text.ljust(self.shown))
-                    self.shown, self.text = len(text), text
+                self._show(text)
+
+    def _show(self, text: str) -> None:
+        if text != self.text:  # the same target again: the runner's clock ticked
+            self._write("\r" + text.ljust(self.shown))
+            self.shown, self.text = len(text), text
 
     def clear(self) -> None:
         with self._lock:

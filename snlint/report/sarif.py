@@ -1,24 +1,11 @@
 """`--output-format sarif`: SARIF 2.1.0 for code scanning (GitHub, Azure DevOps, IDEs).
 
-One run. `tool.driver.rules` is the catalogue (the rule pages: summary, "What it finds",
-the page itself as help); each result points at its rule by id and index.
-
-- Locations are relative URIs under `%SRCROOT%` (the project root, given in
-  `originalUriBaseIds`), with forward slashes; a file outside the root gets an absolute
-  `file://` URI.
-- Columns count characters (Python string indices), so `run.columnKind` is
-  `unicodeCodePoints`; without it SARIF consumers count UTF-16 code units. Ends are
-  exclusive, as SARIF's `endColumn` is.
-- `partialFingerprints["snlint/v1"]` hashes the code, the relative path, the finding's
-  anchor (its symbol, else its stripped source line) and its index among findings with
-  the same three, never a line number: inserting lines above a finding keeps its
-  fingerprint, so code scanning does not open a second alert for it.
-- A fix with edits (whole new file texts) becomes `fixes[].artifactChanges`: each
-  changed stretch of the file, found with difflib, is one replacement of the smallest
-  region of the original text that differs. (Not for a notebook cell: its regions would
-  be in the cells' joined text, not in the .ipynb file.)
-- `properties` carries the JSON contract's `symbol`, `pass`, `discriminator`, and
-  `cell` for a notebook finding (whose lines are then lines of that cell).
+One run; `tool.driver.rules` is the catalogue. Locations are URIs relative to
+`%SRCROOT%` (the project root). Columns count characters (`unicodeCodePoints`).
+`partialFingerprints["snlint/v1"]` hashes the code, the relative path, the finding's
+anchor (its symbol, else its stripped source line) and its index among findings with the
+same three, never a line number, so inserting lines above a finding keeps its alert.
+A fix becomes `fixes[].artifactChanges`: one replacement per changed stretch of the file.
 """
 
 from __future__ import annotations
@@ -67,17 +54,8 @@ def _metadata() -> tuple[str, str]:
     return snlint.__version__, repository
 
 
-def _page_body(page: str) -> str:
-    """The rule page without its front matter (the facts it holds are fields here)."""
-    if page.startswith("---\n"):
-        end = page.find("\n---\n", 4)
-        if end >= 0:
-            page = page[end + 5:]
-    return page.strip("\n") + "\n"
-
-
 def _rule_descriptor(rule, repository: str) -> dict:
-    help_text = _page_body(rule.page)
+    help_text = rule.body.strip("\n") + "\n"  # the front matter's facts are fields here
     descriptor = {
         "id": rule.code,
         "name": rule.name,
@@ -94,44 +72,30 @@ def _rule_descriptor(rule, repository: str) -> dict:
     return descriptor
 
 
-def _rules() -> dict:
-    return load_catalogue()
-
-
 # ---------------------------------------------------------------------------- locations
 
-def _root(root: Path | None) -> Path:
-    return Path(os.path.abspath(root if root is not None else os.getcwd()))
-
-
-def _directory_uri(root: Path) -> str:
-    uri = root.as_uri()
-    return uri if uri.endswith("/") else uri + "/"
+def _relative(path: str, root: Path) -> tuple[Path, str | None]:
+    """The absolute path, and the root-relative one (None outside the root)."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute, absolute.relative_to(root).as_posix()
+    except ValueError:
+        return absolute, None
 
 
 def artifact_location(path: str, root: Path) -> dict:
     """`{"uri", "uriBaseId"}` relative to the root, or an absolute file URI."""
-    absolute = Path(os.path.abspath(path))
-    try:
-        relative = absolute.relative_to(root).as_posix()
-    except ValueError:
+    absolute, relative = _relative(path, root)
+    if relative is None:
         return {"uri": absolute.as_uri()}
     # A file name need not be UTF-8 (Python holds its odd bytes as surrogates): the URI
     # percent-encodes the name's bytes as they are on disk, as `as_uri` does.
     return {"uri": quote(os.fsencode(relative), safe="/"), "uriBaseId": SRCROOT}
 
 
-def relative_path(path: str, root: Path) -> str:
-    absolute = Path(os.path.abspath(path))
-    try:
-        return absolute.relative_to(root).as_posix()
-    except ValueError:
-        return absolute.as_posix()
-
-
-def _region(line: int, column: int, end_line: int, end_column: int) -> dict:
-    return {"startLine": line, "startColumn": column, "endLine": end_line,
-            "endColumn": end_column}
+def _region(span) -> dict:
+    return {"startLine": span.line, "startColumn": span.column, "endLine": span.end_line,
+            "endColumn": span.end_column}
 
 
 # ---------------------------------------------------------------------------- fingerprints
@@ -145,12 +109,13 @@ def _line_text(sources: Mapping[str, str], finding: Finding) -> str:
 
 
 def fingerprints(findings: list[Finding], sources: Mapping[str, str], root: Path) -> list[str]:
-    """The `snlint/v1` fingerprint of each finding, in order (see the module docstring)."""
+    """The `snlint/v1` fingerprint of each finding, in order."""
     seen: Counter = Counter()
     out = []
     for finding in findings:
         anchor = finding.symbol or _line_text(sources, finding)
-        key = (finding.code, relative_path(finding.path, root), anchor)
+        absolute, relative = _relative(finding.path, root)
+        key = (finding.code, relative or absolute.as_posix(), anchor)
         index = seen[key]
         seen[key] += 1
         payload = "\0".join([*key, str(index)])
@@ -195,7 +160,8 @@ def replacements(old: str, new: str) -> list[dict]:
         start_line, start_column = _position(deleted, prefix, i1 + 1)
         end_line, end_column = _position(deleted, end, i1 + 1)
         out.append({
-            "deletedRegion": _region(start_line, start_column, end_line, end_column),
+            "deletedRegion": {"startLine": start_line, "startColumn": start_column,
+                              "endLine": end_line, "endColumn": end_column},
             "insertedContent": {"text": inserted[prefix:len(inserted) - suffix]},
         })
     return out
@@ -250,14 +216,12 @@ def _result(finding: Finding, index: int | None, fingerprint: str,
     if finding.evidence_of() is not None:
         # Why the finding holds, beyond its one-line message (`Finding.evidence_of`).
         properties["evidence"] = finding.evidence_of()
-    region = _region(finding.line, finding.column, finding.end_line, finding.end_column)
+    region = _region(finding)
     if finding.cell is not None:
         # The region points into the .ipynb file's own text (the JSON string of the
         # source line); the cell and the line and column within it are properties.
         properties |= {"cell": finding.cell, "cellLine": finding.line, "cellColumn": finding.column}
-        span = finding.file_span
-        region = None if span is None else _region(span.line, span.column, span.end_line,
-                                                   span.end_column)
+        region = None if finding.file_span is None else _region(finding.file_span)
     result = {"ruleId": finding.code}
     if index is not None:
         result["ruleIndex"] = index
@@ -276,7 +240,7 @@ def _result(finding: Finding, index: int | None, fingerprint: str,
             "id": i,
             "physicalLocation": {
                 "artifactLocation": artifact_location(r.path, root),
-                "region": _region(r.span.line, r.span.column, r.span.end_line, r.span.end_column),
+                "region": _region(r.span),
             },
             **({"message": {"text": r.message}} if r.message else {}),
         } for i, r in enumerate(finding.related, 1)]
@@ -293,10 +257,12 @@ def _result(finding: Finding, index: int | None, fingerprint: str,
 
 def sarif_log(findings: Iterable[Finding], sources: Mapping[str, str],
               root: Path | None = None) -> dict:
-    root = _root(root)
+    root = Path(os.path.abspath(root if root is not None else os.getcwd()))
+    root_uri = root.as_uri()  # a folder's: ends with a slash
+    root_uri += "" if root_uri.endswith("/") else "/"
     findings = list(findings)
     version, repository = _metadata()
-    rules = _rules()
+    rules = load_catalogue()
     descriptors = [_rule_descriptor(rule, repository) for _, rule in sorted(rules.items())]
     index = {d["id"]: i for i, d in enumerate(descriptors)}
     prints = fingerprints(findings, sources, root)
@@ -313,7 +279,7 @@ def sarif_log(findings: Iterable[Finding], sources: Mapping[str, str],
                 "informationUri": repository,
                 "rules": descriptors,
             }},
-            "originalUriBaseIds": {SRCROOT: {"uri": _directory_uri(root)}},
+            "originalUriBaseIds": {SRCROOT: {"uri": root_uri}},
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],

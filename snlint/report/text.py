@@ -1,12 +1,6 @@
-"""Text formats for people: `concise` (one line per finding) and `full` (with source).
-
-Both follow ruff's layout, so a reader who knows ruff reads snlint at a glance:
-
-    models/d.py:3:6: SN101 [*] spectral_norm on BatchNorm2d ...
-
-and `full` adds the source lines of the span with a caret under it, the discriminator
-the finding concerns, and the fix: its message, and its diff where the fix applies, once
-the fix is built (with --show-fixes); a plain lint only says that it exists.
+"""Text formats for people, in ruff's layout: `concise` (one line per finding,
+`models/d.py:3:6: SN101 [*] message`) and `full` (with the source lines under a caret,
+the discriminator, and the fix).
 """
 
 from __future__ import annotations
@@ -21,8 +15,6 @@ import click
 from snlint.findings import Finding
 from snlint.lines import line_texts
 
-# Lines as Python and libcst count them: only \n, \r\n and \r end a line (str.splitlines
-# would also split on \f, \v, \x1c.. and U+2028, and shift every line after them).
 # C0 controls and DEL other than tab: shown as "?" so a source line cannot drive the terminal.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _TAB_WIDTH = 4
@@ -44,9 +36,8 @@ def location(finding: Finding) -> str:
 
 
 def printable(text: str) -> str:
-    """`text` as a terminal or a log shows it: a file name that is not valid UTF-8 (its
-    odd bytes held as lone surrogates) with U+FFFD in their place, so that the output
-    stays UTF-8 (the machine formats write the name's escapes instead)."""
+    """`text` with U+FFFD for the lone surrogates of a file name that is not UTF-8, so the
+    output stays UTF-8."""
     if text.isascii():
         return text
     return _SURROGATE.sub("\ufffd", text)
@@ -60,19 +51,13 @@ def one_line(text: str) -> str:
     return " ".join(part.strip() for part in line_texts(text) if part.strip())
 
 
-def _style_code(code: str, severity: str, color: bool) -> str:
-    if not color:
-        return code
-    return click.style(code, fg=_SEVERITY_COLOR.get(severity), bold=True)
-
-
 def header(finding: Finding, *, color: bool = False, unsafe_fixes: bool = False) -> str:
     """The concise line: `path:line:col: CODE [*] message`."""
-    where = location(finding)
+    where, code = location(finding), finding.code
     if color:
         where = click.style(where, bold=True)
+        code = click.style(code, fg=_SEVERITY_COLOR.get(finding.severity), bold=True)
     mark = " [*]" if fix_applies(finding, unsafe_fixes) else ""
-    code = _style_code(finding.code, finding.severity, color)
     return f"{where}: {code}{mark} {one_line(finding.message)}{finding.via()}"
 
 
@@ -107,8 +92,7 @@ def render_full(findings: Iterable[Finding], sources: Mapping[str, str], *,
 
 def _source_lines(finding: Finding, sources: Mapping[str, str],
                   cache: dict[str, list[str]]) -> list[str] | None:
-    # A notebook finding's lines count within its cell; the engine shows each cell's
-    # own text under `path:cell N`.
+    # A notebook finding's lines count within its cell (`notebook.cell_key`).
     key = finding.path if finding.cell is None else f"{finding.path}:cell {finding.cell}"
     text = sources.get(key)
     if text is None:
@@ -167,8 +151,7 @@ def _snippet(finding: Finding, lines: list[str], color: bool, notes: list[str]) 
 
 
 def _evidence_lines(finding: Finding) -> list[str]:
-    """What the one-line message leaves out: the discriminator and why it is one, and the
-    finding's own evidence (the mechanism, measured values, candidates)."""
+    """What the one-line message leaves out: the discriminator and the evidence."""
     notes = []
     ref = finding.discriminator
     if ref is not None:
@@ -198,8 +181,6 @@ def _fix_lines(finding: Finding, color: bool, *, with_diff: bool, hidden: bool =
     label = f"= fix ({fix.applicability}"
     label += ", enable with --unsafe-fixes): " if hidden else "): "
     if not fix.built:
-        # A plain lint only marks that the fix exists; building it costs a rewrite of
-        # the file, which --show-fixes asks for.
         return [label + "--show-fixes shows it"]
     out = [label + one_line(fix.message)]
     if with_diff and fix.diff:
@@ -213,7 +194,7 @@ def _fix_lines(finding: Finding, color: bool, *, with_diff: bool, hidden: bool =
     return out
 
 
-def _plural(count: int, word: str) -> str:
+def plural(count: int, word: str) -> str:
     if count == 1 or word == "info":
         return f"{count} {word}"
     return f"{count} {word}s"
@@ -221,33 +202,24 @@ def _plural(count: int, word: str) -> str:
 
 def summary(findings: Iterable[Finding], unsafe_fixes: bool = False, *, fixed: int = 0,
             new: int = 0) -> str:
-    """ruff's closing lines: what was found, and how much `--fix` would fix.
-
-    `Found 3 findings (2 errors, 1 warning).` then `[*] 2 fixable with --fix.`, or
-    `All checks passed!` when there is nothing. Unsafe fixes count as fixable only with
-    `unsafe_fixes`; otherwise they are counted apart:
-    `[*] 2 fixable with --fix (1 more with --unsafe-fixes).`, or
-    `No fixes available (1 with --unsafe-fixes).`
-
-    After `--fix` made `fixed` fixes, `findings` are what remains:
-    `Found 3 findings (2 fixed, 1 remaining: 1 warning).`, and when `new` of them
-    appeared because of the fixes (which fixed none of them), a line says so.
-    """
+    """ruff's closing lines: what was found, and how much `--fix` would fix (unsafe fixes
+    counted apart without `unsafe_fixes`). After `--fix` made `fixed` fixes, `findings`
+    are what remains, `new` of them made by the fixes."""
     findings = list(findings)
     if not findings and not fixed:
         return "All checks passed!"
     by_severity = Counter(f.severity for f in findings)
-    parts = [_plural(by_severity[sev], sev) for sev in ("error", "warning", "info")
+    parts = [plural(by_severity[sev], sev) for sev in ("error", "warning", "info")
              if by_severity[sev]]
-    parts += [_plural(n, sev) for sev, n in sorted(by_severity.items())
+    parts += [plural(n, sev) for sev, n in sorted(by_severity.items())
               if sev not in ("error", "warning", "info")]
     if fixed:
         remaining = f"{len(findings)} remaining" + (f": {', '.join(parts)}" if parts else "")
-        lines = [f"Found {_plural(fixed + len(findings), 'finding')} ({fixed} fixed, {remaining})."]
+        lines = [f"Found {plural(fixed + len(findings), 'finding')} ({fixed} fixed, {remaining})."]
     else:
-        lines = [f"Found {_plural(len(findings), 'finding')} ({', '.join(parts)})."]
+        lines = [f"Found {plural(len(findings), 'finding')} ({', '.join(parts)})."]
     if new:
-        lines.append(f"{_plural(new, 'finding')} appeared because of the fixes and "
+        lines.append(f"{plural(new, 'finding')} appeared because of the fixes and "
                      f"{'was' if new == 1 else 'were'} not fixed: review {'it' if new == 1 else 'them'}.")
 
     fixable = sum(1 for f in findings if fix_applies(f, unsafe_fixes))
