@@ -17,9 +17,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "snlint"
 
 FLOORS = [
     {"records"},  # dataclasses with shared methods: nothing but the standard library below
-    # data: findings, torch's names, lines, where libcst nodes are; the facts and the rule
+    {"lines"},  # a text's lines and what a line's tokens are
+    # data: findings, torch's names, where libcst nodes are; the facts and the rule
     # catalogue over them
-    {"findings", "torchapi", "lines", "positions"},
+    {"findings", "torchapi", "positions"},
     {"regular", "probes"},  # reading only regular files; what a run looked at, as it was
     {"facts", "catalogue"},
     {"config", "suppress"},
