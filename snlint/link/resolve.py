@@ -1,10 +1,7 @@
-"""Which instance a call reaches when training code does not build it where it calls it.
-
-Real projects build their discriminator through a factory (`define_D(opt.netD)`), a
-registry (`ARCH_REGISTRY.get(opt["type"])(**opt)`), a dict of classes indexed by a
-configuration key, or copy it (`copy.deepcopy(netD)`). The interpreter follows each of
-these; this module holds the parts that decide what they yield and note how, so that a
-finding can say which path led to the instance it judged (`Layer.via`).
+"""Which instance a call reaches when training code does not build it where it calls it:
+through a factory (`define_D(opt.netD)`), a registry, a dict of classes indexed by a
+configuration key, or a copy (`copy.deepcopy(netD)`). What they yield notes how
+(`Layer.via`), so that a finding can say which path led to the instance it judged.
 """
 
 from __future__ import annotations
@@ -61,7 +58,7 @@ def one_of(a: Value, b: Value) -> Value | None:
 
 def of_dict(items: dict, text: str, at: Location) -> Value | None:
     """`{"dcgan": DCGAN_D, "resnet": ResNetD}[args.arch]` with an unknown key: one of the
-    dict's classes (the dict must hold only project classes)."""
+    dict's classes (all project classes)."""
     values = list(items.values())
     if not values or not all(isinstance(v, ClassV) for v in values):
         return None
@@ -76,9 +73,8 @@ def of_dict(items: dict, text: str, at: Location) -> Value | None:
 
 def built_by(returned: Value, fn: F.FunctionFacts, sub_frame, call: Location,
              strings: list[tuple[str, ConstV]]) -> Value:
-    """Note on what a function returns that it built an instance (a factory), or may have
-    built one of several: `built by define_D() at train.py:40 (netD='basic', argparse
-    default at train.py:12)`."""
+    """Note on what a factory returns that it built it, or one of several: `built by
+    define_D() at train.py:40 (netD='basic', argparse default at train.py:12)`."""
     chosen = "".join(f"{', ' if i else ' ('}{name}={v.value!r}" + (f" from the {v.origin}" if v.origin else "")
                      for i, (name, v) in enumerate(strings))
     chosen += ")" if strings else ""
@@ -117,9 +113,8 @@ def deciding(fn: F.FunctionFacts) -> set[str]:
             for side in (x.left, x.right):
                 if isinstance(side, F.Local):
                     names.add(side.name)
-        # Every statement or expression in the node's fields, and those held directly in
-        # a tuple field (a call's arguments, a block's statements); not a comprehension's
-        # clauses, nor a dict display's pairs.
+        # The nodes in its fields, or directly in a tuple field (a call's arguments); not a
+        # comprehension's clauses, nor a dict display's pairs.
         for name in _NODE_FIELDS.get(kind, ()):
             value = getattr(x, name)
             if isinstance(value, tuple):
@@ -132,8 +127,7 @@ def deciding(fn: F.FunctionFacts) -> set[str]:
 
 
 def _node_fields() -> dict[type, tuple[str, ...]]:
-    """For each kind of statement and expression, the fields that may hold others: not
-    its span, nor its strings (an operator, a name)."""
+    """For each kind of statement and expression, the fields that may hold others."""
     out: dict[type, tuple[str, ...]] = {}
     kinds = [F.Stmt, F.Expr]
     while kinds:
@@ -144,8 +138,8 @@ def _node_fields() -> dict[type, tuple[str, ...]]:
     return out
 
 
-# Built once, from the facts' own classes: `deciding` walks every function body, and
-# reading every field of every node through `vars()` cost a tenth of the link step.
+# Built once: `deciding` walks every function body, and `vars()` of each node cost a tenth
+# of the link step.
 _NODE_FIELDS = _node_fields()
 _STATEMENTS_OR_EXPRESSIONS = (F.Stmt, F.Expr)
 _NODES = (F.Stmt, F.Expr, F.Arg)
@@ -211,16 +205,14 @@ def _dotted(e: F.Expr) -> str:
     return ""
 
 
-# How a pick among a project's discriminator classes by a key not known here says so; the
-# instance it builds is bound only where a discriminator is expected.
+# How a pick among a project's discriminator classes by a key not known here says so.
 KEY_NOT_KNOWN = "(key not known here)"
 
 
 def of_module(module: ModuleV, text: str, at: Location) -> Value | None:
     """`models.__dict__[config["D"]["NAME"]]`, `getattr(models, name)`: a class of a
-    project module picked by a key not known here. What it picks is bound to the
-    discriminator only where a discriminator is expected, so the candidates are the
-    module's classes named as discriminators."""
+    project module picked by a key not known here, one of its classes named as
+    discriminators (bound only where a discriminator is expected)."""
     found = [ClassV(c, module.file) for _, c in module.file.classes if DISCRIMINATOR_CLASS.search(c.name)]
     if not found:
         return None
