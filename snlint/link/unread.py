@@ -1,21 +1,13 @@
-"""Layers a module builds and nothing ever reads: `self.linear = nn.Linear(...)` in an
-`__init__` whose `forward` has the only use commented out (`#x = self.linear(x)`).
-
-Such a layer is in the module's tree (its parameters, its state_dict) but never runs: no
-rule about what the discriminator computes is about it. It is told by its attribute's
-name, read nowhere in the project the link step reads:
-- no `.name` is read anywhere (on `self` or any other object, `netD.linear` too), and no
-  string says the name (`getattr(self, "linear")`);
-- the class and its project bases define `forward`, and derive from nothing but
-  `nn.Module` and project classes: a torch container's `forward` (`nn.Sequential`) or
-  another library's runs its children without naming them;
-- neither the class nor a project class it derives from or that derives from it reaches
-  its children without naming them (`self.children()`, `self.named_children()`,
-  `self._modules`, `self.__dict__`, `vars(self)`, `getattr(self, name)` with a name that
-  is not a literal), and no code of the project calls `.children()` or
-  `.named_children()` or reads `._modules` of anything else.
-Anything the source pass could not read (a file it read with libcst alone, or as
-Python 2) counts as reading every name.
+"""Layers a module builds and nothing ever reads (`self.linear = nn.Linear(...)` whose only
+use in `forward` is commented out): in the module's tree, but never run. Told by its
+attribute's name when:
+- no `.name` is read anywhere in the project, and no string says the name;
+- the class's line defines `forward` and derives from nothing but `nn.Module` and project
+  classes (a torch container runs its children without naming them);
+- nothing in that line reaches its children without naming them (`self.children()`,
+  `self._modules`, `vars(self)`, `getattr(self, name)`), and no code calls `.children()`
+  or reads `._modules` of anything else.
+A file the source pass could not fully read counts as reading every name.
 """
 
 from __future__ import annotations
@@ -102,8 +94,7 @@ class Reads:
                 todo.extend(found)
         if not any("forward" in c.method_names for c in line):
             return None
-        # The classes deriving from one of the line's, in the order of `by_name` (as the
-        # scan of every class found them), each once.
+        # The classes deriving from one of the line's, each once, in the order of `by_name`.
         ids = {id(c) for c in line}
         derived = {id(c): c for name in dict.fromkeys(c.name for c in line) for c in self._derived.get(name, ())
                    if id(c) not in ids}
@@ -179,9 +170,7 @@ def _walk(roots: list, loads: set[str], selves: set[str], elsewhere: list[bool] 
                 loads.add(x.value)
             continue
         if kind is F.Unknown:
-            # An expression the source pass did not read (a comparison chain, a dict
-            # comprehension, a yield) may read anything: in the class's own methods, it
-            # may read its layers.
+            # An expression the source pass did not read may read anything, its layers too.
             if x.text not in _READ_NOTHING and elsewhere is None:
                 dynamic = True
             continue
