@@ -19,20 +19,20 @@ from typing import Callable, Iterator, Mapping
 from snlint import facts as F
 from snlint.facts import ClassFacts, FileFacts
 from snlint.findings import DiscriminatorRef, Location, Span
-from snlint.link.events import G_NAME, GENERATOR_CLASS
+from snlint.link.events import (
+    D_NAME, DISCRIMINATOR_CLASS, FAKE_NAME, G_NAME, GENERATOR_CLASS, REAL_NAME, Events,
+)
 from snlint.link.index import ProjectIndex
 from snlint.link.named_classes import first_places, given_names, named_near, named_one
 from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated, split_steps
-from snlint.link.interpret import D_NAME, FAKE_NAME, REAL_NAME, BudgetExceeded, Events, Interpreter
+from snlint.link.interpret import BudgetExceeded, Interpreter
 from snlint.link.syntax import calls_in, mentions, walk
 from snlint.link.model import DiscriminatorFact, ForwardFact, Layer
 from snlint.records import dataclass
 from snlint.torchapi import NEEDS_SN
 
-_NAME = re.compile(r"(discriminator|critic)", re.I)
 _EXACT = re.compile(r"^(NetD|netD|_netD|D_\w+|D\d*)$")
-_BOUND = D_NAME
 # What a name bound to a module says it is for, not what it is: `self.D_lossfn` holds the
 # discriminator's loss (a GANLoss), `self.D_criterion` its criterion.
 _FOR_D = re.compile(r"loss|criterion", re.I)
@@ -441,7 +441,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     homes = {q: by_qual[q][1].path for q in outer} if given else {}
     beside: dict[str, str] | None = None  # found at the first call through a bare name
     for call in project.events.forwards:
-        if call.module is not None or not _BOUND.search(call.callee) or (call.call.path, call.call.span) in resolved:
+        if call.module is not None or not D_NAME.search(call.callee) or (call.call.path, call.call.span) in resolved:
             continue
         if beside is None:
             beside = _sole_in_file(outer, by_qual, project) if sole is None else {}
@@ -554,7 +554,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
 
 
 def _named_discriminator(name: str) -> bool:
-    return bool(_NAME.search(name) or _EXACT.match(name))
+    return bool(DISCRIMINATOR_CLASS.search(name) or _EXACT.match(name))
 
 
 def _scores_both(call: ForwardFact, together: str = "") -> tuple[str, str]:
@@ -566,7 +566,7 @@ def _bound_as_discriminator(name: str) -> bool:
     """Whether a module bound to `name` is named as a discriminator (`netD`, `self.D_A`):
     not a loss (`self.D_lossfn`), nor a lower-case `self.d` alone (data, depth)."""
     last = name.rpartition(".")[2]
-    return bool(_BOUND.search(name)) and last != "d" and not _FOR_D.search(last)
+    return bool(D_NAME.search(name)) and last != "d" and not _FOR_D.search(last)
 
 
 def _not_scoring(name: str) -> bool:

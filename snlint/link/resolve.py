@@ -168,12 +168,8 @@ def registries(classes) -> set[str]:
 
 def registered(classes, registry: str, key: str) -> tuple[F.ClassFacts, F.FileFacts] | None:
     """The class `@<registry>.register()` (or `.register("key")`) registered under `key`."""
-    for cls, file in classes:
-        for d in cls.decorators:
-            name = _registered_as(d, registry, cls.name)
-            if name == key:
-                return cls, file
-    return None
+    return next(((cls, file) for cls, file in classes for d in cls.decorators
+                 if _registered_as(d, registry, cls.name) == key), None)
 
 
 def registered_classes(classes, registry: str) -> list[tuple[F.ClassFacts, F.FileFacts]]:

@@ -12,6 +12,7 @@ A file the source pass could not fully read counts as reading every name.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Iterable
 
 from snlint import facts as F
@@ -32,8 +33,6 @@ class Reads:
     def __init__(self, files: Iterable[F.FileFacts]) -> None:
         self._files = list(files)
         self._classes: dict[str, list[F.ClassFacts]] | None = None
-        self._loads: set[str] | None = None
-        self._elsewhere = False  # `.children()` of something other than `self`
         self._own: dict[int, tuple[frozenset[str], bool]] = {}
         self._derived: dict[str, list[F.ClassFacts]] = {}  # a base's last name -> the classes naming it
         self._lineages: dict[int, list[F.ClassFacts] | None] = {}
@@ -50,8 +49,8 @@ class Reads:
             loads, dynamic = self._summary(member)
             if dynamic or name in loads:
                 return False
-        loads = self._all_loads()
-        return not self._elsewhere and name not in loads
+        loads, elsewhere = self._everywhere
+        return not elsewhere and name not in loads
 
     # ---------------------------------------------------------------- classes
 
@@ -114,17 +113,17 @@ class Reads:
             found = self._own[id(cls)] = (frozenset(loads), dynamic)
         return found
 
-    def _all_loads(self) -> set[str]:
-        if self._loads is None:
-            loads: set[str] = set()
-            elsewhere = [False]
-            for file in self._files:
-                if file.names is not None and not file.names.complete:
-                    elsewhere[0] = True  # read with libcst alone, or as Python 2
-                _walk(list(file.body), loads, set(), elsewhere)
-            self._loads = loads
-            self._elsewhere = elsewhere[0]
-        return self._loads
+    @cached_property
+    def _everywhere(self) -> tuple[set[str], bool]:
+        """The names every file reads, and whether one reads the children of anything but
+        `self` without naming them."""
+        loads: set[str] = set()
+        elsewhere = [False]
+        for file in self._files:
+            if file.names is not None and not file.names.complete:
+                elsewhere[0] = True  # read with libcst alone, or as Python 2
+            _walk(list(file.body), loads, set(), elsewhere)
+        return loads, elsewhere[0]
 
 
 def _last(e: F.Expr) -> str:
