@@ -9,6 +9,7 @@ for; in a repository of several projects, the one its own project names.
 
 from __future__ import annotations
 
+import os
 from typing import Iterable
 
 from snlint import facts as F
@@ -70,10 +71,5 @@ def named_near(candidates: dict[str, str], given: list[tuple[str, str, int]], at
 
 def _shared(a: str, b: str) -> int:
     """How many folders the paths `a` and `b` begin with alike."""
-    count = 0
-    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1]):
-        if x != y:
-            break
-        count += 1
-    return count
+    return len(os.path.commonprefix([a.split("/")[:-1], b.split("/")[:-1]]))
 

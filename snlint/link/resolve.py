@@ -6,12 +6,13 @@ configuration key, or a copy (`copy.deepcopy(netD)`). What they yield notes how
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link.configvalues import where
 from snlint.link.events import DISCRIMINATOR_CLASS
+from snlint.link.syntax import fact_children
 from snlint.link.values import ClassV, ConstV, Layer, ModuleV, OneOfV, TupleV, Value
 
 # `copy.deepcopy(netD)`: the copy has the original's layers.
@@ -102,46 +103,23 @@ def deciding(fn: F.FunctionFacts) -> set[str]:
     string that picks a class) and norm choices (they decide batch statistics)."""
     names = {p.name for p in fn.params if "norm" in p.name.lower()}
     stack: list = list(fn.body)
-    push = stack.append
     while stack:
         x = stack.pop()
-        kind = type(x)
-        if kind is F.Arg:
-            push(x.value)
-            continue
-        if kind is F.Compare:
+        if type(x) is F.Compare:
             for side in (x.left, x.right):
                 if isinstance(side, F.Local):
                     names.add(side.name)
         # The nodes in its fields, or directly in a tuple field (a call's arguments); not a
         # comprehension's clauses, nor a dict display's pairs.
-        for name in _NODE_FIELDS.get(kind, ()):
-            value = getattr(x, name)
+        for value in fact_children(x, _FIELDS):
             if isinstance(value, tuple):
-                for v in value:
-                    if isinstance(v, _NODES):
-                        push(v)
-            elif isinstance(value, _STATEMENTS_OR_EXPRESSIONS):
-                push(value)
+                stack.extend(v for v in value if isinstance(v, _NODES))
+            elif isinstance(value, _NODES):
+                stack.append(value)
     return names
 
 
-def _node_fields() -> dict[type, tuple[str, ...]]:
-    """For each kind of statement and expression, the fields that may hold others."""
-    out: dict[type, tuple[str, ...]] = {}
-    kinds = [F.Stmt, F.Expr]
-    while kinds:
-        kind = kinds.pop()
-        kinds.extend(kind.__subclasses__())
-        out[kind] = tuple(f.name for f in fields(kind)
-                          if f.name != "span" and f.type not in ("str", "str | None", "bool"))
-    return out
-
-
-# Built once: `deciding` walks every function body, and `vars()` of each node cost a tenth
-# of the link step.
-_NODE_FIELDS = _node_fields()
-_STATEMENTS_OR_EXPRESSIONS = (F.Stmt, F.Expr)
+_FIELDS: dict[type, tuple[str, ...]] = {}  # `fact_children`'s, for every walk of `deciding`
 _NODES = (F.Stmt, F.Expr, F.Arg)
 
 
