@@ -53,14 +53,12 @@ class LinkedProject:
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     # Entry points cut short by the budget: (path, what was read, its span, the budget).
     over_budget: list[tuple[str, str, Span, int]] = field(default_factory=list)
-    kept_in_eval: set = field(default_factory=set)  # construction sites a train() override keeps in eval
     files: dict[str, FileFacts] = field(default_factory=dict)
     runtime: dict = field(default_factory=dict)  # class qualname -> `snlint.link.join.Runtime`
     # For `link(assume_sole=False)`: the candidate classes, and whether a call through a
     # bare name was left without one (the caller decides "the only discriminator class").
     candidates: frozenset[str] = frozenset()
     bare_calls: bool = False
-    steps: int = 0  # statements the link interpreted: its work, bounded by the budgets
 
     def instances_of(self, qualname: str) -> list[Layer]:
         return [i for i in self.events.instances if i.cls is not None and i.cls.qualname == qualname]
@@ -212,10 +210,7 @@ def link(files: list[FileFacts], discriminators: list[str] = (), not_discriminat
         guarded(file.path, lambda: interp.run_module(file), "the module's own statements", Span(1, 1, 1, 1))
         for _, fn in file.functions:
             guarded(file.path, lambda: interp.run_function(fn, file), f"{fn.name}()", fn.span)
-    interp.start_entry()
-    project.steps = interp.total_steps
     split_steps(interp.events)
-    project.kept_in_eval = interp.events.kept_sites
     project.files = {f.path: f for f in files}
 
     find_discriminators(project, list(discriminators), list(not_discriminators), root, assume_sole,
@@ -234,7 +229,7 @@ def decide_sides(project: LinkedProject) -> None:
         module = call.module
         if module is None or module.cls is None or module.cls.qualname not in classes:
             continue
-        found = provenance.sides(_scored(call, _peers(alike, call)), module.cls.qualname)
+        found = provenance.sides(_scored(call, alike), module.cls.qualname)
         if found:
             call.kind, call.evidence = provenance.kind_of(found), MappingProxyType(found)
         elif call.kind in ("real", "fake"):
@@ -289,16 +284,13 @@ def _alike(forwards: list[ForwardFact]) -> dict[tuple, list[ForwardFact]]:
     return alike
 
 
-def _peers(alike: dict[tuple, list[ForwardFact]], call: ForwardFact) -> list[ForwardFact]:
-    return [p for p in alike.get((id(call.module), call.update, len(call.arguments)), ()) if p is not call]
-
-
-def _scored(call: ForwardFact, peers: list[ForwardFact]) -> frozenset:
+def _scored(call: ForwardFact, alike: dict[tuple, list[ForwardFact]]) -> frozenset:
     """The origins of what `call` scores. A conditional discriminator takes its condition
     beside the sample (`D(x, y)` then `D(x, G(x))`): an argument every call of that
-    instance in the update (`peers`) passes alike is the condition, and the others, taken
+    instance in the update (`_alike`) passes alike is the condition, and the others, taken
     together as channels, are what it scores."""
     n = len(call.arguments)
+    peers = [p for p in alike.get((id(call.module), call.update, n), ()) if p is not call]
     if n < 2 or not peers:
         return call.origins
     varying = [i for i in range(n) if any(p.arguments[i] != call.arguments[i] for p in peers)]
@@ -477,7 +469,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         if len(call.arguments) > 1 and call.function != "forward":
             # `D(cond, real)` then `D(cond, G(cond))`: what differs is what the call
             # scores (`_scored`), when the data and a generator say so.
-            found = provenance.plain_sides(_scored(call, _peers(alike, call)))
+            found = provenance.plain_sides(_scored(call, alike))
             if len(found) == 1:
                 kind = next(iter(found))
         if kind == "unknown" and call.function != "forward":

@@ -71,7 +71,7 @@ class _Sealer:
             roots=MappingProxyType(dict(project.roots)),
             discriminators=tuple(project.discriminators),
             **{name: tuple(getattr(events, name)) for name in _EVENT_RECORDS},
-            kept_in_eval=frozenset(project.kept_in_eval),
+            kept_in_eval=frozenset(events.kept_sites),
             runtime=MappingProxyType(dict(project.runtime)),
             by_class=MappingProxyType({q: tuple(v) for q, v in by_class.items()}),
             trees=MappingProxyType(trees),
