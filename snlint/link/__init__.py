@@ -433,7 +433,8 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     homes = {q: by_qual[q][1].path for q in outer} if given else {}
     beside: dict[str, str] | None = None  # found at the first call through a bare name
     for call in project.events.forwards:
-        if call.module is not None or not D_NAME.search(call.callee) or (call.call.path, call.call.span) in resolved:
+        if call.module is not None or not D_NAME.search(call.callee) \
+                or (call.call.path, call.call.span) in resolved:
             continue
         if beside is None:
             beside = _sole_in_file(outer, by_qual, project) if sole is None else {}
@@ -501,7 +502,8 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
                          if (found := provenance.sides(c.origins, q))}
                 if sides and not sides & {"mixed"} and not {"real", "fake"} <= sides:
                     continue  # one side only: generated samples named after their condition
-                evidence[q] = _scores_both(kinds["mixed"][0], "" if {"real", "fake"} <= sides else " together")
+                together = "" if {"real", "fake"} <= sides else " together"
+                evidence[q] = _scores_both(kinds["mixed"][0], together)
     # A loss that differentiates calls of several updates is one update too.
     for calls in project.events.backwards:
         scored: dict[str, dict[str, list]] = {}
@@ -515,8 +517,8 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
         module = penalty.forward.module
         if module is not None and module.cls is not None and module.kind == "module" \
                 and undecided(module.cls.qualname):
-            evidence[module.cls.qualname] = ("training code", f"a gradient penalty is taken through it "
-                                                              f"{_where(penalty.forward.function)}")
+            why = f"a gradient penalty is taken through it {_where(penalty.forward.function)}"
+            evidence[module.cls.qualname] = ("training code", why)
     unused = _unused_alternatives(files, evidence, {q: by_qual[q] for q in named if q not in evidence},
                                   {q: by_qual[q][1].path for q in evidence if q in by_qual}, part_of)
     for q in sorted(named):
@@ -550,8 +552,8 @@ def _named_discriminator(name: str) -> bool:
 
 
 def _scores_both(call: ForwardFact, together: str = "") -> tuple[str, str]:
-    return ("training code", f"called on real and generated samples{together} {_where(call.function)}"
-                             f"{_as_candidate(call)}")
+    where = f"{_where(call.function)}{_as_candidate(call)}"
+    return "training code", f"called on real and generated samples{together} {where}"
 
 
 def _bound_as_discriminator(name: str) -> bool:

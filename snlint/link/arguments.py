@@ -107,7 +107,8 @@ def _outermost_call(instance: Layer) -> Location | None:
 
 def _specs(instance: Layer) -> list[Any]:
     """[args, kwargs] of a construction, as specs."""
-    return [[spec_of(a) for a in instance.args], {k: spec_of(v) for k, v in instance.kwargs.items()}]
+    kwargs = {k: spec_of(v) for k, v in instance.kwargs.items()}
+    return [[spec_of(a) for a in instance.args], kwargs]
 
 
 def site_specs(instances: list[Layer]) -> list[tuple[Location, list[Any]]]:

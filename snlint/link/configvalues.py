@@ -51,7 +51,8 @@ def named_config_call(qual: str, args: list[Value], kwargs: dict[str, Value], lo
         return _file(args[0].value, file_path)
     if qual in _LOADS and args and isinstance(args[0], FileV):
         return load_file(args[0], yaml=qual in _YAML_LOADS)
-    if qual == "omegaconf.OmegaConf.load" and args and isinstance(args[0], ConstV) and isinstance(args[0].value, str):
+    if qual == "omegaconf.OmegaConf.load" and args and isinstance(args[0], ConstV) \
+            and isinstance(args[0].value, str):
         loaded = load_file(_file(args[0].value, file_path), yaml=True)
         _attrs_deep(loaded)
         return loaded

@@ -71,7 +71,7 @@ class Layer:
     init_frame: "Frame | None" = None
     opaque: bool = False  # something snlint cannot follow touched its modules
     kept_in_eval: bool = False
-    weight_norm: str = ""  # weight_norm's API used instead of SN; "own": its class normalizes its weight
+    weight_norm: str = ""  # weight_norm's API used instead of SN; "own": its class normalizes it
     frozen: bool = False  # requires_grad_(False) in an __init__, or eval through a train() override
     base_type: str | None = None  # torch type a project subclass derives from
     origin: Location | None = None  # the `norm_layer=...` parameter whose default built it

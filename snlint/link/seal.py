@@ -129,12 +129,9 @@ class _Sealer:
         out: dict[int, tuple[Member, ...]] = {}
         for layer in entries:
             if layer is not None and self.ids[id(layer)] not in out:
-                out[self.ids[id(layer)]] = tuple(self.members(layer))
-        return out
-
-    def members(self, root: Layer) -> list[Member]:
-        out: list[Member] = []
-        self._members(root, root, "", out, set())
+                members: list[Member] = []
+                self._members(layer, layer, "", members, set())
+                out[self.ids[id(layer)]] = tuple(members)
         return out
 
     # A method, not a closure that calls itself: that would hold this sealer (and the
