@@ -32,7 +32,6 @@ class Reads:
 
     def __init__(self, files: Iterable[F.FileFacts]) -> None:
         self._files = list(files)
-        self._classes: dict[str, list[F.ClassFacts]] | None = None
         self._own: dict[int, tuple[frozenset[str], bool]] = {}
         self._derived: dict[str, list[F.ClassFacts]] = {}  # a base's last name -> the classes naming it
         self._lineages: dict[int, list[F.ClassFacts] | None] = {}
@@ -54,18 +53,18 @@ class Reads:
 
     # ---------------------------------------------------------------- classes
 
+    @cached_property
     def _by_name(self) -> dict[str, list[F.ClassFacts]]:
-        if self._classes is None:
-            self._classes = {}
-            for file in self._files:
-                for _, cls in file.classes:
-                    self._classes.setdefault(cls.name, []).append(cls)
-            for group in self._classes.values():
-                for cls in group:
-                    self._rank[id(cls)] = len(self._rank)
-                    for base in dict.fromkeys(_last(b) for b in cls.bases):
-                        self._derived.setdefault(base, []).append(cls)
-        return self._classes
+        by_name: dict[str, list[F.ClassFacts]] = {}
+        for file in self._files:
+            for _, cls in file.classes:
+                by_name.setdefault(cls.name, []).append(cls)
+        for group in by_name.values():
+            for cls in group:
+                self._rank[id(cls)] = len(self._rank)
+                for base in dict.fromkeys(_last(b) for b in cls.bases):
+                    self._derived.setdefault(base, []).append(cls)
+        return by_name
 
     def _lineage(self, cls: F.ClassFacts) -> list[F.ClassFacts] | None:
         """`cls`, the project classes it derives from and those that derive from it (by
@@ -76,7 +75,7 @@ class Reads:
         return self._lineages[id(cls)]
 
     def _find_lineage(self, cls: F.ClassFacts) -> list[F.ClassFacts] | None:
-        by_name = self._by_name()
+        by_name = self._by_name
         line: list[F.ClassFacts] = []
         todo = [cls]
         while todo:
