@@ -76,9 +76,8 @@ def built_by(returned: Value, fn: F.FunctionFacts, sub_frame, call: Location,
              strings: list[tuple[str, ConstV]]) -> Value:
     """Note on what a factory returns that it built it, or one of several: `built by
     define_D() at train.py:40 (netD='basic', argparse default at train.py:12)`."""
-    chosen = "".join(f"{', ' if i else ' ('}{name}={v.value!r}" + (f" from the {v.origin}" if v.origin else "")
-                     for i, (name, v) in enumerate(strings))
-    chosen += ")" if strings else ""
+    parts = [f"{name}={v.value!r}" + (f" from the {v.origin}" if v.origin else "") for name, v in strings]
+    chosen = f" ({', '.join(parts)})" if parts else ""
     if isinstance(returned, TupleV):
         # `return d_net, g_net`: each of the networks a factory returns together.
         return TupleV(tuple(built_by(item, fn, sub_frame, call, strings) for item in returned.items))
