@@ -64,10 +64,8 @@ class Channels:
 
 
 def passes_through(module, callee: str) -> bool:
-    if module is None:
-        return True
     if getattr(module, "cls", None) is None:
-        return True  # a torch layer (nn.Upsample, nn.AvgPool2d) or an opaque object
+        return True  # not resolved, a torch layer (nn.Upsample) or an opaque object
     if module.frozen or module.kept_in_eval:
         return True
     names = [module.short_type, callee, *module.bound_names]
