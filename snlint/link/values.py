@@ -79,10 +79,7 @@ class Frame:
 
     @property
     def root(self) -> "Frame":
-        frame = self
-        while frame.parent is not None:
-            frame = frame.parent
-        return frame
+        return next(frame for frame in self.lineage() if frame.parent is None)
 
     def seen_from(self, target: "Frame", loc: Location) -> Location:
         """Where `loc` (a node in this frame) shows in `target`, an ancestor frame: the call
