@@ -9,7 +9,7 @@ and JSON/YAML files loaded by a literal path.
 A candidate crosses the process boundary as JSON:
 `{"source": "as in train.py:88", "args": [spec, ...], "kwargs": {name: spec},
   "origins": {"0" | name: "argparse default at train.py:12"}}`, where a spec is a JSON
-scalar or list, or a tagged object (see `SPEC_KINDS`) that the worker turns into an
+scalar or list, or a tagged object (`{"$": kind, ...}`) that the worker turns into an
 object (`snlint.graph.build.decode`). `{"$": "unknown"}` marks an argument the site passes
 but snlint could not evaluate: the worker fills it as if nobody had passed it.
 """
@@ -26,7 +26,6 @@ from snlint.link.values import (
 )
 from snlint.torchapi import SN_HOOK, SN_PARAM
 
-SPEC_KINDS = ("tuple", "dict", "namespace", "torch", "partial", "unknown")
 MAX_CANDIDATES = 4
 UNKNOWN_SPEC: dict[str, Any] = {"$": "unknown"}
 _SN_QUAL = {SN_HOOK: "torch.nn.utils.spectral_norm",
@@ -106,11 +105,16 @@ def _outermost_call(instance: Layer) -> Location | None:
     return call
 
 
+def _specs(instance: Layer) -> list[Any]:
+    """[args, kwargs] of a construction, as specs."""
+    kwargs = {k: spec_of(v) for k, v in instance.kwargs.items()}
+    return [[spec_of(a) for a in instance.args], kwargs]
+
+
 def site_specs(instances: list[Layer]) -> list[tuple[Location, list[Any]]]:
     """(the construction call, [args, kwargs] as specs) for each construction the program
     performs (`_is_site`)."""
-    return [(inst.call, [[spec_of(a) for a in inst.args], {k: spec_of(v) for k, v in inst.kwargs.items()}])
-            for inst in instances if _is_site(inst)]
+    return [(inst.call, _specs(inst)) for inst in instances if _is_site(inst)]
 
 
 def candidates_for(instances: list[Layer]) -> list[dict[str, Any]]:
@@ -120,8 +124,7 @@ def candidates_for(instances: list[Layer]) -> list[dict[str, Any]]:
     for order, inst in enumerate(instances):
         if not _is_site(inst):
             continue
-        args = [spec_of(a) for a in inst.args]
-        kwargs = {k: spec_of(v) for k, v in inst.kwargs.items()}
+        args, kwargs = _specs(inst)
         specs = args + list(kwargs.values())
         known = sum(1 for s in specs if s != UNKNOWN_SPEC)
         if specs and not known:

@@ -1,10 +1,7 @@
 """Configuration values the interpreter evaluates statically: argparse defaults, dicts with
-attribute access (EasyDict, OmegaConf, a project's own `dict` subclass), and JSON/YAML
-files a script loads by a literal path.
-
-They matter for one thing: the arguments a project builds its discriminator with
-(`Discriminator(opt)`, `Critic(ndf=cfg.model.ndf)`), which the graph pass reuses. Each
-value remembers where it came from, so the graph pass can say so.
+attribute access (EasyDict, OmegaConf), and JSON/YAML files loaded by a literal path: the
+arguments a project builds its discriminator with, which the graph pass reuses and names
+the origin of.
 """
 
 from __future__ import annotations
@@ -26,16 +23,13 @@ _ATTR_DICT_MODULES = ("easydict.", "munch.", "dotmap.", "box.", "ml_collections.
 _NAMESPACES = frozenset({"argparse.Namespace", "types.SimpleNamespace"})
 _PARSERS = frozenset({"argparse.ArgumentParser", "configargparse.ArgumentParser",
                       "configargparse.ArgParser"})
-_JSON_LOADS = frozenset({"json.load"})
 _YAML_LOADS = frozenset({"yaml.load", "yaml.safe_load", "yaml.full_load", "yaml.unsafe_load"})
-_FILE_LOADS = frozenset({"omegaconf.OmegaConf.load"})
-_LOADS = _JSON_LOADS | _YAML_LOADS  # asked of every call of an outside function
+_LOADS = _YAML_LOADS | {"json.load"}
 MAX_CONFIG_BYTES = 1 << 20
 
 # A shipped configuration file chosen in place of an option's default (`{dest: path}`), and
-# the files a link loaded (`snlint.shipped_configs` links the project once per file). A
-# context variable, not a parameter: the choice is made where argparse's default is read,
-# deep inside the interpreter, and holds for one whole link in this process.
+# the files a link loaded (`snlint.shipped_configs`): context variables, as the choice is
+# made deep inside the interpreter and holds for one whole link.
 CHOSEN: ContextVar[dict[str, str] | None] = ContextVar("chosen_configs", default=None)
 LOADED: ContextVar[set[str] | None] = ContextVar("loaded_configs", default=None)
 
@@ -57,7 +51,8 @@ def named_config_call(qual: str, args: list[Value], kwargs: dict[str, Value], lo
         return _file(args[0].value, file_path)
     if qual in _LOADS and args and isinstance(args[0], FileV):
         return load_file(args[0], yaml=qual in _YAML_LOADS)
-    if qual in _FILE_LOADS and args and isinstance(args[0], ConstV) and isinstance(args[0].value, str):
+    if qual == "omegaconf.OmegaConf.load" and args and isinstance(args[0], ConstV) \
+            and isinstance(args[0].value, str):
         loaded = load_file(_file(args[0].value, file_path), yaml=True)
         _attrs_deep(loaded)
         return loaded
@@ -69,8 +64,8 @@ def named_config_call(qual: str, args: list[Value], kwargs: dict[str, Value], lo
 
 
 def attr_dict(args: list[Value], kwargs: dict[str, Value]) -> Value:
-    """`EasyDict({...})`, `EasyDict(a=1)`, `MyAttrDict(cfg)`: the items, readable by
-    attribute (nested dicts too, as EasyDict and OmegaConf convert them)."""
+    """`EasyDict({...})`, `EasyDict(a=1)`: the items, readable by attribute (nested dicts
+    too, as EasyDict and OmegaConf convert them)."""
     if args and isinstance(args[0], DictV):
         out = DictV({**args[0].items, **kwargs}, attrs=True, origin=args[0].origin)
     elif args and isinstance(args[0], NamespaceV):
@@ -111,11 +106,9 @@ def parser_method(parser: NamespaceV, name: str, args: list[Value], kwargs: dict
         parser.attrs.update({k: _with_origin(v, f"argparse set_defaults at {where(loc)}")
                              for k, v in kwargs.items()})
         return ConstV(None)
-    if name == "parse_args":
-        return NamespaceV(dict(parser.attrs), parsed=True, origin=f"argparse defaults from {where(loc)}")
-    if name == "parse_known_args":
+    if name in ("parse_args", "parse_known_args"):
         parsed = NamespaceV(dict(parser.attrs), parsed=True, origin=f"argparse defaults from {where(loc)}")
-        return TupleV((parsed, ListV()))
+        return parsed if name == "parse_args" else TupleV((parsed, ListV()))
     return None
 
 
@@ -171,8 +164,7 @@ def _with_origin(value: Value, origin: str) -> Value:
 
 
 def _file(path: str, file_path: str) -> FileV:
-    """A literal path, resolved as the script would see it run from the project (the
-    working directory) or from its own folder."""
+    """A literal path, resolved from the working directory or the script's own folder."""
     folder = os.path.dirname(file_path)
     for candidate in (path, os.path.join(folder, path)):
         if os.path.isfile(candidate):

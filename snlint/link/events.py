@@ -1,9 +1,5 @@
-"""What the interpreter reports, and the names training code gives its players.
-
-`Events` collects the records the interpreter emits as it runs the program (SN
-applications, init calls, forward calls of modules, gradient penalties, batch-statistics
-calls: `snlint.link.model`'s, the ones the rules read); the link step reads them and the
-name patterns. Neither needs the interpreter, so they live apart from it.
+"""What the interpreter reports (`Events`: the records of `snlint.link.model` it emits as
+it runs the program), and the names training code gives its players.
 """
 
 from __future__ import annotations
@@ -20,8 +16,8 @@ from snlint.records import dataclass
 # generator bound to `netG`; single letters only as whole names, and a capital with a
 # suffix (`D_A`) only as written: `d_losses`, `g_loss` are meters and tensors.
 D_NAME = re.compile(r"(?:^|[._])(?:net_?d|d_?net|disc|discriminator|critic|model_?d|d_model)$|(?:^|\.)(?:(?-i:D_\w+)|D)$", re.I)
-# A capital G alone, with a suffix (`G_AB`), a letter (fsgan's `Gb`, `Gc`) or a number (`G1`);
-# not a generator's own block (SPADE's `self.G_middle_0`).
+# A capital G alone, with a suffix (`G_AB`), a letter (`Gb`) or a number (`G1`); not a
+# generator's own block (`self.G_middle_0`).
 G_NAME = re.compile(r"(?:^|[._])(?:net_?g|g_?net|gen|generator|model_?g|g_model|g_ema|netg_ema)$|"
                     r"(?:^|\.)(?:(?-i:G_(?!(?:middle|head|block|layer|stage|stem|tail|res|up|down)_?\d)\w+"
                     r"|G[a-z]|G\d+)|G)$|(?:^|\.)G_ema$", re.I)
@@ -29,9 +25,7 @@ REAL_NAME = re.compile(r"real|^x$|^imgs?$|^images?$|^x_?data$|^inputs?$|^batch$|
 FAKE_NAME = re.compile(r"fake|gen(?:erated)?_|^x_?gen|^g_?out|samples?_?g|^x_?fake|recon|^x_?rec$|^sr$", re.I)
 # Classes named as discriminators (a registry's candidates for a key not known here).
 DISCRIMINATOR_CLASS = re.compile(r"discriminator|critic", re.I)
-# Classes named as generators: by the word, or a capital G alone or numbered for the
-# domains it maps between (yunjey's mnist-svhn-transfer `G12`, `G21`).
-# A generator's class: named so, `G`, `G12`, or AttnGAN's family's `G_NET` / `NetG`.
+# A generator's class: named so, `G`, `G12` (a domain mapping), `G_NET` / `NetG`.
 GENERATOR_CLASS = re.compile(r"(?i:generator)|^G\d*$|^(?i:g_?net|net_?g)\d*$")
 DATA_SOURCE = re.compile(r"loader|dataset|dataiter|data_iter|batches", re.I)
 

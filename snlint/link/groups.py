@@ -1,21 +1,13 @@
 """Parts of a project the link step can read apart: files that cannot reach one another
 through any name the source pass read.
 
-The link step finds what a name means through the project index (`ProjectIndex`), and
-the index answers each lookup from a few files: the one it names and those that would
-make it ambiguous (`ProjectIndex.answers`). Files joined by every such lookup a file's
-names can make, of every prefix of every name, form a group; an index of one group gives
-each of its files the answers the whole project's index gives. So the link, the checks
-and the findings of a group are those of the whole project restricted to it, and a
-collection of separate models (PyTorch-GAN: one folder per paper, each with its own
-`models.py`) is linked group by group: in parallel, and, in the rounds of `--fix`, only
-where a round changed a file.
-
-A submodule is joined to its package (`pkg.sub` reached as an attribute of `pkg`). Two
-things reach across files without a name the index resolves, and are the whole
-project's: the command-line options it declares (given to every part), and "the only
-discriminator class" (decided by the caller from every part); a project that registers
-classes in a registry (`@ARCH_REGISTRY.register()`) is linked whole (`uses_registries`).
+The index answers each lookup from a few files (`ProjectIndex.answers`). Files joined by
+every lookup a file's names can make form a group, whose own index gives each of its
+files the whole project's answers: so a collection of separate models is linked group by
+group, and in the rounds of `--fix` only where a round changed a file. A submodule is
+joined to its package. What reaches across files without a name is the whole project's:
+its declared options, "the only discriminator class" (decided by the caller), and a
+registry (`@ARCH_REGISTRY.register()`: the project is linked whole, `uses_registries`).
 """
 
 from __future__ import annotations
@@ -23,11 +15,8 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from snlint.facts import FileFacts
-from snlint.link.index import ProjectIndex
+from snlint.link.index import OUTSIDE, ProjectIndex
 from snlint.link.resolve import registries
-
-# Names the index never looks up (`ProjectIndex.resolve`).
-_OUTSIDE = ("torch.", "builtins.", "functools.", "typing.", "collections.")
 
 
 def groups(files: list[FileFacts], imported: Mapping[str, Iterable[str]]) -> list[list[FileFacts]]:
@@ -75,11 +64,10 @@ def _looked_up(file: FileFacts) -> set[str]:
         if name.startswith("*."):
             names.discard(name)
             names.update(f"{module}.{name[2:]}" if module else name[2:] for module in file.star_imports)
-    return {n for n in names if n and not n.startswith(_OUTSIDE)}
+    return {n for n in names if n and not n.startswith(OUTSIDE)}
 
 
 def uses_registries(files: list[FileFacts]) -> bool:
     """Whether a class is registered by a decorator (`@ARCH_REGISTRY.register()`): a
-    registry is looked up by its name, and holds classes from anywhere in the project,
-    which no import joins."""
+    registry holds classes from anywhere in the project, which no import joins."""
     return bool(registries((cls, file) for file in files for _, cls in file.classes))

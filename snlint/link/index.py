@@ -1,10 +1,8 @@
 """The project index: which file a qualified name lives in.
 
-Files are known by their dotted module name relative to the project root. Imports are
-resolved the way the code is usually run: an exact module name first, then a module in
-the importing file's own folder (scripts run with their folder on sys.path: `import
-layers`) or the nearest folder above it that has one, then a unique module whose name ends
-with the imported one.
+Imports are resolved the way the code is usually run: a module beside the importing
+script, an exact module name, one in the nearest folder above the importer that has it,
+then a unique module whose name ends with the imported one.
 """
 
 from __future__ import annotations
@@ -13,6 +11,9 @@ import posixpath
 
 from snlint.facts import FileFacts
 from snlint.records import dataclass
+
+# Names the index never looks up.
+OUTSIDE = ("torch.", "builtins.", "functools.", "typing.", "collections.")
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,7 @@ class ProjectIndex:
     def __init__(self, files: list[FileFacts]) -> None:
         self.files = files
         self.by_module: dict[str, list[FileFacts]] = {}
-        # Lookups are by maps built once: a scan of every file per lookup made the link
-        # step quadratic in the project's size.
+        # Maps built once: a scan of every file per lookup made the link step quadratic.
         self.by_stem: dict[str, FileFacts] = {}
         self.by_suffix: dict[str, list[FileFacts]] = {}
         self._resolved: dict[tuple[str, str], Resolved | None] = {}
@@ -62,10 +62,9 @@ class ProjectIndex:
 
     def answers(self, name: str, importer: FileFacts) -> list[FileFacts]:
         """Every file `module(name, importer)` reads to answer: its answer, and the files
-        that make an exact or a suffix match ambiguous. An index of any part of the project
-        that holds `importer` and these files (in this order) gives the same answer
-        (`snlint.link.groups`). The importer counts by its folder alone: the files of one
-        folder, which mostly import the same names, ask once."""
+        that make an exact or a suffix match ambiguous; an index of any part of the project
+        that holds `importer` and these gives the same answer (`snlint.link.groups`). The
+        importer counts by its folder alone."""
         key = (name, self._folder(importer.path))
         found = self._answers.get(key)
         if found is None:
@@ -86,9 +85,7 @@ class ProjectIndex:
 
     def _sibling(self, name: str, importer: FileFacts) -> FileFacts | None:
         """Module `name` beside the importing file, in a folder below the root that is no
-        package: the folder a script there runs from is first on `sys.path`, before the
-        root (AttentionGAN's `AttentionGAN-v1/train.py` imports its own `models.py`, not the
-        root's `models` package)."""
+        package: the folder a script there runs from is first on `sys.path`."""
         folder = self._folder(importer.path)
         if not folder or folder in self.by_stem:  # the root, or a package (`__init__.py`)
             return None
@@ -96,8 +93,7 @@ class ProjectIndex:
 
     def _near(self, name: str, importer: FileFacts) -> FileFacts | None:
         """Module `name` in the importing file's folder, else in the nearest folder above it
-        that has it: the folder a script there runs from (a repository of several projects,
-        each with its own `models` package, imports `models.networks` from inside one)."""
+        that has it (a repository of several projects, each with its `models` package)."""
         leaf = name.replace(".", "/")
         for folder in self._folders_up(self._folder(importer.path)):
             found = self.by_stem.get(posixpath.join(folder, leaf) if folder else leaf)
@@ -122,7 +118,7 @@ class ProjectIndex:
         return chain
 
     def resolve(self, qual: str, importer: FileFacts | None) -> Resolved | None:
-        if qual.startswith(("torch.", "builtins.", "functools.", "typing.", "collections.")):
+        if qual.startswith(OUTSIDE):
             return None
         key = (qual, importer.path if importer is not None else "")
         if key not in self._resolved:

@@ -1,13 +1,10 @@
 """The graph pass's facts joined to the linked project: what the runtime built for each
-discriminator, found by the source sites the link step reports.
+discriminator, indexed by the source sites the link step reports (no torch here).
 
-Runs in the parent (no torch): it reads `snlint.graph.facts` only. The rules ask a
-`Runtime` what the built discriminator has at a source site, and judge those leaves
-with the same functions (`snlint.checks.verdicts`) they apply to the source's layers: a
-source finding it shows too is "source+graph", and what only the runtime has is a
-"graph" finding from the same rule function (`snlint.checks.linked`). A source finding
-the runtime shows wrong is cleared only where the graph pass built that very class with
-the arguments the project uses (`Runtime.may_clear`); `snlint.checks.cleared` says so.
+The rules ask a `Runtime` what the built discriminator has at a source site and judge it
+as they judge the source's layers (`snlint.checks.linked`). A source finding the runtime
+shows wrong is cleared only where the graph pass built that very class with the
+arguments the project uses (`Runtime.may_clear`).
 """
 
 from __future__ import annotations
@@ -37,17 +34,14 @@ class Runtime:
     step knows, and named as the source names it."""
 
     facts: TargetFacts
-    # The discriminator findings about it name, and where a finding without a project
-    # site goes (its `class` line).
-    ref: DiscriminatorRef
-    fallback: Location
+    ref: DiscriminatorRef  # the discriminator findings about it name
+    fallback: Location  # where a finding without a project site goes (its `class` line)
     display_for: DisplayFor
     # (display path, span) of a construction (site, origin, norm_layer parameter) -> the
     # leaves built there; of an SN call (or its dim= argument) -> the leaves it wraps.
     built_at: dict[tuple[str, Span], list[LeafFacts]] = field(default_factory=dict)
     sn_at: dict[tuple[str, Span], list[LeafFacts]] = field(default_factory=dict)
-    # Built with the arguments the project uses (`may_clear`): what it shows at a source
-    # site may clear the source's finding there. Otherwise it only confirms and adds.
+    # Built with the arguments the project uses: what it shows may clear a source finding.
     may_clear: bool = False
 
     def leaves_built_at(self, loc: Location) -> list[LeafFacts]:
@@ -65,11 +59,20 @@ class Runtime:
 
     @property
     def note(self) -> str:
-        return built_note(self.facts.built_with)
+        """What a graph finding's message adds when the graph pass found or guessed the
+        arguments that built its discriminator: where, or that they were guessed, short
+        enough for a terminal line; nothing for a class built with its own defaults."""
+        built_with = self.facts.built_with
+        if not built_with or built_with.startswith("built with its defaults"):
+            return ""
+        if built_with.startswith("built with guessed sizes"):
+            return "; graph pass: built with guessed sizes"
+        return "; graph pass: " + built_with.split(" (", 1)[0].split(", ", 1)[0]
 
     @property
     def note_evidence(self) -> str:
-        return built_evidence(self.facts.built_with)
+        """The whole of how the discriminator was built, when the message says only its start."""
+        return f"Graph pass: {self.facts.built_with}." if self.note else ""
 
 
 def runtime_of(facts: TargetFacts, display_for: DisplayFor, ref: DiscriminatorRef | None = None,
@@ -91,10 +94,8 @@ def runtime_of(facts: TargetFacts, display_for: DisplayFor, ref: DiscriminatorRe
 
 
 def join(project, built: dict[str, TargetFacts], display_for: DisplayFor) -> None:
-    """Attach each built discriminator's runtime facts (by class qualname) to `project`.
-    A class the graph pass did not build (not imported, needs arguments, timed out) gets
-    none: its source findings stand as they are. One built with other arguments than the
-    project's gets facts that cannot clear any (`may_clear`)."""
+    """Attach each built discriminator's runtime facts (by class qualname) to `project`; a
+    class the graph pass did not build gets none."""
     ds = {d.cls.qualname: d for d in project.discriminators}
     project.runtime = {}
     for qual, facts in built.items():
@@ -109,11 +110,9 @@ def join(project, built: dict[str, TargetFacts], display_for: DisplayFor) -> Non
 
 def may_clear(arguments: str, passed: set[str]) -> bool:
     """Whether a class built with `arguments` (`TargetFacts.arguments`) was built as the
-    project builds it, given the argument sets its construction sites pass (`passed`,
-    `site_arguments`): with the [tool.snlint.models] entry (the user says so); from a site
-    of the project, every argument read, where every site passes the same; or with its
-    defaults, where no site passes any argument. Guessed values, an argument no one could
-    read, or sites that build it otherwise: its facts describe another configuration."""
+    project builds it, given the argument sets its sites pass (`site_arguments`): with
+    the [tool.snlint.models] entry; from a site, where every site passes the same; or with
+    its defaults, where no site passes any argument."""
     if arguments == "configured":
         return True
     if arguments == "project":
@@ -128,10 +127,8 @@ NOTHING_PASSED = "[[], {}]"
 
 def site_arguments(instances) -> set[str]:
     """The argument sets (as JSON specs, `snlint.link.arguments`) the project's own
-    construction sites pass; an argument snlint could not evaluate is a spec of its own.
-    A construction read both with its arguments known (the script's `Model(opt)`) and with
-    some unknown (`Model.__init__` run on its own, `opt` unpassed): the second read is the
-    first with less known, and only the first counts."""
+    construction sites pass. Of a site read both with its arguments known and with some
+    unknown (its class run on its own), only the first counts."""
     by_call: dict[tuple, list[str]] = {}
     for call, spec in site_specs(instances):
         by_call.setdefault((call.path, call.span), []).append(json.dumps(spec, sort_keys=True))
@@ -144,23 +141,3 @@ def site_arguments(instances) -> set[str]:
 
 UNKNOWN = json.dumps(UNKNOWN_SPEC)
 
-
-def built_note(built_with: str) -> str:
-    """What a graph finding's message adds about the arguments that built its
-    discriminator, when the graph pass had to find or guess them (the user may need to
-    check them): where, or that they were guessed, short enough for a terminal line (the
-    values and the call chain go to the evidence, `built_evidence`); nothing for a class
-    built with its own defaults, the obvious case."""
-    if not built_with or built_with.startswith("built with its defaults"):
-        return ""
-    if built_with.startswith("built with guessed sizes"):
-        return "; graph pass: built with guessed sizes"
-    return "; graph pass: " + built_with.split(" (", 1)[0].split(", ", 1)[0]
-
-
-def built_evidence(built_with: str) -> str:
-    """The whole of how the discriminator was built, for the full formats, when the
-    message says only its start."""
-    if not built_note(built_with):
-        return ""
-    return f"Graph pass: {built_with}."

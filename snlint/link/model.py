@@ -1,16 +1,10 @@
 """The linked model: the records the link step emits and the rules read.
 
-Each record is created once, by the interpreter, in the form the rules read. What is
-whole when it happens (a spectral norm put on a layer, an init call, a gradient penalty,
-a batch-statistics call) is a frozen record from the start. A layer, one module object
-the program builds, is filled in while the program runs (the layers it holds, the SN put
-on it later), and a forward call learns what it scores once the discriminators are
-known; both are sealed when the link is done (`snlint.link.seal`), which gives each layer
-its stable id, its place in `LinkedModel.layers`, and works out what a rule would
-otherwise ask of the interpreter (where a member layer shows from its owner's
-`__init__`, whether an instance was built with its deciding arguments known). Sealed,
-they are read-only like the rest, so a rule never sees a value still being computed.
-Class and file facts are `snlint.facts`, frozen already.
+Each record is created once, by the interpreter. What is whole when it happens (an SN
+call, an init call, a gradient penalty) is frozen from the start. A layer is filled in
+while the program runs, and a forward call learns what it scores once the discriminators
+are known: both are made read-only by `snlint.link.seal` when the link is done, so a
+rule never sees a value still being computed.
 """
 
 from __future__ import annotations
@@ -35,8 +29,7 @@ def _empty() -> Mapping:
     return _EMPTY
 
 
-# Records compare by identity: a layer's facts hold its class's facts, whose deep
-# comparison and hashing nothing needs.
+# Records compare by identity: deep comparison of the class facts they hold is not needed.
 
 @dataclass(frozen=True, eq=False)
 class SNFact:
@@ -58,9 +51,8 @@ class SNFact:
 
 @dataclass(eq=False)
 class Layer:
-    """One module object the program builds. Where one source line builds many (a block
-    used four times, a loop), each is its own record with the same `call`, and checks
-    merge them by site. The interpreter reads it as a value (`snlint.link.values`)."""
+    """One module object the program builds: one record per object, so a line that
+    builds many (a loop) gives records with the same `call`. Also an interpreter value."""
 
     type: str  # torch short name (`Conv2d`) or a project class qualname
     kind: str  # a torchapi kind, "module" for project classes, "object" for plain ones
@@ -79,7 +71,7 @@ class Layer:
     init_frame: "Frame | None" = None
     opaque: bool = False  # something snlint cannot follow touched its modules
     kept_in_eval: bool = False
-    weight_norm: str = ""  # weight_norm's API when the layer uses it instead of SN; "own": its class normalizes its weight
+    weight_norm: str = ""  # weight_norm's API used instead of SN; "own": its class normalizes it
     frozen: bool = False  # requires_grad_(False) in an __init__, or eval through a train() override
     base_type: str | None = None  # torch type a project subclass derives from
     origin: Location | None = None  # the `norm_layer=...` parameter whose default built it
@@ -88,19 +80,16 @@ class Layer:
     branches: tuple = ()
     called_methods: set[str] = field(default_factory=set)  # its methods that already ran
     # How training code reaches this instance, outermost step last ("built by define_D() at
-    # train.py:40", "copied by deepcopy at train.py:41"); empty when built where it is used.
+    # train.py:40"); empty when built where it is used.
     via: "list[str] | tuple[str, ...]" = field(default_factory=list)
     # Set when the link is done (`snlint.link.seal`):
     id: int = -1  # its place in `LinkedModel.layers`
     children: tuple[tuple[str, int], ...] = ()  # (attribute, layer id), in assignment order
     has_weight: bool = False  # a `weight` attribute of its own
     kernel_1x1: bool | None = None  # a literal 1x1 kernel; None when not known
-    # Built with arguments, every one that can decide its layers known (a norm choice, a
-    # string its `__init__` compares): that build alone decides what it holds.
-    configured: bool = False
-    # The call sites above `call`, innermost first (a helper's call in the `__init__` that
-    # ran it, then that class's construction...): where a layer built in shared code
-    # shows in the discriminator's own code (`snlint.checks.shared`).
+    configured: bool = False  # built with every argument that can decide its layers known
+    # The call sites above `call`, innermost first: where a layer built in shared code shows
+    # in the discriminator's own code (`snlint.checks.shared`).
     chain: tuple[Location, ...] = ()
 
     @property
@@ -115,8 +104,7 @@ class Layer:
 
     @property
     def picked_among(self) -> str | None:
-        """The step of `via` that says this instance is one of several classes a key picks
-        (a factory or a registry whose key is not known here), when it is."""
+        """The step of `via` that says a key not known here picked this instance's class."""
         return next((step for step in self.via if step.startswith("one of ")), None)
 
     def set_attr(self, name: str, value: "Value") -> None:
@@ -150,8 +138,7 @@ LayerFact = Layer
 
 
 def exclusive(a: tuple, b: tuple) -> bool:
-    """Whether two paths of undecided-`if` branches (`Layer.branches`,
-    `ForwardFact.branches`) part at one `if`: what runs in one never runs with the other."""
+    """Whether two paths of undecided-`if` branches (`Layer.branches`) part at one `if`."""
     taken = dict(a)
     return any(key in taken and taken[key] != i for key, i in b)
 
@@ -164,10 +151,7 @@ class Member:
     layer: Layer
     owner: Layer
     symbol: str
-    # The call that builds the layer, seen from its owner's __init__: a helper that
-    # returns the layer itself shows as the helper's call; a helper that returns a
-    # container holding it does not (wrapping that call would put SN on the container).
-    site: Location
+    site: Location  # the call that builds the layer, seen from its owner's __init__ (`seal._site`)
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,27 +187,21 @@ class ForwardFact:
     module: Layer | None  # the instance, when known
     callee: str  # as written: `netD`, `self.D`
     call: Location
-    kind: str  # "real" | "fake" | "mixed" | "unknown" | "constant" (a label, no samples): what its input is
-    # Calls with the same key belong to one update (one loop body of one function, up to
-    # an optimizer step): (id() of the frame it runs in, ...).
-    update: tuple
+    kind: str  # "real" | "fake" | "mixed" | "unknown" | "constant" (a label): what its input is
+    update: tuple  # calls with the same key belong to one update (up to an optimizer step)
     function: str
     order: int
     node: Location | None = None  # the forward call itself
     chain: tuple[Location, ...] = ()  # the call, then each call site above it up to the update
     origins: frozenset = frozenset()  # where its input came from (`provenance`)
-    # Where each positional argument came from, when more than one is a tensor (a
-    # conditional discriminator's `D(x, y)`): `link.decide_sides` reads the ones that differ.
+    # Where each positional argument came from, when more than one is a tensor (`D(x, y)`).
     arguments: tuple[frozenset, ...] = ()
     branches: tuple = ()  # the undecided `if` branches it runs in (`Frame.branches`)
     names: tuple[str, ...] = ()  # the names its input is written with: the fallback evidence
     evidence: Mapping[str, "Evidence"] = field(default_factory=_empty)  # {"real"/"fake": why}, once `kind` is decided
-    # Set when the instance was not built where it is called and the project's only
-    # discriminator class was assumed: what was assumed, for the message.
-    assumed: str = ""
+    assumed: str = ""  # the discriminator class assumed for a call through a bare name, why
     detached: bool = False  # its input is written `.detach()`ed: a discriminator step's
-    # The name its score is given (`d_real = D(x)`), when only that says what it scores.
-    scored_into: str = ""
+    scored_into: str = ""  # the name its score is given (`d_real = D(x)`)
 
     def site_apart_from(self, other: "ForwardFact") -> Location:
         """Where this call shows apart from `other`: itself, or, when both are one call
@@ -266,7 +244,7 @@ class DiscriminatorFact:
     ref: DiscriminatorRef
     instance: Layer | None  # the class built alone
     # Known by its name only: the parameters (path, span) whose defaults built its layers
-    # and that the project's code always passes; the class is not judged on them.
+    # and that the project always passes (not judged).
     unused_defaults: frozenset = frozenset()
 
 
@@ -288,15 +266,11 @@ class LinkedModel:
     batch_reductions: tuple[ReductionFact, ...] = ()
     # Construction sites a train() override keeps in eval mode.
     kept_in_eval: frozenset[tuple[str, Span]] = frozenset()
-    # Class qualname -> what the graph pass built for it (`snlint.link.join.Runtime`);
-    # empty without the graph pass.
-    runtime: Mapping[str, "Runtime"] = field(default_factory=_empty)
+    runtime: Mapping[str, "Runtime"] = field(default_factory=_empty)  # qualname -> graph facts
     by_class: Mapping[str, tuple[Layer, ...]] = field(default_factory=_empty)  # qualname -> its instances
-    # Layer id -> its tree's members, for each class built alone and each instance of a
-    # discriminator class.
+    # Layer id -> its tree's members, for each class built alone and each discriminator instance.
     trees: Mapping[int, tuple[Member, ...]] = field(default_factory=_empty)
-    # (path, line) of each layer a module builds and nothing reads (`snlint.link.unread`):
-    # in no tree above, and never run.
+    # (path, line) of each layer a module builds and nothing reads (`snlint.link.unread`).
     unread: frozenset[tuple[str, int]] = frozenset()
 
     def layer(self, id: int) -> Layer:
@@ -306,10 +280,8 @@ class LinkedModel:
         return self.by_class.get(qualname, ())
 
     def members(self, root: Layer) -> tuple[Member, ...]:
-        """Every layer of `root`'s tree, each once, with the project class instance that
-        owns it and its symbol (`DBlock.c_sc`, `Discriminator.main.3`,
-        `Discriminator.layers[*]`). `root` is a class built alone (`roots`) or an instance
-        of a discriminator class; the trees of other layers are not recorded (KeyError)."""
+        """Every layer of `root`'s tree, each once, with its owner and symbol. `root` is a
+        class built alone or a discriminator instance; other trees are not recorded."""
         return self.trees[root.id]
 
     def classes_in(self, root: Layer | None) -> set[str]:
@@ -340,8 +312,7 @@ _SEALED = {Layer: _SealedLayer, ForwardFact: _SealedForward}
 
 
 def read_only(record: Layer | ForwardFact) -> None:
-    """Make a layer or a forward call read-only, as the other records are from the start:
-    once the link is done nothing changes them, and a rule cannot."""
+    """Make a layer or a forward call read-only, as the other records are from the start."""
     sealed = _SEALED.get(type(record))
     if sealed is not None:
         record.__class__ = sealed

@@ -1,26 +1,23 @@
 """Classes a project constructs from a dotted name in its configuration.
 
-NVlabs' training code (StyleGAN2-ADA, StyleGAN3, Projected GAN, StyleGAN-XL and the
-projects built on them) never names its discriminator in code: `train.py` writes
-`c.D_kwargs = dnnlib.EasyDict(class_name='pg_modules.discriminator.ProjectedDiscriminator',
-...)`, the training loop builds `D = dnnlib.util.construct_class_by_name(**D_kwargs)`, and
-the loss, built the same way, calls `self.D(img, c)`. The strings are what the project
-says it builds; when they name one of several discriminator candidates, that one is the
-discriminator a bare call (`self.D`, a parameter) is taken for. In a repository of several
-such projects, each in its folder, a call is taken for the one its own project names.
+Some training code never names its discriminator in code: it writes
+`EasyDict(class_name='pg_modules.discriminator.ProjectedDiscriminator', ...)` and builds
+it with `construct_class_by_name(**kwargs)`. When such a string names one of several
+discriminator candidates, that one is the discriminator a bare call (`self.D`) is taken
+for; in a repository of several projects, the one its own project names.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Iterable
 
 from snlint import facts as F
 
 
 def given_names(files: Iterable[F.FileFacts]) -> list[tuple[str, str, int]]:
-    """(name, path, line) of each dotted name the project gives as a `class_name` (a
-    keyword argument, an attribute or a dict key assigned a constant string; each file's
-    read by the source pass, `snlint.source.class_names`)."""
+    """(name, path, line) of each dotted name the project gives as a `class_name` (read by
+    the source pass, `snlint.source.class_names`)."""
     return [(name, file.path, line) for file in files for name, line in file.class_names]
 
 
@@ -56,11 +53,9 @@ def named_one(candidates: Iterable[str], given: dict[str, tuple[str, int]],
 
 def named_near(candidates: dict[str, str], given: list[tuple[str, str, int]], at: str,
                ) -> tuple[str, str, tuple[str, int]] | None:
-    """For a call in the file `at`, in a repository of several projects (Diffusion-GAN's
-    `diffusion-projected-gan/`, `diffusion-stylegan2/`, each with its `train.py`): the one
-    candidate (qualname -> its file) a `class_name` names in the project folder nearest
-    `at`, itself in that folder; None when no folder holds `at` and a name, or the
-    nearest names none, or more than one."""
+    """For a call in the file `at`, in a repository of several projects: the one candidate
+    (qualname -> its file) a `class_name` names in the project folder nearest `at`, itself
+    in that folder; None when there is none, or more than one."""
     scored = [(_shared(path, at), name, path, line) for name, path, line in given]
     best = max((score for score, *_ in scored), default=0)
     if best == 0:
@@ -76,10 +71,5 @@ def named_near(candidates: dict[str, str], given: list[tuple[str, str, int]], at
 
 def _shared(a: str, b: str) -> int:
     """How many folders the paths `a` and `b` begin with alike."""
-    count = 0
-    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1]):
-        if x != y:
-            break
-        count += 1
-    return count
+    return len(os.path.commonprefix([a.split("/")[:-1], b.split("/")[:-1]]))
 

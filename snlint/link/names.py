@@ -1,10 +1,8 @@
 """A file's names as the project defines them, for the fixes.
 
-The source pass qualifies a name through its own file's imports (`from .sn import
-spectral_norm` -> `models.sn.spectral_norm`); here the project's files take it the rest of
-the way, as the link step reads it: to the module that defines it, through re-exports,
-star imports and module-level aliases (-> `torch.nn.utils.spectral_norm`). `resolved`
-gives a file's `facts.Names` with every name so resolved, which is what a fix asks.
+The source pass qualifies a name through its own file's imports (`models.sn.spectral_norm`);
+here the project's files take it to the module that defines it, through re-exports, star
+imports and module-level aliases (`torch.nn.utils.spectral_norm`).
 """
 
 from __future__ import annotations
@@ -29,9 +27,8 @@ class Definitions:
         self._canonical: dict[tuple[str, str], str] = {}
 
     def canonical(self, qual: str, file: F.FileFacts) -> str:
-        """The name of what `qual` (as the source pass qualified it in `file`) refers to:
-        the module that defines it, or the name itself when the project does not define
-        it (torch, a package, an unknown name)."""
+        """What `qual` (as the source pass qualified it in `file`) refers to: where the
+        project defines it, or the name itself when the project does not."""
         key = (qual, file.path)
         if key not in self._canonical:
             self._canonical[key] = self._follow(qual, file, 0)
@@ -74,7 +71,7 @@ class Definitions:
         usual = _USUAL_NAMES.get(head)
         if usual is not None and any(self.index.module(m, file) is None for m in file.star_imports):
             # A package from outside the project that hands torch's modules on by their
-            # usual names (`from torch_snippets import *`, then `nn.BatchNorm2d`).
+            # usual names (`from torch_snippets import *`).
             return usual + name[len(head):]
         return f"*.{name}"
 

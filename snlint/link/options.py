@@ -1,11 +1,8 @@
 """Every command-line option a project declares, with its literal default.
 
-Projects in the pix2pix / SPADE tradition build their `opt` from option classes
-(`BaseOptions.initialize(parser)`, a model's `modify_commandline_options`), which the
-interpreter does not run for a training script's `opt`. When the graph pass hands a
-class a guessing namespace, an attribute named like one of these options answers with
-the project's own default instead of a guess by name: `opt.norm_D` is
-`"spectralinstance"` as `--norm_D` declares it, not a number.
+Projects that build their `opt` from option classes (`BaseOptions.initialize(parser)`)
+are not run for a training script's `opt`. When the graph pass hands a class a guessing
+namespace, an option's attribute (`opt.norm_D`) answers with the project's own default.
 """
 
 from __future__ import annotations
@@ -22,8 +19,8 @@ OPTION_PARAMS = frozenset({"opt", "opts", "args"})
 DEFAULTS_ORIGIN = "the project's option defaults"
 
 class DeclaredOptions:
-    """`option_defaults` of the whole project, read on first use: a part of the project
-    (`link.groups`) that never asks for them does not pay for reading every file."""
+    """`option_defaults` of the whole project, read on first use (a part of the project
+    that never asks does not pay for reading every file)."""
 
     def __init__(self, files: list[F.FileFacts]) -> None:
         self.files = files
@@ -51,10 +48,10 @@ def option_defaults(files: list[F.FileFacts]) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for file in files:
         for call in file.option_calls:  # read by the source pass (snlint.source.configured)
-            declared = _declared(call, file.path)
-            if declared is not None and declared[0] not in found:
-                dest, value = declared
-                found[dest] = {"value": value, "where": f"{file.path}:{call.span.line}"}
+            dest, value = _option(call, file.path)
+            if dest is not None and dest not in found and isinstance(value, ConstV) \
+                    and isinstance(value.value, (str, int, float)):  # bool is an int
+                found[dest] = {"value": value.value, "where": f"{file.path}:{call.span.line}"}
     return found
 
 
@@ -64,11 +61,7 @@ def undefaulted_options(files: list[F.FileFacts]) -> dict[str, str]:
     found: dict[str, str] = {}
     for file in files:
         for call in file.option_calls:
-            if not (isinstance(call.func, F.Attr) and call.func.attr == "add_argument"):
-                continue
-            args = [_value(a.value) for a in call.args if a.keyword is None]
-            kwargs = {a.keyword: _value(a.value) for a in call.args if a.keyword is not None}
-            dest, value = option(args, kwargs, Location(file.path, call.span))
+            dest, value = _option(call, file.path)
             unset = (isinstance(value, ConstV) and value.value is None) or \
                 (isinstance(value, UnknownV) and value.why.endswith(" is required"))
             if dest is not None and unset:
@@ -76,18 +69,14 @@ def undefaulted_options(files: list[F.FileFacts]) -> dict[str, str]:
     return found
 
 
-def _declared(call: F.Call, path: str) -> tuple[str, Any] | None:
+def _option(call: F.Call, path: str) -> tuple[str | None, Value]:
+    """(dest, default) of an `add_argument` call as the interpreter reads it
+    (`configvalues.option`), on its literal values; (None, UNKNOWN) for another call."""
     if not (isinstance(call.func, F.Attr) and call.func.attr == "add_argument"):
-        return None
-    # The interpreter's reading of the call (configvalues.option), on the literal values.
+        return None, UNKNOWN
     args = [_value(a.value) for a in call.args if a.keyword is None]
     kwargs = {a.keyword: _value(a.value) for a in call.args if a.keyword is not None}
-    dest, value = option(args, kwargs, Location(path, call.span))
-    if dest is None or not isinstance(value, ConstV):
-        return None
-    if isinstance(value.value, bool) or isinstance(value.value, (str, int, float)):
-        return dest, value.value
-    return None  # no default (None), or one that is not a literal
+    return option(args, kwargs, Location(path, call.span))
 
 
 def _value(expr: F.Expr) -> Value:

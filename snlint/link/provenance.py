@@ -1,12 +1,9 @@
 """Where a tensor in training code came from, and what that makes it for one discriminator.
 
-The interpreter attaches origins to every tensor it follows: a batch of the data loader or
-the function's data parameter (real), the output of a module call (generated, unless the
-module only transforms what it is given: a frozen feature network, an augmentation, a
-torch layer), a concatenation along channels (one sample each: generated if any part is).
-Which module is the discriminator is known only after the whole project ran, so the
-output of a module call stays an `Output` until `sides` reads it against one
-discriminator class. Names (`real_x`, `fake`) decide only where the data flow says nothing.
+The interpreter attaches origins to every tensor it follows: the data (real), a module
+call's output (generated, unless the module only transforms its input), a concatenation
+along channels (generated if any part is). A module call stays an `Output` until `sides`
+reads it against one discriminator class; names decide only where the data flow is silent.
 """
 
 from __future__ import annotations
@@ -16,8 +13,7 @@ import re
 from snlint.findings import place
 from snlint.records import dataclass
 
-# Modules that change what they are given without generating anything new: what they return
-# is what went in (a resized real batch is still real).
+# Modules that change what they are given without generating anything new.
 _PASSES_THROUGH = re.compile(
     r"vgg|lpips|perceptual|inception|feature|extractor|augment|^aug|_aug|transform|normali[sz]|"
     r"resize|upsampl|downsampl|interpolat|blur|crop|pool|loss|criterion|classifier", re.I)
@@ -26,8 +22,7 @@ _PASSES_THROUGH = re.compile(
 @dataclass(frozen=True, eq=False)
 class Data:
     """Real samples: what a data loader yields, a `dict` batch, a data parameter. `what`
-    holds `{at}` where the place goes: `line 12` in the file the evidence is read from,
-    `data.py:12` in another."""
+    holds `{at}` where the place goes."""
 
     what: str
     path: str = ""
@@ -36,9 +31,8 @@ class Data:
 
 @dataclass(frozen=True, eq=False)
 class Named:
-    """A parameter nobody passed, judged by its name (`real_imgs`, `fake`), or a variable
-    named for real samples whose value nothing here follows (`real_data = train_X[i:j]`):
-    the fallback."""
+    """The fallback: a parameter nobody passed, judged by its name (`real_imgs`, `fake`), or
+    a variable named for real samples whose value nothing here follows."""
 
     kind: str  # "real" | "fake"
     name: str
@@ -60,9 +54,8 @@ class Output:
 
 @dataclass(frozen=True, eq=False)
 class Channels:
-    """`torch.cat((cond, fake), 1)`: each sample gains channels; the batch stays one of
-    generated samples if any part is generated. Also the arguments a conditional
-    discriminator scores together (`D(x, G(x))`): then `how` is empty."""
+    """`torch.cat((cond, fake), 1)`: generated if any part is. Also the arguments a
+    conditional discriminator scores together (`D(x, G(x))`): then `how` is empty."""
 
     parts: tuple
     line: int
@@ -71,10 +64,8 @@ class Channels:
 
 
 def passes_through(module, callee: str) -> bool:
-    if module is None:
-        return True
     if getattr(module, "cls", None) is None:
-        return True  # a torch layer (nn.Upsample, nn.AvgPool2d) or an opaque object
+        return True  # not resolved, a torch layer (nn.Upsample) or an opaque object
     if module.frozen or module.kept_in_eval:
         return True
     names = [module.short_type, callee, *module.bound_names]
@@ -84,8 +75,7 @@ def passes_through(module, callee: str) -> bool:
 @dataclass(frozen=True)
 class Evidence:
     """What decided one side of a call, with the places it names kept apart from the text
-    (`{0}`, `{1}` in `text`): a finding says `line 12` for a place in its own file and
-    `data.py:12` for one elsewhere, and only the finding knows which file it is in."""
+    (`{0}` in `text`): only the finding knows whether to say `line 12` or `data.py:12`."""
 
     text: str
     places: tuple[tuple[str, int], ...] = ()
@@ -137,9 +127,8 @@ def sides(origins, discriminator: str | None, depth: int = 0) -> dict[str, Evide
 
 
 def plain_sides(origins, depth: int = 0) -> set[str]:
-    """The sides `origins` are on by the plainest evidence only: a batch of the data
-    (real) and what a model named as a generator returned (generated). Names of tensors,
-    and other models' outputs (a block inside a generator's forward), say nothing here."""
+    """The sides `origins` are on by the plainest evidence only: a batch of the data (real)
+    and what a model named as a generator returned (generated)."""
     out: set[str] = set()
     if depth > 12:
         return out

@@ -1,20 +1,18 @@
-"""Which instance a call reaches when training code does not build it where it calls it.
-
-Real projects build their discriminator through a factory (`define_D(opt.netD)`), a
-registry (`ARCH_REGISTRY.get(opt["type"])(**opt)`), a dict of classes indexed by a
-configuration key, or copy it (`copy.deepcopy(netD)`). The interpreter follows each of
-these; this module holds the parts that decide what they yield and note how, so that a
-finding can say which path led to the instance it judged (`Layer.via`).
+"""Which instance a call reaches when training code does not build it where it calls it:
+through a factory (`define_D(opt.netD)`), a registry, a dict of classes indexed by a
+configuration key, or a copy (`copy.deepcopy(netD)`). What they yield notes how
+(`Layer.via`), so that a finding can say which path led to the instance it judged.
 """
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link.configvalues import where
 from snlint.link.events import DISCRIMINATOR_CLASS
+from snlint.link.syntax import fact_children
 from snlint.link.values import ClassV, ConstV, Layer, ModuleV, OneOfV, TupleV, Value
 
 # `copy.deepcopy(netD)`: the copy has the original's layers.
@@ -61,7 +59,7 @@ def one_of(a: Value, b: Value) -> Value | None:
 
 def of_dict(items: dict, text: str, at: Location) -> Value | None:
     """`{"dcgan": DCGAN_D, "resnet": ResNetD}[args.arch]` with an unknown key: one of the
-    dict's classes (the dict must hold only project classes)."""
+    dict's classes (all project classes)."""
     values = list(items.values())
     if not values or not all(isinstance(v, ClassV) for v in values):
         return None
@@ -76,12 +74,10 @@ def of_dict(items: dict, text: str, at: Location) -> Value | None:
 
 def built_by(returned: Value, fn: F.FunctionFacts, sub_frame, call: Location,
              strings: list[tuple[str, ConstV]]) -> Value:
-    """Note on what a function returns that it built an instance (a factory), or may have
-    built one of several: `built by define_D() at train.py:40 (netD='basic', argparse
-    default at train.py:12)`."""
-    chosen = "".join(f"{', ' if i else ' ('}{name}={v.value!r}" + (f" from the {v.origin}" if v.origin else "")
-                     for i, (name, v) in enumerate(strings))
-    chosen += ")" if strings else ""
+    """Note on what a factory returns that it built it, or one of several: `built by
+    define_D() at train.py:40 (netD='basic', argparse default at train.py:12)`."""
+    parts = [f"{name}={v.value!r}" + (f" from the {v.origin}" if v.origin else "") for name, v in strings]
+    chosen = f" ({', '.join(parts)})" if parts else ""
     if isinstance(returned, TupleV):
         # `return d_net, g_net`: each of the networks a factory returns together.
         return TupleV(tuple(built_by(item, fn, sub_frame, call, strings) for item in returned.items))
@@ -106,48 +102,23 @@ def deciding(fn: F.FunctionFacts) -> set[str]:
     string that picks a class) and norm choices (they decide batch statistics)."""
     names = {p.name for p in fn.params if "norm" in p.name.lower()}
     stack: list = list(fn.body)
-    push = stack.append
     while stack:
         x = stack.pop()
-        kind = type(x)
-        if kind is F.Arg:
-            push(x.value)
-            continue
-        if kind is F.Compare:
+        if type(x) is F.Compare:
             for side in (x.left, x.right):
                 if isinstance(side, F.Local):
                     names.add(side.name)
-        # Every statement or expression in the node's fields, and those held directly in
-        # a tuple field (a call's arguments, a block's statements); not a comprehension's
-        # clauses, nor a dict display's pairs.
-        for name in _NODE_FIELDS.get(kind, ()):
-            value = getattr(x, name)
+        # The nodes in its fields, or directly in a tuple field (a call's arguments); not a
+        # comprehension's clauses, nor a dict display's pairs.
+        for value in fact_children(x, _FIELDS):
             if isinstance(value, tuple):
-                for v in value:
-                    if isinstance(v, _NODES):
-                        push(v)
-            elif isinstance(value, _STATEMENTS_OR_EXPRESSIONS):
-                push(value)
+                stack.extend(v for v in value if isinstance(v, _NODES))
+            elif isinstance(value, _NODES):
+                stack.append(value)
     return names
 
 
-def _node_fields() -> dict[type, tuple[str, ...]]:
-    """For each kind of statement and expression, the fields that may hold others: not
-    its span, nor its strings (an operator, a name)."""
-    out: dict[type, tuple[str, ...]] = {}
-    kinds = [F.Stmt, F.Expr]
-    while kinds:
-        kind = kinds.pop()
-        kinds.extend(kind.__subclasses__())
-        out[kind] = tuple(f.name for f in fields(kind)
-                          if f.name != "span" and f.type not in ("str", "str | None", "bool"))
-    return out
-
-
-# Built once, from the facts' own classes: `deciding` walks every function body, and
-# reading every field of every node through `vars()` cost a tenth of the link step.
-_NODE_FIELDS = _node_fields()
-_STATEMENTS_OR_EXPRESSIONS = (F.Stmt, F.Expr)
+_FIELDS: dict[type, tuple[str, ...]] = {}  # `fact_children`'s, for every walk of `deciding`
 _NODES = (F.Stmt, F.Expr, F.Arg)
 
 
@@ -174,12 +145,8 @@ def registries(classes) -> set[str]:
 
 def registered(classes, registry: str, key: str) -> tuple[F.ClassFacts, F.FileFacts] | None:
     """The class `@<registry>.register()` (or `.register("key")`) registered under `key`."""
-    for cls, file in classes:
-        for d in cls.decorators:
-            name = _registered_as(d, registry, cls.name)
-            if name == key:
-                return cls, file
-    return None
+    return next(((cls, file) for cls, file in classes for d in cls.decorators
+                 if _registered_as(d, registry, cls.name) == key), None)
 
 
 def registered_classes(classes, registry: str) -> list[tuple[F.ClassFacts, F.FileFacts]]:
@@ -211,16 +178,14 @@ def _dotted(e: F.Expr) -> str:
     return ""
 
 
-# How a pick among a project's discriminator classes by a key not known here says so; the
-# instance it builds is bound only where a discriminator is expected.
+# How a pick among a project's discriminator classes by a key not known here says so.
 KEY_NOT_KNOWN = "(key not known here)"
 
 
 def of_module(module: ModuleV, text: str, at: Location) -> Value | None:
     """`models.__dict__[config["D"]["NAME"]]`, `getattr(models, name)`: a class of a
-    project module picked by a key not known here. What it picks is bound to the
-    discriminator only where a discriminator is expected, so the candidates are the
-    module's classes named as discriminators."""
+    project module picked by a key not known here, one of its classes named as
+    discriminators (bound only where a discriminator is expected)."""
     found = [ClassV(c, module.file) for _, c in module.file.classes if DISCRIMINATOR_CLASS.search(c.name)]
     if not found:
         return None

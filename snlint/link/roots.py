@@ -1,13 +1,9 @@
 """Where the graph pass imports a project from: the folders it puts on `sys.path`.
 
 As pytest's rootdir and `pythonpath` do: the project root (the nearest folder above the
-file holding `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`), a `src/` beneath it,
-and the folders `[tool.snlint] graph-paths` names. The configuration root (`config.root`)
-comes too, after, when it is another folder above the file: running `snlint models/` from
-a repository without any marker file imports `models.x` and `utils` as `snlint .` does.
-
-Kept apart from `config.find_root`, which also places SARIF's `uriBaseId` and
-`per-file-ignores` and does not count `setup.py`/`setup.cfg`.
+file holding a marker), a `src/` beneath it, and the folders `[tool.snlint] graph-paths`
+names; then the configuration root when it is another folder above the file. Unlike
+`config.find_root`, `setup.py`/`setup.cfg` count as markers.
 """
 
 from __future__ import annotations
@@ -27,14 +23,6 @@ def project_root(file: str | Path) -> Path | None:
     return None
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.relative_to(folder)
-        return True
-    except ValueError:
-        return False
-
-
 def import_roots(file: str | Path, config_root: str | Path,
                  graph_paths: list[str] = ()) -> tuple[str, ...]:
     """Absolute folders for `sys.path`, the first taking precedence: `graph-paths`
@@ -45,7 +33,7 @@ def import_roots(file: str | Path, config_root: str | Path,
     config_root = Path(os.path.abspath(config_root))
     out: list[Path] = [config_root / p for p in graph_paths]
     bases = [project_root(absolute)]
-    if _inside(absolute, config_root):
+    if absolute.is_relative_to(config_root):
         bases.append(config_root)
     for base in bases:
         if base is None:
@@ -53,7 +41,7 @@ def import_roots(file: str | Path, config_root: str | Path,
         src = base / "src"
         if os.path.exists(src / "__init__.py"):
             out.append(base)  # `src` is a package the code imports as `src.x`
-        elif _inside(absolute, src):
+        elif absolute.is_relative_to(src):
             out += [src, base]  # the code in src/ imports its siblings
         else:
             out += [base, src]

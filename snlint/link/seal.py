@@ -1,11 +1,8 @@
 """The linked project sealed into the model the rules read (`snlint.link.model`).
 
-Runs once per lint, after the graph pass's facts are joined. The records are the ones the
-interpreter emitted; here every layer the events, the roots and the discriminators reach,
-and every layer their trees hold, gets its id in the order first reached, and what the
-rules would ask of the interpreter's frames and argument values is answered once per
-layer and once per member of each tree the rules walk. Then the layers and forward calls
-are made read-only. It costs about one walk of what the program built.
+Runs once per lint, after the graph pass's facts are joined: every layer reached gets its
+id, what the rules would ask of the interpreter's frames and values is answered once per
+layer and per member of each tree the rules walk, and the records are made read-only.
 """
 
 from __future__ import annotations
@@ -21,6 +18,10 @@ from snlint.link.values import ConstV, ListV, TupleV, UnknownV, Value
 
 if TYPE_CHECKING:
     from snlint.link import LinkedProject
+
+# The records the interpreter emitted (`Events`), each a field of the model of that name.
+_EVENT_RECORDS = ("instances", "sn", "sn_calls", "inits", "forwards", "penalties", "backwards",
+                  "batch_norm_calls", "batch_reductions")
 
 
 def seal(project: LinkedProject) -> LinkedModel:
@@ -61,25 +62,16 @@ class _Sealer:
         for call in events.forwards:
             read_only(call)
 
-        instances = tuple(events.instances)
         by_class: dict[str, list[Layer]] = {}
-        for inst in instances:
+        for inst in events.instances:
             if inst.cls is not None:
                 by_class.setdefault(inst.cls.qualname, []).append(inst)
         return LinkedModel(
             layers=tuple(self.order),
-            instances=instances,
             roots=MappingProxyType(dict(project.roots)),
             discriminators=tuple(project.discriminators),
-            sn=tuple(events.sn),
-            sn_calls=tuple(events.sn_calls),
-            inits=tuple(events.inits),
-            forwards=tuple(events.forwards),
-            penalties=tuple(events.penalties),
-            backwards=tuple(events.backwards),
-            batch_norm_calls=tuple(events.batch_norm_calls),
-            batch_reductions=tuple(events.batch_reductions),
-            kept_in_eval=frozenset(project.kept_in_eval),
+            **{name: tuple(getattr(events, name)) for name in _EVENT_RECORDS},
+            kept_in_eval=frozenset(events.kept_sites),
             runtime=MappingProxyType(dict(project.runtime)),
             by_class=MappingProxyType({q: tuple(v) for q, v in by_class.items()}),
             trees=MappingProxyType(trees),
@@ -103,9 +95,8 @@ class _Sealer:
         layer.chain = _chain(layer)
 
     def configured(self, layer: Layer) -> bool:
-        """Built with arguments, and every one that can decide its layers known: a norm
-        choice or a string its `__init__` compares. An unknown device list or channel count
-        does not send the judgement back to the class's defaults."""
+        """Built with arguments, and every one that can decide its layers (a norm choice, a
+        string its `__init__` compares) known; an unknown channel count does not count."""
         if not (layer.args or layer.kwargs):
             return False
         init = layer.cls.method("__init__") if layer.cls is not None else None
@@ -125,10 +116,7 @@ class _Sealer:
 
     def trees(self) -> dict[int, tuple[Member, ...]]:
         """The members of the trees rules walk: each class built alone, and each instance
-        of a discriminator class (as training code builds, copies or calls it). Each is a
-        build of its own, so the trees hardly overlap (a copy's is its original's, a module
-        passed in is in both) and walking them all costs about one walk of what the
-        program built."""
+        of a discriminator class (as training code builds, copies or calls it)."""
         project = self.project
         classes = {d.cls.qualname for d in project.discriminators}
 
@@ -141,12 +129,9 @@ class _Sealer:
         out: dict[int, tuple[Member, ...]] = {}
         for layer in entries:
             if layer is not None and self.ids[id(layer)] not in out:
-                out[self.ids[id(layer)]] = tuple(self.members(layer))
-        return out
-
-    def members(self, root: Layer) -> list[Member]:
-        out: list[Member] = []
-        self._members(root, root, "", out, set())
+                members: list[Member] = []
+                self._members(layer, layer, "", members, set())
+                out[self.ids[id(layer)]] = tuple(members)
         return out
 
     # A method, not a closure that calls itself: that would hold this sealer (and the
@@ -173,8 +158,8 @@ class _Sealer:
 
 def _site(layer: Layer, owner: Layer) -> Location:
     """The call that builds `layer`, seen from `owner`'s __init__: a helper that returns
-    the layer itself shows as the helper's call; a helper that returns a container holding
-    it does not."""
+    the layer itself shows as the helper's call; one that returns a container holding it
+    does not (wrapping that call would put SN on the container)."""
     loc, frame = layer.call, layer.frame
     target = owner.init_frame
     while target is not None and frame is not target and frame.call_site is not None \
@@ -184,9 +169,7 @@ def _site(layer: Layer, owner: Layer) -> Location:
 
 
 def _chain(layer: Layer) -> tuple[Location, ...]:
-    """The call sites above the node that built `layer`, innermost first: each frame's
-    call in the frame that opened it (`conv(...)` in a discriminator's `__init__`, then
-    `Discriminator(...)` in the training code)."""
+    """The call sites above the node that built `layer`, innermost first."""
     out: list[Location] = []
     frame = layer.frame
     while frame is not None and frame.call_site is not None and len(out) < 32:
@@ -222,7 +205,5 @@ def _known(value: Value, depth: int = 0) -> bool:
         return False
     if isinstance(value, (ListV, TupleV)):
         return all(_known(v, depth + 1) for v in value.items)
-    # A config dict or options namespace is known as a whole: the options the class reads
-    # from it decide its layers, and one it does not read must not send the judgement back
-    # to the class's own defaults.
+    # A config dict or options namespace is known as a whole.
     return True

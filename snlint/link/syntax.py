@@ -1,8 +1,5 @@
-"""What the facts say as written, read without running them.
-
-The names an expression mentions, a call's dotted text, the statements of a body and the
-calls in them: the interpreter's parts use these as evidence (a `netD` name, a
-`w.view(height, -1)` in an SN class) where running the code would not tell.
+"""What the facts say as written, read without running them: the names an expression
+mentions, a call's dotted text, the statements of a body and the calls in them.
 """
 
 from __future__ import annotations
@@ -102,10 +99,9 @@ def fact_children(x: object, fields: dict[type, tuple[str, ...]]) -> list:
 
 
 def mentions(roots, out: Counter) -> Counter:
-    """Count, in `out`, each qualified name the code under `roots` (statements, functions,
-    classes) mentions, by its whole and its last part, and each string constant: what
-    says that a class is used somewhere, however it is built (called, subclassed,
-    decorated, registered, named in `__all__` or a config string)."""
+    """Count, in `out`, each qualified name the code under `roots` mentions, by its whole
+    and its last part, and each string constant: what says that a class is used somewhere,
+    however it is built (called, subclassed, registered, named in a config string)."""
     fields: dict[type, tuple[str, ...]] = {}
     stack = list(roots)
     while stack:

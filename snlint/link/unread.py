@@ -1,25 +1,18 @@
-"""Layers a module builds and nothing ever reads: `self.linear = nn.Linear(...)` in an
-`__init__` whose `forward` has the only use commented out (`#x = self.linear(x)`).
-
-Such a layer is in the module's tree (its parameters, its state_dict) but never runs: no
-rule about what the discriminator computes is about it. It is told by its attribute's
-name, read nowhere in the project the link step reads:
-- no `.name` is read anywhere (on `self` or any other object, `netD.linear` too), and no
-  string says the name (`getattr(self, "linear")`);
-- the class and its project bases define `forward`, and derive from nothing but
-  `nn.Module` and project classes: a torch container's `forward` (`nn.Sequential`) or
-  another library's runs its children without naming them;
-- neither the class nor a project class it derives from or that derives from it reaches
-  its children without naming them (`self.children()`, `self.named_children()`,
-  `self._modules`, `self.__dict__`, `vars(self)`, `getattr(self, name)` with a name that
-  is not a literal), and no code of the project calls `.children()` or
-  `.named_children()` or reads `._modules` of anything else.
-Anything the source pass could not read (a file it read with libcst alone, or as
-Python 2) counts as reading every name.
+"""Layers a module builds and nothing ever reads (`self.linear = nn.Linear(...)` whose only
+use in `forward` is commented out): in the module's tree, but never run. Told by its
+attribute's name when:
+- no `.name` is read anywhere in the project, and no string says the name;
+- the class's line defines `forward` and derives from nothing but `nn.Module` and project
+  classes (a torch container runs its children without naming them);
+- nothing in that line reaches its children without naming them (`self.children()`,
+  `self._modules`, `vars(self)`, `getattr(self, name)`), and no code calls `.children()`
+  or reads `._modules` of anything else.
+A file the source pass could not fully read counts as reading every name.
 """
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Iterable
 
 from snlint import facts as F
@@ -39,9 +32,6 @@ class Reads:
 
     def __init__(self, files: Iterable[F.FileFacts]) -> None:
         self._files = list(files)
-        self._classes: dict[str, list[F.ClassFacts]] | None = None
-        self._loads: set[str] | None = None
-        self._elsewhere = False  # `.children()` of something other than `self`
         self._own: dict[int, tuple[frozenset[str], bool]] = {}
         self._derived: dict[str, list[F.ClassFacts]] = {}  # a base's last name -> the classes naming it
         self._lineages: dict[int, list[F.ClassFacts] | None] = {}
@@ -58,23 +48,23 @@ class Reads:
             loads, dynamic = self._summary(member)
             if dynamic or name in loads:
                 return False
-        loads = self._all_loads()
-        return not self._elsewhere and name not in loads
+        loads, elsewhere = self._everywhere
+        return not elsewhere and name not in loads
 
     # ---------------------------------------------------------------- classes
 
+    @cached_property
     def _by_name(self) -> dict[str, list[F.ClassFacts]]:
-        if self._classes is None:
-            self._classes = {}
-            for file in self._files:
-                for _, cls in file.classes:
-                    self._classes.setdefault(cls.name, []).append(cls)
-            for group in self._classes.values():
-                for cls in group:
-                    self._rank[id(cls)] = len(self._rank)
-                    for base in dict.fromkeys(_last(b) for b in cls.bases):
-                        self._derived.setdefault(base, []).append(cls)
-        return self._classes
+        by_name: dict[str, list[F.ClassFacts]] = {}
+        for file in self._files:
+            for _, cls in file.classes:
+                by_name.setdefault(cls.name, []).append(cls)
+        for group in by_name.values():
+            for cls in group:
+                self._rank[id(cls)] = len(self._rank)
+                for base in dict.fromkeys(_last(b) for b in cls.bases):
+                    self._derived.setdefault(base, []).append(cls)
+        return by_name
 
     def _lineage(self, cls: F.ClassFacts) -> list[F.ClassFacts] | None:
         """`cls`, the project classes it derives from and those that derive from it (by
@@ -85,7 +75,7 @@ class Reads:
         return self._lineages[id(cls)]
 
     def _find_lineage(self, cls: F.ClassFacts) -> list[F.ClassFacts] | None:
-        by_name = self._by_name()
+        by_name = self._by_name
         line: list[F.ClassFacts] = []
         todo = [cls]
         while todo:
@@ -102,8 +92,7 @@ class Reads:
                 todo.extend(found)
         if not any("forward" in c.method_names for c in line):
             return None
-        # The classes deriving from one of the line's, in the order of `by_name` (as the
-        # scan of every class found them), each once.
+        # The classes deriving from one of the line's, each once, in the order of `by_name`.
         ids = {id(c) for c in line}
         derived = {id(c): c for name in dict.fromkeys(c.name for c in line) for c in self._derived.get(name, ())
                    if id(c) not in ids}
@@ -123,17 +112,17 @@ class Reads:
             found = self._own[id(cls)] = (frozenset(loads), dynamic)
         return found
 
-    def _all_loads(self) -> set[str]:
-        if self._loads is None:
-            loads: set[str] = set()
-            elsewhere = [False]
-            for file in self._files:
-                if file.names is not None and not file.names.complete:
-                    elsewhere[0] = True  # read with libcst alone, or as Python 2
-                _walk(list(file.body), loads, set(), elsewhere)
-            self._loads = loads
-            self._elsewhere = elsewhere[0]
-        return self._loads
+    @cached_property
+    def _everywhere(self) -> tuple[set[str], bool]:
+        """The names every file reads, and whether one reads the children of anything but
+        `self` without naming them."""
+        loads: set[str] = set()
+        elsewhere = [False]
+        for file in self._files:
+            if file.names is not None and not file.names.complete:
+                elsewhere[0] = True  # read with libcst alone, or as Python 2
+            _walk(list(file.body), loads, set(), elsewhere)
+        return loads, elsewhere[0]
 
 
 def _last(e: F.Expr) -> str:
@@ -179,9 +168,7 @@ def _walk(roots: list, loads: set[str], selves: set[str], elsewhere: list[bool] 
                 loads.add(x.value)
             continue
         if kind is F.Unknown:
-            # An expression the source pass did not read (a comparison chain, a dict
-            # comprehension, a yield) may read anything: in the class's own methods, it
-            # may read its layers.
+            # An expression the source pass did not read may read anything, its layers too.
             if x.text not in _READ_NOTHING and elsewhere is None:
                 dynamic = True
             continue

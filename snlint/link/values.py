@@ -1,18 +1,17 @@
-"""The values the link step's interpreter computes: constants, containers, callables,
-tensors, and the frames it runs code in. A module object the program builds is a value
-too, `Layer`, the record the rules read (`snlint.link.model`).
+"""The values the link step's interpreter computes, and the frames it runs code in. A
+module object the program builds is a value too: `Layer` (`snlint.link.model`).
 """
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import field, replace
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
 from snlint.findings import Location
 from snlint.link.model import Layer
 from snlint.records import dataclass
-from snlint.torchapi import KINDS
+from snlint.torchapi import KINDS, type_names
 
 if TYPE_CHECKING:
     from snlint.facts import ClassFacts, Expr, FileFacts, FunctionFacts
@@ -36,8 +35,7 @@ class Frame:
     cond_depth: int = 0
     env: dict[str, "Value"] = field(default_factory=dict)
     returned: "Value | None" = None
-    # What an undecided `if` returned while its other branch went on (`if kind == "a":
-    # return A()` ... `raise ValueError(kind)`): the body may end there instead.
+    # What an undecided `if` returned while its other branch went on: the body may end there.
     early: list = field(default_factory=list)
     depth: int = 0
     loops: list = field(default_factory=list)  # spans of the loops being run, innermost last
@@ -46,15 +44,13 @@ class Frame:
     qualname: str = ""  # the function being run (recursion guard)
     function: str = ""  # the function's own name (`train`, `forward`)
     optimizer_steps: int = 0  # `optimizer.step()` calls run so far (on a root frame)
-    # Which optimizer each of those steps stepped, as written in the root's own body (None:
-    # inside a helper, where `opt.step()` may be any optimizer): `split_steps` reads them.
+    # Which optimizer each step stepped, as written in the root's own body (None: in a helper).
     stepped: list = field(default_factory=list)
     # The branches of undecided `if`s being run, callers' included: ((token, 0 or 1), ...),
     # a token per run of an `if`. Calls in the two branches of one never run together.
     branches: tuple = ()
-    # The token of an `if` whose test reads only local names, by the test and the values
-    # those names hold: run again on the same values, it takes the same branch (`for ...:
-    # if norm == 'SN': SN conv else: plain conv`, and the same test at the next layer).
+    # The token of an `if` whose test reads only local names, by the test and those names'
+    # values: run again on the same values, it takes the same branch.
     if_tokens: dict = field(default_factory=dict)
 
     @contextmanager
@@ -69,22 +65,21 @@ class Frame:
             self.loops.pop()
             self.jumped = False
 
+    def lineage(self) -> Iterator["Frame"]:
+        """This frame, then each frame that called into it."""
+        frame: Frame | None = self
+        while frame is not None:
+            yield frame
+            frame = frame.parent
+
     @property
     def grad_free(self) -> bool:
         """Whether this frame, or one that called into it, runs inside `torch.no_grad()`."""
-        frame: Frame | None = self
-        while frame is not None:
-            if frame.no_grad:
-                return True
-            frame = frame.parent
-        return False
+        return any(frame.no_grad for frame in self.lineage())
 
     @property
     def root(self) -> "Frame":
-        frame = self
-        while frame.parent is not None:
-            frame = frame.parent
-        return frame
+        return next(frame for frame in self.lineage() if frame.parent is None)
 
     def seen_from(self, target: "Frame", loc: Location) -> Location:
         """Where `loc` (a node in this frame) shows in `target`, an ancestor frame: the call
@@ -99,39 +94,21 @@ class Frame:
         return current if frame is target else loc
 
     def is_within(self, ancestor: "Frame") -> bool:
-        frame: Frame | None = self
-        while frame is not None:
-            if frame is ancestor:
-                return True
-            frame = frame.parent
-        return False
+        return any(frame is ancestor for frame in self.lineage())
 
     def runs(self, qualname: str) -> bool:
-        """Whether this frame or one above it runs the function `qualname`: calling it
-        again would recurse."""
-        frame: Frame | None = self
-        while frame is not None:
-            if frame.qualname == qualname:
-                return True
-            frame = frame.parent
-        return False
+        """Whether this frame or one above it runs `qualname`: calling it would recurse."""
+        return any(frame.qualname == qualname for frame in self.lineage())
 
     @property
     def owner_frame(self) -> "Frame | None":
         """The nearest frame, this one or above, that runs for an instance (`self`)."""
-        frame: Frame | None = self
-        while frame is not None and frame.self_value is None:
-            frame = frame.parent
-        return frame
+        return next((frame for frame in self.lineage() if frame.self_value is not None), None)
 
 
 def running_module(frame: Frame) -> Frame | None:
-    """The run of the module body of `frame`'s file this frame is part of (the frame itself
-    at the top level, else a caller's), if any."""
-    running: Frame | None = frame
-    while running is not None and not (running.name == "<module>" and running.file is frame.file):
-        running = running.parent
-    return running
+    """The run of the module body of `frame`'s file this frame is part of, if any."""
+    return next((f for f in frame.lineage() if f.name == "<module>" and f.file is frame.file), None)
 
 
 class Value:
@@ -149,9 +126,7 @@ UNKNOWN = UnknownV()
 @dataclass(eq=False)
 class ConstV(Value):
     value: Any
-    # Where a configuration value came from ("argparse default at train.py:12"), for the
-    # graph pass's account of the arguments it built a class with.
-    origin: str = ""
+    origin: str = ""  # where a configuration value came from ("argparse default at train.py:12")
 
 
 @dataclass(eq=False)
@@ -228,8 +203,7 @@ class OneOfV(Value):
 
     options: tuple[Value, ...]
     why: str  # "one of 2 classes define_D() may build", for the message
-    # "discriminator": the discriminator classes a registry holds, for a key not known here;
-    # meaningful only where the result is bound to a discriminator (`self.net_d`).
+    # "discriminator": the discriminator classes a registry holds, for a key not known here.
     role: str = ""
 
 
@@ -284,8 +258,6 @@ class ModulesV(Value):
     name_lacks: tuple[str, ...] = ()
 
     def matches(self, layer: Layer) -> bool:
-        from snlint.torchapi import type_names
-
         names = {layer.type, layer.short_type, layer.base_type or ""}
         names |= type_names(layer.base_type or layer.short_type)
         if self.types is not None and not names & set(self.types):
@@ -302,8 +274,6 @@ class ModulesV(Value):
         return ModulesV(layer, types=types).matches(layer)
 
     def narrowed(self, **changes) -> "ModulesV":
-        from dataclasses import replace
-
         return replace(self, **changes)
 
     def members(self) -> list[tuple[str, Layer]]:
@@ -377,9 +347,7 @@ class TensorV(Value):
 
     tags: frozenset[str] = frozenset()
     outputs: tuple[tuple[Layer, Location], ...] = ()
-    # Where each part of it came from, as `snlint.link.provenance` records it: read against
-    # one discriminator once the project is known.
-    origins: frozenset = frozenset()
+    origins: frozenset = frozenset()  # where each part came from (`snlint.link.provenance`)
 
     def join(self, other: "TensorV") -> "TensorV":
         return TensorV(self.tags | other.tags, self.outputs + tuple(o for o in other.outputs if o not in self.outputs),
@@ -387,7 +355,7 @@ class TensorV(Value):
 
 
 def tensors(value: Value) -> list[TensorV]:
-    """The tensors a value is or holds (a tuple of them, say)."""
+    """The tensors a value is or holds."""
     if isinstance(value, TensorV):
         return [value]
     if isinstance(value, (ListV, TupleV)):
