@@ -7,8 +7,10 @@ the parent process (engine, checks) reads them without paying for torch.
 
 from __future__ import annotations
 
-from dataclasses import asdict, field
-from typing import Any
+import functools
+import types
+from dataclasses import asdict, field, fields
+from typing import Any, get_args, get_origin, get_type_hints
 
 from snlint.records import dataclass
 
@@ -23,8 +25,45 @@ def one_line(exc: BaseException, limit: int = 240) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+class _Record:
+    """To JSON (`to_dict`) and back (`from_dict`, guided by the fields' annotations)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Any:
+        if d is None:
+            return None
+        hints = _hints(cls)
+        return cls(**{f.name: _load(hints[f.name], d[f.name]) for f in fields(cls) if f.name in d})
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return get_type_hints(cls)
+
+
+def _load(hint: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is types.UnionType:  # `X | None`
+        return _load(args[0], value)
+    if origin is list:
+        return [_load(args[0], v) for v in value]
+    if origin is tuple:
+        items = args[:1] * len(value) if args[-1:] == (Ellipsis,) else args
+        return tuple(_load(a, v) for a, v in zip(items, value))
+    if origin is dict:
+        return {k: _load(args[1], v) for k, v in value.items()}
+    if isinstance(hint, type) and issubclass(hint, _Record):
+        return hint.from_dict(value)
+    return value
+
+
 @dataclass(frozen=True)
-class GraphTarget:
+class GraphTarget(_Record):
     """One class to build: `file` absolute, `display` as the user sees the path."""
 
     file: str
@@ -44,18 +83,10 @@ class GraphTarget:
     # {dest: {"value": ..., "where": "path:line"}}, read by a guessing namespace.
     options: dict[str, dict[str, Any]] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "GraphTarget":
-        return cls(d["file"], d["display"], d["class_name"], d.get("kwargs"), d.get("root", ""),
-                   tuple(d.get("paths", ())), d.get("line", 0), d.get("candidates"),
-                   d.get("options"))
 
 
 @dataclass(frozen=True)
-class Site:
+class Site(_Record):
     """A source range: 1-based, end exclusive, columns in characters."""
 
     file: str
@@ -64,18 +95,9 @@ class Site:
     end_line: int
     end_column: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> "Site | None":
-        if d is None:
-            return None
-        return cls(d["file"], d["line"], d["column"], d["end_line"], d["end_column"])
-
 
 @dataclass(frozen=True)
-class SNState:
+class SNState(_Record):
     """One spectral normalization on a layer. `api`: hook | parametrization | custom."""
 
     api: str
@@ -87,22 +109,9 @@ class SNState:
     # The `dim=` argument (keyword or fifth positional) inside the SN call, when written.
     dim_site: Site | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"api": self.api, "name": self.name, "dim": self.dim,
-                "site": self.site.to_dict() if self.site else None,
-                "param_shape": list(self.param_shape) if self.param_shape is not None else None,
-                "dim_site": self.dim_site.to_dict() if self.dim_site else None}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "SNState":
-        shape = d.get("param_shape")
-        return cls(d["api"], d["name"], d["dim"], Site.from_dict(d.get("site")),
-                   tuple(shape) if shape is not None else None,
-                   Site.from_dict(d.get("dim_site")))
-
 
 @dataclass(frozen=True)
-class LeafFacts:
+class LeafFacts(_Record):
     """A leaf module (or an SN-wrapped one) of a built discriminator.
 
     `site` is the call that created the layer as seen from the discriminator: the line in
@@ -141,40 +150,9 @@ class LeafFacts:
     # The user calls between `origin` and `site` (a helper the owner's closure calls).
     via: list[Site] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path, "type_name": self.type_name, "type_qualname": self.type_qualname,
-            "kind": self.kind,
-            "kernel_size": list(self.kernel_size) if self.kernel_size is not None else None,
-            "weight_shape": list(self.weight_shape) if self.weight_shape is not None else None,
-            "sn": [s.to_dict() for s in self.sn],
-            "site": self.site.to_dict() if self.site else None,
-            "instances": self.instances, "training": self.training,
-            "bypassed_forward": self.bypassed_forward,
-            "origin": self.origin.to_dict() if self.origin else None,
-            "param_site": self.param_site.to_dict() if self.param_site else None,
-            "uses_batch_stats": self.uses_batch_stats,
-            "weight_norm": self.weight_norm, "kept_in_eval": self.kept_in_eval,
-            "frozen": self.frozen, "via": [v.to_dict() for v in self.via],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LeafFacts":
-        ks, ws = d.get("kernel_size"), d.get("weight_shape")
-        return cls(
-            d["path"], d["type_name"], d.get("type_qualname", d["type_name"]), d["kind"],
-            tuple(ks) if ks is not None else None, tuple(ws) if ws is not None else None,
-            [SNState.from_dict(s) for s in d.get("sn", [])], Site.from_dict(d.get("site")),
-            d.get("instances", 1), d.get("training", True), d.get("bypassed_forward", False),
-            Site.from_dict(d.get("origin")), Site.from_dict(d.get("param_site")),
-            d.get("uses_batch_stats", False), d.get("weight_norm", ""),
-            d.get("kept_in_eval", False), d.get("frozen", False),
-            [Site.from_dict(v) for v in d.get("via", ())],
-        )
-
 
 @dataclass(frozen=True)
-class WeightUse:
+class WeightUse(_Record):
     """The weight a conv/linear layer computed with in a forward (`snlint.graph.weights`).
 
     `verdict`: "raw" (its raw parameter, σ far from 1), "normalized" (σ ≈ 1), "wrong_axis"
@@ -187,20 +165,13 @@ class WeightUse:
     sigma: float
     sigma_dim0: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "WeightUse":
-        return cls(d["verdict"], d["sigma"], d.get("sigma_dim0", 0.0))
-
 
 def _empty_probe() -> dict[str, Any]:
     return {"ran": False, "coupled": False, "reason": "", "input_shape": []}
 
 
 @dataclass
-class TargetFacts:
+class TargetFacts(_Record):
     """Everything the graph pass found for one target (or why it found nothing)."""
 
     target: GraphTarget
@@ -234,33 +205,8 @@ class TargetFacts:
     # conv/linear layers a forward called.
     weights: dict[str, WeightUse] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "weights": {path: w.to_dict() for path, w in self.weights.items()},
-            "target": self.target.to_dict(), "status": self.status, "message": self.message,
-            "modules": [m.to_dict() for m in self.modules],
-            "trace_ok": self.trace_ok, "trace_reason": self.trace_reason,
-            "batch_norm_calls": [s.to_dict() if s else None for s in self.batch_norm_calls],
-            "batch_reductions": [[what, s.to_dict() if s else None]
-                                 for what, s in self.batch_reductions],
-            "probe": dict(self.probe),
-            "error_site": self.error_site.to_dict() if self.error_site else None,
-            "seconds": self.seconds, "recorded_by": self.recorded_by,
-            "built_with": self.built_with, "arguments": self.arguments, "refused": list(self.refused),
-        }
-
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TargetFacts":
-        probe = _empty_probe()
-        probe.update(d.get("probe") or {})
-        return cls(
-            GraphTarget.from_dict(d["target"]), d.get("status", "ok"), d.get("message", ""),
-            [LeafFacts.from_dict(m) for m in d.get("modules", [])],
-            d.get("trace_ok", False), d.get("trace_reason", ""),
-            [Site.from_dict(x) for x in d.get("batch_norm_calls", [])],
-            [(what, Site.from_dict(s)) for what, s in d.get("batch_reductions", [])],
-            probe, Site.from_dict(d.get("error_site")), d.get("seconds", 0.0),
-            d.get("recorded_by", ""),
-            d.get("built_with", ""), d.get("arguments", ""), [str(r) for r in d.get("refused", ())],
-            {path: WeightUse.from_dict(w) for path, w in (d.get("weights") or {}).items()},
-        )
+        facts = super().from_dict(d)
+        facts.probe = {**_empty_probe(), **(facts.probe or {})}
+        return facts

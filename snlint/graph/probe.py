@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import sys
 import time
+from contextlib import ExitStack
 from typing import Any, Callable
 
 import torch
@@ -43,27 +44,29 @@ WAVEFORM_LENGTH = 1024
 MakeArgs = Callable[[int], tuple]
 
 
-def _first_tensor(value: Any) -> torch.Tensor | None:
+def tensors(value: Any) -> list[torch.Tensor]:
+    """The tensors in a forward's arguments or output (nested in lists, tuples, dicts)."""
     if isinstance(value, torch.Tensor):
-        return value
+        return [value]
     if isinstance(value, dict):
         value = list(value.values())
     if isinstance(value, (list, tuple)):
-        for item in value:
-            found = _first_tensor(item)
-            if found is not None:
-                return found
-    return None
+        return [t for item in value for t in tensors(item)]
+    return []
 
 
-def _required_forward_args(model: nn.Module) -> int | None:
-    """How many positional arguments forward requires (None: cannot tell)."""
+def _first_tensor(value: Any) -> torch.Tensor | None:
+    return next(iter(tensors(value)), None)
+
+
+def _positional(model: nn.Module) -> list[inspect.Parameter] | None:
+    """forward's positional parameters (None: cannot tell)."""
     try:
         params = inspect.signature(model.forward).parameters.values()
     except (TypeError, ValueError):
         return None
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return sum(1 for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
+    return [p for p in params if p.kind in kinds]
 
 
 def _first_layer(model: nn.Module) -> nn.Module | None:
@@ -83,31 +86,25 @@ def _first_weight(model: nn.Module) -> torch.Tensor | None:
     return None
 
 
-def _optional_second(model: nn.Module) -> bool:
-    """Whether forward takes an optional second positional argument (`forward(x, y=None)`:
-    a projection discriminator that fails without its labels)."""
-    try:
-        params = list(inspect.signature(model.forward).parameters.values())
-    except (TypeError, ValueError):
-        return False
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    positional = [p for p in params if p.kind in kinds]
-    return len(positional) >= 2 and positional[1].default is not inspect.Parameter.empty
-
-
 def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]], str]:
     """Ways to call the model, smallest input first, and a reason when there are none."""
     layer = _first_layer(model)
     first_weight = _first_weight(model) if layer is None else None
     if layer is None and first_weight is None:
         return [], "no conv or linear layer to infer an input shape from"
-    required = _required_forward_args(model)
+    positional = _positional(model)
+    required = None
+    if positional is not None:
+        required = sum(p.default is inspect.Parameter.empty for p in positional)
     if required is not None and required > 2:
         return [], f"forward needs {required} arguments"
     # A second argument: class labels (a projection discriminator), else a second input
     # like the first (HiFi-GAN's discriminators take real and generated audio at once).
+    # An optional one (`forward(x, y=None)`): the labels a projection discriminator may need.
+    optional_second = (required == 1 and len(positional) >= 2
+                       and positional[1].default is not inspect.Parameter.empty)
     seconds = ("labels", "like") if required == 2 else (
-        (None, "labels") if required == 1 and _optional_second(model) else (None,))
+        (None, "labels") if optional_second else (None,))
 
     if first_weight is not None:
         # Read as a torch layer would be: (out, in) is a linear weight, (out, in, *kernel) a
@@ -198,21 +195,11 @@ def _perturbed(args: tuple) -> tuple:
     return (x,) + tuple(args[1:])
 
 
-def _tensors(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        return [t for item in value for t in _tensors(item)]
-    return []
-
-
 def _summary(value: Any, n: int) -> list[tuple[float, float]]:
     """Per tensor, (sum, sum of squares) over samples 1..n-1 (all of it without a batch
     dimension): enough to tell whether they moved, without keeping the activations."""
     out = []
-    for t in _tensors(value):
+    for t in tensors(value):
         if t.dim() == 1 and t.numel() > n and t.numel() % n == 0:
             t = t.reshape(n, -1)  # a flattened (sample-major) patch map
         part = t[1:] if t.dim() >= 1 and t.shape[0] == n else t
@@ -241,17 +228,11 @@ def _recorded(fresh: Pristine, args: tuple, n: int) -> dict[str, list[list]]:
             calls[path][-1][1] = _summary(output, n)
         return hook
 
-    handles = []
-    with fresh.use() as model:
-        try:
-            for path, m in model.named_modules():
-                handles.append(m.register_forward_pre_hook(pre(path)))
-                handles.append(m.register_forward_hook(post(path)))
-            with torch.no_grad():
-                model(*args)
-        finally:
-            for handle in handles:
-                handle.remove()
+    with fresh.use() as model, ExitStack() as hooks, torch.no_grad():
+        for path, m in model.named_modules():
+            hooks.enter_context(m.register_forward_pre_hook(pre(path)))
+            hooks.enter_context(m.register_forward_hook(post(path)))
+        model(*args)
     return calls
 
 
@@ -308,11 +289,9 @@ def _called_at(fresh: Pristine, args: tuple, path: str) -> Site | None:
     found: list[Site] = []
 
     def pre(m: nn.Module, inputs: Any) -> None:
-        frame = sys._getframe(1)
-        while frame is not None and not sites.is_user_file(frame.f_code.co_filename):
-            frame = frame.f_back
-        if frame is not None:
-            found.append(sites.to_site(sites.frame_pos(frame)))
+        pos = sites.user_pos(sys._getframe(1))
+        if pos is not None:
+            found.append(sites.to_site(pos))
         raise _Captured
 
     try:
@@ -330,18 +309,15 @@ def _forward_until_captured(fresh: Pristine, args: tuple, module: nn.Module,
                             pre: Callable | None = None, post: Callable | None = None) -> None:
     """A forward on `args` from the built state with hooks on `module`, ended early by a
     hook that raises `_Captured` once it has what it came for."""
-    with fresh.use() as model:
-        handles = [module.register_forward_pre_hook(pre)] if pre is not None else []
+    with fresh.use() as model, ExitStack() as hooks, torch.no_grad():
+        if pre is not None:
+            hooks.enter_context(module.register_forward_pre_hook(pre))
         if post is not None:
-            handles.append(module.register_forward_hook(post))
+            hooks.enter_context(module.register_forward_hook(post))
         try:
-            with torch.no_grad():
-                model(*args)
+            model(*args)
         except _Captured:
             pass
-        finally:
-            for handle in handles:
-                handle.remove()
 
 
 def _output_of(fresh: Pristine, args: tuple, path: str,

@@ -21,6 +21,7 @@ while it handles a call).
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from dataclasses import field
 from typing import Any, Callable
 
@@ -31,26 +32,13 @@ from torch.overrides import TorchFunctionMode
 from snlint.graph import sites
 from snlint.graph.facts import Site
 from snlint.graph.pristine import Pristine
+from snlint.graph.probe import tensors
 from snlint.graph.trace import SNTracer, uses_batch_statistics
 from snlint.records import dataclass
 
-_BATCH_NORM_FUNCTIONS = (torch.nn.functional.batch_norm, torch.batch_norm)
-
 
 def _shapes(value: Any) -> tuple:
-    if isinstance(value, torch.Tensor):
-        return (tuple(value.shape),)
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        return tuple(s for item in value for s in _shapes(item))
-    return ()
-
-
-def _user_pos(frame: Any) -> tuple | None:
-    while frame is not None and not sites.is_user_file(frame.f_code.co_filename):
-        frame = frame.f_back
-    return sites.frame_pos(frame) if frame is not None else None
+    return tuple(tuple(t.shape) for t in tensors(value))
 
 
 def _describe_function(func: Any) -> str:
@@ -99,8 +87,8 @@ class _Recorder(TorchFunctionMode):
         kwargs = kwargs or {}
         result = func(*args, **kwargs)
         if self._visible():
-            pos = _user_pos(sys._getframe(1))
-            if func in _BATCH_NORM_FUNCTIONS and uses_batch_statistics(func, args, kwargs):
+            pos = sites.user_pos(sys._getframe(1))
+            if uses_batch_statistics(func, args, kwargs):
                 self.recording.batch_norm_calls.append(pos)
             outputs = _shapes(result)
             if outputs:
@@ -113,7 +101,7 @@ class _Recorder(TorchFunctionMode):
         leaf = path is not None and self._leaf(module, path)
         self._stack.append((module, leaf))
         if visible and leaf:
-            module.__dict__["_snlint_call"] = (_user_pos(sys._getframe(1)), _shapes(inputs))
+            module.__dict__["_snlint_call"] = (sites.user_pos(sys._getframe(1)), _shapes(inputs))
 
     def post_hook(self, module: nn.Module, inputs: Any, output: Any) -> None:
         if self._stack and self._stack[-1][0] is module:
@@ -127,18 +115,13 @@ class _Recorder(TorchFunctionMode):
 
 def record_once(fresh: Pristine, args: tuple) -> Recording:
     """One forward from the built state, with hooks on every module."""
-    with fresh.use() as model:
+    with fresh.use() as model, ExitStack() as hooks:
         recorder = _Recorder(model)
-        handles = []
-        try:
-            for m in model.modules():
-                handles.append(m.register_forward_pre_hook(recorder.pre_hook, prepend=True))
-                handles.append(m.register_forward_hook(recorder.post_hook, always_call=True))
-            with recorder, torch.no_grad():
-                model(*args)
-        finally:
-            for handle in handles:
-                handle.remove()
+        for m in model.modules():
+            hooks.enter_context(m.register_forward_pre_hook(recorder.pre_hook, prepend=True))
+            hooks.enter_context(m.register_forward_hook(recorder.post_hook, always_call=True))
+        with recorder, torch.no_grad():
+            model(*args)
     return recorder.recording
 
 
@@ -146,10 +129,6 @@ def record_once(fresh: Pristine, args: tuple) -> Recording:
 class ForwardFacts:
     batch_norm_calls: list[Site | None]
     batch_reductions: list[tuple[str, Site | None]]
-
-
-def _site(pos: tuple | None) -> Site | None:
-    return sites.to_site(pos) if pos is not None else None
 
 
 def record(fresh: Pristine, make_args: Callable[[int], tuple],
@@ -164,5 +143,5 @@ def record(fresh: Pristine, make_args: Callable[[int], tuple],
             continue
         if a.inputs != b.inputs and (a.what, a.pos) not in reductions:
             reductions.append((a.what, a.pos))
-    return ForwardFacts([_site(p) for p in bn_calls],
-                        [(what, _site(p)) for what, p in reductions])
+    return ForwardFacts([sites.to_site(p) for p in bn_calls],
+                        [(what, sites.to_site(p)) for what, p in reductions])

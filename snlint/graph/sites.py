@@ -99,12 +99,21 @@ def frame_pos(frame: types.FrameType) -> _Pos:
     return code_pos(frame.f_code, frame.f_lasti, frame.f_lineno)
 
 
+def user_pos(frame: types.FrameType | None) -> _Pos | None:
+    """The position in the innermost user frame, from `frame` outwards."""
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame_pos(frame) if frame is not None else None
+
+
 def _char_col(text: str, byte_col: int) -> int:
     return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
 
-def to_site(pos: _Pos) -> Site:
+def to_site(pos: _Pos | None) -> Site | None:
     """Byte offsets (0-based, as code objects and ast count) to a 1-based character Site."""
+    if pos is None:
+        return None
     file, line, end_line, col, end_col = pos
     text = linecache.getline(file, line)
     if col is None or end_col is None or not text:
