@@ -4,6 +4,10 @@ loader's check for modules that run as written reads it too."""
 
 from __future__ import annotations
 
+import builtins
+
+BUILTINS = frozenset(dir(builtins))
+
 # Calls a kept assignment may make, by qualified name (the module's imports resolve the
 # first part; a builtin is `builtins.NAME`): cheap, side-effect free, and what scripts use
 # to set up the values their classes read (`cuda = torch.cuda.is_available()`,

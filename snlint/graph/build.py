@@ -1,12 +1,9 @@
 """Building a discriminator class in the graph-pass worker (child process only).
 
-The arguments come, in order, from the `[tool.snlint.models]` entry (the override: used
-alone when given), the project's own construction sites (`GraphTarget.candidates`, found
-statically by snlint.link.arguments), the constructor's defaults, and guesses from the
-parameters' names and annotations. A few attempts are made (`MAX_ATTEMPTS`); each failed
-one leaves no torch state behind. What built the model, or what was tried, is said in
-`Built.built_with`.
-"""
+The arguments come from the `[tool.snlint.models]` entry (used alone when given), else the
+project's own construction sites (`GraphTarget.candidates`), the constructor's defaults,
+and guesses by the parameters' names. At most `MAX_ATTEMPTS` calls; a failed one leaves no
+torch state behind. `Built.built_with` says what built the model, or what was tried."""
 
 from __future__ import annotations
 
@@ -126,8 +123,7 @@ class _Guesses:
 
 
 def _attr_dict_class(guesses: _Guesses, path: str) -> type:
-    """A dict read by attribute (EasyDict/OmegaConf-like) that answers a key nobody set
-    with a guess by the key's name, and records the guess."""
+    """A dict read by attribute (EasyDict-like) that answers a missing key with a guess."""
 
     class AttrDict(dict):
         def __getattr__(self, name: str) -> Any:
@@ -165,8 +161,8 @@ class _Unknown(Exception):
 
 
 def decode(spec: Any, guesses: _Guesses, path: str) -> Any:
-    """An object from a value spec (snlint.link.arguments); untagged dicts (from
-    [tool.snlint.models] tables) become attribute dicts."""
+    """An object from a value spec (snlint.link.arguments); an untagged dict (a
+    [tool.snlint.models] table) becomes an attribute dict."""
     if isinstance(spec, list):
         return [decode(s, guesses, f"{path}[{i}]") for i, s in enumerate(spec)]
     if not isinstance(spec, dict):
@@ -233,11 +229,9 @@ class Call:
     unknown: list[str] = field(default_factory=list)  # arguments passed that could not be read
 
     def arguments(self) -> str:
-        """How the arguments that built the class were chosen, which decides what its facts
-        may clear (`snlint.link.join.may_clear`): "configured" (the [tool.snlint.models]
-        entry), "project" (a construction site of the project, every argument read),
-        "defaults" (the class's own, and the project's option defaults), or "guessed" (a
-        value guessed, or an argument the site passes that could not be read)."""
+        """How the arguments were chosen, which decides what the facts may clear
+        (`snlint.link.join.may_clear`): "configured", "project" (a construction site, every
+        argument read), "defaults", or "guessed" (a value guessed, or an argument unread)."""
         unread_configs = [c for c in self.configs
                           if not any(d.startswith(c + ".") for d in self.guesses.declared)]
         if self.guessed or self.guesses.made or self.unknown or unread_configs:
@@ -280,7 +274,7 @@ def _shown(value: Any) -> str:
 
 def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
     """The call a plan makes: its values bound to the parameters, defaults where it gives
-    none, guesses for required parameters nothing gives."""
+    none, guesses for the required ones."""
     guesses = _Guesses(plan.profile, plan.options)
     values: dict[str, Any] = {}
     notes: list[str] = []
@@ -479,10 +473,7 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
 
 
 def about_constructor_arguments(exc: BaseException) -> bool:
-    """Whether a constructor's failure may be about the arguments it was given: a
-    TypeError (the call's signature, `missing 1 required positional argument`, or a value
-    of the wrong type), or any error from the values snlint guessed for them (a size, a
-    config key); not one the project's code raises whatever the arguments (NameError,
-    ImportError, SyntaxError)."""
+    """Whether a constructor's failure may be about its arguments: a TypeError or any error
+    from guessed values, not one the project's code raises whatever the arguments."""
     return not isinstance(exc, (NameError, ImportError, SyntaxError,
                                 NotImplementedError, RecursionError))

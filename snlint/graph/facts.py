@@ -1,9 +1,5 @@
-"""What the graph pass learns about a built discriminator, as plain data.
-
-These dataclasses cross the process boundary as JSON (`to_dict` / `from_dict`), so they
-hold only str, int, bool, tuples, lists and dicts, and this module never imports torch:
-the parent process (engine, checks) reads them without paying for torch.
-"""
+"""What the graph pass learns about a built discriminator, as plain data: these cross the
+process boundary as JSON, and the parent reads them without torch."""
 
 from __future__ import annotations
 
@@ -114,13 +110,10 @@ class SNState(_Record):
 class LeafFacts(_Record):
     """A leaf module (or an SN-wrapped one) of a built discriminator.
 
-    `site` is the call that created the layer as seen from the discriminator: the line in
-    the innermost enclosing module method (through a helper function: the helper's call
-    site). `origin` is the innermost user frame (the literal constructor call, possibly
-    inside a helper). `param_site` is set when the constructor was reached through a
-    parameter's default value (`norm_layer=nn.BatchNorm2d`): the whole parameter node.
-    `instances` counts the leaves of this class built at the same `site` in this target.
-    """
+    `site`: the call that created it as seen from the discriminator (the innermost enclosing
+    module method); `origin`: the innermost user frame (the literal constructor call);
+    `param_site`: the whole parameter node when built through a parameter's default
+    (`norm_layer=nn.BatchNorm2d`); `instances`: leaves of this class built at `site`."""
 
     path: str
     type_name: str
@@ -153,13 +146,8 @@ class LeafFacts(_Record):
 
 @dataclass(frozen=True)
 class WeightUse(_Record):
-    """The weight a conv/linear layer computed with in a forward (`snlint.graph.weights`).
-
-    `verdict`: "raw" (its raw parameter, σ far from 1), "normalized" (σ ≈ 1), "wrong_axis"
-    (a ConvTranspose normalized along dim 0, its input axis), or "" (no clear verdict).
-    `sigma`: σ of the weight used, flattened with the output axis first; `sigma_dim0`
-    flattened along dim 0 (differs for ConvTranspose).
-    """
+    """The weight a conv/linear layer computed with in a forward (`snlint.graph.weights`):
+    `sigma` flattened with the output axis first, `sigma_dim0` along dim 0."""
 
     verdict: str
     sigma: float

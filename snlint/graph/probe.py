@@ -1,18 +1,12 @@
 """The batch-coupling probe: does one sample's input change another sample's output?
 
-Every forward starts from the model's built state, restored (`pristine.Pristine`, which
-says why not a deep copy), after seeding every generator: SN's power iteration and dropout
-then repeat exactly, so only real coupling (batch statistics, minibatch stddev, reductions
-over dim 0) moves the other samples' outputs. The unperturbed input runs twice: a forward
-that does not repeat (state no restore reaches, randomness no seed controls) gives no
-verdict rather than a false one. A `view(-1)` head at the wrong image size folds positions
-into the batch dimension, so only outputs whose first dimension is still the batch count.
-
-Where the outputs couple, hooks on every module find the one that first mixes samples
+Every forward starts from the model's built state (`pristine.Pristine`) with every
+generator seeded, so only real coupling moves the other samples' outputs; the unperturbed
+input runs twice, and a forward that does not repeat gives no verdict. Only outputs whose
+first dimension is still the batch count (a `view(-1)` head folds positions into it).
+Where the outputs couple, hooks find the module that first mixes samples
 (`coupling_sources`), and a shifted and scaled input tells whether it standardizes with
-the batch's statistics, as a batch norm does (SN301's kind), or mixes them otherwise
-(SN302's: minibatch stddev, attention across the batch).
-"""
+batch statistics (SN301's kind) or mixes otherwise (SN302's)."""
 
 from __future__ import annotations
 
@@ -238,14 +232,9 @@ def _recorded(fresh: Pristine, args: tuple, n: int) -> dict[str, list[list]]:
 
 def coupling_sources(fresh: Pristine, args: tuple, perturbed: tuple,
                      n: int = PROBE_BATCH) -> list[dict[str, Any]]:
-    """Where coupling enters, in execution order (the first is the module that first mixes
-    samples): the innermost modules whose output for samples 1..n-1 moves when only sample
-    0 changed while their own input for those samples did not. Downstream of the first, a
-    module's input already differs for them, so it is not taken for another source.
-
-    Each says what the module is: its construction site, and whether it normalizes with
-    batch statistics (`standardizes`, measured by `_standardizes`), which makes it SN301's
-    kind rather than SN302's (a statistic concatenated to the features, a reduction)."""
+    """Where coupling enters, in execution order: the innermost modules whose output for
+    samples 1..n-1 moves when only sample 0 changed while their own input for those samples
+    did not. Each with its construction site and whether it `standardizes` (SN301's kind)."""
     clean, moved = _recorded(fresh, args, n), _recorded(fresh, perturbed, n)
     flagged = []
     for path, calls in clean.items():  # first calls in execution order (pre-hooks)
@@ -282,9 +271,8 @@ def coupling_sources(fresh: Pristine, args: tuple, perturbed: tuple,
 
 
 def _called_at(fresh: Pristine, args: tuple, path: str) -> Site | None:
-    """The user's call of module `path` in the forward (the innermost frame of the project
-    when it is first called): where fx records the operations of a module it inlines from
-    an installed package, which are part of that module."""
+    """The user's call of module `path` in the forward (the innermost project frame): where
+    fx records the operations of a module it inlines from an installed package."""
     module = fresh.model.get_submodule(path)
     found: list[Site] = []
 
@@ -307,8 +295,8 @@ class _Captured(Exception):
 
 def _forward_until_captured(fresh: Pristine, args: tuple, module: nn.Module,
                             pre: Callable | None = None, post: Callable | None = None) -> None:
-    """A forward on `args` from the built state with hooks on `module`, ended early by a
-    hook that raises `_Captured` once it has what it came for."""
+    """A forward from the built state with hooks on `module`; a hook raising `_Captured`
+    ends it early."""
     with fresh.use() as model, ExitStack() as hooks, torch.no_grad():
         if pre is not None:
             hooks.enter_context(module.register_forward_pre_hook(pre))
@@ -322,9 +310,8 @@ def _forward_until_captured(fresh: Pristine, args: tuple, module: nn.Module,
 
 def _output_of(fresh: Pristine, args: tuple, path: str,
                transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> tuple:
-    """(input, output) of the first call of module `path` in a forward on `args`, the
-    first floating-point tensor of each; with `transform`, that input is replaced by
-    `transform(input)` before the module sees it."""
+    """(input, output) of the first call of module `path`, the first floating-point tensor
+    of each; with `transform`, the module sees `transform(input)` instead."""
     module = fresh.model.get_submodule(path)
     seen: list = []
 
@@ -356,13 +343,10 @@ INVARIANT_SHARE = 0.95  # of the output's positions
 
 
 def _standardizes(fresh: Pristine, args: tuple, path: str) -> bool:
-    """Whether module `path` normalizes with batch statistics, as a batch norm does: its
-    output has its input's shape and stays the same when every sample's input to it is
-    scaled and shifted alike (the batch's mean and spread absorb both). A per-sample norm
-    would too, but it does not mix samples, and only a module that does is asked. A
-    statistic concatenated to the features (minibatch stddev), a reduction that centers
-    only, or a layer before the normalization inside the module: not invariant, so SN302's
-    kind. Conservative by construction: anything in doubt is not this."""
+    """Whether module `path` normalizes with batch statistics: its output keeps its input's
+    shape and stays the same when every sample's input is scaled and shifted alike. A
+    statistic concatenated to the features, centering only, or a layer before the
+    normalization is not invariant: SN302's kind. Anything in doubt is not this."""
     x, clean = _output_of(fresh, args, path)
     if x is None or clean is None or clean.shape != x.shape or not clean.is_floating_point():
         return False
@@ -385,8 +369,8 @@ def _standardizes(fresh: Pristine, args: tuple, path: str) -> bool:
 
 
 def _defined_at(cls: type) -> Site | None:
-    """The lines of the class's definition: a batch reduction written inside a module
-    measured as batch normalization is part of that one mistake."""
+    """The lines of the class's definition (a batch reduction written inside a module
+    measured as batch normalization is part of that one mistake)."""
     try:
         lines, first = inspect.getsourcelines(cls)
         file = inspect.getsourcefile(cls)
@@ -414,9 +398,8 @@ def find_input(fresh: Pristine, example_input: Any = None, n: int = PROBE_BATCH,
                budget: Budget | None = None,
                ) -> tuple[MakeArgs | None, torch.Tensor | None, list[int], str, bool]:
     """(make_args, output at batch n, input shape, reason, flattened) for the first input
-    whose output is per sample. Failing that, the first whose output is a flattened
-    (sample-major) patch map, read back as (n, k): a `.flatten()` head at an image size no
-    candidate matches exactly still has one row per sample."""
+    whose output is per sample, else the first whose output is a flattened (sample-major)
+    patch map, read back as (n, k)."""
     if example_input is not None:
         candidates = [(from_example(example_input), None)]
     else:

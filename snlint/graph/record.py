@@ -1,22 +1,11 @@
-"""The forward's facts without fx: what real forward passes do, seen through module hooks
-and a TorchFunctionMode.
+"""The forward's facts without fx, where fx cannot trace (a data-dependent `if`, `int()` of
+a proxy): two real forwards from the built state, at batch sizes 2 and 3, seen through
+module hooks and a TorchFunctionMode, give the `F.batch_norm` calls with batch statistics
+and the batch reductions (calls whose input shape changes with the batch size and whose
+output shape does not; matched between the runs by position and count there).
 
-fx gives up on data-dependent `if`s on tensors, `len()` or `int()` of a proxy, and
-`torch.as_tensor(N)` on a proxy (StyleGAN's minibatch stddev). A real forward has none of
-those problems. Two forwards, at batch sizes 2 and 3, each from the model's built state
-(`pristine.Pristine`), give:
-- `F.batch_norm` / `torch.batch_norm` calls with batch statistics, at the user's line;
-- batch reductions: calls whose tensor input's shape changes with the batch size and whose
-  tensor output's shape does not (fx's shape propagation, on real tensors), calls matched
-  between the two runs by their source position and their count there.
-
-What counts as "a call" is what fx would have put in a graph: calls made in the user's own
-code (and torch's containers), not those inside the modules fx keeps as leaves (torch's
-layers, SN-wrapped modules): a BatchNorm2d's own `F.batch_norm` is that layer's fact, not a
-functional call. Module hooks keep the stack of running modules; the function mode sees
-`F.*`, `torch.*` and tensor-method calls (the outermost only: torch turns the mode off
-while it handles a call).
-"""
+A call counts where fx would have put it in a graph: in the user's code, not inside a
+module fx keeps as a leaf (a BatchNorm2d's own `F.batch_norm` is that layer's fact)."""
 
 from __future__ import annotations
 
@@ -58,7 +47,6 @@ class _Call:
 
 @dataclass
 class Recording:
-    """One forward's calls (keyed by position and count there) and its batch norm calls."""
 
     calls: dict[tuple, _Call] = field(default_factory=dict)
     batch_norm_calls: list[tuple | None] = field(default_factory=list)

@@ -1,14 +1,10 @@
-"""Construction and SN-application sites, and the per-layer facts of a built model.
+"""Construction and SN-application sites, and the per-layer facts of a built model (where
+torch is imported: the worker, or `snlint.audit` in-process).
 
-Runs where torch is already imported (the worker child, or `snlint.audit` in-process).
-
-Sites come from the call stack: `nn.Module.__init__` is wrapped so every module records
-where it was built, `SpectralNorm.apply` (hook API) and `parametrize.register_parametrization`
-(parametrization API) are wrapped so every SN records where it was applied. torch looks all
-three up at call time, so names the user imported before the wrappers went in are caught.
-Python 3.11's `co_positions()` at the frame's `f_lasti` gives the exact column range of the
-call, which tells apart several layers built on one line.
-"""
+`nn.Module.__init__`, `SpectralNorm.apply` and `parametrize.register_parametrization` are
+wrapped to record, from the call stack, where each module was built and each SN applied
+(torch looks them up at call time, so names imported earlier are caught). `co_positions()`
+at the frame's `f_lasti` gives the call's column range, which tells apart layers on one line."""
 
 from __future__ import annotations
 
@@ -36,7 +32,8 @@ from torch.nn.utils.weight_norm import WeightNorm
 from snlint.graph.facts import LeafFacts, Site, SNState
 from snlint.torchapi import KINDS
 
-_BUILT = "_snlint_built"  # module.__dict__ key: (site, origin, param_site)
+_BUILT = "_snlint_built"  # module.__dict__ key: (site, origin, param_site, via)
+_NOT_BUILT = (None, None, None, ())
 _KEPT_IN_EVAL = "_snlint_kept_in_eval"  # module.__dict__ key: `.eval()` in an __init__
 _SN_SITE = "_snlint_site"  # on SpectralNorm hooks and _SpectralNorm parametrizations
 _SN_DIM_SITE = "_snlint_dim_site"
@@ -192,11 +189,9 @@ _COMPREHENSIONS = frozenset({"<listcomp>", "<genexpr>", "<setcomp>", "<dictcomp>
 
 
 def _user_frames(built: Any = None) -> tuple[list[types.FrameType], int]:
-    """User frames from the innermost outwards, up to the first one that is a method of
-    another nn.Module (the layer "as seen from" its owner); and that frame's index or -1.
-
-    Frames whose first argument is `built` (the module's own `__init__` chain) are skipped.
-    """
+    """User frames from the innermost outwards, up to the first that is a method of another
+    nn.Module (the layer as seen from its owner), and that frame's index or -1. Frames whose
+    first argument is `built` (the module's own `__init__` chain) are skipped."""
     frames: list[types.FrameType] = []
     frame = sys._getframe(1)
     while frame is not None:
@@ -229,9 +224,9 @@ def _function_of(frame: types.FrameType) -> Any:
 
 
 def _param_default_site(frame: types.FrameType, pos: _Pos) -> Site | None:
-    """When the call at `pos` calls one of the frame's parameters and that parameter holds
-    its default value (`norm_layer=nn.BatchNorm2d`), the whole parameter node: of this
-    function, or of the caller that passed its own parameter on with its default in it."""
+    """The whole parameter node (`norm_layer=nn.BatchNorm2d`) when the call at `pos` calls a
+    parameter of the frame holding its default: this function's, or a caller's that handed
+    its own on."""
     call = call_at(pos)
     if call is None or not isinstance(call.func, ast.Name):
         return None
@@ -242,11 +237,10 @@ _MAX_HANDED_ON = 8
 
 
 def _default_site(frame: types.FrameType, name: str, depth: int) -> Site | None:
-    """The default of parameter `name` of the frame's function, when the value it holds
-    came from a default: its own (the caller did not pass it), or the caller's, handed on
-    as the caller's own parameter (`super().__init__(nc, ndf, norm_layer)` in a subclass
-    whose `norm_layer=nn.BatchNorm2d`). A value the caller wrote itself came from no
-    default, even when it is the same object (`super().__init__(3, 8, nn.BatchNorm2d)`)."""
+    """The default of parameter `name` of the frame's function when the value it holds came
+    from one: its own, or the caller's handed on as the caller's own parameter
+    (`super().__init__(nc, ndf, norm_layer)`). A value the caller wrote itself came from no
+    default, even when it is the same object."""
     code = frame.f_code
     if name not in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
         return None
@@ -289,10 +283,9 @@ _FROM_A_CONTAINER = ast.Constant(None)  # passed inside `*args` / `**kwargs`
 
 
 def _passed_by_caller(frame: types.FrameType, name: str) -> tuple[types.FrameType, ast.expr] | None:
-    """(the caller's frame, the expression it passed as `name`) when the call that made
-    this frame passed `name`; None when it did not (the default is in use), or when that
-    cannot be told (a caller outside the user's code, a `*args` or `**kwargs` that is not
-    a local list or dict): the parameter's value is its default, and taken to be from it."""
+    """(the caller's frame, the expression it passed as `name`) when the call that made this
+    frame passed it; None when it did not, or when that cannot be told (a caller outside the
+    user's code, a `*args`/`**kwargs` that is not a local list or dict)."""
     caller = frame.f_back
     if caller is None or not is_user_file(caller.f_code.co_filename):
         return None
@@ -332,10 +325,10 @@ def _local_value(frame: types.FrameType, node: ast.expr) -> Any:
     return frame.f_locals.get(node.id) if isinstance(node, ast.Name) else None
 
 
-def _construction_record(module: nn.Module) -> tuple[Site | None, Site | None, Site | None]:
+def _construction_record(module: nn.Module) -> tuple:
     frames, owner = _user_frames(built=module)
     if not frames:
-        return None, None, None
+        return _NOT_BUILT
     origin_pos = frame_pos(frames[0])
     if owner > 0:
         # A comprehension inside the owner's method is part of that method.
@@ -353,14 +346,10 @@ def _construction_record(module: nn.Module) -> tuple[Site | None, Site | None, S
     return to_site(site_pos), to_site(origin_pos), param_site, via
 
 
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
-
-
 def _called_from_init() -> bool:
-    """`.eval()` / `.train(False)` called from a module's `__init__` (past torch's own
-    frames): a frozen part that is meant to stay in eval mode, as the source pass reads
-    it. An `.eval()` in training code is for validation, and a `train()` override shows
-    in the built model's mode already."""
+    """`.eval()` / `.train(False)` called from a module's `__init__`: a frozen part meant
+    to stay in eval mode, as the source pass reads it (an `.eval()` in training code is for
+    validation)."""
     frame = sys._getframe(2)
     while frame is not None and (frame.f_code.co_filename.startswith(_TORCH_DIR)
                                  or frame.f_code.co_filename == __file__):
@@ -370,11 +359,15 @@ def _called_from_init() -> bool:
 
 
 def _sn_call() -> tuple[Site | None, Site | None]:
-    frames, _ = _user_frames()
-    if not frames:
+    """The SN call's site and its `dim=` argument's."""
+    try:
+        frames, _ = _user_frames()
+        if not frames:
+            return None, None
+        pos = frame_pos(frames[0])
+        return to_site(pos), _dim_site(pos)
+    except Exception:  # never let site bookkeeping break the user's model
         return None, None
-    pos = frame_pos(frames[0])
-    return to_site(pos), _dim_site(pos)
 
 
 # ---------------------------------------------------------------------------------------
@@ -411,16 +404,13 @@ def _install() -> None:
             try:
                 record = _construction_record(self)
             except Exception:  # never let site bookkeeping break the user's model
-                record = (None, None, None)
+                record = _NOT_BUILT
             object.__setattr__(self, _BUILT, record)
 
     @functools.wraps(orig_apply)
     def apply(module, name, n_power_iterations, dim, eps):
         fn = orig_apply(module, name, n_power_iterations, dim, eps)
-        try:
-            site, dim_site = _sn_call()
-        except Exception:
-            site = dim_site = None
+        site, dim_site = _sn_call()
         setattr(fn, _SN_SITE, site)
         setattr(fn, _SN_DIM_SITE, dim_site)
         return fn
@@ -429,10 +419,7 @@ def _install() -> None:
     def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
         result = orig_register(module, tensor_name, parametrization, unsafe=unsafe)
         if isinstance(parametrization, _SpectralNorm):
-            try:
-                site, dim_site = _sn_call()
-            except Exception:
-                site = dim_site = None
+            site, dim_site = _sn_call()
             object.__setattr__(parametrization, _SN_SITE, site)
             object.__setattr__(parametrization, _SN_DIM_SITE, dim_site)
         return result
@@ -476,15 +463,10 @@ def recording() -> Iterator[None]:
         uninstall()
 
 
-def construction(module: nn.Module) -> tuple[Site | None, Site | None, Site | None]:
-    """(site as seen from the owner, innermost origin, norm_layer-default parameter)."""
-    return (module.__dict__.get(_BUILT) or (None, None, None))[:3]
-
-
-def construction_via(module: nn.Module) -> tuple[Site, ...]:
-    """The user calls between the origin and the site (helpers calling helpers)."""
-    record = module.__dict__.get(_BUILT) or ()
-    return record[3] if len(record) > 3 else ()
+def construction(module: nn.Module) -> tuple:
+    """(site as seen from the owner, innermost origin, norm_layer-default parameter, the
+    user calls between the origin and the site)."""
+    return module.__dict__.get(_BUILT) or _NOT_BUILT
 
 
 # ---------------------------------------------------------------------------------------
@@ -646,10 +628,6 @@ def _tensor_attr(module: nn.Module, name: str) -> Any:
     return None
 
 
-def has_sn(module: nn.Module) -> bool:
-    return bool(sn_states(module))
-
-
 def module_facts(model: nn.Module) -> list[LeafFacts]:
     """Facts for every leaf module and every SN-wrapped module of `model`."""
     skip: set[int] = set()
@@ -680,7 +658,7 @@ def module_facts(model: nn.Module) -> list[LeafFacts]:
 
     out = []
     for path, m, states in leaves:
-        site, origin, param_site = construction(m)
+        site, origin, param_site, via = construction(m)
         cls = base_class(m)
         kind = kind_of(m)
         parent_path, _, leaf_name = path.rpartition(".")
@@ -704,7 +682,7 @@ def module_facts(model: nn.Module) -> list[LeafFacts]:
             bypassed_forward=isinstance(parent, nn.MultiheadAttention) and leaf_name == "out_proj",
             origin=origin,
             param_site=param_site,
-            via=list(construction_via(m)),
+            via=list(via),
             uses_batch_stats=bool(uses_batch_stats),
             weight_norm=weight_norm_api(m),
             kept_in_eval=bool(m.__dict__.get(_KEPT_IN_EVAL, False)),

@@ -1,13 +1,9 @@
 """The torch.fx view of a built discriminator: batch-norm calls and batch reductions.
 
-fx graphs carry no shapes, so batch reductions come from propagating shapes (as fx's
-`ShapeProp` does) at two batch sizes: a node whose input shape depends on the batch size
-and whose (tensor) output shape does not has reduced over the batch. Propagation runs the
-model's own modules (the graph module shares them), so each run starts from, and gives
-back, the built state (`pristine.Pristine`).
-
-Where fx cannot trace, `record.py` finds the same facts from real forward passes.
-"""
+fx graphs carry no shapes: propagating them (as `ShapeProp` does) at two batch sizes finds
+the nodes whose input shape depends on the batch size and whose output shape does not.
+Propagation runs the model's own modules, from the built state (`pristine.Pristine`).
+Where fx cannot trace, `record.py` finds the same facts from real forwards."""
 
 from __future__ import annotations
 
@@ -23,12 +19,9 @@ from snlint.graph.facts import Site, one_line
 from snlint.graph.pristine import Pristine
 
 class SNTracer(fx.Tracer):
-    """fx's tracer, keeping every module with SN a leaf.
-
-    fx inlines a *user subclass* of Conv2d, and with hook-based SN on it the inlined graph
-    reads the un-normalized weight (and fails in training mode); SN modules are leaves here,
-    and so are hand-written SN wrappers (their forward mutates module state).
-    """
+    """fx's tracer, keeping every module with SN a leaf (fx inlines a user subclass of Conv2d,
+    and with hook SN the inlined graph reads the un-normalized weight), and hand-written SN
+    wrappers too (their forward mutates module state)."""
 
     def create_node(self, *args: Any, **kwargs: Any) -> fx.Node:
         # fx's own record_stack_traces imports torch's profiler (about 1 s); the innermost
@@ -38,7 +31,7 @@ class SNTracer(fx.Tracer):
         return node
 
     def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
-        if sites.has_sn(m) or sites.custom_sn_inner(m) is not None:
+        if sites.sn_states(m) or sites.custom_sn_inner(m) is not None:
             return True
         return super().is_leaf_module(m, module_qualified_name)
 
@@ -91,8 +84,7 @@ def _describe(node: fx.Node, gm: fx.GraphModule) -> str:
 
 
 class _Shapes(fx.Interpreter):
-    """What ShapeProp records, without it: `torch.fx.passes.shape_prop` imports
-    symbolic_shapes and sympy (about 0.4 s) and we need only each tensor result's shape."""
+    """What ShapeProp records, without its import of sympy (about 0.4 s)."""
 
     def __init__(self, gm: fx.GraphModule) -> None:
         super().__init__(gm)
