@@ -67,16 +67,12 @@ class GraphTarget(_Record):
     class_name: str
     kwargs: dict[str, Any] | None = None
     root: str = ""
-    # Import roots for sys.path, first = highest priority (snlint.link.roots); empty: `root`.
-    paths: tuple[str, ...] = ()
-    # The line of the `class` statement: a file may define one name in several
-    # module-level branches (`if args.arch == ...:`), and the worker builds this one.
-    line: int = 0
-    # Argument sets the project itself builds the class with (snlint.link.arguments), tried
-    # in order after `kwargs` (the [tool.snlint.models] override, used alone when given).
+    paths: tuple[str, ...] = ()  # import roots, first first (snlint.link.roots); none: `root`
+    line: int = 0  # of the `class` statement: a file may define one name in several branches
+    # Argument sets the project builds the class with (snlint.link.arguments), tried after
+    # `kwargs` (the [tool.snlint.models] override, used alone when given).
     candidates: list[dict[str, Any]] | None = None
-    # The project's command-line options with literal defaults (snlint.link.options):
-    # {dest: {"value": ..., "where": "path:line"}}, read by a guessing namespace.
+    # Command-line options with literal defaults (snlint.link.options), for guessed configs.
     options: dict[str, dict[str, Any]] | None = None
 
 
@@ -100,10 +96,8 @@ class SNState(_Record):
     name: str
     dim: int
     site: Site | None = None
-    # Shape of the tensor SN normalizes (weight_orig / parametrizations.<name>.original).
-    param_shape: tuple[int, ...] | None = None
-    # The `dim=` argument (keyword or fifth positional) inside the SN call, when written.
-    dim_site: Site | None = None
+    param_shape: tuple[int, ...] | None = None  # of the tensor SN normalizes (weight_orig)
+    dim_site: Site | None = None  # the `dim=` argument of the SN call, when written
 
 
 @dataclass(frozen=True)
@@ -128,20 +122,11 @@ class LeafFacts(_Record):
     bypassed_forward: bool = False
     origin: Site | None = None
     param_site: Site | None = None
-    # A batch norm that normalizes with batch statistics in the model's training mode
-    # (training, or track_running_stats=False which uses them even in eval).
-    uses_batch_stats: bool = False
-    # Another weight normalization on the layer, chosen on purpose (multi-scale audio
-    # discriminators): "hook" (torch.nn.utils.weight_norm), "parametrization"
-    # (parametrizations.weight_norm), or "" for none.
-    weight_norm: str = ""
-    # Put in eval mode by `.eval()` / `.train(False)` inside an `__init__` (a frozen
-    # feature network), as the source pass's `kept_in_eval` counts it.
-    kept_in_eval: bool = False
-    # No parameter of it requires grad once built: a frozen (pretrained) part.
-    frozen: bool = False
-    # The user calls between `origin` and `site` (a helper the owner's closure calls).
-    via: list[Site] = field(default_factory=list)
+    uses_batch_stats: bool = False  # a batch norm using batch statistics as built
+    weight_norm: str = ""  # weight norm on the layer, by API: "hook", "parametrization", ""
+    kept_in_eval: bool = False  # `.eval()` inside an `__init__` (a frozen feature network)
+    frozen: bool = False  # no parameter requires grad (a pretrained part)
+    via: list[Site] = field(default_factory=list)  # user calls between `origin` and `site`
 
 
 @dataclass(frozen=True)
@@ -168,30 +153,20 @@ class TargetFacts(_Record):
     modules: list[LeafFacts] = field(default_factory=list)
     trace_ok: bool = False
     trace_reason: str = ""
-    # F.batch_norm calls with batch statistics; None where the call's site is unknown.
-    batch_norm_calls: list[Site | None] = field(default_factory=list)
+    batch_norm_calls: list[Site | None] = field(default_factory=list)  # with batch statistics
     batch_reductions: list[tuple[str, Site | None]] = field(default_factory=list)
     probe: dict[str, Any] = field(default_factory=_empty_probe)
-    # Where an import or build error was raised, when that is in a project file.
-    error_site: Site | None = None
-    # Wall time the worker spent on this target (seconds), for the report and benchmarks.
-    seconds: float = 0.0
-    # What recorded batch_norm_calls and batch_reductions: "fx" (the traced graph), "hooks"
-    # (real forward passes, when fx could not trace), or "" (neither: they are unknown).
+    error_site: Site | None = None  # where an import or build error was raised (project file)
+    seconds: float = 0.0  # the worker's wall time on this target
+    # What recorded batch_norm_calls and batch_reductions: "fx", "hooks" (real forwards,
+    # where fx could not trace), or "" (they are unknown).
     recorded_by: str = ""
-    # Which constructor arguments built it and where they came from ("built as in
-    # train.py:88 (ndf=64: argparse default at train.py:12)"); when no attempt built it,
-    # what was tried.
+    # Which constructor arguments built it, and from where ("built as in train.py:88
+    # (ndf=64: argparse default at train.py:12)"); when nothing built it, what was tried.
     built_with: str = ""
-    # How those arguments were chosen (`snlint.graph.build.Call.arguments`): "configured",
-    # "project", "defaults" or "guessed"; "" when nothing was built.
-    arguments: str = ""
-    # What the worker's audit hook refused while this target was imported and built
-    # (snlint.graph.guard): `os.remove('samples/x.png')`.
-    refused: list[str] = field(default_factory=list)
-    # Module path -> the weight that layer computed with (`snlint.graph.weights`), for the
-    # conv/linear layers a forward called.
-    weights: dict[str, WeightUse] = field(default_factory=dict)
+    arguments: str = ""  # how they were chosen (`snlint.graph.build.Call.arguments`)
+    refused: list[str] = field(default_factory=list)  # by the audit hook (snlint.graph.guard)
+    weights: dict[str, WeightUse] = field(default_factory=dict)  # module path -> weight used
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TargetFacts":
