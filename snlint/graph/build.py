@@ -114,46 +114,41 @@ class _Guesses:
         return value
 
     def attr_dict(self, items: dict[str, Any], path: str) -> Any:
+        """A dict read by attribute (EasyDict-like) that answers a missing key with a guess."""
         self.objects += 1
-        return _attr_dict_class(self, path)(items)
+        guesses = self
+
+        class AttrDict(dict):
+            def __getattr__(self, name: str) -> Any:
+                if name.startswith("__"):
+                    raise AttributeError(name)
+                return self[name]
+
+            def __setattr__(self, name: str, value: Any) -> None:
+                self[name] = value
+
+            def __missing__(self, key: Any) -> Any:
+                if not isinstance(key, str) or key.startswith("__"):
+                    raise KeyError(key)
+                value = guesses.value(f"{path}.{key}", key)
+                dict.__setitem__(self, key, value)
+                return value
+
+        return AttrDict(items)
 
     def namespace(self, attrs: dict[str, Any], path: str) -> Any:
         self.objects += 1
-        return _namespace_class(self, path)(**attrs)
+        guesses = self
 
+        class Namespace(argparse.Namespace):
+            def __getattr__(self, name: str) -> Any:  # only for attributes nobody set
+                if name.startswith("__"):
+                    raise AttributeError(name)
+                value = guesses.value(f"{path}.{name}", name)
+                setattr(self, name, value)
+                return value
 
-def _attr_dict_class(guesses: _Guesses, path: str) -> type:
-    """A dict read by attribute (EasyDict-like) that answers a missing key with a guess."""
-
-    class AttrDict(dict):
-        def __getattr__(self, name: str) -> Any:
-            if name.startswith("__"):
-                raise AttributeError(name)
-            return self[name]
-
-        def __setattr__(self, name: str, value: Any) -> None:
-            self[name] = value
-
-        def __missing__(self, key: Any) -> Any:
-            if not isinstance(key, str) or key.startswith("__"):
-                raise KeyError(key)
-            value = guesses.value(f"{path}.{key}", key)
-            dict.__setitem__(self, key, value)
-            return value
-
-    return AttrDict
-
-
-def _namespace_class(guesses: _Guesses, path: str) -> type:
-    class Namespace(argparse.Namespace):
-        def __getattr__(self, name: str) -> Any:  # only for attributes nobody set
-            if name.startswith("__"):
-                raise AttributeError(name)
-            value = guesses.value(f"{path}.{name}", name)
-            setattr(self, name, value)
-            return value
-
-    return Namespace
+        return Namespace(**attrs)
 
 
 class _Unknown(Exception):
@@ -263,6 +258,11 @@ class Call:
 
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def _required(params: list[inspect.Parameter]) -> list[inspect.Parameter]:
+    return [p for p in params if p.default is inspect.Parameter.empty and p.kind not in _VARIADIC]
 
 
 def _shown(value: Any) -> str:
@@ -284,8 +284,7 @@ def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
     positional = [p for p in params if p.kind in _POSITIONAL]
     var_pos = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
     var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-    by_name = {p.name: p for p in params if p.kind not in (inspect.Parameter.VAR_POSITIONAL,
-                                                            inspect.Parameter.VAR_KEYWORD)}
+    by_name = {p.name: p for p in params if p.kind not in _VARIADIC}
 
     def note(key: str, name: str, value: Any) -> None:
         origin = plan.origins.get(key)
@@ -324,8 +323,8 @@ def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
         note(name, name, value)
     guessed: list[str] = []
     configs: list[str] = []
-    for p in by_name.values():
-        if p.name in values or p.default is not inspect.Parameter.empty:
+    for p in _required(params):
+        if p.name in values:
             continue
         if category(p.name, p.annotation) == "config":
             values[p.name] = guesses.attr_dict({}, p.name)
@@ -351,16 +350,13 @@ def plans(target: GraphTarget, params: list[inspect.Parameter]) -> list[Plan]:
                 dict(c.get("origins", {})), options=options, source="project")
            for c in target.candidates or []]
     out.append(Plan("", options=options))
-    needs_guess = any(p.default is inspect.Parameter.empty and p.kind not in (
-        inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD) for p in params)
-    if needs_guess:
+    if _required(params):
         out.extend(Plan("", profile=k, options=options) for k in range(1, GUESS_PROFILES))
     return out
 
 
 def _suggestion(target: GraphTarget, params: list[inspect.Parameter]) -> str:
-    required = [p for p in params if p.default is inspect.Parameter.empty
-                and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+    required = _required(params)
     if not required:
         return ""
     names = {p.name for p in params}
@@ -383,21 +379,6 @@ class Built:
     site: Site | None = None
     built_with: str = ""
     arguments: str = ""  # `Call.arguments` of the call that built it
-
-
-def _torch_state() -> tuple:
-    import torch
-
-    return torch.get_rng_state(), torch.get_default_dtype(), torch.is_grad_enabled()
-
-
-def _restore(state: tuple) -> None:
-    import torch
-
-    rng, dtype, grad = state
-    torch.set_rng_state(rng)
-    torch.set_default_dtype(dtype)
-    torch.set_grad_enabled(grad)
 
 
 def build(module: types.ModuleType, target: GraphTarget) -> Built:
@@ -436,7 +417,7 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
     # message is that attempt's, not a later guess's.
     own_failed = False
     for call in calls:
-        state = _torch_state()
+        rng, dtype, grad = torch.get_rng_state(), torch.get_default_dtype(), torch.is_grad_enabled()
         # Every build starts from one seed: a target's weights (and the probe's verdict on
         # them) do not depend on which targets the worker built before it.
         torch.manual_seed(0)
@@ -454,7 +435,10 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
                 own_failed = call.arguments() == "project"
             tried.append(call.describe(built=False))
             del exc
-            _restore(state)
+            # A failed attempt leaves no torch state behind.
+            torch.set_rng_state(rng)
+            torch.set_default_dtype(dtype)
+            torch.set_grad_enabled(grad)
             gc.collect()
             continue
         return Built(model, built_with="" if not params else call.describe(built=True),

@@ -43,14 +43,19 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
 
 
+def _at(site: Site | None, display_for: DisplayFor) -> str:
+    """`at utils/io.py:3`, "" when the file is unknown or outside the project."""
+    shown = display_for(site.file) if site is not None else None
+    return f"at {shown}:{site.line}" if shown else ""
+
+
 def _failure_place(facts: TargetFacts, display_for: DisplayFor) -> tuple[Span, str]:
     """Where an import failure sits: the line of the target's file that raised, else 1:1
-    and the other project file that raised it (`at utils/io.py:3`, "" when unknown)."""
+    and where in another project file it was raised."""
     site = facts.error_site
     if site is not None and _same_file(site.file, facts.target.file):
         return _span(site), ""
-    shown = display_for(site.file) if site is not None else None
-    return Span(1, 1, 1, 1), (f"at {shown}:{site.line}" if shown else "")
+    return Span(1, 1, 1, 1), _at(site, display_for)
 
 
 def refused_diagnostics(facts: TargetFacts, location: Location) -> list[Finding]:
@@ -59,9 +64,9 @@ def refused_diagnostics(facts: TargetFacts, location: Location) -> list[Finding]
     refused = [r for r in facts.refused if r not in facts.message]
     if not refused:
         return []
-    shown = ", ".join(refused[:8]) + (f" and {len(refused) - 8} more" if len(refused) > 8 else "")
     return [diagnostic("SN910", location.path, f"graph pass: refused while importing and "
-                                               f"building {facts.target.display}: {shown}",
+                                               f"building {facts.target.display}: "
+                                               f"{_listed(refused, 8)}",
                        location.span)]
 
 
@@ -75,11 +80,6 @@ def target_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Lo
 def _status_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Location) -> list[Finding]:
     target = facts.target
     path, span = fallback.path, fallback.span
-    if facts.status == "import_error":
-        span, where = _failure_place(facts, display_for)
-        where = f" ({where})" if where else ""
-        return [diagnostic("SN910", target.display, f"graph pass: importing {target.display} "
-                                                    f"failed: {facts.message}{where}", span)]
     if facts.status == "timeout":
         if facts.message.startswith("importing "):  # the runner's words for a hung import
             span = Span(1, 1, 1, 1)
@@ -87,10 +87,8 @@ def _status_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: L
                                           "--graph-timeout SECONDS (graph-timeout in "
                                           "[tool.snlint])", span)]
     if facts.status == "build_error":
-        site, where = facts.error_site, ""
-        shown = display_for(site.file) if site is not None else None
-        if shown:
-            where = f" (at {shown}:{site.line})"
+        where = _at(facts.error_site, display_for)
+        where = f" ({where})" if where else ""
         # What was tried (and the [tool.snlint.models] entry that would help) follows
         # the last error and where it was raised.
         tried = f"; {facts.built_with}" if facts.built_with else ""
@@ -245,18 +243,6 @@ _NEEDS_ARGUMENTS = re.compile(r"needs arguments|missing \d+ required (?:position
                               r"argument")
 
 
-def not_built_reason(facts: TargetFacts) -> str:
-    """Two or three words on why a target was not built, for the summary."""
-    if facts.status == "import_error":
-        name = missing_module(facts.message)
-        return f"no module {name}" if name else "import failed"
-    if facts.status == "timeout":
-        return "timed out"
-    if _NEEDS_ARGUMENTS.search(facts.message):
-        return "needs arguments"
-    return "build failed"
-
-
 def graph_note(discriminators: int, *, asked: bool, quiet: bool, terminal: bool) -> str:
     """The line that says what `--graph` would add to a run without it; "" where nobody
     reads it as advice: standard error not a terminal (pre-commit, CI logs, a pipe),
@@ -289,12 +275,15 @@ def class_status(facts: TargetFacts) -> str:
         phase = ("import" if facts.message.startswith("importing ") else
                  "forwards" if facts.message.startswith("running the forwards") else "build")
         return f"timed out in {phase} (SN911)"
+    if facts.status == "import_error":
+        name = missing_module(facts.message)
+        reason = f"no module {name}" if name else _short(facts.message or "import failed")
+        return f"not imported: {reason} (SN910)"
     if facts.status != "ok":
-        reason = not_built_reason(facts)
-        if reason in ("import failed", "build failed") and facts.message:
-            reason = _short(facts.message)
-        if facts.status == "import_error":
-            return f"not imported: {reason} (SN910)"
+        if _NEEDS_ARGUMENTS.search(facts.message):
+            reason = "needs arguments"
+        else:
+            reason = _short(facts.message or "build failed")
         return f"not built: {reason} (SN912)"
     words = ["built"]
     if facts.trace_ok:
@@ -321,20 +310,11 @@ def missing_packages(results: list[TargetFacts], locate: Locate | None = None,
     how many classes it kept from being imported; "" when none. A module the project
     holds (`locate`) or no pip install brings is no package: its SN910 says what to do."""
     counts: dict[str, int] = {}
-    located: dict[str, bool] = {}
     for facts in results:
         name = missing_module(facts.message) if facts.status == "import_error" else None
-        if name is not None:
+        # A package where its SN910 would say to install one.
+        if name is not None and install_hint(name, locate, is_installed).startswith("pip "):
             top = name.partition(".")[0]
-            if top in NOT_ON_PIP or top.startswith("_"):
-                continue
-            if locate is not None:
-                if top not in located:
-                    located[top] = locate(top) is not None
-                if located[top]:
-                    continue
-            if _version_mismatch(name, is_installed):
-                continue
             package = PIP_NAMES.get(top, top)
             counts[package] = counts.get(package, 0) + 1
     if not counts:
