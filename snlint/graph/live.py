@@ -49,10 +49,7 @@ def _class_location(cls: type) -> tuple[str, Location]:
     file = file if file.startswith("<") else os.path.abspath(file)
     span = Span(1, 1, 1, 1)
     lines = {c.co_firstlineno for c in _methods(cls) if c.co_filename == file}
-    try:
-        tree = ast.parse("".join(linecache.getlines(file)))
-    except (SyntaxError, ValueError):
-        tree = None
+    tree = sites.parse(file)[0]
     candidates = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
                   and n.name == cls.__name__] if tree is not None else []
     # Two classes of one name in a file: the one holding the methods.

@@ -189,14 +189,7 @@ def _as_written(stmt: ast.stmt, names: _ModuleNames) -> bool:
         return plain and _calls_pure(names, stmt.args, stmt.returns)
     if isinstance(stmt, ast.If) and not stmt.orelse:
         # `if __name__ == "__main__":` never runs: the module is never imported as __main__.
-        test = stmt.test
-        return (isinstance(test, ast.Compare) and len(test.ops) == 1
-                and isinstance(test.ops[0], ast.Eq)
-                and {type(test.left), type(test.comparators[0])} == {ast.Name, ast.Constant}
-                and {getattr(test.left, "id", None), getattr(test.comparators[0], "id", None)}
-                == {"__name__", None}
-                and "__main__" in (getattr(test.left, "value", None),
-                                   getattr(test.comparators[0], "value", None)))
+        return ast.unparse(stmt.test) in ("__name__ == '__main__'", "'__main__' == __name__")
     if isinstance(stmt, ast.ClassDef):
         return (not stmt.decorator_list and _calls_pure(names, *stmt.bases, *stmt.keywords)
                 and all(_as_written(s, names) for s in stmt.body))

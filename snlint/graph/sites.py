@@ -128,36 +128,28 @@ def node_pos(file: str, node: ast.AST) -> _Pos:
 # ---------------------------------------------------------------------------------------
 # Source trees (to find the `dim=` argument and a `norm_layer=` parameter node)
 
-_TREES: dict[str, tuple[ast.AST | None, dict]] = {}
-
-
-def _tree(file: str) -> tuple[ast.AST | None, dict]:
+@functools.cache
+def parse(file: str) -> tuple[ast.AST | None, dict]:
     """The parsed file and its calls by exact position."""
-    if file not in _TREES:
-        tree, calls = None, {}
-        try:
-            tree = ast.parse("".join(linecache.getlines(file)))
-        except (SyntaxError, ValueError):
-            pass
-        if tree is not None:
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call):
-                    calls[(node.lineno, node.end_lineno, node.col_offset, node.end_col_offset)] = node
-        _TREES[file] = (tree, calls)
-    return _TREES[file]
+    try:
+        tree = ast.parse("".join(linecache.getlines(file)))
+    except (SyntaxError, ValueError):
+        return None, {}
+    calls = {(node.lineno, node.end_lineno, node.col_offset, node.end_col_offset): node
+             for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    return tree, calls
 
 
 def call_at(pos: _Pos) -> ast.Call | None:
     file, line, end_line, col, end_col = pos
     if col is None:
         return None
-    return _tree(file)[1].get((line, end_line, col, end_col))
-
+    return parse(file)[1].get((line, end_line, col, end_col))
 
 
 def clear_caches() -> None:
     """Forget parsed files (audit() calls this: files may change between calls)."""
-    _TREES.clear()
+    parse.cache_clear()
     linecache.checkcache()
 
 
@@ -260,7 +252,7 @@ def _default_site(frame: types.FrameType, name: str, depth: int) -> Site | None:
             return _default_site(caller, given.id, depth + 1)
         return None
     file = code.co_filename
-    tree = _tree(file)[0]
+    tree = parse(file)[0]
     if tree is None:
         return None
     for node in ast.walk(tree):
@@ -330,12 +322,10 @@ def _construction_record(module: nn.Module) -> tuple:
     if not frames:
         return _NOT_BUILT
     origin_pos = frame_pos(frames[0])
-    if owner > 0:
-        # A comprehension inside the owner's method is part of that method.
-        while owner > 0 and frames[owner - 1].f_code.co_name in _COMPREHENSIONS:
-            owner -= 1
-    elif owner < 0:
-        owner = 0
+    owner = max(owner, 0)
+    # A comprehension inside the owner's method is part of that method.
+    while owner > 0 and frames[owner - 1].f_code.co_name in _COMPREHENSIONS:
+        owner -= 1
     site_frame = frames[owner]
     site_pos = origin_pos if owner == 0 else frame_pos(site_frame)
     param_site = _param_default_site(site_frame, site_pos)
@@ -477,12 +467,22 @@ _SAMPLE_NORMS = tuple(c for c in (
     _m.instancenorm._InstanceNorm, nn.LayerNorm, nn.GroupNorm, getattr(nn, "RMSNorm", None),
     nn.LocalResponseNorm, nn.CrossMapLRN2d,
 ) if c is not None)
-_CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)
-_IDENTITY = (nn.Identity, nn.Flatten, nn.Unflatten)
-_UPSAMPLE = (nn.Upsample, nn.PixelShuffle, nn.PixelUnshuffle)
-# torch's private bases of the public layers (`_ConvNd`, `_InstanceNorm`) catch subclasses
-# the name table (`torchapi.KINDS`, the one the source pass uses) does not know; a torch
-# module's own file decides the rest.
+# The first of these a module is an instance of gives its kind: torch's private bases of
+# the public layers (`_ConvNd`, `_InstanceNorm`) catch subclasses the name table
+# (`torchapi.KINDS`, the one the source pass uses) does not know; a torch module's own
+# file decides the rest.
+_KIND_BY_CLASS = (
+    (nn.MultiheadAttention, "attention"),
+    (_m.conv._ConvTransposeNd, "conv_transpose"),
+    (_m.conv._ConvNd, "conv"),
+    ((nn.Linear, nn.Bilinear), "linear"),
+    (_m.batchnorm._BatchNorm, "batch_norm"),
+    (_SAMPLE_NORMS, "sample_norm"),
+    ((nn.Sequential, nn.ModuleList, nn.ModuleDict, nn.ParameterList, nn.ParameterDict),
+     "container"),
+    ((nn.Identity, nn.Flatten, nn.Unflatten), "identity"),
+    ((nn.Upsample, nn.PixelShuffle, nn.PixelUnshuffle), "upsample"),
+)
 _KIND_BY_TORCH_MODULE = {
     "torch.nn.modules.activation": "activation",
     "torch.nn.modules.pooling": "pooling",
@@ -514,24 +514,9 @@ def type_name(cls: type) -> str:
 
 
 def kind_of(module: nn.Module) -> str:
-    if isinstance(module, nn.MultiheadAttention):
-        return "attention"
-    if isinstance(module, _m.conv._ConvTransposeNd):
-        return "conv_transpose"
-    if isinstance(module, _m.conv._ConvNd):
-        return "conv"
-    if isinstance(module, (nn.Linear, nn.Bilinear)):
-        return "linear"
-    if isinstance(module, _m.batchnorm._BatchNorm):
-        return "batch_norm"
-    if isinstance(module, _SAMPLE_NORMS):
-        return "sample_norm"
-    if isinstance(module, _CONTAINERS):
-        return "container"
-    if isinstance(module, _IDENTITY):
-        return "identity"
-    if isinstance(module, _UPSAMPLE):
-        return "upsample"
+    for classes, kind in _KIND_BY_CLASS:
+        if isinstance(module, classes):
+            return kind
     for klass in base_class(module).__mro__:
         if getattr(nn, klass.__name__, None) is klass and KINDS.get(klass.__name__, "module") != "module":
             return KINDS[klass.__name__]
