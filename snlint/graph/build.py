@@ -413,8 +413,7 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
     message, site = "", None
     tried: list[str] = []
     # The constructor raised with the arguments the project itself passes, every one read:
-    # an entry could only repeat them, so the failure is the project's code, and its
-    # message is that attempt's, not a later guess's.
+    # the failure is the project's code, and its message is that attempt's.
     own_failed = False
     for call in calls:
         rng, dtype, grad = torch.get_rng_state(), torch.get_default_dtype(), torch.is_grad_enabled()

@@ -123,8 +123,7 @@ class _Names:
             return True
         if method in allowlist.ATTRIBUTE_DICTS:
             # `dnnlib.EasyDict(func=..., def_gain=1)`: a dict read by attribute, by custom
-            # a dict subclass with no constructor of its own, wherever it is defined
-            # (StyleGAN2-ADA's activation table is made of them).
+            # a dict subclass with no constructor of its own, wherever it is defined.
             return True
         return allowlist.pure(self.qualified(callee))
 
@@ -545,10 +544,9 @@ class _Filter:
             # choice, made as it would make it.
             test = stmt.test
             if _dispatch_without_default(stmt):
-                # `if opt.dataset in ["imagenet", ...]: nc = 3 elif opt.dataset == "mnist":
-                # nc = 1` on an option with no default (`required=True`): no branch would
-                # run and `nc` would be missing, so the first branch is the default. The
-                # test grows on its own line; nothing moves.
+                # `if opt.dataset in [...]: nc = 3 elif opt.dataset == "mnist": nc = 1` on
+                # an option with no default: no branch would run, so the first is the
+                # default. The test grows on its own line; nothing moves.
                 others = tests.elements[1:]
                 test = cst.BooleanOperation(
                     left=_parenthesized(test), operator=cst.Or(),
@@ -557,9 +555,8 @@ class _Filter:
             return [stmt.with_changes(test=test, body=self._suite(stmt.body),
                                       orelse=self._orelse(stmt.orelse))]
         # A class in a branch (`if args.arch == "dcgan": class D ...`): every branch runs
-        # in turn, each under `if True:` on its own header line (`elif c:` / `else:` sit
-        # at the `if`'s indentation, so a header becomes one line of the same height and
-        # nothing below moves), and the worker picks each class by its line.
+        # in turn under `if True:` on its own header line (nothing below moves), and the
+        # worker picks each class by its line.
         return [cst.If(test=cst.Name("True"), body=self._suite(b.body),
                        leading_lines=b.leading_lines) for b in _chain(stmt)]
 

@@ -1,8 +1,5 @@
-"""The graph pass's own diagnostics (SN910-SN913): what it could not import, build or trace,
-and the one-line summary of a run.
-
-Parent side: plain data in, findings and text out; no torch.
-"""
+"""The graph pass's own diagnostics (SN910-SN913) and the summary of a run. Parent side:
+plain data in, findings and text out; no torch."""
 
 from __future__ import annotations
 
@@ -187,9 +184,8 @@ def _cause(facts: TargetFacts) -> tuple:
         return ("missing", name)
     crashed = _CRASHED.match(facts.message)
     if crashed:
-        # A native crash (torch and tensorflow in one process) leaves no Python error to
-        # compare, and the stderr tail after it differs from worker to worker (times,
-        # process ids, scratch folders): one note per exit code.
+        # A native crash leaves no Python error to compare, and its stderr tail differs
+        # from worker to worker: one note per exit code.
         return ("crashed", crashed.group(1))
     site = facts.error_site
     if site is None or not _same_file(site.file, facts.target.file):
@@ -201,12 +197,9 @@ def import_diagnostics(failed: list[TargetFacts], display_for: DisplayFor,
                        enabled: Callable[[str], bool] = lambda path: True,
                        locate: Locate | None = None,
                        is_installed: Installed | None = None) -> list[Finding]:
-    """One SN910 per cause of failed imports, not one per file or class.
-
-    A group sits in its first file (by path) where SN910 is `enabled`: at the line that
-    raised when that file raised it, else at 1:1 naming the file that did. Files where
-    SN910 is off (per-file-ignores) are left out of the groups and the counts.
-    """
+    """One SN910 per cause of failed imports, not one per file or class, in its first file
+    (by path) where SN910 is `enabled`: at the line that raised when that file raised it,
+    else at 1:1 naming the file that did. Files where SN910 is off are left out."""
     by_file: dict[str, TargetFacts] = {}
     for facts in sorted(failed, key=lambda f: f.target.display):
         if enabled(facts.target.display):
@@ -331,14 +324,10 @@ def graph_summary(results: list[TargetFacts], limit: int = SUMMARY_LINES,
 
         graph pass: 2 discriminators built (1 traced, 2 probed), 1 not built
             7.9 s  models/biggan.py:Discriminator  built, traced, probed at 3x32x32
-            0.4 s  models/hifi.py:MPD              built, forward recorded, probed at 1x1024
             0.1 s  models/critic.py:Critic         not built: needs arguments (SN912)
         missing packages: tensorflow (3 classes), dill (1)
 
-    One line per class (its worker time, then what was done with it or why not, with the
-    SN91x note that says more), at most `limit`, then how many more; the packages whose
-    absence kept classes from being imported, each once.
-    """
+    At most `limit` classes, then how many more."""
     if not results:
         return ""
     built = [r for r in results if r.status == "ok"]

@@ -10,8 +10,6 @@ from typing import Any, get_args, get_origin, get_type_hints
 
 from snlint.records import dataclass
 
-STATUSES = ("ok", "import_error", "build_error", "timeout")
-
 
 def one_line(exc: BaseException, limit: int = 240) -> str:
     """`Type: message` on one line (torch's messages span lines: a module's repr...)."""
@@ -148,7 +146,7 @@ class TargetFacts(_Record):
     """Everything the graph pass found for one target (or why it found nothing)."""
 
     target: GraphTarget
-    status: str = "ok"
+    status: str = "ok"  # "import_error", "build_error", "timeout"
     message: str = ""
     modules: list[LeafFacts] = field(default_factory=list)
     trace_ok: bool = False

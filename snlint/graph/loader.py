@@ -213,10 +213,9 @@ def _copy_of(source: str) -> str:
         return "\n" * source.count("\n")
 
 
-# Project modules whose import ran past the time limit, or crashed, in an earlier worker
-# (absolute path -> why it is not imported again), given by the parent: importing one
-# again would only hang or crash again, so it raises at once. `on_loading(path, started)` tells the worker's parent which
-# project module is being executed, so that a hang is charged to the innermost one.
+# Project modules whose import hung or crashed an earlier worker (absolute path -> why),
+# given by the parent: importing one again raises at once. `on_loading(path, started)`
+# tells the parent which project module is executing (a hang is charged to the innermost).
 HUNG: dict[str, str] = {}
 on_loading: Any = None
 
@@ -317,9 +316,8 @@ class Loader:
                 package_root = os.path.dirname(namespace)
             else:  # the name means something else here (a module, an installed package)
                 name = _private_name(file)
-        # The file's folder serves sibling imports (`from networks import D` beside it).
-        # A package's folder is never on sys.path when Python imports it, and there a
-        # `models/models.py` would shadow the package `models`: last, as a fallback only.
+        # The file's folder serves sibling imports. A package's folder, where a
+        # `models/models.py` would shadow the package `models`, goes last, as a fallback.
         folder = os.path.dirname(file)
         if package_root is not None and namespace is None:
             if folder not in sys.path:

@@ -21,8 +21,7 @@ from torch import nn
 
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
 # Trainable parameters from this many elements on are checked, not copied, by a light
-# snapshot (`Pristine(model, light=True)`): a 44M-parameter StarGAN critic's copy is
-# 171 MB, and forwards do not write trainable weights in practice.
+# snapshot (`light=True`): forwards do not write trainable weights in practice.
 LIGHT_MIN_ELEMENTS = 1 << 16
 
 
@@ -54,9 +53,9 @@ def _fingerprint(t: torch.Tensor) -> tuple:
 
 
 class Pristine:
-    """`with Pristine(model) as fresh:` ... `with fresh.use() as m:` runs on `m` (which is
-    `model`) from the snapshot's state; leaving either block puts that state back, so a
-    module handed in by `snlint.audit` leaves exactly as it came."""
+    """`with Pristine(model) as fresh:` ... `with fresh.use() as m:` runs on `model` from the
+    snapshot's state; leaving either block puts that state back (a module handed to
+    `snlint.audit` leaves as it came)."""
 
     def __init__(self, model: nn.Module, light: bool = False) -> None:
         self.model = model

@@ -24,9 +24,8 @@ from snlint.graph.budget import Budget
 from snlint.graph.facts import Site, one_line
 from snlint.graph.pristine import Pristine
 
-# Two samples: the fewest batch norm accepts (two values per channel at a 1x1 map), and
-# half the activations of four: a 39M-parameter BigGAN critic at 256x256 peaks at 3.1 GB
-# with four. Sample 1 is the one that must not move when sample 0 changes.
+# Two samples: the fewest batch norm accepts, and half the memory of four (a large critic
+# at 256x256 peaks at 3 GB with four). Sample 1 must not move when sample 0 changes.
 PROBE_BATCH = 2
 RELATIVE_TOLERANCE = 1e-5
 # Smallest first, the first accepted wins: a forward's cost grows with the square of the
@@ -335,9 +334,8 @@ def _output_of(fresh: Pristine, args: tuple, path: str,
 
 
 SHIFT, SCALE = 0.5, 3.0
-# Of the output's spread. Not tighter: a hand-written `/ (var + eps).sqrt()` over 4 samples
-# meets positions whose batch variance is near eps (measured: 0.0042 of a spread of 1.5),
-# while what is not invariant moves by the shift or a factor of the scale (0.5 and more).
+# Of the output's spread. Not tighter: a hand-written `/ (var + eps).sqrt()` meets
+# positions whose batch variance is near eps, while what is not invariant moves by 0.5+.
 INVARIANCE_TOLERANCE = 2e-2
 INVARIANT_SHARE = 0.95  # of the output's positions
 
@@ -360,9 +358,7 @@ def _standardizes(fresh: Pristine, args: tuple, path: str) -> bool:
     if spread <= 1e-6:  # a constant output says nothing about how it was normalized
         return False
     # Nearly every position, not every one: over a batch of two, some positions' batch
-    # variance is near a hand-written eps, and there the scaled input moves the output.
-    # What is not invariant (centering only, a concatenated statistic, a layer before the
-    # normalization) moves almost everywhere.
+    # variance is near a hand-written eps; what is not invariant moves almost everywhere.
     moved_by = (a - b).abs().flatten()
     kept = max(1, int(INVARIANT_SHARE * moved_by.numel()))
     return float(moved_by.kthvalue(kept).values) <= INVARIANCE_TOLERANCE * spread

@@ -14,7 +14,6 @@ import gc
 import inspect
 import linecache
 import os
-import re
 import sys
 import sysconfig
 import threading
@@ -35,8 +34,8 @@ from snlint.torchapi import KINDS
 _BUILT = "_snlint_built"  # module.__dict__ key: (site, origin, param_site, via)
 _NOT_BUILT = (None, None, None, ())
 _KEPT_IN_EVAL = "_snlint_kept_in_eval"  # module.__dict__ key: `.eval()` in an __init__
-_SN_SITE = "_snlint_site"  # on SpectralNorm hooks and _SpectralNorm parametrizations
-_SN_DIM_SITE = "_snlint_dim_site"
+# On SpectralNorm hooks and _SpectralNorm parametrizations: (SN call site, `dim=` site).
+_SN_CALL = "_snlint_sn_call"
 
 # ---------------------------------------------------------------------------------------
 # Which frames are the user's
@@ -329,8 +328,7 @@ def _construction_record(module: nn.Module) -> tuple:
     site_frame = frames[owner]
     site_pos = origin_pos if owner == 0 else frame_pos(site_frame)
     param_site = _param_default_site(site_frame, site_pos)
-    # The calls between the literal and the owner's line (a closure of the owner's
-    # `__init__` calling a module-level helper: FastGAN's `upBlock` -> `batchNorm2d`): the
+    # The calls between the literal and the owner's line (helpers calling helpers): the
     # source pass may report the layer at any of them.
     via = tuple(to_site(frame_pos(f)) for f in frames[1:owner])
     return to_site(site_pos), to_site(origin_pos), param_site, via
@@ -400,18 +398,14 @@ def _install() -> None:
     @functools.wraps(orig_apply)
     def apply(module, name, n_power_iterations, dim, eps):
         fn = orig_apply(module, name, n_power_iterations, dim, eps)
-        site, dim_site = _sn_call()
-        setattr(fn, _SN_SITE, site)
-        setattr(fn, _SN_DIM_SITE, dim_site)
+        setattr(fn, _SN_CALL, _sn_call())
         return fn
 
     @functools.wraps(orig_register)
     def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
         result = orig_register(module, tensor_name, parametrization, unsafe=unsafe)
         if isinstance(parametrization, _SpectralNorm):
-            site, dim_site = _sn_call()
-            object.__setattr__(parametrization, _SN_SITE, site)
-            object.__setattr__(parametrization, _SN_DIM_SITE, dim_site)
+            object.__setattr__(parametrization, _SN_CALL, _sn_call())
         return result
 
     nn.Module.__init__ = __init__
@@ -575,19 +569,15 @@ def sn_states(module: nn.Module) -> list[SNState]:
         for name, plist in module.parametrizations.items():
             for p in plist:
                 if isinstance(p, _SpectralNorm):
-                    states.append(SNState("parametrization", name, int(p.dim),
-                                          p.__dict__.get(_SN_SITE),
-                                          _shape(original(module, name)),
-                                          p.__dict__.get(_SN_DIM_SITE)))
+                    site, dim_site = p.__dict__.get(_SN_CALL, (None, None))
+                    states.append(SNState("parametrization", name, int(p.dim), site,
+                                          _shape(original(module, name)), dim_site))
     for hook in module._forward_pre_hooks.values():
         if isinstance(hook, SpectralNorm):
-            states.append(SNState("hook", hook.name, int(hook.dim), getattr(hook, _SN_SITE, None),
-                                  _shape(original(module, hook.name)),
-                                  getattr(hook, _SN_DIM_SITE, None)))
+            site, dim_site = getattr(hook, _SN_CALL, (None, None))
+            states.append(SNState("hook", hook.name, int(hook.dim), site,
+                                  _shape(original(module, hook.name)), dim_site))
     return states
-
-
-_CUSTOM_PARAM = re.compile(r"_(bar|u|v)$")
 
 
 def custom_sn_inner(wrapper: nn.Module) -> tuple[nn.Module, SNState] | None:

@@ -39,13 +39,9 @@ _BYPASSING = (F.multi_head_attention_forward,)
 MAX_FORWARDS = 20
 SETTLED = 1e-2  # largest relative change of any weight used between two forwards
 POWER_ITERATIONS = 100  # for σ of the weight used, at most
-# Torch's SN runs this many power iterations per forward while measuring (one by default),
-# so it settles in one forward; hand-written SN settles over the forwards.
-SN_ITERATIONS = 30
+SN_ITERATIONS = 30  # per forward of torch's SN while measuring: it settles in one forward
 # Wall-clock bound on the measurement (half for forwards, the rest for σ), well inside the
-# default --graph-timeout of 20 s, so that measuring never costs a target its other facts.
-# A forward of a 32x32 DCGAN discriminator takes ~50 ms on one thread; a hand-written SN
-# with one power iteration per forward settles within 1% in about 10.
+# default --graph-timeout, so that measuring never costs a target its other facts.
 SECONDS = 5.0
 NORMALIZED = 0.1  # |σ − 1| below this: normalized
 RAW = 0.25  # |σ − 1| above this, with the raw parameter's values: raw
@@ -84,9 +80,8 @@ class _Weights(TorchFunctionMode):
         raw = sites.original(module, "weight")
         if not isinstance(raw, torch.Tensor) or raw.shape != weight.shape:
             return  # another tensor (a LoRA factor, a projection): not the layer's weight
-        # Held, not copied: the weight a forward computes is its own tensor, and a plain
-        # layer's is its parameter; copies of every weight, kept over two forwards, cost a
-        # large critic four times its size (0.9 GB for StarGAN's).
+        # Held, not copied: copies of every weight over two forwards cost a large critic
+        # four times its size.
         self.used[path] = (weight.detach(), raw.detach())
 
     def __torch_function__(self, func: Callable, types: Any, args: tuple = (),
@@ -210,9 +205,8 @@ def measure(fresh: Pristine, make_args: Callable[[int], tuple]) -> dict[str, Wei
         settled: set[str] = set()
         used: dict = {}
         for _ in range(MAX_FORWARDS):
-            # The last forward's weights go before the next forward makes its own (only
-            # their fingerprints are compared): a hand-written SN computes a new weight
-            # per forward, and two sets of them are twice the model.
+            # The last forward's weights go before the next makes its own (only their
+            # fingerprints are compared): two sets of them are twice the model.
             used = {}
             used = _one_forward(m, args, layers)
             relax()  # torch's SN has settled; the next forwards show whether the rest has
@@ -255,8 +249,7 @@ def _fingerprint(weight: torch.Tensor) -> tuple[float, float]:
     """What tells a weight still moving between forwards without keeping a copy of it: its
     norm and its sum of magnitudes (a power iteration's σ scales both)."""
     w = weight.detach()
-    # Reductions of the tensor itself: `w.abs().sum()` (or `.float()` of a half weight)
-    # would first copy it, 134 MB for a StarGAN critic's last conv.
+    # Reductions of the tensor itself: `w.abs().sum()` or `.float()` would first copy it.
     return (float(torch.linalg.vector_norm(w, dtype=torch.float32)),
             float(torch.linalg.vector_norm(w, ord=1, dtype=torch.float32)))
 
