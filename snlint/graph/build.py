@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
-import importlib
 import inspect
 import json
+import pkgutil
 import re
 import types
 from dataclasses import field
@@ -183,19 +183,10 @@ def decode(spec: Any, guesses: _Guesses, path: str) -> Any:
 
 
 def _torch_name(name: str) -> Any:
-    parts = name.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            raise _Unknown(name) from None
-        return obj
-    raise _Unknown(name)
+    try:
+        return pkgutil.resolve_name(name)
+    except (ImportError, AttributeError, ValueError):
+        raise _Unknown(name) from None
 
 
 @dataclass

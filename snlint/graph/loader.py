@@ -333,9 +333,7 @@ class Loader:
         self.modules.clear()
         # All judged before any goes: a namespace subpackage's __path__ is recomputed from
         # its parent's, which must still be in sys.modules (`taming.modules` of `taming`).
-        doomed = [name for name, module in list(sys.modules.items())
-                  if name not in self.baseline_modules and _is_user_module(name, module)]
-        for name in doomed:
+        for name in [name for name, _ in self.user_modules()]:
             sys.modules.pop(name, None)
         sys.path[:] = self.baseline_path
         importlib.invalidate_caches()
@@ -359,14 +357,13 @@ class Loader:
         self.modules[file] = result
         return result
 
+    def user_modules(self) -> list[tuple[str, types.ModuleType]]:
+        """The project modules imported since the loader started."""
+        return [(name, module) for name, module in list(sys.modules.items())
+                if name not in self.baseline_modules and _is_user_module(name, module)]
+
 
 def user_files(loader: Loader) -> list[str]:
     """The project files imported since the loader started (the files a build read)."""
-    files = set()
-    for name, module in list(sys.modules.items()):
-        if name in loader.baseline_modules or not _is_user_module(name, module):
-            continue
-        file = getattr(module, "__file__", None)
-        if file:
-            files.add(os.path.abspath(file))
-    return sorted(files)
+    files = {getattr(module, "__file__", None) for _, module in loader.user_modules()}
+    return sorted({os.path.abspath(file) for file in files if file})
