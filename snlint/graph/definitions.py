@@ -117,13 +117,10 @@ class _Names:
         base, _, method = callee.rpartition(".")
         if base in self.parsers and method in _PARSER_METHODS:
             return True
-        if method.endswith("Registry") or callee.endswith("Registry"):
-            # `MODELS = Registry("models")`: the registry the kept registry decorators
-            # fill (a dict and a name, by custom; its code runs under the audit hook).
-            return True
-        if method in allowlist.ATTRIBUTE_DICTS:
-            # `dnnlib.EasyDict(func=..., def_gain=1)`: a dict read by attribute, by custom
-            # a dict subclass with no constructor of its own, wherever it is defined.
+        # `MODELS = Registry("models")`: the registry the kept registry decorators fill (a
+        # dict and a name, by custom); `dnnlib.EasyDict(func=...)`: a dict read by
+        # attribute, by custom a dict subclass with no constructor, wherever it is defined.
+        if method.endswith("Registry") or method in allowlist.ATTRIBUTE_DICTS:
             return True
         return allowlist.pure(self.qualified(callee))
 

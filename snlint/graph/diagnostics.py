@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+from collections import Counter
 from dataclasses import field
 from typing import TYPE_CHECKING, Callable
 
@@ -302,14 +303,13 @@ def missing_packages(results: list[TargetFacts], locate: Locate | None = None,
     """`missing packages: tensorflow (3 classes), dill (1)`: each pip name once, with
     how many classes it kept from being imported; "" when none. A module the project
     holds (`locate`) or no pip install brings is no package: its SN910 says what to do."""
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for facts in results:
         name = missing_module(facts.message) if facts.status == "import_error" else None
         # A package where its SN910 would say to install one.
         if name is not None and install_hint(name, locate, is_installed).startswith("pip "):
             top = name.partition(".")[0]
-            package = PIP_NAMES.get(top, top)
-            counts[package] = counts.get(package, 0) + 1
+            counts[PIP_NAMES.get(top, top)] += 1
     if not counts:
         return ""
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))

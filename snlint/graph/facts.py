@@ -137,7 +137,7 @@ class WeightUse(_Record):
     sigma_dim0: float = 0.0
 
 
-def _empty_probe() -> dict[str, Any]:
+def empty_probe() -> dict[str, Any]:
     return {"ran": False, "coupled": False, "reason": "", "input_shape": []}
 
 
@@ -153,7 +153,7 @@ class TargetFacts(_Record):
     trace_reason: str = ""
     batch_norm_calls: list[Site | None] = field(default_factory=list)  # with batch statistics
     batch_reductions: list[tuple[str, Site | None]] = field(default_factory=list)
-    probe: dict[str, Any] = field(default_factory=_empty_probe)
+    probe: dict[str, Any] = field(default_factory=empty_probe)
     error_site: Site | None = None  # where an import or build error was raised (project file)
     seconds: float = 0.0  # the worker's wall time on this target
     # What recorded batch_norm_calls and batch_reductions: "fx", "hooks" (real forwards,
@@ -169,5 +169,5 @@ class TargetFacts(_Record):
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TargetFacts":
         facts = super().from_dict(d)
-        facts.probe = {**_empty_probe(), **(facts.probe or {})}
+        facts.probe = {**empty_probe(), **(facts.probe or {})}
         return facts

@@ -165,7 +165,8 @@ class _ModuleNames:
             if origin.startswith("."):
                 return False
             return allowlist.pure(".".join([origin, *parts]))
-        return func.id in allowlist.BUILTINS and allowlist.pure(".".join(["builtins", func.id, *parts]))
+        builtin = ".".join(["builtins", func.id, *parts])
+        return func.id in allowlist.BUILTINS and allowlist.pure(builtin)
 
 
 def _calls_pure(names: _ModuleNames, *nodes: ast.AST | None) -> bool:

@@ -21,7 +21,7 @@ from torch import nn
 
 from snlint.graph import sites
 from snlint.graph.budget import Budget
-from snlint.graph.facts import Site, one_line
+from snlint.graph.facts import Site, empty_probe, one_line
 from snlint.graph.pristine import Pristine
 
 # Two samples: the fewest batch norm accepts, and half the memory of four (a large critic
@@ -448,7 +448,7 @@ def probe(fresh: Pristine, example_input: Any = None,
           budget: Budget | None = None) -> tuple[dict[str, Any], MakeArgs | None]:
     """The probe's verdict (the TargetFacts.probe dict) and the input maker it settled on
     (None when the probe found none, or had no time left for its forwards)."""
-    result: dict[str, Any] = {"ran": False, "coupled": False, "reason": "", "input_shape": []}
+    result = empty_probe()
     try:
         make, y0, shape, reason, flattened = find_input(fresh, example_input, budget=budget)
     except Exception as exc:  # snlint's own failure on a strange model
@@ -457,11 +457,8 @@ def probe(fresh: Pristine, example_input: Any = None,
     result["input_shape"] = shape
     if flattened:
         result["flattened_output"] = True
-    if make is None:
-        result["reason"] = reason
-        return result, None
-    if budget is not None and not budget.allows(2):
-        result["reason"] = budget.refusal(shape)
+    if make is None or (budget is not None and not budget.allows(2)):
+        result["reason"] = reason if make is None else budget.refusal(shape)
         return result, None
     try:
         args = make(PROBE_BATCH)

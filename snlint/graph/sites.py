@@ -18,6 +18,7 @@ import sys
 import sysconfig
 import threading
 import types
+from collections import Counter
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -626,10 +627,7 @@ def module_facts(model: nn.Module) -> list[LeafFacts]:
             continue
         leaves.append((path, m, states))
 
-    counts: dict[tuple, int] = {}
-    for _, m, _ in leaves:
-        key = (construction(m)[0], base_class(m))
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter((construction(m)[0], base_class(m)) for _, m, _ in leaves)
 
     out = []
     for path, m, states in leaves:
