@@ -118,8 +118,6 @@ def _shown(event: str, args: tuple) -> str:
     if event == "subprocess.Popen":
         shown = args[1] if isinstance(args[1], (str, bytes)) else list(args[1] or ())
         return f"subprocess.Popen({shown!r})"
-    if event == "os.fork":
-        return "os.fork()"
     if event in ("socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg"):
         return f"{event}({args[1]!r})" if len(args) > 1 else f"{event}()"
     count = 2 if event in ("os.rename", "os.link", "os.symlink", "shutil.copyfile",

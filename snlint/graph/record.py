@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from contextlib import ExitStack
-from dataclasses import field
 from typing import Any, Callable
 
 import torch
@@ -37,25 +36,14 @@ def _describe_function(func: Any) -> str:
     return f"`{name}()`"
 
 
-@dataclass
-class _Call:
-    what: str
-    pos: tuple | None
-    inputs: tuple
-    outputs: tuple
-
-
-@dataclass
-class Recording:
-
-    calls: dict[tuple, _Call] = field(default_factory=dict)
-    batch_norm_calls: list[tuple | None] = field(default_factory=list)
-
-
 class _Recorder(TorchFunctionMode):
+    """One forward's calls, (position, description, count there) -> (input shapes, output
+    shapes), and its batch norm calls' positions."""
+
     def __init__(self, model: nn.Module) -> None:
         super().__init__()
-        self.recording = Recording()
+        self.calls: dict[tuple, tuple[tuple, tuple]] = {}
+        self.batch_norm_calls: list[tuple | None] = []
         self._stack: list[tuple[nn.Module, bool]] = []  # (module, is an fx leaf)
         self._counts: dict[tuple, int] = {}
         self._leaf = SNTracer().is_leaf_module
@@ -68,7 +56,7 @@ class _Recorder(TorchFunctionMode):
     def _add(self, what: str, pos: tuple | None, inputs: tuple, outputs: tuple) -> None:
         key = (pos, what)
         count = self._counts[key] = self._counts.get(key, 0) + 1
-        self.recording.calls[(pos, what, count)] = _Call(what, pos, inputs, outputs)
+        self.calls[(pos, what, count)] = (inputs, outputs)
 
     def __torch_function__(self, func: Callable, types: Any, args: tuple = (),
                            kwargs: dict | None = None) -> Any:
@@ -77,7 +65,7 @@ class _Recorder(TorchFunctionMode):
         if self._visible():
             pos = sites.user_pos(sys._getframe(1))
             if uses_batch_statistics(func, args, kwargs):
-                self.recording.batch_norm_calls.append(pos)
+                self.batch_norm_calls.append(pos)
             outputs = _shapes(result)
             if outputs:
                 self._add(_describe_function(func), pos, _shapes((args, kwargs)), outputs)
@@ -101,7 +89,7 @@ class _Recorder(TorchFunctionMode):
             self._add(what, pos, in_shapes, _shapes(output))
 
 
-def record_once(fresh: Pristine, args: tuple) -> Recording:
+def record_once(fresh: Pristine, args: tuple) -> _Recorder:
     """One forward from the built state, with hooks on every module."""
     with fresh.use() as model, ExitStack() as hooks:
         recorder = _Recorder(model)
@@ -110,7 +98,7 @@ def record_once(fresh: Pristine, args: tuple) -> Recording:
             hooks.enter_context(m.register_forward_hook(recorder.post_hook, always_call=True))
         with recorder, torch.no_grad():
             model(*args)
-    return recorder.recording
+    return recorder
 
 
 @dataclass
@@ -123,13 +111,12 @@ def record(fresh: Pristine, make_args: Callable[[int], tuple],
            sizes: tuple[int, int] = (2, 3)) -> ForwardFacts:
     """The forward's facts from real runs at two batch sizes."""
     first, second = (record_once(fresh, make_args(n)) for n in sizes)
-    bn_calls = list(dict.fromkeys(first.batch_norm_calls))
     reductions: list[tuple[str, tuple | None]] = []
-    for key, a in first.calls.items():
-        b = second.calls.get(key)
-        if b is None or a.outputs != b.outputs or len(a.inputs) != len(b.inputs):
+    for (pos, what, count), (inputs, outputs) in first.calls.items():
+        other = second.calls.get((pos, what, count))
+        if other is None or outputs != other[1] or len(inputs) != len(other[0]):
             continue
-        if a.inputs != b.inputs and (a.what, a.pos) not in reductions:
-            reductions.append((a.what, a.pos))
-    return ForwardFacts([sites.to_site(p) for p in bn_calls],
+        if inputs != other[0] and (what, pos) not in reductions:
+            reductions.append((what, pos))
+    return ForwardFacts([sites.to_site(p) for p in dict.fromkeys(first.batch_norm_calls)],
                         [(what, sites.to_site(p)) for what, p in reductions])

@@ -533,17 +533,19 @@ def original(module: nn.Module, name: str) -> Any:
         plist = module.parametrizations[name]
         return getattr(plist, "original", getattr(plist, "original0", None))
     for suffix in ("_orig", "_bar"):
-        value = module.__dict__.get("_parameters", {}).get(name + suffix)
-        if value is None:
-            value = module.__dict__.get(name + suffix)
+        value = stored(module, name + suffix, ("_parameters",))
         if isinstance(value, torch.Tensor):
             return value
-    value = module._parameters.get(name)
-    if value is None:
-        value = module._buffers.get(name)
-    if value is None:
-        value = module.__dict__.get(name)
-    return value
+    return stored(module, name)
+
+
+def stored(module: nn.Module, name: str, registries: tuple = ("_parameters", "_buffers")) -> Any:
+    """`name` from the module's registries, else its plain attribute: nothing computed."""
+    for registry in registries:
+        value = module.__dict__.get(registry, {}).get(name)
+        if value is not None:
+            return value
+    return module.__dict__.get(name)
 
 
 def _frozen(module: nn.Module) -> bool:
@@ -588,20 +590,13 @@ def custom_sn_inner(wrapper: nn.Module) -> tuple[nn.Module, SNState] | None:
         return None
     name = getattr(wrapper, "name", "weight")
     name = name if isinstance(name, str) else "weight"
-    has_bar = isinstance(_tensor_attr(inner, name + "_bar"), torch.Tensor)
+    has_bar = isinstance(stored(inner, name + "_bar"), torch.Tensor)
     if not has_bar and "spectral" not in type(wrapper).__name__.lower():
         return None
     dim = getattr(wrapper, "dim", 0)
     site = construction(wrapper)[1]  # the SN call: where the wrapper was built
     return inner, SNState("custom", name, dim if isinstance(dim, int) else 0, site,
                           _shape(original(inner, name)))
-
-
-def _tensor_attr(module: nn.Module, name: str) -> Any:
-    for store in (module._parameters, module._buffers, module.__dict__):
-        if name in store:
-            return store[name]
-    return None
 
 
 def module_facts(model: nn.Module) -> list[LeafFacts]:

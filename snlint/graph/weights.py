@@ -59,9 +59,7 @@ def _plain_weight(module: nn.Module) -> Any:
     from torch.nn.utils import parametrize
     if parametrize.is_parametrized(module, "weight"):
         return None
-    value = module._parameters.get("weight")
-    if value is None:
-        value = module.__dict__.get("weight")
+    value = sites.stored(module, "weight", ("_parameters",))
     return value if isinstance(value, torch.Tensor) else None
 
 
