@@ -102,24 +102,20 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
     if first_weight is not None:
         # Read as a torch layer would be: (out, in) is a linear weight, (out, in, *kernel) a
         # conv's. A guess: a size no forward accepts leaves the model unprobed, with why.
-        ndim = first_weight.dim() - 2
-        sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
-        channels = int(first_weight.shape[1])
-        shapes = ([[channels]] if ndim == 0 else [[channels] + [size] * ndim for size in sizes])
+        channels, ndim = int(first_weight.shape[1]), first_weight.dim() - 2
     elif sites.kind_of(layer) == "linear":
-        features = getattr(layer, "in_features", getattr(layer, "in1_features", 0))
-        if not features:
+        channels, ndim = getattr(layer, "in_features", getattr(layer, "in1_features", 0)), 0
+        if not channels:
             return [], f"cannot infer the input of {type(layer).__name__}"
-        shapes = [[features]]
     else:
         channels = getattr(layer, "in_channels", 0)
         if not channels:  # lazy modules
             return [], f"cannot infer the input channels of {type(layer).__name__}"
         ndim = len(getattr(layer, "kernel_size", (0, 0)))
-        sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
-        shapes = [[channels] + [size] * ndim for size in sizes]
-        if ndim == 2:  # a waveform a period discriminator folds into 2-D itself
-            shapes.append([channels, WAVEFORM_LENGTH])
+    sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
+    shapes = [[channels]] if ndim == 0 else [[channels] + [size] * ndim for size in sizes]
+    if ndim == 2 and first_weight is None:  # a waveform a period discriminator folds into 2-D
+        shapes.append([channels, WAVEFORM_LENGTH])
     if len(shapes[0]) == 3 and channels != 3:
         # Last, an RGB image: a discriminator that folds space into channels before its
         # first conv (lightweight-gan's pixel unshuffle, SWAGAN's wavelets: 3 become 12).
