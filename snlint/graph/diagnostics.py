@@ -78,6 +78,11 @@ def target_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Lo
 def _status_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: Location) -> list[Finding]:
     target = facts.target
     path, span = fallback.path, fallback.span
+    if facts.status == "import_error":
+        span, where = _failure_place(facts, display_for)
+        where = f" ({where})" if where else ""
+        return [diagnostic("SN910", target.display, f"graph pass: importing {target.display} "
+                                                    f"failed: {facts.message}{where}", span)]
     if facts.status == "timeout":
         if facts.message.startswith("importing "):  # the runner's words for a hung import
             span = Span(1, 1, 1, 1)
