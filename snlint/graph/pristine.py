@@ -31,12 +31,6 @@ class Mutated(BaseException):
     Exception` (a wrong input size) does not swallow it."""
 
 
-def _clone(t: torch.Tensor) -> torch.Tensor | None:
-    if isinstance(t, nn.parameter.UninitializedTensorMixin):
-        return None  # a lazy module's placeholder has no values to keep
-    return t.detach().clone()
-
-
 def _checked(t: torch.Tensor) -> bool:
     """Whether a light snapshot checks `t` instead of copying it."""
     return (isinstance(t, nn.Parameter) and t.requires_grad and t.is_floating_point()
@@ -74,10 +68,8 @@ class Pristine:
                     seen.add(id(t))
                     if light and _checked(t):
                         self._checks.append((t, _fingerprint(t)))
-                        continue
-                    saved = _clone(t)
-                    if saved is not None:
-                        self._values.append((t, saved))
+                    elif not isinstance(t, nn.parameter.UninitializedTensorMixin):  # lazy: no values
+                        self._values.append((t, t.detach().clone()))
         self._rng: tuple | None = None
 
     def __enter__(self) -> "Pristine":
