@@ -1,6 +1,5 @@
-"""The graph pass from the parent's side: build each discriminator the link step found
-(in a child process) and read its findings and facts; `snlint.link.join` joins them to
-the linked project."""
+"""The graph pass from the parent's side: build each discriminator the link step found (in
+a child process) and read its findings and facts."""
 
 from __future__ import annotations
 
@@ -33,11 +32,9 @@ def _model_kwargs(config: Config, relpath: str, cls: str) -> dict | None:
 
 
 def _trained_instances(project, d) -> list:
-    """The instances of `d` to build it as: not one a factory run on its own builds in a
-    branch of a key it was not given (`elif netD == 'pixel':` in a `define_D` whose
-    `norm='batch'` default every call replaces), where the project always passes the
-    defaults that decide its layers (`Discriminator.unused_defaults`): SN301 judges the
-    class without them too (`snlint.checks.couplings.couplings`)."""
+    """The instances of `d` to build it as: where the project always passes the defaults
+    that decide its layers (`unused_defaults`), not one a factory builds in a branch of a
+    key it was not given (SN301 judges the class without them too)."""
     instances = project.instances_of(d.cls.qualname)
     if not d.unused_defaults:
         return instances
@@ -46,11 +43,9 @@ def _trained_instances(project, d) -> list:
 
 def graph_pass(project, config: Config, only: set[str] | None = None,
                graph_run=None, session=None) -> tuple[list[Finding], dict]:
-    """The graph pass's diagnostics (SN91x), and the facts of each discriminator class it
-    built (by qualname), which `snlint.link.join` joins to the project for the rules.
-    `graph_run` (a GraphRun) reports progress while the targets are built and receives
-    their facts; `session` (a `snlint.graph.runner.GraphSession`) keeps the workers and
-    what they built for the command's next graph pass."""
+    """The graph pass's diagnostics (SN91x), and the facts of each class it built (by
+    qualname). `graph_run` gets progress and the facts; `session` (a GraphSession) keeps the
+    workers for the command's next graph pass."""
     displays = {os.path.abspath(f.path): f.path for f in project.index.files}
     targets, ds = [], []
     options = option_defaults(project.index.files)
@@ -104,10 +99,9 @@ def _rejected_by_cpython(path: str) -> bool:
 def built_findings(facts, rules: dict[str, Rule], *, display_for, fallback: Location,
                    evidence: str = "name") -> list[Finding]:
     """Findings and SN91x diagnostics for one built discriminator with no source side
-    (`snlint.audit`, a live module): the same rules as a lint run, over a linked project
-    whose only facts are the runtime's. `display_for(abs_path)` gives a file's display
-    path, or None for one outside the project (its findings go to `fallback`, normally
-    the class's line); `evidence` is why the class is a discriminator."""
+    (`snlint.audit`): the lint rules over a project whose only facts are the runtime's.
+    `display_for(path)` gives a display path, or None outside the project (its findings go to
+    `fallback`)."""
     diagnostics = target_diagnostics(facts, display_for, fallback)
     if facts.status != "ok":
         return diagnostics

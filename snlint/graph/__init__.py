@@ -1,8 +1,5 @@
 """The graph pass: build discriminators with torch in a child process, read their facts.
-
-Only the child-process modules (`worker`, `sites`, `probe`, `trace`) import torch; this
-package, `facts` and `runner` never do, so the parent process stays torch-free.
-"""
+Only the child-process modules import torch."""
 
 __all__ = ["GraphTarget", "LeafFacts", "SNState", "Site", "TargetFacts", "run_graph"]
 

@@ -4,10 +4,12 @@ loader's check for modules that run as written reads it too."""
 
 from __future__ import annotations
 
-# Calls a kept assignment may make, by qualified name (the module's imports resolve the
-# first part; a builtin is `builtins.NAME`): cheap, side-effect free, and what scripts use
-# to set up the values their classes read (`cuda = torch.cuda.is_available()`,
-# `img_shape = (opt.channels, int(opt.img_size), ...)`, `act = nn.LeakyReLU(0.2)`).
+import builtins
+
+BUILTINS = frozenset(dir(builtins))
+
+# Calls a kept assignment may make, by qualified name (a builtin is `builtins.NAME`):
+# cheap, side-effect free, and what scripts use to set up the values their classes read.
 PURE_CALLS = frozenset({
     *(f"builtins.{name}" for name in (
         "int", "float", "str", "bool", "complex", "tuple", "list", "dict", "set", "frozenset",
@@ -35,8 +37,8 @@ PURE_CALLS = frozenset({
 })
 # The names a dict read by attribute goes by, called wherever it is defined.
 ATTRIBUTE_DICTS = frozenset({"EasyDict", "edict", "AttrDict", "AttributeDict", "DotDict"})
-# Every call under these: torch.nn's layers, functional, init and utils (spectral_norm)
-# neither read nor write files, start processes or touch the network.
+# Every call under these: torch.nn's layers, functional, init and utils touch no files,
+# processes or network.
 PURE_PREFIXES = ("torch.nn.",)
 # `type=` values of add_argument that convert a string and do nothing else.
 PURE_TYPES = frozenset({"builtins.int", "builtins.float", "builtins.str", "builtins.bool",

@@ -1,11 +1,6 @@
-"""The time a target's forwards may still take, inside the parent's --graph-timeout.
-
-A discriminator that only accepts a large input (StarGAN v2's at 256x256, 64 to 512
-channels) takes seconds per forward on a loaded machine, and the probe, the recorded
-forward and the weight measurement take two or more each: past the limit the worker is
-killed and the class's layer facts are lost with it. So each phase runs only when its
-forwards, at the cost the first accepted forward took, still fit; one that does not is
-skipped with a note, and the class stays built."""
+"""The time a target's forwards may still take, inside the parent's --graph-timeout: each
+phase runs only when its forwards, at the cost of the first accepted forward, still fit;
+one that does not is skipped with a note, and the class stays built."""
 
 from __future__ import annotations
 

@@ -1,21 +1,18 @@
 """Building a discriminator class in the graph-pass worker (child process only).
 
-The arguments come, in order, from the `[tool.snlint.models]` entry (the override: used
-alone when given), the project's own construction sites (`GraphTarget.candidates`, found
-statically by snlint.link.arguments), the constructor's defaults, and guesses from the
-parameters' names and annotations. A few attempts are made (`MAX_ATTEMPTS`); each failed
-one leaves no torch state behind. What built the model, or what was tried, is said in
-`Built.built_with`.
-"""
+The arguments come from the `[tool.snlint.models]` entry (used alone when given), else the
+project's own construction sites (`GraphTarget.candidates`), the constructor's defaults,
+and guesses by the parameters' names. At most `MAX_ATTEMPTS` calls; a failed one leaves no
+torch state behind. `Built.built_with` says what built the model, or what was tried."""
 
 from __future__ import annotations
 
 import argparse
 import functools
 import gc
-import importlib
 import inspect
 import json
+import pkgutil
 import re
 import types
 from dataclasses import field
@@ -117,47 +114,41 @@ class _Guesses:
         return value
 
     def attr_dict(self, items: dict[str, Any], path: str) -> Any:
+        """A dict read by attribute (EasyDict-like) that answers a missing key with a guess."""
         self.objects += 1
-        return _attr_dict_class(self, path)(items)
+        guesses = self
+
+        class AttrDict(dict):
+            def __getattr__(self, name: str) -> Any:
+                if name.startswith("__"):
+                    raise AttributeError(name)
+                return self[name]
+
+            def __setattr__(self, name: str, value: Any) -> None:
+                self[name] = value
+
+            def __missing__(self, key: Any) -> Any:
+                if not isinstance(key, str) or key.startswith("__"):
+                    raise KeyError(key)
+                value = guesses.value(f"{path}.{key}", key)
+                dict.__setitem__(self, key, value)
+                return value
+
+        return AttrDict(items)
 
     def namespace(self, attrs: dict[str, Any], path: str) -> Any:
         self.objects += 1
-        return _namespace_class(self, path)(**attrs)
+        guesses = self
 
+        class Namespace(argparse.Namespace):
+            def __getattr__(self, name: str) -> Any:  # only for attributes nobody set
+                if name.startswith("__"):
+                    raise AttributeError(name)
+                value = guesses.value(f"{path}.{name}", name)
+                setattr(self, name, value)
+                return value
 
-def _attr_dict_class(guesses: _Guesses, path: str) -> type:
-    """A dict read by attribute (EasyDict/OmegaConf-like) that answers a key nobody set
-    with a guess by the key's name, and records the guess."""
-
-    class AttrDict(dict):
-        def __getattr__(self, name: str) -> Any:
-            if name.startswith("__"):
-                raise AttributeError(name)
-            return self[name]
-
-        def __setattr__(self, name: str, value: Any) -> None:
-            self[name] = value
-
-        def __missing__(self, key: Any) -> Any:
-            if not isinstance(key, str) or key.startswith("__"):
-                raise KeyError(key)
-            value = guesses.value(f"{path}.{key}", key)
-            dict.__setitem__(self, key, value)
-            return value
-
-    return AttrDict
-
-
-def _namespace_class(guesses: _Guesses, path: str) -> type:
-    class Namespace(argparse.Namespace):
-        def __getattr__(self, name: str) -> Any:  # only for attributes nobody set
-            if name.startswith("__"):
-                raise AttributeError(name)
-            value = guesses.value(f"{path}.{name}", name)
-            setattr(self, name, value)
-            return value
-
-    return Namespace
+        return Namespace(**attrs)
 
 
 class _Unknown(Exception):
@@ -165,8 +156,8 @@ class _Unknown(Exception):
 
 
 def decode(spec: Any, guesses: _Guesses, path: str) -> Any:
-    """An object from a value spec (snlint.link.arguments); untagged dicts (from
-    [tool.snlint.models] tables) become attribute dicts."""
+    """An object from a value spec (snlint.link.arguments); an untagged dict (a
+    [tool.snlint.models] table) becomes an attribute dict."""
     if isinstance(spec, list):
         return [decode(s, guesses, f"{path}[{i}]") for i, s in enumerate(spec)]
     if not isinstance(spec, dict):
@@ -192,19 +183,10 @@ def decode(spec: Any, guesses: _Guesses, path: str) -> Any:
 
 
 def _torch_name(name: str) -> Any:
-    parts = name.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            raise _Unknown(name) from None
-        return obj
-    raise _Unknown(name)
+    try:
+        return pkgutil.resolve_name(name)
+    except (ImportError, AttributeError, ValueError):
+        raise _Unknown(name) from None
 
 
 @dataclass
@@ -233,11 +215,9 @@ class Call:
     unknown: list[str] = field(default_factory=list)  # arguments passed that could not be read
 
     def arguments(self) -> str:
-        """How the arguments that built the class were chosen, which decides what its facts
-        may clear (`snlint.link.join.may_clear`): "configured" (the [tool.snlint.models]
-        entry), "project" (a construction site of the project, every argument read),
-        "defaults" (the class's own, and the project's option defaults), or "guessed" (a
-        value guessed, or an argument the site passes that could not be read)."""
+        """How the arguments were chosen, which decides what the facts may clear
+        (`snlint.link.join.may_clear`): "configured", "project" (a construction site, every
+        argument read), "defaults", or "guessed" (a value guessed, or an argument unread)."""
         unread_configs = [c for c in self.configs
                           if not any(d.startswith(c + ".") for d in self.guesses.declared)]
         if self.guessed or self.guesses.made or self.unknown or unread_configs:
@@ -269,6 +249,11 @@ class Call:
 
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def _required(params: list[inspect.Parameter]) -> list[inspect.Parameter]:
+    return [p for p in params if p.default is inspect.Parameter.empty and p.kind not in _VARIADIC]
 
 
 def _shown(value: Any) -> str:
@@ -280,7 +265,7 @@ def _shown(value: Any) -> str:
 
 def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
     """The call a plan makes: its values bound to the parameters, defaults where it gives
-    none, guesses for required parameters nothing gives."""
+    none, guesses for the required ones."""
     guesses = _Guesses(plan.profile, plan.options)
     values: dict[str, Any] = {}
     notes: list[str] = []
@@ -290,8 +275,7 @@ def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
     positional = [p for p in params if p.kind in _POSITIONAL]
     var_pos = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
     var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-    by_name = {p.name: p for p in params if p.kind not in (inspect.Parameter.VAR_POSITIONAL,
-                                                            inspect.Parameter.VAR_KEYWORD)}
+    by_name = {p.name: p for p in params if p.kind not in _VARIADIC}
 
     def note(key: str, name: str, value: Any) -> None:
         origin = plan.origins.get(key)
@@ -330,8 +314,8 @@ def resolve(params: list[inspect.Parameter], plan: Plan) -> Call:
         note(name, name, value)
     guessed: list[str] = []
     configs: list[str] = []
-    for p in by_name.values():
-        if p.name in values or p.default is not inspect.Parameter.empty:
+    for p in _required(params):
+        if p.name in values:
             continue
         if category(p.name, p.annotation) == "config":
             values[p.name] = guesses.attr_dict({}, p.name)
@@ -357,16 +341,13 @@ def plans(target: GraphTarget, params: list[inspect.Parameter]) -> list[Plan]:
                 dict(c.get("origins", {})), options=options, source="project")
            for c in target.candidates or []]
     out.append(Plan("", options=options))
-    needs_guess = any(p.default is inspect.Parameter.empty and p.kind not in (
-        inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD) for p in params)
-    if needs_guess:
+    if _required(params):
         out.extend(Plan("", profile=k, options=options) for k in range(1, GUESS_PROFILES))
     return out
 
 
 def _suggestion(target: GraphTarget, params: list[inspect.Parameter]) -> str:
-    required = [p for p in params if p.default is inspect.Parameter.empty
-                and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+    required = _required(params)
     if not required:
         return ""
     names = {p.name for p in params}
@@ -389,21 +370,6 @@ class Built:
     site: Site | None = None
     built_with: str = ""
     arguments: str = ""  # `Call.arguments` of the call that built it
-
-
-def _torch_state() -> tuple:
-    import torch
-
-    return torch.get_rng_state(), torch.get_default_dtype(), torch.is_grad_enabled()
-
-
-def _restore(state: tuple) -> None:
-    import torch
-
-    rng, dtype, grad = state
-    torch.set_rng_state(rng)
-    torch.set_default_dtype(dtype)
-    torch.set_grad_enabled(grad)
 
 
 def build(module: types.ModuleType, target: GraphTarget) -> Built:
@@ -438,11 +404,10 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
     message, site = "", None
     tried: list[str] = []
     # The constructor raised with the arguments the project itself passes, every one read:
-    # an entry could only repeat them, so the failure is the project's code, and its
-    # message is that attempt's, not a later guess's.
+    # the failure is the project's code, and its message is that attempt's.
     own_failed = False
     for call in calls:
-        state = _torch_state()
+        rng, dtype, grad = torch.get_rng_state(), torch.get_default_dtype(), torch.is_grad_enabled()
         # Every build starts from one seed: a target's weights (and the probe's verdict on
         # them) do not depend on which targets the worker built before it.
         torch.manual_seed(0)
@@ -460,7 +425,10 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
                 own_failed = call.arguments() == "project"
             tried.append(call.describe(built=False))
             del exc
-            _restore(state)
+            # A failed attempt leaves no torch state behind.
+            torch.set_rng_state(rng)
+            torch.set_default_dtype(dtype)
+            torch.set_grad_enabled(grad)
             gc.collect()
             continue
         return Built(model, built_with="" if not params else call.describe(built=True),
@@ -479,10 +447,7 @@ def build(module: types.ModuleType, target: GraphTarget) -> Built:
 
 
 def about_constructor_arguments(exc: BaseException) -> bool:
-    """Whether a constructor's failure may be about the arguments it was given: a
-    TypeError (the call's signature, `missing 1 required positional argument`, or a value
-    of the wrong type), or any error from the values snlint guessed for them (a size, a
-    config key); not one the project's code raises whatever the arguments (NameError,
-    ImportError, SyntaxError)."""
+    """Whether a constructor's failure may be about its arguments: a TypeError or any error
+    from guessed values, not one the project's code raises whatever the arguments."""
     return not isinstance(exc, (NameError, ImportError, SyntaxError,
                                 NotImplementedError, RecursionError))

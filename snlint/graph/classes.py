@@ -1,11 +1,7 @@
-"""Which class a graph target means, when a file defines one name more than once.
-
-A script may define `Discriminator` in each branch of `if args.arch == ...:`; its
-definitions-only copy runs every branch, so the module keeps only the last one. The
-worker records every nn.Module subclass as it is created, in the defining module's own
-namespace (`__snlint_classes__`, a list of (line of the `class` statement, class)), and a
-target names its class by qualified name and line.
-"""
+"""Which class a graph target means when a file defines one name more than once (a
+`Discriminator` in each branch of `if args.arch == ...:`, all run by the definitions-only
+copy): every nn.Module subclass is recorded as it is created, in its module's
+`__snlint_classes__` (line of the `class` statement, class)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""Large convolutions run on torch's native kernel while the graph pass measures a model.
-
-oneDNN (torch's default CPU convolution) copies a conv's weights into its own layout at
-every call: for the 1024->2048 4x4 conv of a StarGAN critic a 134 MB copy, the worker's
-peak. The native kernel needs no copy and is as fast where such weights are used (the
-last layers of a discriminator, on maps of a few pixels); oneDNN keeps the layers with
-small weights and large maps, where it is faster (a 256x256 critic's first layers). Both
-compute the same convolution; each layer uses one kernel on every forward, so the probe's
-repeated forwards stay identical.
-"""
+"""Large convolutions run on torch's native kernel while the graph pass measures a model:
+oneDNN copies a conv's weights into its own layout at every call (134 MB for a
+1024->2048 4x4 conv, the worker's peak); the native kernel needs no copy. Both compute
+the same convolution, and each layer uses one kernel on every forward."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The names a definitions-only copy (snlint.graph.definitions) calls in place of what it
-left out, put in the module's namespace before the copy runs. No libcst, no torch."""
+left out, put in the module's namespace before the copy runs."""
 
 from __future__ import annotations
 
@@ -39,18 +39,8 @@ def undecorated(*_: Any) -> Callable[[Any], Any]:
 class Later:
     """A default value the copy did not evaluate at import; `value()` evaluates it once."""
 
-    __slots__ = ("thunk", "done", "result")
-
     def __init__(self, thunk: Callable[[], Any]) -> None:
-        self.thunk = thunk
-        self.done = False
-        self.result: Any = None
-
-    def value(self) -> Any:
-        if not self.done:
-            self.result = self.thunk()
-            self.done = True
-        return self.result
+        self.value = functools.cache(thunk)
 
     def __repr__(self) -> str:
         return "<default evaluated at the first call>"
@@ -102,8 +92,8 @@ def _wrap_class(cls: type, seen: set[int]) -> None:
 
 def defer_defaults(module: types.ModuleType, classes: list[type]) -> None:
     """After the copy ran: each function of the module with a `Later` default evaluates it
-    at its first call. `classes`: those recorded as they were made (a class of an `if`
-    branch that a later branch's class of the same name replaced)."""
+    at its first call. `classes`: those recorded as they were made (one an `if` branch's
+    class of the same name replaced included)."""
     seen: set[int] = set()
     namespace = module.__dict__
     for name, value in list(namespace.items()):

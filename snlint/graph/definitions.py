@@ -1,50 +1,17 @@
 """The definitions-only copy of a project module, for the graph pass to import.
 
-Every project module the graph pass imports (the discriminator's file and each project
-module it imports, through the worker's import hook in snlint.graph.loader) runs as this
-copy, built by an allow-list. It keeps:
+Every project module the worker imports runs as this copy (through snlint.graph.loader's
+import hook): imports, definitions, assignments and argparse setup that call only the
+allow-list (snlint.graph.allowlist) are kept; everything else is left out. What it keeps
+is listed for users in docs/graph-pass.md ("What it imports and runs").
 
-- imports, docstrings, `pass`, `global`;
-- `def` statements, and `class` statements whose bases and keywords call nothing outside
-  the allow-list, with their bodies reduced by these same rules;
-- decorators that are known: `staticmethod`, `classmethod`, `property` and its
-  `.setter`/`.getter`/`.deleter`, `functools`, `dataclasses`, `abc`, `typing` and
-  `contextlib` decorators, any `torch.*` decorator, and registry decorators (the last
-  name starts with `register`: `@MODELS.register_module()`, `@register("dcgan")`), whose
-  arguments call nothing outside the allow-list, and which read no name the copy left
-  out (`MODELS = Registry("models")` is kept for them). Any other decorator is left out:
-  the function or class is defined undecorated;
-- assignments whose value calls nothing, or only the allow-list's calls (`allowlist`,
-  names resolved through the module's imports: builtins such as `int` and `dict`,
-  `torch.nn.*`, torch's tensor constructors, `torch.device`, `torch.cuda.is_available`,
-  `functools.partial`, `collections.namedtuple`, `os.path.join`, `math`, ...);
-- the argparse setup: `parser = argparse.ArgumentParser(...)`, `add_argument(...)` and
-  the like (a `type=` other than a builtin conversion becomes `None`; an `action=` that
-  is not a string becomes `"store"`), and `parse_args()` / `parse_known_args()` given no
-  command line (`[]`, through a helper that falls back to the defaults when an argument
-  is required); `sys.path` edits;
-- module-level `if` / `elif` / `else` and `try` bodies, filtered the same way: an `if`
-  whose test calls nothing outside the allow-list runs as written; an `if` that defines
-  a class runs every branch in turn (`if args.arch == "dcgan": class D ... elif ...: class
-  D ...` defines each branch's classes; the worker tells them apart by line);
-
-and leaves out everything else: loops, `with` blocks, other calls (data loading, file and
-network I/O, models and optimizers built at top level, prints, seeds, registrations by
-call), `if __name__ == "__main__":`. A default value (or annotation) that calls
-outside the allow-list becomes `__snlint_later__(lambda: <the value>)`, and the loader
-wraps the function so the value is computed at its first call (at build, like the
-constructor's own code and under the worker's audit hook), not at import: `norm_layer=
-get_norm_layer("group")` still builds.
-
-Kept statements keep their lines and columns: a dropped statement becomes `pass` or, when
-it spans several lines, a string literal spanning exactly those lines. The copy is
-compiled under the original file name, so tracebacks and recorded construction sites
-point at the user's own lines.
-"""
+Kept statements keep their lines and columns: a dropped statement becomes `pass` or a
+string literal spanning its lines, so tracebacks and construction sites point at the
+user's own lines. A default value that calls outside the allow-list becomes
+`__snlint_later__(lambda: <value>)`, computed at the function's first call (at build)."""
 
 from __future__ import annotations
 
-import builtins
 from typing import Sequence
 
 import libcst as cst
@@ -54,7 +21,6 @@ from snlint.graph import allowlist
 from snlint.graph.copy_helpers import (  # noqa: F401 - PARSE_HELPER and the parse helper re-exported
     LATER, PARSE_HELPER, UNDECORATED, parse_args_without_command_line)
 
-_BUILTINS = frozenset(dir(builtins))
 # Methods of an argument parser or group that only describe arguments.
 _PARSER_METHODS = frozenset({
     "add_argument", "add_argument_group", "add_mutually_exclusive_group", "set_defaults",
@@ -100,10 +66,9 @@ def _is_parse_call(callee: str | None, parsers: set[str]) -> bool:
 
 
 class _Names:
-    """What a module's names mean, as far as the copy needs: the imports it kept (local
-    name -> qualified name), the argument parsers it built, and the names it binds
-    otherwise (a `def`, a class, an assignment: the project's own, never on the
-    allow-list)."""
+    """What a module's names mean to the copy: the imports it kept (local name ->
+    qualified name), the argument parsers it built, and the names it binds itself (never
+    on the allow-list)."""
 
     def __init__(self) -> None:
         self.imports: dict[str, str] = {}
@@ -140,7 +105,7 @@ class _Names:
             return None if origin.startswith(".") else origin + dot + rest
         if head in self.local or head in self.parsers:
             return None
-        if head in _BUILTINS:
+        if head in allowlist.BUILTINS:
             return f"builtins.{dotted}"
         return None
 
@@ -152,14 +117,10 @@ class _Names:
         base, _, method = callee.rpartition(".")
         if base in self.parsers and method in _PARSER_METHODS:
             return True
-        if method.endswith("Registry") or callee.endswith("Registry"):
-            # `MODELS = Registry("models")`: the registry the kept registry decorators
-            # fill (a dict and a name, by custom; its code runs under the audit hook).
-            return True
-        if method in allowlist.ATTRIBUTE_DICTS:
-            # `dnnlib.EasyDict(func=..., def_gain=1)`: a dict read by attribute, by custom
-            # a dict subclass with no constructor of its own, wherever it is defined
-            # (StyleGAN2-ADA's activation table is made of them).
+        # `MODELS = Registry("models")`: the registry the kept registry decorators fill (a
+        # dict and a name, by custom); `dnnlib.EasyDict(func=...)`: a dict read by
+        # attribute, by custom a dict subclass with no constructor, wherever it is defined.
+        if method.endswith("Registry") or method in allowlist.ATTRIBUTE_DICTS:
             return True
         return allowlist.pure(self.qualified(callee))
 
@@ -207,25 +168,26 @@ def _defines_class(stmt: cst.If) -> bool:
     return found
 
 
+def _chain(stmt: cst.If) -> list[cst.If | cst.Else]:
+    """The branches of an if/elif/else chain, in order."""
+    branches: list[cst.If | cst.Else] = [stmt]
+    while isinstance(branches[-1], cst.If) and branches[-1].orelse is not None:
+        branches.append(branches[-1].orelse)
+    return branches
+
+
 def _tests(stmt: cst.If) -> cst.Tuple:
     """The conditions of an if/elif chain, as one expression to inspect."""
-    tests = []
-    branch: cst.If | cst.Else | None = stmt
-    while isinstance(branch, cst.If):
-        tests.append(cst.Element(branch.test))
-        branch = branch.orelse
-    return cst.Tuple(tests)
+    return cst.Tuple([cst.Element(b.test) for b in _chain(stmt) if isinstance(b, cst.If)])
 
 
 def _dispatch_without_default(stmt: cst.If) -> bool:
     """An `if`/`elif` chain with no `else` whose every test compares one subject with
     literals (`opt.dataset == "lsun"`, `args.arch in ("a", "b")`)."""
-    tests = [e.value for e in _tests(stmt).elements]
-    branch: cst.If | cst.Else | None = stmt
-    while isinstance(branch, cst.If):
-        branch = branch.orelse
-    if branch is not None or len(tests) < 2:
+    branches = _chain(stmt)
+    if isinstance(branches[-1], cst.Else) or len(branches) < 2:
         return False
+    tests = [b.test for b in branches]
     subjects = set()
     for test in tests:
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
@@ -258,21 +220,22 @@ def _is_main_guard(test: cst.BaseExpression) -> bool:
     return "__name__" in names and "__main__" in strings
 
 
+def _padding(lines: int) -> cst.SimpleString:
+    """A string literal spanning `lines` lines: what keeps the lines after it in place."""
+    return cst.SimpleString('"""' + "\n" * (lines - 1) + '"""')
+
+
 def _same_lines(replacement: cst.BaseExpression, lines: int) -> cst.BaseExpression:
-    """`replacement` as an expression spanning `lines` lines (a string literal's lines
-    pad it), so nothing after it moves."""
+    """`replacement` as an expression spanning `lines` lines, so nothing after it moves."""
     if lines <= 1:
         return replacement
-    return cst.IfExp(test=cst.Name("True"), body=replacement,
-                     orelse=cst.SimpleString('"""' + "\n" * (lines - 1) + '"""'))
+    return cst.IfExp(test=cst.Name("True"), body=replacement, orelse=_padding(lines))
 
 
 class _ParseArgs(cst.CSTTransformer):
-    """`parser.parse_args()` -> `__snlint_parse_args__(parser)`; the helper sees no
-    command line. In `parser.add_argument(...)`, a `type=` that is not a plain conversion
-    becomes `None` and an `action=` that is not a string `"store"`: argparse runs both
-    (the type on a string default, the action's class at once), and they are the
-    project's code."""
+    """`parser.parse_args()` -> `__snlint_parse_args__(parser)`, which sees no command
+    line. In `add_argument(...)`, a `type=` that is not a plain conversion becomes `None`
+    and an `action=` that is not a string `"store"`: argparse would run the project's code."""
 
     def __init__(self, names: _Names, lines_of) -> None:
         self.names = names
@@ -375,7 +338,7 @@ class _Filter:
     def __init__(self, wrapper: MetadataWrapper) -> None:
         self.positions = wrapper.resolve(PositionProvider)
         self.names = _Names()
-        self.parsers = self.names.parsers
+        self.parsers = self.names.parsers  # the names of argument parsers and their groups
         self.dropped = 0
         # Names only a left-out statement binds: a kept statement reading one would fail
         # (`steps = len(dataloader)`), so it is left out too.
@@ -404,11 +367,7 @@ class _Filter:
         self.unbound |= bound
         self._bind(bound)
         lines = self._lines(node)
-        body: cst.BaseSmallStatement
-        if lines == 1:
-            body = cst.Pass()
-        else:
-            body = cst.Expr(cst.SimpleString('"""' + "\n" * (lines - 1) + '"""'))
+        body = cst.Pass() if lines == 1 else cst.Expr(_padding(lines))
         return cst.SimpleStatementLine([body], leading_lines=node.leading_lines)
 
     def _note_parsers(self, stmt: cst.BaseSmallStatement) -> None:
@@ -506,7 +465,7 @@ class _Filter:
                 kept.append(decorator)
                 continue
             lines = self._lines(decorator.decorator)
-            pad = [cst.Arg(cst.SimpleString('"""' + "\n" * (lines - 1) + '"""'))] if lines > 1 else []
+            pad = [cst.Arg(_padding(lines))] if lines > 1 else []
             kept.append(decorator.with_changes(
                 decorator=cst.Call(func=cst.Name(UNDECORATED), args=pad)))
         return kept
@@ -582,10 +541,9 @@ class _Filter:
             # choice, made as it would make it.
             test = stmt.test
             if _dispatch_without_default(stmt):
-                # `if opt.dataset in ["imagenet", ...]: nc = 3 elif opt.dataset == "mnist":
-                # nc = 1` on an option with no default (`required=True`): no branch would
-                # run and `nc` would be missing, so the first branch is the default. The
-                # test grows on its own line; nothing moves.
+                # `if opt.dataset in [...]: nc = 3 elif opt.dataset == "mnist": nc = 1` on
+                # an option with no default: no branch would run, so the first is the
+                # default. The test grows on its own line; nothing moves.
                 others = tests.elements[1:]
                 test = cst.BooleanOperation(
                     left=_parenthesized(test), operator=cst.Or(),
@@ -594,11 +552,10 @@ class _Filter:
             return [stmt.with_changes(test=test, body=self._suite(stmt.body),
                                       orelse=self._orelse(stmt.orelse))]
         # A class in a branch (`if args.arch == "dcgan": class D ...`): every branch runs
-        # in turn, each under `if True:` on its own header line (`elif c:` / `else:` sit
-        # at the `if`'s indentation, so a header becomes one line of the same height and
-        # nothing below moves), and the worker picks each class by its line.
-        return [cst.If(test=cst.Name("True"), body=body, leading_lines=leading)
-                for body, leading in self._branches(stmt)]
+        # in turn under `if True:` on its own header line (nothing below moves), and the
+        # worker picks each class by its line.
+        return [cst.If(test=cst.Name("True"), body=self._suite(b.body),
+                       leading_lines=b.leading_lines) for b in _chain(stmt)]
 
     def _orelse(self, orelse: cst.If | cst.Else | None) -> cst.If | cst.Else | None:
         if orelse is None:
@@ -608,17 +565,6 @@ class _Filter:
                                        orelse=self._orelse(orelse.orelse))
         return orelse.with_changes(body=self._suite(orelse.body))
 
-    def _branches(self, stmt: cst.If) -> list[tuple[cst.BaseSuite, Sequence[cst.EmptyLine]]]:
-        branches = [(self._suite(stmt.body), stmt.leading_lines)]
-        orelse = stmt.orelse
-        while orelse is not None:
-            if isinstance(orelse, cst.If):
-                branches.append((self._suite(orelse.body), orelse.leading_lines))
-                orelse = orelse.orelse
-            else:
-                branches.append((self._suite(orelse.body), orelse.leading_lines))
-                orelse = None
-        return branches
 
 
 def definitions_only(source: str) -> tuple[str, int]:

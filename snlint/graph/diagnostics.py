@@ -1,14 +1,12 @@
-"""The graph pass's own diagnostics (SN910-SN913): what it could not import, build or trace,
-and the one-line summary of a run.
-
-Parent side: plain data in, findings and text out; no torch.
-"""
+"""The graph pass's own diagnostics (SN910-SN913) and the summary of a run. Parent side:
+plain data in, findings and text out; no torch."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
 import re
+from collections import Counter
 from dataclasses import field
 from typing import TYPE_CHECKING, Callable
 
@@ -43,14 +41,19 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
 
 
+def _at(site: Site | None, display_for: DisplayFor) -> str:
+    """`at utils/io.py:3`, "" when the file is unknown or outside the project."""
+    shown = display_for(site.file) if site is not None else None
+    return f"at {shown}:{site.line}" if shown else ""
+
+
 def _failure_place(facts: TargetFacts, display_for: DisplayFor) -> tuple[Span, str]:
     """Where an import failure sits: the line of the target's file that raised, else 1:1
-    and the other project file that raised it (`at utils/io.py:3`, "" when unknown)."""
+    and where in another project file it was raised."""
     site = facts.error_site
     if site is not None and _same_file(site.file, facts.target.file):
         return _span(site), ""
-    shown = display_for(site.file) if site is not None else None
-    return Span(1, 1, 1, 1), (f"at {shown}:{site.line}" if shown else "")
+    return Span(1, 1, 1, 1), _at(site, display_for)
 
 
 def refused_diagnostics(facts: TargetFacts, location: Location) -> list[Finding]:
@@ -59,9 +62,9 @@ def refused_diagnostics(facts: TargetFacts, location: Location) -> list[Finding]
     refused = [r for r in facts.refused if r not in facts.message]
     if not refused:
         return []
-    shown = ", ".join(refused[:8]) + (f" and {len(refused) - 8} more" if len(refused) > 8 else "")
     return [diagnostic("SN910", location.path, f"graph pass: refused while importing and "
-                                               f"building {facts.target.display}: {shown}",
+                                               f"building {facts.target.display}: "
+                                               f"{_listed(refused, 8)}",
                        location.span)]
 
 
@@ -87,10 +90,8 @@ def _status_diagnostics(facts: TargetFacts, display_for: DisplayFor, fallback: L
                                           "--graph-timeout SECONDS (graph-timeout in "
                                           "[tool.snlint])", span)]
     if facts.status == "build_error":
-        site, where = facts.error_site, ""
-        shown = display_for(site.file) if site is not None else None
-        if shown:
-            where = f" (at {shown}:{site.line})"
+        where = _at(facts.error_site, display_for)
+        where = f" ({where})" if where else ""
         # What was tried (and the [tool.snlint.models] entry that would help) follows
         # the last error and where it was raised.
         tried = f"; {facts.built_with}" if facts.built_with else ""
@@ -189,9 +190,8 @@ def _cause(facts: TargetFacts) -> tuple:
         return ("missing", name)
     crashed = _CRASHED.match(facts.message)
     if crashed:
-        # A native crash (torch and tensorflow in one process) leaves no Python error to
-        # compare, and the stderr tail after it differs from worker to worker (times,
-        # process ids, scratch folders): one note per exit code.
+        # A native crash leaves no Python error to compare, and its stderr tail differs
+        # from worker to worker: one note per exit code.
         return ("crashed", crashed.group(1))
     site = facts.error_site
     if site is None or not _same_file(site.file, facts.target.file):
@@ -203,12 +203,9 @@ def import_diagnostics(failed: list[TargetFacts], display_for: DisplayFor,
                        enabled: Callable[[str], bool] = lambda path: True,
                        locate: Locate | None = None,
                        is_installed: Installed | None = None) -> list[Finding]:
-    """One SN910 per cause of failed imports, not one per file or class.
-
-    A group sits in its first file (by path) where SN910 is `enabled`: at the line that
-    raised when that file raised it, else at 1:1 naming the file that did. Files where
-    SN910 is off (per-file-ignores) are left out of the groups and the counts.
-    """
+    """One SN910 per cause of failed imports, not one per file or class, in its first file
+    (by path) where SN910 is `enabled`: at the line that raised when that file raised it,
+    else at 1:1 naming the file that did. Files where SN910 is off are left out."""
     by_file: dict[str, TargetFacts] = {}
     for facts in sorted(failed, key=lambda f: f.target.display):
         if enabled(facts.target.display):
@@ -245,18 +242,6 @@ _NEEDS_ARGUMENTS = re.compile(r"needs arguments|missing \d+ required (?:position
                               r"argument")
 
 
-def not_built_reason(facts: TargetFacts) -> str:
-    """Two or three words on why a target was not built, for the summary."""
-    if facts.status == "import_error":
-        name = missing_module(facts.message)
-        return f"no module {name}" if name else "import failed"
-    if facts.status == "timeout":
-        return "timed out"
-    if _NEEDS_ARGUMENTS.search(facts.message):
-        return "needs arguments"
-    return "build failed"
-
-
 def graph_note(discriminators: int, *, asked: bool, quiet: bool, terminal: bool) -> str:
     """The line that says what `--graph` would add to a run without it; "" where nobody
     reads it as advice: standard error not a terminal (pre-commit, CI logs, a pipe),
@@ -289,12 +274,15 @@ def class_status(facts: TargetFacts) -> str:
         phase = ("import" if facts.message.startswith("importing ") else
                  "forwards" if facts.message.startswith("running the forwards") else "build")
         return f"timed out in {phase} (SN911)"
+    if facts.status == "import_error":
+        name = missing_module(facts.message)
+        reason = f"no module {name}" if name else _short(facts.message or "import failed")
+        return f"not imported: {reason} (SN910)"
     if facts.status != "ok":
-        reason = not_built_reason(facts)
-        if reason in ("import failed", "build failed") and facts.message:
-            reason = _short(facts.message)
-        if facts.status == "import_error":
-            return f"not imported: {reason} (SN910)"
+        if _NEEDS_ARGUMENTS.search(facts.message):
+            reason = "needs arguments"
+        else:
+            reason = _short(facts.message or "build failed")
         return f"not built: {reason} (SN912)"
     words = ["built"]
     if facts.trace_ok:
@@ -320,23 +308,13 @@ def missing_packages(results: list[TargetFacts], locate: Locate | None = None,
     """`missing packages: tensorflow (3 classes), dill (1)`: each pip name once, with
     how many classes it kept from being imported; "" when none. A module the project
     holds (`locate`) or no pip install brings is no package: its SN910 says what to do."""
-    counts: dict[str, int] = {}
-    located: dict[str, bool] = {}
+    counts: Counter[str] = Counter()
     for facts in results:
         name = missing_module(facts.message) if facts.status == "import_error" else None
-        if name is not None:
+        # A package where its SN910 would say to install one.
+        if name is not None and install_hint(name, locate, is_installed).startswith("pip "):
             top = name.partition(".")[0]
-            if top in NOT_ON_PIP or top.startswith("_"):
-                continue
-            if locate is not None:
-                if top not in located:
-                    located[top] = locate(top) is not None
-                if located[top]:
-                    continue
-            if _version_mismatch(name, is_installed):
-                continue
-            package = PIP_NAMES.get(top, top)
-            counts[package] = counts.get(package, 0) + 1
+            counts[PIP_NAMES.get(top, top)] += 1
     if not counts:
         return ""
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
@@ -351,14 +329,10 @@ def graph_summary(results: list[TargetFacts], limit: int = SUMMARY_LINES,
 
         graph pass: 2 discriminators built (1 traced, 2 probed), 1 not built
             7.9 s  models/biggan.py:Discriminator  built, traced, probed at 3x32x32
-            0.4 s  models/hifi.py:MPD              built, forward recorded, probed at 1x1024
             0.1 s  models/critic.py:Critic         not built: needs arguments (SN912)
         missing packages: tensorflow (3 classes), dill (1)
 
-    One line per class (its worker time, then what was done with it or why not, with the
-    SN91x note that says more), at most `limit`, then how many more; the packages whose
-    absence kept classes from being imported, each once.
-    """
+    At most `limit` classes, then how many more."""
     if not results:
         return ""
     built = [r for r in results if r.status == "ok"]

@@ -1,35 +1,14 @@
-"""The worker's second line of defence: an audit hook that refuses what a linter's import
-and build of project code never needs (child process only).
+"""The worker's second line of defence: an audit hook that refuses what importing and
+building project code never needs (child process only). What it refuses is listed for
+users in docs/graph-pass.md ("What the worker refuses").
 
-The definitions-only copies (snlint.graph.definitions) keep project code from running
-scripts; what still runs (constructors, forwards, metaclasses, installed libraries the
-project imports) meets this hook. Once `install()`ed, after the worker's own imports, it
-refuses, by raising `Refused` (a PermissionError, so libraries that fall back on an
-unwritable folder still do):
-
-- opening a file for writing, appending or creating, creating a folder, truncating, and
-  changing links, owners, modes or times, outside the worker's scratch folder and the
-  user's cache folder (never inside a project folder, wherever that is);
-- deleting (`os.remove`/`os.unlink`, `os.rmdir`, `shutil.rmtree`) and renaming
-  (`os.rename`/`os.replace`) outside the scratch folder;
-- starting processes (`subprocess.Popen`, `os.system`, `os.exec*`, `os.posix_spawn`,
-  `os.spawn*`, `os.fork`, `os.forkpty`) and signalling them (`os.kill`, `os.killpg`);
-- network access (`socket.connect`, `bind`, `sendto`, `sendmsg`, name look-ups,
-  `urllib.Request`) and opening SQLite files.
-
-Every refusal is recorded (`take()`), caught by the project or not, so the parent can
-report it (SN910), except what an installed package (or the standard library) does while
-it is being imported, before any project frame: matplotlib creating its config folder,
-probing `fc-list`. Those are refused the same, but they are the package's housekeeping,
-not the project's doing, and the package falls back; where it does not, its import fails
-and that error is reported with the refusal in its message.
-
-In the cache folder the worker may also delete and rename what it created there itself
-(a lock file, the temporary file of an atomic write), so that a library's cache is never
-left with a stale lock.
-
-An audit hook is not a sandbox: native code and ctypes are not seen.
-"""
+Every refusal raises `Refused` (a PermissionError, so libraries that fall back on an
+unwritable folder still do) and is recorded for SN910 (`take()`), except what an installed
+package or the standard library does while it is being imported with no project frame
+nearer (matplotlib creating its config folder): refused the same, but not the project's
+doing. In the cache folder the worker may delete and rename what it created there itself,
+so a library's cache is never left with a stale lock. Not a sandbox: native code and
+ctypes are not seen."""
 
 from __future__ import annotations
 
@@ -139,8 +118,6 @@ def _shown(event: str, args: tuple) -> str:
     if event == "subprocess.Popen":
         shown = args[1] if isinstance(args[1], (str, bytes)) else list(args[1] or ())
         return f"subprocess.Popen({shown!r})"
-    if event == "os.fork":
-        return "os.fork()"
     if event in ("socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg"):
         return f"{event}({args[1]!r})" if len(args) > 1 else f"{event}()"
     count = 2 if event in ("os.rename", "os.link", "os.symlink", "shutil.copyfile",

@@ -1,10 +1,6 @@
-"""The graph pass on a live module, in this process (`snlint.audit`: a test, a notebook):
-what the child process does for a discriminator class, done on a module the caller built.
-
-A factory lets snlint record where each layer is built and where SN is applied, so the
-facts carry source positions; a module built before the call has none, and its findings
-sit at the class definition.
-"""
+"""The graph pass on a live module, in this process (`snlint.audit`). A factory lets snlint
+record where each layer is built; a module built before the call has no sites, and its
+findings sit at the class definition."""
 
 from __future__ import annotations
 
@@ -32,6 +28,11 @@ def display_for(path: str) -> str:
     return path if rel.startswith(os.pardir) else rel
 
 
+def _methods(cls: type) -> list:
+    codes = [getattr(getattr(v, "__func__", v), "__code__", None) for v in vars(cls).values()]
+    return [c for c in codes if c is not None]
+
+
 def _class_file(cls: type) -> str:
     try:
         return inspect.getsourcefile(cls) or inspect.getfile(cls)
@@ -39,11 +40,7 @@ def _class_file(cls: type) -> str:
         pass
     # The class's module is not importable by name (loaded by path, a notebook): its
     # methods still know their file.
-    for value in vars(cls).values():
-        code = getattr(getattr(value, "__func__", value), "__code__", None)
-        if code is not None:
-            return code.co_filename
-    return "<unknown>"
+    return next((code.co_filename for code in _methods(cls)), "<unknown>")
 
 
 def _class_location(cls: type) -> tuple[str, Location]:
@@ -51,12 +48,8 @@ def _class_location(cls: type) -> tuple[str, Location]:
     file = _class_file(cls)
     file = file if file.startswith("<") else os.path.abspath(file)
     span = Span(1, 1, 1, 1)
-    methods = [getattr(getattr(v, "__func__", v), "__code__", None) for v in vars(cls).values()]
-    lines = {c.co_firstlineno for c in methods if c is not None and c.co_filename == file}
-    try:
-        tree = ast.parse("".join(linecache.getlines(file)))
-    except (SyntaxError, ValueError):
-        tree = None
+    lines = {c.co_firstlineno for c in _methods(cls) if c.co_filename == file}
+    tree = sites.parse(file)[0]
     candidates = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
                   and n.name == cls.__name__] if tree is not None else []
     # Two classes of one name in a file: the one holding the methods.

@@ -1,17 +1,11 @@
-"""Importing a project file in the graph-pass worker (child process only).
-
-Every project module, the target's file and whatever project module it imports, runs as
-its definitions-only copy (snlint.graph.definitions), through `_ProjectFinder`.
-
-Where the file goes on `sys.path`, under which module name it loads (never `__main__`),
-and what a failed import leaves behind: its one-line reason and the project line that
-raised.
-"""
+"""Importing a project file in the graph-pass worker (child process only): where it goes on
+`sys.path`, the module name it loads under (never `__main__`), and what a failed import
+leaves (its one-line reason and the project line that raised). Every project module runs
+as its definitions-only copy (snlint.graph.definitions), through `_ProjectFinder`."""
 
 from __future__ import annotations
 
 import ast
-import builtins
 import hashlib
 import importlib
 import importlib.abc
@@ -66,13 +60,10 @@ def _private_name(file: str) -> str:
 def _module_name(file: str, roots: list[str] = ()) -> tuple[str, str | None, str | None]:
     """(import name, folder above its top package, folder of its namespace package).
 
-    A file inside a regular package keeps its dotted name, with the folder above the top
-    package to put on sys.path, so relative imports work. A file in a plain folder under an
-    import root is named by its path from the deepest such root (`models/models.py` ->
-    `models.models`), as the project's scripts at that root import it: the namespace
-    package's folder comes back third so the loader can check that the name resolves there.
-    Others get a private name (never __main__).
-    """
+    A file in a regular package keeps its dotted name (relative imports work). A file in a
+    plain folder under an import root is named by its path from the deepest root
+    (`models/models.py` -> `models.models`), as the project's scripts import it. Others get a
+    private name."""
     parts, package_root = _package_name(file)
     is_init = os.path.basename(file) == "__init__.py"
     if (len(parts) > 1 or (parts and is_init)) and all(p.isidentifier() for p in parts):
@@ -92,9 +83,7 @@ def _module_name(file: str, roots: list[str] = ()) -> tuple[str, str | None, str
 
 def _register_namespace(top: str, folder: str) -> bool:
     """Import the namespace package `top` now, while only the import roots are on sys.path,
-    when it resolves to one that holds `folder`. Imported later, with the file's folder on
-    sys.path, a `top.py` in that folder would win over it (a namespace portion loses to any
-    module of that name anywhere on sys.path)."""
+    when it holds `folder`: later, a `top.py` in the file's folder would win over it."""
     if top in sys.modules:
         return False
     spec = importlib.machinery.PathFinder.find_spec(top)
@@ -122,9 +111,8 @@ def _is_user_module(name: str, module: Any) -> bool:
 
 
 def _needs_copy(tree: ast.Module) -> bool:
-    """Whether any statement of the module falls outside what runs as written: most
-    modules only import, define and make allow-listed calls, and need no libcst (0.4 s)
-    to know that. Conservative: True whenever in doubt."""
+    """Whether any statement falls outside what runs as written: most modules need no
+    libcst (0.4 s) to know that. True whenever in doubt."""
     names = _ModuleNames(tree)
     if names.rebound & _PLAIN_DECORATORS:
         return True  # `property = ...`: then `@property` is the project's code
@@ -132,12 +120,11 @@ def _needs_copy(tree: ast.Module) -> bool:
 
 
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
-_BUILTINS = frozenset(dir(builtins))
 
 
 class _ModuleNames:
     """The module's top-level imports (local name -> qualified name), and every name it
-    binds otherwise anywhere (such a name is never resolved: it may be the project's)."""
+    binds otherwise anywhere (never resolved: it may be the project's)."""
 
     def __init__(self, tree: ast.Module) -> None:
         self.imports: dict[str, str] = {}
@@ -178,7 +165,8 @@ class _ModuleNames:
             if origin.startswith("."):
                 return False
             return allowlist.pure(".".join([origin, *parts]))
-        return func.id in _BUILTINS and allowlist.pure(".".join(["builtins", func.id, *parts]))
+        builtin = ".".join(["builtins", func.id, *parts])
+        return func.id in allowlist.BUILTINS and allowlist.pure(builtin)
 
 
 def _calls_pure(names: _ModuleNames, *nodes: ast.AST | None) -> bool:
@@ -202,14 +190,7 @@ def _as_written(stmt: ast.stmt, names: _ModuleNames) -> bool:
         return plain and _calls_pure(names, stmt.args, stmt.returns)
     if isinstance(stmt, ast.If) and not stmt.orelse:
         # `if __name__ == "__main__":` never runs: the module is never imported as __main__.
-        test = stmt.test
-        return (isinstance(test, ast.Compare) and len(test.ops) == 1
-                and isinstance(test.ops[0], ast.Eq)
-                and {type(test.left), type(test.comparators[0])} == {ast.Name, ast.Constant}
-                and {getattr(test.left, "id", None), getattr(test.comparators[0], "id", None)}
-                == {"__name__", None}
-                and "__main__" in (getattr(test.left, "value", None),
-                                   getattr(test.comparators[0], "value", None)))
+        return ast.unparse(stmt.test) in ("__name__ == '__main__'", "'__main__' == __name__")
     if isinstance(stmt, ast.ClassDef):
         return (not stmt.decorator_list and _calls_pure(names, *stmt.bases, *stmt.keywords)
                 and all(_as_written(s, names) for s in stmt.body))
@@ -233,17 +214,15 @@ def _copy_of(source: str) -> str:
         return "\n" * source.count("\n")
 
 
-# Project modules whose import ran past the time limit, or crashed, in an earlier worker
-# (absolute path -> why it is not imported again), given by the parent: importing one
-# again would only hang or crash again, so it raises at once. `on_loading(path, started)` tells the worker's parent which
-# project module is being executed, so that a hang is charged to the innermost one.
+# Project modules whose import hung or crashed an earlier worker (absolute path -> why),
+# given by the parent: importing one again raises at once. `on_loading(path, started)`
+# tells the parent which project module is executing (a hang is charged to the innermost).
 HUNG: dict[str, str] = {}
 on_loading: Any = None
 
 
 class _DefinitionsLoader(importlib.machinery.SourceFileLoader):
-    """Loads a project module's definitions-only copy, compiled under the module's own
-    path so every line number stays the user's."""
+    """Loads a project module's definitions-only copy, compiled under its own path."""
 
     def get_code(self, fullname: str) -> types.CodeType:
         # Never a cached .pyc: that would be the whole module.
@@ -269,8 +248,7 @@ class _DefinitionsLoader(importlib.machinery.SourceFileLoader):
 
 
 class _ProjectFinder(importlib.abc.MetaPathFinder):
-    """First on sys.meta_path in the worker: a module whose source is a project file (not
-    the standard library, an installed package, torch or snlint) loads through its
+    """First on sys.meta_path in the worker: a project module loads through its
     definitions-only copy, whoever imports it."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
@@ -291,9 +269,8 @@ def _install_finder() -> None:
 
 
 def _import_definitions(name: str, file: str) -> types.ModuleType:
-    """Import `file` as module `name` from its definitions-only copy, its parent package
-    (when `name` is dotted) imported first (through the same copies), so relative
-    imports work."""
+    """Import `file` as module `name` from its copy, its parent package first (relative
+    imports)."""
     parent, _, child = name.rpartition(".")
     if parent:
         importlib.import_module(parent)
@@ -314,12 +291,9 @@ def _import_definitions(name: str, file: str) -> types.ModuleType:
 
 
 class Loader:
-    """Imports one target file at a time, remembering its failure.
-
-    Moving on to another file forgets the user modules the previous one imported and its
-    sys.path entries: two folders each holding a `blocks.py` (examples, experiments) must
-    not share `sys.modules["blocks"]`. torch and the standard library stay imported.
-    """
+    """Imports one target file at a time, remembering its failure. Moving to another file
+    forgets the user modules and sys.path entries of the previous one (two folders may each
+    hold a `blocks.py`)."""
 
     def __init__(self) -> None:
         _install_finder()
@@ -332,8 +306,8 @@ class Loader:
             sys.path.insert(0, folder)
 
     def _prepare_path(self, target: GraphTarget, file: str) -> tuple[str, str | None]:
-        """Put the import roots and the file's folder on sys.path; the file's module name,
-        and the folder above its package (None: load it from its path)."""
+        """Put the import roots and the file's folder on sys.path; the file's module name and
+        the folder above its package (None: load it from its path)."""
         roots = [os.path.abspath(p) for p in (target.paths or ([target.root] if target.root else []))]
         for folder in reversed(roots):  # each goes first: the first root ends up first
             self._add_path(folder)
@@ -343,9 +317,8 @@ class Loader:
                 package_root = os.path.dirname(namespace)
             else:  # the name means something else here (a module, an installed package)
                 name = _private_name(file)
-        # The file's folder serves sibling imports (`from networks import D` beside it).
-        # A package's folder is never on sys.path when Python imports it, and there a
-        # `models/models.py` would shadow the package `models`: last, as a fallback only.
+        # The file's folder serves sibling imports. A package's folder, where a
+        # `models/models.py` would shadow the package `models`, goes last, as a fallback.
         folder = os.path.dirname(file)
         if package_root is not None and namespace is None:
             if folder not in sys.path:
@@ -356,16 +329,12 @@ class Loader:
 
     def forget(self) -> None:
         """Forget every module imported so far: the files may have changed on disk."""
-        if self.modules:
-            self._forget_previous_file()
-
-    def _forget_previous_file(self) -> None:
+        if not self.modules:
+            return
         self.modules.clear()
         # All judged before any goes: a namespace subpackage's __path__ is recomputed from
         # its parent's, which must still be in sys.modules (`taming.modules` of `taming`).
-        doomed = [name for name, module in list(sys.modules.items())
-                  if name not in self.baseline_modules and _is_user_module(name, module)]
-        for name in doomed:
+        for name in [name for name, _ in self.user_modules()]:
             sys.modules.pop(name, None)
         sys.path[:] = self.baseline_path
         importlib.invalidate_caches()
@@ -374,14 +343,12 @@ class Loader:
         file = os.path.abspath(target.file)
         if file in self.modules:
             return self.modules[file]
-        if self.modules:
-            self._forget_previous_file()
+        self.forget()
         name, package_root = self._prepare_path(target, file)
         sys.argv = [file]  # a script parsing its arguments at import sees itself, no options
         try:
             if package_root is not None:
                 self._add_path(package_root)
-            if package_root is not None:
                 module = importlib.import_module(name)  # through _ProjectFinder
             else:
                 module = _import_definitions(name, file)
@@ -391,14 +358,13 @@ class Loader:
         self.modules[file] = result
         return result
 
+    def user_modules(self) -> list[tuple[str, types.ModuleType]]:
+        """The project modules imported since the loader started."""
+        return [(name, module) for name, module in list(sys.modules.items())
+                if name not in self.baseline_modules and _is_user_module(name, module)]
+
 
 def user_files(loader: Loader) -> list[str]:
     """The project files imported since the loader started (the files a build read)."""
-    files = set()
-    for name, module in list(sys.modules.items()):
-        if name in loader.baseline_modules or not _is_user_module(name, module):
-            continue
-        file = getattr(module, "__file__", None)
-        if file:
-            files.add(os.path.abspath(file))
-    return sorted(files)
+    files = {getattr(module, "__file__", None) for _, module in loader.user_modules()}
+    return sorted({os.path.abspath(file) for file in files if file})

@@ -1,9 +1,5 @@
-"""What keeps the graph-pass worker small (child process only).
-
-The worker holds torch, the packages the project imports, and one built model at a time.
-Its peak is the largest model's weights and forwards over what the imports hold, so the
-imports are kept lean and each model's memory is handed back before the next is built.
-"""
+"""What keeps the graph-pass worker small (child process only): lean imports, and each
+model's memory handed back before the next is built."""
 
 from __future__ import annotations
 
@@ -13,12 +9,8 @@ import sys
 
 
 def without_triton() -> None:
-    """Tell torch that triton is not installed, before any project code runs.
-
-    Importing torch._dynamo asks (torchvision's ops import it), and the answer imports
-    triton, whose compiler library is 75 MB of resident memory in a process that runs
-    models on the CPU and compiles no kernel. A project that imports triton itself still
-    gets it; torch's own kernels never need it here."""
+    """Tell torch that triton is not installed, before any project code runs: torch._dynamo
+    asks, and importing triton costs 75 MB for a process that compiles no kernel."""
     if "triton" in sys.modules:
         return
     try:
@@ -30,9 +22,7 @@ def without_triton() -> None:
 
 
 def release() -> None:
-    """Hand the freed memory of the last model back to the system: glibc keeps it
-    otherwise, and the worker's size grows by each large model it built (75 MB over
-    30 tutorial critics)."""
+    """Hand the last model's freed memory back to the system (glibc keeps it otherwise)."""
     gc.collect()
     try:
         import ctypes

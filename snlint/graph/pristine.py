@@ -1,27 +1,13 @@
 """One built model, brought back to the state it was built in before every forward.
 
-The probe, the shape propagation and the hook recording each need forwards that start from
-the same state with the same seed: SN's power iteration updates u/v, batch norm updates its
-running statistics, dropout draws random numbers, and none of that may pass for coupling.
-
-Why restore instead of copy or rebuild:
-- `copy.deepcopy` fails on real models: the old `torch.nn.utils.weight_norm` refuses it
-  from construction on (torch 2.13: "RuntimeError: Only Tensors created explicitly by the
-  user (graph leaves) support the deepcopy protocol at the moment. If you were attempting
-  to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage"), and
-  hook-based SN refuses it after one forward with gradients, with the same message.
-- rebuilding costs a build per forward (parametrized SN runs 15 power iterations at
-  construction: seconds for a ch=256 ResNet discriminator, times a dozen forwards) and
-  needs a constructor that is deterministic and free of side effects.
-- restoring is a copy of the model's tensors, taken once, and works whatever the model
-  holds. It reaches what forwards change in practice: parameter and buffer values (SN's u
-  and v, batch norm's running statistics and counters, a hand-written SN's `u.data = ...`),
-  tensors kept as plain attributes (the `weight` hook SN and weight_norm recompute), each
-  module's attribute dict and registries (training flags, attributes a forward sets or
-  rebinds), and the random generators (torch, `random`, numpy), seeded before each use and
-  given back afterwards. What it cannot reach (a Python list a forward appends to and
-  reads back) the probe catches: the same input twice must give the same output.
-"""
+The probe, the shape propagation and the hook recording need forwards that start from one
+state with one seed: SN's power iteration, batch norm's running statistics and dropout
+must not pass for coupling. A copy does not do: `copy.deepcopy` fails on the old
+`weight_norm` and on hook SN after a forward, and rebuilding costs a build per forward.
+A snapshot of the model's tensors, attribute dicts and registries (taken once) and the
+random generators, put back around each forward, works whatever the model holds; what it
+cannot reach (a Python list a forward appends to) the probe catches, as a forward that
+does not repeat."""
 
 from __future__ import annotations
 
@@ -35,21 +21,14 @@ from torch import nn
 
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
 # Trainable parameters from this many elements on are checked, not copied, by a light
-# snapshot (`Pristine(model, light=True)`): a 44M-parameter StarGAN critic's copy is
-# 171 MB, and forwards do not write trainable weights in practice.
+# snapshot (`light=True`): forwards do not write trainable weights in practice.
 LIGHT_MIN_ELEMENTS = 1 << 16
 
 
 class Mutated(BaseException):
-    """A forward wrote a parameter a light snapshot did not copy: it cannot be put back,
-    so the facts are taken again from a fresh build with a full snapshot. A BaseException:
-    the probe's `except Exception` (a wrong input size) must not swallow it."""
-
-
-def _clone(t: torch.Tensor) -> torch.Tensor | None:
-    if isinstance(t, nn.parameter.UninitializedTensorMixin):
-        return None  # a lazy module's placeholder has no values to keep
-    return t.detach().clone()
+    """A forward wrote a parameter a light snapshot did not copy: the facts are taken again
+    from a fresh build with a full snapshot. A BaseException, so that the probe's `except
+    Exception` (a wrong input size) does not swallow it."""
 
 
 def _checked(t: torch.Tensor) -> bool:
@@ -60,19 +39,17 @@ def _checked(t: torch.Tensor) -> bool:
 
 
 def _fingerprint(t: torch.Tensor) -> tuple:
-    """Where `t` lives, its sum and its norm (float reductions: no copy of `t`, which an
-    integer view's sum would make): a write through the tensor or through `.data` (which
-    no version counter sees) moves them, a rebinding moves its address. NaN compares as
-    itself, as `repr` shows it."""
+    """Where `t` lives, its sum and norm (float reductions: no copy of `t`): a write through
+    `.data` moves them, a rebinding its address. `repr` makes NaN equal to itself."""
     with torch.no_grad():
         sums = (float(t.sum()), float(torch.linalg.vector_norm(t)))
     return (t.data_ptr(), tuple(t.shape), t.dtype, repr(sums))
 
 
 class Pristine:
-    """`with Pristine(model) as fresh:` ... `with fresh.use() as m:` runs on `m` (which is
-    `model`) from the snapshot's state; leaving either block puts that state back, so a
-    module handed in by `snlint.audit` leaves exactly as it came."""
+    """`with Pristine(model) as fresh:` ... `with fresh.use() as m:` runs on `model` from the
+    snapshot's state; leaving either block puts that state back (a module handed to
+    `snlint.audit` leaves as it came)."""
 
     def __init__(self, model: nn.Module, light: bool = False) -> None:
         self.model = model
@@ -91,10 +68,8 @@ class Pristine:
                     seen.add(id(t))
                     if light and _checked(t):
                         self._checks.append((t, _fingerprint(t)))
-                        continue
-                    saved = _clone(t)
-                    if saved is not None:
-                        self._values.append((t, saved))
+                    elif not isinstance(t, nn.parameter.UninitializedTensorMixin):  # lazy: no values
+                        self._values.append((t, t.detach().clone()))
         self._rng: tuple | None = None
 
     def __enter__(self) -> "Pristine":

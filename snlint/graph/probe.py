@@ -1,24 +1,19 @@
 """The batch-coupling probe: does one sample's input change another sample's output?
 
-Every forward starts from the model's built state, restored (`pristine.Pristine`, which
-says why not a deep copy), after seeding every generator: SN's power iteration and dropout
-then repeat exactly, so only real coupling (batch statistics, minibatch stddev, reductions
-over dim 0) moves the other samples' outputs. The unperturbed input runs twice: a forward
-that does not repeat (state no restore reaches, randomness no seed controls) gives no
-verdict rather than a false one. A `view(-1)` head at the wrong image size folds positions
-into the batch dimension, so only outputs whose first dimension is still the batch count.
-
-Where the outputs couple, hooks on every module find the one that first mixes samples
+Every forward starts from the model's built state (`pristine.Pristine`) with every
+generator seeded, so only real coupling moves the other samples' outputs; the unperturbed
+input runs twice, and a forward that does not repeat gives no verdict. Only outputs whose
+first dimension is still the batch count (a `view(-1)` head folds positions into it).
+Where the outputs couple, hooks find the module that first mixes samples
 (`coupling_sources`), and a shifted and scaled input tells whether it standardizes with
-the batch's statistics, as a batch norm does (SN301's kind), or mixes them otherwise
-(SN302's: minibatch stddev, attention across the batch).
-"""
+batch statistics (SN301's kind) or mixes otherwise (SN302's)."""
 
 from __future__ import annotations
 
 import inspect
 import sys
 import time
+from contextlib import ExitStack
 from typing import Any, Callable
 
 import torch
@@ -26,12 +21,11 @@ from torch import nn
 
 from snlint.graph import sites
 from snlint.graph.budget import Budget
-from snlint.graph.facts import Site, one_line
+from snlint.graph.facts import Site, empty_probe, one_line
 from snlint.graph.pristine import Pristine
 
-# Two samples: the fewest batch norm accepts (two values per channel at a 1x1 map), and
-# half the activations of four: a 39M-parameter BigGAN critic at 256x256 peaks at 3.1 GB
-# with four. Sample 1 is the one that must not move when sample 0 changes.
+# Two samples: the fewest batch norm accepts, and half the memory of four (a large critic
+# at 256x256 peaks at 3 GB with four). Sample 1 must not move when sample 0 changes.
 PROBE_BATCH = 2
 RELATIVE_TOLERANCE = 1e-5
 # Smallest first, the first accepted wins: a forward's cost grows with the square of the
@@ -43,27 +37,29 @@ WAVEFORM_LENGTH = 1024
 MakeArgs = Callable[[int], tuple]
 
 
-def _first_tensor(value: Any) -> torch.Tensor | None:
+def tensors(value: Any) -> list[torch.Tensor]:
+    """The tensors in a forward's arguments or output (nested in lists, tuples, dicts)."""
     if isinstance(value, torch.Tensor):
-        return value
+        return [value]
     if isinstance(value, dict):
         value = list(value.values())
     if isinstance(value, (list, tuple)):
-        for item in value:
-            found = _first_tensor(item)
-            if found is not None:
-                return found
-    return None
+        return [t for item in value for t in tensors(item)]
+    return []
 
 
-def _required_forward_args(model: nn.Module) -> int | None:
-    """How many positional arguments forward requires (None: cannot tell)."""
+def _first_tensor(value: Any) -> torch.Tensor | None:
+    return next(iter(tensors(value)), None)
+
+
+def _positional(model: nn.Module) -> list[inspect.Parameter] | None:
+    """forward's positional parameters (None: cannot tell)."""
     try:
         params = inspect.signature(model.forward).parameters.values()
     except (TypeError, ValueError):
         return None
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return sum(1 for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
+    return [p for p in params if p.kind in kinds]
 
 
 def _first_layer(model: nn.Module) -> nn.Module | None:
@@ -83,53 +79,43 @@ def _first_weight(model: nn.Module) -> torch.Tensor | None:
     return None
 
 
-def _optional_second(model: nn.Module) -> bool:
-    """Whether forward takes an optional second positional argument (`forward(x, y=None)`:
-    a projection discriminator that fails without its labels)."""
-    try:
-        params = list(inspect.signature(model.forward).parameters.values())
-    except (TypeError, ValueError):
-        return False
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    positional = [p for p in params if p.kind in kinds]
-    return len(positional) >= 2 and positional[1].default is not inspect.Parameter.empty
-
-
 def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]], str]:
     """Ways to call the model, smallest input first, and a reason when there are none."""
     layer = _first_layer(model)
     first_weight = _first_weight(model) if layer is None else None
     if layer is None and first_weight is None:
         return [], "no conv or linear layer to infer an input shape from"
-    required = _required_forward_args(model)
+    positional = _positional(model)
+    required = None
+    if positional is not None:
+        required = sum(p.default is inspect.Parameter.empty for p in positional)
     if required is not None and required > 2:
         return [], f"forward needs {required} arguments"
     # A second argument: class labels (a projection discriminator), else a second input
     # like the first (HiFi-GAN's discriminators take real and generated audio at once).
+    # An optional one (`forward(x, y=None)`): the labels a projection discriminator may need.
+    optional_second = (required == 1 and len(positional) >= 2
+                       and positional[1].default is not inspect.Parameter.empty)
     seconds = ("labels", "like") if required == 2 else (
-        (None, "labels") if required == 1 and _optional_second(model) else (None,))
+        (None, "labels") if optional_second else (None,))
 
     if first_weight is not None:
         # Read as a torch layer would be: (out, in) is a linear weight, (out, in, *kernel) a
         # conv's. A guess: a size no forward accepts leaves the model unprobed, with why.
-        ndim = first_weight.dim() - 2
-        sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
-        channels = int(first_weight.shape[1])
-        shapes = ([[channels]] if ndim == 0 else [[channels] + [size] * ndim for size in sizes])
+        channels, ndim = int(first_weight.shape[1]), first_weight.dim() - 2
     elif sites.kind_of(layer) == "linear":
-        features = getattr(layer, "in_features", getattr(layer, "in1_features", 0))
-        if not features:
+        channels, ndim = getattr(layer, "in_features", getattr(layer, "in1_features", 0)), 0
+        if not channels:
             return [], f"cannot infer the input of {type(layer).__name__}"
-        shapes = [[features]]
     else:
         channels = getattr(layer, "in_channels", 0)
         if not channels:  # lazy modules
             return [], f"cannot infer the input channels of {type(layer).__name__}"
         ndim = len(getattr(layer, "kernel_size", (0, 0)))
-        sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
-        shapes = [[channels] + [size] * ndim for size in sizes]
-        if ndim == 2:  # a waveform a period discriminator folds into 2-D itself
-            shapes.append([channels, WAVEFORM_LENGTH])
+    sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
+    shapes = [[channels]] if ndim == 0 else [[channels] + [size] * ndim for size in sizes]
+    if ndim == 2 and first_weight is None:  # a waveform a period discriminator folds into 2-D
+        shapes.append([channels, WAVEFORM_LENGTH])
     if len(shapes[0]) == 3 and channels != 3:
         # Last, an RGB image: a discriminator that folds space into channels before its
         # first conv (lightweight-gan's pixel unshuffle, SWAGAN's wavelets: 3 become 12).
@@ -198,21 +184,11 @@ def _perturbed(args: tuple) -> tuple:
     return (x,) + tuple(args[1:])
 
 
-def _tensors(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        return [t for item in value for t in _tensors(item)]
-    return []
-
-
 def _summary(value: Any, n: int) -> list[tuple[float, float]]:
     """Per tensor, (sum, sum of squares) over samples 1..n-1 (all of it without a batch
     dimension): enough to tell whether they moved, without keeping the activations."""
     out = []
-    for t in _tensors(value):
+    for t in tensors(value):
         if t.dim() == 1 and t.numel() > n and t.numel() % n == 0:
             t = t.reshape(n, -1)  # a flattened (sample-major) patch map
         part = t[1:] if t.dim() >= 1 and t.shape[0] == n else t
@@ -241,30 +217,19 @@ def _recorded(fresh: Pristine, args: tuple, n: int) -> dict[str, list[list]]:
             calls[path][-1][1] = _summary(output, n)
         return hook
 
-    handles = []
-    with fresh.use() as model:
-        try:
-            for path, m in model.named_modules():
-                handles.append(m.register_forward_pre_hook(pre(path)))
-                handles.append(m.register_forward_hook(post(path)))
-            with torch.no_grad():
-                model(*args)
-        finally:
-            for handle in handles:
-                handle.remove()
+    with fresh.use() as model, ExitStack() as hooks, torch.no_grad():
+        for path, m in model.named_modules():
+            hooks.enter_context(m.register_forward_pre_hook(pre(path)))
+            hooks.enter_context(m.register_forward_hook(post(path)))
+        model(*args)
     return calls
 
 
 def coupling_sources(fresh: Pristine, args: tuple, perturbed: tuple,
                      n: int = PROBE_BATCH) -> list[dict[str, Any]]:
-    """Where coupling enters, in execution order (the first is the module that first mixes
-    samples): the innermost modules whose output for samples 1..n-1 moves when only sample
-    0 changed while their own input for those samples did not. Downstream of the first, a
-    module's input already differs for them, so it is not taken for another source.
-
-    Each says what the module is: its construction site, and whether it normalizes with
-    batch statistics (`standardizes`, measured by `_standardizes`), which makes it SN301's
-    kind rather than SN302's (a statistic concatenated to the features, a reduction)."""
+    """Where coupling enters, in execution order: the innermost modules whose output for
+    samples 1..n-1 moves when only sample 0 changed while their own input for those samples
+    did not. Each with its construction site and whether it `standardizes` (SN301's kind)."""
     clean, moved = _recorded(fresh, args, n), _recorded(fresh, perturbed, n)
     flagged = []
     for path, calls in clean.items():  # first calls in execution order (pre-hooks)
@@ -301,18 +266,15 @@ def coupling_sources(fresh: Pristine, args: tuple, perturbed: tuple,
 
 
 def _called_at(fresh: Pristine, args: tuple, path: str) -> Site | None:
-    """The user's call of module `path` in the forward (the innermost frame of the project
-    when it is first called): where fx records the operations of a module it inlines from
-    an installed package, which are part of that module."""
+    """The user's call of module `path` in the forward (the innermost project frame): where
+    fx records the operations of a module it inlines from an installed package."""
     module = fresh.model.get_submodule(path)
     found: list[Site] = []
 
     def pre(m: nn.Module, inputs: Any) -> None:
-        frame = sys._getframe(1)
-        while frame is not None and not sites.is_user_file(frame.f_code.co_filename):
-            frame = frame.f_back
-        if frame is not None:
-            found.append(sites.to_site(sites.frame_pos(frame)))
+        pos = sites.user_pos(sys._getframe(1))
+        if pos is not None:
+            found.append(sites.to_site(pos))
         raise _Captured
 
     try:
@@ -328,27 +290,23 @@ class _Captured(Exception):
 
 def _forward_until_captured(fresh: Pristine, args: tuple, module: nn.Module,
                             pre: Callable | None = None, post: Callable | None = None) -> None:
-    """A forward on `args` from the built state with hooks on `module`, ended early by a
-    hook that raises `_Captured` once it has what it came for."""
-    with fresh.use() as model:
-        handles = [module.register_forward_pre_hook(pre)] if pre is not None else []
+    """A forward from the built state with hooks on `module`; a hook raising `_Captured`
+    ends it early."""
+    with fresh.use() as model, ExitStack() as hooks, torch.no_grad():
+        if pre is not None:
+            hooks.enter_context(module.register_forward_pre_hook(pre))
         if post is not None:
-            handles.append(module.register_forward_hook(post))
+            hooks.enter_context(module.register_forward_hook(post))
         try:
-            with torch.no_grad():
-                model(*args)
+            model(*args)
         except _Captured:
             pass
-        finally:
-            for handle in handles:
-                handle.remove()
 
 
 def _output_of(fresh: Pristine, args: tuple, path: str,
                transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> tuple:
-    """(input, output) of the first call of module `path` in a forward on `args`, the
-    first floating-point tensor of each; with `transform`, that input is replaced by
-    `transform(input)` before the module sees it."""
+    """(input, output) of the first call of module `path`, the first floating-point tensor
+    of each; with `transform`, the module sees `transform(input)` instead."""
     module = fresh.model.get_submodule(path)
     seen: list = []
 
@@ -372,21 +330,17 @@ def _output_of(fresh: Pristine, args: tuple, path: str,
 
 
 SHIFT, SCALE = 0.5, 3.0
-# Of the output's spread. Not tighter: a hand-written `/ (var + eps).sqrt()` over 4 samples
-# meets positions whose batch variance is near eps (measured: 0.0042 of a spread of 1.5),
-# while what is not invariant moves by the shift or a factor of the scale (0.5 and more).
+# Of the output's spread. Not tighter: a hand-written `/ (var + eps).sqrt()` meets
+# positions whose batch variance is near eps, while what is not invariant moves by 0.5+.
 INVARIANCE_TOLERANCE = 2e-2
 INVARIANT_SHARE = 0.95  # of the output's positions
 
 
 def _standardizes(fresh: Pristine, args: tuple, path: str) -> bool:
-    """Whether module `path` normalizes with batch statistics, as a batch norm does: its
-    output has its input's shape and stays the same when every sample's input to it is
-    scaled and shifted alike (the batch's mean and spread absorb both). A per-sample norm
-    would too, but it does not mix samples, and only a module that does is asked. A
-    statistic concatenated to the features (minibatch stddev), a reduction that centers
-    only, or a layer before the normalization inside the module: not invariant, so SN302's
-    kind. Conservative by construction: anything in doubt is not this."""
+    """Whether module `path` normalizes with batch statistics: its output keeps its input's
+    shape and stays the same when every sample's input is scaled and shifted alike. A
+    statistic concatenated to the features, centering only, or a layer before the
+    normalization is not invariant: SN302's kind. Anything in doubt is not this."""
     x, clean = _output_of(fresh, args, path)
     if x is None or clean is None or clean.shape != x.shape or not clean.is_floating_point():
         return False
@@ -400,17 +354,15 @@ def _standardizes(fresh: Pristine, args: tuple, path: str) -> bool:
     if spread <= 1e-6:  # a constant output says nothing about how it was normalized
         return False
     # Nearly every position, not every one: over a batch of two, some positions' batch
-    # variance is near a hand-written eps, and there the scaled input moves the output.
-    # What is not invariant (centering only, a concatenated statistic, a layer before the
-    # normalization) moves almost everywhere.
+    # variance is near a hand-written eps; what is not invariant moves almost everywhere.
     moved_by = (a - b).abs().flatten()
     kept = max(1, int(INVARIANT_SHARE * moved_by.numel()))
     return float(moved_by.kthvalue(kept).values) <= INVARIANCE_TOLERANCE * spread
 
 
 def _defined_at(cls: type) -> Site | None:
-    """The lines of the class's definition: a batch reduction written inside a module
-    measured as batch normalization is part of that one mistake."""
+    """The lines of the class's definition (a batch reduction written inside a module
+    measured as batch normalization is part of that one mistake)."""
     try:
         lines, first = inspect.getsourcelines(cls)
         file = inspect.getsourcefile(cls)
@@ -438,9 +390,8 @@ def find_input(fresh: Pristine, example_input: Any = None, n: int = PROBE_BATCH,
                budget: Budget | None = None,
                ) -> tuple[MakeArgs | None, torch.Tensor | None, list[int], str, bool]:
     """(make_args, output at batch n, input shape, reason, flattened) for the first input
-    whose output is per sample. Failing that, the first whose output is a flattened
-    (sample-major) patch map, read back as (n, k): a `.flatten()` head at an image size no
-    candidate matches exactly still has one row per sample."""
+    whose output is per sample, else the first whose output is a flattened (sample-major)
+    patch map, read back as (n, k)."""
     if example_input is not None:
         candidates = [(from_example(example_input), None)]
     else:
@@ -493,7 +444,7 @@ def probe(fresh: Pristine, example_input: Any = None,
           budget: Budget | None = None) -> tuple[dict[str, Any], MakeArgs | None]:
     """The probe's verdict (the TargetFacts.probe dict) and the input maker it settled on
     (None when the probe found none, or had no time left for its forwards)."""
-    result: dict[str, Any] = {"ran": False, "coupled": False, "reason": "", "input_shape": []}
+    result = empty_probe()
     try:
         make, y0, shape, reason, flattened = find_input(fresh, example_input, budget=budget)
     except Exception as exc:  # snlint's own failure on a strange model
@@ -502,11 +453,8 @@ def probe(fresh: Pristine, example_input: Any = None,
     result["input_shape"] = shape
     if flattened:
         result["flattened_output"] = True
-    if make is None:
-        result["reason"] = reason
-        return result, None
-    if budget is not None and not budget.allows(2):
-        result["reason"] = budget.refusal(shape)
+    if make is None or (budget is not None and not budget.allows(2)):
+        result["reason"] = reason if make is None else budget.refusal(shape)
         return result, None
     try:
         args = make(PROBE_BATCH)

@@ -1,27 +1,16 @@
-"""The forward's facts without fx: what real forward passes do, seen through module hooks
-and a TorchFunctionMode.
+"""The forward's facts without fx, where fx cannot trace (a data-dependent `if`, `int()` of
+a proxy): two real forwards from the built state, at batch sizes 2 and 3, seen through
+module hooks and a TorchFunctionMode, give the `F.batch_norm` calls with batch statistics
+and the batch reductions (calls whose input shape changes with the batch size and whose
+output shape does not; matched between the runs by position and count there).
 
-fx gives up on data-dependent `if`s on tensors, `len()` or `int()` of a proxy, and
-`torch.as_tensor(N)` on a proxy (StyleGAN's minibatch stddev). A real forward has none of
-those problems. Two forwards, at batch sizes 2 and 3, each from the model's built state
-(`pristine.Pristine`), give:
-- `F.batch_norm` / `torch.batch_norm` calls with batch statistics, at the user's line;
-- batch reductions: calls whose tensor input's shape changes with the batch size and whose
-  tensor output's shape does not (fx's shape propagation, on real tensors), calls matched
-  between the two runs by their source position and their count there.
-
-What counts as "a call" is what fx would have put in a graph: calls made in the user's own
-code (and torch's containers), not those inside the modules fx keeps as leaves (torch's
-layers, SN-wrapped modules): a BatchNorm2d's own `F.batch_norm` is that layer's fact, not a
-functional call. Module hooks keep the stack of running modules; the function mode sees
-`F.*`, `torch.*` and tensor-method calls (the outermost only: torch turns the mode off
-while it handles a call).
-"""
+A call counts where fx would have put it in a graph: in the user's code, not inside a
+module fx keeps as a leaf (a BatchNorm2d's own `F.batch_norm` is that layer's fact)."""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import field
+from contextlib import ExitStack
 from typing import Any, Callable
 
 import torch
@@ -31,26 +20,13 @@ from torch.overrides import TorchFunctionMode
 from snlint.graph import sites
 from snlint.graph.facts import Site
 from snlint.graph.pristine import Pristine
+from snlint.graph.probe import tensors
 from snlint.graph.trace import SNTracer, uses_batch_statistics
 from snlint.records import dataclass
 
-_BATCH_NORM_FUNCTIONS = (torch.nn.functional.batch_norm, torch.batch_norm)
-
 
 def _shapes(value: Any) -> tuple:
-    if isinstance(value, torch.Tensor):
-        return (tuple(value.shape),)
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        return tuple(s for item in value for s in _shapes(item))
-    return ()
-
-
-def _user_pos(frame: Any) -> tuple | None:
-    while frame is not None and not sites.is_user_file(frame.f_code.co_filename):
-        frame = frame.f_back
-    return sites.frame_pos(frame) if frame is not None else None
+    return tuple(tuple(t.shape) for t in tensors(value))
 
 
 def _describe_function(func: Any) -> str:
@@ -60,26 +36,14 @@ def _describe_function(func: Any) -> str:
     return f"`{name}()`"
 
 
-@dataclass
-class _Call:
-    what: str
-    pos: tuple | None
-    inputs: tuple
-    outputs: tuple
-
-
-@dataclass
-class Recording:
-    """One forward's calls (keyed by position and count there) and its batch norm calls."""
-
-    calls: dict[tuple, _Call] = field(default_factory=dict)
-    batch_norm_calls: list[tuple | None] = field(default_factory=list)
-
-
 class _Recorder(TorchFunctionMode):
+    """One forward's calls, (position, description, count there) -> (input shapes, output
+    shapes), and its batch norm calls' positions."""
+
     def __init__(self, model: nn.Module) -> None:
         super().__init__()
-        self.recording = Recording()
+        self.calls: dict[tuple, tuple[tuple, tuple]] = {}
+        self.batch_norm_calls: list[tuple | None] = []
         self._stack: list[tuple[nn.Module, bool]] = []  # (module, is an fx leaf)
         self._counts: dict[tuple, int] = {}
         self._leaf = SNTracer().is_leaf_module
@@ -92,16 +56,16 @@ class _Recorder(TorchFunctionMode):
     def _add(self, what: str, pos: tuple | None, inputs: tuple, outputs: tuple) -> None:
         key = (pos, what)
         count = self._counts[key] = self._counts.get(key, 0) + 1
-        self.recording.calls[(pos, what, count)] = _Call(what, pos, inputs, outputs)
+        self.calls[(pos, what, count)] = (inputs, outputs)
 
     def __torch_function__(self, func: Callable, types: Any, args: tuple = (),
                            kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         result = func(*args, **kwargs)
         if self._visible():
-            pos = _user_pos(sys._getframe(1))
-            if func in _BATCH_NORM_FUNCTIONS and uses_batch_statistics(func, args, kwargs):
-                self.recording.batch_norm_calls.append(pos)
+            pos = sites.user_pos(sys._getframe(1))
+            if uses_batch_statistics(func, args, kwargs):
+                self.batch_norm_calls.append(pos)
             outputs = _shapes(result)
             if outputs:
                 self._add(_describe_function(func), pos, _shapes((args, kwargs)), outputs)
@@ -113,7 +77,7 @@ class _Recorder(TorchFunctionMode):
         leaf = path is not None and self._leaf(module, path)
         self._stack.append((module, leaf))
         if visible and leaf:
-            module.__dict__["_snlint_call"] = (_user_pos(sys._getframe(1)), _shapes(inputs))
+            module.__dict__["_snlint_call"] = (sites.user_pos(sys._getframe(1)), _shapes(inputs))
 
     def post_hook(self, module: nn.Module, inputs: Any, output: Any) -> None:
         if self._stack and self._stack[-1][0] is module:
@@ -125,21 +89,16 @@ class _Recorder(TorchFunctionMode):
             self._add(what, pos, in_shapes, _shapes(output))
 
 
-def record_once(fresh: Pristine, args: tuple) -> Recording:
+def record_once(fresh: Pristine, args: tuple) -> _Recorder:
     """One forward from the built state, with hooks on every module."""
-    with fresh.use() as model:
+    with fresh.use() as model, ExitStack() as hooks:
         recorder = _Recorder(model)
-        handles = []
-        try:
-            for m in model.modules():
-                handles.append(m.register_forward_pre_hook(recorder.pre_hook, prepend=True))
-                handles.append(m.register_forward_hook(recorder.post_hook, always_call=True))
-            with recorder, torch.no_grad():
-                model(*args)
-        finally:
-            for handle in handles:
-                handle.remove()
-    return recorder.recording
+        for m in model.modules():
+            hooks.enter_context(m.register_forward_pre_hook(recorder.pre_hook, prepend=True))
+            hooks.enter_context(m.register_forward_hook(recorder.post_hook, always_call=True))
+        with recorder, torch.no_grad():
+            model(*args)
+    return recorder
 
 
 @dataclass
@@ -148,21 +107,16 @@ class ForwardFacts:
     batch_reductions: list[tuple[str, Site | None]]
 
 
-def _site(pos: tuple | None) -> Site | None:
-    return sites.to_site(pos) if pos is not None else None
-
-
 def record(fresh: Pristine, make_args: Callable[[int], tuple],
            sizes: tuple[int, int] = (2, 3)) -> ForwardFacts:
     """The forward's facts from real runs at two batch sizes."""
     first, second = (record_once(fresh, make_args(n)) for n in sizes)
-    bn_calls = list(dict.fromkeys(first.batch_norm_calls))
     reductions: list[tuple[str, tuple | None]] = []
-    for key, a in first.calls.items():
-        b = second.calls.get(key)
-        if b is None or a.outputs != b.outputs or len(a.inputs) != len(b.inputs):
+    for (pos, what, count), (inputs, outputs) in first.calls.items():
+        other = second.calls.get((pos, what, count))
+        if other is None or outputs != other[1] or len(inputs) != len(other[0]):
             continue
-        if a.inputs != b.inputs and (a.what, a.pos) not in reductions:
-            reductions.append((a.what, a.pos))
-    return ForwardFacts([_site(p) for p in bn_calls],
-                        [(what, _site(p)) for what, p in reductions])
+        if inputs != other[0] and (what, pos) not in reductions:
+            reductions.append((what, pos))
+    return ForwardFacts([sites.to_site(p) for p in dict.fromkeys(first.batch_norm_calls)],
+                        [(what, sites.to_site(p)) for what, p in reductions])

@@ -1,14 +1,10 @@
-"""Construction and SN-application sites, and the per-layer facts of a built model.
+"""Construction and SN-application sites, and the per-layer facts of a built model (where
+torch is imported: the worker, or `snlint.audit` in-process).
 
-Runs where torch is already imported (the worker child, or `snlint.audit` in-process).
-
-Sites come from the call stack: `nn.Module.__init__` is wrapped so every module records
-where it was built, `SpectralNorm.apply` (hook API) and `parametrize.register_parametrization`
-(parametrization API) are wrapped so every SN records where it was applied. torch looks all
-three up at call time, so names the user imported before the wrappers went in are caught.
-Python 3.11's `co_positions()` at the frame's `f_lasti` gives the exact column range of the
-call, which tells apart several layers built on one line.
-"""
+`nn.Module.__init__`, `SpectralNorm.apply` and `parametrize.register_parametrization` are
+wrapped to record, from the call stack, where each module was built and each SN applied
+(torch looks them up at call time, so names imported earlier are caught). `co_positions()`
+at the frame's `f_lasti` gives the call's column range, which tells apart layers on one line."""
 
 from __future__ import annotations
 
@@ -18,11 +14,11 @@ import gc
 import inspect
 import linecache
 import os
-import re
 import sys
 import sysconfig
 import threading
 import types
+from collections import Counter
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -36,10 +32,11 @@ from torch.nn.utils.weight_norm import WeightNorm
 from snlint.graph.facts import LeafFacts, Site, SNState
 from snlint.torchapi import KINDS
 
-_BUILT = "_snlint_built"  # module.__dict__ key: (site, origin, param_site)
+_BUILT = "_snlint_built"  # module.__dict__ key: (site, origin, param_site, via)
+_NOT_BUILT = (None, None, None, ())
 _KEPT_IN_EVAL = "_snlint_kept_in_eval"  # module.__dict__ key: `.eval()` in an __init__
-_SN_SITE = "_snlint_site"  # on SpectralNorm hooks and _SpectralNorm parametrizations
-_SN_DIM_SITE = "_snlint_dim_site"
+# On SpectralNorm hooks and _SpectralNorm parametrizations: (SN call site, `dim=` site).
+_SN_CALL = "_snlint_sn_call"
 
 # ---------------------------------------------------------------------------------------
 # Which frames are the user's
@@ -99,12 +96,21 @@ def frame_pos(frame: types.FrameType) -> _Pos:
     return code_pos(frame.f_code, frame.f_lasti, frame.f_lineno)
 
 
+def user_pos(frame: types.FrameType | None) -> _Pos | None:
+    """The position in the innermost user frame, from `frame` outwards."""
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame_pos(frame) if frame is not None else None
+
+
 def _char_col(text: str, byte_col: int) -> int:
     return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
 
-def to_site(pos: _Pos) -> Site:
+def to_site(pos: _Pos | None) -> Site | None:
     """Byte offsets (0-based, as code objects and ast count) to a 1-based character Site."""
+    if pos is None:
+        return None
     file, line, end_line, col, end_col = pos
     text = linecache.getline(file, line)
     if col is None or end_col is None or not text:
@@ -122,36 +128,28 @@ def node_pos(file: str, node: ast.AST) -> _Pos:
 # ---------------------------------------------------------------------------------------
 # Source trees (to find the `dim=` argument and a `norm_layer=` parameter node)
 
-_TREES: dict[str, tuple[ast.AST | None, dict]] = {}
-
-
-def _tree(file: str) -> tuple[ast.AST | None, dict]:
+@functools.cache
+def parse(file: str) -> tuple[ast.AST | None, dict]:
     """The parsed file and its calls by exact position."""
-    if file not in _TREES:
-        tree, calls = None, {}
-        try:
-            tree = ast.parse("".join(linecache.getlines(file)))
-        except (SyntaxError, ValueError):
-            pass
-        if tree is not None:
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call):
-                    calls[(node.lineno, node.end_lineno, node.col_offset, node.end_col_offset)] = node
-        _TREES[file] = (tree, calls)
-    return _TREES[file]
+    try:
+        tree = ast.parse("".join(linecache.getlines(file)))
+    except (SyntaxError, ValueError):
+        return None, {}
+    calls = {(node.lineno, node.end_lineno, node.col_offset, node.end_col_offset): node
+             for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    return tree, calls
 
 
 def call_at(pos: _Pos) -> ast.Call | None:
     file, line, end_line, col, end_col = pos
     if col is None:
         return None
-    return _tree(file)[1].get((line, end_line, col, end_col))
-
+    return parse(file)[1].get((line, end_line, col, end_col))
 
 
 def clear_caches() -> None:
     """Forget parsed files (audit() calls this: files may change between calls)."""
-    _TREES.clear()
+    parse.cache_clear()
     linecache.checkcache()
 
 
@@ -183,11 +181,9 @@ _COMPREHENSIONS = frozenset({"<listcomp>", "<genexpr>", "<setcomp>", "<dictcomp>
 
 
 def _user_frames(built: Any = None) -> tuple[list[types.FrameType], int]:
-    """User frames from the innermost outwards, up to the first one that is a method of
-    another nn.Module (the layer "as seen from" its owner); and that frame's index or -1.
-
-    Frames whose first argument is `built` (the module's own `__init__` chain) are skipped.
-    """
+    """User frames from the innermost outwards, up to the first that is a method of another
+    nn.Module (the layer as seen from its owner), and that frame's index or -1. Frames whose
+    first argument is `built` (the module's own `__init__` chain) are skipped."""
     frames: list[types.FrameType] = []
     frame = sys._getframe(1)
     while frame is not None:
@@ -220,9 +216,9 @@ def _function_of(frame: types.FrameType) -> Any:
 
 
 def _param_default_site(frame: types.FrameType, pos: _Pos) -> Site | None:
-    """When the call at `pos` calls one of the frame's parameters and that parameter holds
-    its default value (`norm_layer=nn.BatchNorm2d`), the whole parameter node: of this
-    function, or of the caller that passed its own parameter on with its default in it."""
+    """The whole parameter node (`norm_layer=nn.BatchNorm2d`) when the call at `pos` calls a
+    parameter of the frame holding its default: this function's, or a caller's that handed
+    its own on."""
     call = call_at(pos)
     if call is None or not isinstance(call.func, ast.Name):
         return None
@@ -233,11 +229,10 @@ _MAX_HANDED_ON = 8
 
 
 def _default_site(frame: types.FrameType, name: str, depth: int) -> Site | None:
-    """The default of parameter `name` of the frame's function, when the value it holds
-    came from a default: its own (the caller did not pass it), or the caller's, handed on
-    as the caller's own parameter (`super().__init__(nc, ndf, norm_layer)` in a subclass
-    whose `norm_layer=nn.BatchNorm2d`). A value the caller wrote itself came from no
-    default, even when it is the same object (`super().__init__(3, 8, nn.BatchNorm2d)`)."""
+    """The default of parameter `name` of the frame's function when the value it holds came
+    from one: its own, or the caller's handed on as the caller's own parameter
+    (`super().__init__(nc, ndf, norm_layer)`). A value the caller wrote itself came from no
+    default, even when it is the same object."""
     code = frame.f_code
     if name not in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
         return None
@@ -257,7 +252,7 @@ def _default_site(frame: types.FrameType, name: str, depth: int) -> Site | None:
             return _default_site(caller, given.id, depth + 1)
         return None
     file = code.co_filename
-    tree = _tree(file)[0]
+    tree = parse(file)[0]
     if tree is None:
         return None
     for node in ast.walk(tree):
@@ -280,10 +275,9 @@ _FROM_A_CONTAINER = ast.Constant(None)  # passed inside `*args` / `**kwargs`
 
 
 def _passed_by_caller(frame: types.FrameType, name: str) -> tuple[types.FrameType, ast.expr] | None:
-    """(the caller's frame, the expression it passed as `name`) when the call that made
-    this frame passed `name`; None when it did not (the default is in use), or when that
-    cannot be told (a caller outside the user's code, a `*args` or `**kwargs` that is not
-    a local list or dict): the parameter's value is its default, and taken to be from it."""
+    """(the caller's frame, the expression it passed as `name`) when the call that made this
+    frame passed it; None when it did not, or when that cannot be told (a caller outside the
+    user's code, a `*args`/`**kwargs` that is not a local list or dict)."""
     caller = frame.f_back
     if caller is None or not is_user_file(caller.f_code.co_filename):
         return None
@@ -323,35 +317,28 @@ def _local_value(frame: types.FrameType, node: ast.expr) -> Any:
     return frame.f_locals.get(node.id) if isinstance(node, ast.Name) else None
 
 
-def _construction_record(module: nn.Module) -> tuple[Site | None, Site | None, Site | None]:
+def _construction_record(module: nn.Module) -> tuple:
     frames, owner = _user_frames(built=module)
     if not frames:
-        return None, None, None
+        return _NOT_BUILT
     origin_pos = frame_pos(frames[0])
-    if owner > 0:
-        # A comprehension inside the owner's method is part of that method.
-        while owner > 0 and frames[owner - 1].f_code.co_name in _COMPREHENSIONS:
-            owner -= 1
-    elif owner < 0:
-        owner = 0
+    owner = max(owner, 0)
+    # A comprehension inside the owner's method is part of that method.
+    while owner > 0 and frames[owner - 1].f_code.co_name in _COMPREHENSIONS:
+        owner -= 1
     site_frame = frames[owner]
     site_pos = origin_pos if owner == 0 else frame_pos(site_frame)
     param_site = _param_default_site(site_frame, site_pos)
-    # The calls between the literal and the owner's line (a closure of the owner's
-    # `__init__` calling a module-level helper: FastGAN's `upBlock` -> `batchNorm2d`): the
+    # The calls between the literal and the owner's line (helpers calling helpers): the
     # source pass may report the layer at any of them.
     via = tuple(to_site(frame_pos(f)) for f in frames[1:owner])
     return to_site(site_pos), to_site(origin_pos), param_site, via
 
 
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
-
-
 def _called_from_init() -> bool:
-    """`.eval()` / `.train(False)` called from a module's `__init__` (past torch's own
-    frames): a frozen part that is meant to stay in eval mode, as the source pass reads
-    it. An `.eval()` in training code is for validation, and a `train()` override shows
-    in the built model's mode already."""
+    """`.eval()` / `.train(False)` called from a module's `__init__`: a frozen part meant
+    to stay in eval mode, as the source pass reads it (an `.eval()` in training code is for
+    validation)."""
     frame = sys._getframe(2)
     while frame is not None and (frame.f_code.co_filename.startswith(_TORCH_DIR)
                                  or frame.f_code.co_filename == __file__):
@@ -361,11 +348,15 @@ def _called_from_init() -> bool:
 
 
 def _sn_call() -> tuple[Site | None, Site | None]:
-    frames, _ = _user_frames()
-    if not frames:
+    """The SN call's site and its `dim=` argument's."""
+    try:
+        frames, _ = _user_frames()
+        if not frames:
+            return None, None
+        pos = frame_pos(frames[0])
+        return to_site(pos), _dim_site(pos)
+    except Exception:  # never let site bookkeeping break the user's model
         return None, None
-    pos = frame_pos(frames[0])
-    return to_site(pos), _dim_site(pos)
 
 
 # ---------------------------------------------------------------------------------------
@@ -402,30 +393,20 @@ def _install() -> None:
             try:
                 record = _construction_record(self)
             except Exception:  # never let site bookkeeping break the user's model
-                record = (None, None, None)
+                record = _NOT_BUILT
             object.__setattr__(self, _BUILT, record)
 
     @functools.wraps(orig_apply)
     def apply(module, name, n_power_iterations, dim, eps):
         fn = orig_apply(module, name, n_power_iterations, dim, eps)
-        try:
-            site, dim_site = _sn_call()
-        except Exception:
-            site = dim_site = None
-        setattr(fn, _SN_SITE, site)
-        setattr(fn, _SN_DIM_SITE, dim_site)
+        setattr(fn, _SN_CALL, _sn_call())
         return fn
 
     @functools.wraps(orig_register)
     def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
         result = orig_register(module, tensor_name, parametrization, unsafe=unsafe)
         if isinstance(parametrization, _SpectralNorm):
-            try:
-                site, dim_site = _sn_call()
-            except Exception:
-                site = dim_site = None
-            object.__setattr__(parametrization, _SN_SITE, site)
-            object.__setattr__(parametrization, _SN_DIM_SITE, dim_site)
+            object.__setattr__(parametrization, _SN_CALL, _sn_call())
         return result
 
     nn.Module.__init__ = __init__
@@ -467,15 +448,10 @@ def recording() -> Iterator[None]:
         uninstall()
 
 
-def construction(module: nn.Module) -> tuple[Site | None, Site | None, Site | None]:
-    """(site as seen from the owner, innermost origin, norm_layer-default parameter)."""
-    return (module.__dict__.get(_BUILT) or (None, None, None))[:3]
-
-
-def construction_via(module: nn.Module) -> tuple[Site, ...]:
-    """The user calls between the origin and the site (helpers calling helpers)."""
-    record = module.__dict__.get(_BUILT) or ()
-    return record[3] if len(record) > 3 else ()
+def construction(module: nn.Module) -> tuple:
+    """(site as seen from the owner, innermost origin, norm_layer-default parameter, the
+    user calls between the origin and the site)."""
+    return module.__dict__.get(_BUILT) or _NOT_BUILT
 
 
 # ---------------------------------------------------------------------------------------
@@ -486,12 +462,22 @@ _SAMPLE_NORMS = tuple(c for c in (
     _m.instancenorm._InstanceNorm, nn.LayerNorm, nn.GroupNorm, getattr(nn, "RMSNorm", None),
     nn.LocalResponseNorm, nn.CrossMapLRN2d,
 ) if c is not None)
-_CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)
-_IDENTITY = (nn.Identity, nn.Flatten, nn.Unflatten)
-_UPSAMPLE = (nn.Upsample, nn.PixelShuffle, nn.PixelUnshuffle)
-# torch's private bases of the public layers (`_ConvNd`, `_InstanceNorm`) catch subclasses
-# the name table (`torchapi.KINDS`, the one the source pass uses) does not know; a torch
-# module's own file decides the rest.
+# The first of these a module is an instance of gives its kind: torch's private bases of
+# the public layers (`_ConvNd`, `_InstanceNorm`) catch subclasses the name table
+# (`torchapi.KINDS`, the one the source pass uses) does not know; a torch module's own
+# file decides the rest.
+_KIND_BY_CLASS = (
+    (nn.MultiheadAttention, "attention"),
+    (_m.conv._ConvTransposeNd, "conv_transpose"),
+    (_m.conv._ConvNd, "conv"),
+    ((nn.Linear, nn.Bilinear), "linear"),
+    (_m.batchnorm._BatchNorm, "batch_norm"),
+    (_SAMPLE_NORMS, "sample_norm"),
+    ((nn.Sequential, nn.ModuleList, nn.ModuleDict, nn.ParameterList, nn.ParameterDict),
+     "container"),
+    ((nn.Identity, nn.Flatten, nn.Unflatten), "identity"),
+    ((nn.Upsample, nn.PixelShuffle, nn.PixelUnshuffle), "upsample"),
+)
 _KIND_BY_TORCH_MODULE = {
     "torch.nn.modules.activation": "activation",
     "torch.nn.modules.pooling": "pooling",
@@ -523,24 +509,9 @@ def type_name(cls: type) -> str:
 
 
 def kind_of(module: nn.Module) -> str:
-    if isinstance(module, nn.MultiheadAttention):
-        return "attention"
-    if isinstance(module, _m.conv._ConvTransposeNd):
-        return "conv_transpose"
-    if isinstance(module, _m.conv._ConvNd):
-        return "conv"
-    if isinstance(module, (nn.Linear, nn.Bilinear)):
-        return "linear"
-    if isinstance(module, _m.batchnorm._BatchNorm):
-        return "batch_norm"
-    if isinstance(module, _SAMPLE_NORMS):
-        return "sample_norm"
-    if isinstance(module, _CONTAINERS):
-        return "container"
-    if isinstance(module, _IDENTITY):
-        return "identity"
-    if isinstance(module, _UPSAMPLE):
-        return "upsample"
+    for classes, kind in _KIND_BY_CLASS:
+        if isinstance(module, classes):
+            return kind
     for klass in base_class(module).__mro__:
         if getattr(nn, klass.__name__, None) is klass and KINDS.get(klass.__name__, "module") != "module":
             return KINDS[klass.__name__]
@@ -562,17 +533,19 @@ def original(module: nn.Module, name: str) -> Any:
         plist = module.parametrizations[name]
         return getattr(plist, "original", getattr(plist, "original0", None))
     for suffix in ("_orig", "_bar"):
-        value = module.__dict__.get("_parameters", {}).get(name + suffix)
-        if value is None:
-            value = module.__dict__.get(name + suffix)
+        value = stored(module, name + suffix, ("_parameters",))
         if isinstance(value, torch.Tensor):
             return value
-    value = module._parameters.get(name)
-    if value is None:
-        value = module._buffers.get(name)
-    if value is None:
-        value = module.__dict__.get(name)
-    return value
+    return stored(module, name)
+
+
+def stored(module: nn.Module, name: str, registries: tuple = ("_parameters", "_buffers")) -> Any:
+    """`name` from the module's registries, else its plain attribute: nothing computed."""
+    for registry in registries:
+        value = module.__dict__.get(registry, {}).get(name)
+        if value is not None:
+            return value
+    return module.__dict__.get(name)
 
 
 def _frozen(module: nn.Module) -> bool:
@@ -599,19 +572,15 @@ def sn_states(module: nn.Module) -> list[SNState]:
         for name, plist in module.parametrizations.items():
             for p in plist:
                 if isinstance(p, _SpectralNorm):
-                    states.append(SNState("parametrization", name, int(p.dim),
-                                          p.__dict__.get(_SN_SITE),
-                                          _shape(original(module, name)),
-                                          p.__dict__.get(_SN_DIM_SITE)))
+                    site, dim_site = p.__dict__.get(_SN_CALL, (None, None))
+                    states.append(SNState("parametrization", name, int(p.dim), site,
+                                          _shape(original(module, name)), dim_site))
     for hook in module._forward_pre_hooks.values():
         if isinstance(hook, SpectralNorm):
-            states.append(SNState("hook", hook.name, int(hook.dim), getattr(hook, _SN_SITE, None),
-                                  _shape(original(module, hook.name)),
-                                  getattr(hook, _SN_DIM_SITE, None)))
+            site, dim_site = getattr(hook, _SN_CALL, (None, None))
+            states.append(SNState("hook", hook.name, int(hook.dim), site,
+                                  _shape(original(module, hook.name)), dim_site))
     return states
-
-
-_CUSTOM_PARAM = re.compile(r"_(bar|u|v)$")
 
 
 def custom_sn_inner(wrapper: nn.Module) -> tuple[nn.Module, SNState] | None:
@@ -621,24 +590,13 @@ def custom_sn_inner(wrapper: nn.Module) -> tuple[nn.Module, SNState] | None:
         return None
     name = getattr(wrapper, "name", "weight")
     name = name if isinstance(name, str) else "weight"
-    has_bar = isinstance(_tensor_attr(inner, name + "_bar"), torch.Tensor)
+    has_bar = isinstance(stored(inner, name + "_bar"), torch.Tensor)
     if not has_bar and "spectral" not in type(wrapper).__name__.lower():
         return None
     dim = getattr(wrapper, "dim", 0)
     site = construction(wrapper)[1]  # the SN call: where the wrapper was built
     return inner, SNState("custom", name, dim if isinstance(dim, int) else 0, site,
                           _shape(original(inner, name)))
-
-
-def _tensor_attr(module: nn.Module, name: str) -> Any:
-    for store in (module._parameters, module._buffers, module.__dict__):
-        if name in store:
-            return store[name]
-    return None
-
-
-def has_sn(module: nn.Module) -> bool:
-    return bool(sn_states(module))
 
 
 def module_facts(model: nn.Module) -> list[LeafFacts]:
@@ -664,14 +622,11 @@ def module_facts(model: nn.Module) -> list[LeafFacts]:
             continue
         leaves.append((path, m, states))
 
-    counts: dict[tuple, int] = {}
-    for _, m, _ in leaves:
-        key = (construction(m)[0], base_class(m))
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter((construction(m)[0], base_class(m)) for _, m, _ in leaves)
 
     out = []
     for path, m, states in leaves:
-        site, origin, param_site = construction(m)
+        site, origin, param_site, via = construction(m)
         cls = base_class(m)
         kind = kind_of(m)
         parent_path, _, leaf_name = path.rpartition(".")
@@ -695,7 +650,7 @@ def module_facts(model: nn.Module) -> list[LeafFacts]:
             bypassed_forward=isinstance(parent, nn.MultiheadAttention) and leaf_name == "out_proj",
             origin=origin,
             param_site=param_site,
-            via=list(construction_via(m)),
+            via=list(via),
             uses_batch_stats=bool(uses_batch_stats),
             weight_norm=weight_norm_api(m),
             kept_in_eval=bool(m.__dict__.get(_KEPT_IN_EVAL, False)),

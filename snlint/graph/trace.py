@@ -1,13 +1,9 @@
 """The torch.fx view of a built discriminator: batch-norm calls and batch reductions.
 
-fx graphs carry no shapes, so batch reductions come from propagating shapes (as fx's
-`ShapeProp` does) at two batch sizes: a node whose input shape depends on the batch size
-and whose (tensor) output shape does not has reduced over the batch. Propagation runs the
-model's own modules (the graph module shares them), so each run starts from, and gives
-back, the built state (`pristine.Pristine`).
-
-Where fx cannot trace, `record.py` finds the same facts from real forward passes.
-"""
+fx graphs carry no shapes: propagating them (as `ShapeProp` does) at two batch sizes finds
+the nodes whose input shape depends on the batch size and whose output shape does not.
+Propagation runs the model's own modules, from the built state (`pristine.Pristine`).
+Where fx cannot trace, `record.py` finds the same facts from real forwards."""
 
 from __future__ import annotations
 
@@ -22,30 +18,20 @@ from snlint.graph import sites
 from snlint.graph.facts import Site, one_line
 from snlint.graph.pristine import Pristine
 
-_BATCH_NORM_FUNCTIONS = (F.batch_norm, torch.batch_norm)
-
-
 class SNTracer(fx.Tracer):
-    """fx's tracer, keeping every module with SN a leaf.
-
-    fx inlines a *user subclass* of Conv2d, and with hook-based SN on it the inlined graph
-    reads the un-normalized weight (and fails in training mode); SN modules are leaves here,
-    and so are hand-written SN wrappers (their forward mutates module state).
-    """
+    """fx's tracer, keeping every module with SN a leaf (fx inlines a user subclass of Conv2d,
+    and with hook SN the inlined graph reads the un-normalized weight), and hand-written SN
+    wrappers too (their forward mutates module state)."""
 
     def create_node(self, *args: Any, **kwargs: Any) -> fx.Node:
         # fx's own record_stack_traces imports torch's profiler (about 1 s); the innermost
         # user frame is all we need, and its position is the exact call being traced.
         node = super().create_node(*args, **kwargs)
-        frame = sys._getframe(1)
-        while frame is not None and not sites.is_user_file(frame.f_code.co_filename):
-            frame = frame.f_back
-        if frame is not None:
-            node.meta["snlint_pos"] = sites.frame_pos(frame)
+        node.meta["snlint_pos"] = sites.user_pos(sys._getframe(1))
         return node
 
     def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
-        if sites.has_sn(m) or sites.custom_sn_inner(m) is not None:
+        if sites.sn_states(m) or sites.custom_sn_inner(m) is not None:
             return True
         return super().is_leaf_module(m, module_qualified_name)
 
@@ -61,15 +47,7 @@ def trace(model: nn.Module) -> tuple[fx.GraphModule | None, str]:
 
 
 def _node_site(node: fx.Node) -> Site | None:
-    """The user's source range that created `node` (recorded while tracing)."""
-    pos = node.meta.get("snlint_pos")
-    return sites.to_site(pos) if pos else None
-
-
-def _arg(args: tuple, kwargs: dict, index: int, name: str, default: Any) -> Any:
-    if name in kwargs:
-        return kwargs[name]
-    return args[index] if len(args) > index else default
+    return sites.to_site(node.meta.get("snlint_pos"))
 
 
 def uses_batch_statistics(function: Any, args: tuple, kwargs: dict) -> bool:
@@ -77,21 +55,20 @@ def uses_batch_statistics(function: Any, args: tuple, kwargs: dict) -> bool:
     statistics (training, or no running statistics). A traced flag (an fx Node) is computed
     at run time: it may be on."""
     if function is F.batch_norm:
-        running_mean = _arg(args, kwargs, 1, "running_mean", None)
-        training = _arg(args, kwargs, 5, "training", False)
-    elif function is torch.batch_norm:
-        # torch.batch_norm(input, weight, bias, running_mean, running_var, training, ...)
-        running_mean = _arg(args, kwargs, 3, "running_mean", None)
-        training = _arg(args, kwargs, 5, "training", False)
+        mean_at = 1
+    elif function is torch.batch_norm:  # (input, weight, bias, running_mean, ...)
+        mean_at = 3
     else:
         return False
+    running_mean = kwargs.get("running_mean", args[mean_at] if len(args) > mean_at else None)
+    training = kwargs.get("training", args[5] if len(args) > 5 else False)
     return training is True or isinstance(training, fx.Node) or running_mean is None
 
 
 def batch_norm_calls(gm: fx.GraphModule) -> list[Site | None]:
     """Functional batch norm that uses batch statistics (training, or no running stats)."""
     return [_node_site(node) for node in gm.graph.nodes
-            if node.op == "call_function" and node.target in _BATCH_NORM_FUNCTIONS
+            if node.op == "call_function"
             and uses_batch_statistics(node.target, node.args, dict(node.kwargs))]
 
 
@@ -107,8 +84,7 @@ def _describe(node: fx.Node, gm: fx.GraphModule) -> str:
 
 
 class _Shapes(fx.Interpreter):
-    """What ShapeProp records, without it: `torch.fx.passes.shape_prop` imports
-    symbolic_shapes and sympy (about 0.4 s) and we need only each tensor result's shape."""
+    """What ShapeProp records, without its import of sympy (about 0.4 s)."""
 
     def __init__(self, gm: fx.GraphModule) -> None:
         super().__init__(gm)

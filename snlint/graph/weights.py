@@ -1,37 +1,22 @@
 """Which weight each conv/linear layer really computes with, measured in real forwards.
 
-The source pass sees that SN is applied; only a forward shows whether the normalized
-weight reaches the layer's op. A hand-written wrapper that computes `w / sigma` into a
-local and calls the layer with its raw weight, hook SN on `MultiheadAttention.out_proj`
-(attention reads `out_proj.weight` directly), SN added by a name filter that misses the
-head: each looks like SN, or its absence, in a different place than the forward's.
-
-How: a wrapper of each layer's `forward` keeps the stack of running layers and a
-TorchFunctionMode sees the
-weight each Conv*/ConvTranspose*/Linear hands to `F.conv*` / `F.conv_transpose*` /
-`F.linear` (a user subclass that calls them from its own forward included), or, for a
-layer whose forward never runs, a layer op that receives its `weight` tensor itself
-(`F.multi_head_attention_forward(..., out_proj.weight, ...)`). A wrapper that reads the
-weight to estimate σ and calls `F.conv2d` itself without running the layer leaves it
-unmeasured. The raw parameter is read
-at the same moment (`weight_orig`, `parametrizations.weight.original`, a hand-written
-wrapper's `weight_bar`, else `weight`). Forwards run in training mode from the built state
-(`pristine.Pristine`) until SN's power iteration settles, then σ of the weight used is
-computed (power iteration to convergence), for the matrix SN reshapes (output axis first).
-
-Verdicts, with margins wide enough never to call a normalized weight raw:
-- "raw": the weight used equals the raw parameter, value for value, and σ is far from 1
-  (an in-place normalizing wrapper also passes its parameter, but then σ ≈ 1);
+Only a forward shows whether a normalized weight reaches the layer's op (a wrapper that
+computes `w / sigma` into a local and calls the layer with its raw weight, hook SN on
+`MultiheadAttention.out_proj`). A wrapper of each layer's `forward` keeps the stack of
+running layers, and a TorchFunctionMode sees the weight each layer hands to `F.conv*` /
+`F.linear` (or, for a layer whose forward never runs, an op handed its `weight` tensor),
+beside the raw parameter. Forwards run from the built state until SN's power iteration
+settles; then σ of the weight used (output axis first) gives the verdict, with margins
+that never call a normalized weight raw:
+- "raw": the raw parameter's values, and σ far from 1;
 - "normalized": |σ − 1| < 0.1, and not the raw parameter's values;
-- "wrong_axis": a ConvTranspose (kernel > 1) whose weight has σ ≈ 1 flattened along dim 0
-  (its input axis) and not along its output axis, dim 1;
-- "" (no verdict): anything in between. A layer the forward never calls is not measured.
-"""
+- "wrong_axis": a ConvTranspose (kernel > 1) normalized along dim 0, not its output axis;
+- "": anything in between. A layer no forward calls is not measured."""
 
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, Callable, Iterator
 
 import torch
@@ -54,13 +39,9 @@ _BYPASSING = (F.multi_head_attention_forward,)
 MAX_FORWARDS = 20
 SETTLED = 1e-2  # largest relative change of any weight used between two forwards
 POWER_ITERATIONS = 100  # for σ of the weight used, at most
-# Torch's SN runs this many power iterations per forward while measuring (one by default),
-# so it settles in one forward; hand-written SN settles over the forwards.
-SN_ITERATIONS = 30
+SN_ITERATIONS = 30  # per forward of torch's SN while measuring: it settles in one forward
 # Wall-clock bound on the measurement (half for forwards, the rest for σ), well inside the
-# default --graph-timeout of 20 s, so that measuring never costs a target its other facts.
-# A forward of a 32x32 DCGAN discriminator takes ~50 ms on one thread; a hand-written SN
-# with one power iteration per forward settles within 1% in about 10.
+# default --graph-timeout, so that measuring never costs a target its other facts.
 SECONDS = 5.0
 NORMALIZED = 0.1  # |σ − 1| below this: normalized
 RAW = 0.25  # |σ − 1| above this, with the raw parameter's values: raw
@@ -78,9 +59,7 @@ def _plain_weight(module: nn.Module) -> Any:
     from torch.nn.utils import parametrize
     if parametrize.is_parametrized(module, "weight"):
         return None
-    value = module._parameters.get("weight")
-    if value is None:
-        value = module.__dict__.get("weight")
+    value = sites.stored(module, "weight", ("_parameters",))
     return value if isinstance(value, torch.Tensor) else None
 
 
@@ -99,9 +78,8 @@ class _Weights(TorchFunctionMode):
         raw = sites.original(module, "weight")
         if not isinstance(raw, torch.Tensor) or raw.shape != weight.shape:
             return  # another tensor (a LoRA factor, a projection): not the layer's weight
-        # Held, not copied: the weight a forward computes is its own tensor, and a plain
-        # layer's is its parameter; copies of every weight, kept over two forwards, cost a
-        # large critic four times its size (0.9 GB for StarGAN's).
+        # Held, not copied: copies of every weight over two forwards cost a large critic
+        # four times its size.
         self.used[path] = (weight.detach(), raw.detach())
 
     def __torch_function__(self, func: Callable, types: Any, args: tuple = (),
@@ -118,17 +96,16 @@ class _Weights(TorchFunctionMode):
         return func(*args, **kwargs)
 
     def _bypassed(self, values: tuple) -> None:
-        """A layer whose forward is bypassed: its own weight tensor handed to a layer op.
-        Only there: a wrapper reading `self.module.weight` to estimate σ is no use of it."""
+        """A layer whose forward is bypassed: its own weight handed to a layer op (a wrapper
+        reading `self.module.weight` to estimate σ is no use of it)."""
         for value in values:
             owner = self.modules.get(id(value)) if isinstance(value, torch.Tensor) else None
             if owner is not None:
                 self._take(owner, value)
 
     def wrap(self, module: nn.Module) -> Callable[[], None]:
-        """Put `module` on the stack while its forward runs, however it is called: module
-        hooks miss a wrapper that calls `self.module.forward(x)` (2018-era hand-written SN
-        does), an instance attribute does not. Returns what takes it off again."""
+        """Put `module` on the stack while its forward runs, however it is called (module
+        hooks miss a wrapper calling `self.module.forward(x)`); returns what undoes it."""
         own = module.__dict__.get("forward")
         inner = own if own is not None else module.forward
 
@@ -153,23 +130,18 @@ def _one_forward(model: nn.Module, args: tuple, layers: dict[int, str]) -> dict:
     plain = {id(w): m for m in model.modules() if id(m) in layers
              for w in [_plain_weight(m)] if w is not None}
     recorder = _Weights(layers, plain)
-    unwraps = []
-    try:
+    with ExitStack() as wrapped:
         for m in model.modules():
             if id(m) in layers:
-                unwraps.append(recorder.wrap(m))
+                wrapped.callback(recorder.wrap(m))
         with recorder, torch.no_grad():
             model(*args)
-    finally:
-        for unwrap in unwraps:
-            unwrap()
     return recorder.used
 
 
 def _sigma(matrix: torch.Tensor) -> float:
-    """The largest singular value, by power iteration to convergence: an SVD of a
-    1024x9216 conv weight takes 20-50 s on one thread, this well under a second. The
-    estimate approaches σ from below; the margins above absorb what is left."""
+    """The largest singular value, by power iteration (an SVD of a 1024x9216 weight takes
+    tens of seconds); it approaches σ from below, which the margins absorb."""
     matrix = matrix.detach().float()
     if matrix.numel() == 0:
         return 0.0
@@ -217,9 +189,8 @@ def judge(module: nn.Module, used: torch.Tensor, raw: torch.Tensor) -> WeightUse
 
 def measure(fresh: Pristine, make_args: Callable[[int], tuple]) -> dict[str, WeightUse]:
     """path -> how that layer's weight is used, for every conv/linear layer a forward calls
-    whose weight used settled (the same, within 1%, in the last two forwards): a weight
-    still moving (a hand-written SN's power iteration, a parameter normalized in place)
-    gets no verdict. Work is bounded by `SECONDS`: what is left unmeasured says nothing."""
+    whose weight settled (within 1% over the last two forwards); one still moving gets no
+    verdict. Bounded by `SECONDS`."""
     start = time.perf_counter()
     model = fresh.model
     layers = {id(m): path for path, m in model.named_modules() if _measured(m)}
@@ -232,9 +203,8 @@ def measure(fresh: Pristine, make_args: Callable[[int], tuple]) -> dict[str, Wei
         settled: set[str] = set()
         used: dict = {}
         for _ in range(MAX_FORWARDS):
-            # The last forward's weights go before the next forward makes its own (only
-            # their fingerprints are compared): a hand-written SN computes a new weight
-            # per forward, and two sets of them are twice the model.
+            # The last forward's weights go before the next makes its own (only their
+            # fingerprints are compared): two sets of them are twice the model.
             used = {}
             used = _one_forward(m, args, layers)
             relax()  # torch's SN has settled; the next forwards show whether the rest has
@@ -277,8 +247,7 @@ def _fingerprint(weight: torch.Tensor) -> tuple[float, float]:
     """What tells a weight still moving between forwards without keeping a copy of it: its
     norm and its sum of magnitudes (a power iteration's σ scales both)."""
     w = weight.detach()
-    # Reductions of the tensor itself: `w.abs().sum()` (or `.float()` of a half weight)
-    # would first copy it, 134 MB for a StarGAN critic's last conv.
+    # Reductions of the tensor itself: `w.abs().sum()` or `.float()` would first copy it.
     return (float(torch.linalg.vector_norm(w, dtype=torch.float32)),
             float(torch.linalg.vector_norm(w, ord=1, dtype=torch.float32)))
 
