@@ -633,6 +633,11 @@ def _finish(code: int) -> None:
     (freeing it costs a fifth of a run; mypy's `hard_exit`); in-process (tests) or under a
     profiler or tracer, normally."""
     if _own_process() is not None and sys.getprofile() is None and sys.gettrace() is None:
+        # A graph pass's fork server is waited for, so that its time and memory (torch,
+        # the built models) count as this command's for `time` and wait4, as a child's do.
+        forkserver = sys.modules.get("snlint.graph.forkserver")
+        if forkserver is not None:
+            forkserver.SERVERS.close()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

@@ -17,6 +17,7 @@ or when the server cannot start, workers are started as before.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -225,6 +226,7 @@ class _Servers:
         self.server: Server | None = None
         self.owner = 0
         self.failed: dict[str, str] | None = None
+        self.exit_hook = False
 
     def get(self, env: dict[str, str], scratch: str, limit: float) -> Server | None:
         base = {k: v for k, v in env.items() if k not in _PER_WORKER}
@@ -243,10 +245,24 @@ class _Servers:
                     return None
                 if server.ready(time.monotonic() + limit):
                     self.server, self.failed = server, None
+                    if not self.exit_hook:
+                        # Waited for at exit, as a child is (`snlint.cli` also does before
+                        # its fast exit, which skips these hooks).
+                        atexit.register(self.close)
+                        self.exit_hook = True
                 else:
                     server.proc.kill()
                     server.close()
             return self.server
+
+
+    def close(self) -> None:
+        """End this process's server and wait for it (its workers first)."""
+        with self.lock:
+            server = self.server if self.owner == os.getpid() else None
+            self.server = None
+        if server is not None:
+            server.close()
 
 
 SERVERS = _Servers()
@@ -285,6 +301,7 @@ def main() -> None:
         except OSError:
             data, fds = b"", []
         if not data:
+            _wait_all()  # their time and memory count as snlint's, who waits for us
             os._exit(0)
         pid = os.fork()
         if pid == 0:
@@ -294,6 +311,16 @@ def main() -> None:
         for fd in fds:
             os.close(fd)
         sock.send(f"pid {pid}".encode("ascii"))
+
+
+def _wait_all() -> None:
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
 
 
 def _reap(sock: socket.socket) -> None:

@@ -5,6 +5,8 @@ been: its own folder, temporary folder, environment and arguments."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,3 +89,43 @@ def test_without_a_server_workers_start_as_before(tmp_path, monkeypatch, parents
     assert parents == [os.getpid()]
     assert forkserver.SERVERS.server is None
 
+
+
+# Forks the command from a small process and prints what wait4 says of its tree: a
+# process forked from this one (pytest, torch imported) would start at its peak.
+_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+print(os.wait4(pid, 0)[2].ru_maxrss)
+"""
+
+
+def _tree_peak_kb(args: list[str], cwd: Path) -> int:
+    """The largest resident set of any process of the command's tree that was waited
+    for (wait4's ru_maxrss, what `time` and the benchmarks read)."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    done = subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=True)
+    return int(done.stdout.split()[-1])
+
+
+def test_a_command_waits_for_its_fork_server_so_the_graph_pass_counts_as_its_own(tmp_path):
+    write(tmp_path, "d.py", """
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = nn.Linear(8, 1)
+
+            def forward(self, x):
+                return self.head(x)
+    """)
+    torch_alone = _tree_peak_kb([sys.executable, "-c", "import torch"], tmp_path)
+    command = _tree_peak_kb([sys.executable, "-m", "snlint", "--graph", "--no-cache", "."],
+                            tmp_path)
+    # Not waited for, the server and its worker (each holding torch) would not count.
+    assert command >= 0.9 * torch_alone
