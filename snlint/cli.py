@@ -452,7 +452,7 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         code = EXIT_FINDINGS
     # A failure of snlint itself (SN999) is found again next run, as the run cache does.
     if recordable and not result.graph and not any(f.code == "SN999" for f in findings):
-        _record(own, config, code)
+        _record(own, config, code, run_cache.entry())
     _finish(code)
 
 
@@ -611,13 +611,16 @@ def _own_process() -> OwnProcess | None:
     return obj if isinstance(obj, OwnProcess) else None
 
 
-def _record(own: OwnProcess, config, code: int) -> None:
-    """Leave the record the next identical run replays when all it read is unchanged."""
+def _record(own: OwnProcess, config, code: int, entry) -> None:
+    """Leave the record the next identical run replays when all it read is unchanged:
+    besides the walk's files, the data files and folders its run cache `entry` read."""
     from snlint.engine.cache import Cache
     from snlint.files import replace_file
-    from snlint.engine.replay import note, own_files
+    from snlint.engine.replay import LISTING, STATE, note, own_files
 
     own_files(own.looked_at)
+    for path, _ in entry.data if entry is not None else ():
+        note(own.looked_at, path, LISTING if os.path.isdir(path) else STATE)
     # An upgrade may say or match otherwise; libcst counts where the run imported it
     # (a file only it parses, whether a tab-indented file may be fixed).
     for name in ("click", "pathspec", "libcst"):

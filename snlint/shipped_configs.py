@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from snlint.findings import Finding
-from snlint.link.configvalues import CHOSEN, LOADED
+from snlint.link.configvalues import CHOSEN, LOADED, noted
 
 MAX_CONFIGS = 8
 MAX_LINKS = 12
@@ -42,7 +42,7 @@ def config_options(declared: dict[str, dict[str, Any]], undefaulted: dict[str, s
         if dest not in OPTION_FILE_NAMES:
             continue
         for folder in SHIPPED_FOLDERS:
-            if os.path.isdir(folder):
+            if os.path.isdir(noted(folder)):
                 for kind in _KINDS:
                     names = _siblings(folder, kind)
                     if 2 <= len(names) <= MAX_CONFIGS:
@@ -70,7 +70,7 @@ def config_options(declared: dict[str, dict[str, Any]], undefaulted: dict[str, s
 
 def _siblings(folder: str, kind: tuple[str, ...], prefix: str = "") -> list[str]:
     try:
-        names = os.listdir(folder)
+        names = os.listdir(noted(folder))
     except OSError:
         return []  # an unreadable folder ships nothing snlint can read
     return sorted(n for n in names
@@ -87,7 +87,7 @@ def _prefix(name: str) -> str:
 def _folder(value: str, declaring: str) -> str | None:
     # As `configvalues._file` resolves the path the script opens.
     for candidate in (value, os.path.join(os.path.dirname(declaring), value)):
-        if os.path.isfile(candidate):
+        if os.path.isfile(noted(candidate)):
             return os.path.dirname(os.path.abspath(candidate))
     return None
 

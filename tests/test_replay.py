@@ -249,3 +249,26 @@ def test_snlint_s_own_code_anywhere_in_the_package_keys_replay_and_cache(tmp_pat
     after = subprocess.run(salt, capture_output=True, text=True, env=env, cwd=copy,
                            check=True).stdout
     assert before.strip() and before != after
+
+
+def test_an_option_file_the_training_script_loads_is_a_probe(tmp_path):
+    """A run whose findings depend on a JSON file the script loads is not replayed once
+    that file changed."""
+    import textwrap
+
+    from test_shipped_configs import BATCH, INSTANCE, project
+
+    root = tmp_path / "proj"
+    for name, text in project("options/train_a.json", {"options/train_a.json": INSTANCE,
+                                                        "options/train_b.json": INSTANCE}).items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
+    (root / "pyproject.toml").write_text("[tool.snlint]\n")
+    age(root)
+    assert snlint(root).stdout == "All checks passed!\n"
+    assert records(root)
+    (root / "options" / "train_b.json").write_text(BATCH)
+    replay_only, done = replayed(root)
+    assert not replay_only
+    assert [line.split(" ")[:2] for line in done.stdout.splitlines()[:2]] == [
+        ["models/networks.py:12:13:", "SN301"], ["train.py:19:12:", "SN401"]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import textwrap
 import sys
 from pathlib import Path
 
@@ -272,3 +273,38 @@ def test_run_entries_are_pruned_least_recently_used_first(tmp_path, monkeypatch)
     assert cache.get("run", "k0", "", run=True) == 0  # read: now the most recent
     cache.put("run", "k3", "", 3, run=True)
     assert [cache.get("run", f"k{i}", "", run=True) for i in range(4)] == [0, None, 2, 3]
+
+
+@pytest.fixture
+def configured(tmp_path, monkeypatch):
+    """A project whose training script loads its options from `options/train_a.json` (a
+    shipped configuration beside `options/train_b.json`): the discriminator's norm is
+    what the files say."""
+    from test_shipped_configs import INSTANCE, project
+
+    files = project("options/train_a.json", {"options/train_a.json": INSTANCE,
+                                              "options/train_b.json": INSTANCE})
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_an_option_file_edited_is_read_again(configured, links):
+    from test_shipped_configs import BATCH
+
+    assert lint(["."]) == []
+    (configured / "options" / "train_b.json").write_text(BATCH)
+    assert [(code, path, line) for code, path, line, _ in lint(["."])] == [
+        ("SN301", "models/networks.py", 12), ("SN401", "train.py", 19)]
+    assert links[0] > 1
+
+
+def test_an_option_file_added_to_the_shipped_folder_is_read(configured):
+    from test_shipped_configs import BATCH
+
+    assert lint(["."]) == []
+    (configured / "options" / "train_c.json").write_text(BATCH)
+    assert [message.rpartition(" (")[2] for *_, message in lint(["."])] == [
+        "with options/train_c.json)"] * 2

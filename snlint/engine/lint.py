@@ -56,6 +56,7 @@ def lint_sources(sources: dict[str, str], config: Config,
     extracted = stage.results(texts, meanwhile=_import_link_step)
     from snlint.fix import attach_fixes
     from snlint.engine.linking import link_parts, named
+    from snlint.link.configvalues import READ
 
     for path, found in extracted.items():
         if found.finding is not None and path in sources:
@@ -65,7 +66,12 @@ def lint_sources(sources: dict[str, str], config: Config,
     # What the link step finds is noted in a run of its own when the caller has none.
     linked = graph_run if graph_run is not None else GraphRun()
     step(f"source pass: linking {len(facts)} file{'s' if len(facts) != 1 else ''}...")
-    findings.extend(link_parts(facts, extracted, sources, config, linked, reuse))
+    read: set[str] = set()
+    reading = READ.set(read)
+    try:
+        findings.extend(link_parts(facts, extracted, sources, config, linked, reuse))
+    finally:
+        READ.reset(reading)
     step("")
     findings = [f for f in findings if (f.path in sources or f.path == "<project>")
                 and config.is_enabled(f.code, f.path)]
@@ -85,7 +91,7 @@ def lint_sources(sources: dict[str, str], config: Config,
         if not any(f.code == "SN999" for f in findings):
             run_cache.store(sources, imported, frozenset(p for p, e in extracted.items() if e.lowered),
                             frozenset(p for p, t in texts.items() if stage.matters(p, t)), findings,
-                            frozenset(linked.discriminators))
+                            frozenset(linked.discriminators), read)
         findings = unsuppressed(findings, sources)
     return findings
 

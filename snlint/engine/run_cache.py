@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from snlint.config import Config
 from snlint.engine.cache import Cache, blake2b, digest
@@ -36,6 +36,9 @@ class RunEntry:
     mattering: frozenset[str]  # the files the prefilter read for what they say
     findings: tuple[Finding, ...]  # enabled, fixes marked; suppressions not yet applied
     discriminators: frozenset[str] = frozenset()  # "path:Class" the graph pass would build
+    # The data files and folders the link step looked for (option files a script loads,
+    # the folders of shipped configurations), each with `data_state` as it was.
+    data: tuple[tuple[str, str], ...] = ()
 
 
 class RunCache:
@@ -82,7 +85,8 @@ class RunCache:
         the sources import, as this run found them; None: as the last run found them,
         read again from disk here."""
         entry = self.entry()
-        if entry is None or not _same({p: d for p, d, given in entry.texts if given}, sources):
+        if entry is None or not _same({p: d for p, d, given in entry.texts if given}, sources) \
+                or not same_data(entry):
             return None
         others = {p: d for p, d, given in entry.texts if not given}
         if imported is None:
@@ -100,7 +104,7 @@ class RunCache:
         """For a run of the same files (given and imported) as the last one: each file
         whose text changed -> its digest then; None when the files are not the same."""
         entry = self.entry()
-        if entry is None or entry.listing != self.listing():
+        if entry is None or entry.listing != self.listing() or not same_data(entry):
             return None
         then = {p: d for p, d, _ in entry.texts}
         if then.keys() != texts.keys():
@@ -113,11 +117,11 @@ class RunCache:
         entry = self.entry()
         if entry is not None:
             self.store(sources, imported, entry.kept, entry.mattering, list(entry.findings),
-                       entry.discriminators)
+                       entry.discriminators, [p for p, _ in entry.data])
 
     def store(self, sources: Mapping[str, str], imported: Mapping[str, str],
               kept: frozenset[str], mattering: frozenset[str], findings: list[Finding],
-              discriminators: frozenset[str] = frozenset()) -> None:
+              discriminators: frozenset[str] = frozenset(), data: Iterable[str] = ()) -> None:
         texts = tuple([(p, digest(t), True) for p, t in sources.items()]
                       + [(p, digest(t), False) for p, t in imported.items()])
         # What a fix would name things with, and the payload it is built from, belong to
@@ -125,9 +129,25 @@ class RunCache:
         kept_findings = tuple(f.with_(names=None, fix=f.fix and replace(f.fix, payload=None))
                               for f in findings)
         self.cache.put("run", self.key, "", RunEntry(texts, self.listing(), kept, mattering, kept_findings,
-                                                   frozenset(discriminators)),
+                                                   frozenset(discriminators),
+                                                   tuple((p, data_state(p)) for p in sorted(data))),
                        run=True)
         self._entry = False
+
+
+def data_state(path: str) -> str:
+    """A data file's digest, a folder's sorted names, or "" when there is neither."""
+    try:
+        if os.path.isdir(path):
+            return "\n".join(sorted(os.listdir(path)))
+        with open(path, "rb") as file:
+            return blake2b(file.read(), digest_size=20).hexdigest()
+    except OSError:
+        return ""
+
+
+def same_data(entry: RunEntry) -> bool:
+    return all(data_state(path) == state for path, state in entry.data)
 
 
 def project_files(config: Config) -> list[tuple[str, Path]]:

@@ -32,6 +32,16 @@ MAX_CONFIG_BYTES = 1 << 20
 # made deep inside the interpreter and holds for one whole link.
 CHOSEN: ContextVar[dict[str, str] | None] = ContextVar("chosen_configs", default=None)
 LOADED: ContextVar[set[str] | None] = ContextVar("loaded_configs", default=None)
+# Every data file (and folder of shipped configurations) the link step looked for, found
+# or not, as absolute paths: a run's findings depend on them as on its Python files.
+READ: ContextVar[set[str] | None] = ContextVar("data_read", default=None)
+
+
+def noted(path: str) -> str:
+    read = READ.get()
+    if read is not None:
+        read.add(os.path.abspath(path))
+    return path
 
 
 def where(loc: Location) -> str:
@@ -167,7 +177,7 @@ def _file(path: str, file_path: str) -> FileV:
     """A literal path, resolved from the working directory or the script's own folder."""
     folder = os.path.dirname(file_path)
     for candidate in (path, os.path.join(folder, path)):
-        if os.path.isfile(candidate):
+        if os.path.isfile(noted(candidate)):
             return FileV(os.path.abspath(candidate), path)
     return FileV("", path)
 
