@@ -455,8 +455,8 @@ class GraphSession:
 
     def _take(self) -> _Worker:
         with self._lock:
-            worker = self._idle.pop() if self._idle else None
-            if worker is not None:
+            if self._idle:
+                worker = self._idle.pop()
                 worker.stale = True
                 self._active.add(worker)
                 return worker
