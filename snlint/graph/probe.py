@@ -184,20 +184,28 @@ def _perturbed(args: tuple) -> tuple:
     return (x,) + tuple(args[1:])
 
 
-def _summary(value: Any, n: int) -> list[tuple[float, float]]:
-    """Per tensor, (sum, sum of squares) over samples 1..n-1 (all of it without a batch
-    dimension): enough to tell whether they moved, without keeping the activations."""
+# Position weights of a summary: (i + 1) * this, modulo 1, never repeat a pattern.
+_GOLDEN = 0.6180339887498949
+
+
+def _summary(value: Any, n: int) -> list[tuple[float, ...]]:
+    """Per tensor, (sum, sum of squares, position-weighted sum) over samples 1..n-1 (all of
+    it without a batch dimension): enough to tell whether they moved, without keeping the
+    activations. The weighted sum: a batch standardized over two samples is +-1/sqrt(2)
+    everywhere, and signs that moved but kept their count leave the other two as they were."""
     out = []
     for t in tensors(value):
         if t.dim() == 1 and t.numel() > n and t.numel() % n == 0:
             t = t.reshape(n, -1)  # a flattened (sample-major) patch map
         part = t[1:] if t.dim() >= 1 and t.shape[0] == n else t
         d = part.detach().double()
-        out.append((float(d.sum()), float(d.square().sum())))
+        weights = torch.arange(1, d.numel() + 1, dtype=torch.float64).mul_(_GOLDEN).frac_()
+        out.append((float(d.sum()), float(d.square().sum()),
+                    float((d.flatten() * weights).sum())))
     return out
 
 
-def _same(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> bool:
+def _same(a: list[tuple[float, ...]], b: list[tuple[float, ...]]) -> bool:
     return len(a) == len(b) and all(
         abs(x - y) <= RELATIVE_TOLERANCE * max(abs(x), abs(y), 1e-6)
         for pa, pb in zip(a, b) for x, y in zip(pa, pb))

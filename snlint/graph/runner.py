@@ -1,22 +1,16 @@
 """The parent side of the graph pass: runs targets in child processes, never imports torch.
 
-A child (`python -m snlint.graph.worker`, same interpreter and environment, or forked as
-that by snlint.graph.forkserver, which imported torch once) runs in its own process group
-and builds target after target. A target's
-import, its build and its forwards each have the time limit (the worker's "imported" and
-"built" events start the next one's clock); past it the whole group is killed (the user's code may have started
-processes of its own), the target is recorded as "timeout", and a fresh worker takes the
-remaining targets. Targets are grouped by file so each file is imported once per worker;
-when the import itself hung, the file's other targets are not retried (they would hang
-the same way). The child runs in a scratch folder of its own, its standard error is a pipe
-drained while its answer is awaited (only the last STDERR_KEPT bytes are kept, so no
-amount of output delays the kill), and it holds the read end of a pipe whose write end
-only this process has: when this process dies, however, the child does too.
-
-With enough targets and two cores, two workers build them side by side, each its own
-share of the files (a lane): a worker that hangs or dies costs only its own lane a
-restart. A `GraphSession` keeps the workers for the command's next graph pass (the report
-after --fix), and the facts of a target whose files did not change since it was built.
+A worker (`python -m snlint.graph.worker`, or forked as that by snlint.graph.forkserver)
+runs in its own process group and scratch folder and builds target after target. A
+target's import, its build and its forwards each have the time limit; past it the whole
+group is killed (the user's code may have started processes), the target is a "timeout",
+and a fresh worker takes the rest. Targets are grouped by file, each file imported once
+per worker; a file whose import hung is not retried for its other targets. The worker's
+standard error is drained while its answer is awaited, keeping its end, and it holds the
+read end of a pipe only this process writes: when this process dies, so does the worker.
+With enough targets and two cores, two lanes of workers build side by side; a
+`GraphSession` keeps the workers and the facts of unchanged targets for the command's
+next graph pass (the report after --fix).
 """
 
 from __future__ import annotations
@@ -31,24 +25,20 @@ import sys
 import tempfile
 import threading
 import time
-from collections import OrderedDict
 from typing import Callable
 
 from snlint.graph import forkserver
 from snlint.graph.facts import GraphTarget, TargetFacts
 
 _SNLINT_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# Starting a worker imports torch (about 1 s, much more on a loaded machine or a network
-# file system); that time does not count against the first target's limit.
+# A worker's start (torch's import, where it is not forked) is not the first target's time.
 STARTUP_LIMIT = 120.0
 TICK = 0.5  # seconds between progress calls while one target runs
 # A second worker costs its memory (and a torch import where workers are not forked):
-# worth it from this many targets on, on a machine with two cores or more. More workers
-# than two would compete with the parent and each other for the cores.
+# worth it from this many targets on, with two cores or more; a third would compete for them.
 LANE_TARGETS = 4
 MAX_LANES = 2
-# How much of a worker's standard error is kept (its end): enough for a traceback's last
-# lines, whatever the project's code prints.
+# The end of a worker's standard error kept: a traceback's last lines, whatever is printed.
 STDERR_KEPT = 8192
 # Written by the worker (snlint.graph.worker), read here.
 LIFELINE_ENV = "SNLINT_LIFELINE_FD"
@@ -64,10 +54,6 @@ def torch_importable() -> bool:
         return importlib.util.find_spec("torch") is not None
     except (ImportError, ValueError):  # a finder that refuses it, a half-imported module
         return False
-
-
-class ProtocolError(Exception):
-    """A line on the worker's protocol stream that is not one of its messages."""
 
 
 def _child_env(scratch: str) -> dict[str, str]:
@@ -162,7 +148,11 @@ class _Worker:
         self.imported: set[str] = set()
         self.loading: list[str] = []  # the project modules being executed, innermost last
         self.eof = False
+        self.garbled: str | None = None  # the line that was not a message
         self.ready = False
+        self.deadline = 0.0  # the current target's
+        self.built = False  # the current target's build returned
+        self.files: list[str] | None = None  # the project files the current target imported
         self.stale = False  # served an earlier graph pass: forgets its modules first
 
     def send(self, target: GraphTarget, hung: dict[str, str] | None = None,
@@ -185,21 +175,52 @@ class _Worker:
         except (BrokenPipeError, OSError):
             return False
 
-    def wait_ready(self, deadline: float, tick: Callable[[], None] | None = None) -> bool:
-        while True:
-            line = self.read_line(deadline, tick)
-            if line is None:
-                return False
-            try:
-                if json.loads(line).get("event") == "ready":
-                    self.ready = True
-                    return True
-            except (ValueError, AttributeError):
-                return False  # not the worker speaking: nothing it says can be trusted
+    def answer(self, target: GraphTarget, hung: dict[str, str], timeout: float,
+               tick: Callable[[], None] | None) -> TargetFacts | None:
+        """The worker's facts for `target`; None when it gave none (see `message`). What it
+        said on the way stays: `built`, `files`, `deadline`, `loading`."""
+        self.deadline = time.monotonic() + timeout
+        self.built = False
+        self.files = None
+        self.loading = []
+        if not self.send(target, hung, timeout):
+            return None
+        while (message := self.message(self.deadline, tick)) is not None:
+            event = message.get("event")
+            if event in ("imported", "built"):
+                # The import, the build and the forwards each have the time limit.
+                self.deadline = time.monotonic() + timeout
+                if event == "imported":
+                    self.imported.add(os.path.abspath(message["file"]))
+                self.built = self.built or event == "built"
+            elif event == "loading":
+                self.loading.append(message["file"])
+            elif event == "loaded" and message["file"] in self.loading:
+                innermost = len(self.loading) - 1 - self.loading[::-1].index(message["file"])
+                del self.loading[innermost]
+            elif event == "files":
+                self.files = list(message.get("files", ()))
+            elif event == "error":
+                return TargetFacts(target, status="build_error", message="snlint worker error: "
+                                   + message.get("message", "").strip().splitlines()[-1])
+            elif "target" in message:
+                facts = TargetFacts.from_dict(message)
+                facts.target = target
+                return facts
+        return None
 
-    def read_line(self, deadline: float, tick: Callable[[], None] | None = None) -> bytes | None:
-        """The next protocol line; None at the deadline or when the child is gone.
-        `tick()` runs about every TICK seconds of waiting (the progress line's clock)."""
+    def wait_ready(self, deadline: float, tick: Callable[[], None] | None = None) -> bool:
+        while (message := self.message(deadline, tick)) is not None:
+            if message.get("event") == "ready":
+                self.ready = True
+                return True
+        return False
+
+    def message(self, deadline: float, tick: Callable[[], None] | None = None) -> dict | None:
+        """The next protocol message; None at the deadline, when the worker is gone, or at a
+        line that is not a message (`garbled`: the project's code wrote to the protocol
+        stream, and nothing more from this worker is trusted). `tick()` runs about every
+        TICK seconds of waiting (the progress line's clock)."""
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buffer:
             if self.eof:
@@ -222,7 +243,14 @@ class _Worker:
                     continue
                 self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        return line
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            self.garbled = line[:60].decode("utf-8", "replace")
+            return None
+        return message
 
     def _read_stderr(self) -> None:
         """Drain what the worker wrote to its standard error, keeping the end only: a
@@ -248,6 +276,11 @@ class _Worker:
         return lines[-1].strip() if lines else ""
 
     def kill(self) -> int | None:
+        self._kill_group()
+        return self.close(wait=5.0)
+
+    def _kill_group(self) -> None:
+        """SIGKILL the worker and whatever the user's code started in its group."""
         try:
             if hasattr(os, "killpg"):
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -255,7 +288,6 @@ class _Worker:
                 self.proc.kill()
         except (ProcessLookupError, PermissionError):
             pass
-        return self.close(wait=5.0)
 
     def close(self, wait: float = 5.0) -> int | None:
         try:
@@ -266,12 +298,7 @@ class _Worker:
             code = self.proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             code = None
-        # Whatever the user's code left running in the group goes too.
-        try:
-            if hasattr(os, "killpg"):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self._kill_group()  # whatever the user's code left running in the group goes too
         if code is None:
             code = self.proc.wait()
         self.selector.close()
@@ -303,7 +330,7 @@ def _absolute(target: GraphTarget) -> dict:
 
 def _ordered_by_file(targets: list[tuple[int, GraphTarget]]) -> list[list[tuple[int, GraphTarget]]]:
     """The targets grouped by file, files in the order first seen."""
-    groups: OrderedDict[str, list[tuple[int, GraphTarget]]] = OrderedDict()
+    groups: dict[str, list[tuple[int, GraphTarget]]] = {}
     for index, target in targets:
         groups.setdefault(os.path.abspath(target.file), []).append((index, target))
     return list(groups.values())
@@ -323,8 +350,7 @@ def lanes_for(count: int) -> int:
 
 def _shares(groups: list[list[tuple[int, GraphTarget]]], lanes: int) -> list[list[tuple[int, GraphTarget]]]:
     """The file groups dealt to `lanes` lanes, each file whole, the lanes about even in
-    targets, each keeping the files' order. A share too small to be worth its own worker's
-    torch import (whole files cannot be split) joins the others: one lane."""
+    targets, in the files' order; a share too small for a worker of its own: one lane."""
     shares: list[list[tuple[int, GraphTarget]]] = [[] for _ in range(lanes)]
     for group in groups:
         min(shares, key=len).extend(group)
@@ -380,13 +406,9 @@ class _Progress:
 
 
 class GraphSession:
-    """The graph pass's workers for one command, and what they built.
-
-    Workers start when a pass first needs them and stay for the command's later passes
-    (`close()` ends them), so torch is imported once per worker per command. A target
-    whose facts came from a worker is not built again by a later pass while it is the
-    same target (arguments included) and none of the files its build imported changed:
-    after --fix, only the discriminators the fixes touched are built again."""
+    """The graph pass's workers for one command (`close()` ends them), and what they built:
+    a later pass builds a target again only when it changed (arguments included) or a
+    file its build imported did: after --fix, only the discriminators the fixes touched."""
 
     def __init__(self) -> None:
         self._idle: list[_Worker] = []
@@ -394,11 +416,9 @@ class GraphSession:
         self._built: dict[str, tuple[TargetFacts, dict[str, tuple[int, int] | None]]] = {}
         self._lock = threading.Lock()
         self._stopping = False  # interrupted: the lanes start nothing more
-        # Project modules whose import ran past the limit (path -> display): a fresh worker
-        # refuses them at once instead of hanging again for every file that imports them
-        # (torch_mimicry's package imports tensorflow, 20 s each time on a loaded machine).
+        # Project modules whose import hung or crashed (path -> why): a fresh worker refuses
+        # them at once instead of hanging again for every file that imports them.
         self._hung: dict[str, str] = {}
-        self.started = 0  # workers started
 
     def run(self, targets: list[GraphTarget], timeout: float,
             progress: Callable[[int, int, GraphTarget | None], None] | None = None,
@@ -435,12 +455,11 @@ class GraphSession:
 
     def _take(self) -> _Worker:
         with self._lock:
-            worker = self._idle.pop() if self._idle else None
-            if worker is not None:
+            if self._idle:
+                worker = self._idle.pop()
                 worker.stale = True
                 self._active.add(worker)
                 return worker
-            self.started += 1
         # Outside the lock: the first worker of a process waits for torch's import.
         worker = _Worker()
         with self._lock:
@@ -538,7 +557,6 @@ class GraphSession:
             while pending and not self._stopping:
                 index, target = pending.pop(0)
                 clock.started(target)
-                file = os.path.abspath(target.file)
                 if worker is None:
                     worker = self._take()
                     if not worker.ready and not worker.wait_ready(
@@ -547,103 +565,64 @@ class GraphSession:
                         self._killed(worker)
                         worker = None
                         message = "the graph-pass worker could not start" + (f": {tail}" if tail else "")
-                        for other_index, other in [(index, target)] + pending:
-                            results[other_index] = TargetFacts(other, status="import_error",
-                                                               message=message)
+                        _fail(results, [(index, target)] + pending, "import_error", message)
                         clock.finished(1 + len(pending))
-                        pending = []
                         break
                 start = time.monotonic()
-                deadline = start + timeout
-                facts = None
-                files: list[str] | None = None
-                garbled: str | None = None
-                worker.loading = []
-                built = False
-                if worker.send(target, dict(self._hung), timeout):
-                    while facts is None:
-                        line = worker.read_line(deadline, tick)
-                        if line is None:
-                            break
-                        try:
-                            message = json.loads(line)
-                            if not isinstance(message, dict):
-                                raise ValueError("not an object")
-                        except ValueError:
-                            # Not the worker's words: the project's code wrote to the
-                            # protocol stream. Nothing more from this worker is trusted.
-                            garbled = line[:60].decode("utf-8", "replace")
-                            break
-                        if message.get("event") == "imported":
-                            worker.imported.add(os.path.abspath(message["file"]))
-                            deadline = time.monotonic() + timeout  # the build's own limit
-                        elif message.get("event") == "built":
-                            deadline = time.monotonic() + timeout  # the forwards' own limit
-                            built = True
-                        elif message.get("event") == "loading":
-                            worker.loading.append(message["file"])
-                        elif message.get("event") == "loaded":
-                            if message["file"] in worker.loading:
-                                worker.loading.reverse()
-                                worker.loading.remove(message["file"])
-                                worker.loading.reverse()
-                        elif message.get("event") == "files":
-                            files = list(message.get("files", ()))
-                        elif message.get("event") == "error":
-                            facts = TargetFacts(target, status="build_error",
-                                                message="snlint worker error: "
-                                                + message.get("message", "").strip().splitlines()[-1])
-                        elif "target" in message:
-                            facts = TargetFacts.from_dict(message)
-                            facts.target = target
+                facts = worker.answer(target, dict(self._hung), timeout, tick)
                 if facts is not None:
                     results[index] = facts
-                    if files is not None:
-                        self._remember(target, facts, files)
+                    if worker.files is not None:
+                        self._remember(target, facts, worker.files)
                     clock.finished()
                     continue
-
-                # No answer: the deadline passed, the child died, or it said something
-                # that is not a message.
-                timed_out = garbled is None and not worker.eof and time.monotonic() >= deadline
+                file = os.path.abspath(target.file)
                 import_hung = file not in worker.imported
-                worker_loading = list(worker.loading)
-                tail = worker.stderr_tail()
-                code = self._killed(worker)
+                status, message = self._failure(worker, target, import_hung, timeout)
                 worker = None
-                phase = ("importing" if import_hung else
-                         "running the forwards of" if built else "building")
-                if garbled is not None:
-                    status = "import_error" if import_hung else "build_error"
-                    message = (f"the worker's reply while {phase} {target.display} was not a "
-                               f"graph-pass message (the project's code wrote to its protocol "
-                               f"stream?): {garbled!r}; the worker process was killed")
-                elif timed_out:
-                    status = "timeout"
-                    within = self._not_again(target, file, worker_loading, import_hung,
-                                             f"exceeded the {timeout:g} s limit")
-                    message = (f"{phase} {target.display} exceeded the {timeout:g} s limit{within}; "
-                               "the worker process was killed")
-                else:
-                    status = "import_error" if import_hung else "build_error"
-                    within = self._not_again(target, file, worker_loading, import_hung,
-                                             f"ended the worker process (code {code})")
-                    message = f"the worker process exited (code {code}) while {phase} {target.display}{within}"
-                    if tail:
-                        message += f": {tail}"
                 results[index] = TargetFacts(target, status=status, message=message,
                                              seconds=round(time.monotonic() - start, 4))
                 clock.finished()
                 if import_hung:
                     # The same import would fail the same way for the file's other targets.
                     same = [p for p in pending if os.path.abspath(p[1].file) == file]
-                    for other_index, other in same:
-                        results[other_index] = TargetFacts(other, status=status, message=message)
+                    _fail(results, same, status, message)
                     clock.finished(len(same), ran=False)
                     pending = [p for p in pending if os.path.abspath(p[1].file) != file]
         finally:
             if worker is not None:
                 self._give_back(worker)
+
+    def _failure(self, worker: _Worker, target: GraphTarget, import_hung: bool,
+                 timeout: float) -> tuple[str, str]:
+        """Kill a worker that gave no answer (the deadline passed, it died, or it said
+        something that is not a message); the target's status and message."""
+        timed_out = (worker.garbled is None and not worker.eof
+                     and time.monotonic() >= worker.deadline)
+        tail = worker.stderr_tail()
+        code = self._killed(worker)
+        phase = ("importing" if import_hung else
+                 "running the forwards of" if worker.built else "building")
+        status = "import_error" if import_hung else "build_error"
+        if worker.garbled is not None:
+            return status, (f"the worker's reply while {phase} {target.display} was not a "
+                            f"graph-pass message (the project's code wrote to its protocol "
+                            f"stream?): {worker.garbled!r}; the worker process was killed")
+        what = (f"exceeded the {timeout:g} s limit" if timed_out
+                else f"ended the worker process (code {code})")
+        within = self._not_again(target, os.path.abspath(target.file), worker.loading,
+                                 import_hung, what)
+        if timed_out:
+            return "timeout", (f"{phase} {target.display} {what}{within}; "
+                               "the worker process was killed")
+        message = f"the worker process exited (code {code}) while {phase} {target.display}{within}"
+        return status, message + (f": {tail}" if tail else "")
+
+
+def _fail(results: dict[int, TargetFacts], items: list[tuple[int, GraphTarget]], status: str,
+          message: str) -> None:
+    for index, target in items:
+        results[index] = TargetFacts(target, status=status, message=message)
 
 
 def run_graph(targets: list[GraphTarget], timeout: float = 20.0,
@@ -652,11 +631,9 @@ def run_graph(targets: list[GraphTarget], timeout: float = 20.0,
               ) -> list[TargetFacts]:
     """Build and inspect each target in a child process; results in the order given.
 
-    `progress(started, total, target)` is called as each target starts (before the worker
-    that builds it, whose torch import is part of the wait), again every TICK seconds
-    while it runs, and once with None at the end. `session` keeps the workers (and what
-    they built) for a later call; without one, the workers end with this call. `lanes`:
-    how many workers build side by side (default: `lanes_for` the targets)."""
+    `progress(started, total, target)` is called as each target starts (its worker's start
+    included), every TICK seconds while it runs, and with None at the end. `session` keeps
+    the workers and what they built for a later call. `lanes`: default `lanes_for`."""
     own = session is None
     session = session if session is not None else GraphSession()
     try:

@@ -1,28 +1,19 @@
 """The graph-pass child process: `python -m snlint.graph.worker`.
 
 Protocol: one JSON object per line on stdin (`{"target": GraphTarget}`, with `"fresh":
-true` when the files may have changed since the worker last imported them), one JSON line
-per target on the protocol stream (TargetFacts), plus `{"event": "ready"}` once torch is
-imported, `{"event": "imported", "file": ...}` once a file has been imported (so the
-parent can tell a slow start from a hung import, and a hung import from a hung build),
-`{"event": "built"}` once the constructor returned (the import, the build and the forwards
-each have the time limit), `{"event": "loading"|"loaded", "file": ...}` around each
-project module's execution (a hang is charged to the innermost one),
-and `{"event": "files", "files": [...]}` before each TargetFacts: the project files
-imported while the target was built (its facts hold while they stay as they are). The
-protocol uses duplicates of the original stdin/stdout; fds 0 and 1 (and sys.stdin/stdout)
-point at /dev/null before any user code runs, so the user's prints, C-level writes and
-`input()` calls never touch the protocol. The user's stderr goes to a pipe the parent
-drains, keeping its last few KB. The JSON encoder and decoder are bound when this module
-is imported, before any project code: a module that replaces `json.dumps` does not
-change what the worker says.
+true` when the files may have changed since the worker imported them); on the protocol
+stream one JSON line per target (TargetFacts), after events: `ready` once torch is
+imported, `imported` once the target's file is (a slow start, a hung import and a hung
+build are told apart), `built` once the constructor returned (the import, the build and
+the forwards each have the time limit), `loading`/`loaded` around each project module's
+execution (a hang is charged to the innermost one), and `files`: the project files the
+build imported (its facts hold while they stay as they are). The protocol uses
+duplicates of the original stdin/stdout; fds 0 and 1 point at /dev/null before any user
+code runs, so the user's prints and `input()` never touch it.
 
-The worker runs in a scratch folder the parent made (its current directory and TMPDIR),
-refuses writes, deletes, process starts and network access once its own imports are done
-(snlint.graph.guard), and ends when its parent does (`_lifeline`).
-
-`collect(model, target)` (the facts of one built model) is also what `snlint.audit` runs
-in-process.
+The worker runs in a scratch folder the parent made, refuses writes, deletes, process
+starts and network access once its own imports are done (snlint.graph.guard), and ends
+when its parent does (`_lifeline`). `collect` is also what `snlint.audit` runs in-process.
 """
 
 from __future__ import annotations
@@ -41,7 +32,8 @@ from snlint.graph.build import build
 from snlint.graph.facts import GraphTarget, TargetFacts, one_line
 from snlint.graph.loader import Loader, error_site, user_files
 
-# Bound now, before any project code can replace json.dumps or json.loads.
+# Bound now, before any project code can replace json.dumps or json.loads: what the
+# worker says is its own.
 _encode = json.JSONEncoder(ensure_ascii=True).encode
 _decode = json.JSONDecoder().decode
 _exit = os._exit
@@ -109,12 +101,10 @@ def collect(model: Any, target: GraphTarget, example_input: Any = None,
     """Module facts, the forward's facts (F.batch_norm calls, batch reductions) and the probe.
 
     Every forward and the trace start from the state `model` is in now and give it back
-    (`pristine.Pristine`: no deep copy, which weight_norm and hook SN after a forward
-    refuse; `light`: large trainable weights checked, not copied, and
-    `pristine.Mutated` raised when a forward wrote one). The forward's facts come from the fx graph, or, where fx cannot trace, from
-    two real forward passes recorded with hooks (`record.py`), at the probe's input.
-    A phase whose forwards no longer fit the `budget` (`snlint.graph.budget`) is skipped
-    with a note.
+    (`pristine.Pristine`; `light`: large trainable weights checked, not copied). The
+    forward's facts come from the fx graph, else from forwards recorded with hooks
+    (`record.py`), at the probe's input. A phase whose forwards no longer fit the `budget`
+    is skipped with a note.
     """
     from snlint.graph import probe, record, sites, trace
     from snlint.graph.pristine import Pristine
@@ -256,9 +246,8 @@ def main() -> None:
 
     torch = prepare()  # after the redirect: torch's import may print
 
-    # The models are small and the batches tiny: one thread is 3-5x faster than torch's
-    # default pool on a loaded machine (measured on 2 cores: 5.8 s against 18-30 s for the
-    # examples), and the worker never competes with the user's other processes for cores.
+    # The models are small and the batches tiny: one thread is several times faster than
+    # torch's pool on a loaded machine, and competes with no other process for the cores.
     torch.set_num_threads(1)
 
     from snlint.graph import classes, memory, sites

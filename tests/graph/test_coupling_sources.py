@@ -360,6 +360,21 @@ def test_probe_tells_batch_normalization_from_other_coupling(name, standardizes)
         ("1", name, standardizes)]
 
 
+@pytest.mark.parametrize("seed", [282, 376])
+def test_probe_names_the_batch_standardizing_layer_whatever_its_neighbours_weights(seed):
+    import torch
+
+    # Over two samples the layer gives +-1/sqrt(2) everywhere: with these weights the signs
+    # that move keep their count, and a summary of sums alone took the dropout or the
+    # conv after it for a second source.
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        module, channels = _modules()["Whiten"]
+        result = _probed(module, channels)
+    assert [(s["path"], s["type"], s["standardizes"]) for s in result["sources"]] == [
+        ("1", "Whiten", True)]
+
+
 def test_probe_names_only_the_first_module_that_mixes_samples():
     import torch.nn as nn
 
