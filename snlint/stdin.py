@@ -10,14 +10,13 @@ import os
 import tempfile
 from dataclasses import field
 from pathlib import Path
-from typing import BinaryIO
-
-from collections import Counter
 from collections.abc import Callable
+from typing import BinaryIO
 
 from snlint.config import Config
 from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, SourceFile, discover, display_path, read_source
 from snlint.findings import Finding
+from snlint.fix.apply import FixedPoint
 from snlint.notebook import Notebook, parse_notebook
 from snlint.records import dataclass
 
@@ -59,51 +58,26 @@ def _read(data: bytes, display: str, max_size: int) -> tuple[SourceFile | Findin
     return (notebook, None) if isinstance(notebook, Finding) else (read, notebook)
 
 
-@dataclass
-class StdinFix:
-    """What `--fix` / `--diff` make of standard input."""
-
-    data: bytes  # the fixed source in the input's encoding (the input itself when unchanged)
-    fixes: int = 0  # fixes applied
-    diff: bytes = b""  # the unified diff, in the input's encoding ("" when unchanged)
-    hidden: int = 0  # unsafe fixes `unsafe` left out
-    # The first lint's findings by identity (`snlint.fix.identity`), counted.
-    first: Counter = field(default_factory=Counter)
-
-
 def fix_stdin(data: bytes, display: str, config: Config, *, unsafe: bool,
-              report: Callable[[str], None]) -> StdinFix:
-    """Fix `data`, linted as the file `display`, as `--fix` fixes a file. Input that
-    cannot be read, parsed or encoded back comes back unchanged."""
+              report: Callable[[str], None]) -> tuple[bytes, FixedPoint]:
+    """Fix `data`, linted as the file `display`, as `--fix` fixes a file (`write_fixed`,
+    writing nothing): the fixed bytes (`data` itself when unchanged) and the rounds' result
+    (its `files`: the changed input's outcome, if any)."""
     from snlint.engine.fixing import fixed_point
-    from snlint.fix import FileOutcome
+    from snlint.fix import write_fixed
 
     display = display_path(display) if display != STDIN else STDIN
-    unchanged = StdinFix(data)
+    unchanged = (data, FixedPoint({}))
     if excluded(display, config):
         return unchanged
     read, notebook = _read(data, display, config.max_file_size)
     if isinstance(read, Finding) or (notebook is not None and not notebook.writable):
         return unchanged
-    text = read.text if notebook is None else notebook.python
-    result = fixed_point({display: text}, config, unsafe=unsafe, report=report)
-    new = result.texts[display]
-    kept = StdinFix(data, hidden=result.hidden, first=result.first)
-    if new == text or display in result.blocked:
-        return kept
-    if notebook is not None:
-        new = notebook.apply(new)
-        if new is None:
-            report(f"snlint: not fixing {display}: a fix spans more than one cell")
-            return kept
-    try:
-        encoded = new.encode(read.encoding)
-    except UnicodeEncodeError as e:
-        report(f"snlint: not fixing {display}: the fixed text cannot be encoded as "
-               f"{read.encoding} ({e.reason})")
-        return kept
-    item = FileOutcome(read, new, result.fixed[display], encoded)
-    return StdinFix(encoded, item.fixes, item.diff, result.hidden, result.first)
+    notebooks = {display: notebook} if notebook is not None else {}
+    texts = {display: read.text if notebook is None else notebook.python}
+    result = fixed_point(texts, config, unsafe=unsafe, report=report)
+    write_fixed({display: read}, notebooks, texts, result, False, report)
+    return (result.files[0].data if result.files else data), result
 
 
 def lint_stdin(stream: BinaryIO, display: str, config: Config, *, fixes: bool = False) -> StdinResult:
