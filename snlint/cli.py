@@ -404,7 +404,7 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         if stdin:
             from snlint.stdin import lint_stdin
 
-            result = lint_stdin(sys.stdin.buffer, paths[0], config, fixes=fixes)
+            result = lint_stdin(sys.stdin.buffer.read(), paths[0], config, fixes=fixes)
         else:
             # What the --fix rounds left alive (each file's facts) outlives the report's
             # lint: the collector need not scan it at each of that lint's collections.
@@ -533,8 +533,6 @@ def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, dif
                exit_non_zero_on_fix: bool, output_file: str | None) -> None:
     """`--fix` / `--diff` on standard input, as ruff for editors: --diff prints the diff;
     --fix writes the fixed source to standard output and the report to standard error."""
-    import io
-
     from snlint.stdin import fix_stdin, lint_stdin
 
     def say(message: str) -> None:
@@ -553,7 +551,7 @@ def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, dif
             say(f"Fixed {plural(fixed.fixes, 'finding')}.")
         _finish(exit_code((), fixes=fixed.fixes, exit_non_zero_on_fix=exit_non_zero_on_fix))
     try:
-        result = lint_stdin(io.BytesIO(data), display, config, fixes=fmt in report.FIX_FORMATS)
+        result = lint_stdin(data, display, config, fixes=fmt in report.FIX_FORMATS)
         findings = list(result.findings)
         out = _report(findings, result, fmt, color=color, root=config.root, unsafe=unsafe,
                       quiet=quiet, fixes=fixed.fixes, outcome=fixed)

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
-from collections.abc import Callable
-from typing import BinaryIO
 
 from snlint.config import Config
 from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, SourceFile, discover, display_path, read_source
@@ -31,48 +30,36 @@ class StdinResult:
     cleared: list[Finding] = field(default_factory=list)  # no graph pass on standard input
 
 
-def excluded(display: str, config: Config) -> bool:
-    """Whether --force-exclude drops the file `display` names."""
-    if not config.force_exclude or Path(display).suffix not in SUFFIXES:
-        return False
-    return not discover([display], config)
-
-
-def read_bytes(data: bytes, display: str, max_size: int) -> SourceFile | Finding:
-    """`data` read as the file `display` would be, or an SN902 / SN903."""
+def _read_input(data: bytes, display: str, config: Config) -> tuple[str, SourceFile | Finding | None,
+                                                                   Notebook | None]:
+    """(display path, `data` read as that file would be or its SN902 / SN903, the notebook
+    parsed); None read when --force-exclude drops the file."""
+    display = display_path(display) if display != STDIN else STDIN
+    if config.force_exclude and Path(display).suffix in SUFFIXES and not discover([display], config):
+        return display, None, None
     fd, temp = tempfile.mkstemp(prefix="snlint-stdin-", suffix=Path(display).suffix or ".py")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        return read_source(display, Path(temp), max_size)
+        read = read_source(display, Path(temp), config.max_file_size)
     finally:
         os.unlink(temp)
-
-
-def _read(data: bytes, display: str, max_size: int) -> tuple[SourceFile | Finding, Notebook | None]:
-    """`data` read as the file `display` would be, a notebook parsed; or its SN902 / SN903."""
-    read = read_bytes(data, display, max_size)
     if isinstance(read, Finding) or not display.endswith(NOTEBOOK_SUFFIX):
-        return read, None
+        return display, read, None
     notebook = parse_notebook(display, read.text)
-    return (notebook, None) if isinstance(notebook, Finding) else (read, notebook)
+    return (display, notebook, None) if isinstance(notebook, Finding) else (display, read, notebook)
 
 
 def fix_stdin(data: bytes, display: str, config: Config, *, unsafe: bool,
               report: Callable[[str], None]) -> tuple[bytes, FixedPoint]:
     """Fix `data`, linted as the file `display`, as `--fix` fixes a file (`write_fixed`,
-    writing nothing): the fixed bytes (`data` itself when unchanged) and the rounds' result
-    (its `files`: the changed input's outcome, if any)."""
+    writing nothing): the fixed bytes (`data` itself when unchanged) and the rounds' result."""
     from snlint.engine.fixing import fixed_point
     from snlint.fix import write_fixed
 
-    display = display_path(display) if display != STDIN else STDIN
-    unchanged = (data, FixedPoint({}))
-    if excluded(display, config):
-        return unchanged
-    read, notebook = _read(data, display, config.max_file_size)
-    if isinstance(read, Finding) or (notebook is not None and not notebook.writable):
-        return unchanged
+    display, read, notebook = _read_input(data, display, config)
+    if not isinstance(read, SourceFile) or (notebook is not None and not notebook.writable):
+        return data, FixedPoint({})
     notebooks = {display: notebook} if notebook is not None else {}
     texts = {display: read.text if notebook is None else notebook.python}
     result = fixed_point(texts, config, unsafe=unsafe, report=report)
@@ -80,14 +67,13 @@ def fix_stdin(data: bytes, display: str, config: Config, *, unsafe: bool,
     return (result.files[0].data if result.files else data), result
 
 
-def lint_stdin(stream: BinaryIO, display: str, config: Config, *, fixes: bool = False) -> StdinResult:
+def lint_stdin(data: bytes, display: str, config: Config, *, fixes: bool = False) -> StdinResult:
     """`fixes`: build each finding's fix (`snlint.engine.lint_sources`)."""
     from snlint.engine import in_cells, lint_sources
 
-    display = display_path(display) if display != STDIN else STDIN
-    if excluded(display, config):
+    display, read, notebook = _read_input(data, display, config)
+    if read is None:
         return StdinResult([])
-    read, notebook = _read(stream.read(), display, config.max_file_size)
     if isinstance(read, Finding):
         return StdinResult([read] if config.is_enabled(read.code, display) else [], {}, [display])
     if notebook is not None:
