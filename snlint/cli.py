@@ -72,8 +72,12 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> 
     return value
 
 
+def _say(message: str) -> None:
+    click.echo(printable(message), err=True)
+
+
 def _fail(message: str) -> None:
-    click.echo(printable(f"snlint: {message}"), err=True)
+    _say(f"snlint: {message}")
     sys.exit(EXIT_ERROR)
 
 
@@ -318,12 +322,12 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
             _fail("--add-noqa writes files; it cannot be used with standard input")
         for path in paths:
             if path != "-":
-                click.echo(printable(f"snlint: warning: ignoring {path}: linting standard input"), err=True)
+                _say(f"snlint: warning: ignoring {path}: linting standard input")
         paths = (stdin_filename or "-",)
     paths = paths or (".",)
     missing = [path for path in paths if not stdin and not os.path.lexists(path)]
     for path in missing:
-        click.echo(printable(f"snlint: path not found: {path}"), err=True)
+        _say(f"snlint: path not found: {path}")
     if missing:
         sys.exit(EXIT_ERROR)
 
@@ -431,9 +435,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         if add_noqa:
             from snlint.noqa import write_noqa
 
-            added = write_noqa(findings, result.sources, config.max_file_size,
-                               report=lambda message: click.echo(printable(message), err=True))
-            click.echo(f"Added {plural(added, 'noqa directive')}.", err=True)
+            added = write_noqa(findings, result.sources, config.max_file_size, report=_say)
+            _say(f"Added {plural(added, 'noqa directive')}.")
             sys.exit(EXIT_CLEAN)
         out = _report(findings, result, fmt, color=color, root=config.root,
                       unsafe=unsafe_fixes, quiet=quiet, statistics=statistics,
@@ -448,7 +451,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         _graph_summary([] if stdin else result.graph, config.root)
     if not stdin:
         _graph_note(len(result.discriminators), asked=config.graph, quiet=quiet)
-    code = exit_code(findings, exit_zero, fixes=fixes_made, exit_non_zero_on_fix=exit_non_zero_on_fix)
+    code = exit_code(findings, exit_zero, fixes=fixes_made,
+                     exit_non_zero_on_fix=exit_non_zero_on_fix)
     # A failure of snlint itself (SN999) is found again next run, as the run cache does.
     if recordable and not result.graph and not any(f.code == "SN999" for f in findings):
         _record(own, config, code, run_cache.entry())
@@ -491,7 +495,8 @@ def _would_fix(count: int, hidden: int) -> str:
     return f"Would fix {plural(count, 'finding')}{more}." if count else f"No fixes to apply{more}."
 
 
-def _output(text: str, output_file: str | None, color: bool = False, *, silent: bool = False) -> None:
+def _output(text: str, output_file: str | None, color: bool = False, *,
+            silent: bool = False) -> None:
     """The command's output (`text`: lines each ended by a newline, or nothing): to
     --output-file in UTF-8 when given, else to standard output."""
     if output_file is not None:
@@ -537,7 +542,7 @@ def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, dif
 
     def say(message: str) -> None:
         if not silent:
-            click.echo(printable(message), err=True)
+            _say(message)
 
     try:
         data, fixed = fix_stdin(sys.stdin.buffer.read(), display, config, unsafe=unsafe, report=say)
@@ -569,7 +574,7 @@ def _show_diff(outcome, *, quiet: bool, exit_zero: bool, output_file: str | None
     """--diff: each changed file's diff, the count line, and exit (1 when there is a diff)."""
     _write_bytes(*(item.diff for item in outcome.files), output_file=output_file)
     if not quiet:
-        click.echo(_would_fix(outcome.fixes, outcome.hidden), err=True)
+        _say(_would_fix(outcome.fixes, outcome.hidden))
     _finish(EXIT_FINDINGS if outcome.files and not exit_zero else EXIT_CLEAN)
 
 
@@ -732,7 +737,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
 
         reuse = Reuse()
         outcome = fix_paths(paths, config, files, unsafe=unsafe, write=not diff, reuse=reuse,
-                            report=lambda message: click.echo(printable(message), err=True))
+                            report=_say)
     except Exception as exc:
         _internal_error(exc)
     if diff:
@@ -741,7 +746,7 @@ def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zer
     written = outcome.written
     count = sum(item.fixes for item in written)
     if count and not quiet:
-        click.echo(f"Fixed {plural(count, 'finding')} in {plural(len(written), 'file')}.", err=True)
+        _say(f"Fixed {plural(count, 'finding')} in {plural(len(written), 'file')}.")
     return reuse, outcome, count
 
 

@@ -30,12 +30,13 @@ class StdinResult:
     cleared: list[Finding] = field(default_factory=list)  # no graph pass on standard input
 
 
-def _read_input(data: bytes, display: str, config: Config) -> tuple[str, SourceFile | Finding | None,
-                                                                   Notebook | None]:
+def _read_input(data: bytes, display: str,
+                config: Config) -> tuple[str, SourceFile | Finding | None, Notebook | None]:
     """(display path, `data` read as that file would be or its SN902 / SN903, the notebook
     parsed); None read when --force-exclude drops the file."""
     display = display_path(display) if display != STDIN else STDIN
-    if config.force_exclude and Path(display).suffix in SUFFIXES and not discover([display], config):
+    if config.force_exclude and Path(display).suffix in SUFFIXES \
+            and not discover([display], config):
         return display, None, None
     fd, temp = tempfile.mkstemp(prefix="snlint-stdin-", suffix=Path(display).suffix or ".py")
     try:
