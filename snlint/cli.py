@@ -410,12 +410,14 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
 
             result = lint_stdin(sys.stdin.buffer.read(), paths[0], config, fixes=fixes)
         else:
+            from snlint.report.progress import ProgressLine
+
             # What the --fix rounds left alive (each file's facts) outlives the report's
             # lint: the collector need not scan it at each of that lint's collections.
             frozen = reuse is not None and not gc.get_freeze_count()
             if frozen:
                 gc.freeze()
-            progress = _progress(quiet)
+            progress = None if quiet else ProgressLine(sys.stderr, _stderr_is_terminal())
             try:
                 result, inputs, run_cache = _answered(list(paths), config, fixes, reuse, looked_at, walked)
                 if result is None:
@@ -684,14 +686,6 @@ def _answered(paths: list[str], config, fixes: bool, reuse,
         return None, inputs, run_cache
     return finish(unsuppressed(found, inputs.sources), inputs, config,
                   discriminators=run_cache.entry().discriminators), inputs, run_cache
-
-
-def _progress(quiet: bool):
-    if quiet:
-        return None
-    from snlint.report.progress import ProgressLine
-
-    return ProgressLine(sys.stderr, _stderr_is_terminal(), quiet=quiet)
 
 
 def _graph_summary(results, root) -> None:
