@@ -447,12 +447,10 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         _internal_error(exc)
 
     _output(out, output_file, color, silent=silent)
-    if not stdin and not result.files and not quiet:
-        _no_files(paths)
-    if not quiet:
-        _graph_summary([] if stdin else result.graph, config.root)
     if not stdin:
-        _graph_note(len(result.discriminators), asked=config.graph, quiet=quiet)
+        if not result.files and not quiet:
+            _no_files(paths)
+        _graph_lines(result, config, quiet)
     code = exit_code(findings, exit_zero, fixes=fixes_made,
                      exit_non_zero_on_fix=exit_non_zero_on_fix)
     # A failure of snlint itself (SN999) is found again next run, as the run cache does.
@@ -688,24 +686,20 @@ def _answered(paths: list[str], config, fixes: bool, reuse,
                   discriminators=run_cache.entry().discriminators), inputs, run_cache
 
 
-def _graph_summary(results, root) -> None:
-    """What the graph pass did with each class, on standard error: stdout keeps only the
-    report (JSON and SARIF stay parseable)."""
-    if not results:
-        return
-    from snlint.graph.diagnostics import graph_summary, installed
-    from snlint.link.roots import locate_module
+def _graph_lines(result, config, quiet: bool) -> None:
+    """What the graph pass did with each class, and whether it ran, on standard error:
+    stdout keeps only the report (JSON and SARIF stay parseable)."""
+    from snlint.graph.diagnostics import graph_note, graph_summary, installed
 
-    text = graph_summary(results, locate=lambda name: locate_module(name, root),
-                         is_installed=installed)
-    if text:
-        _note(text, recorded=False)
+    if result.graph and not quiet:
+        from snlint.link.roots import locate_module
 
-
-def _graph_note(discriminators: int, *, asked: bool, quiet: bool) -> None:
-    from snlint.graph.diagnostics import graph_note
-
-    text = graph_note(discriminators, asked=asked, quiet=quiet, terminal=_stderr_is_terminal())
+        text = graph_summary(result.graph, locate=lambda name: locate_module(name, config.root),
+                             is_installed=installed)
+        if text:
+            _note(text, recorded=False)
+    text = graph_note(len(result.discriminators), asked=config.graph, quiet=quiet,
+                      terminal=_stderr_is_terminal())
     if text:
         _note(text)
 
