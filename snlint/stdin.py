@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import field
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from snlint.config import Config
 from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, SourceFile, discover, display_path, read_source
 from snlint.findings import Finding
 from snlint.fix.apply import FixedPoint
-from snlint.notebook import Notebook, parse_notebook
+from snlint.notebook import parse_notebook
 from snlint.records import dataclass
 
 STDIN = "-"
@@ -30,25 +31,23 @@ class StdinResult:
     cleared: list[Finding] = field(default_factory=list)  # no graph pass on standard input
 
 
-def _read_input(data: bytes, display: str,
-                config: Config) -> tuple[str, SourceFile | Finding | None, Notebook | None]:
-    """(display path, `data` read as that file would be or its SN902 / SN903, the notebook
-    parsed); None read when --force-exclude drops the file."""
+@contextmanager
+def _as_file(data: bytes, display: str,
+             config: Config) -> Iterator[tuple[str, list[tuple[str, Path]]]]:
+    """The display path, and [(it, a private temporary file holding `data`)] to read as the
+    file `display` would be; [] when --force-exclude drops that file."""
     display = display_path(display) if display != STDIN else STDIN
     if config.force_exclude and Path(display).suffix in SUFFIXES \
             and not discover([display], config):
-        return display, None, None
+        yield display, []
+        return
     fd, temp = tempfile.mkstemp(prefix="snlint-stdin-", suffix=Path(display).suffix or ".py")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        read = read_source(display, Path(temp), config.max_file_size)
+        yield display, [(display, Path(temp))]
     finally:
         os.unlink(temp)
-    if isinstance(read, Finding) or not display.endswith(NOTEBOOK_SUFFIX):
-        return display, read, None
-    notebook = parse_notebook(display, read.text)
-    return (display, notebook, None) if isinstance(notebook, Finding) else (display, read, notebook)
 
 
 def fix_stdin(data: bytes, display: str, config: Config, *, unsafe: bool,
@@ -56,15 +55,14 @@ def fix_stdin(data: bytes, display: str, config: Config, *, unsafe: bool,
     """Fix `data`, linted as the file `display`, as `--fix` fixes a file (`write_fixed`,
     writing nothing): the fixed bytes (`data` itself when unchanged) and the rounds' result."""
     from snlint.engine.fixing import fixed_point
-    from snlint.fix import write_fixed
+    from snlint.fix import read_fixable, write_fixed
 
-    display, read, notebook = _read_input(data, display, config)
-    if not isinstance(read, SourceFile) or (notebook is not None and not notebook.writable):
+    with _as_file(data, display, config) as (display, files):
+        sources, notebooks, texts = read_fixable(files, config)
+    if not sources:
         return data, FixedPoint({})
-    notebooks = {display: notebook} if notebook is not None else {}
-    texts = {display: read.text if notebook is None else notebook.python}
     result = fixed_point(texts, config, unsafe=unsafe, report=report)
-    write_fixed({display: read}, notebooks, texts, result, False, report)
+    write_fixed(sources, notebooks, texts, result, False, report)
     return (result.files[0].data if result.files else data), result
 
 
@@ -72,11 +70,16 @@ def lint_stdin(data: bytes, display: str, config: Config, *, fixes: bool = False
     """`fixes`: build each finding's fix (`snlint.engine.lint_sources`)."""
     from snlint.engine import in_cells, lint_sources
 
-    display, read, notebook = _read_input(data, display, config)
-    if read is None:
-        return StdinResult([])
-    if isinstance(read, Finding):
-        return StdinResult([read] if config.is_enabled(read.code, display) else [], {}, [display])
+    with _as_file(data, display, config) as (display, files):
+        if not files:
+            return StdinResult([])
+        read = read_source(display, files[0][1], config.max_file_size)
+    notebook = None
+    if isinstance(read, SourceFile) and display.endswith(NOTEBOOK_SUFFIX):
+        notebook = parse_notebook(display, read.text)
+    broken = notebook if isinstance(notebook, Finding) else read
+    if isinstance(broken, Finding):
+        return StdinResult([broken] if config.is_enabled(broken.code, display) else [], {}, [display])
     if notebook is not None:
         findings = in_cells(lint_sources({display: notebook.python}, config, fixes=fixes),
                             {display: notebook})

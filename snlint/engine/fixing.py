@@ -34,8 +34,7 @@ def fix_paths(paths: list[str], config: Config, files: list[tuple[str, Path]], *
     if write:
         # The temporary files a run killed during its writes left (SIGKILL runs no clean-up).
         sweep_temporaries(written_targets(files), before_ns=started)
-    sources, notebooks = read_fixable(files, config)
-    texts = {p: notebooks[p].python if p in notebooks else s.text for p, s in sources.items()}
+    sources, notebooks, texts = read_fixable(files, config)
     # The rounds change files, never which files there are: the tree is walked once.
     project = walked_files(paths, files, config)
     if project is None:

@@ -177,9 +177,10 @@ class FileOutcome:
             "utf-8" if sig else source.encoding, errors="replace")
 
 
-def read_fixable(files: list[tuple[str, Path]], config: Config) -> tuple[dict[str, SourceFile], dict[str, Notebook]]:
-    """The files `--fix` may fix, by display path, and the notebooks among them whose cells
-    it can write back into their JSON."""
+def read_fixable(files: list[tuple[str, Path]], config: Config
+                 ) -> tuple[dict[str, SourceFile], dict[str, Notebook], dict[str, str]]:
+    """The files `--fix` may fix, by display path, the notebooks among them whose cells it
+    can write back into their JSON, and the Python text of each (a notebook's cells)."""
     from snlint.notebook import parse_notebook
 
     sources: dict[str, SourceFile] = {}
@@ -194,7 +195,8 @@ def read_fixable(files: list[tuple[str, Path]], config: Config) -> tuple[dict[st
                 continue
             notebooks[display] = notebook
         sources[display] = read
-    return sources, notebooks
+    texts = {p: notebooks[p].python if p in notebooks else s.text for p, s in sources.items()}
+    return sources, notebooks, texts
 
 
 def written_targets(files: Iterable[tuple[str, Path]]) -> list[Path]:
