@@ -490,11 +490,6 @@ def _report(findings: list[Finding], result, fmt: str, *, color: bool, root, uns
     return out + (closing + "\n" if closing else "")
 
 
-def _would_fix(count: int, hidden: int) -> str:
-    more = f" ({hidden} more with --unsafe-fixes)" if hidden else ""
-    return f"Would fix {plural(count, 'finding')}{more}." if count else f"No fixes to apply{more}."
-
-
 def _output(text: str, output_file: str | None, color: bool = False, *,
             silent: bool = False) -> None:
     """The command's output (`text`: lines each ended by a newline, or nothing): to
@@ -574,7 +569,9 @@ def _show_diff(outcome, *, quiet: bool, exit_zero: bool, output_file: str | None
     """--diff: each changed file's diff, the count line, and exit (1 when there is a diff)."""
     _write_bytes(*(item.diff for item in outcome.files), output_file=output_file)
     if not quiet:
-        _say(_would_fix(outcome.fixes, outcome.hidden))
+        more = f" ({outcome.hidden} more with --unsafe-fixes)" if outcome.hidden else ""
+        count = outcome.fixes
+        _say(f"Would fix {plural(count, 'finding')}{more}." if count else f"No fixes to apply{more}.")
     _finish(EXIT_FINDINGS if outcome.files and not exit_zero else EXIT_CLEAN)
 
 
