@@ -72,8 +72,12 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> 
     return value
 
 
+def _say(message: str) -> None:
+    click.echo(printable(message), err=True)
+
+
 def _fail(message: str) -> None:
-    click.echo(printable(f"snlint: {message}"), err=True)
+    _say(f"snlint: {message}")
     sys.exit(EXIT_ERROR)
 
 
@@ -139,7 +143,11 @@ def _emit(text: str, color: bool = False) -> None:
         sys.exit(EXIT_FINDINGS)
 
 
-def exit_code(findings: Iterable[Finding], exit_zero: bool = False) -> int:
+def exit_code(findings: Iterable[Finding], exit_zero: bool = False, *, fixes: int = 0,
+              exit_non_zero_on_fix: bool = False) -> int:
+    """`fixes`: what --fix made, which fails the run with `exit_non_zero_on_fix`."""
+    if exit_non_zero_on_fix and fixes:
+        return EXIT_FINDINGS
     failing = any(f.severity in FAILING for f in findings)
     return EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
 
@@ -298,7 +306,7 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
     color = fmt in report.TEXT_FORMATS and output_file is None and _use_color(color, terminal)
 
     if list_rules:
-        _emit(_rule_list(fmt), color)
+        _output(_rule_list(fmt) + "\n", output_file, color)
         return
     if explain is not None:
         text = _explanation(explain, fmt)
@@ -306,7 +314,7 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
             from snlint.report.markdown import terminal_page
 
             text = terminal_page(text, color)
-        _emit(text, color)
+        _output(text + "\n", output_file, color)
         return
 
     if stdin:
@@ -314,12 +322,12 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
             _fail("--add-noqa writes files; it cannot be used with standard input")
         for path in paths:
             if path != "-":
-                click.echo(printable(f"snlint: warning: ignoring {path}: linting standard input"), err=True)
+                _say(f"snlint: warning: ignoring {path}: linting standard input")
         paths = (stdin_filename or "-",)
     paths = paths or (".",)
     missing = [path for path in paths if not stdin and not os.path.lexists(path)]
     for path in missing:
-        click.echo(printable(f"snlint: path not found: {path}"), err=True)
+        _say(f"snlint: path not found: {path}")
     if missing:
         sys.exit(EXIT_ERROR)
 
@@ -346,16 +354,16 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         _internal_error(exc)
 
     if show_settings:
-        _emit(_settings_text(paths[0], config, settings), False)
+        _output(_settings_text(paths[0], config, settings) + "\n", output_file)
         _finish(EXIT_CLEAN)
     if show_files:
         if not stdin:
             from snlint.files import discover
 
             listed = sorted(str(absolute) for _, absolute in discover(list(paths), config))
-            if listed:
-                _emit("\n".join(listed), False)
-            elif not quiet:
+            if listed or output_file is not None:
+                _output("".join(f"{path}\n" for path in listed), output_file)
+            if not listed and not quiet:
                 _no_files(paths)
         _finish(EXIT_CLEAN)
 
@@ -364,7 +372,7 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
 
     reuse = None
     walked = None
-    fixed = None  # what --fix did (snlint.fix.FixOutcome)
+    fixed = None  # what --fix did (snlint.fix.apply.FixedPoint)
     fixes_made = 0
     if stdin and (fix or diff):
         _fix_stdin(paths[0], config, fmt=fmt, color=color, unsafe=unsafe_fixes, diff=diff,
@@ -377,14 +385,14 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         walked = discover(list(paths), config)
         # What the --fix rounds read, for the report after them: only the files the
         # fixes changed are read again.
-        reuse, fixed = _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff,
-                                    exit_zero=exit_zero, files=walked, quiet=quiet)
-        fixes_made = sum(item.fixes for item in fixed.written)
+        reuse, fixed, fixes_made = _apply_fixes(list(paths), config, unsafe=unsafe_fixes, diff=diff,
+                                                exit_zero=exit_zero, files=walked, quiet=quiet,
+                                                output_file=output_file)
         if fix_only:
             reuse.close()
             if not walked and not quiet:
                 _no_files(paths)
-            _finish(EXIT_FINDINGS if exit_non_zero_on_fix and fixes_made else EXIT_CLEAN)
+            _finish(exit_code((), fixes=fixes_made, exit_non_zero_on_fix=exit_non_zero_on_fix))
 
     # A fix is built (parsed, rewritten, compiled, diffed) only for an output that shows
     # it; otherwise the findings only carry whether a fix exists, for `[*]` and the count.
@@ -400,14 +408,16 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         if stdin:
             from snlint.stdin import lint_stdin
 
-            result = lint_stdin(sys.stdin.buffer, paths[0], config, fixes=fixes)
+            result = lint_stdin(sys.stdin.buffer.read(), paths[0], config, fixes=fixes)
         else:
+            from snlint.report.progress import ProgressLine
+
             # What the --fix rounds left alive (each file's facts) outlives the report's
             # lint: the collector need not scan it at each of that lint's collections.
             frozen = reuse is not None and not gc.get_freeze_count()
             if frozen:
                 gc.freeze()
-            progress = _progress(quiet)
+            progress = None if quiet else ProgressLine(sys.stderr, _stderr_is_terminal())
             try:
                 result, inputs, run_cache = _answered(list(paths), config, fixes, reuse, looked_at, walked)
                 if result is None:
@@ -427,9 +437,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
         if add_noqa:
             from snlint.noqa import write_noqa
 
-            added = write_noqa(findings, result.sources, config.max_file_size,
-                               report=lambda message: click.echo(printable(message), err=True))
-            click.echo(f"Added {plural(added, 'noqa directive')}.", err=True)
+            added = write_noqa(findings, result.sources, config.max_file_size, report=_say)
+            _say(f"Added {plural(added, 'noqa directive')}.")
             sys.exit(EXIT_CLEAN)
         out = _report(findings, result, fmt, color=color, root=config.root,
                       unsafe=unsafe_fixes, quiet=quiet, statistics=statistics,
@@ -437,19 +446,13 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
     except Exception as exc:
         _internal_error(exc)
 
-    if output_file is not None:
-        _write_report(output_file, out)
-    elif out and not silent:
-        _emit(out[:-1], color)
-    if not stdin and not result.files and not quiet:
-        _no_files(paths)
-    if not quiet:
-        _graph_summary([] if stdin else result.graph, config.root)
+    _output(out, output_file, color, silent=silent)
     if not stdin:
-        _graph_note(len(result.discriminators), asked=config.graph, quiet=quiet)
-    code = exit_code(findings, exit_zero)
-    if exit_non_zero_on_fix and fixed is not None and fixed.written:
-        code = EXIT_FINDINGS
+        if not result.files and not quiet:
+            _no_files(paths)
+        _graph_lines(result, config, quiet)
+    code = exit_code(findings, exit_zero, fixes=fixes_made,
+                     exit_non_zero_on_fix=exit_non_zero_on_fix)
     # A failure of snlint itself (SN999) is found again next run, as the run cache does.
     if recordable and not result.graph and not any(f.code == "SN999" for f in findings):
         _record(own, config, code, run_cache.entry())
@@ -487,16 +490,20 @@ def _report(findings: list[Finding], result, fmt: str, *, color: bool, root, uns
     return out + (closing + "\n" if closing else "")
 
 
-def _would_fix(count: int, hidden: int) -> str:
-    more = f" ({hidden} more with --unsafe-fixes)" if hidden else ""
-    return f"Would fix {plural(count, 'finding')}{more}." if count else f"No fixes to apply{more}."
+def _output(text: str, output_file: str | None, color: bool = False, *,
+            silent: bool = False) -> None:
+    """The command's output (`text`: lines each ended by a newline, or nothing): to
+    --output-file in UTF-8 when given, else to standard output."""
+    if output_file is not None:
+        _write_file(output_file, printable(text).encode("utf-8"))
+    elif text and not silent:
+        _emit(text[:-1], color)
 
 
-def _write_report(path: str, text: str) -> None:
-    """--output-file: the report, in UTF-8, in place of standard output."""
+def _write_file(path: str, *pieces: bytes) -> None:
     try:
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(printable(text))
+        with open(path, "wb") as handle:
+            handle.writelines(pieces)
     except OSError as exc:
         _fail(f"cannot write {path}: {exc.strerror or exc}")
 
@@ -526,48 +533,54 @@ def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, dif
                exit_non_zero_on_fix: bool, output_file: str | None) -> None:
     """`--fix` / `--diff` on standard input, as ruff for editors: --diff prints the diff;
     --fix writes the fixed source to standard output and the report to standard error."""
-    import io
-
     from snlint.stdin import fix_stdin, lint_stdin
 
     def say(message: str) -> None:
         if not silent:
-            click.echo(printable(message), err=True)
+            _say(message)
 
     try:
-        data = sys.stdin.buffer.read()
-        fixed = fix_stdin(data, display, config, unsafe=unsafe, report=say)
+        data, fixed = fix_stdin(sys.stdin.buffer.read(), display, config, unsafe=unsafe, report=say)
     except Exception as exc:
         _internal_error(exc)
     if diff:
-        _write_bytes(fixed.diff)
-        if not quiet:
-            say(_would_fix(fixed.fixes, fixed.hidden))
-        _finish(EXIT_FINDINGS if fixed.diff and not exit_zero else EXIT_CLEAN)
-    _write_bytes(fixed.data)
-    changed = EXIT_FINDINGS if exit_non_zero_on_fix and fixed.fixes else EXIT_CLEAN
+        _show_diff(fixed, quiet=quiet, exit_zero=exit_zero, output_file=output_file)
+    _write_bytes(data)
     if fix_only:
         if fixed.fixes and not quiet:
             say(f"Fixed {plural(fixed.fixes, 'finding')}.")
-        _finish(changed)
+        _finish(exit_code((), fixes=fixed.fixes, exit_non_zero_on_fix=exit_non_zero_on_fix))
     try:
-        result = lint_stdin(io.BytesIO(fixed.data), display, config,
-                            fixes=fmt in report.FIX_FORMATS)
+        result = lint_stdin(data, display, config, fixes=fmt in report.FIX_FORMATS)
         findings = list(result.findings)
         out = _report(findings, result, fmt, color=color, root=config.root, unsafe=unsafe,
                       quiet=quiet, fixes=fixed.fixes, outcome=fixed)
     except Exception as exc:
         _internal_error(exc)
     if output_file is not None:
-        _write_report(output_file, out)
+        _output(out, output_file)
     elif out and not silent:
         click.echo(printable(out), err=True, nl=False, color=color)
-    _finish(max(exit_code(findings, exit_zero), changed))
+    _finish(exit_code(findings, exit_zero, fixes=fixed.fixes,
+                      exit_non_zero_on_fix=exit_non_zero_on_fix))
 
 
-def _write_bytes(*pieces: bytes) -> None:
-    """Bytes on standard output as they are (a fixed source or a diff is in its file's
-    encoding, so it applies to the file as it is)."""
+def _show_diff(outcome, *, quiet: bool, exit_zero: bool, output_file: str | None) -> None:
+    """--diff: each changed file's diff, the count line, and exit (1 when there is a diff)."""
+    _write_bytes(*(item.diff for item in outcome.files), output_file=output_file)
+    if not quiet:
+        more = f" ({outcome.hidden} more with --unsafe-fixes)" if outcome.hidden else ""
+        count = outcome.fixes
+        _say(f"Would fix {plural(count, 'finding')}{more}." if count else f"No fixes to apply{more}.")
+    _finish(EXIT_FINDINGS if outcome.files and not exit_zero else EXIT_CLEAN)
+
+
+def _write_bytes(*pieces: bytes, output_file: str | None = None) -> None:
+    """Bytes on standard output (or to `output_file`) as they are (a fixed source or a diff
+    is in its file's encoding, so it applies to the file as it is)."""
+    if output_file is not None:
+        _write_file(output_file, *pieces)
+        return
     sys.stdout.flush()
     try:
         for data in pieces:
@@ -670,32 +683,20 @@ def _answered(paths: list[str], config, fixes: bool, reuse,
                   discriminators=run_cache.entry().discriminators), inputs, run_cache
 
 
-def _progress(quiet: bool):
-    if quiet:
-        return None
-    from snlint.report.progress import ProgressLine
+def _graph_lines(result, config, quiet: bool) -> None:
+    """What the graph pass did with each class, and whether it ran, on standard error:
+    stdout keeps only the report (JSON and SARIF stay parseable)."""
+    from snlint.graph.diagnostics import graph_note, graph_summary, installed
 
-    return ProgressLine(sys.stderr, _stderr_is_terminal(), quiet=quiet)
+    if result.graph and not quiet:
+        from snlint.link.roots import locate_module
 
-
-def _graph_summary(results, root) -> None:
-    """What the graph pass did with each class, on standard error: stdout keeps only the
-    report (JSON and SARIF stay parseable)."""
-    if not results:
-        return
-    from snlint.graph.diagnostics import graph_summary, installed
-    from snlint.link.roots import locate_module
-
-    text = graph_summary(results, locate=lambda name: locate_module(name, root),
-                         is_installed=installed)
-    if text:
-        _note(text, recorded=False)
-
-
-def _graph_note(discriminators: int, *, asked: bool, quiet: bool) -> None:
-    from snlint.graph.diagnostics import graph_note
-
-    text = graph_note(discriminators, asked=asked, quiet=quiet, terminal=_stderr_is_terminal())
+        text = graph_summary(result.graph, locate=lambda name: locate_module(name, config.root),
+                             is_installed=installed)
+        if text:
+            _note(text, recorded=False)
+    text = graph_note(len(result.discriminators), asked=config.graph, quiet=quiet,
+                      terminal=_stderr_is_terminal())
     if text:
         _note(text)
 
@@ -711,29 +712,27 @@ def _after_fixes(fixes: int, outcome, findings: list[Finding], sources: dict[str
 
 
 def _apply_fixes(paths: list[str], config, *, unsafe: bool, diff: bool, exit_zero: bool, files: list,
-                 quiet: bool = False):
+                 quiet: bool, output_file: str | None):
     """`--diff`: print the diffs and exit. `--fix`: write the fixed files; return what the
-    rounds read (`snlint.engine.Reuse`), for the lint after them, and what they did."""
+    rounds read (`snlint.engine.Reuse`), for the lint after them, what they did, and the
+    fixes written."""
     try:
         from snlint.engine.fixing import fix_paths
         from snlint.engine.lint import Reuse
 
         reuse = Reuse()
         outcome = fix_paths(paths, config, files, unsafe=unsafe, write=not diff, reuse=reuse,
-                            report=lambda message: click.echo(printable(message), err=True))
+                            report=_say)
     except Exception as exc:
         _internal_error(exc)
     if diff:
-        _write_bytes(*(item.diff for item in outcome.files))
         reuse.close()
-        if not quiet:
-            click.echo(_would_fix(outcome.fixes, outcome.hidden), err=True)
-        sys.exit(EXIT_FINDINGS if outcome.files and not exit_zero else EXIT_CLEAN)
+        _show_diff(outcome, quiet=quiet, exit_zero=exit_zero, output_file=output_file)
     written = outcome.written
     count = sum(item.fixes for item in written)
     if count and not quiet:
-        click.echo(f"Fixed {plural(count, 'finding')} in {plural(len(written), 'file')}.", err=True)
-    return reuse, outcome
+        _say(f"Fixed {plural(count, 'finding')} in {plural(len(written), 'file')}.")
+    return reuse, outcome, count
 
 
 def _catalogue() -> dict:

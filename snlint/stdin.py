@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import field
 from pathlib import Path
-from typing import BinaryIO
-
-from collections import Counter
-from collections.abc import Callable
 
 from snlint.config import Config
 from snlint.files import NOTEBOOK_SUFFIX, SUFFIXES, SourceFile, discover, display_path, read_source
 from snlint.findings import Finding
-from snlint.notebook import Notebook, parse_notebook
+from snlint.fix.apply import FixedPoint
+from snlint.notebook import parse_notebook
 from snlint.records import dataclass
 
 STDIN = "-"
@@ -32,90 +31,55 @@ class StdinResult:
     cleared: list[Finding] = field(default_factory=list)  # no graph pass on standard input
 
 
-def excluded(display: str, config: Config) -> bool:
-    """Whether --force-exclude drops the file `display` names."""
-    if not config.force_exclude or Path(display).suffix not in SUFFIXES:
-        return False
-    return not discover([display], config)
-
-
-def read_bytes(data: bytes, display: str, max_size: int) -> SourceFile | Finding:
-    """`data` read as the file `display` would be, or an SN902 / SN903."""
+@contextmanager
+def _as_file(data: bytes, display: str,
+             config: Config) -> Iterator[tuple[str, list[tuple[str, Path]]]]:
+    """The display path, and [(it, a private temporary file holding `data`)] to read as the
+    file `display` would be; [] when --force-exclude drops that file."""
+    display = display_path(display) if display != STDIN else STDIN
+    if config.force_exclude and Path(display).suffix in SUFFIXES \
+            and not discover([display], config):
+        yield display, []
+        return
     fd, temp = tempfile.mkstemp(prefix="snlint-stdin-", suffix=Path(display).suffix or ".py")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        return read_source(display, Path(temp), max_size)
+        yield display, [(display, Path(temp))]
     finally:
         os.unlink(temp)
 
 
-def _read(data: bytes, display: str, max_size: int) -> tuple[SourceFile | Finding, Notebook | None]:
-    """`data` read as the file `display` would be, a notebook parsed; or its SN902 / SN903."""
-    read = read_bytes(data, display, max_size)
-    if isinstance(read, Finding) or not display.endswith(NOTEBOOK_SUFFIX):
-        return read, None
-    notebook = parse_notebook(display, read.text)
-    return (notebook, None) if isinstance(notebook, Finding) else (read, notebook)
-
-
-@dataclass
-class StdinFix:
-    """What `--fix` / `--diff` make of standard input."""
-
-    data: bytes  # the fixed source in the input's encoding (the input itself when unchanged)
-    fixes: int = 0  # fixes applied
-    diff: bytes = b""  # the unified diff, in the input's encoding ("" when unchanged)
-    hidden: int = 0  # unsafe fixes `unsafe` left out
-    # The first lint's findings by identity (`snlint.fix.identity`), counted.
-    first: Counter = field(default_factory=Counter)
-
-
 def fix_stdin(data: bytes, display: str, config: Config, *, unsafe: bool,
-              report: Callable[[str], None]) -> StdinFix:
-    """Fix `data`, linted as the file `display`, as `--fix` fixes a file. Input that
-    cannot be read, parsed or encoded back comes back unchanged."""
+              report: Callable[[str], None]) -> tuple[bytes, FixedPoint]:
+    """Fix `data`, linted as the file `display`, as `--fix` fixes a file (`write_fixed`,
+    writing nothing): the fixed bytes (`data` itself when unchanged) and the rounds' result."""
     from snlint.engine.fixing import fixed_point
-    from snlint.fix import FileOutcome
+    from snlint.fix import read_fixable, write_fixed
 
-    display = display_path(display) if display != STDIN else STDIN
-    unchanged = StdinFix(data)
-    if excluded(display, config):
-        return unchanged
-    read, notebook = _read(data, display, config.max_file_size)
-    if isinstance(read, Finding) or (notebook is not None and not notebook.writable):
-        return unchanged
-    text = read.text if notebook is None else notebook.python
-    result = fixed_point({display: text}, config, unsafe=unsafe, report=report)
-    new = result.texts[display]
-    kept = StdinFix(data, hidden=result.hidden, first=result.first)
-    if new == text or display in result.blocked:
-        return kept
-    if notebook is not None:
-        new = notebook.apply(new)
-        if new is None:
-            report(f"snlint: not fixing {display}: a fix spans more than one cell")
-            return kept
-    try:
-        encoded = new.encode(read.encoding)
-    except UnicodeEncodeError as e:
-        report(f"snlint: not fixing {display}: the fixed text cannot be encoded as "
-               f"{read.encoding} ({e.reason})")
-        return kept
-    item = FileOutcome(read, new, result.fixed[display], encoded)
-    return StdinFix(encoded, item.fixes, item.diff, result.hidden, result.first)
+    with _as_file(data, display, config) as (display, files):
+        sources, notebooks, texts = read_fixable(files, config)
+    if not sources:
+        return data, FixedPoint({})
+    result = fixed_point(texts, config, unsafe=unsafe, report=report)
+    write_fixed(sources, notebooks, texts, result, False, report)
+    return (result.files[0].data if result.files else data), result
 
 
-def lint_stdin(stream: BinaryIO, display: str, config: Config, *, fixes: bool = False) -> StdinResult:
+def lint_stdin(data: bytes, display: str, config: Config, *, fixes: bool = False) -> StdinResult:
     """`fixes`: build each finding's fix (`snlint.engine.lint_sources`)."""
     from snlint.engine import in_cells, lint_sources
 
-    display = display_path(display) if display != STDIN else STDIN
-    if excluded(display, config):
-        return StdinResult([])
-    read, notebook = _read(stream.read(), display, config.max_file_size)
-    if isinstance(read, Finding):
-        return StdinResult([read] if config.is_enabled(read.code, display) else [], {}, [display])
+    with _as_file(data, display, config) as (display, files):
+        if not files:
+            return StdinResult([])
+        read = read_source(display, files[0][1], config.max_file_size)
+    notebook = None
+    if isinstance(read, SourceFile) and display.endswith(NOTEBOOK_SUFFIX):
+        notebook = parse_notebook(display, read.text)
+    broken = notebook if isinstance(notebook, Finding) else read
+    if isinstance(broken, Finding):
+        return StdinResult([broken] if config.is_enabled(broken.code, display) else [], {}, [display])
     if notebook is not None:
         findings = in_cells(lint_sources({display: notebook.python}, config, fixes=fixes),
                             {display: notebook})

@@ -107,6 +107,56 @@ def test_output_file_in_a_missing_folder_is_an_error(project):
     assert result.stderr.startswith("snlint: cannot write no/such/out.txt: ")
 
 
+def _to_file_and_to_stdout(*args: str) -> tuple[str, str]:
+    """(what `args` write to --output-file, what they print without it); checks that
+    stdout stays empty and the exit code is the same."""
+    plain = snlint(*args)
+    result = CliRunner().invoke(main, ["--no-graph", "--output-file", "out.txt", *args])
+    assert (result.exit_code, result.stdout) == (plain.exit_code, "")
+    return open("out.txt", encoding="utf-8", newline="").read(), plain.stdout
+
+
+def test_output_file_holds_the_rule_list(project):
+    written, printed = _to_file_and_to_stdout("--list-rules", "--output-format", "json")
+    assert written == printed
+    assert written.startswith('[\n  {\n    "code": "SN101",')
+
+
+def test_output_file_holds_the_rule_page(project):
+    written, printed = _to_file_and_to_stdout("--explain", "SN101", "--color", "never")
+    assert written == printed
+    assert written.startswith("# SN101 sn-on-normalization\n\nSeverity: error.")
+
+
+def test_output_file_holds_the_diff(project):
+    (project / "d.py").write_text(BUGGY)
+    written, printed = _to_file_and_to_stdout("--diff", "d.py")
+    assert written == printed
+    assert written.startswith("--- a/d.py\n+++ b/d.py\n@@ -7,7 +7,7 @@\n")
+    assert "\n+        self.act = nn.LeakyReLU(0.2)\n" in written
+    assert (project / "d.py").read_text() == BUGGY
+
+
+def test_output_file_holds_the_diff_of_standard_input(project):
+    args = ["--no-graph", "--diff", "--stdin-filename", "d.py"]
+    plain = CliRunner().invoke(main, args, input=BUGGY)
+    result = CliRunner().invoke(main, ["--output-file", "out.txt", *args], input=BUGGY)
+    assert (result.exit_code, result.stdout) == (plain.exit_code, "")
+    assert (project / "out.txt").read_bytes() == plain.stdout_bytes
+    assert plain.stdout.startswith("--- a/d.py\n+++ b/d.py\n@@ -7,7 +7,7 @@\n")
+
+def test_output_file_holds_the_settings(project):
+    written, printed = _to_file_and_to_stdout("--show-settings", ".")
+    assert written == printed
+    assert written.startswith(f"Resolved settings for: {project}\n")
+
+
+def test_output_file_holds_the_files_listed(project):
+    (project / "d.py").write_text(CLEAN)
+    written, printed = _to_file_and_to_stdout("--show-files", ".")
+    assert written == printed == f"{project / 'd.py'}\n"
+
+
 # --exit-non-zero-on-fix, --fix-only
 
 def test_exit_non_zero_on_fix_when_nothing_remains(project):

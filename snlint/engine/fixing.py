@@ -20,13 +20,13 @@ from snlint.engine.run_cache import project_files, walked_files
 from snlint.engine.workers import shared_map
 from snlint.files import sweep_temporaries
 from snlint.findings import Finding
-from snlint.fix import FixOutcome, read_fixable, write_fixed, written_targets
+from snlint.fix import read_fixable, write_fixed, written_targets
 from snlint.fix.apply import MAX_ROUNDS, Fixed, FixedPoint, Report, Rounds, Work, as_sent, fix_chunk, \
     prepare_fixes, text_size
 
 
 def fix_paths(paths: list[str], config: Config, files: list[tuple[str, Path]], *, unsafe: bool = False,
-              write: bool = False, report: Report, reuse: Reuse | None = None) -> FixOutcome:
+              write: bool = False, report: Report, reuse: Reuse | None = None) -> FixedPoint:
     """Fix what the first lint of `files` announces (unsafe fixes too with `unsafe`); with
     `write`, write each changed file atomically, unless it changed on disk since it was
     read. `reuse`: what the lints share, kept for the report after them."""
@@ -34,8 +34,7 @@ def fix_paths(paths: list[str], config: Config, files: list[tuple[str, Path]], *
     if write:
         # The temporary files a run killed during its writes left (SIGKILL runs no clean-up).
         sweep_temporaries(written_targets(files), before_ns=started)
-    sources, notebooks = read_fixable(files, config)
-    texts = {p: notebooks[p].python if p in notebooks else s.text for p, s in sources.items()}
+    sources, notebooks, texts = read_fixable(files, config)
     # The rounds change files, never which files there are: the tree is walked once.
     project = walked_files(paths, files, config)
     if project is None:

@@ -29,10 +29,7 @@ from snlint.records import dataclass
 if TYPE_CHECKING:  # a plain lint reads no notebook for its fixes
     from snlint.notebook import Notebook
 
-__all__ = ["FixOutcome", "attach_fixes", "mark_fixes", "read_fixable", "unified_diff", "write_fixed"]
-
-
-FixOutcome = FixedPoint  # what --fix did: the rounds' result, with each changed file
+__all__ = ["attach_fixes", "mark_fixes", "read_fixable", "unified_diff", "write_fixed"]
 
 
 def _stderr(message: str) -> None:
@@ -58,13 +55,17 @@ def mark_fixes(findings: Iterable[Finding], files: Mapping[str, FileFacts], conf
             try:
                 marked = mark(f, facts, config, rules)
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
-                report(f"snlint: internal error in the {f.code} fix for {where(f)}: "
-                       f"{type(e).__name__}: {e}")
+                _fixer_failed(report, f, e)
                 marked = None
             if marked is not None:
                 f = replace(f, fix=marked)
         out.append(f)
     return out
+
+
+def _fixer_failed(report: Report, finding: Finding, e: Exception) -> None:
+    report(f"snlint: internal error in the {finding.code} fix for {where(finding)}: "
+           f"{type(e).__name__}: {e}")
 
 
 def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: Config,
@@ -108,8 +109,7 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str], config: C
             try:
                 built = _built(parsed, finding, config, by_code, payload)
             except Exception as e:  # noqa: BLE001 - a fixer's bug must not end the run
-                report(f"snlint: internal error in the {finding.code} fix for {where(finding)}: "
-                       f"{type(e).__name__}: {e}")
+                _fixer_failed(report, finding, e)
                 marked.pop(i, None)  # said on stderr: no fix
                 continue
             if built is None:
@@ -172,17 +172,15 @@ class FileOutcome:
         """The unified diff, in the file's encoding (made only when `--diff` asks)."""
         source, new = self.source, self.text
         bom = "\ufeff" if self.data.startswith(b"\xef\xbb\xbf") and not new.startswith("\ufeff") else ""
+        sig = source.encoding.lower().replace("_", "-") == "utf-8-sig"
         return unified_diff(source.path, bom + source.text, bom + new).encode(
-            _diff_encoding(source.encoding), errors="replace")
+            "utf-8" if sig else source.encoding, errors="replace")
 
 
-def _diff_encoding(encoding: str) -> str:
-    return "utf-8" if encoding.lower().replace("_", "-") == "utf-8-sig" else encoding
-
-
-def read_fixable(files: list[tuple[str, Path]], config: Config) -> tuple[dict[str, SourceFile], dict[str, Notebook]]:
-    """The files `--fix` may fix, by display path, and the notebooks among them whose cells
-    it can write back into their JSON."""
+def read_fixable(files: list[tuple[str, Path]], config: Config
+                 ) -> tuple[dict[str, SourceFile], dict[str, Notebook], dict[str, str]]:
+    """The files `--fix` may fix, by display path, the notebooks among them whose cells it
+    can write back into their JSON, and the Python text of each (a notebook's cells)."""
     from snlint.notebook import parse_notebook
 
     sources: dict[str, SourceFile] = {}
@@ -197,7 +195,8 @@ def read_fixable(files: list[tuple[str, Path]], config: Config) -> tuple[dict[st
                 continue
             notebooks[display] = notebook
         sources[display] = read
-    return sources, notebooks
+    texts = {p: notebooks[p].python if p in notebooks else s.text for p, s in sources.items()}
+    return sources, notebooks, texts
 
 
 def written_targets(files: Iterable[tuple[str, Path]]) -> list[Path]:
@@ -206,7 +205,7 @@ def written_targets(files: Iterable[tuple[str, Path]]) -> list[Path]:
 
 
 def write_fixed(sources: dict[str, SourceFile], notebooks: dict[str, Notebook], texts: dict[str, str],
-                result: FixedPoint, write: bool, report: Report) -> FixOutcome:
+                result: FixedPoint, write: bool, report: Report) -> FixedPoint:
     """`result` (the rounds on `texts`) with each changed file's outcome, written (with
     `write`) unless it changed on disk since it was read."""
     for path, source in sorted(sources.items()):
