@@ -154,12 +154,7 @@ def _narrowed(index: at.FactsAt, names: F.Names, call: F.Call, var: str,
         if isinstance(anc, (F.FunctionFacts, F.Lambda, F.ClassFacts, F.For)):
             break
         if isinstance(anc, F.If) and any(s is prev for s in anc.body):
-            stack = [anc.test]
-            found: list = []
-            while stack:  # children last to first: the rightmost check is tried first
-                e = stack.pop()
-                found.append(e)
-                stack.extend(at._children(e))
+            found = list(at.walk(anc.test))[::-1]  # the rightmost check is tried first
             if any(isinstance(e, F.Not) for e in found):
                 return None
             checks = [e for e in found if _isinstance_check(names, e, var)]
