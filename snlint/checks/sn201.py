@@ -293,7 +293,9 @@ def _sn_callees(facts: F.FileFacts, names: F.Names) -> dict[str, tuple[int, str]
         return _COUNTED[0][2]
     counts: Counter[str] = Counter()
     apis: dict[str, str] = {}
-    for call in at.calls(facts):
+    for call in at.walk(*facts.body):
+        if not isinstance(call, F.Call):
+            continue
         api = _api_of(names, at.qualified(names, call.func) or "")
         text = at.dotted(call.func) if api else None
         if text is not None:

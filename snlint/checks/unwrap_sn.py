@@ -245,13 +245,11 @@ def _narrow(finding: Finding, payload: Narrow, parsed: ParsedFile) -> Plan | Non
     from snlint.edit.syntax import without
 
     check = parsed.node(payload.check, cst.Call)
-    if check is None or len(check.args) != 2:
+    if check is None:
         return None
     plan = Plan(finding.code, payload.applicability, payload.message)
-    if not payload.hits:
+    if not payload.hits:  # the check is one side of an `or` (`_narrowed`)
         parent = parsed.parent(check)
-        if not (isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.Or)):
-            return None
         other = parent.right if parent.left is check else parent.left
         return plan.replace(parent, other.with_changes(lpar=[*parent.lpar, *other.lpar],
                                                         rpar=[*other.rpar, *parent.rpar]))
