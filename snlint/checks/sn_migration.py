@@ -128,7 +128,8 @@ def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | No
         return None
     elif payload.rebind and _rebind(parsed, plan, func.value, payload):
         name = func.value
-        migrated = [n for n in parsed.calls if isinstance(n.func, cst.Name) and n.func.value == name]
+        migrated = [n for n in parsed.calls
+                    if isinstance(n.func, cst.Name) and n.func.value == name]
         if len(migrated) > 1:
             scope = f"all {len(migrated)} calls of `{name}` in this file (its import changes)"
         else:
@@ -136,7 +137,8 @@ def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | No
     elif payload.ref is not None:
         if payload.ref_module is not None:
             plan.imports.append(ImportSpec(payload.ref_module, payload.ref.partition(".")[0]))
-        plan.replace(func, cst.parse_expression(payload.ref).with_changes(lpar=func.lpar, rpar=func.rpar))
+        ref = cst.parse_expression(payload.ref)
+        plan.replace(func, ref.with_changes(lpar=func.lpar, rpar=func.rpar))
     else:
         return None
     inits = _migrate_inits(parsed, plan, migrated)
