@@ -97,11 +97,10 @@ def fix(finding: Finding, payload: DropDim, parsed):
     from snlint.edit.syntax import remove_arg
 
     arg = parsed.node(payload.arg, cst.Arg)
-    call = parsed.parent(arg) if arg is not None else None
-    if not isinstance(call, cst.Call):
+    if arg is None:
         return None
     plan = Plan(finding.code, payload.applicability,
                 f"Drop {parsed.code(arg).strip().rstrip(',')} so the API's default, the layer's output "
                 f"axis, applies; state_dict keys stay, the u/v vectors change shape (drop them "
                 f"from old checkpoints)")
-    return plan.replace(call, remove_arg(call, arg))
+    return plan.replace(*remove_arg(parsed, arg))
