@@ -170,11 +170,6 @@ def walk(*facts: Any) -> Iterator[Any]:
         stack.extend(reversed(_children(fact)))
 
 
-def calls(file: F.FileFacts) -> Iterator[F.Call]:
-    """Every call the source pass read in the file."""
-    return (fact for fact in walk(*file.body) if isinstance(fact, F.Call))
-
-
 def attribute(e: Any) -> tuple[str, Any] | None:
     """(attribute name, what it is read from) when `e` reads an attribute: `x.weight`, or
     a module-level chain the source pass kept whole (a `Global` with a dot)."""

@@ -68,8 +68,7 @@ def fix(finding: Finding, payload: NormalizeWeight, parsed):
     from snlint.edit.syntax import remove_arg
 
     name_arg = parsed.node(payload.arg, cst.Arg)
-    call = parsed.parent(name_arg) if name_arg is not None else None
-    if not isinstance(call, cst.Call):
+    if name_arg is None:
         return None
     old = parsed.code(name_arg.value)
     keys = ("`weight_orig`, `weight_u`, `weight_v` instead of `bias_orig`, `bias_u`, `bias_v`"
@@ -85,4 +84,4 @@ def fix(finding: Finding, payload: NormalizeWeight, parsed):
         return plan.replace(value, new)
     plan = Plan(finding.code, payload.applicability,
                 f"Drop name={old} so spectral norm normalizes `weight`, its default; state_dict keys change ({keys})")
-    return plan.replace(call, remove_arg(call, name_arg))
+    return plan.replace(*remove_arg(parsed, name_arg))

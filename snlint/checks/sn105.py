@@ -7,7 +7,7 @@ from typing import Iterator
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings, on_a_vector
 from snlint.checks.verdicts import (
-    measured_wrong_axis, sigma_text, sn_dim_off_output_axis, sn_on_normalization, sn_without_weight_matrix,
+    measured, sigma_text, sn_dim_off_output_axis, sn_on_normalization, sn_without_weight_matrix,
 )
 from snlint.config import Config
 from snlint import facts as F
@@ -48,8 +48,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
     def built(st: State):
         m, state, ndim = st.leaf, st.state, st.ndim
-        if (st.index == 0 and state.api not in (SN_HOOK, SN_PARAM) and measured_wrong_axis(st.use)
-                and id(state) not in reported):
+        if (st.index == 0 and state.api not in (SN_HOOK, SN_PARAM)
+                and measured(st.use) == "wrong_axis" and id(state) not in reported):
             return state.site, (
                 f"spectral norm of {m.type_name} `{m.path}` normalizes its weight along dim 0, "
                 f"its input axis: measured {sigma_text(st.use.sigma_dim0)} flattened along dim 0, "
@@ -97,11 +97,10 @@ def fix(finding: Finding, payload: DropDim, parsed):
     from snlint.edit.syntax import remove_arg
 
     arg = parsed.node(payload.arg, cst.Arg)
-    call = parsed.parent(arg) if arg is not None else None
-    if not isinstance(call, cst.Call):
+    if arg is None:
         return None
     plan = Plan(finding.code, payload.applicability,
                 f"Drop {parsed.code(arg).strip().rstrip(',')} so the API's default, the layer's output "
                 f"axis, applies; state_dict keys stay, the u/v vectors change shape (drop them "
                 f"from old checkpoints)")
-    return plan.replace(call, remove_arg(call, arg))
+    return plan.replace(*remove_arg(parsed, arg))

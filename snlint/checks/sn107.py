@@ -8,7 +8,7 @@ from typing import Iterator
 from snlint.checks.emit import Emitter
 from snlint.checks.sn_applications import State, applications, linked_findings
 from snlint.checks.sn_migration import Migrate, migrate, migration
-from snlint.checks.verdicts import hook_sn_never_runs, measured_raw, sigma_text
+from snlint.checks.verdicts import hook_sn_never_runs, measured, sigma_text
 from snlint.findings import Finding
 
 
@@ -29,12 +29,12 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             return None
         name = m.path.rpartition('.')[2]
         if hook_sn_never_runs(state.api, m.bypassed_forward):
-            measured = f" (measured: {sigma_text(st.use.sigma)})" if measured_raw(st.use) else ""
+            raw = f" (measured: {sigma_text(st.use.sigma)})" if measured(st.use) == "raw" else ""
             return state.site, (
                 f"hook-based spectral norm on {m.type_name} `{name}` never "
                 "runs: MultiheadAttention reads out_proj.weight directly, so the weight is never "
-                f"normalized{measured}")
-        if measured_raw(st.use):
+                f"normalized{raw}")
+        if measured(st.use) == "raw":
             # The forward handed the layer's op its raw parameter: a wrapper that normalizes
             # into a local, or a forward that reads the weight around the hook.
             return state.site, (

@@ -13,7 +13,7 @@ from snlint.checks.fix_data import MissingSN
 from snlint.checks.linked import Shown, confirmed, runtime_only
 from snlint.checks.shared import discriminator_classes, own_site, per_model
 from snlint.checks.verdicts import (
-    leaf_missing_sn, measured_normalized, measured_raw, needs_sn, normalized_by_measurement,
+    leaf_missing_sn, measured, needs_sn, normalized_by_measurement,
     runtime_clears_missing_sn, sigma_text, uses_sn,
 )
 from snlint.config import Config
@@ -55,18 +55,18 @@ def _premise(runtime, m) -> bool:
     normalized), and this layer not measured normalized; where only the measurement shows
     SN elsewhere, this layer must be measured raw too."""
     use = runtime.facts.weights.get(m.path)
-    if measured_normalized(use):
+    if measured(use) == "normalized":
         return False
     if uses_sn(runtime.facts):
         return True
-    return measured_raw(use) and normalized_by_measurement(runtime.facts)
+    return measured(use) == "raw" and normalized_by_measurement(runtime.facts)
 
 
 def _shown(runtime, m) -> Shown:
     use = runtime.facts.weights.get(m.path)
     # SN only measured (a hand-written SN the facts do not name): no torch SN to offer.
     data = MissingSN(m.type_name, _runtime_sn_api(runtime.facts) or "custom")
-    if measured_raw(use):
+    if measured(use) == "raw":
         seen = f"It computes with its raw weight, {sigma_text(use.sigma)} (measured in a forward)."
     else:
         seen = "Seen in the built model."
@@ -293,7 +293,9 @@ def _sn_callees(facts: F.FileFacts, names: F.Names) -> dict[str, tuple[int, str]
         return _COUNTED[0][2]
     counts: Counter[str] = Counter()
     apis: dict[str, str] = {}
-    for call in at.calls(facts):
+    for call in at.walk(*facts.body):
+        if not isinstance(call, F.Call):
+            continue
         api = _api_of(names, at.qualified(names, call.func) or "")
         text = at.dotted(call.func) if api else None
         if text is not None:

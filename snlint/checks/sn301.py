@@ -257,7 +257,7 @@ def fix(finding: Finding, payload: PerSampleNorm, parsed):
         node = param.default if param is not None else None
     else:
         node = parsed.node(payload.site, cst.Call)
-    if node is None or payload.in_partial != isinstance(node, cst.Call) and payload.param:
+    if node is None:
         return None
     plan = Plan(finding.code, payload.applicability, "")
     if payload.ref and payload.imports:
@@ -307,20 +307,17 @@ def _lead_comma(whitespace):
     return _space_comma()
 
 
-def _norm_args(call_args, new: str, in_partial: bool, lead) -> tuple[list, list[str]] | None:
+def _norm_args(call_args, new: str, lead) -> tuple[list, list[str]]:
     """The replacement's arguments from a batch norm's (after the class, for a partial),
-    and the names dropped; `lead`: the comma after GroupNorm's inserted `1`."""
+    which `fix_input` found it can name, and the names dropped; `lead`: the comma after
+    GroupNorm's inserted `1`."""
     import libcst as cst
 
     from snlint.edit.syntax import merge_comma
 
     names = bn_parameters((a.star, a.keyword.value if a.keyword is not None else None)
                           for a in call_args)
-    if names is None:
-        return None
     named = list(zip(names, call_args))
-    if "num_features" not in names and not in_partial:
-        return None
     if new == "Identity":
         return [], [n for n in names if n != "num_features"]
     dropped = [n for n in names if n in BN_ONLY]
@@ -384,10 +381,9 @@ def _replace_norm_call(plan, payload: PerSampleNorm, call):
 
     new = payload.new
     ref = _ref(payload, call.func)
-    built = _norm_args(call.args, new, False, _lead_comma(call.whitespace_before_args))
-    if ref is None or built is None:
+    if ref is None:
         return None
-    args, dropped = built
+    args, dropped = _norm_args(call.args, new, _lead_comma(call.whitespace_before_args))
     if not args and new == "Identity":
         new_call = call.with_changes(func=ref, args=[], whitespace_before_args=cst.SimpleWhitespace(""))
     else:
@@ -400,28 +396,23 @@ def _replace_norm_partial(plan, payload: PerSampleNorm, call):
 
     from snlint.edit.syntax import positional
 
-    pos = positional(call)
-    if not pos:
-        return None
+    cls = positional(call)[0]
     new = payload.new
-    ref = _ref(payload, pos[0].value)
+    ref = _ref(payload, cls.value)
     if ref is None:
         return None
-    rest = [a for a in call.args if a is not pos[0]]
+    rest = [a for a in call.args if a is not cls]
     if new == "Identity":
         replacement = ref
         dropped = [a.keyword.value if a.keyword else "argument" for a in rest]
     else:
-        first_comma = pos[0].comma if isinstance(pos[0].comma, cst.Comma) else _space_comma()
+        first_comma = cls.comma if isinstance(cls.comma, cst.Comma) else _space_comma()
         if rest:
-            built = _norm_args(rest, new, True, first_comma)
-            if built is None:
-                return None
-            args, dropped = built
+            args, dropped = _norm_args(rest, new, first_comma)
         else:
             args = [cst.Arg(cst.Integer("1")) if new == "GroupNorm" else _affine_true()]
             dropped = []
-        first = pos[0].with_changes(value=ref, comma=first_comma if args else pos[0].comma)
+        first = cls.with_changes(value=ref, comma=first_comma if args else cls.comma)
         replacement = call.with_changes(args=[first, *args])
     return _replaced(plan, payload, call, replacement, dropped,
                      ", so that calling it with the channel count still works")

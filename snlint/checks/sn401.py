@@ -198,17 +198,11 @@ def fix(finding: Finding, payload: OneCall, parsed):
     from snlint.edit.plan import ImportSpec, Plan
     from snlint.edit.syntax import code_of
 
-    calls = [parsed.node(payload.first, cst.Call), parsed.node(payload.second, cst.Call)]
-    statements = []
-    for call in calls:
-        assign = parsed.parent(call) if call is not None else None
-        line = parsed.parent(assign) if isinstance(assign, cst.Assign) else None
-        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 or len(assign.targets) != 1 \
-                or len(call.args) != 1:
-            return None
-        statements.append((assign, line))
-    (assign1, line1), (assign2, line2) = statements
-    first, second = calls
+    # `fix_input` found each call the value of a one-target assignment alone on its line.
+    first, second = parsed.node(payload.first, cst.Call), parsed.node(payload.second, cst.Call)
+    if first is None or second is None:
+        return None
+    assign1, assign2 = parsed.parent(first), parsed.parent(second)
     x1, x2 = first.args[0].value, second.args[0].value
     plan = Plan(finding.code, payload.applicability, "")
     if payload.imports:
@@ -223,7 +217,7 @@ def fix(finding: Finding, payload: OneCall, parsed):
         cst.Element(t2)], lpar=[], rpar=[])
     plan.replace(assign1, assign1.with_changes(
         targets=[assign1.targets[0].with_changes(target=targets)], value=value))
-    plan.replace(line2, cst.RemoveFromParent())
+    plan.replace(parsed.parent(assign2), cst.RemoveFromParent())
     plan.message = (f"Score both batches in one call, `{parsed.code(t1)}, {parsed.code(t2)} = "
                     f"{code_of(value)}`, so the batch statistics cover real and generated samples "
                     f"alike (the two calls become one)")

@@ -124,20 +124,21 @@ def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | No
         if new is None:
             return None
         plan.replace(func, new)
-    elif isinstance(func, cst.Name):
+    elif not isinstance(func, cst.Name):
+        return None
+    elif payload.rebind and _rebind(parsed, plan, func.value, payload):
         name = func.value
-        if payload.rebind and _rebind(parsed, plan, name, payload):
-            migrated = [n for n in parsed.calls() if isinstance(n.func, cst.Name) and n.func.value == name]
-            if len(migrated) > 1:
-                scope = f"all {len(migrated)} calls of `{name}` in this file (its import changes)"
-            else:
-                scope = "this call (the file's only use of the hook API, so its import changes)"
-        elif payload.ref is not None:
-            if payload.ref_module is not None:
-                plan.imports.append(ImportSpec(payload.ref_module, payload.ref.partition(".")[0]))
-            plan.replace(func, cst.parse_expression(payload.ref).with_changes(lpar=func.lpar, rpar=func.rpar))
+        migrated = [n for n in parsed.calls
+                    if isinstance(n.func, cst.Name) and n.func.value == name]
+        if len(migrated) > 1:
+            scope = f"all {len(migrated)} calls of `{name}` in this file (its import changes)"
         else:
-            return None
+            scope = "this call (the file's only use of the hook API, so its import changes)"
+    elif payload.ref is not None:
+        if payload.ref_module is not None:
+            plan.imports.append(ImportSpec(payload.ref_module, payload.ref.partition(".")[0]))
+        ref = cst.parse_expression(payload.ref)
+        plan.replace(func, ref.with_changes(lpar=func.lpar, rpar=func.rpar))
     else:
         return None
     inits = _migrate_inits(parsed, plan, migrated)

@@ -154,12 +154,7 @@ def _narrowed(index: at.FactsAt, names: F.Names, call: F.Call, var: str,
         if isinstance(anc, (F.FunctionFacts, F.Lambda, F.ClassFacts, F.For)):
             break
         if isinstance(anc, F.If) and any(s is prev for s in anc.body):
-            stack = [anc.test]
-            found: list = []
-            while stack:  # children last to first: the rightmost check is tried first
-                e = stack.pop()
-                found.append(e)
-                stack.extend(at._children(e))
+            found = list(at.walk(anc.test))[::-1]  # the rightmost check is tried first
             if any(isinstance(e, F.Not) for e in found):
                 return None
             checks = [e for e in found if _isinstance_check(names, e, var)]
@@ -250,13 +245,11 @@ def _narrow(finding: Finding, payload: Narrow, parsed: ParsedFile) -> Plan | Non
     from snlint.edit.syntax import without
 
     check = parsed.node(payload.check, cst.Call)
-    if check is None or len(check.args) != 2:
+    if check is None:
         return None
     plan = Plan(finding.code, payload.applicability, payload.message)
-    if not payload.hits:
+    if not payload.hits:  # the check is one side of an `or` (`_narrowed`)
         parent = parsed.parent(check)
-        if not (isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.Or)):
-            return None
         other = parent.right if parent.left is check else parent.left
         return plan.replace(parent, other.with_changes(lpar=[*parent.lpar, *other.lpar],
                                                         rpar=[*other.rpar, *parent.rpar]))

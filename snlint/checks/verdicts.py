@@ -113,26 +113,20 @@ def measured_batch_normalization(source: dict) -> bool:
 
 # The weight a layer computed with in a forward (`snlint.graph.weights`).
 
-def measured_raw(use) -> bool:
-    """The layer computed with its raw parameter, σ far from 1."""
-    return use is not None and use.verdict == "raw"
-
-
-def measured_normalized(use) -> bool:
-    return use is not None and use.verdict == "normalized"
-
-
-def measured_wrong_axis(use) -> bool:
-    """A ConvTranspose whose weight is normalized along dim 0, its input axis (SN105)."""
-    return use is not None and use.verdict == "wrong_axis"
+def measured(use) -> str | None:
+    """What a forward measured of the weight a layer computed with: "raw" (σ far from 1),
+    "normalized", or "wrong_axis" (a ConvTranspose's, normalized along dim 0, its input
+    axis: SN105); None where nothing was measured."""
+    return use.verdict if use is not None else None
 
 
 def normalized_by_measurement(facts) -> bool:
     """Most measured conv/linear layers compute with a normalized weight: SN201's premise
     where the module facts name no SN (a hand-written one)."""
     uses = [facts.weights.get(m.path) for m in facts.modules if m.kind in NEEDS_SN]
-    normalized = sum(map(measured_normalized, uses))
-    return normalized > 0 and normalized > sum(map(measured_raw, uses))
+    verdicts = [measured(use) for use in uses]
+    normalized = verdicts.count("normalized")
+    return normalized > 0 and normalized > verdicts.count("raw")
 
 
 def sigma_text(sigma: float) -> str:

@@ -120,17 +120,13 @@ class ParsedFile:
             keys = {}
             for node in nodes:
                 if isinstance(node, cst.BaseExpression):
-                    sl, sc, el, ec = raw(node)
-                    role = F.EXPR
+                    role, (sl, sc, el, ec) = F.EXPR, raw(node)
                 elif isinstance(node, cst.Arg):
-                    sl, sc, el, ec = arg_range(raw, node)
-                    role = F.ARG
+                    role, (sl, sc, el, ec) = F.ARG, arg_range(raw, node)
                 elif isinstance(node, cst.Param):
-                    sl, sc, el, ec = param_range(raw, node)
-                    role = F.PARAM
+                    role, (sl, sc, el, ec) = F.PARAM, param_range(raw, node)
                 elif isinstance(node, cst.ImportAlias):
-                    sl, sc, el, ec = raw(node)
-                    role = F.ALIAS
+                    role, (sl, sc, el, ec) = F.ALIAS, raw(node)
                 else:
                     continue
                 # Children come first in the table: the outermost of nodes sharing a
@@ -140,12 +136,9 @@ class ParsedFile:
         return keys
 
     @cached_property
-    def _calls(self) -> list[cst.Call]:
-        return [n for n in self.positions if isinstance(n, cst.Call)]
-
-    def calls(self) -> Iterator[cst.Call]:
+    def calls(self) -> list[cst.Call]:
         """Every call, in the order of libcst's position table (inner calls first)."""
-        return iter(self._calls)
+        return [n for n in self.positions if isinstance(n, cst.Call)]
 
     def range(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
         sl, sc, el, ec = self.positions.raw(node)

@@ -66,9 +66,11 @@ def without(items: Sequence[Any], index: int) -> list[Any]:
     return items
 
 
-def remove_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
+def remove_arg(parsed: ParsedFile, arg: cst.Arg) -> tuple[cst.Call, cst.Call]:
+    """The call `arg` is an argument of, and that call without it."""
+    call = parsed.parent(arg)
     index = next(i for i, a in enumerate(call.args) if a is arg)
-    return call.with_changes(args=without(call.args, index))
+    return call, call.with_changes(args=without(call.args, index))
 
 
 def statement(parsed: ParsedFile, node: cst.CSTNode) -> tuple[cst.BaseSmallStatement, cst.CSTNode] | None:
