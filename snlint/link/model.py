@@ -40,12 +40,9 @@ class SNFact:
     call: Location  # the SN call node itself
     site: Location  # where the mistake shows, seen from the frame that built the layer
     name: str | None = "weight"  # None when not a literal
-    name_arg: Location | None = None
     dim: int | None = None  # explicit dim when a literal
     dim_arg: Location | None = None
-    dim_explicit: bool = False
     from_filter: bool = False  # applied by a `modules()` loop or `apply(fn)` over types
-    filter_types: tuple[str, ...] = ()
     reshape: Location | None = None  # a hand-written SN's `w.view(w.shape[0], -1)`
 
 

@@ -274,24 +274,23 @@ class TorchSemantics:
     def apply_sn(self, api: str, text: str, target: Value,
                  options: dict[str, tuple[Value, Location | None]], frame: Frame, loc: Location,
                  reshape: Location | None = None) -> Value:
-        name_value, name_loc = options.get("name", (ConstV("weight"), None))
+        name_value = options.get("name", (ConstV("weight"), None))[0]
         dim_value, dim_loc = options.get("dim", (ConstV(None), None))
         name = name_value.value if isinstance(name_value, ConstV) else None
         dim = dim_value.value if isinstance(dim_value, ConstV) and isinstance(dim_value.value, int) else None
-        dim_explicit = "dim" in options and not (isinstance(dim_value, ConstV) and dim_value.value is None)
 
-        def one(layer: Layer, from_filter: bool, types: tuple[str, ...]) -> None:
+        def one(layer: Layer, from_filter: bool) -> None:
             site = loc if from_filter or layer.frame.is_within(frame) else frame.seen_from(layer.frame, loc)
-            app = SNFact(api, text, loc, site, name, name_loc, dim, dim_loc, dim_explicit,
-                         from_filter, tuple(types), reshape)
+            app = SNFact(api, text, loc, site, name=name, dim=dim, dim_arg=dim_loc,
+                         from_filter=from_filter, reshape=reshape)
             self.events.sn.append(SNApplied(app, layer, len(layer.sn)))
             layer.sn.append(app)
 
         if isinstance(target, Layer):
-            one(target, False, ())
+            one(target, False)
         elif isinstance(target, ModulesV):
             for _, layer in target.members():
-                one(layer, True, target.types or ())
+                one(layer, True)
         return target
 
     def init_event(self, target: Value, loc: Location) -> None:
