@@ -15,7 +15,7 @@ from snlint.link import configvalues, resolve
 from snlint.link.events import DISCRIMINATOR_CLASS, Events
 from snlint.link.model import InitFact, SNApplied, SNCallFact, SNFact
 from snlint.link.index import ProjectIndex
-from snlint.link.syntax import calls_in, fact_children, text_of, walk
+from snlint.link.syntax import calls_in, fact_nodes, text_of, walk
 from snlint.link.values import (
     MAX_DEPTH, UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, Layer, ListV, ModulesIterV, ModulesV,
     NameFindV, NameV, OneOfV, ParametersV, ParamV, SNFuncV, SuperV, TorchTypeV, TupleV, Value,
@@ -500,13 +500,7 @@ def _normalizes_own_weight(cls: F.ClassFacts) -> bool:
     instead of SN, as weight_norm is."""
     for _, fn in cls.methods:
         selves = {fn.params[0].name} if fn.params else set()
-        fields: dict[type, tuple[str, ...]] = {}
-        stack: list = list(fn.body)
-        while stack:
-            x = stack.pop()
-            if isinstance(x, (tuple, list)):
-                stack.extend(x)
-                continue
+        for x in fact_nodes(fn.body):
             if isinstance(x, F.Call):
                 name = (text_of(x.func) or "").rpartition(".")[2]
                 if _NORMALIZES.match(name) and (
@@ -515,7 +509,6 @@ def _normalizes_own_weight(cls: F.ClassFacts) -> bool:
                     return True
             elif isinstance(x, F.BinOp) and x.op == "Divide" and _own_weight(x.left, selves):
                 return True
-            stack.extend(fact_children(x, fields))
     return False
 
 
