@@ -115,7 +115,7 @@ class TrainingSemantics:
             update = (id(root), "no_grad", len(self.events.forwards))
         call = ForwardFact(module, text, loc, kind, update,
                            frame.function or root.function or root.name, len(self.events.forwards), loc,
-                           _chain(frame, loc),
+                           (loc, *frame.call_sites()),
                            origins=first.origins if isinstance(first, TensorV) else frozenset(),
                            names=tuple(names_in(first_expr)),
                            arguments=_argument_origins(first, args), branches=frame.branches,
@@ -608,14 +608,6 @@ def _keyword_sample(module: Layer | None, kwargs: dict[str, Value]) -> str | Non
         params = [p for p in forward.params[1:] if p.kind in ("pos", "posonly", "kwonly")]
         return params[0].name if params and params[0].name in kwargs else None
     return next((k for k in _SAMPLE_KEYWORDS if k in kwargs), None)
-
-
-def _chain(frame: Frame, loc: Location) -> tuple[Location, ...]:
-    out = [loc]
-    while frame.call_site is not None and frame.parent is not None:
-        out.append(frame.call_site)
-        frame = frame.parent
-    return tuple(out)
 
 
 def _output_key(module, where) -> tuple:

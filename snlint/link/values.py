@@ -93,6 +93,16 @@ class Frame:
             frame = frame.parent
         return current if frame is target else loc
 
+    def call_sites(self) -> tuple[Location, ...]:
+        """The calls that led to this frame, innermost first (a frame with a call site
+        always has a parent)."""
+        out = []
+        frame = self
+        while frame.call_site is not None:
+            out.append(frame.call_site)
+            frame = frame.parent
+        return tuple(out)
+
     def is_within(self, ancestor: "Frame") -> bool:
         return any(frame is ancestor for frame in self.lineage())
 
