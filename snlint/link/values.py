@@ -278,11 +278,6 @@ class ModulesV(Value):
             return False
         return not names & set(self.exclude)
 
-    @staticmethod
-    def matches_types(layer: Layer, types: tuple[str, ...]) -> bool:
-        """`isinstance(layer, types)` for the types' names."""
-        return ModulesV(layer, types=types).matches(layer)
-
     def narrowed(self, **changes) -> "ModulesV":
         return replace(self, **changes)
 
