@@ -15,7 +15,7 @@ from snlint.link import resolve
 from snlint.link.events import (
     D_NAME, DATA_SOURCE, FAKE_NAME, G_NAME, GENERATOR_CLASS, REAL_NAME, Events,
 )
-from snlint.link.model import BatchNormFact, ForwardFact, PenaltyFact, ReductionFact
+from snlint.link.model import BatchFact, ForwardFact, PenaltyFact
 from snlint.link.provenance import Channels, Data, Named, Output
 from snlint.link.syntax import calls_in, last_attr, names_in, text_of, walk
 from snlint.link.values import (
@@ -252,7 +252,7 @@ class TrainingSemantics:
     def batch_reduction(self, what: str, frame: Frame, loc: Location) -> None:
         scope = frame.owner_frame
         owner = scope.self_value if scope is not None else None
-        self.events.batch_reductions.append(ReductionFact(owner, loc, what))
+        self.events.batch_reductions.append(BatchFact(owner, loc, what))
 
     def inplace_copy(self, e: F.Call, frame: Frame) -> Value | None:
         """`input.resize_as_(real).copy_(real)`, `x.data.copy_(fake)`: the buffer now holds
@@ -304,7 +304,7 @@ class TrainingSemantics:
         per_sample = bool(args) and isinstance(args[0], TensorV) and _PER_SAMPLE in args[0].tags
         if training is not None and not (isinstance(training, ConstV) and not training.value) \
                 and not per_sample:
-            self.events.batch_norm_calls.append(BatchNormFact(frame.self_value, loc))
+            self.events.batch_norm_calls.append(BatchFact(frame.self_value, loc))
         return tensor_join(args)
 
     def next_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
