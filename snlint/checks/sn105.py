@@ -26,7 +26,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         for a in applications(model):
             app, layer, what, kind = a.app, a.layer, a.what, a.kind
             axis = default_sn_dim(what if layer.base_type is None else layer.base_type)
-            if app.dim_explicit and sn_dim_off_output_axis(kind, app.dim, axis, layer.kernel_1x1):
+            if sn_dim_off_output_axis(kind, app.dim, axis, layer.kernel_1x1):
                 yield emit.finding(
                     CODE, app.dim_arg or app.site,
                     f"dim={app.dim} on {what}: its output axis is dim {axis}, so σ is estimated "

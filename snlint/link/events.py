@@ -8,7 +8,7 @@ import re
 from dataclasses import field
 
 from snlint.link.model import (
-    BatchNormFact, ForwardFact, InitFact, Layer, PenaltyFact, ReductionFact, SNApplied, SNCallFact,
+    BatchFact, ForwardFact, InitFact, Layer, PenaltyFact, SNApplied, SNCallFact,
 )
 from snlint.records import dataclass
 
@@ -40,7 +40,7 @@ class Events:
     penalties: list[PenaltyFact] = field(default_factory=list)
     # The forward calls whose outputs one `loss.backward()` differentiates, when more than one.
     backwards: list[tuple[ForwardFact, ...]] = field(default_factory=list)
-    batch_norm_calls: list[BatchNormFact] = field(default_factory=list)
+    batch_norm_calls: list[BatchFact] = field(default_factory=list)
     kept_sites: set = field(default_factory=set)
     update_roots: list = field(default_factory=list)
-    batch_reductions: list[ReductionFact] = field(default_factory=list)
+    batch_reductions: list[BatchFact] = field(default_factory=list)

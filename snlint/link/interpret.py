@@ -1399,7 +1399,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             return None
         types = self.type_names(args[1])
         if isinstance(args[0], Layer) and types is not None:
-            return ConstV(ModulesV(args[0]).matches_types(args[0], types))
+            return ConstV(ModulesV(args[0], types=types).matches(args[0]))
         return UNKNOWN
 
     def type_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:

@@ -40,12 +40,9 @@ class SNFact:
     call: Location  # the SN call node itself
     site: Location  # where the mistake shows, seen from the frame that built the layer
     name: str | None = "weight"  # None when not a literal
-    name_arg: Location | None = None
     dim: int | None = None  # explicit dim when a literal
     dim_arg: Location | None = None
-    dim_explicit: bool = False
     from_filter: bool = False  # applied by a `modules()` loop or `apply(fn)` over types
-    filter_types: tuple[str, ...] = ()
     reshape: Location | None = None  # a hand-written SN's `w.view(w.shape[0], -1)`
 
 
@@ -221,20 +218,14 @@ class PenaltyFact:
 
 
 @dataclass(frozen=True, eq=False)
-class BatchNormFact:
-    """`F.batch_norm(..., training=True)` in a forward of `owner`."""
+class BatchFact:
+    """An operation in a forward of `owner` over the batch dimension: an
+    `F.batch_norm(..., training=True)`, or a reduction (`x.std(0)`, `torch.mean(x, dim=0)`)
+    that says `what` it is."""
 
     owner: Layer | None
     call: Location
-
-
-@dataclass(frozen=True, eq=False)
-class ReductionFact:
-    """`x.std(0)`, `torch.mean(x, dim=0)`: an operation over the batch dimension."""
-
-    owner: Layer | None
-    call: Location
-    what: str
+    what: str = ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -262,8 +253,8 @@ class LinkedModel:
     penalties: tuple[PenaltyFact, ...] = ()
     # The forward calls one `loss.backward()` differentiates (more than one), in order.
     backwards: tuple[tuple[ForwardFact, ...], ...] = ()
-    batch_norm_calls: tuple[BatchNormFact, ...] = ()
-    batch_reductions: tuple[ReductionFact, ...] = ()
+    batch_norm_calls: tuple[BatchFact, ...] = ()
+    batch_reductions: tuple[BatchFact, ...] = ()
     # Construction sites a train() override keeps in eval mode.
     kept_in_eval: frozenset[tuple[str, Span]] = frozenset()
     runtime: Mapping[str, "Runtime"] = field(default_factory=_empty)  # qualname -> graph facts

@@ -110,7 +110,7 @@ def deciding(fn: F.FunctionFacts) -> set[str]:
                     names.add(side.name)
         # The nodes in its fields, or directly in a tuple field (a call's arguments); not a
         # comprehension's clauses, nor a dict display's pairs.
-        for value in fact_children(x, _FIELDS):
+        for value in fact_children(x):
             if isinstance(value, tuple):
                 stack.extend(v for v in value if isinstance(v, _NODES))
             elif isinstance(value, _NODES):
@@ -118,7 +118,6 @@ def deciding(fn: F.FunctionFacts) -> set[str]:
     return names
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}  # `fact_children`'s, for every walk of `deciding`
 _NODES = (F.Stmt, F.Expr, F.Arg)
 
 

@@ -92,7 +92,7 @@ class _Sealer:
         layer.has_weight = "weight" in layer.attrs
         layer.kernel_1x1 = _kernel_1x1(layer)
         layer.configured = self.configured(layer)
-        layer.chain = _chain(layer)
+        layer.chain = layer.frame.call_sites()
 
     def configured(self, layer: Layer) -> bool:
         """Built with arguments, and every one that can decide its layers (a norm choice, a
@@ -166,16 +166,6 @@ def _site(layer: Layer, owner: Layer) -> Location:
             and frame.parent is not None and frame.returned is layer:
         loc, frame = frame.call_site, frame.parent
     return loc
-
-
-def _chain(layer: Layer) -> tuple[Location, ...]:
-    """The call sites above the node that built `layer`, innermost first."""
-    out: list[Location] = []
-    frame = layer.frame
-    while frame is not None and frame.call_site is not None and len(out) < 32:
-        out.append(frame.call_site)
-        frame = frame.parent
-    return tuple(out)
 
 
 def _kernel_1x1(layer: Layer) -> bool | None:

@@ -5,6 +5,7 @@ mentions, a call's dotted text, the statements of a body and the calls in them.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Iterator
 
 from snlint import facts as F
 from snlint.facts import calls_in  # noqa: F401 - the link step's readers import it from here
@@ -86,34 +87,40 @@ def walk(body: tuple[F.Stmt, ...]):
             yield from walk(getattr(stmt, attr, ()) or ())
 
 
-def fact_children(x: object, fields: dict[type, tuple[str, ...]]) -> list:
-    """The values a fact holds (its dataclass fields but its span; `fields` caches each
-    type's), for a walk over facts without a generator per fact; none for anything else."""
+_FIELDS: dict[type, tuple[str, ...]] = {}  # each type's fields for `fact_children`
+
+
+def fact_children(x: object) -> list:
+    """The values a fact holds (its dataclass fields but its span), for a walk over facts
+    without a generator per fact; none for anything else."""
     kind = type(x)
-    if kind is F.Span or not hasattr(kind, "__dataclass_fields__"):
-        return []
-    names = fields.get(kind)
+    names = _FIELDS.get(kind)
     if names is None:
-        names = fields[kind] = tuple(f for f in kind.__dataclass_fields__ if f != "span")
+        fields = () if kind is F.Span else getattr(kind, "__dataclass_fields__", ())
+        names = _FIELDS[kind] = tuple(f for f in fields if f != "span")
     return [getattr(x, name) for name in names]
+
+
+def fact_nodes(roots) -> Iterator:
+    """Every fact under `roots` (facts, and tuples and lists of them), in no set order."""
+    stack = list(roots)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
+        else:
+            yield x
+            stack.extend(fact_children(x))
 
 
 def mentions(roots, out: Counter) -> Counter:
     """Count, in `out`, each qualified name the code under `roots` mentions, by its whole
     and its last part, and each string constant: what says that a class is used somewhere,
     however it is built (called, subclassed, registered, named in a config string)."""
-    fields: dict[type, tuple[str, ...]] = {}
-    stack = list(roots)
-    while stack:
-        x = stack.pop()
+    for x in fact_nodes(roots):
         if isinstance(x, F.Global):
             out[x.qual] += 1
             out[x.qual.rpartition(".")[2]] += 1
-        elif isinstance(x, F.Const):
-            if isinstance(x.value, str):
-                out[x.value] += 1
-        elif isinstance(x, (tuple, list)):
-            stack.extend(x)
-        else:
-            stack.extend(fact_children(x, fields))
+        elif isinstance(x, F.Const) and isinstance(x.value, str):
+            out[x.value] += 1
     return out

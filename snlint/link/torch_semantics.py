@@ -15,7 +15,7 @@ from snlint.link import configvalues, resolve
 from snlint.link.events import DISCRIMINATOR_CLASS, Events
 from snlint.link.model import InitFact, SNApplied, SNCallFact, SNFact
 from snlint.link.index import ProjectIndex
-from snlint.link.syntax import calls_in, fact_children, text_of, walk
+from snlint.link.syntax import calls_in, fact_nodes, text_of, walk
 from snlint.link.values import (
     MAX_DEPTH, UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, Layer, ListV, ModulesIterV, ModulesV,
     NameFindV, NameV, OneOfV, ParametersV, ParamV, SNFuncV, SuperV, TorchTypeV, TupleV, Value,
@@ -274,24 +274,23 @@ class TorchSemantics:
     def apply_sn(self, api: str, text: str, target: Value,
                  options: dict[str, tuple[Value, Location | None]], frame: Frame, loc: Location,
                  reshape: Location | None = None) -> Value:
-        name_value, name_loc = options.get("name", (ConstV("weight"), None))
+        name_value = options.get("name", (ConstV("weight"), None))[0]
         dim_value, dim_loc = options.get("dim", (ConstV(None), None))
         name = name_value.value if isinstance(name_value, ConstV) else None
         dim = dim_value.value if isinstance(dim_value, ConstV) and isinstance(dim_value.value, int) else None
-        dim_explicit = "dim" in options and not (isinstance(dim_value, ConstV) and dim_value.value is None)
 
-        def one(layer: Layer, from_filter: bool, types: tuple[str, ...]) -> None:
+        def one(layer: Layer, from_filter: bool) -> None:
             site = loc if from_filter or layer.frame.is_within(frame) else frame.seen_from(layer.frame, loc)
-            app = SNFact(api, text, loc, site, name, name_loc, dim, dim_loc, dim_explicit,
-                         from_filter, tuple(types), reshape)
+            app = SNFact(api, text, loc, site, name=name, dim=dim, dim_arg=dim_loc,
+                         from_filter=from_filter, reshape=reshape)
             self.events.sn.append(SNApplied(app, layer, len(layer.sn)))
             layer.sn.append(app)
 
         if isinstance(target, Layer):
-            one(target, False, ())
+            one(target, False)
         elif isinstance(target, ModulesV):
             for _, layer in target.members():
-                one(layer, True, target.types or ())
+                one(layer, True)
         return target
 
     def init_event(self, target: Value, loc: Location) -> None:
@@ -501,13 +500,7 @@ def _normalizes_own_weight(cls: F.ClassFacts) -> bool:
     instead of SN, as weight_norm is."""
     for _, fn in cls.methods:
         selves = {fn.params[0].name} if fn.params else set()
-        fields: dict[type, tuple[str, ...]] = {}
-        stack: list = list(fn.body)
-        while stack:
-            x = stack.pop()
-            if isinstance(x, (tuple, list)):
-                stack.extend(x)
-                continue
+        for x in fact_nodes(fn.body):
             if isinstance(x, F.Call):
                 name = (text_of(x.func) or "").rpartition(".")[2]
                 if _NORMALIZES.match(name) and (
@@ -516,7 +509,6 @@ def _normalizes_own_weight(cls: F.ClassFacts) -> bool:
                     return True
             elif isinstance(x, F.BinOp) and x.op == "Divide" and _own_weight(x.left, selves):
                 return True
-            stack.extend(fact_children(x, fields))
     return False
 
 

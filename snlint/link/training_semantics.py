@@ -15,7 +15,7 @@ from snlint.link import resolve
 from snlint.link.events import (
     D_NAME, DATA_SOURCE, FAKE_NAME, G_NAME, GENERATOR_CLASS, REAL_NAME, Events,
 )
-from snlint.link.model import BatchNormFact, ForwardFact, PenaltyFact, ReductionFact
+from snlint.link.model import BatchFact, ForwardFact, PenaltyFact
 from snlint.link.provenance import Channels, Data, Named, Output
 from snlint.link.syntax import calls_in, last_attr, names_in, text_of, walk
 from snlint.link.values import (
@@ -115,7 +115,7 @@ class TrainingSemantics:
             update = (id(root), "no_grad", len(self.events.forwards))
         call = ForwardFact(module, text, loc, kind, update,
                            frame.function or root.function or root.name, len(self.events.forwards), loc,
-                           _chain(frame, loc),
+                           (loc, *frame.call_sites()),
                            origins=first.origins if isinstance(first, TensorV) else frozenset(),
                            names=tuple(names_in(first_expr)),
                            arguments=_argument_origins(first, args), branches=frame.branches,
@@ -252,7 +252,7 @@ class TrainingSemantics:
     def batch_reduction(self, what: str, frame: Frame, loc: Location) -> None:
         scope = frame.owner_frame
         owner = scope.self_value if scope is not None else None
-        self.events.batch_reductions.append(ReductionFact(owner, loc, what))
+        self.events.batch_reductions.append(BatchFact(owner, loc, what))
 
     def inplace_copy(self, e: F.Call, frame: Frame) -> Value | None:
         """`input.resize_as_(real).copy_(real)`, `x.data.copy_(fake)`: the buffer now holds
@@ -304,7 +304,7 @@ class TrainingSemantics:
         per_sample = bool(args) and isinstance(args[0], TensorV) and _PER_SAMPLE in args[0].tags
         if training is not None and not (isinstance(training, ConstV) and not training.value) \
                 and not per_sample:
-            self.events.batch_norm_calls.append(BatchNormFact(frame.self_value, loc))
+            self.events.batch_norm_calls.append(BatchFact(frame.self_value, loc))
         return tensor_join(args)
 
     def next_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
@@ -608,14 +608,6 @@ def _keyword_sample(module: Layer | None, kwargs: dict[str, Value]) -> str | Non
         params = [p for p in forward.params[1:] if p.kind in ("pos", "posonly", "kwonly")]
         return params[0].name if params and params[0].name in kwargs else None
     return next((k for k in _SAMPLE_KEYWORDS if k in kwargs), None)
-
-
-def _chain(frame: Frame, loc: Location) -> tuple[Location, ...]:
-    out = [loc]
-    while frame.call_site is not None and frame.parent is not None:
-        out.append(frame.call_site)
-        frame = frame.parent
-    return tuple(out)
 
 
 def _output_key(module, where) -> tuple:

@@ -140,7 +140,6 @@ def _walk(roots: list, loads: set[str], selves: set[str], elsewhere: list[bool] 
     `roots`; True when one reaches the children of a name in `selves` without naming
     them. `elsewhere[0]` is set when a `.children()` of anything else is read."""
     dynamic = False
-    fields: dict[type, tuple[str, ...]] = {}
     stack = list(roots)
     while stack:
         x = stack.pop()
@@ -183,5 +182,5 @@ def _walk(roots: list, loads: set[str], selves: set[str], elsewhere: list[bool] 
                 stack.append(target.value if isinstance(target, F.Attr) else target)
             stack.append(x.value)
             continue
-        stack.extend(fact_children(x, fields))
+        stack.extend(fact_children(x))
     return dynamic

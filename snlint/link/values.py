@@ -93,6 +93,16 @@ class Frame:
             frame = frame.parent
         return current if frame is target else loc
 
+    def call_sites(self) -> tuple[Location, ...]:
+        """The calls that led to this frame, innermost first (a frame with a call site
+        always has a parent)."""
+        out = []
+        frame = self
+        while frame.call_site is not None:
+            out.append(frame.call_site)
+            frame = frame.parent
+        return tuple(out)
+
     def is_within(self, ancestor: "Frame") -> bool:
         return any(frame is ancestor for frame in self.lineage())
 
@@ -267,11 +277,6 @@ class ModulesV(Value):
         if any(s in layer.short_type for s in self.name_lacks):
             return False
         return not names & set(self.exclude)
-
-    @staticmethod
-    def matches_types(layer: Layer, types: tuple[str, ...]) -> bool:
-        """`isinstance(layer, types)` for the types' names."""
-        return ModulesV(layer, types=types).matches(layer)
 
     def narrowed(self, **changes) -> "ModulesV":
         return replace(self, **changes)
