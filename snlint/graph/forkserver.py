@@ -21,6 +21,7 @@ import atexit
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -59,14 +60,8 @@ class Forked:
             if code is None:
                 raise subprocess.TimeoutExpired("snlint.graph.worker", timeout or 0.0)
             self.returncode = code
-            self.server.ended()
+            self.server.ended(self.pid)
         return self.returncode
-
-    def kill(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 class Server:
@@ -90,7 +85,7 @@ class Server:
         self.lock = threading.Lock()
         self.exits: dict[int, int] = {}
         self.gone = False
-        self.live = 0  # workers not yet waited for
+        self.live: set[int] = set()  # the workers not yet waited for
         self.retired = False  # replaced: ends once its last worker has
 
     def ready(self, deadline: float) -> bool:
@@ -122,7 +117,7 @@ class Server:
                         raise OSError("the graph-pass fork server is gone")
                     if message[0] == "pid":
                         forked.pid = int(message[1])
-                        self.live += 1
+                        self.live.add(forked.pid)
                         return forked
         except BaseException:
             for fd in (stdin_w, stdout_r, stderr_r):
@@ -158,9 +153,9 @@ class Server:
         if idle:
             self.close()
 
-    def ended(self) -> None:
+    def ended(self, pid: int) -> None:
         with self.lock:
-            self.live -= 1
+            self.live.discard(pid)
             idle = self.retired and not self.live
         if idle:
             self.close()
@@ -168,6 +163,13 @@ class Server:
     def close(self) -> None:
         if self.sock.fileno() < 0:
             return
+        # A worker still running at exit (an interrupted run) would hold the server,
+        # which waits for its workers: it goes with its group, as its lifeline would end it.
+        for pid in self.live:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         self.gone = True
         self.sock.close()
         os.close(self.lifeline)
@@ -176,8 +178,6 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        import shutil
-
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def _receive(self, deadline: float | None) -> list[str] | None:
