@@ -589,6 +589,13 @@ class GraphSession:
                     _fail(results, same, status, message)
                     clock.finished(len(same), ran=False)
                     pending = [p for p in pending if os.path.abspath(p[1].file) != file]
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM) while the worker runs the project's code: it goes
+            # now, instead of being asked to stop and waited for by a user who asked to stop.
+            if worker is not None:
+                self._killed(worker)
+                worker = None
+            raise
         finally:
             if worker is not None:
                 self._give_back(worker)

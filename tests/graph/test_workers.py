@@ -187,3 +187,35 @@ def test_a_second_worker_needs_two_targets_of_its_own(tmp_path, starts):
     run_graph([targets[0], *targets[2:], GraphTarget(str(tmp_path / "many.py"), "many.py", "D9",
                                                      None, str(tmp_path))], timeout=60)
     assert len(starts) == 3  # d0.py alone against many.py's three: one lane
+
+
+def test_an_interrupted_run_kills_the_worker_busy_with_the_projects_code(tmp_path, monkeypatch, starts):
+    """Ctrl-C or SIGTERM while a discriminator's build hangs: the worker is killed at once,
+    not asked to stop and waited for (it would not stop: it runs the project's code)."""
+    import signal
+    import threading
+
+    write(tmp_path, "hang.py", HANG)
+    killed: list[int] = []
+    kill = runner._Worker.kill
+
+    def kill_and_note(self):
+        killed.append(self.proc.pid)
+        return kill(self)
+
+    answer = runner._Worker.answer
+
+    def interrupted_once_busy(self, *args, **kwargs):
+        # A real SIGINT, which wakes the main thread from its wait on the worker's pipe.
+        main = threading.get_ident()
+        threading.Timer(0.5, signal.pthread_kill, (main, signal.SIGINT)).start()
+        return answer(self, *args, **kwargs)
+
+    monkeypatch.setattr(runner._Worker, "kill", kill_and_note)
+    monkeypatch.setattr(runner._Worker, "answer", interrupted_once_busy)
+    session = GraphSession()
+    with pytest.raises(KeyboardInterrupt):
+        session.run([GraphTarget(str(tmp_path / "hang.py"), "hang.py", "Hang", None, str(tmp_path))],
+                    timeout=600)
+    assert killed == starts
+    session.close()
