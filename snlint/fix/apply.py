@@ -78,7 +78,7 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, un
              report: Report, by_code: Rules) -> tuple[str, list[Finding]]:
     """One round on one file: the fixable findings' plans, the overlapping ones
     deferred, applied together; the new text and the findings fixed."""
-    from snlint.edit.plan import overlaps, signature
+    from snlint.edit.plan import Taken, signature
 
     planned: list[tuple[Finding, Plan]] = []
     for finding in sorted(findings, key=Finding.sort_key):
@@ -99,15 +99,17 @@ def fix_file(parsed: ParsedFile, findings: Iterable[Finding], config: Config, un
     duplicates: list[tuple[Finding, tuple]] = []
     if len(planned) > 1:
         chosen = []
+        taken = Taken(parsed)
         for finding, plan in planned:
             sig = signature(parsed, plan)
             if sig in signatures:
                 duplicates.append((finding, sig))  # the same edit as a fix already chosen
                 continue
-            if any(overlaps(parsed, plan, other) for _, other in chosen):
+            if taken.overlaps(plan):
                 continue
             signatures[sig] = finding
             chosen.append((finding, plan))
+            taken.add(plan)
     text, kept = checked(parsed, chosen, report)
     kept_sigs = {signature(parsed, p) for _, p in kept} if duplicates else set()
     return text, [f for f, _ in kept] + [f for f, sig in duplicates if sig in kept_sigs]

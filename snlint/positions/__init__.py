@@ -93,7 +93,7 @@ class _Layout:
         indent, chain = "", []
         while isinstance(node, _NESTING) and isinstance(node.body, cst.IndentedBlock):
             block = node.body
-            firsts, codes, end = self._block(block, start + _breaks(code))
+            firsts, codes, end = self._block(block, start, code)
             if not firsts or not firsts[0] <= line < end:
                 break  # in the statement's own lines, or in the block's last comments
             k = bisect_right(firsts, line) - 1
@@ -113,13 +113,15 @@ class _Layout:
             done = self._inner[id(node)] = self._record(node, i, indent, start)
         return done
 
-    def _block(self, block: cst.IndentedBlock, end: int) -> tuple[list[int], list[str], int]:
-        """The first line of each statement of `block` (the last block of a statement
-        whose lines end before line `end`), their code, and the line after the last."""
+    def _block(self, block: cst.IndentedBlock, start: int, code: str) -> tuple[list[int], list[str], int]:
+        """The first line of each statement of `block` (the last block of the statement of
+        code `code` starting at line `start`), their code, and the line after the last."""
         found = self._blocks.get(id(block))
         if found is None:
+            # Counted once per block: a lookup in a long class would otherwise count the
+            # class's lines again for each node asked for.
             print_node = self.module.code_for_node
-            end -= sum(_breaks(print_node(line)) for line in block.footer)
+            end = start + _breaks(code) - sum(_breaks(print_node(line)) for line in block.footer)
             firsts, codes, first = [], [], end
             for statement in reversed(block.body):
                 codes.append(print_node(statement))
