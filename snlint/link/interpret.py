@@ -645,6 +645,14 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             some = _any_item(container.items, text_of(e.value))
             if some is not None:
                 return some
+        if isinstance(container, Layer) and container.kind == "container" and not isinstance(key, ConstV) \
+                and not isinstance(e.index, F.Unknown):
+            # `self.from_rgb[index](x)` in a progressive forward: whichever block the index
+            # picks, the call transforms its input, so what a later `x.var(0)` reduces is
+            # still the batch.
+            some = _any_child(container, text_of(e.value))
+            if some is not None:
+                return some
         return self.subscript(container, key)
 
     def binop_expr(self, e: F.BinOp, frame: Frame) -> Value:
@@ -1914,6 +1922,17 @@ def _any_item(items: list[Value] | tuple[Value, ...], text: str) -> Value | None
     if all(isinstance(i, TensorV) for i in items):
         return tensor_join(list(items))
     return None
+
+
+def _any_child(container: Layer, text: str) -> Value | None:
+    """A child of a Sequential or ModuleList at an index not known here: the child when
+    there is one kind, else one of them."""
+    children = list(dict.fromkeys(child for _, child in container.named_children()))
+    if not children or len(children) > MAX_UNROLL:
+        return None
+    if len(children) == 1:
+        return children[0]
+    return OneOfV(tuple(children), f"one of the {len(children)} modules in {text or 'a container'}")
 
 
 def with_origin(value: Value, name: str, file: F.FileFacts, stmt: F.Stmt) -> Value:
