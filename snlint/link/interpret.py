@@ -428,11 +428,16 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 self.assign_all(stmt.target, batch, frame)
                 _widen_counters(stmt.body, frame)
                 self.block(stmt.body, frame)
-            elif isinstance(iterable, ModulesIterV) and iterable.children_only and not iterable.named \
+            elif isinstance(iterable, ModulesIterV) and iterable.children_only \
                     and iterable.root.kind == "container" and 0 < len(items_of(iterable.root)) <= MAX_UNROLL:
-                # `for m in seq.children(): layers.append(m)` (re-packing a Sequential's
-                # layers into another): each child, as it is.
-                self.unrolled(stmt, ([(stmt.target, value)] for value in items_of(iterable.root)), frame)
+                # `for m in seq.children(): layers.append(m)`, `for name, m in
+                # seq.named_children(): new.add_module(name, m)` (re-packing a Sequential's
+                # layers into another, as a progressive discriminator's growing does): each
+                # child, as it is, under its name.
+                children = iterable.root.named_children() if iterable.named else \
+                    [(None, value) for value in items_of(iterable.root)]
+                self.unrolled(stmt, ([(stmt.target, TupleV((ConstV(name), value)) if iterable.named else value)]
+                                     for name, value in children), frame)
             elif isinstance(iterable, (ModulesIterV, ParametersV)):
                 # Once, over all the modules (or parameters) together.
                 item: Value = ModulesV(iterable.root, children_only=iterable.children_only) \
