@@ -1576,6 +1576,24 @@ def test_sn302_through_a_lambda_that_forwards_its_keywords(lint):
     assert findings[0].message.startswith("torch.mean(dim=0) in MinibatchStd.forward reduces over the batch")
 
 
+def test_sn302_once_for_a_reduction_nested_in_another(lint):
+    # PGGAN's `adjusted_std`: a variance written as two means over the batch, one mistake.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(6, 1, 3)
+
+            def forward(self, x):
+                std = torch.sqrt(torch.mean((x - torch.mean(x, dim=0)) ** 2, dim=0) + 1e-8)
+                return self.conv(torch.cat([x, std.expand_as(x)], 1))
+    ''', select=["SN302"])
+    assert [(f.code, f.line, f.column) for f in findings] == [("SN302", 11, 26)]
+
+
 def test_sn302_after_a_block_picked_from_a_module_list_by_an_unknown_index(lint):
     # A progressive discriminator: `self.from_rgb[index](input)` with `index` computed from
     # the loop's step; whichever block it picks, its output is still the batch.
