@@ -1576,6 +1576,50 @@ def test_sn302_through_a_lambda_that_forwards_its_keywords(lint):
     assert findings[0].message.startswith("torch.mean(dim=0) in MinibatchStd.forward reduces over the batch")
 
 
+def test_sn302_once_for_a_reduction_nested_in_another(lint):
+    # PGGAN's `adjusted_std`: a variance written as two means over the batch, one mistake.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(6, 1, 3)
+
+            def forward(self, x):
+                std = torch.sqrt(torch.mean((x - torch.mean(x, dim=0)) ** 2, dim=0) + 1e-8)
+                return self.conv(torch.cat([x, std.expand_as(x)], 1))
+    ''', select=["SN302"])
+    assert [(f.code, f.line, f.column) for f in findings] == [("SN302", 11, 26)]
+
+
+def test_sn302_after_a_block_picked_from_a_module_list_by_an_unknown_index(lint):
+    # A progressive discriminator: `self.from_rgb[index](input)` with `index` computed from
+    # the loop's step; whichever block it picks, its output is still the batch.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.from_rgb = nn.ModuleList([nn.Conv2d(3, 4, 1), nn.Conv2d(3, 4, 1)])
+                self.conv = nn.Conv2d(5, 1, 3)
+
+            def forward(self, input, step=0):
+                for i in range(step, -1, -1):
+                    if i == step:
+                        out = self.from_rgb[i](input)
+                    if i == 0:
+                        std = torch.sqrt(out.var(0, unbiased=False) + 1e-8)
+                        out = torch.cat([out, std.mean().expand(out.size(0), 1, 4, 4)], 1)
+                return self.conv(out)
+    ''', select=["SN302"])
+    assert [(f.code, f.line, f.column) for f in findings] == [("SN302", 16, 34)]
+    assert findings[0].message.startswith(".var(dim=0) in Discriminator.forward reduces over the batch")
+
+
 def test_sn302_is_off_by_default(lint):
     assert lint(MINIBATCH_STD) == []
 

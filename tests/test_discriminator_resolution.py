@@ -1680,3 +1680,61 @@ def test_a_score_name_does_not_decide_for_one_of_a_registrys_discriminators(tmp_
     findings = lint(tmp_path, {"archs/registry.py": REGISTRY, "archs/discriminator_arch.py": ARCHS,
                                "archs/__init__.py": BUILD, "models/vqfr.py": model})
     assert found(findings) == [("SN301", "discriminator_arch.py", 12)]
+
+
+# ---------------------------------------------------------------- a progressive discriminator
+
+def growing_project(flag_bn: str, grow: bool = True) -> dict[str, str]:
+    # PGGAN's layout: `config.py` parses at import; the discriminator takes `config`, builds
+    # its blocks with a `bn` flag from it, and a growing method re-packs its children
+    # under their names into a new Sequential.
+    network = NETWORK_THAT_GROWS if grow else NETWORK_THAT_GROWS.replace(FLUSH_NETWORK, "")
+    return {"config.py": f'''
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--flag_bn", type=bool, default={flag_bn})
+        config, _ = parser.parse_known_args()
+    ''', "network.py": network}
+
+
+NETWORK_THAT_GROWS = '''
+        import torch.nn as nn
+
+
+        def conv(layers, c_in, c_out, bn=False):
+            layers.append(nn.Conv2d(c_in, c_out, 3, 1, 1))
+            layers.append(nn.LeakyReLU(0.2))
+            if bn:
+                layers.append(nn.BatchNorm2d(c_out))
+            return layers
+
+
+        class Discriminator(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.flag_bn = config.flag_bn
+                layers = conv([], 3, 16, self.flag_bn)
+                layers = conv(layers, 16, 1, self.flag_bn)
+                self.model = nn.Sequential(*layers)
+
+{flush}            def forward(self, x):
+                return self.model(x)
+'''
+FLUSH_NETWORK = '''            def flush_network(self):
+                new_model = nn.Sequential()
+                for name, module in self.model.named_children():
+                    new_model.add_module(name, module)
+                self.model = new_model
+
+'''
+NETWORK_THAT_GROWS = NETWORK_THAT_GROWS.replace("{flush}", FLUSH_NETWORK)
+
+
+def test_options_of_a_config_parameter_parsed_at_import_decide_the_blocks(tmp_path):
+    assert only(lint(tmp_path, growing_project("False", grow=False)), "SN301") == []
+    assert only(lint(tmp_path, growing_project("False")), "SN301") == []
+
+
+def test_a_growing_method_that_repacks_the_children_keeps_their_batch_norm(tmp_path):
+    findings = only(lint(tmp_path, growing_project("True")), "SN301")
+    assert found(findings) == [("SN301", "network.py", 9)]

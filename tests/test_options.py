@@ -61,3 +61,15 @@ def test_a_files_option_calls_are_read_with_its_facts():
                 print(parser.add_argument("--d", default=4))
     '''), "opts.py", "opts.py")
     assert [call.span.line for call in file.option_calls] == [3, 7, 8, 10]
+
+
+def test_a_module_level_parser_is_read():
+    # A `config.py` that parses at import: its calls lower to `config.parser.add_argument`.
+    assert defaults(config='''
+        import argparse
+        parser = argparse.ArgumentParser("PGGAN")
+        parser.add_argument("--ndf", type=int, default=512)
+        parser.add_argument("--flag_bn", type=bool, default=False)
+        config, _ = parser.parse_known_args()
+    ''') == {"ndf": {"value": 512, "where": "config.py:4"},
+              "flag_bn": {"value": False, "where": "config.py:5"}}

@@ -30,10 +30,18 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         for inst in [d.instance, *model.instances_of(d.cls.qualname)]:
             if inst is not None:
                 classes.update(m.layer.cls.qualname for m in model.members(inst) if m.layer.cls is not None)
-        for r in model.batch_reductions:
-            if r.owner is None or r.owner.cls is None or r.owner.cls.qualname not in classes:
-                continue
+        owned = [r for r in model.batch_reductions
+                 if r.owner is not None and r.owner.cls is not None and r.owner.cls.qualname in classes]
+        for r in owned:
             if any(defined.holds(r.call) for defined in inside):
+                continue
+            if any(_within(r.call, other.call) for other in owned):
+                # `torch.mean((x - torch.mean(x, dim=0)) ** 2, dim=0)`: one hand-written
+                # variance, one finding, at the outer reduction (which the built model's
+                # record of the inner one confirms, not repeats).
+                if runtime is not None:
+                    shown_by_source.update(id(pair) for pair in runtime.facts.batch_reductions
+                                           if pair[1] is not None and runtime.locate(pair[1]) == r.call)
                 continue
             finding = emit.finding(
                 CODE, r.call,
@@ -58,6 +66,14 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                                    layers=False))
         shown += _probed_coupling(runtime)
     yield from runtime_only(emit, shown)
+
+
+def _within(inner, outer) -> bool:
+    """Whether the call at `inner` is an argument, at any depth, of the one at `outer`."""
+    a, b = inner.span, outer.span
+    return inner.path == outer.path and (a.line, a.column, a.end_line, a.end_column) != \
+        (b.line, b.column, b.end_line, b.end_column) and (b.line, b.column) <= (a.line, a.column) \
+        and (a.end_line, a.end_column) <= (b.end_line, b.end_column)
 
 
 def _probed_coupling(runtime) -> list[Shown]:

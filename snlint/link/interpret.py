@@ -428,11 +428,16 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 self.assign_all(stmt.target, batch, frame)
                 _widen_counters(stmt.body, frame)
                 self.block(stmt.body, frame)
-            elif isinstance(iterable, ModulesIterV) and iterable.children_only and not iterable.named \
+            elif isinstance(iterable, ModulesIterV) and iterable.children_only \
                     and iterable.root.kind == "container" and 0 < len(items_of(iterable.root)) <= MAX_UNROLL:
-                # `for m in seq.children(): layers.append(m)` (re-packing a Sequential's
-                # layers into another): each child, as it is.
-                self.unrolled(stmt, ([(stmt.target, value)] for value in items_of(iterable.root)), frame)
+                # `for m in seq.children(): layers.append(m)`, `for name, m in
+                # seq.named_children(): new.add_module(name, m)` (re-packing a Sequential's
+                # layers into another, as a progressive discriminator's growing does): each
+                # child, as it is, under its name.
+                children = iterable.root.named_children() if iterable.named else \
+                    [(None, value) for value in items_of(iterable.root)]
+                self.unrolled(stmt, ([(stmt.target, TupleV((ConstV(name), value)) if iterable.named else value)]
+                                     for name, value in children), frame)
             elif isinstance(iterable, (ModulesIterV, ParametersV)):
                 # Once, over all the modules (or parameters) together.
                 item: Value = ModulesV(iterable.root, children_only=iterable.children_only) \
@@ -643,6 +648,14 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         if isinstance(container, (ListV, TupleV)) and not isinstance(key, ConstV) \
                 and not isinstance(e.index, F.Unknown):  # a slice lowers to Unknown
             some = _any_item(container.items, text_of(e.value))
+            if some is not None:
+                return some
+        if isinstance(container, Layer) and container.kind == "container" and not isinstance(key, ConstV) \
+                and not isinstance(e.index, F.Unknown):
+            # `self.from_rgb[index](x)` in a progressive forward: whichever block the index
+            # picks, the call transforms its input, so what a later `x.var(0)` reduces is
+            # still the batch.
+            some = _any_child(container, text_of(e.value))
             if some is not None:
                 return some
         return self.subscript(container, key)
@@ -1914,6 +1927,17 @@ def _any_item(items: list[Value] | tuple[Value, ...], text: str) -> Value | None
     if all(isinstance(i, TensorV) for i in items):
         return tensor_join(list(items))
     return None
+
+
+def _any_child(container: Layer, text: str) -> Value | None:
+    """A child of a Sequential or ModuleList at an index not known here: the child when
+    there is one kind, else one of them."""
+    children = list(dict.fromkeys(child for _, child in container.named_children()))
+    if not children or len(children) > MAX_UNROLL:
+        return None
+    if len(children) == 1:
+        return children[0]
+    return OneOfV(tuple(children), f"one of the {len(children)} modules in {text or 'a container'}")
 
 
 def with_origin(value: Value, name: str, file: F.FileFacts, stmt: F.Stmt) -> Value:

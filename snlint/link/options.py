@@ -12,10 +12,11 @@ from typing import Any, Iterator
 from snlint import facts as F
 from snlint.findings import Location
 from snlint.link.configvalues import option
+from snlint.link.syntax import last_attr
 from snlint.link.values import UNKNOWN, ConstV, NamespaceV, NameV, UnknownV, Value
 
 # Parameters that receive the parsed options (`def __init__(self, opt)`).
-OPTION_PARAMS = frozenset({"opt", "opts", "args"})
+OPTION_PARAMS = frozenset({"opt", "opts", "args", "config"})
 DEFAULTS_ORIGIN = "the project's option defaults"
 
 class DeclaredOptions:
@@ -72,7 +73,7 @@ def undefaulted_options(files: list[F.FileFacts]) -> dict[str, str]:
 def _option(call: F.Call, path: str) -> tuple[str | None, Value]:
     """(dest, default) of an `add_argument` call as the interpreter reads it
     (`configvalues.option`), on its literal values; (None, UNKNOWN) for another call."""
-    if not (isinstance(call.func, F.Attr) and call.func.attr == "add_argument"):
+    if last_attr(call.func) != "add_argument":
         return None, UNKNOWN
     args = [_value(a.value) for a in call.args if a.keyword is None]
     kwargs = {a.keyword: _value(a.value) for a in call.args if a.keyword is not None}

@@ -28,9 +28,17 @@ def configured(body: tuple[F.Stmt, ...], classes: tuple[tuple[str, F.ClassFacts]
         for stmt in F.statements(stmts):
             names.extend(_given(stmt, keywords))
             value = stmt.value if isinstance(stmt, (F.ExprStmt, F.Assign)) else None
-            if isinstance(value, F.Call) and isinstance(value.func, F.Attr) and value.func.attr == "add_argument":
+            if isinstance(value, F.Call) and _adds_argument(value.func):
                 options.append(value)
     return tuple(names), tuple(options), tuple(keywords)
+
+
+def _adds_argument(func: F.Expr) -> bool:
+    """`parser.add_argument`: on a local parser an attribute; on a module-level one (a
+    `config.py` that parses at import) the lowered name `config.parser.add_argument`."""
+    if isinstance(func, F.Attr):
+        return func.attr == "add_argument"
+    return isinstance(func, F.Global) and func.qual.endswith(".add_argument")
 
 
 def _given(stmt: F.Stmt, keywords: dict[tuple[str, object], None]) -> Iterator[tuple[str, int]]:
