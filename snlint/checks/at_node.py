@@ -198,6 +198,19 @@ def prefix_quals(names: F.Names, e: Any) -> list[str | None]:
         return []
     key = e.span.node >> 3
     start, end = key >> 64, key & 0xFFFFFFFFFFFFFFFF
+    line, column = start >> 32, start & 0xFFFFFFFF
+    if line == end >> 32 and (end & 0xFFFFFFFF) - column == len(e.text):
+        # The chain as written on one line: its prefixes end at its dots, and are looked up
+        # rather than searched for among every name of the file (once per fix, in a long
+        # file, that search was most of a lint).
+        dots = [i for i, c in enumerate(e.text) if c == "."]
+        looked = [names.quals.get(F.node_key(line, column, line, column + i, F.EXPR)) for i in reversed(dots)]
+        return [qual for qual in looked if qual is not None]
+    return _searched(names, start, end)
+
+
+def _searched(names: F.Names, start: int, end: int) -> list[str | None]:
+    """The qualified names of the chains that start at `start` and end before `end`."""
     found = []
     for other, qual in names.quals.items():
         k = other >> 3
