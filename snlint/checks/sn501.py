@@ -7,6 +7,7 @@ from typing import Iterator
 
 from snlint.checks import sn107
 from snlint.checks.emit import Emitter
+from snlint.checks.fix_data import LinkedInits
 from snlint.checks.sn_migration import migrate, migration
 from snlint.findings import Finding
 from snlint.torchapi import SN_HOOK
@@ -24,7 +25,28 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             yield emit.finding(
                 CODE, call.call,
                 "torch.nn.utils.spectral_norm is the legacy hook API; "
-                "torch.nn.utils.parametrizations.spectral_norm is the maintained one")
+                "torch.nn.utils.parametrizations.spectral_norm is the maintained one",
+                data=_inits_after(model, call))
+
+
+def _inits_after(model, call) -> LinkedInits | None:
+    """The inits of `.weight` run on layers after an SN the fix moves with `call` (the
+    hook API's calls of the same name in the same file): once moved, `.weight` is
+    recomputed on every access, and an init the fix leaves writing it does nothing."""
+    def moved(sn) -> bool:
+        return sn.api == SN_HOOK and sn.callee == call.callee and sn.call.path == call.call.path
+
+    sites: dict[tuple, bool] = {}
+    for init in model.inits:
+        if init.param == "weight" and any(map(moved, init.sn)):
+            sites.setdefault((init.call.span.node, init.call.path, init.call.span.line), False)
+    if not sites:
+        return None
+    for init in model.inits:
+        key = (init.call.span.node, init.call.path, init.call.span.line)
+        if key in sites and not any(map(moved, init.sn)):
+            sites[key] = True  # it also initializes a layer that keeps `.weight` a parameter
+    return LinkedInits(tuple((*key, shared) for key, shared in sorted(sites.items(), key=lambda kv: kv[0][1:])))
 
 
 # Every call of the hook API's name in the file moves, its import changing.
