@@ -31,11 +31,10 @@ class InitParam:
 @record
 class LinkedInits:
     """SN501: the inits of `.weight` the linked program runs on layers after the SN this
-    migration moves (an `apply(weights_init)` in another function included): per init,
-    (node key, path, line, whether it also reaches layers the migration leaves without
-    the parametrization)."""
+    migration moves (an `apply(weights_init)` in another function included), as (node
+    key, path, line)."""
 
-    sites: tuple[tuple[int | None, str, int, bool], ...] = ()
+    sites: tuple[tuple[int | None, str, int], ...] = ()
 
 
 @record

@@ -36,17 +36,11 @@ def _inits_after(model, call) -> LinkedInits | None:
     def moved(sn) -> bool:
         return sn.api == SN_HOOK and sn.callee == call.callee and sn.call.path == call.call.path
 
-    sites: dict[tuple, bool] = {}
-    for init in model.inits:
-        if init.param == "weight" and any(map(moved, init.sn)):
-            sites.setdefault((init.call.span.node, init.call.path, init.call.span.line), False)
+    sites = sorted({(init.call.span.node, init.call.path, init.call.span.line) for init in model.inits
+                    if init.param == "weight" and any(map(moved, init.sn))}, key=lambda site: site[1:])
     if not sites:
         return None
-    for init in model.inits:
-        key = (init.call.span.node, init.call.path, init.call.span.line)
-        if key in sites and not any(map(moved, init.sn)):
-            sites[key] = True  # it also initializes a layer that keeps `.weight` a parameter
-    return LinkedInits(tuple((*key, shared) for key, shared in sorted(sites.items(), key=lambda kv: kv[0][1:])))
+    return LinkedInits(tuple(sites))
 
 
 # Every call of the hook API's name in the file moves, its import changing.
