@@ -946,6 +946,142 @@ def test_model_class_whose_options_default_to_instance_norm(tmp_path):
     assert only(findings, "SN401") == []
 
 
+# ---------------------------------------------------------------- layer factories on a plain object
+
+BAG_OPS = '''
+    import torch.nn as nn
+    from torch.nn.utils import spectral_norm
+
+
+    def conv2d(i, o, k):
+        return nn.Conv2d(i, o, k)
+
+
+    def snconv2d(i, o, k):
+        return spectral_norm(nn.Conv2d(i, o, k))
+
+
+    def batchnorm_2d(in_features):
+        return nn.BatchNorm2d(in_features)
+'''
+
+BAG_CONFIG = '''
+    import ops
+
+
+    class make_empty_object(object):
+        pass
+
+
+    class Configurations(object):
+        def __init__(self, apply_d_sn=False):
+            self.apply_d_sn = apply_d_sn
+            self.MODULES = make_empty_object()
+            self.define_modules()
+
+        def define_modules(self):
+            if self.apply_d_sn:
+                self.MODULES.d_conv2d = ops.snconv2d
+            else:
+                self.MODULES.d_conv2d = ops.conv2d
+            if not self.apply_d_sn:
+                self.MODULES.d_bn = ops.batchnorm_2d
+'''
+
+BAG_MODELS = '''
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self, apply_d_sn, MODULES):
+            super().__init__()
+            self.apply_d_sn = apply_d_sn
+            self.conv = MODULES.d_conv2d(3, 64, 3)
+            if not apply_d_sn:
+                self.bn = MODULES.d_bn(in_features=64)
+            self.out = MODULES.d_conv2d(64, 1, 3)
+
+        def forward(self, x):
+            h = self.conv(x)
+            if not self.apply_d_sn:
+                h = self.bn(h)
+            return self.out(h)
+'''
+
+
+def bag_train(arguments: str) -> str:
+    return f'''
+        from config import Configurations
+        from models import Discriminator
+
+
+        def train(loader, G, opt, z):
+            cfgs = Configurations({arguments})
+            netD = Discriminator(apply_d_sn=cfgs.apply_d_sn, MODULES=cfgs.MODULES)
+            for real in loader:
+                fake = G(z).detach()
+                d_real = netD(real)
+                d_fake = netD(fake)
+                loss = d_real.mean() - d_fake.mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    '''
+
+
+def test_layer_factories_set_on_an_empty_object_build_the_batch_norm_they_name(tmp_path):
+    # StudioGAN's shape: the configuration fills an empty object with the layer factories
+    # (`MODULES.d_bn = ops.batchnorm_2d` where the discriminator has no SN) and the
+    # discriminator builds its layers through them.
+    findings = lint(tmp_path, {"ops.py": BAG_OPS, "config.py": BAG_CONFIG, "models.py": BAG_MODELS,
+                               "train.py": bag_train("")})
+    assert found(findings) == [("SN301", "models.py", 11), ("SN401", "train.py", 11)]
+
+
+def test_layer_factories_on_an_empty_object_without_batch_norm_build_none(tmp_path):
+    findings = lint(tmp_path, {"ops.py": BAG_OPS, "config.py": BAG_CONFIG, "models.py": BAG_MODELS,
+                               "train.py": bag_train("apply_d_sn=True")})
+    assert found(findings) == []
+
+
+def test_a_dataclass_instance_is_not_read_as_an_empty_object(tmp_path):
+    # Its fields come from the arguments (`Cfg(norm="instance")`), not from its class
+    # body: reading `cfg.norm` as the class default "batch" would report a batch norm the
+    # project never trains with.
+    train = '''
+        from dataclasses import dataclass
+
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self, norm):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 64, 3)
+                self.norm = nn.BatchNorm2d(64) if norm == "batch" else nn.InstanceNorm2d(64)
+
+            def forward(self, x):
+                return self.norm(self.conv(x))
+
+
+        @dataclass
+        class Cfg:
+            norm: str = "batch"
+
+
+        def train(loader, G, opt, z):
+            cfg = Cfg(norm="instance")
+            netD = Discriminator(cfg.norm)
+            for real in loader:
+                fake = G(z).detach()
+                loss = netD(real).mean() - netD(fake).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    '''
+    assert only(lint(tmp_path, {"train.py": train}), "SN401") == []
+
+
 # ---------------------------------------------------------------- imports inside a factory
 
 KAIR_NETS = '''

@@ -346,6 +346,108 @@ def test_sn501_module_level_alias_and_attribute_calls():
     assert "        self.b = torch.nn.utils.parametrizations.spectral_norm(nn.Conv2d(8, 1, 3))\n" in out
 
 
+SN501_APPLIED_INIT = """\
+    import torch.nn as nn
+    from torch.nn.utils import spectral_norm
+
+
+    def weights_init(m):
+        classname = m.__class__.__name__
+        if classname.find("Conv") != -1:
+            nn.init.normal_(m.weight, 0.0, 0.02)
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(
+                spectral_norm(nn.Conv2d(3, 64, 4, 2, 1)),
+                nn.LeakyReLU(0.2),
+                spectral_norm(nn.Conv2d(64, 1, 4, 1, 0)),
+            )
+            self.apply(weights_init)
+
+        def forward(self, x):
+            return self.main(x)
+"""
+
+def test_sn501_points_an_init_applied_from_another_function_at_the_original():
+    # Under hooks `weights_init` writes the weight SN reads; after the migration `.weight`
+    # is recomputed on every access, and the init would do nothing (an SN106).
+    # It runs on whatever modules it is given, so it chooses per layer: a flag may build
+    # some of them without SN.
+    out = fixed(SN501_APPLIED_INIT, select=["SN501", "SN106"])
+    assert ('        nn.init.normal_((m.parametrizations.weight.original if '
+            'nn.utils.parametrize.is_parametrized(m, "weight") else m.weight), 0.0, 0.02)\n') in out
+    assert after(SN501_APPLIED_INIT, select=["SN501", "SN106"]) == []
+    messages = {f.fix.message for f in findings(SN501_APPLIED_INIT, select=["SN501"])}
+    assert all("; 1 init of `.weight` run on these layers from another function now targets "
+               "`parametrizations.weight.original` where the layer has it;" in m for m in messages)
+
+
+def test_sn501_imports_parametrize_for_the_guard_where_nothing_spells_it():
+    code = """\
+        from torch.nn import Conv2d, LeakyReLU, Module, Sequential, init
+        from torch.nn.utils import spectral_norm
+
+
+        def weights_init(m):
+            if isinstance(m, Conv2d):
+                init.normal_(m.weight, 0.0, 0.02)
+
+
+        class Discriminator(Module):
+            def __init__(self):
+                super().__init__()
+                self.main = Sequential(spectral_norm(Conv2d(3, 64, 4, 2, 1)), LeakyReLU(0.2),
+                                       spectral_norm(Conv2d(64, 1, 4, 1, 0)))
+                self.apply(weights_init)
+
+            def forward(self, x):
+                return self.main(x)
+    """
+    out = fixed(code, select=["SN501"])
+    assert out.startswith("from torch.nn import Conv2d, LeakyReLU, Module, Sequential, init\n"
+                          "from torch.nn.utils.parametrizations import spectral_norm\n"
+                          "from torch.nn.utils import parametrize\n")
+    assert ('        init.normal_((m.parametrizations.weight.original if '
+            'parametrize.is_parametrized(m, "weight") else m.weight), 0.0, 0.02)\n') in out
+    assert after(code, select=["SN501", "SN106"]) == []
+
+
+def test_sn501_names_an_init_in_another_file_it_cannot_point():
+    nets = """\
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+        from utils import weights_init
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))
+                self.b = spectral_norm(nn.Conv2d(64, 1, 4, 1, 0))
+                self.apply(weights_init)
+
+            def forward(self, x):
+                return self.b(self.a(x))
+    """
+    utils = """\
+        import torch.nn as nn
+
+
+        def weights_init(m):
+            if isinstance(m, nn.Conv2d):
+                nn.init.normal_(m.weight, 0.0, 0.02)
+    """
+    sources = {"nets.py": textwrap.dedent(nets), "utils.py": textwrap.dedent(utils)}
+    found = [f for f in lint_sources(sources, config(select=["SN501"]), fixes=True) if f.code == "SN501"]
+    assert [f.line for f in found] == [10, 11]
+    assert all("; the init at utils.py:6 still writes `.weight`, which the parametrization "
+               "recomputes: it does nothing after this fix (SN106);" in f.fix.message for f in found)
+
+
 # SN201 ---------------------------------------------------------------------------------
 
 def test_sn201_wraps_with_the_alias_the_file_uses():

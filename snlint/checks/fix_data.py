@@ -29,6 +29,15 @@ class InitParam:
 
 
 @record
+class LinkedInits:
+    """SN501: the inits of `.weight` the linked program runs on layers after the SN this
+    migration moves (an `apply(weights_init)` in another function included), as (node
+    key, path, line)."""
+
+    sites: tuple[tuple[int | None, str, int], ...] = ()
+
+
+@record
 class MissingSN:
     """SN201: the layer's type, and the SN API and callable the discriminator uses most;
     `apart`: no fix (a helper's flag turns SN off there, or code another network runs

@@ -7,6 +7,7 @@ from typing import Iterator
 
 from snlint.checks import sn107
 from snlint.checks.emit import Emitter
+from snlint.checks.fix_data import LinkedInits
 from snlint.checks.sn_migration import migrate, migration
 from snlint.findings import Finding
 from snlint.torchapi import SN_HOOK
@@ -24,7 +25,22 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             yield emit.finding(
                 CODE, call.call,
                 "torch.nn.utils.spectral_norm is the legacy hook API; "
-                "torch.nn.utils.parametrizations.spectral_norm is the maintained one")
+                "torch.nn.utils.parametrizations.spectral_norm is the maintained one",
+                data=_inits_after(model, call))
+
+
+def _inits_after(model, call) -> LinkedInits | None:
+    """The inits of `.weight` run on layers after an SN the fix moves with `call` (the
+    hook API's calls of the same name in the same file): once moved, `.weight` is
+    recomputed on every access, and an init the fix leaves writing it does nothing."""
+    def moved(sn) -> bool:
+        return sn.api == SN_HOOK and sn.callee == call.callee and sn.call.path == call.call.path
+
+    sites = sorted({(init.call.span.node, init.call.path, init.call.span.line) for init in model.inits
+                    if init.param == "weight" and any(map(moved, init.sn))}, key=lambda site: site[1:])
+    if not sites:
+        return None
+    return LinkedInits(tuple(sites))
 
 
 # Every call of the hook API's name in the file moves, its import changing.

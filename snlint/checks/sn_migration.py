@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from snlint.edit.plan import Plan
 
 HOOK_SN = "torch.nn.utils.spectral_norm"
+PARAMETRIZE = "torch.nn.utils.parametrize"
 PARAM_SN = "torch.nn.utils.parametrizations.spectral_norm"
 UTILS = "torch.nn.utils"
 
@@ -41,6 +42,13 @@ class Migrate:
     alias_chain: int = 0
     ref: str | None = None
     ref_module: str | None = None
+    # The inits of `.weight` the linked program runs on the layers it moves, in this file
+    # (node key, line) and elsewhere ("utils.py:12"); `guard` spells
+    # torch.nn.utils.parametrize (`guard_import`: import it as `parametrize`).
+    inits: tuple[tuple[int | None, int], ...] = ()
+    elsewhere: tuple[str, ...] = ()
+    guard: str | None = None
+    guard_import: bool = False
     applicability = UNSAFE
 
 
@@ -73,7 +81,23 @@ def migration(finding: Finding, facts: F.FileFacts, config: Config | None = None
                 rebind = "alias" if alias_chain else ""
     if not rebind and ref is None:
         return None
-    return Migrate(call.span.node, rebind=rebind, alias_chain=alias_chain, ref=ref, ref_module=module)
+    inits, elsewhere, guard, guard_import = _linked_inits(finding, names)
+    return Migrate(call.span.node, rebind=rebind, alias_chain=alias_chain, ref=ref, ref_module=module,
+                   inits=inits, elsewhere=elsewhere, guard=guard, guard_import=guard_import)
+
+
+def _linked_inits(finding: Finding, names: F.Names) -> tuple[tuple, tuple, str | None, bool]:
+    """What `Migrate` needs of the inits the linked program runs after the SN it moves."""
+    from snlint.checks.fix_data import LinkedInits
+
+    if not isinstance(finding.data, LinkedInits):
+        return (), (), None, False
+    here = tuple((key, line) for key, path, line in finding.data.sites if path == finding.path)
+    elsewhere = tuple(f"{path}:{line}" for _, path, line in finding.data.sites if path != finding.path)
+    guard, guard_import = names.binding_for(PARAMETRIZE), False
+    if guard is None and names.is_free("parametrize"):
+        guard, guard_import = "parametrize", True
+    return here, elsewhere, guard, guard_import
 
 
 def _steps_to_utils(names: F.Names, e) -> int:
@@ -142,11 +166,56 @@ def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | No
     else:
         return None
     inits = _migrate_inits(parsed, plan, migrated)
+    carried, left = _carry_linked_inits(parsed, plan, payload)
     init_note = (f"; {inits} init{'s' if inits != 1 else ''} of `.weight` now "
                  f"target{'s' if inits == 1 else ''} `parametrizations.weight.original`" if inits else "")
+    if carried:
+        one = carried == 1
+        init_note += (f"; {carried} init{'' if one else 's'} of `.weight` run on these layers from another "
+                      f"function now target{'s' if one else ''} `parametrizations.weight.original` where "
+                      f"the layer has it")
+    if left:
+        one = len(left) == 1
+        init_note += (f"; the init{'' if one else 's'} at {', '.join(left)} still write{'s' if one else ''} "
+                      f"`.weight`, which the parametrization recomputes: {'it does' if one else 'they do'} "
+                      f"nothing after this fix (SN106)")
     plan.message = (f"Use torch.nn.utils.parametrizations.spectral_norm for {scope}{init_note}; "
                     f"checkpoint keys change: {KEYS_HOOK} -> {KEYS_PARAM}")
     return plan
+
+
+def _carry_linked_inits(parsed: ParsedFile, plan: Plan, payload: Migrate) -> tuple[int, list[str]]:
+    """Point the inits the linked program runs on the moved layers from elsewhere in this
+    file (`netD.apply(weights_init)`) at `parametrizations.weight.original` where the
+    layer has the parametrization: such an init runs on whatever modules it is given, and
+    which of them have SN depends on how each was built (a flag may leave it out).
+    How many it pointed, and where those it could not are."""
+    import libcst as cst
+
+    from snlint.edit.plan import ImportSpec
+
+    carried, left = 0, list(payload.elsewhere)
+    for key, line in payload.inits:
+        node = parsed.node(key, cst.Call)
+        target = init_target(parsed, node, ["weight"]) if node is not None else None
+        if target is not None and (id(target) in plan.changes or id(node) in plan.changes):
+            continue  # `_migrate_inits` already pointed it
+        if target is None or payload.guard is None or not isinstance(target.value, (cst.Name, cst.Attribute)):
+            left.append(f"line {line}")
+            continue
+        # `X.weight` -> `(X.parametrizations.weight.original if
+        # parametrize.is_parametrized(X, "weight") else X.weight)`: X is read twice.
+        where = parsed.code(target.value)
+        plain = target.with_changes(lpar=[], rpar=[])
+        test = cst.parse_expression(f'{payload.guard}.is_parametrized({where}, "weight")')
+        guarded = cst.IfExp(test=test, body=original_of(plain, "weight"), orelse=plain,
+                            lpar=[cst.LeftParen(), *target.lpar], rpar=[*target.rpar, cst.RightParen()])
+        plan.replace(target, guarded)
+        spec = ImportSpec("torch.nn.utils", "parametrize")
+        if payload.guard_import and spec not in plan.imports:
+            plan.imports.append(spec)
+        carried += 1
+    return carried, left
 
 
 def _rechained(func: cst.BaseExpression, steps: int) -> cst.Attribute | None:

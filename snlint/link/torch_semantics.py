@@ -110,8 +110,8 @@ class TorchSemantics:
             return self.apply_sn(SN_CUSTOM, cls.name, target, {}, frame, loc, reshape)
         torch_base = self.torch_base(cls, file)
         if kind is None and torch_base is None:
-            if not cls.methods:
-                return UNKNOWN
+            if not cls.methods and not _attribute_bag(cls):
+                return UNKNOWN  # a dataclass or NamedTuple: its fields come from what it was given
             layer_kind = "object"  # a trainer holding `self.netD`: built so its methods can run
         else:
             layer_kind = KINDS.get(torch_base or "", "module")
@@ -492,6 +492,14 @@ def _named_after_the_model(candidates: list[ClassV], frame: Frame) -> list[Class
 _WEIGHTED = frozenset({"conv", "conv_transpose", "linear"})
 # What a call that normalizes a tensor is named: `_normalize`, `F.normalize`, `w.norm`.
 _NORMALIZES = re.compile(r"^_*(?:normali[sz]e\w*|l2_?norm\w*|norm)$|_normali[sz]e\w*$", re.I)
+
+
+def _attribute_bag(cls: F.ClassFacts) -> bool:
+    """`class Empty(object): pass`: an instance whose attributes are all set after it is
+    built (`cfg.MODULES.d_bn = ops.batchnorm_2d`), so they can be followed as written. A
+    class with fields or decorators (a dataclass) gets them from its arguments instead."""
+    plain_bases = all(isinstance(b, F.Global) and b.qual == "builtins.object" for b in cls.bases)
+    return plain_bases and not cls.body and not cls.decorators
 
 
 def _normalizes_own_weight(cls: F.ClassFacts) -> bool:
