@@ -102,7 +102,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                        f"separate batches")
             how = (f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
                    f"in a separate call at {there}")
-            data = second  # what the fix reads: where the other batch's call is
+            # What the fix reads: where the other batch's call is. None where a forward of
+            # the discriminator reduces over the batch (WGAN's `output.mean(0)`): its
+            # output for one call cannot be split back into the two batches' scores.
+            data = None if _reduces_batch(model, entries) else second
         finding = emit.finding(
             CODE, first, message, symbol=a.function, discriminator=ref, data=data,
             evidence=f"{how}; {its} ({stats}) then differ between the two batches and give real "
@@ -110,6 +113,19 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         # Only the graph pass's evidence makes it: `--no-graph` lacks it.
         by_graph = all(graph_evidence(e[5]) for e in entries)
         yield replace(finding, pass_="graph") if by_graph else finding
+
+
+def _reduces_batch(model, entries: list[tuple]) -> bool:
+    """Whether a forward of a discriminator the calls reach, or of a module it is built
+    from, reduces over the batch dimension (SN302's reductions)."""
+    classes: set[str] = set()
+    for d in {id(e[6]): e[6] for e in entries}.values():
+        classes.add(d.cls.qualname)
+        for inst in [d.instance, *model.instances_of(d.cls.qualname)]:
+            if inst is not None:
+                classes.update(m.layer.cls.qualname for m in model.members(inst) if m.layer.cls is not None)
+    return any(r.owner is not None and r.owner.cls is not None and r.owner.cls.qualname in classes
+               for r in model.batch_reductions)
 
 
 def _inside(where, outer) -> bool:

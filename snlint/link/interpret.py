@@ -1348,8 +1348,16 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             return None
         owner, name = args[0], args[1]
         if isinstance(owner, Layer):
-            # A computed name (`f"conv{i}"`) is one of many: `[*]` in symbols.
-            owner.set_attr(name.value if isinstance(name, ConstV) else f"*{len(owner.attrs)}", args[2])
+            if isinstance(name, ConstV):
+                owner.set_attr(name.value, args[2])
+            else:
+                # A computed name (`f"conv{i}"`) is one of many: `[*]` in symbols. The one
+                # pass over a loop whose count is not known here stands for every pass, so
+                # a value that is one of several computed children (`getattr(netD,
+                # "model" + str(j))`, pix2pixHD's multiscale copy) sets each of them.
+                values = _computed_children(args[2]) or [args[2]]
+                for value in values:
+                    owner.set_attr(f"*{len(owner.attrs)}", value)
         return ConstV(None)
 
     def getattr_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
@@ -1357,6 +1365,14 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             return self.module_item(args[0], args[1], "", frame, loc.span)
         if len(args) >= 2 and isinstance(args[1], ConstV):
             return self.attribute(args[0], str(args[1].value), frame)
+        if len(args) >= 2 and isinstance(args[0], Layer):
+            # A computed name reads one of the children a computed `setattr` added.
+            children = [v for k, v in args[0].attrs.items() if k.startswith("*") and isinstance(v, Layer)]
+            if len(children) == 1:
+                return children[0]
+            if children:
+                return OneOfV(tuple(children), f"one of the {len(children)} modules a computed name reads",
+                              role="computed")
         return None
 
     def sequence_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
@@ -1914,6 +1930,14 @@ def _any_item(items: list[Value] | tuple[Value, ...], text: str) -> Value | None
     if all(isinstance(i, TensorV) for i in items):
         return tensor_join(list(items))
     return None
+
+
+def _computed_children(value: Value) -> list[Value]:
+    """The children a computed `getattr` may read (`getattr_call`), each of them; empty
+    for anything else (one of several classes a factory may build is one, not all)."""
+    if isinstance(value, OneOfV) and value.role == "computed":
+        return list(value.options)
+    return []
 
 
 def with_origin(value: Value, name: str, file: F.FileFacts, stmt: F.Stmt) -> Value:
