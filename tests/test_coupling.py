@@ -1663,6 +1663,48 @@ def test_sn302_not_for_reductions_over_other_dims_or_outside_discriminators(lint
     assert findings == []
 
 
+# StyleGAN2-ADA's MappingNetwork, which its discriminator builds too: the forward writes a
+# batch mean into a buffer (`self.w_avg.copy_(...)`, the W average) and returns no
+# statistic of the batch. Its layers are read by a computed name.
+BUFFER_UPDATE = '''
+    import torch
+    import torch.nn as nn
+
+    class Mapping(nn.Module):
+        def __init__(self, n=2):
+            super().__init__()
+            self.n = n
+            for i in range(n):
+                setattr(self, f"fc{i}", nn.Linear(8, 8))
+            self.register_buffer("w_avg", torch.zeros(8))
+
+        def forward(self, x):
+            for i in range(self.n):
+                x = getattr(self, f"fc{i}")(x)
+            self.w_avg.copy_(x.detach().mean(dim=0).lerp(self.w_avg, 0.995))
+            return x
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mapping = Mapping()
+            self.head = nn.Linear(8, 1)
+
+        def forward(self, x):
+            return self.head(self.mapping(x))
+'''
+
+
+def test_sn302_not_for_a_batch_mean_written_into_a_buffer(lint):
+    assert lint(BUFFER_UPDATE, select=["SN302"]) == []
+
+
+def test_sn302_for_a_batch_mean_the_forward_returns_beside_a_buffer_update(lint):
+    findings = lint(BUFFER_UPDATE.replace("            return x\n", "            return x - x.mean(dim=0)\n"),
+                    select=["SN302"])
+    assert [(f.code, f.line, f.column) for f in findings] == [("SN302", 17, 20)]
+
+
 def test_an_image_pool_called_on_generated_samples_is_no_discriminator():
     # cycleGAN-PyTorch's Sample_from_Pool(object) with a __call__, called on real and
     # generated images: not a module, so no discriminator for the graph pass to build.

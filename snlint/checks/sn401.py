@@ -9,8 +9,8 @@ from typing import Iterator
 from snlint import facts as F
 from snlint.checks import at_node as at
 from snlint.checks.couplings import (
-    called_couplings, candidates, configured_elsewhere, coupled_discriminators, graph_evidence,
-    pairs, reached,
+    batch_reductions_in, called_couplings, candidates, configured_elsewhere,
+    coupled_discriminators, graph_evidence, pairs, reached,
 )
 from snlint.checks.emit import Emitter
 from snlint.config import Config
@@ -116,16 +116,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
 
 
 def _reduces_batch(model, entries: list[tuple]) -> bool:
-    """Whether a forward of a discriminator the calls reach, or of a module it is built
-    from, reduces over the batch dimension (SN302's reductions)."""
-    classes: set[str] = set()
-    for d in {id(e[6]): e[6] for e in entries}.values():
-        classes.add(d.cls.qualname)
-        for inst in [d.instance, *model.instances_of(d.cls.qualname)]:
-            if inst is not None:
-                classes.update(m.layer.cls.qualname for m in model.members(inst) if m.layer.cls is not None)
-    return any(r.owner is not None and r.owner.cls is not None and r.owner.cls.qualname in classes
-               for r in model.batch_reductions)
+    """Whether a forward of a discriminator the calls reach reduces over the batch
+    dimension (SN302's reductions)."""
+    return any(batch_reductions_in(model, d) for d in {id(e[6]): e[6] for e in entries}.values())
 
 
 def _inside(where, outer) -> bool:

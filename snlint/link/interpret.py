@@ -216,7 +216,13 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             self.assign(stmt.target, UNKNOWN, frame)
 
     def expr_stmt(self, stmt: F.ExprStmt, frame: Frame, module_level: bool) -> None:
+        reductions = len(self.events.batch_reductions)
         self.expr(stmt.value, frame)
+        if _updates_own_state(stmt.value):
+            # `self.w_avg.copy_(x.detach().mean(dim=0).lerp(...))` (StyleGAN's W average),
+            # a running statistic: the reduction goes into a buffer, not into this
+            # forward's output, so no sample's score depends on the others through it.
+            del self.events.batch_reductions[reductions:]
 
     def return_stmt(self, stmt: F.Return, frame: Frame, module_level: bool) -> None:
         frame.returned = self.expr(stmt.value, frame) if stmt.value is not None else ConstV(None)
@@ -1930,6 +1936,20 @@ def _any_item(items: list[Value] | tuple[Value, ...], text: str) -> Value | None
     if all(isinstance(i, TensorV) for i in items):
         return tensor_join(list(items))
     return None
+
+
+def _updates_own_state(e: F.Expr) -> bool:
+    """Whether `e` is an in-place update of the module's own state, its value unused:
+    `self.w_avg.copy_(...)`, `self.running_mean.mul_(m).add_(...)`."""
+    if not (isinstance(e, F.Call) and isinstance(e.func, F.Attr) and e.func.attr.endswith("_")
+            and not e.func.attr.startswith("_")):
+        return False
+    receiver = e.func.value
+    while isinstance(receiver, F.Call) and isinstance(receiver.func, F.Attr) \
+            and receiver.func.attr.endswith("_"):
+        receiver = receiver.func.value
+    return isinstance(receiver, F.Attr) and isinstance(receiver.value, F.Local) \
+        and receiver.value.name == "self"
 
 
 def _computed_children(value: Value) -> list[Value]:
