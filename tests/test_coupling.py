@@ -909,6 +909,24 @@ def test_netD_parameter_called_through_forward_is_the_same_call(lint):
     assert "generated samples (returned by netG at line 13)" in findings[1].explanation
 
 
+def test_a_torch_module_called_through_forward_is_the_same_call(lint):
+    # A discriminator that is an `nn.Sequential` of the script, called `netD.forward(x)`.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        netG = nn.Sequential(nn.Linear(8, 48), nn.Tanh())
+        netD = nn.Sequential(nn.Linear(48, 16), nn.BatchNorm1d(16), nn.Linear(16, 1))
+        for real, _ in torch.utils.data.DataLoader([]):
+            fake = netG.forward(torch.randn(real.size(0), 8))
+            d_real = netD.forward(real)
+            d_fake = netD.forward(fake.detach())
+            (d_fake.mean() - d_real.mean()).backward()
+    ''')
+    assert at(findings) == [("SN301", 6, 41), ("SN401", 9, 14)]
+    assert "generated samples (returned by netG at line 8)" in findings[1].explanation
+
+
 # Shift-Net: the only discriminator class takes its norm as an argument (default batch
 # norm), and the project's own factory passes one from its options.
 NORM_PARAMETER = PARAMETER_LOOP.replace("def __init__(self):", "def __init__(self, norm_layer=nn.BatchNorm2d):") \

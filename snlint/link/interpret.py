@@ -1167,11 +1167,16 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             method = attrs[-1]
         elif isinstance(func_expr, F.Attr):
             receiver, method = self.expr(func_expr.value, frame), func_expr.attr
+        text = text_of(func_expr)
         if receiver is not None:
             handled = self.method_call(receiver, method, e, frame, loc)
             if handled is not None:
                 return handled
             callee = self.attribute(receiver, method, frame)
+            if method == "forward" and isinstance(receiver, Layer) and not isinstance(callee, FuncV):
+                # `netD.forward(x)` of a torch module (`nn.Sequential`), or of a project class
+                # whose forward is torch's: a call of the module, as `netD(x)`.
+                callee, text = receiver, text.rpartition(".")[0]
         else:
             callee = self.expr(func_expr, frame)
             if isinstance(func_expr, F.Global) and "." in func_expr.qual and isinstance(callee, UnknownV):
@@ -1186,7 +1191,6 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return SuperV(frame.self_value, frame.cls, frame.file)
             return UNKNOWN
         args, kwargs = self.arguments(e, frame)
-        text = text_of(func_expr)
         # What the call returned, or the batch it fetches from a data source (`fetched`,
         # snlint.link.training_semantics).
         return self.fetched(text, self.apply(callee, args, kwargs, e, frame, loc, text), loc)
