@@ -316,6 +316,62 @@ def test_norm_layer_default_of_a_class_built_around_it_no_call_uses_is_no_findin
     assert found(findings) == []
 
 
+# pix2pixHD with `getIntermFeat`: each scale's layers are set under computed names
+# (`setattr(self, "model" + str(n), ...)`), and the multiscale discriminator copies them
+# with a computed `getattr` in a loop whose count is not known here. Each copied layer is
+# one of its modules, so the batch norm of the instance the training code builds counts.
+MULTISCALE_COPIED = '''
+    import torch
+    import torch.nn as nn
+
+    class NLayerDiscriminator(nn.Module):
+        def __init__(self, nc, n_layers):
+            super().__init__()
+            sequence = [[nn.Conv2d(nc, 64, 4, 2, 1)], [nn.BatchNorm2d(64), nn.LeakyReLU(0.2)],
+                        [nn.Conv2d(64, 1, 4)]]
+            for n in range(len(sequence)):
+                setattr(self, "model" + str(n), nn.Sequential(*sequence[n]))
+
+    class MultiscaleDiscriminator(nn.Module):
+        def __init__(self, nc, n_layers, num_D):
+            super().__init__()
+            self.num_D = num_D
+            for i in range(num_D):
+                netD = NLayerDiscriminator(nc, n_layers)
+                for j in range(n_layers):
+                    setattr(self, "scale" + str(i) + "_layer" + str(j), getattr(netD, "model" + str(j)))
+
+        def forward(self, x):
+            return [getattr(self, "scale" + str(i) + "_layer0")(x) for i in range(self.num_D)]
+
+    def train(loader, netG, opt_d, num_D):
+        netD = MultiscaleDiscriminator(3, 3, num_D)
+        for real in loader:
+            fake = netG(real)
+            pred_fake = netD(fake.detach())
+            pred_real = netD(real)
+            loss = pred_fake[0].mean() - pred_real[0].mean()
+            loss.backward()
+            opt_d.step()
+'''
+
+
+def test_layers_copied_by_computed_getattr_are_the_copys_modules(lint):
+    findings = lint(MULTISCALE_COPIED)
+    assert at(findings) == [("SN301", 8, 52), ("SN401", 29, 21)]
+    assert "MultiscaleDiscriminator" in findings[1].message
+
+
+def test_computed_getattr_of_a_layer_with_no_computed_children_adds_nothing(lint):
+    # No name was set by a computed setattr: what `getattr(netD, "model" + str(j))` reads
+    # is not known, and no layer is made up for it (the part's own batch norm is the
+    # copy's only if the copy holds it).
+    findings = lint(MULTISCALE_COPIED.replace(
+        'setattr(self, "model" + str(n), nn.Sequential(*sequence[n]))',
+        'self.body = nn.Sequential(*sequence[n])'))
+    assert found(findings) == []
+
+
 def test_a_factory_branch_the_project_never_takes_is_no_finding_for_a_class_known_by_name(lint):
     # cycleGAN-PyTorch: PixelDiscriminator is built only in the factory's "pixel" branch,
     # always with the norm the factory is given; its batch-norm default is never used,
@@ -843,6 +899,32 @@ def test_netD_parameter_with_one_candidate_class_says_what_was_assumed(lint):
     assert found(findings) == [("SN301", 9), ("SN401", 12)]
     assert "assumed to be Discriminator" in findings[1].explanation
     assert "only discriminator class" in findings[1].explanation
+
+
+def test_netD_parameter_called_through_forward_is_the_same_call(lint):
+    # pix2pixHD and other older code write `netD.forward(x)`: what `netD(x)` runs.
+    findings = lint(PARAMETER_LOOP.replace("netD(real)", "netD.forward(real)")
+                    .replace("netD(netG(z).detach())", "netD.forward(netG.forward(z).detach())"))
+    assert at(findings) == [("SN301", 9, 19), ("SN401", 12, 14)]
+    assert "generated samples (returned by netG at line 13)" in findings[1].explanation
+
+
+def test_a_torch_module_called_through_forward_is_the_same_call(lint):
+    # A discriminator that is an `nn.Sequential` of the script, called `netD.forward(x)`.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        netG = nn.Sequential(nn.Linear(8, 48), nn.Tanh())
+        netD = nn.Sequential(nn.Linear(48, 16), nn.BatchNorm1d(16), nn.Linear(16, 1))
+        for real, _ in torch.utils.data.DataLoader([]):
+            fake = netG.forward(torch.randn(real.size(0), 8))
+            d_real = netD.forward(real)
+            d_fake = netD.forward(fake.detach())
+            (d_fake.mean() - d_real.mean()).backward()
+    ''')
+    assert at(findings) == [("SN301", 6, 41), ("SN401", 9, 14)]
+    assert "generated samples (returned by netG at line 8)" in findings[1].explanation
 
 
 # Shift-Net: the only discriminator class takes its norm as an argument (default batch
@@ -1641,6 +1723,48 @@ def test_sn302_not_for_reductions_over_other_dims_or_outside_discriminators(lint
                 return self.c(x).mean(dim=(2, 3)).var(1)
     ''', select=["SN302"])
     assert findings == []
+
+
+# StyleGAN2-ADA's MappingNetwork, which its discriminator builds too: the forward writes a
+# batch mean into a buffer (`self.w_avg.copy_(...)`, the W average) and returns no
+# statistic of the batch. Its layers are read by a computed name.
+BUFFER_UPDATE = '''
+    import torch
+    import torch.nn as nn
+
+    class Mapping(nn.Module):
+        def __init__(self, n=2):
+            super().__init__()
+            self.n = n
+            for i in range(n):
+                setattr(self, f"fc{i}", nn.Linear(8, 8))
+            self.register_buffer("w_avg", torch.zeros(8))
+
+        def forward(self, x):
+            for i in range(self.n):
+                x = getattr(self, f"fc{i}")(x)
+            self.w_avg.copy_(x.detach().mean(dim=0).lerp(self.w_avg, 0.995))
+            return x
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mapping = Mapping()
+            self.head = nn.Linear(8, 1)
+
+        def forward(self, x):
+            return self.head(self.mapping(x))
+'''
+
+
+def test_sn302_not_for_a_batch_mean_written_into_a_buffer(lint):
+    assert lint(BUFFER_UPDATE, select=["SN302"]) == []
+
+
+def test_sn302_for_a_batch_mean_the_forward_returns_beside_a_buffer_update(lint):
+    findings = lint(BUFFER_UPDATE.replace("            return x\n", "            return x - x.mean(dim=0)\n"),
+                    select=["SN302"])
+    assert [(f.code, f.line, f.column) for f in findings] == [("SN302", 17, 20)]
 
 
 def test_an_image_pool_called_on_generated_samples_is_no_discriminator():

@@ -708,6 +708,22 @@ def test_sn401_calls_in_one_expression_give_no_patch():
     assert found and all(f.fix is None for f in found)
 
 
+def test_sn401_critic_whose_forward_reduces_over_the_batch_gives_no_patch():
+    # WassersteinGAN's DCGAN_D returns `output.mean(0).view(1)`: one score for the whole
+    # batch. Scored once on `torch.cat([real, fake])`, it is one number, and
+    # `.split([real.size(0), fake.size(0)])` of it raises.
+    code = TRAIN.replace("return self.n(self.a(x))", "return self.n(self.a(x)).mean(0).view(1)")
+    code = "import torch\n" + textwrap.dedent(code).replace("{step}", textwrap.indent(textwrap.dedent("""\
+        fake = netG(z)
+        d_real = netD(real)
+        d_fake = netD(fake.detach())
+        loss = d_fake - d_real
+    """), "    "))
+    found = [f for f in findings(code) if f.code == "SN401"]
+    assert [f.line for f in found] == [19]
+    assert fix_of(code, "SN401") is None
+
+
 def test_sn201_reuses_a_partial_of_the_sn_function():
     code = """\
         import functools

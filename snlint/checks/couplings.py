@@ -313,3 +313,14 @@ def coupled_discriminators(model: LinkedModel) -> dict[str, tuple]:
 def graph_evidence(found: list[Coupling]) -> bool:
     """A training-code finding rests on the graph pass's evidence alone (its pass is "graph")."""
     return bool(found) and all(c.measured for c in found)
+
+
+def batch_reductions_in(model: LinkedModel, d: DiscriminatorFact) -> list:
+    """The batch reductions (SN302's kind) in a forward of `d` or of a module class its
+    instances are built from (each class's forward is read once, on its own)."""
+    classes = {d.cls.qualname}
+    for inst in [d.instance, *model.instances_of(d.cls.qualname)]:
+        if inst is not None:
+            classes.update(m.layer.cls.qualname for m in model.members(inst) if m.layer.cls is not None)
+    return [r for r in model.batch_reductions
+            if r.owner is not None and r.owner.cls is not None and r.owner.cls.qualname in classes]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from snlint.checks.couplings import batch_normalizing_classes
+from snlint.checks.couplings import batch_normalizing_classes, batch_reductions_in
 from snlint.checks.emit import Emitter, describe
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
 from snlint.checks.verdicts import measured_batch_normalization
@@ -26,12 +26,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         # A reduction written inside a module measured as batch normalization (a
         # hand-rolled whitening layer) is that SN301's, one finding per mistake.
         inside = batch_normalizing_classes(runtime) if runtime is not None else []
-        classes = {d.cls.qualname}
-        for inst in [d.instance, *model.instances_of(d.cls.qualname)]:
-            if inst is not None:
-                classes.update(m.layer.cls.qualname for m in model.members(inst) if m.layer.cls is not None)
-        owned = [r for r in model.batch_reductions
-                 if r.owner is not None and r.owner.cls is not None and r.owner.cls.qualname in classes]
+        owned = batch_reductions_in(model, d)
         for r in owned:
             if any(defined.holds(r.call) for defined in inside):
                 continue

@@ -9,8 +9,8 @@ from typing import Iterator
 from snlint import facts as F
 from snlint.checks import at_node as at
 from snlint.checks.couplings import (
-    called_couplings, candidates, configured_elsewhere, coupled_discriminators, graph_evidence,
-    pairs, reached,
+    batch_reductions_in, called_couplings, candidates, configured_elsewhere,
+    coupled_discriminators, graph_evidence, pairs, reached,
 )
 from snlint.checks.emit import Emitter
 from snlint.config import Config
@@ -102,7 +102,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                        f"separate batches")
             how = (f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
                    f"in a separate call at {there}")
-            data = second  # what the fix reads: where the other batch's call is
+            # What the fix reads: where the other batch's call is. None where a forward of
+            # the discriminator reduces over the batch (WGAN's `output.mean(0)`): its
+            # output for one call cannot be split back into the two batches' scores.
+            data = None if _reduces_batch(model, entries) else second
         finding = emit.finding(
             CODE, first, message, symbol=a.function, discriminator=ref, data=data,
             evidence=f"{how}; {its} ({stats}) then differ between the two batches and give real "
@@ -110,6 +113,12 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         # Only the graph pass's evidence makes it: `--no-graph` lacks it.
         by_graph = all(graph_evidence(e[5]) for e in entries)
         yield replace(finding, pass_="graph") if by_graph else finding
+
+
+def _reduces_batch(model, entries: list[tuple]) -> bool:
+    """Whether a forward of a discriminator the calls reach reduces over the batch
+    dimension (SN302's reductions)."""
+    return any(batch_reductions_in(model, d) for d in {id(e[6]): e[6] for e in entries}.values())
 
 
 def _inside(where, outer) -> bool:

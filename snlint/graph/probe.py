@@ -408,6 +408,10 @@ def find_input(fresh: Pristine, example_input: Any = None, n: int = PROBE_BATCH,
             return None, None, [], reason, False
         candidates = made
     last = "no input shape gave a per-sample output"
+    # A forward that ran says more than a larger size's error: a critic that averages its
+    # scores over the batch (`output.mean(0).view(1)`) runs at its own size and fails at
+    # every other, and the reason is its output, not the sizes.
+    ran = ""
     fallback = None
     # The reason given is the largest image's: the waveform tried after it fails at the
     # first layer for any image model, which says nothing about why the images failed.
@@ -436,12 +440,14 @@ def find_input(fresh: Pristine, example_input: Any = None, n: int = PROBE_BATCH,
             return make, per_sample, shape, "", False
         first = _first_tensor(out)
         last = ("forward returned no tensor" if first is None
-                else f"output shape {list(first.shape)} is not per sample")
+                else f"output shape {list(first.shape)} is not per sample "
+                f"(input {'x'.join(map(str, shape))})")
+        ran = ran or last
         if fallback is None and _flattened(out, n) is not None:
             fallback = (make, _flattened(out, n), shape)
     if fallback is not None:
         return (*fallback, "", True)
-    return None, None, [], last, False
+    return None, None, [], ran or last, False
 
 
 def _output(out: Any, flattened: bool) -> torch.Tensor | None:

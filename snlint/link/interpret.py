@@ -216,7 +216,13 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             self.assign(stmt.target, UNKNOWN, frame)
 
     def expr_stmt(self, stmt: F.ExprStmt, frame: Frame, module_level: bool) -> None:
+        reductions = len(self.events.batch_reductions)
         self.expr(stmt.value, frame)
+        if _updates_own_state(stmt.value):
+            # `self.w_avg.copy_(x.detach().mean(dim=0).lerp(...))` (StyleGAN's W average),
+            # a running statistic: the reduction goes into a buffer, not into this
+            # forward's output, so no sample's score depends on the others through it.
+            del self.events.batch_reductions[reductions:]
 
     def return_stmt(self, stmt: F.Return, frame: Frame, module_level: bool) -> None:
         frame.returned = self.expr(stmt.value, frame) if stmt.value is not None else ConstV(None)
@@ -1174,11 +1180,16 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             method = attrs[-1]
         elif isinstance(func_expr, F.Attr):
             receiver, method = self.expr(func_expr.value, frame), func_expr.attr
+        text = text_of(func_expr)
         if receiver is not None:
             handled = self.method_call(receiver, method, e, frame, loc)
             if handled is not None:
                 return handled
             callee = self.attribute(receiver, method, frame)
+            if method == "forward" and isinstance(receiver, Layer) and not isinstance(callee, FuncV):
+                # `netD.forward(x)` of a torch module (`nn.Sequential`), or of a project class
+                # whose forward is torch's: a call of the module, as `netD(x)`.
+                callee, text = receiver, text.rpartition(".")[0]
         else:
             callee = self.expr(func_expr, frame)
             if isinstance(func_expr, F.Global) and "." in func_expr.qual and isinstance(callee, UnknownV):
@@ -1193,7 +1204,6 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return SuperV(frame.self_value, frame.cls, frame.file)
             return UNKNOWN
         args, kwargs = self.arguments(e, frame)
-        text = text_of(func_expr)
         # What the call returned, or the batch it fetches from a data source (`fetched`,
         # snlint.link.training_semantics).
         return self.fetched(text, self.apply(callee, args, kwargs, e, frame, loc, text), loc)
@@ -1361,8 +1371,16 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             return None
         owner, name = args[0], args[1]
         if isinstance(owner, Layer):
-            # A computed name (`f"conv{i}"`) is one of many: `[*]` in symbols.
-            owner.set_attr(name.value if isinstance(name, ConstV) else f"*{len(owner.attrs)}", args[2])
+            if isinstance(name, ConstV):
+                owner.set_attr(name.value, args[2])
+            else:
+                # A computed name (`f"conv{i}"`) is one of many: `[*]` in symbols. The one
+                # pass over a loop whose count is not known here stands for every pass, so
+                # a value that is one of several computed children (`getattr(netD,
+                # "model" + str(j))`, pix2pixHD's multiscale copy) sets each of them.
+                values = _computed_children(args[2]) or [args[2]]
+                for value in values:
+                    owner.set_attr(f"*{len(owner.attrs)}", value)
         return ConstV(None)
 
     def getattr_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
@@ -1370,6 +1388,14 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             return self.module_item(args[0], args[1], "", frame, loc.span)
         if len(args) >= 2 and isinstance(args[1], ConstV):
             return self.attribute(args[0], str(args[1].value), frame)
+        if len(args) >= 2 and isinstance(args[0], Layer):
+            # A computed name reads one of the children a computed `setattr` added.
+            children = [v for k, v in args[0].attrs.items() if k.startswith("*") and isinstance(v, Layer)]
+            if len(children) == 1:
+                return children[0]
+            if children:
+                return OneOfV(tuple(children), f"one of the {len(children)} modules a computed name reads",
+                              role="computed")
         return None
 
     def sequence_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
@@ -1938,6 +1964,28 @@ def _any_child(container: Layer, text: str) -> Value | None:
     if len(children) == 1:
         return children[0]
     return OneOfV(tuple(children), f"one of the {len(children)} modules in {text or 'a container'}")
+
+
+def _updates_own_state(e: F.Expr) -> bool:
+    """Whether `e` is an in-place update of the module's own state, its value unused:
+    `self.w_avg.copy_(...)`, `self.running_mean.mul_(m).add_(...)`."""
+    if not (isinstance(e, F.Call) and isinstance(e.func, F.Attr) and e.func.attr.endswith("_")
+            and not e.func.attr.startswith("_")):
+        return False
+    receiver = e.func.value
+    while isinstance(receiver, F.Call) and isinstance(receiver.func, F.Attr) \
+            and receiver.func.attr.endswith("_"):
+        receiver = receiver.func.value
+    return isinstance(receiver, F.Attr) and isinstance(receiver.value, F.Local) \
+        and receiver.value.name == "self"
+
+
+def _computed_children(value: Value) -> list[Value]:
+    """The children a computed `getattr` may read (`getattr_call`), each of them; empty
+    for anything else (one of several classes a factory may build is one, not all)."""
+    if isinstance(value, OneOfV) and value.role == "computed":
+        return list(value.options)
+    return []
 
 
 def with_origin(value: Value, name: str, file: F.FileFacts, stmt: F.Stmt) -> Value:

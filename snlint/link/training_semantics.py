@@ -540,6 +540,9 @@ def _argument_origins(first: Value, args: list[Value]) -> tuple[frozenset, ...]:
 def _player(text: str) -> str | None:
     """The player a call of an unknown callee spelled `text` runs, as written: the callee
     itself (`netD`), or the generator whose sub-network it is; None for anything else."""
+    if text and text.endswith(".forward"):
+        # `netD.forward(x)` runs what `netD(x)` runs, hooks aside: old code writes it so.
+        text = text[: -len(".forward")]
     if text and (D_NAME.search(text) or G_NAME.search(text)):
         return text
     receiver = text.rpartition(".")[0] if text else ""

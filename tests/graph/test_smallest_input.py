@@ -96,6 +96,23 @@ def test_no_accepted_size_gives_the_largest_image_error_not_the_waveform_one():
     assert "2x258064" in facts.probe["reason"], facts.probe["reason"]  # 4 * 254 * 254
 
 
+def test_an_output_averaged_over_the_batch_is_the_reason_not_a_larger_sizes_error():
+    # WassersteinGAN's DCGAN_D returns `output.mean(0).view(1)`: it runs at 64x64 and
+    # its output is one number; at 128 the `view(1)` raises, which says nothing.
+    class BatchMeanCritic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.convs = nn.Sequential(*[nn.Conv2d(3 if i == 0 else 4, 4, 4, 2, 1) for i in range(4)])
+            self.head = nn.Conv2d(4, 1, 4)
+
+        def forward(self, x):
+            return self.head(self.convs(x)).mean(0).view(1)
+
+    facts = collect(BatchMeanCritic().train(), _target("BatchMeanCritic"))
+    assert not facts.probe["ran"]
+    assert facts.probe["reason"] == "output shape [1] is not per sample (input 2x3x64x64)"
+
+
 class EqualizedConv(nn.Module):
     """An equalized-learning-rate conv: a plain weight parameter, scaled in forward."""
 
