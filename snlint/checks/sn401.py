@@ -40,7 +40,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     elsewhere = configured_elsewhere(model)
 
     def judged(call) -> bool:
-        return _of(call, coupled) and id(call) not in penalized and id(call) not in elsewhere
+        # A module the training code left in eval mode normalizes with running
+        # statistics (an evaluation script): its batches share them whatever they hold.
+        return _of(call, coupled) and id(call) not in penalized and id(call) not in elsewhere \
+            and not call.eval_mode
 
     groups: dict[tuple, list] = {}
     for call in model.forwards:
@@ -49,7 +52,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         # samples. Interpolates are no side; nor is a call written inside the
         # `autograd.grad(...)` that differentiates it.
         if judged(call) or (id(call) in bound and _of(call, coupled) and id(call) not in elsewhere
-                            and call.kind == "real"):
+                            and call.kind == "real" and not call.eval_mode):
             groups.setdefault((call.update, call.module.cls.qualname), []).append(call)
     for key, calls in groups.items():
         scored = {c.kind for c in calls if id(c) not in penalized}

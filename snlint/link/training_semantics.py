@@ -119,7 +119,8 @@ class TrainingSemantics:
                            origins=first.origins if isinstance(first, TensorV) else frozenset(),
                            names=tuple(names_in(first_expr)),
                            arguments=_argument_origins(first, args), branches=frame.branches,
-                           detached=first_expr is not None and _detached(first_expr))
+                           detached=first_expr is not None and _detached(first_expr),
+                           eval_mode=module is not None and id(module) in root.in_eval)
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or (
             module is not None and (GENERATOR_CLASS.search(module.short_type) is not None
