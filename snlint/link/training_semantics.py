@@ -133,7 +133,7 @@ class TrainingSemantics:
             origins = frozenset({Output(module, text, loc.span.line, out.origins,
                                         "generator" if is_generator else
                                         "discriminator" if is_discriminator else "", loc.path)})
-        if self.scores_with_discriminator(module):
+        if self.scores_with_discriminator(module) or _given_a_module(module, args, kwargs):
             self.run_forward(module, args, frame, loc)  # type: ignore[arg-type]
         if is_generator:
             return TensorV(frozenset({"fake"}), ((module, loc),) if module is not None else (), origins)
@@ -615,6 +615,16 @@ def _output_key(module, where) -> tuple:
     """A hashable key for one entry of `TensorV.outputs`: the module (or "?") and the call
     that returned the tensor (a Location, or the unresolved ForwardFact itself)."""
     return id(module), where if isinstance(where, Location) else id(where)
+
+
+def _given_a_module(module: Layer | None, args: list[Value], kwargs: dict[str, Value]) -> bool:
+    """A project module called with another project module among its arguments (a loss
+    module given the discriminator, `criterion(netD, real, fake)`): its forward runs that
+    module on what it is given, as a function given it would."""
+    if module is None or module.cls is None or module.kind != "module":
+        return False
+    return any(layer.kind == "module" for value in (*args, *kwargs.values())
+               for layer in resolve.layers(value))
 
 
 def _forward_calls(cls: F.ClassFacts) -> list[F.Call]:
