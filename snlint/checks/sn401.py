@@ -105,7 +105,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                        f"separate batches")
             how = (f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
                    f"in a separate call at {there}")
-            data = second  # what the fix reads: where the other batch's call is
+            # What the fix reads: where the other batch's call is. None where a class the
+            # calls reach returns several outputs: their merged result has no `.split`.
+            data = second if all(_one_output(e[6].cls) for e in entries) else None
         finding = emit.finding(
             CODE, first, message, symbol=a.function, discriminator=ref, data=data,
             evidence=f"{how}; {its} ({stats}) then differ between the two batches and give real "
@@ -113,6 +115,35 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         # Only the graph pass's evidence makes it: `--no-graph` lacks it.
         by_graph = all(graph_evidence(e[5]) for e in entries)
         yield replace(finding, pass_="graph") if by_graph else finding
+
+
+def _one_output(cls: F.ClassFacts | None) -> bool:
+    """Whether the class's own `forward` returns one tensor as far as its source says:
+    not a list, tuple or dict, written out or bound to a name it returns (`outputs = []`
+    then `return outputs`: a multi-scale discriminator's score per scale). A forward it
+    inherits is taken for one tensor."""
+    fn = cls.method("forward") if cls is not None else None
+    if fn is None:
+        return True
+    several = (F.ListE, F.DictE, F.Comprehension)
+    statements = list(_own_statements(fn.body))
+    bound = {t.name for stmt in statements if isinstance(stmt, F.Assign) and isinstance(stmt.value, several)
+             for t in stmt.targets if isinstance(t, F.Local)}
+    return not any(isinstance(stmt, F.Return) and (
+        isinstance(stmt.value, several) or isinstance(stmt.value, F.Local) and stmt.value.name in bound)
+        for stmt in statements)
+
+
+def _own_statements(body: tuple) -> Iterator:
+    """The statements of a function body, those of the functions it defines left out."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, F.DefStmt):
+            continue
+        for attr in ("body", "orelse"):
+            inner = getattr(stmt, attr, None)
+            if isinstance(inner, tuple):
+                yield from _own_statements(inner)
 
 
 def _inside(where, outer) -> bool:
