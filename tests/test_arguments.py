@@ -229,3 +229,29 @@ def test_a_factory_site_names_the_call_that_reached_it(candidates):
          {"norm_layer": {"$": "torch", "name": "torch.nn.InstanceNorm2d"}}),
         ("as in train.py:13", {"norm_layer": {"$": "torch", "name": "torch.nn.BatchNorm2d"}}),
     ]
+
+
+def test_a_class_a_key_not_known_here_may_pick_with_no_arguments_is_no_site(candidates):
+    # `nets.__dict__[arch]()` in an inference helper may build the critic only because
+    # it is the module's one discriminator class: not where the project builds it.
+    found = candidates({"nets.py": '''
+        import torch.nn as nn
+
+
+        class Critic(nn.Module):
+            def __init__(self, ndf=64):
+                super().__init__()
+                self.c = nn.Conv2d(3, ndf, 3)
+    ''', "infer.py": '''
+        import nets
+
+
+        def build(arch):
+            model = nets.__dict__[arch]()
+            return model
+    ''', "train.py": '''
+        import nets
+
+        netD = nets.__dict__[cfg_name](ndf=32)
+    '''}, cls="Critic")
+    assert [(c["source"], c["kwargs"]) for c in found] == [("as in train.py:4", {"ndf": 32})]

@@ -741,6 +741,57 @@ def test_eval_in_training_code_for_validation_does_not_clear_batch_norm(lint):
     assert found(findings) == [("SN301", 8)]
 
 
+EVAL_SCRIPT_D = '''
+        import torch
+        import torch.nn as nn
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+                self.bn = nn.BatchNorm2d(64)
+
+        G = nn.Conv2d(3, 3, 1)
+        netD = Discriminator()
+        bce = nn.BCEWithLogitsLoss()
+'''
+
+
+@pytest.mark.parametrize("mode", ["netD.eval()", "netD.train(False)"])
+def test_separate_calls_of_a_discriminator_left_in_eval_mode_are_not_paired(lint, mode):
+    # An evaluation script: in eval mode the batch norm uses its running statistics, the
+    # same for both batches.
+    findings = lint(EVAL_SCRIPT_D + f'''
+        {mode}
+        for real, lr in loader:
+            fake = G(lr)
+            print(bce(netD(real), real) + bce(netD(fake), fake))
+    ''')
+    assert found(findings) == [("SN301", 9)]
+
+
+STEP = '''
+            fake = G(lr)
+            loss = bce(netD(real), real) + bce(netD(fake.detach()), fake)
+            loss.backward()'''
+
+
+@pytest.mark.parametrize("code, line", [
+    # Back in training mode before the calls.
+    ("netD.eval()\nnetD.train()\nfor real, lr in loader:" + STEP, 18),
+    # Back in training mode at the end of each epoch: every epoch after the first trains
+    # with batch statistics.
+    ("netD.eval()\nfor epoch in range(9):\n    for real, lr in loader:" + STEP.replace("\n", "\n    ")
+     + "\n    netD.train()", 18),
+    # Left in eval mode in one branch only.
+    ("if evaluate:\n    netD.eval()\nfor real, lr in loader:" + STEP, 18),
+    ("if train_only:\n    pass\nelse:\n    netD.eval()\nfor real, lr in loader:" + STEP, 20),
+])
+def test_eval_mode_that_may_not_last_until_the_calls_still_pairs_them(lint, code, line):
+    findings = lint(EVAL_SCRIPT_D + textwrap.indent(textwrap.dedent(code), " " * 8))
+    assert found(findings) == [("SN301", 9), ("SN401", line)]
+
+
 # ---------------------------------------------------------------- discriminator roles
 
 def test_discriminator_found_from_training_code_alone(lint):

@@ -724,6 +724,23 @@ def test_sn401_critic_whose_forward_reduces_over_the_batch_gives_no_patch():
     assert fix_of(code, "SN401") is None
 
 
+@pytest.mark.parametrize("returns", [
+    "return [self.n(self.a(x)), self.a(x)]",  # a score per scale (pix2pixHD, MUNIT)
+    "out = self.a(x)\n        return self.n(out), out",  # a score and its features
+    "outputs = []\n        outputs.append(self.n(self.a(x)))\n        return outputs",
+])
+def test_sn401_discriminator_returning_several_outputs_gives_no_patch(returns):
+    # `.split(...)` of the merged call needs one tensor: a list or tuple has no `.split`.
+    code = train("""\
+        fake = netG(z)
+        d_real = netD(real)
+        d_fake = netD(fake.detach())
+        loss = d_fake[0].mean() - d_real[0].mean()
+    """).replace("return self.n(self.a(x))", returns)
+    found = [f for f in findings(code) if f.code == "SN401"]
+    assert len(found) == 1 and found[0].fix is None
+
+
 def test_sn201_reuses_a_partial_of_the_sn_function():
     code = """\
         import functools

@@ -12,6 +12,8 @@ a test is about names, so only the data flow can decide.
 
 from __future__ import annotations
 
+import pytest
+
 BN_DISCRIMINATOR = '''
     import torch.nn as nn
 
@@ -120,6 +122,51 @@ def test_loss_module_named_as_taming_names_it_is_found_by_name_alone(lint_projec
     assert sn401(findings).evidence.startswith(
         "real samples (the data parameter `inputs`) go through PatchDiscriminator")
     assert "generated samples (named `reconstructions`)" in sn401(findings).explanation
+
+
+@pytest.mark.parametrize("scores", [
+    "net(a), net(b)",  # the loss module's forward calls the discriminator it is given
+    "pair(net, a, b)",  # or hands it on to a function that does
+])
+def test_loss_module_given_the_discriminator_scores_what_its_caller_passes(lint_project, scores):
+    # `criterion(net_d, hr, sr)`: the forward runs with the caller's tensors, as a
+    # function given the discriminator would; `a` and `b` say nothing by their names.
+    loss = f'''
+        import torch.nn as nn
+
+
+        def pair(net, a, b):
+            return net(a), net(b)
+
+
+        class AdversarialLoss(nn.Module):
+            def forward(self, net, a, b):
+                d_a, d_b = {scores}
+                return (d_b - d_a).mean()
+    '''
+    train = '''
+        import torch
+        import torch.nn as nn
+
+        from disc import PatchDiscriminator
+        from loss import AdversarialLoss
+
+        net_g = nn.Conv2d(3, 3, 1)
+        net_d = PatchDiscriminator()
+        criterion = AdversarialLoss()
+        opt_d = torch.optim.Adam(net_d.parameters())
+        for lr, hr in torch.utils.data.DataLoader(range(8)):
+            sr = net_g(lr)
+            loss = criterion(net_d, hr, sr.detach())
+            opt_d.zero_grad()
+            loss.backward()
+            opt_d.step()
+    '''
+    findings = lint_project({"disc.py": BN_DISCRIMINATOR, "loss.py": loss, "train.py": train})
+    line = 11 if scores.startswith("net(") else 6
+    assert found(findings) == [("SN301", "disc.py", 10), ("SN401", "loss.py", line)]
+    assert sn401(findings).evidence.startswith(
+        "real samples (a batch of `torch.utils.data.DataLoader` (train.py:12)) go through")
 
 
 # ---------------------------------------------------------------- framework model classes

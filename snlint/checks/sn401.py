@@ -40,7 +40,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     elsewhere = configured_elsewhere(model)
 
     def judged(call) -> bool:
-        return _of(call, coupled) and id(call) not in penalized and id(call) not in elsewhere
+        # A module the training code left in eval mode normalizes with running
+        # statistics (an evaluation script): its batches share them whatever they hold.
+        return _of(call, coupled) and id(call) not in penalized and id(call) not in elsewhere \
+            and not call.eval_mode
 
     groups: dict[tuple, list] = {}
     for call in model.forwards:
@@ -49,7 +52,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
         # samples. Interpolates are no side; nor is a call written inside the
         # `autograd.grad(...)` that differentiates it.
         if judged(call) or (id(call) in bound and _of(call, coupled) and id(call) not in elsewhere
-                            and call.kind == "real"):
+                            and call.kind == "real" and not call.eval_mode):
             groups.setdefault((call.update, call.module.cls.qualname), []).append(call)
     for key, calls in groups.items():
         scored = {c.kind for c in calls if id(c) not in penalized}
@@ -103,9 +106,11 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             how = (f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
                    f"in a separate call at {there}")
             # What the fix reads: where the other batch's call is. None where a forward of
-            # the discriminator reduces over the batch (WGAN's `output.mean(0)`): its
-            # output for one call cannot be split back into the two batches' scores.
-            data = None if _reduces_batch(model, entries) else second
+            # the discriminator reduces over the batch (WGAN's `output.mean(0)`: one call's
+            # output cannot be split back into the two batches' scores), or where a class the
+            # calls reach returns several outputs (their merged result has no `.split`).
+            one_each = not _reduces_batch(model, entries) and all(_one_output(e[6].cls) for e in entries)
+            data = second if one_each else None
         finding = emit.finding(
             CODE, first, message, symbol=a.function, discriminator=ref, data=data,
             evidence=f"{how}; {its} ({stats}) then differ between the two batches and give real "
@@ -119,6 +124,35 @@ def _reduces_batch(model, entries: list[tuple]) -> bool:
     """Whether a forward of a discriminator the calls reach reduces over the batch
     dimension (SN302's reductions)."""
     return any(batch_reductions_in(model, d) for d in {id(e[6]): e[6] for e in entries}.values())
+
+
+def _one_output(cls: F.ClassFacts | None) -> bool:
+    """Whether the class's own `forward` returns one tensor as far as its source says:
+    not a list, tuple or dict, written out or bound to a name it returns (`outputs = []`
+    then `return outputs`: a multi-scale discriminator's score per scale). A forward it
+    inherits is taken for one tensor."""
+    fn = cls.method("forward") if cls is not None else None
+    if fn is None:
+        return True
+    several = (F.ListE, F.DictE, F.Comprehension)
+    statements = list(_own_statements(fn.body))
+    bound = {t.name for stmt in statements if isinstance(stmt, F.Assign) and isinstance(stmt.value, several)
+             for t in stmt.targets if isinstance(t, F.Local)}
+    return not any(isinstance(stmt, F.Return) and (
+        isinstance(stmt.value, several) or isinstance(stmt.value, F.Local) and stmt.value.name in bound)
+        for stmt in statements)
+
+
+def _own_statements(body: tuple) -> Iterator:
+    """The statements of a function body, those of the functions it defines left out."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, F.DefStmt):
+            continue
+        for attr in ("body", "orelse"):
+            inner = getattr(stmt, attr, None)
+            if isinstance(inner, tuple):
+                yield from _own_statements(inner)
 
 
 def _inside(where, outer) -> bool:

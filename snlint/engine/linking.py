@@ -48,24 +48,37 @@ def link_parts(facts: list[FileFacts], extracted: Mapping[str, Extracted], sourc
     # Linked whole, a project decides within each part what a part decides alone (which
     # classes are alternatives beside the one in use): the same findings either way.
     part_of = {f.path: i for i, part in enumerate(parts) for f in part}
-    findings = _link_parts(facts, parts, None if whole else part_of, sources, config, rules,
-                           graph_run, reuse)
     shipped = config_options(DeclaredOptions(facts)(), undefaulted_options(facts))
-    if not shipped:
-        return findings
+    own = None
+    if shipped and config.graph and reuse is None:
+        # Each shipped configuration links the project again, graph pass included: one
+        # session for all of them builds a discriminator they leave alike once, not once
+        # a configuration (unreported seconds, three times over for two files).
+        from snlint.engine.lint import Reuse
 
-    def relink(declaring: str) -> tuple[list[Finding], set[str]]:
-        # The part that declares the option, as the first link did, else the whole project.
-        part = next((p for p in parts if any(f.path == declaring for f in p)), None)
-        if part is not None and len(parts) > 1 and not config.graph:
-            # Its own options: they are read with the chosen file in place of the default.
-            found, _, bare, _ = _link_part(part, sources, config, rules, assume_sole=False,
-                                           options=DeclaredOptions(facts))
-            if not bare:
-                return found, {f.path for f in part}
-        return _link_part(facts, sources, config, rules, part_of=part_of)[0], {f.path for f in facts}
+        reuse = own = Reuse()
+    try:
+        findings = _link_parts(facts, parts, None if whole else part_of, sources, config, rules,
+                               graph_run, reuse)
+        if not shipped:
+            return findings
 
-    return per_config(findings, shipped, relink)
+        def relink(declaring: str) -> tuple[list[Finding], set[str]]:
+            # The part that declares the option, as the first link did, else the whole project.
+            part = next((p for p in parts if any(f.path == declaring for f in p)), None)
+            if part is not None and len(parts) > 1 and not config.graph:
+                # Its own options: they are read with the chosen file in place of the default.
+                found, _, bare, _ = _link_part(part, sources, config, rules, assume_sole=False,
+                                               options=DeclaredOptions(facts))
+                if not bare:
+                    return found, {f.path for f in part}
+            return _link_part(facts, sources, config, rules, reuse=reuse if config.graph else None,
+                              part_of=part_of)[0], {f.path for f in facts}
+
+        return per_config(findings, shipped, relink)
+    finally:
+        if own is not None:
+            own.close()
 
 
 def _link_parts(facts: list[FileFacts], parts: list[list[FileFacts]], part_of: dict[str, int] | None,

@@ -21,6 +21,7 @@ import math
 from typing import Any
 
 from snlint.findings import Location
+from snlint.link.resolve import KEY_NOT_KNOWN
 from snlint.link.values import (
     ConstV, DictV, Layer, ListV, NameV, NamespaceV, PartialV, SNFuncV, TorchTypeV, TupleV, Value,
 )
@@ -129,6 +130,11 @@ def candidates_for(instances: list[Layer]) -> list[dict[str, Any]]:
         known = sum(1 for s in specs if s != UNKNOWN_SPEC)
         if specs and not known:
             continue  # nothing the site says that a guess would not
+        if not known and KEY_NOT_KNOWN in " ".join(inst.via):
+            # `sr_model = models.__dict__[arch]()` picked as the only discriminator class
+            # for a key not known here: no argument a default build lacks, and no sign
+            # the project builds the discriminator there (an inference script).
+            continue
         key = json.dumps([args, kwargs], sort_keys=True)
         if key in seen:
             continue

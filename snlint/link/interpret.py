@@ -228,6 +228,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         frame.returned = self.expr(stmt.value, frame) if stmt.value is not None else ConstV(None)
 
     def while_stmt(self, stmt: F.While, frame: Frame, module_level: bool) -> None:
+        _train_mode_in_loop(stmt.body, frame)
         with frame.looping(stmt.span):
             _widen_counters(stmt.body, frame)
             self.block(stmt.body, frame)
@@ -299,6 +300,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         env0 = dict(frame.env)
         attrs0, order0 = _parts(owner)
         branches0 = frame.branches
+        root = frame.root
+        eval0 = root.in_eval
         frame.cond_depth += 1
         try:
             frame.branches = (*branches0, (token, 0))
@@ -308,6 +311,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             frame.returned = None
             env_then = dict(frame.env)
             attrs_then, order_then = _parts(owner)
+            eval_then, root.in_eval = root.in_eval, eval0
             _replace(frame.env, env0)
             if owner is not None:
                 owner.attrs, owner.children_order = dict(attrs0), list(order0)
@@ -318,6 +322,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         finally:
             frame.cond_depth -= 1
             frame.branches = branches0
+        # In eval mode after the `if` only what either branch leaves in eval mode.
+        root.in_eval = eval_then & root.in_eval
         choices = not _building_module(frame)
         _replace(frame.env, merge_choices(env_then, frame.env, choices))
         if owner is not None:
@@ -425,6 +431,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             iterable = ListV([ConstV(i) for i in range(count)]) if count else UNKNOWN
         else:
             iterable = self.expr(stmt.iter, frame)
+        _train_mode_in_loop(stmt.body, frame)
         with frame.looping(stmt.span):
             batch = self.loader_batch(iterable, stmt.iter, stmt.span.line, frame.file.path) \
                 if zipped is None else None
@@ -1857,6 +1864,22 @@ def _replace(env: dict[str, Value], values: dict[str, Value]) -> None:
     if values is not env:  # `values` is another dict: clearing `env` leaves it whole
         env.clear()
         env.update(values)
+
+
+def _train_mode_in_loop(body: tuple[F.Stmt, ...], frame: Frame) -> None:
+    """Before a loop: a `.train()` anywhere in its body runs before the calls of the next
+    iteration, which the single run of the body does not see: no module counts as left
+    in eval mode inside it (`netD.eval()` before the epochs, `netD.train()` after each)."""
+    if frame.root.in_eval and any(_named_train(call.func) for stmt in F.statements(body)
+                                  for call in F.calls_in(stmt)):
+        frame.root.in_eval = frozenset()
+
+
+def _named_train(func: F.Expr) -> bool:
+    """`x.train` as written: an attribute, or a module-level name's (`netD.train`)."""
+    if isinstance(func, F.Attr):
+        return func.attr == "train"
+    return isinstance(func, F.Global) and func.qual.rpartition(".")[2] == "train"
 
 
 def _widen_counters(body: tuple[F.Stmt, ...], frame: Frame) -> None:

@@ -199,6 +199,7 @@ class ForwardFact:
     assumed: str = ""  # the discriminator class assumed for a call through a bare name, why
     detached: bool = False  # its input is written `.detach()`ed: a discriminator step's
     scored_into: str = ""  # the name its score is given (`d_real = D(x)`)
+    eval_mode: bool = False  # its module was left in eval mode by training code before it
 
     def site_apart_from(self, other: "ForwardFact") -> Location:
         """Where this call shows apart from `other`: itself, or, when both are one call

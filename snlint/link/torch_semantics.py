@@ -395,7 +395,10 @@ class TorchSemantics:
         # `train(False)` is `eval()`; checked before `train` passes the receiver through.
         if name == "eval" or (name == "train" and args and self.truth(args[0]) is False):
             self.kept_in_eval(receiver, frame)
+            _set_mode(receiver, frame, training=False)
             return receiver
+        if name == "train":
+            _set_mode(receiver, frame, training=True)
         if name in _MOVES or name in ("train", "requires_grad_"):
             return receiver
         return None
@@ -412,8 +415,18 @@ class TorchSemantics:
         return None
 
     def one_of_method(self, receiver: OneOfV, name: str, e, frame, loc) -> Value | None:
-        if name in _MOVES or name == "train":
-            self.arguments(e, frame)
+        if name in _MOVES or name in ("train", "eval"):
+            args, _ = self.arguments(e, frame)
+            if name != "eval" and not (name == "train" and args and self.truth(args[0]) is False):
+                if name == "train":
+                    for option in receiver.options:
+                        if isinstance(option, Layer):
+                            _set_mode(option, frame, training=True)
+                return receiver
+            # Which one it is, it is in eval mode now.
+            for option in receiver.options:
+                if isinstance(option, Layer):
+                    _set_mode(option, frame, training=False)
             return receiver
         return None
 
@@ -457,6 +470,14 @@ class TorchSemantics:
 
 
 _MODULE_WALKS = frozenset({"modules", "named_modules", "children", "named_children"})
+
+
+def _set_mode(layer: Layer, frame: Frame, *, training: bool) -> None:
+    """`layer.train()` / `layer.eval()` run by the code being interpreted: the module and
+    every module in it are in that mode for the calls that follow in this entry point."""
+    root = frame.root
+    ids = {id(layer), *(id(m) for _, m in layer.descendants())}
+    root.in_eval = root.in_eval - ids if training else root.in_eval | ids
 
 
 def _modules_walk(root: Layer, method: str) -> ModulesIterV:

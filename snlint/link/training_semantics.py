@@ -119,7 +119,8 @@ class TrainingSemantics:
                            origins=first.origins if isinstance(first, TensorV) else frozenset(),
                            names=tuple(names_in(first_expr)),
                            arguments=_argument_origins(first, args), branches=frame.branches,
-                           detached=first_expr is not None and _detached(first_expr))
+                           detached=first_expr is not None and _detached(first_expr),
+                           eval_mode=module is not None and id(module) in root.in_eval)
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or (
             module is not None and (GENERATOR_CLASS.search(module.short_type) is not None
@@ -132,7 +133,7 @@ class TrainingSemantics:
             origins = frozenset({Output(module, text, loc.span.line, out.origins,
                                         "generator" if is_generator else
                                         "discriminator" if is_discriminator else "", loc.path)})
-        if self.scores_with_discriminator(module):
+        if self.scores_with_discriminator(module) or _given_a_module(module, args, kwargs):
             self.run_forward(module, args, frame, loc)  # type: ignore[arg-type]
         if is_generator:
             return TensorV(frozenset({"fake"}), ((module, loc),) if module is not None else (), origins)
@@ -617,6 +618,16 @@ def _output_key(module, where) -> tuple:
     """A hashable key for one entry of `TensorV.outputs`: the module (or "?") and the call
     that returned the tensor (a Location, or the unresolved ForwardFact itself)."""
     return id(module), where if isinstance(where, Location) else id(where)
+
+
+def _given_a_module(module: Layer | None, args: list[Value], kwargs: dict[str, Value]) -> bool:
+    """A project module called with another project module among its arguments (a loss
+    module given the discriminator, `criterion(netD, real, fake)`): its forward runs that
+    module on what it is given, as a function given it would."""
+    if module is None or module.cls is None or module.kind != "module":
+        return False
+    return any(layer.kind == "module" for value in (*args, *kwargs.values())
+               for layer in resolve.layers(value))
 
 
 def _forward_calls(cls: F.ClassFacts) -> list[F.Call]:

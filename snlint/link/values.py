@@ -41,6 +41,9 @@ class Frame:
     loops: list = field(default_factory=list)  # spans of the loops being run, innermost last
     jumped: bool = False  # a `continue`/`break` ran: the rest of this loop body does not
     no_grad: bool = False  # running inside `with torch.no_grad():` (or inference_mode)
+    # (On a root frame.) The ids of the modules an `.eval()` run so far left in eval mode,
+    # no `.train()` since: their batch norms normalize with running statistics.
+    in_eval: frozenset = frozenset()
     qualname: str = ""  # the function being run (recursion guard)
     function: str = ""  # the function's own name (`train`, `forward`)
     optimizer_steps: int = 0  # `optimizer.step()` calls run so far (on a root frame)

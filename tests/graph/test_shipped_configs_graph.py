@@ -28,3 +28,24 @@ def test_the_batch_configuration_is_built_and_named(tmp_path, monkeypatch):
     assert sn301.message.endswith("(with options/train_batch.json)")
     assert "(ndf=64: from options/train_batch.json)" in sn301.evidence
     assert sn301.message.endswith(" (with options/train_batch.json)")
+
+
+def test_each_shipped_configuration_builds_its_discriminator_once(tmp_path, monkeypatch):
+    # Each shipped file links the project again; the graph pass of those links reuses what
+    # an earlier one built with the same arguments: the default file's link is the first
+    # link's, built once, not twice (each file's values name their file, so each is built).
+    from snlint.graph.runner import GraphSession
+
+    built = []
+    remember = GraphSession._remember
+    monkeypatch.setattr(GraphSession, "_remember",
+                        lambda self, target, facts, files: (built.append(target.class_name),
+                                                            remember(self, target, facts, files)))
+    same = '{"netD": {"norm": "batch", "ndf": 64}, "lr": %s}'
+    write_project(tmp_path, project("options/train_a.json", {
+        "options/train_a.json": same % "0.1", "options/train_b.json": same % "0.2"}))
+    monkeypatch.chdir(tmp_path)
+    found = run(["."], Config(root=tmp_path, graph=True)).findings
+    assert sorted((f.code, f.path, f.line) for f in found) == [
+        ("SN301", os.path.join("models", "networks.py"), 12), ("SN401", "train.py", 19)]
+    assert built == ["NLayerDiscriminator"] * 2
