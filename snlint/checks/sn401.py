@@ -15,6 +15,7 @@ from snlint.checks.couplings import (
 from snlint.checks.emit import Emitter
 from snlint.config import Config
 from snlint.findings import UNSAFE, Finding, place, record
+from snlint.link.syntax import walk
 
 
 CODE = "SN401"
@@ -102,7 +103,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                        f"separate batches")
             how = (f"{_side(a, first.path)} go through {subject} here and {_side(b, first.path)} "
                    f"in a separate call at {there}")
-            data = second  # what the fix reads: where the other batch's call is
+            # What the fix reads: where the other batch's call is. A forward that returns
+            # several values (a score per scale, a score and features) has no `.split`
+            # to take apart: no fix.
+            data = None if _returns_several(a.module.cls) else second
         finding = emit.finding(
             CODE, first, message, symbol=a.function, discriminator=ref, data=data,
             evidence=f"{how}; {its} ({stats}) then differ between the two batches and give real "
@@ -123,6 +127,37 @@ def _of(call, coupled) -> bool:
     """Whether the call reaches one of the batch-coupled discriminator classes."""
     module = call.module
     return module is not None and module.cls is not None and module.cls.qualname in coupled
+
+
+_SEVERAL = ("builtins.list", "builtins.tuple", "builtins.dict")
+
+
+def _returns_several(cls: F.ClassFacts) -> bool:
+    """Whether the class's own forward returns a list, tuple or dict (written so, or a
+    local name bound to nothing else) rather than one tensor."""
+    forward = cls.method("forward")
+    if forward is None:
+        return False  # inherited or unknown: as before, one tensor
+    bound: dict[str, list[F.Expr]] = {}
+    returned: list[F.Expr] = []
+    for stmt in walk(forward.body):
+        if isinstance(stmt, F.Assign):
+            for target in stmt.targets:
+                if isinstance(target, F.Local):
+                    bound.setdefault(target.name, []).append(stmt.value)
+        elif isinstance(stmt, F.Return) and stmt.value is not None:
+            returned.append(stmt.value)
+
+    def several(e: F.Expr) -> bool:
+        if isinstance(e, (F.ListE, F.DictE, F.Comprehension)):
+            return True
+        if isinstance(e, F.Call):
+            return isinstance(e.func, F.Global) and e.func.qual in _SEVERAL
+        return False
+
+    # A name rebound to something else (`outs = torch.cat(outs)`) may be one tensor again.
+    return any(several(e) or isinstance(e, F.Local) and bool(bound.get(e.name))
+               and all(several(v) for v in bound[e.name]) for e in returned)
 
 
 def _kind(call) -> str:
