@@ -1179,3 +1179,70 @@ def test_a_trunk_one_instance_of_which_feeds_the_head_on_both_sides_is_the_discr
         Trainer(nn.ConvTranspose2d(62, 1, 4), FrontEnd(), D()).train(loader, optim)
     ''')
     assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN401", 30)]
+
+
+# ---------------------------------------------------------------- unpaired translation
+
+TRANSLATION = '''
+    import torch
+    import torch.nn as nn
+
+
+    class MsImageDis(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Sequential(nn.Conv2d(3, 8, 4, 2, 1), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 1))
+
+        def forward(self, x):
+            return self.net(x)
+
+        def calc_dis_loss(self, a, b):
+            out0 = self.forward(a)
+            out1 = self.forward(b)
+            return torch.mean(out0 ** 2) + torch.mean((out1 - 1) ** 2)
+
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Conv2d(8, 3, 1)
+
+        def forward(self, c):
+            return self.net(c)
+
+
+    class AutoEncoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Conv2d(3, 8, 1)
+            self.dec = Decoder()
+
+        def encode(self, x):
+            return self.enc(x)
+
+        def decode(self, c):
+            return self.dec(c)
+
+
+    def train(loader):
+        ae = AutoEncoder()
+        dis = MsImageDis()
+        opt = torch.optim.Adam(dis.parameters())
+        for x_a, x_b in loader:
+            x_ba = ae.decode(ae.encode(x_b))
+            loss = dis.calc_dis_loss(x_ba.detach(), x_a)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+'''
+
+
+def test_a_translation_decoded_from_a_real_batch_is_generated(lint):
+    # MUNIT/UNIT: `gen_a.decode(gen_b.encode(x_b))`, models no name calls generators, scored
+    # against x_a in the discriminator's own loss method. The translation's tags are x_b's
+    # (real); the data flow says the decoder made it.
+    findings = lint(TRANSLATION)
+    assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN401", 15)]
+    assert "generated samples (returned by self.dec at line 39)" in sn401(findings).explanation
+    assert sn401(findings).discriminator.evidence == "training code"
+
