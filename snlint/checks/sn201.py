@@ -161,6 +161,9 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
         shown[id(m)] = place = own_site(model, d, m)
         by_site.setdefault((place[0].path, place[0].span, m.site.path, m.site.span), []).append(m)
     normalized_sites = {(m.site.path, m.site.span) for m in with_sn}
+    # The attributes a block class of the discriminator holds normalized in some of its
+    # instances (`self.conv = SN(conv)` under `if norm == 'sn'`, a plain one under `else`).
+    normalized_attrs = {(n.owner.qualname, n.symbol) for n in with_sn if n.owner.qualname != d.cls.qualname}
     all_sites = {(m.site.path, m.site.span) for m in layers}
     owner_sites = {m.layer.id: m.site for m in tree}
     callee = callees.most_common(1)[0][0] if callees else ""
@@ -168,12 +171,18 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
     for group in by_site.values():
         m = group[0]
         count = len(group)
-        if (m.site.path, m.site.span) in normalized_sites:
+        here = (m.site.path, m.site.span)
+        if here in normalized_sites or (m.owner.qualname, m.symbol) in normalized_attrs:
             # The helper class that builds it normalizes it in its other instances (behind
-            # its own flag: `conv2d(..., spectral_normed=False)`): the one without SN is
-            # asked for where the helper is built, not where the layer is.
-            here = (m.site.path, m.site.span)
-            normalized = sum(1 for n in with_sn if (n.site.path, n.site.span) == here)
+            # its own flag: `conv2d(..., spectral_normed=False)`, on this line or another):
+            # the one without SN is asked for where the helper is built, not where the
+            # layer is.
+            others = [n for n in with_sn if (n.site.path, n.site.span) == here] if here in normalized_sites \
+                else [n for n in with_sn if (n.owner.qualname, n.symbol) == (m.owner.qualname, m.symbol)]
+            # A block built in a loop stands for every pass of it: no count to give.
+            normalized = len(others)
+            instances = "other instances" if any(n.owner.in_loop for n in others) else \
+                f"{normalized} other instance{'s' if normalized != 1 else ''}"
             for g in group:
                 site = owner_sites.get(g.owner.id)
                 if site is None:
@@ -181,9 +190,8 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
                 yield emit.finding(
                     CODE, site,
                     f"{g.layer.short_type} {g.symbol} has no spectral norm: {g.owner.short_type} "
-                    f"normalizes the {g.layer.short_type} it builds in {normalized} other "
-                    f"instance{'s' if normalized != 1 else ''} of {describe(d.ref)}, not in the one "
-                    f"built here",
+                    f"normalizes the {g.layer.short_type} it builds in {instances} of "
+                    f"{describe(d.ref)}, not in the one built here",
                     symbol=g.symbol, discriminator=d.ref,
                     data=MissingSN(g.layer.short_type, api, callee, apart=True)), site
             continue
