@@ -103,15 +103,23 @@ def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[
     if d.instance is None:
         return
     seen: set[tuple] = set()
+    found: list[tuple[Finding, Location]] = []
+    asked: set[tuple] = set()  # sites of layers reported where their block is built
     # What the class's own `__init__` or `train()` freezes, as run on the class built
     # alone, is frozen in every instance of it.
     frozen = {(m.site.path, m.site.span) for m in model.members(d.instance) if m.layer.frozen}
     for root in _judged(model, d):
         fixed = frozen if root is not d.instance else set()
-        for finding, site in _instance_sn201(model, d, root, emit, outside, fixed):
+        for finding, site in _instance_sn201(model, d, root, emit, outside, fixed, asked):
             if (finding.path, finding.span) not in seen:
                 seen.add((finding.path, finding.span))
-                yield finding, site
+                found.append((finding, site))
+    # A layer one instance reports at its block's call (the block normalizes it in its
+    # other instances) is the same mistake where another instance, built with values
+    # snlint cannot read, shows it at the layer's own line: one finding, at the block's call.
+    for finding, site in found:
+        if (site.path, site.span) not in asked:
+            yield finding, site
 
 
 @per_model
@@ -138,8 +146,9 @@ def _judged(model, d) -> list[LayerFact]:
 
 
 def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
-                    fixed: set[tuple]) -> Iterator[tuple[Finding, Location]]:
-    """SN201 on one instance of `d`; `fixed`: sites frozen in the class built alone."""
+                    fixed: set[tuple], asked: set[tuple]) -> Iterator[tuple[Finding, Location]]:
+    """SN201 on one instance of `d`; `fixed`: sites frozen in the class built alone;
+    `asked` gets the site of each layer reported where its block is built."""
     tree = model.members(root)
     if root.opaque or any(m.layer.opaque for m in tree):
         return  # something we cannot follow may add SN; do not guess
@@ -183,6 +192,7 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
             normalized = len(others)
             instances = "other instances" if any(n.owner.in_loop for n in others) else \
                 f"{normalized} other instance{'s' if normalized != 1 else ''}"
+            asked.add(here)
             for g in group:
                 site = owner_sites.get(g.owner.id)
                 if site is None:
