@@ -137,7 +137,7 @@ def _returns_several(cls: F.ClassFacts) -> bool:
     local name bound to nothing else) rather than one tensor."""
     forward = cls.method("forward")
     if forward is None:
-        return False  # inherited or unknown: as before, one tensor
+        return False  # inherited: not read here, taken as one tensor
     bound: dict[str, list[F.Expr]] = {}
     returned: list[F.Expr] = []
     for stmt in walk(forward.body):
