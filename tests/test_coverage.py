@@ -565,6 +565,120 @@ def test_sn201_for_a_helper_class_whose_flag_turns_its_sn_off_is_at_the_helper_c
     assert findings[0].fix is None
 
 
+def test_sn201_for_a_block_whose_norm_string_picks_the_plain_branch_is_at_the_block_call(lint):
+    # MUNIT: `Conv2dBlock(norm='sn')` wraps its conv on one line, `else` builds it plain on
+    # another; the first block, `norm='none'`, is the one without SN, and its call is where
+    # that is chosen (wrapping the `else` line would normalize every plain block).
+    findings = lint('''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+        class Conv2dBlock(nn.Module):
+            def __init__(self, in_ch, out_ch, norm='none'):
+                super().__init__()
+                if norm == 'sn':
+                    self.conv = spectral_norm(nn.Conv2d(in_ch, out_ch, 3))
+                else:
+                    self.conv = nn.Conv2d(in_ch, out_ch, 3)
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = Conv2dBlock(3, 64, norm='none')
+                self.b = Conv2dBlock(64, 64, norm='sn')
+                self.c = Conv2dBlock(64, 64, norm='sn')
+    ''', select=SOURCE_RULES, fixes=True)
+    assert found(findings) == [("SN201", 16, 18)]
+    assert findings[0].message == (
+        "Conv2d Conv2dBlock.conv has no spectral norm: Conv2dBlock normalizes the Conv2d it "
+        "builds in 2 other instances of Discriminator, not in the one built here")
+    assert findings[0].fix is None
+
+
+def test_sn201_for_blocks_built_in_a_loop_gives_no_count(lint):
+    findings = lint('''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+        class Conv2dBlock(nn.Module):
+            def __init__(self, in_ch, out_ch, norm='none'):
+                super().__init__()
+                if norm == 'sn':
+                    self.conv = spectral_norm(nn.Conv2d(in_ch, out_ch, 3))
+                else:
+                    self.conv = nn.Conv2d(in_ch, out_ch, 3)
+
+        class Discriminator(nn.Module):
+            def __init__(self, n_layer=4):
+                super().__init__()
+                layers = [Conv2dBlock(3, 64, norm='none')]
+                for _ in range(n_layer - 1):
+                    layers.append(Conv2dBlock(64, 64, norm='sn'))
+                self.main = nn.Sequential(*layers)
+    ''', select=SOURCE_RULES)
+    assert found(findings) == [("SN201", 16, 19)]
+    assert "normalizes the Conv2d it builds in other instances of Discriminator" in findings[0].message
+
+
+def test_sn201_for_such_a_block_is_one_finding_when_another_instance_reads_an_unknown_config(lint_project):
+    # The instance a test script builds from a config file named on its command line has
+    # the block's norm unknown: its plain conv shows at the `else` line, the same mistake
+    # the trained instance reports at the block's call.
+    files = {
+        "nets.py": '''
+            import torch.nn as nn
+            from torch.nn.utils import spectral_norm
+
+            class Conv2dBlock(nn.Module):
+                def __init__(self, in_ch, out_ch, norm='none'):
+                    super().__init__()
+                    if norm == 'sn':
+                        self.conv = spectral_norm(nn.Conv2d(in_ch, out_ch, 3))
+                    else:
+                        self.conv = nn.Conv2d(in_ch, out_ch, 3)
+
+                def forward(self, x):
+                    return self.conv(x)
+
+            class Dis(nn.Module):
+                def __init__(self, params):
+                    super().__init__()
+                    self.a = Conv2dBlock(3, 64, norm='none')
+                    self.b = Conv2dBlock(64, 64, norm=params['norm'])
+                    self.head = spectral_norm(nn.Conv2d(64, 1, 1))
+
+                def forward(self, x):
+                    return self.head(self.b(self.a(x)))
+        ''',
+        "train.py": '''
+            import torch
+            from nets import Dis
+
+            def train(loader, gen, z):
+                dis = Dis({'norm': 'sn'})
+                opt = torch.optim.Adam(dis.parameters())
+                for x in loader:
+                    loss = dis(gen(z).detach()).mean() - dis(x).mean()
+                    loss.backward()
+                    opt.step()
+        ''',
+        "test.py": '''
+            import json
+            import sys
+
+            import torch
+            from nets import Dis
+
+            params = json.load(open(sys.argv[1]))
+            dis = Dis(params)
+            for x in torch.utils.data.DataLoader([]):
+                print(dis(x))
+        ''',
+    }
+    findings = lint_project(files, select=SOURCE_RULES)
+    assert [(f.code, f.path, f.line, f.column) for f in findings] == [("SN201", "nets.py", 19, 18)]
+
+
 def test_no_sn201_for_a_partial_of_an_sn_helper(lint):
     findings = lint('''
         import functools

@@ -741,6 +741,76 @@ def test_sn401_discriminator_returning_several_outputs_gives_no_patch(returns):
     assert len(found) == 1 and found[0].fix is None
 
 
+MULTI_SCALE = """\
+    import torch
+    import torch.nn as nn
+
+
+    class MsDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cnns = nn.ModuleList()
+            for _ in range(2):
+                self.cnns.append(nn.Sequential(nn.Conv2d(3, 8, 4, 2, 1), nn.BatchNorm2d(8)))
+            self.down = nn.AvgPool2d(3, stride=2, padding=1)
+
+        def forward(self, x):
+    {forward}
+
+        def calc_dis_loss(self, input_fake, input_real):
+            outs0 = self.forward(input_fake)
+            outs1 = self.forward(input_real)
+            return sum(torch.mean(a ** 2) + torch.mean((b - 1) ** 2) for a, b in zip(outs0, outs1))
+
+
+    def dis_update(dis, gen, x_a, z):
+        dis = MsDiscriminator()
+        return dis.calc_dis_loss(gen(z).detach(), x_a)
+"""
+
+
+def multi_scale(forward: str) -> str:
+    return textwrap.dedent(MULTI_SCALE).replace("{forward}", textwrap.indent(textwrap.dedent(forward), "        ").rstrip("\n"))
+
+
+def line_of(code: str, text: str) -> int:
+    return next(i for i, line in enumerate(code.splitlines(), 1) if text in line)
+
+
+def test_sn401_discriminator_returning_a_list_per_scale_gives_no_patch():
+    # `.split` on the list the forward returns would raise: the finding stands, unfixed.
+    code = multi_scale("""\
+        outputs = []
+        for model in self.cnns:
+            outputs.append(model(x))
+            x = self.down(x)
+        return outputs
+    """)
+    found = [f for f in findings(code) if f.code == "SN401"]
+    assert [(f.line, f.fix) for f in found] == [(line_of(code, "outs0 = "), None)]
+
+
+def test_sn401_discriminator_returning_score_and_features_gives_no_patch():
+    code = multi_scale("""\
+        h = self.cnns[0](x)
+        return h.mean(1), h
+    """)
+    found = [f for f in findings(code) if f.code == "SN401"]
+    assert [(f.line, f.fix) for f in found] == [(line_of(code, "outs0 = "), None)]
+
+
+def test_sn401_forward_concatenating_its_list_keeps_the_patch():
+    code = multi_scale("""\
+        outputs = []
+        for model in self.cnns:
+            outputs.append(model(x).flatten(1))
+        outputs = torch.cat(outputs, 1)
+        return outputs
+    """)
+    assert ("        outs0, outs1 = self.forward(torch.cat([input_fake, input_real]))"
+            ".split([input_fake.size(0), input_real.size(0)])\n") in fixed(code, select=["SN401"])
+
+
 def test_sn201_reuses_a_partial_of_the_sn_function():
     code = """\
         import functools

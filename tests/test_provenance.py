@@ -1226,3 +1226,123 @@ def test_a_trunk_one_instance_of_which_feeds_the_head_on_both_sides_is_the_discr
         Trainer(nn.ConvTranspose2d(62, 1, 4), FrontEnd(), D()).train(loader, optim)
     ''')
     assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN401", 30)]
+
+
+# ---------------------------------------------------------------- unpaired translation
+
+TRANSLATION = '''
+    import torch
+    import torch.nn as nn
+
+
+    class MsImageDis(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Sequential(nn.Conv2d(3, 8, 4, 2, 1), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 1))
+
+        def forward(self, x):
+            return self.net(x)
+
+        def calc_dis_loss(self, a, b):
+            out0 = self.forward(a)
+            out1 = self.forward(b)
+            return torch.mean(out0 ** 2) + torch.mean((out1 - 1) ** 2)
+
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Conv2d(8, 3, 1)
+
+        def forward(self, c):
+            return self.net(c)
+
+
+    class AutoEncoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Conv2d(3, 8, 1)
+            self.dec = Decoder()
+
+        def encode(self, x):
+            return self.enc(x)
+
+        def decode(self, c):
+            return self.dec(c)
+
+
+    def train(loader):
+        ae = AutoEncoder()
+        dis = MsImageDis()
+        opt = torch.optim.Adam(dis.parameters())
+        for x_a, x_b in loader:
+            x_ba = ae.decode(ae.encode(x_b))
+            loss = dis.calc_dis_loss(x_ba.detach(), x_a)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+'''
+
+
+def test_a_translation_decoded_from_a_real_batch_is_generated(lint):
+    # MUNIT/UNIT: `gen_a.decode(gen_b.encode(x_b))`, models no name calls generators, scored
+    # against x_a in the discriminator's own loss method. The translation's tags are x_b's
+    # (real); the data flow says the decoder made it.
+    findings = lint(TRANSLATION)
+    assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN401", 15)]
+    assert "generated samples (returned by self.dec at line 39)" in sn401(findings).explanation
+    assert sn401(findings).discriminator.evidence == "training code"
+
+
+
+SAMPLER = '''
+    import torch
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Sequential(nn.Conv2d(3, 8, 4, 2, 1), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 1))
+
+        def forward(self, x):
+            return self.net(x)
+
+
+    class Generator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(nn.ConvTranspose2d(8, 3, 4))
+
+        def forward(self, z):
+            return self.main(z)
+
+        def sample(self, n):
+            return self.main(torch.randn(n, 8, 1, 1))
+
+
+    def train(loader):
+        g = Generator()
+        d = Discriminator()
+        opt = torch.optim.Adam(d.parameters())
+        for x in loader:
+            out = g.sample(x.size(0))
+            s1 = d(x)
+            s2 = d(out.detach())
+            (s1.mean() - s2.mean()).backward()
+            opt.step()
+'''
+
+
+def test_what_a_generators_own_sampling_method_returns_is_generated(lint):
+    # `g.sample(n)` runs torch layers on noise: no tags, no module output; the method of a
+    # generator returns generated samples as its forward does.
+    findings = lint(SAMPLER)
+    assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN401", 33)]
+    assert "generated samples (returned by g.sample at line 32)" in sn401(findings).explanation
+
+
+def test_a_method_of_a_model_no_name_calls_a_generator_adds_nothing(lint):
+    code = SAMPLER.replace("class Generator(", "class Sampler(").replace("g = Generator()", "s = Sampler()") \
+        .replace("g.sample(", "s.sample(")
+    assert [(f.code, f.line) for f in lint(code)] == [("SN301", 9)]

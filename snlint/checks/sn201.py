@@ -103,15 +103,23 @@ def _source_sn201(model, d, emit: Emitter, outside: set[str]) -> Iterator[tuple[
     if d.instance is None:
         return
     seen: set[tuple] = set()
+    found: list[tuple[Finding, Location]] = []
+    asked: set[tuple] = set()  # sites of layers reported where their block is built
     # What the class's own `__init__` or `train()` freezes, as run on the class built
     # alone, is frozen in every instance of it.
     frozen = {(m.site.path, m.site.span) for m in model.members(d.instance) if m.layer.frozen}
     for root in _judged(model, d):
         fixed = frozen if root is not d.instance else set()
-        for finding, site in _instance_sn201(model, d, root, emit, outside, fixed):
+        for finding, site in _instance_sn201(model, d, root, emit, outside, fixed, asked):
             if (finding.path, finding.span) not in seen:
                 seen.add((finding.path, finding.span))
-                yield finding, site
+                found.append((finding, site))
+    # A layer one instance reports at its block's call (the block normalizes it in its
+    # other instances) is the same mistake where another instance, built with values
+    # snlint cannot read, shows it at the layer's own line: one finding, at the block's call.
+    for finding, site in found:
+        if (site.path, site.span) not in asked:
+            yield finding, site
 
 
 @per_model
@@ -138,8 +146,9 @@ def _judged(model, d) -> list[LayerFact]:
 
 
 def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
-                    fixed: set[tuple]) -> Iterator[tuple[Finding, Location]]:
-    """SN201 on one instance of `d`; `fixed`: sites frozen in the class built alone."""
+                    fixed: set[tuple], asked: set[tuple]) -> Iterator[tuple[Finding, Location]]:
+    """SN201 on one instance of `d`; `fixed`: sites frozen in the class built alone;
+    `asked` gets the site of each layer reported where its block is built."""
     tree = model.members(root)
     if root.opaque or any(m.layer.opaque for m in tree):
         return  # something we cannot follow may add SN; do not guess
@@ -161,6 +170,9 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
         shown[id(m)] = place = own_site(model, d, m)
         by_site.setdefault((place[0].path, place[0].span, m.site.path, m.site.span), []).append(m)
     normalized_sites = {(m.site.path, m.site.span) for m in with_sn}
+    # The attributes a block class of the discriminator holds normalized in some of its
+    # instances (`self.conv = SN(conv)` under `if norm == 'sn'`, a plain one under `else`).
+    normalized_attrs = {(n.owner.qualname, n.symbol) for n in with_sn if n.owner.qualname != d.cls.qualname}
     all_sites = {(m.site.path, m.site.span) for m in layers}
     owner_sites = {m.layer.id: m.site for m in tree}
     callee = callees.most_common(1)[0][0] if callees else ""
@@ -168,12 +180,19 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
     for group in by_site.values():
         m = group[0]
         count = len(group)
-        if (m.site.path, m.site.span) in normalized_sites:
+        here = (m.site.path, m.site.span)
+        if here in normalized_sites or (m.owner.qualname, m.symbol) in normalized_attrs:
             # The helper class that builds it normalizes it in its other instances (behind
-            # its own flag: `conv2d(..., spectral_normed=False)`): the one without SN is
-            # asked for where the helper is built, not where the layer is.
-            here = (m.site.path, m.site.span)
-            normalized = sum(1 for n in with_sn if (n.site.path, n.site.span) == here)
+            # its own flag: `conv2d(..., spectral_normed=False)`, on this line or another):
+            # the one without SN is asked for where the helper is built, not where the
+            # layer is.
+            others = [n for n in with_sn if (n.site.path, n.site.span) == here] if here in normalized_sites \
+                else [n for n in with_sn if (n.owner.qualname, n.symbol) == (m.owner.qualname, m.symbol)]
+            # A block built in a loop stands for every pass of it: no count to give.
+            normalized = len(others)
+            instances = "other instances" if any(n.owner.in_loop for n in others) else \
+                f"{normalized} other instance{'s' if normalized != 1 else ''}"
+            asked.add(here)
             for g in group:
                 site = owner_sites.get(g.owner.id)
                 if site is None:
@@ -181,9 +200,8 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
                 yield emit.finding(
                     CODE, site,
                     f"{g.layer.short_type} {g.symbol} has no spectral norm: {g.owner.short_type} "
-                    f"normalizes the {g.layer.short_type} it builds in {normalized} other "
-                    f"instance{'s' if normalized != 1 else ''} of {describe(d.ref)}, not in the one "
-                    f"built here",
+                    f"normalizes the {g.layer.short_type} it builds in {instances} of "
+                    f"{describe(d.ref)}, not in the one built here",
                     symbol=g.symbol, discriminator=d.ref,
                     data=MissingSN(g.layer.short_type, api, callee, apart=True)), site
             continue

@@ -15,6 +15,7 @@ from snlint.checks.couplings import (
 from snlint.checks.emit import Emitter
 from snlint.config import Config
 from snlint.findings import UNSAFE, Finding, place, record
+from snlint.link.syntax import walk
 
 
 CODE = "SN401"
@@ -107,10 +108,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                    f"in a separate call at {there}")
             # What the fix reads: where the other batch's call is. None where a forward of
             # the discriminator reduces over the batch (WGAN's `output.mean(0)`: one call's
-            # output cannot be split back into the two batches' scores), or where a class the
-            # calls reach returns several outputs (their merged result has no `.split`).
-            one_each = not _reduces_batch(model, entries) and all(_one_output(e[6].cls) for e in entries)
-            data = second if one_each else None
+            # output cannot be split back into the two batches' scores), or returns several
+            # values (a score per scale, a score and features: no `.split` to take apart).
+            data = None if _reduces_batch(model, entries) or _returns_several(a.module.cls) else second
         finding = emit.finding(
             CODE, first, message, symbol=a.function, discriminator=ref, data=data,
             evidence=f"{how}; {its} ({stats}) then differ between the two batches and give real "
@@ -126,35 +126,6 @@ def _reduces_batch(model, entries: list[tuple]) -> bool:
     return any(batch_reductions_in(model, d) for d in {id(e[6]): e[6] for e in entries}.values())
 
 
-def _one_output(cls: F.ClassFacts | None) -> bool:
-    """Whether the class's own `forward` returns one tensor as far as its source says:
-    not a list, tuple or dict, written out or bound to a name it returns (`outputs = []`
-    then `return outputs`: a multi-scale discriminator's score per scale). A forward it
-    inherits is taken for one tensor."""
-    fn = cls.method("forward") if cls is not None else None
-    if fn is None:
-        return True
-    several = (F.ListE, F.DictE, F.Comprehension)
-    statements = list(_own_statements(fn.body))
-    bound = {t.name for stmt in statements if isinstance(stmt, F.Assign) and isinstance(stmt.value, several)
-             for t in stmt.targets if isinstance(t, F.Local)}
-    return not any(isinstance(stmt, F.Return) and (
-        isinstance(stmt.value, several) or isinstance(stmt.value, F.Local) and stmt.value.name in bound)
-        for stmt in statements)
-
-
-def _own_statements(body: tuple) -> Iterator:
-    """The statements of a function body, those of the functions it defines left out."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, F.DefStmt):
-            continue
-        for attr in ("body", "orelse"):
-            inner = getattr(stmt, attr, None)
-            if isinstance(inner, tuple):
-                yield from _own_statements(inner)
-
-
 def _inside(where, outer) -> bool:
     """Whether location `where` lies within location `outer` (same file)."""
     a, b = where.span, outer.span
@@ -166,6 +137,37 @@ def _of(call, coupled) -> bool:
     """Whether the call reaches one of the batch-coupled discriminator classes."""
     module = call.module
     return module is not None and module.cls is not None and module.cls.qualname in coupled
+
+
+_SEVERAL = ("builtins.list", "builtins.tuple", "builtins.dict")
+
+
+def _returns_several(cls: F.ClassFacts) -> bool:
+    """Whether the class's own forward returns a list, tuple or dict (written so, or a
+    local name bound to nothing else) rather than one tensor."""
+    forward = cls.method("forward")
+    if forward is None:
+        return False  # inherited: not read here, taken as one tensor
+    bound: dict[str, list[F.Expr]] = {}
+    returned: list[F.Expr] = []
+    for stmt in walk(forward.body):
+        if isinstance(stmt, F.Assign):
+            for target in stmt.targets:
+                if isinstance(target, F.Local):
+                    bound.setdefault(target.name, []).append(stmt.value)
+        elif isinstance(stmt, F.Return) and stmt.value is not None:
+            returned.append(stmt.value)
+
+    def several(e: F.Expr) -> bool:
+        if isinstance(e, (F.ListE, F.DictE, F.Comprehension)):
+            return True
+        if isinstance(e, F.Call):
+            return isinstance(e.func, F.Global) and e.func.qual in _SEVERAL
+        return False
+
+    # A name rebound to something else (`outs = torch.cat(outs)`) may be one tensor again.
+    return any(several(e) or isinstance(e, F.Local) and bool(bound.get(e.name))
+               and all(several(v) for v in bound[e.name]) for e in returned)
 
 
 def _kind(call) -> str:

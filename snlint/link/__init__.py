@@ -473,10 +473,13 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
             found = provenance.plain_sides(_scored(call, alike))
             if len(found) == 1:
                 kind = next(iter(found))
-        if kind == "unknown" and call.function != "forward":
+        if kind in ("unknown", "real") and call.function != "forward":
             # Neither names nor tags say; the data flow may (not in a forward, where each
-            # layer's output feeds the next).
-            kind = provenance.kind_of(provenance.sides(call.origins, q))
+            # layer's output feeds the next). Tags pass through a module no name calls a
+            # generator (`gen_a.decode(gen_b.encode(x_b))` keeps x_b's): where the data
+            # flow says a module made the batch, it is generated.
+            flow = provenance.kind_of(provenance.sides(call.origins, q))
+            kind = flow if kind == "unknown" or flow == "fake" else kind
         updates.setdefault((call.update, q), {}).setdefault(kind, []).append(call)
 
     def undecided(q: str) -> bool:

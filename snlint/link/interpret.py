@@ -1293,7 +1293,10 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         if callee.fn.name == "forward" and isinstance(callee.bound, Layer) and callee.bound.kind == "module":
             # `self.forward(x)` in a discriminator's own `compute_loss`: a call of the module.
             return self.forward_call(callee.bound, args, kwargs, e, frame, loc, text)
-        return self.invoke(callee, args, kwargs, frame, loc)
+        result = self.invoke(callee, args, kwargs, frame, loc)
+        if isinstance(callee.bound, Layer) and callee.bound.kind == "module":
+            return self.method_returned(callee.bound, result, frame, loc, text)
+        return result
 
     def call_lambda(self, callee: LambdaV, args, kwargs, e, frame, loc, text) -> Value:
         sub = Frame(callee.file, "<lambda>", frame, loc, depth=frame.depth + 1,

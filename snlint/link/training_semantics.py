@@ -122,9 +122,7 @@ class TrainingSemantics:
                            detached=first_expr is not None and _detached(first_expr),
                            eval_mode=module is not None and id(module) in root.in_eval)
         self.events.forwards.append(call)
-        is_generator = G_NAME.search(text or "") is not None or (
-            module is not None and (GENERATOR_CLASS.search(module.short_type) is not None
-                                    or any(G_NAME.search(n) for n in module.bound_names)))
+        is_generator = G_NAME.search(text or "") is not None or _named_generator(module)
         out = tensor_join(args) if args else TensorV()
         is_discriminator = D_NAME.search(text or "") is not None
         if module is not None and module.cls is None and not is_generator:
@@ -139,6 +137,18 @@ class TrainingSemantics:
             return TensorV(frozenset({"fake"}), ((module, loc),) if module is not None else (), origins)
         return TensorV(out.tags if not is_discriminator else frozenset(),
                        ((module, loc),) if module is not None else (("?", call),), origins)
+
+    def method_returned(self, module: Layer, result: Value, frame: Frame, loc: Location, text: str) -> Value:
+        """What a method of a project module other than `forward` returned to code outside
+        that module: a generator's (`G.sample(n)`, `netG.generate(z)`, named so by its
+        receiver, class or binding) is generated, as its forward's output is, whatever
+        layers it ran on the way."""
+        receiver = text.rpartition(".")[0] if text else ""
+        if not isinstance(result, TensorV) or any(f.self_value is module for f in frame.lineage()) \
+                or not (G_NAME.search(receiver) or _named_generator(module)) or D_NAME.search(receiver):
+            return result
+        origins = frozenset({Output(module, text, loc.span.line, result.origins, "generator", loc.path)})
+        return TensorV(frozenset({"fake"}), result.outputs, origins)
 
     def scores_with_discriminator(self, module: Layer | None) -> bool:
         """A loss module holding the discriminator (`self.discriminator(inputs)` in its
@@ -612,6 +622,12 @@ def _keyword_sample(module: Layer | None, kwargs: dict[str, Value]) -> str | Non
         params = [p for p in forward.params[1:] if p.kind in ("pos", "posonly", "kwonly")]
         return params[0].name if params and params[0].name in kwargs else None
     return next((k for k in _SAMPLE_KEYWORDS if k in kwargs), None)
+
+
+def _named_generator(module: Layer | None) -> bool:
+    """Whether a module's class or a name it was bound to says it is a generator."""
+    return module is not None and (GENERATOR_CLASS.search(module.short_type) is not None
+                                   or any(G_NAME.search(n) for n in module.bound_names))
 
 
 def _output_key(module, where) -> tuple:
