@@ -397,13 +397,14 @@ def calls_in(stmt: Stmt) -> Iterator[Call]:
             stack.extend(e.items)
 
 
-def statements(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
-    """Every statement of a body: those in its blocks and in the functions it defines too."""
+def statements(body: tuple[Stmt, ...], functions: bool = True) -> Iterator[Stmt]:
+    """Every statement of a body: those in its blocks, and in the functions it defines
+    unless `functions` is False."""
     for stmt in body:
         yield stmt
-        if isinstance(stmt, DefStmt):
+        if functions and isinstance(stmt, DefStmt):
             yield from statements(stmt.function.body)
         for attr in ("body", "orelse"):
             inner = getattr(stmt, attr, None)
             if isinstance(inner, tuple):
-                yield from statements(inner)
+                yield from statements(inner, functions)

@@ -15,7 +15,6 @@ from snlint.checks.couplings import (
 from snlint.checks.emit import Emitter
 from snlint.config import Config
 from snlint.findings import UNSAFE, Finding, place, record
-from snlint.link.syntax import walk
 
 
 CODE = "SN401"
@@ -150,7 +149,7 @@ def _returns_several(cls: F.ClassFacts) -> bool:
         return False  # inherited: not read here, taken as one tensor
     bound: dict[str, list[F.Expr]] = {}
     returned: list[F.Expr] = []
-    for stmt in walk(forward.body):
+    for stmt in F.statements(forward.body, functions=False):
         if isinstance(stmt, F.Assign):
             for target in stmt.targets:
                 if isinstance(target, F.Local):
