@@ -122,6 +122,48 @@ def test_batch_norm_in_a_block_the_discriminator_builds(lint):
     assert at(findings) == [("SN301", 8, 19)]
 
 
+def test_one_finding_for_a_block_used_several_times_says_how_many_it_builds(lint):
+    findings = lint('''
+        import torch.nn as nn
+
+        def block(cin, cout, bn=True):
+            layers = [nn.Conv2d(cin, cout, 4, 2, 1)]
+            if bn:
+                layers.append(nn.BatchNorm2d(cout))
+            return layers
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(*block(3, 16, bn=False), *block(16, 32), *block(32, 64),
+                                          *block(64, 128))
+    ''')
+    assert [(f.code, f.line, f.message) for f in findings] == [
+        ("SN301", 7, "BatchNorm2d in Discriminator normalizes with the statistics of the current "
+                     "batch (3 instances built here)")]
+
+
+def test_a_block_some_of_whose_layers_an_undecided_if_builds_gives_no_count(lint):
+    findings = lint('''
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self, c, opt):
+                super().__init__()
+                self.conv = nn.Conv2d(c, c, 3)
+                if opt.bn:
+                    self.bn = nn.BatchNorm2d(c)
+
+        class Discriminator(nn.Module):
+            def __init__(self, opt):
+                super().__init__()
+                self.b1 = Block(8, opt)
+                self.b2 = Block(8, opt)
+    ''')
+    assert [(f.code, f.line, f.message) for f in findings] == [
+        ("SN301", 9, "BatchNorm2d in Discriminator normalizes with the statistics of the current batch")]
+
+
 def test_a_block_shared_with_the_generator_is_reported_once_for_the_discriminator(lint):
     findings = lint('''
         import torch.nn as nn

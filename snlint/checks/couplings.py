@@ -4,6 +4,7 @@ normalizes with batch statistics (`couplings`), in the instance a call reaches
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from snlint.checks.emit import describe
@@ -34,6 +35,9 @@ class Coupling:
     # through `super()` builds three batch norms): the graph pass's layers there count too.
     also_built: tuple = ()
     lead: str = ""  # how `site` leads to it, the end of a message (`own_site`)
+    # How many layers one instance of the discriminator builds here (a block used four
+    # times: 4); 1 when some are behind an `if` not decided here.
+    count: int = 1
 
 
 def couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
@@ -182,6 +186,8 @@ def _trained_calls(model: LinkedModel) -> dict[str, list]:
 
 def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> list[Coupling]:
     found: dict[tuple, Coupling] = {}
+    counts: dict[tuple, Counter] = {}  # site -> instance -> its layers built there
+    uncertain: set[tuple] = set()
     runtime = model.runtime.get(d.cls.qualname)
     classes = {d.cls.qualname}
     for inst in instances:
@@ -198,6 +204,9 @@ def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> l
                 continue  # built, and kept in eval mode there
             site, related, lead = (built, (), "") if m.layer.origin is not None else own_site(model, d, m)
             key = (site.path, site.span)
+            counts.setdefault(key, Counter())[inst.id] += 1
+            if m.layer.conditional:
+                uncertain.add(key)
             known = found.get(key)
             if known is None:
                 found[key] = Coupling(
@@ -210,6 +219,9 @@ def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> l
         if owner is not None and owner.cls is not None and owner.cls.qualname in classes:
             found.setdefault((call.call.path, call.call.span), Coupling(
                 call.call, "F.batch_norm(training=True)", f"{owner.short_type}.forward"))
+    for key, per_instance in counts.items():
+        if key not in uncertain and max(per_instance.values()) > 1:
+            found[key] = replace(found[key], count=max(per_instance.values()))
     return list(found.values())
 
 

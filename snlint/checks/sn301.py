@@ -36,7 +36,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             finding = emit.finding(
                 CODE, c.site,
                 f"{where}{c.what} in {describe(d.ref)} normalizes with the statistics of the "
-                f"current batch",
+                f"current batch" + (f" ({c.count} instances built here)" if c.count > 1 else ""),
                 symbol=c.symbol, discriminator=d.ref,
                 evidence=joined(lead_sentence(c.lead), _MECHANISM)).with_(related=c.related)
             if runtime is not None:
