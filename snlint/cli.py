@@ -377,7 +377,8 @@ def _main(paths: tuple[str, ...], select: list[str] | None, extend_select: list[
     if stdin and (fix or diff):
         _fix_stdin(paths[0], config, fmt=fmt, color=color, unsafe=unsafe_fixes, diff=diff,
                    exit_zero=exit_zero, quiet=quiet, silent=silent, fix_only=fix_only,
-                   exit_non_zero_on_fix=exit_non_zero_on_fix, output_file=output_file)
+                   exit_non_zero_on_fix=exit_non_zero_on_fix, output_file=output_file,
+                   statistics=statistics, show_fixes=show_fixes)
     if fix or diff:
         from snlint.files import discover
 
@@ -530,9 +531,11 @@ def _settings_text(path: str, config, settings: str | None) -> str:
 
 def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, diff: bool,
                exit_zero: bool, quiet: bool, silent: bool, fix_only: bool,
-               exit_non_zero_on_fix: bool, output_file: str | None) -> None:
+               exit_non_zero_on_fix: bool, output_file: str | None, statistics: bool = False,
+               show_fixes: bool = False) -> None:
     """`--fix` / `--diff` on standard input, as ruff for editors: --diff prints the diff;
-    --fix writes the fixed source to standard output and the report to standard error."""
+    --fix writes the fixed source to standard output and the report (as `--statistics` and
+    `--show-fixes` ask for it on files) to standard error."""
     from snlint.stdin import fix_stdin, lint_stdin
 
     def say(message: str) -> None:
@@ -551,10 +554,12 @@ def _fix_stdin(display: str, config, *, fmt: str, color: bool, unsafe: bool, dif
             say(f"Fixed {plural(fixed.fixes, 'finding')}.")
         _finish(exit_code((), fixes=fixed.fixes, exit_non_zero_on_fix=exit_non_zero_on_fix))
     try:
-        result = lint_stdin(data, display, config, fixes=fmt in report.FIX_FORMATS)
+        result = lint_stdin(data, display, config,
+                            fixes=show_fixes or (fmt in report.FIX_FORMATS and not statistics))
         findings = list(result.findings)
         out = _report(findings, result, fmt, color=color, root=config.root, unsafe=unsafe,
-                      quiet=quiet, fixes=fixed.fixes, outcome=fixed)
+                      quiet=quiet, statistics=statistics, show_fixes=show_fixes,
+                      fixes=fixed.fixes, outcome=fixed)
     except Exception as exc:
         _internal_error(exc)
     if output_file is not None:

@@ -38,6 +38,21 @@ def test_fix_writes_the_fixed_source_to_stdout_and_what_remains_to_stderr(projec
     assert not (project / "gan.py").exists()
 
 
+def test_fix_with_statistics_reports_the_counts_of_what_remains():
+    result = snlint("--fix", "--statistics", input=BUGGY)
+    assert (result.exit_code, result.stdout) == (1, SAFE_FIXED)
+    assert result.stderr == "1  SN301  batch-norm-in-discriminator\n"
+
+
+def test_fix_with_show_fixes_shows_the_fix_still_offered():
+    result = snlint("--fix", "--show-fixes", input=BUGGY)
+    assert (result.exit_code, result.stdout) == (1, SAFE_FIXED)
+    assert result.stderr.startswith(SN301 + "  = discriminator: gan.py:Discriminator (by name)\n")
+    assert ("  = fix (unsafe): Replace BatchNorm2d with nn.GroupNorm(1, 8), a per-sample norm"
+            in result.stderr)
+    assert "      +        self.n = nn.GroupNorm(1, 8)\n" in result.stderr
+
+
 def test_fix_with_unsafe_fixes_fixes_everything_and_exits_0():
     result = snlint("--fix", "--unsafe-fixes", input=BUGGY)
     assert (result.exit_code, result.stdout) == (0, ALL_FIXED)
