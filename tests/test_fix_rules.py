@@ -385,6 +385,37 @@ def test_sn501_points_an_init_applied_from_another_function_at_the_original():
                "`parametrizations.weight.original` where the layer has it;" in m for m in messages)
 
 
+def test_sn501_through_an_attribute_chain_points_the_inits_of_an_init_method():
+    # `utils.spectral_norm(...)` moves call by call (no import to rebind); the inits
+    # `_initialize()` runs after it move with it, or each becomes an SN106.
+    code = """\
+        import torch.nn as nn
+        from torch.nn import init
+        from torch.nn import utils
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c1 = utils.spectral_norm(nn.Conv2d(3, 8, 3, 1, 1))
+                self.l6 = utils.spectral_norm(nn.Linear(8, 1))
+                self._initialize()
+
+            def _initialize(self):
+                init.xavier_uniform_(self.c1.weight.data, 2 ** 0.5)
+                init.xavier_uniform_(self.l6.weight)
+
+            def forward(self, x):
+                return self.l6(self.c1(x).sum(dim=(2, 3)))
+    """
+    out = fixed(code, select=["SN501"])
+    assert ('        init.xavier_uniform_((self.c1.parametrizations.weight.original if '
+            'utils.parametrize.is_parametrized(self.c1, "weight") else self.c1.weight).data, 2 ** 0.5)\n'
+            '        init.xavier_uniform_((self.l6.parametrizations.weight.original if '
+            'utils.parametrize.is_parametrized(self.l6, "weight") else self.l6.weight))\n') in out
+    assert after(code, select=["SN501", "SN106"]) == []
+
+
 def test_sn501_imports_parametrize_for_the_guard_where_nothing_spells_it():
     code = """\
         from torch.nn import Conv2d, LeakyReLU, Module, Sequential, init

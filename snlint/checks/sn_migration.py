@@ -62,7 +62,13 @@ def migration(finding: Finding, facts: F.FileFacts, config: Config | None = None
     func = call.func
     if isinstance(func, F.Attr) or (isinstance(func, F.Global) and "." in (func.text or "")):
         steps = _steps_to_utils(names, func)
-        return Migrate(call.span.node, chain=steps) if steps else None
+        if not steps:
+            return None
+        # A chain moves this call alone, and the inits run on its layer from another
+        # function (`self._initialize()`) must move with it as with a renamed callable.
+        inits, elsewhere, guard, guard_import = _linked_inits(finding, names, own=True)
+        return Migrate(call.span.node, chain=steps, inits=inits, elsewhere=elsewhere, guard=guard,
+                       guard_import=guard_import)
     if isinstance(func, F.Local):
         name = func.name
     elif isinstance(func, (F.Global, F.Unknown)) and (func.text or "").isidentifier():
@@ -86,14 +92,16 @@ def migration(finding: Finding, facts: F.FileFacts, config: Config | None = None
                    inits=inits, elsewhere=elsewhere, guard=guard, guard_import=guard_import)
 
 
-def _linked_inits(finding: Finding, names: F.Names) -> tuple[tuple, tuple, str | None, bool]:
-    """What `Migrate` needs of the inits the linked program runs after the SN it moves."""
+def _linked_inits(finding: Finding, names: F.Names, *, own: bool = False) -> tuple[tuple, tuple, str | None, bool]:
+    """What `Migrate` needs of the inits the linked program runs after the SN it moves
+    (`own`: it moves the finding's call alone)."""
     from snlint.checks.fix_data import LinkedInits
 
     if not isinstance(finding.data, LinkedInits):
         return (), (), None, False
-    here = tuple((key, line) for key, path, line in finding.data.sites if path == finding.path)
-    elsewhere = tuple(f"{path}:{line}" for _, path, line in finding.data.sites if path != finding.path)
+    sites = finding.data.own if own else finding.data.sites
+    here = tuple((key, line) for key, path, line in sites if path == finding.path)
+    elsewhere = tuple(f"{path}:{line}" for _, path, line in sites if path != finding.path)
     guard, guard_import = names.binding_for(PARAMETRIZE), False
     if guard is None and names.is_free("parametrize"):
         guard, guard_import = "parametrize", True
