@@ -416,6 +416,41 @@ def test_sn501_through_an_attribute_chain_points_the_inits_of_an_init_method():
     assert after(code, select=["SN501", "SN106"]) == []
 
 
+def test_sn501_keeps_an_init_under_a_type_test_running():
+    # `type(m) == nn.Conv2d` is false for a `ParametrizedConv2d`: left as it is, the
+    # migrated layers would skip the init (and the bias fill) and keep PyTorch's default.
+    code = """\
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+
+        def init_weights(m):
+            if type(m) == nn.Linear or m.__class__ == nn.Conv2d:
+                nn.init.xavier_uniform_(m.weight)
+                m.bias.data.fill_(0.)
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = spectral_norm(nn.Conv2d(3, 8, 3, 1, 1))
+                self.head = spectral_norm(nn.Linear(8, 1))
+                self.apply(init_weights)
+
+            def forward(self, x):
+                return self.head(self.conv(x).sum(dim=(2, 3)))
+    """
+    out = fixed(code, select=["SN501"])
+    assert ("    if nn.utils.parametrize.type_before_parametrizations(m) == nn.Linear or "
+            "nn.utils.parametrize.type_before_parametrizations(m) == nn.Conv2d:\n"
+            "        nn.init.xavier_uniform_((m.parametrizations.weight.original if "
+            'nn.utils.parametrize.is_parametrized(m, "weight") else m.weight))\n') in out
+    messages = {f.fix.message for f in findings(code, select=["SN501"])}
+    assert all("; 2 `type(...)` tests an init runs under now read `type_before_parametrizations(...)`" in m
+               for m in messages)
+    assert after(code, select=["SN501", "SN106"]) == []
+
+
 def test_sn501_imports_parametrize_for_the_guard_where_nothing_spells_it():
     code = """\
         from torch.nn import Conv2d, LeakyReLU, Module, Sequential, init
