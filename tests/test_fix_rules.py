@@ -268,6 +268,35 @@ def test_sn106_multiline_init_keeps_its_comment():
     assert "            self.a.parametrizations.weight.original,  # start at zero\n" in fixed(code)
 
 
+def test_sn106_an_init_under_a_type_test_is_made_to_run():
+    # `type(m) == nn.Conv2d` is false for a `ParametrizedConv2d`: pointing the init at
+    # `original` alone would leave it skipped, the layer at PyTorch's default init.
+    code = """\
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import spectral_norm
+
+
+        def init_weights(m):
+            if type(m) == nn.Conv2d:
+                nn.init.xavier_uniform_(m.weight)
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = spectral_norm(nn.Conv2d(3, 8, 3, 1, 1))
+                self.apply(init_weights)
+
+            def forward(self, x):
+                return self.conv(x)
+    """
+    out = fixed(code, unsafe=False)
+    assert ("    if nn.utils.parametrize.type_before_parametrizations(m) == nn.Conv2d:\n"
+            "        nn.init.xavier_uniform_(m.parametrizations.weight.original)\n") in out
+    assert "and the `type(m)` test around it reads `type_before_parametrizations(m)`" in fix_of(code, "SN106").message
+    assert after(code) == []
+
+
 # SN107 / SN501: the parametrizations API -------------------------------------------------
 
 MHA = """\

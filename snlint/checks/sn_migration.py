@@ -224,7 +224,7 @@ def _carry_linked_inits(parsed: ParsedFile, plan: Plan, payload: Migrate) -> tup
         guarded = cst.IfExp(test=test, body=original_of(plain, "weight"), orelse=plain,
                             lpar=[cst.LeftParen(), *target.lpar], rpar=[*target.rpar, cst.RightParen()])
         plan.replace(target, guarded)
-        retyped += _retype_tests(parsed, plan, node, where, payload.guard)
+        retyped += retype_tests(parsed, plan, node, where, payload.guard)
         spec = ImportSpec("torch.nn.utils", "parametrize")
         if payload.guard_import and spec not in plan.imports:
             plan.imports.append(spec)
@@ -232,7 +232,7 @@ def _carry_linked_inits(parsed: ParsedFile, plan: Plan, payload: Migrate) -> tup
     return carried, retyped, left
 
 
-def _retype_tests(parsed: ParsedFile, plan: Plan, init: cst.Call, layer: str, parametrize: str) -> int:
+def retype_tests(parsed: ParsedFile, plan: Plan, init: cst.CSTNode, layer: str, parametrize: str) -> int:
     """`if type(m) == nn.Conv2d:` around an init: a parametrized layer's class is
     `ParametrizedConv2d`, so after the migration the test is false and the init it guards
     never runs. `parametrize.type_before_parametrizations(m)` is the class the hook API
