@@ -55,6 +55,6 @@ def test_an_abbreviated_name_with_batch_norm_gets_sn301(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["Distiller", "DisentangledEncoder", "DiscreteHead", "Actor_dis",
-                                  "DisGenerator"])
+                                  "DisGenerator", "DisLoss"])
 def test_the_letters_starting_another_word_name_no_discriminator(tmp_path, name):
     assert codes(lint(tmp_path, {"models.py": BATCH_NORM.format(name=name)})) == []
