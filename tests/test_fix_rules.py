@@ -268,6 +268,35 @@ def test_sn106_multiline_init_keeps_its_comment():
     assert "            self.a.parametrizations.weight.original,  # start at zero\n" in fixed(code)
 
 
+def test_sn106_an_init_under_a_type_test_is_made_to_run():
+    # `type(m) == nn.Conv2d` is false for a `ParametrizedConv2d`: pointing the init at
+    # `original` alone would leave it skipped, the layer at PyTorch's default init.
+    code = """\
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import spectral_norm
+
+
+        def init_weights(m):
+            if type(m) == nn.Conv2d:
+                nn.init.xavier_uniform_(m.weight)
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = spectral_norm(nn.Conv2d(3, 8, 3, 1, 1))
+                self.apply(init_weights)
+
+            def forward(self, x):
+                return self.conv(x)
+    """
+    out = fixed(code, unsafe=False)
+    assert ("    if nn.utils.parametrize.type_before_parametrizations(m) == nn.Conv2d:\n"
+            "        nn.init.xavier_uniform_(m.parametrizations.weight.original)\n") in out
+    assert "and the `type(m)` test around it reads `type_before_parametrizations(m)`" in fix_of(code, "SN106").message
+    assert after(code) == []
+
+
 # SN107 / SN501: the parametrizations API -------------------------------------------------
 
 MHA = """\
@@ -383,6 +412,72 @@ def test_sn501_points_an_init_applied_from_another_function_at_the_original():
     messages = {f.fix.message for f in findings(SN501_APPLIED_INIT, select=["SN501"])}
     assert all("; 1 init of `.weight` run on these layers from another function now targets "
                "`parametrizations.weight.original` where the layer has it;" in m for m in messages)
+
+
+def test_sn501_through_an_attribute_chain_points_the_inits_of_an_init_method():
+    # `utils.spectral_norm(...)` moves call by call (no import to rebind); the inits
+    # `_initialize()` runs after it move with it, or each becomes an SN106.
+    code = """\
+        import torch.nn as nn
+        from torch.nn import init
+        from torch.nn import utils
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c1 = utils.spectral_norm(nn.Conv2d(3, 8, 3, 1, 1))
+                self.l6 = utils.spectral_norm(nn.Linear(8, 1))
+                self._initialize()
+
+            def _initialize(self):
+                init.xavier_uniform_(self.c1.weight.data, 2 ** 0.5)
+                init.xavier_uniform_(self.l6.weight)
+
+            def forward(self, x):
+                return self.l6(self.c1(x).sum(dim=(2, 3)))
+    """
+    out = fixed(code, select=["SN501"])
+    assert ('        init.xavier_uniform_((self.c1.parametrizations.weight.original if '
+            'utils.parametrize.is_parametrized(self.c1, "weight") else self.c1.weight).data, 2 ** 0.5)\n'
+            '        init.xavier_uniform_((self.l6.parametrizations.weight.original if '
+            'utils.parametrize.is_parametrized(self.l6, "weight") else self.l6.weight))\n') in out
+    assert after(code, select=["SN501", "SN106"]) == []
+
+
+def test_sn501_keeps_an_init_under_a_type_test_running():
+    # `type(m) == nn.Conv2d` is false for a `ParametrizedConv2d`: left as it is, the
+    # migrated layers would skip the init (and the bias fill) and keep PyTorch's default.
+    code = """\
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+
+        def init_weights(m):
+            if type(m) == nn.Linear or m.__class__ == nn.Conv2d:
+                nn.init.xavier_uniform_(m.weight)
+                m.bias.data.fill_(0.)
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = spectral_norm(nn.Conv2d(3, 8, 3, 1, 1))
+                self.head = spectral_norm(nn.Linear(8, 1))
+                self.apply(init_weights)
+
+            def forward(self, x):
+                return self.head(self.conv(x).sum(dim=(2, 3)))
+    """
+    out = fixed(code, select=["SN501"])
+    assert ("    if nn.utils.parametrize.type_before_parametrizations(m) == nn.Linear or "
+            "nn.utils.parametrize.type_before_parametrizations(m) == nn.Conv2d:\n"
+            "        nn.init.xavier_uniform_((m.parametrizations.weight.original if "
+            'nn.utils.parametrize.is_parametrized(m, "weight") else m.weight))\n') in out
+    messages = {f.fix.message for f in findings(code, select=["SN501"])}
+    assert all("; 2 `type(...)` tests an init runs under now read `type_before_parametrizations(...)`" in m
+               for m in messages)
+    assert after(code, select=["SN501", "SN106"]) == []
 
 
 def test_sn501_imports_parametrize_for_the_guard_where_nothing_spells_it():

@@ -32,9 +32,11 @@ class InitParam:
 class LinkedInits:
     """SN501: the inits of `.weight` the linked program runs on layers after the SN this
     migration moves (an `apply(weights_init)` in another function included), as (node
-    key, path, line)."""
+    key, path, line); `own`: those on the layers this very call wraps (a call spelled
+    `nn.utils.spectral_norm` moves alone)."""
 
     sites: tuple[tuple[int | None, str, int], ...] = ()
+    own: tuple[tuple[int | None, str, int], ...] = ()
 
 
 @record

@@ -69,6 +69,10 @@ class InitOriginal:
     param: str
     guard: str | None = None
     imports: bool = False
+    # A spelling of torch.nn.utils.parametrize for the `type(X)` tests around the init
+    # (`retype_import`: import it as `parametrize` where one is rewritten).
+    retype: str | None = None
+    retype_import: bool = False
     applicability = SAFE
 
 
@@ -98,18 +102,17 @@ def fix_input(finding: Finding, facts: FileFacts, config: Config) -> InitOrigina
     param = finding.data.param
     if len(attrs) <= depth or attrs[depth] != param or expr.span.node is None:
         return None
+    spelled = names.binding_for(PARAMETRIZE)
+    retype, retype_import = (spelled, False) if spelled is not None else \
+        ("parametrize", True) if names.is_free("parametrize") else (None, False)
     if not finding.data.shared_init:
-        return InitOriginal(expr.span.node, depth, param)
+        return InitOriginal(expr.span.node, depth, param, retype=retype, retype_import=retype_import)
     # Guarded per layer, `X` is read twice: only a name or attribute chain (reading it
     # has no effect).
-    if not named:
+    if not named or retype is None:
         return None
-    guard = names.binding_for(PARAMETRIZE)
-    if guard is not None:
-        return InitOriginal(expr.span.node, depth, param, guard)
-    if names.is_free("parametrize"):
-        return InitOriginal(expr.span.node, depth, param, "parametrize", imports=True)
-    return None
+    return InitOriginal(expr.span.node, depth, param, retype, imports=retype_import, retype=retype,
+                        retype_import=retype_import)
 
 
 def _read_attributes(e) -> tuple[list[str], bool]:
@@ -143,15 +146,17 @@ def fix(finding: Finding, payload: InitOriginal, parsed):
     if payload.guard is None:
         plan = Plan(finding.code, payload.applicability,
                     f"Initialize `{where}.parametrizations.{param}.original` (the trained parameter) "
-                    f"instead of `{where}.{param}`, which is recomputed on every access; state_dict "
+                    f"instead of `{where}.{param}`, which is recomputed on every access{{}}; state_dict "
                     f"keys do not change")
+        _retyped(plan, parsed, target, where, payload)
         return plan.replace(target, original_of(target, param))
     # `X.weight` -> `(X.parametrizations.weight.original if
     # parametrize.is_parametrized(X, "weight") else X.weight)`
     plan = Plan(finding.code, payload.applicability,
                 f"Initialize `{where}.parametrizations.{param}.original` where `{where}` has "
-                f"the parametrization and `{where}.{param}` elsewhere; state_dict keys do not change")
-    if payload.imports:
+                f"the parametrization and `{where}.{param}` elsewhere{{}}; state_dict keys do not change")
+    _retyped(plan, parsed, target, where, payload)
+    if payload.imports and ImportSpec("torch.nn.utils", "parametrize") not in plan.imports:
         plan.imports.append(ImportSpec("torch.nn.utils", "parametrize"))
     plain = target.with_changes(lpar=[], rpar=[])
     test = cst.parse_expression(f'{payload.guard}.is_parametrized({where}, "{param}")')
@@ -159,3 +164,22 @@ def fix(finding: Finding, payload: InitOriginal, parsed):
                         lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return plan.replace(target, guarded.with_changes(lpar=[*target.lpar, *guarded.lpar],
                                                      rpar=[*guarded.rpar, *target.rpar]))
+
+
+def _retyped(plan, parsed, target, where: str, payload: InitOriginal) -> None:
+    """`if type(m) == nn.Conv2d:` around the init is false for a `ParametrizedConv2d`: the
+    init would not run at all. The test reads `parametrize.type_before_parametrizations(m)`
+    instead, and the message says so."""
+    from snlint.checks.sn_migration import retype_tests
+    from snlint.edit.plan import ImportSpec
+
+    count = retype_tests(parsed, plan, target, where, payload.retype) if payload.retype else 0
+    note = ""
+    if count:
+        one = count == 1
+        note = (f", and {'the' if one else count} `type({where})` test{'' if one else 's'} around it "
+                f"read{'s' if one else ''} `type_before_parametrizations({where})` (a parametrized layer's "
+                f"class is `ParametrizedConv2d`, not `Conv2d`: the init did not run)")
+        if payload.retype_import and ImportSpec("torch.nn.utils", "parametrize") not in plan.imports:
+            plan.imports.append(ImportSpec("torch.nn.utils", "parametrize"))
+    plan.message = plan.message.replace("{}", note)

@@ -36,11 +36,18 @@ def _inits_after(model, call) -> LinkedInits | None:
     def moved(sn) -> bool:
         return sn.api == SN_HOOK and sn.callee == call.callee and sn.call.path == call.call.path
 
-    sites = sorted({(init.call.span.node, init.call.path, init.call.span.line) for init in model.inits
-                    if init.param == "weight" and any(map(moved, init.sn))}, key=lambda site: site[1:])
-    if not sites:
+    def this_call(sn) -> bool:
+        return sn.call.path == call.call.path and sn.call.span == call.call.span
+
+    def sites(applied) -> tuple:
+        return tuple(sorted({(init.call.span.node, init.call.path, init.call.span.line) for init in model.inits
+                             if init.param == "weight" and any(map(applied, init.sn))},
+                            key=lambda site: site[1:]))
+
+    every = sites(moved)
+    if not every:
         return None
-    return LinkedInits(tuple(sites))
+    return LinkedInits(every, own=sites(this_call))
 
 
 # Every call of the hook API's name in the file moves, its import changing.

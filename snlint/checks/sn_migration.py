@@ -62,7 +62,13 @@ def migration(finding: Finding, facts: F.FileFacts, config: Config | None = None
     func = call.func
     if isinstance(func, F.Attr) or (isinstance(func, F.Global) and "." in (func.text or "")):
         steps = _steps_to_utils(names, func)
-        return Migrate(call.span.node, chain=steps) if steps else None
+        if not steps:
+            return None
+        # A chain moves this call alone, and the inits run on its layer from another
+        # function (`self._initialize()`) must move with it as with a renamed callable.
+        inits, elsewhere, guard, guard_import = _linked_inits(finding, names, own=True)
+        return Migrate(call.span.node, chain=steps, inits=inits, elsewhere=elsewhere, guard=guard,
+                       guard_import=guard_import)
     if isinstance(func, F.Local):
         name = func.name
     elif isinstance(func, (F.Global, F.Unknown)) and (func.text or "").isidentifier():
@@ -86,14 +92,16 @@ def migration(finding: Finding, facts: F.FileFacts, config: Config | None = None
                    inits=inits, elsewhere=elsewhere, guard=guard, guard_import=guard_import)
 
 
-def _linked_inits(finding: Finding, names: F.Names) -> tuple[tuple, tuple, str | None, bool]:
-    """What `Migrate` needs of the inits the linked program runs after the SN it moves."""
+def _linked_inits(finding: Finding, names: F.Names, *, own: bool = False) -> tuple[tuple, tuple, str | None, bool]:
+    """What `Migrate` needs of the inits the linked program runs after the SN it moves
+    (`own`: it moves the finding's call alone)."""
     from snlint.checks.fix_data import LinkedInits
 
     if not isinstance(finding.data, LinkedInits):
         return (), (), None, False
-    here = tuple((key, line) for key, path, line in finding.data.sites if path == finding.path)
-    elsewhere = tuple(f"{path}:{line}" for _, path, line in finding.data.sites if path != finding.path)
+    sites = finding.data.own if own else finding.data.sites
+    here = tuple((key, line) for key, path, line in sites if path == finding.path)
+    elsewhere = tuple(f"{path}:{line}" for _, path, line in sites if path != finding.path)
     guard, guard_import = names.binding_for(PARAMETRIZE), False
     if guard is None and names.is_free("parametrize"):
         guard, guard_import = "parametrize", True
@@ -166,7 +174,7 @@ def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | No
     else:
         return None
     inits = _migrate_inits(parsed, plan, migrated)
-    carried, left = _carry_linked_inits(parsed, plan, payload)
+    carried, retyped, left = _carry_linked_inits(parsed, plan, payload)
     init_note = (f"; {inits} init{'s' if inits != 1 else ''} of `.weight` now "
                  f"target{'s' if inits == 1 else ''} `parametrizations.weight.original`" if inits else "")
     if carried:
@@ -174,6 +182,11 @@ def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | No
         init_note += (f"; {carried} init{'' if one else 's'} of `.weight` run on these layers from another "
                       f"function now target{'s' if one else ''} `parametrizations.weight.original` where "
                       f"the layer has it")
+    if retyped:
+        one = retyped == 1
+        init_note += (f"; {retyped} `type(...)` test{'' if one else 's'} an init runs under now "
+                      f"read{'s' if one else ''} `type_before_parametrizations(...)` (a parametrized "
+                      f"layer's class is `ParametrizedConv2d`, not `Conv2d`)")
     if left:
         one = len(left) == 1
         init_note += (f"; the init{'' if one else 's'} at {', '.join(left)} still write{'s' if one else ''} "
@@ -194,7 +207,7 @@ def _carry_linked_inits(parsed: ParsedFile, plan: Plan, payload: Migrate) -> tup
 
     from snlint.edit.plan import ImportSpec
 
-    carried, left = 0, list(payload.elsewhere)
+    carried, retyped, left = 0, 0, list(payload.elsewhere)
     for key, line in payload.inits:
         node = parsed.node(key, cst.Call)
         target = init_target(parsed, node, ["weight"]) if node is not None else None
@@ -211,11 +224,41 @@ def _carry_linked_inits(parsed: ParsedFile, plan: Plan, payload: Migrate) -> tup
         guarded = cst.IfExp(test=test, body=original_of(plain, "weight"), orelse=plain,
                             lpar=[cst.LeftParen(), *target.lpar], rpar=[*target.rpar, cst.RightParen()])
         plan.replace(target, guarded)
+        retyped += retype_tests(parsed, plan, node, where, payload.guard)
         spec = ImportSpec("torch.nn.utils", "parametrize")
         if payload.guard_import and spec not in plan.imports:
             plan.imports.append(spec)
         carried += 1
-    return carried, left
+    return carried, retyped, left
+
+
+def retype_tests(parsed: ParsedFile, plan: Plan, init: cst.CSTNode, layer: str, parametrize: str) -> int:
+    """`if type(m) == nn.Conv2d:` around an init: a parametrized layer's class is
+    `ParametrizedConv2d`, so after the migration the test is false and the init it guards
+    never runs. `parametrize.type_before_parametrizations(m)` is the class the hook API
+    kept (`m.__class__` likewise)."""
+    import libcst as cst
+
+    from snlint.edit.syntax import walk
+
+    retyped = cst.parse_expression(f"{parametrize}.type_before_parametrizations({layer})")
+    count = 0
+    for anc in parsed.ancestors(init):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        if not isinstance(anc, (cst.If, cst.IfExp)):
+            continue
+        for node in walk(anc.test):
+            if id(node) in plan.changes:
+                continue
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "type" \
+                    and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star \
+                    and parsed.code(node.args[0].value).strip() == layer \
+                    or isinstance(node, cst.Attribute) and node.attr.value == "__class__" \
+                    and parsed.code(node.value).strip() == layer:
+                plan.replace(node, retyped.with_changes(lpar=node.lpar, rpar=node.rpar))
+                count += 1
+    return count
 
 
 def _rechained(func: cst.BaseExpression, steps: int) -> cst.Attribute | None:

@@ -33,6 +33,12 @@ from snlint.records import dataclass
 from snlint.torchapi import NEEDS_SN
 
 _EXACT = re.compile(r"^(NetD|netD|_netD|D_\w+|D\d*)$")
+# The abbreviations as a CamelCase word of a class name (`SNProjectionDisResNet`,
+# `MsImageDis`, `SingleDisc`); not the start of a longer word (`Distiller`, `Discrete`,
+# `DisentangledEncoder`), and only as written: `Actor_dis` is a discrete-action head.
+_ABBREVIATED = re.compile(r"Disc?(?![a-z])")
+# What an abbreviated name is when it says more: `DisLoss` is the discriminator's loss.
+_ABBREVIATED_NOT = re.compile(r"loss|criterion|objective|penalty|metric", re.I)
 # What a name bound to a module says it is for, not what it is: `self.D_lossfn` holds the
 # discriminator's loss (a GANLoss), `self.D_criterion` its criterion.
 _FOR_D = re.compile(r"loss|criterion", re.I)
@@ -551,7 +557,9 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
 
 
 def _named_discriminator(name: str) -> bool:
-    return bool(DISCRIMINATOR_CLASS.search(name) or _EXACT.match(name))
+    return bool(DISCRIMINATOR_CLASS.search(name) or _EXACT.match(name)
+                or (_ABBREVIATED.search(name) and not GENERATOR_CLASS.search(name)
+                    and not _ABBREVIATED_NOT.search(name)))
 
 
 def _scores_both(call: ForwardFact, together: str = "") -> tuple[str, str]:
