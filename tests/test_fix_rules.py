@@ -667,6 +667,29 @@ def test_sn401_two_assignments_become_one_call_split_after():
     assert fix_of(code, "SN401").applicability == "unsafe"
 
 
+def test_sn401_contiguous_detached_inputs_become_one_call():
+    code = train("""\
+        fake = netG(z)
+        d_real = netD(real.contiguous().detach())
+        d_fake = netD(fake.contiguous().detach())
+        loss = d_fake.mean() - d_real.mean()
+    """)
+    out = fixed(code)
+    assert ("    d_real, d_fake = netD(torch.cat([real.contiguous().detach(), fake.contiguous().detach()]))"
+            ".split([real.size(0), fake.size(0)])\n") in out
+    assert after(code) == []
+
+
+def test_sn401_method_with_arguments_on_an_input_gives_no_patch():
+    code = train("""\
+        fake = netG(z)
+        d_real = netD(real.contiguous(memory_format=torch.channels_last))
+        d_fake = netD(fake)
+        loss = d_fake.mean() - d_real.mean()
+    """)
+    assert fix_of(code, "SN401") is None
+
+
 def test_sn401_imports_torch_when_the_file_does_not():
     code = train("""\
         fake = netG(z)
