@@ -621,6 +621,54 @@ def test_sn301_partial_default_keeps_affine_and_drops_momentum():
     assert after(code) == []
 
 
+# VQGAN's NLayerDiscriminator: the class is bound to a local in one branch, then called.
+BOUND = """\
+    import functools
+
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    class ActNorm(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.scale = nn.Parameter(torch.ones(1, c, 1, 1))
+
+
+    class PatchDiscriminator(nn.Module):
+        def __init__(self, use_actnorm=False):
+            super().__init__()
+            if not use_actnorm:
+                norm_layer = nn.BatchNorm2d
+            else:
+                norm_layer = ActNorm
+            self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+            self.n = norm_layer(8)
+            self.b = spectral_norm(nn.Conv2d(8, 16, 3))
+            self.m = norm_layer(16)
+
+        def forward(self, x):
+            return self.m(self.b(self.n(self.a(x))))
+"""
+
+
+def test_sn301_class_bound_to_a_local_becomes_a_partial_of_groupnorm():
+    out = fixed(BOUND)
+    assert "            norm_layer = functools.partial(nn.GroupNorm, 1)\n" in out
+    assert "            norm_layer = ActNorm\n" in out
+    assert "        self.n = norm_layer(8)\n" in out
+    assert after(BOUND) == []
+    assert "Bind `norm_layer` to functools.partial(nn.GroupNorm, 1)" in fix_of(BOUND.replace(
+        "            self.m = norm_layer(16)\n", ""), "SN301").message
+
+
+def test_sn301_local_bound_to_two_batch_norms_gives_no_fix():
+    code = BOUND.replace("norm_layer = ActNorm", "norm_layer = nn.SyncBatchNorm").replace(
+        "            self.m = norm_layer(16)\n", "")
+    assert fix_of(code, "SN301") is None
+
+
 def test_sn301_unknown_replacement_setting_gives_no_fix():
     assert fix_of(bn("nn.BatchNorm2d(8)"), "SN301", norm_replacement="layernorm") is None
 
