@@ -669,6 +669,15 @@ def test_sn301_local_bound_to_two_batch_norms_gives_no_fix():
     assert fix_of(code, "SN301") is None
 
 
+def test_sn301_local_also_bound_by_a_loop_gives_no_fix():
+    code = BOUND.replace("        def forward(self, x):", """\
+            for norm_layer in (nn.BatchNorm2d, nn.InstanceNorm2d):
+                pass
+
+        def forward(self, x):""").replace("            self.m = norm_layer(16)\n", "")
+    assert fix_of(code, "SN301") is None
+
+
 def test_sn301_unknown_replacement_setting_gives_no_fix():
     assert fix_of(bn("nn.BatchNorm2d(8)"), "SN301", norm_replacement="layernorm") is None
 

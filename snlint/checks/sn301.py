@@ -226,7 +226,11 @@ def _bound_class(index: at.FactsAt, names: F.Names, call) -> F.Expr | None:
     fn = next((a for a in index.ancestors(call) if isinstance(a, F.FunctionFacts)), None)
     if fn is None or any(p.name == name for p in fn.params):
         return None
-    values = [stmt.value for stmt in at.walk(*fn.body) if isinstance(stmt, F.Assign)
+    facts = list(at.walk(*fn.body))
+    # A loop over classes (`for norm_layer in (...)`) binds it too: not one binding to edit.
+    if any(isinstance(f, F.For) and name in at.names_in(f.target) for f in facts):
+        return None
+    values = [stmt.value for stmt in facts if isinstance(stmt, F.Assign)
               and any(isinstance(t, F.Local) and t.name == name for t in stmt.targets)]
     bn = [v for v in values if at.torch_nn_type(names, v) in BATCH_NORMS]
     return bn[0] if len(bn) == 1 else None
