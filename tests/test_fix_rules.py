@@ -716,6 +716,63 @@ def test_sn301_partial_default_keeps_affine_and_drops_momentum():
     assert after(code) == []
 
 
+# VQGAN's NLayerDiscriminator: the class is bound to a local in one branch, then called.
+BOUND = """\
+    import functools
+
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+
+    class ActNorm(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.scale = nn.Parameter(torch.ones(1, c, 1, 1))
+
+
+    class PatchDiscriminator(nn.Module):
+        def __init__(self, use_actnorm=False):
+            super().__init__()
+            if not use_actnorm:
+                norm_layer = nn.BatchNorm2d
+            else:
+                norm_layer = ActNorm
+            self.a = spectral_norm(nn.Conv2d(3, 8, 3))
+            self.n = norm_layer(8)
+            self.b = spectral_norm(nn.Conv2d(8, 16, 3))
+            self.m = norm_layer(16)
+
+        def forward(self, x):
+            return self.m(self.b(self.n(self.a(x))))
+"""
+
+
+def test_sn301_class_bound_to_a_local_becomes_a_partial_of_groupnorm():
+    out = fixed(BOUND)
+    assert "            norm_layer = functools.partial(nn.GroupNorm, 1)\n" in out
+    assert "            norm_layer = ActNorm\n" in out
+    assert "        self.n = norm_layer(8)\n" in out
+    assert after(BOUND) == []
+    assert "Bind `norm_layer` to functools.partial(nn.GroupNorm, 1)" in fix_of(BOUND.replace(
+        "            self.m = norm_layer(16)\n", ""), "SN301").message
+
+
+def test_sn301_local_bound_to_two_batch_norms_gives_no_fix():
+    code = BOUND.replace("norm_layer = ActNorm", "norm_layer = nn.SyncBatchNorm").replace(
+        "            self.m = norm_layer(16)\n", "")
+    assert fix_of(code, "SN301") is None
+
+
+def test_sn301_local_also_bound_by_a_loop_gives_no_fix():
+    code = BOUND.replace("        def forward(self, x):", """\
+            for norm_layer in (nn.BatchNorm2d, nn.InstanceNorm2d):
+                pass
+
+        def forward(self, x):""").replace("            self.m = norm_layer(16)\n", "")
+    assert fix_of(code, "SN301") is None
+
+
 def test_sn301_unknown_replacement_setting_gives_no_fix():
     assert fix_of(bn("nn.BatchNorm2d(8)"), "SN301", norm_replacement="layernorm") is None
 
@@ -760,6 +817,29 @@ def test_sn401_two_assignments_become_one_call_split_after():
             ".split([real.size(0), fake.size(0)])\n") in out
     assert after(code) == []
     assert fix_of(code, "SN401").applicability == "unsafe"
+
+
+def test_sn401_contiguous_detached_inputs_become_one_call():
+    code = train("""\
+        fake = netG(z)
+        d_real = netD(real.contiguous().detach())
+        d_fake = netD(fake.contiguous().detach())
+        loss = d_fake.mean() - d_real.mean()
+    """)
+    out = fixed(code)
+    assert ("    d_real, d_fake = netD(torch.cat([real.contiguous().detach(), fake.contiguous().detach()]))"
+            ".split([real.size(0), fake.size(0)])\n") in out
+    assert after(code) == []
+
+
+def test_sn401_method_with_arguments_on_an_input_gives_no_patch():
+    code = train("""\
+        fake = netG(z)
+        d_real = netD(real.contiguous(memory_format=torch.channels_last))
+        d_fake = netD(fake)
+        loss = d_fake.mean() - d_real.mean()
+    """)
+    assert fix_of(code, "SN401") is None
 
 
 def test_sn401_imports_torch_when_the_file_does_not():

@@ -141,7 +141,8 @@ class PerSampleNorm:
     names functools.partial for a parameter's default class."""
 
     site: int
-    param: bool
+    param: bool  # `site` is a class expression to make a partial of: a parameter's default,
+    # or (`binding`) the value of the local name the call is made through
     in_partial: bool  # the batch norm is the class a partial is made of
     bn: str
     new: str
@@ -150,6 +151,7 @@ class PerSampleNorm:
     imports: bool = False
     partial: str = ""
     partial_imports: bool = False
+    binding: str = ""  # the local name the batch norm class is bound to (`norm_layer`)
     applicability = UNSAFE
 
 
@@ -165,6 +167,24 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> PerSample
         return None
     param = isinstance(site, F.Param)
     e = site.default if param else site
+    # `norm_layer(C)` through a local bound to the class (`norm_layer = nn.BatchNorm2d` in
+    # one branch, VQGAN's NLayerDiscriminator): the binding is the default to replace.
+    bound = _bound_class(index, names, site) if not param else None
+    if bound is not None:
+        found = _of_class(finding, names, bound, choice)
+        return replace(found, binding=site.func.name) if found is not None else None
+    return _fix_input_at(finding.node, names, param, e, choice)
+
+
+def _of_class(finding: Finding, names: F.Names, e, choice: str) -> PerSampleNorm | None:
+    """The fix that replaces class expression `e` (`nn.BatchNorm2d`) with a partial of the
+    per-sample norm, `e` bound to a local name the discriminator calls."""
+    if e.span.node is None:
+        return None
+    return _fix_input_at(e.span.node, names, True, e, choice)
+
+
+def _fix_input_at(node: int, names: F.Names, param: bool, e, choice: str) -> PerSampleNorm | None:
     in_partial = isinstance(e, F.Call) and at.qualified(names, e.func) == "functools.partial"
     if in_partial:
         pos = e.positional()
@@ -182,7 +202,7 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> PerSample
     ref = _nn_ref(names, new, like)
     if ref is None:
         return None
-    found = PerSampleNorm(finding.node, param, in_partial, bn, new, note, *ref)
+    found = PerSampleNorm(node, param, in_partial, bn, new, note, *ref)
     if in_partial:
         return found if new == "Identity" or not args or _norm_args_fit(args, True) else None
     if not param:
@@ -195,6 +215,25 @@ def fix_input(finding: Finding, facts: F.FileFacts, config: Config) -> PerSample
     if names.is_free("functools"):
         return replace(found, partial="functools.partial", partial_imports=True)
     return None
+
+
+def _bound_class(index: at.FactsAt, names: F.Names, call) -> F.Expr | None:
+    """The class expression a call `name(...)` reaches through the one assignment of `name`,
+    a local of the enclosing function (not a parameter), that binds a batch norm class."""
+    if not isinstance(call, F.Call) or not isinstance(call.func, F.Local):
+        return None
+    name = call.func.name
+    fn = next((a for a in index.ancestors(call) if isinstance(a, F.FunctionFacts)), None)
+    if fn is None or any(p.name == name for p in fn.params):
+        return None
+    facts = list(at.walk(*fn.body))
+    # A loop over classes (`for norm_layer in (...)`) binds it too: not one binding to edit.
+    if any(isinstance(f, F.For) and name in at.names_in(f.target) for f in facts):
+        return None
+    values = [stmt.value for stmt in facts if isinstance(stmt, F.Assign)
+              and any(isinstance(t, F.Local) and t.name == name for t in stmt.targets)]
+    bn = [v for v in values if at.torch_nn_type(names, v) in BATCH_NORMS]
+    return bn[0] if len(bn) == 1 else None
 
 
 def _nn_ref(names: F.Names, new: str, like) -> tuple[str, bool] | None:
@@ -252,7 +291,9 @@ def fix(finding: Finding, payload: PerSampleNorm, parsed):
 
     from snlint.edit.plan import ImportSpec, Plan
 
-    if payload.param:
+    if payload.binding:
+        node = parsed.node(payload.site, cst.BaseExpression)
+    elif payload.param:
         param = parsed.node(payload.site, cst.Param)
         node = param.default if param is not None else None
     else:
@@ -437,6 +478,8 @@ def _replace_norm_default(plan, payload: PerSampleNorm, default):
         replacement = cst.Call(func=cst.parse_expression(payload.partial),
                                args=[cst.Arg(ref, comma=_space_comma()), extra])
     replacement = replacement.with_changes(lpar=default.lpar, rpar=default.rpar)
-    plan.message = (f"Make the norm_layer default {code_of(replacement)}, a per-sample norm that "
-                    f"`norm_layer(C)` still builds{payload.note}; {_state_note(new)}")
+    name = payload.binding or "norm_layer"
+    what = f"Bind `{name}` to" if payload.binding else "Make the norm_layer default"
+    plan.message = (f"{what} {code_of(replacement)}, a per-sample norm that "
+                    f"`{name}(C)` still builds{payload.note}; {_state_note(new)}")
     return plan.replace(default, replacement)

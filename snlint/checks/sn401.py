@@ -269,10 +269,12 @@ def fix(finding: Finding, payload: OneCall, parsed):
 
 
 def _undetached(node):
-    """The expression whose size equals `node`'s: `x` of `x.detach()`."""
+    """The expression whose size equals `node`'s: `x` of `x.detach()`, of
+    `x.contiguous().detach()`."""
     import libcst as cst
 
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "detach":
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+            and node.func.attr.value in _SAME_VALUES and not node.args:
         node = node.func.value
     return node
 
@@ -297,12 +299,18 @@ def _one_input_fact(call: F.Call):
     return call.args[0].value
 
 
+# No-argument tensor methods that return the same values, evaluated twice at no harm:
+# `inputs.contiguous().detach()` (VQGAN's loss) names the same batch as `inputs`.
+_SAME_VALUES = ("detach", "contiguous")
+
+
 def _pure_fact(e) -> bool:
-    """Evaluating `e` twice is harmless: a name, an attribute chain, or `.detach()` of one."""
+    """Evaluating `e` twice is harmless: a name, an attribute chain, or `.detach()` /
+    `.contiguous()` of one."""
     if at.dotted(e) is not None:
         return True
     read = at.attribute(e.func) if isinstance(e, F.Call) and not e.args else None
-    if read is None or read[0] != "detach":
+    if read is None or read[0] not in _SAME_VALUES:
         return False
     # A module-level chain (`fake.detach`) is kept whole: what it reads is a chain too.
     return isinstance(read[1], str) or _pure_fact(read[1])

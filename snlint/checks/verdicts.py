@@ -65,8 +65,11 @@ def leaf_has_batch_statistics(leaf) -> bool:
 
 
 def leaf_missing_sn(leaf) -> bool:
-    return needs_sn(leaf.kind, weight_norm=leaf.weight_norm, frozen=leaf.frozen or leaf.kept_in_eval) \
-        and not leaf.sn
+    # The graph pass builds in train mode: a leaf still in eval mode is one a `train()`
+    # override holds there (Projected GAN's feature network and its fixed random
+    # projections), a fixed feature network as the source pass reads it.
+    fixed = leaf.frozen or leaf.kept_in_eval or not leaf.training
+    return needs_sn(leaf.kind, weight_norm=leaf.weight_norm, frozen=fixed) and not leaf.sn
 
 
 def uses_sn(facts) -> bool:

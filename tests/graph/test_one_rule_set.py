@@ -176,9 +176,10 @@ def test_frozen_feature_network_in_eval_is_not_sn301_from_either_pass(frozen):
 
 def test_frozen_feature_layers_are_not_missing_sn_from_either_pass(frozen):
     _, findings = frozen
-    # The frozen network's conv needs no SN; the train()-override one's features still train.
+    # Neither the frozen network's conv nor the one a train() override holds in eval mode
+    # (a fixed feature network, as the source pass reads it) needs SN.
     sn201 = sorted(f.discriminator.cls.rpartition(":")[2] for f in findings if f.code == "SN201")
-    assert sn201 == ["TrainOverrideDiscriminator", "TrainableBNDiscriminator"]
+    assert sn201 == ["TrainableBNDiscriminator"]
 
 
 def test_the_graph_records_eval_set_in_init(tmp_path):
@@ -276,3 +277,49 @@ def test_a_source_finding_the_built_discriminator_clears_is_not_made(tmp_path):
         ("SN201", 14, {"pass": "graph", "evidence": "Conv2d Discriminator.b has spectral norm (added "
                                                     "at run time) in the built Discriminator (built "
                                                     "with no arguments)"})]
+
+
+# Projected GAN's shape: the feature network (its convs set as attributes of a bare
+# nn.Module in a helper, which the source pass does not follow) is held in eval mode by the
+# discriminator's train() override, which never calls nn.Module.train for it.
+PROJECTED_FEATURES = '''
+    import torch.nn as nn
+    from torch.nn.utils import spectral_norm
+
+
+    def make_projection(cin, cout):
+        scratch = nn.Module()
+        scratch.ccm = nn.Conv2d(cin, cout, 1)
+        return scratch
+
+
+    class FeatureNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pretrained = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU())
+            self.scratch = make_projection(8, 8)
+
+        def forward(self, x):
+            return self.scratch.ccm(self.pretrained(x))
+
+
+    class ProjectedDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.feature_network = FeatureNet()
+            self.head = nn.Sequential(spectral_norm(nn.Conv2d(8, 8, 3, padding=1)), nn.LeakyReLU(0.2),
+                                      spectral_norm(nn.Conv2d(8, 1, 4)))
+
+        def train(self, mode=True):
+            self.feature_network = self.feature_network.train(False)
+            self.head = self.head.train(mode)
+            return self
+
+        def forward(self, x):
+            return self.head(self.feature_network(x))
+'''
+
+
+def test_layers_a_train_override_holds_in_eval_are_not_missing_sn_in_the_graph_pass(tmp_path):
+    findings = lint_project(tmp_path, "projected.py", PROJECTED_FEATURES)
+    assert rule_findings(findings) == []
