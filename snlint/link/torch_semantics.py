@@ -338,6 +338,12 @@ class TorchSemantics:
         if args and isinstance(args[0], Layer):
             args[0].weight_norm = weight_norm_api(callee.qual)
             return args[0]
+        if args and isinstance(args[0], ModulesV):
+            # `for m in self.modules(): if isinstance(m, nn.Conv1d): weight_norm(m)` and
+            # `self.apply(fn)`: each layer the filter lets through, as SN there.
+            for _, layer in args[0].members():
+                layer.weight_norm = weight_norm_api(callee.qual)
+            return args[0]
         return None
 
     def wrapper_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
