@@ -212,6 +212,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         value = self.expr(stmt.value, frame)
         if isinstance(current, ListV) and stmt.op == "Add":
             self.extend(current, value)
+        elif isinstance(current, Layer) and stmt.op == "Add" and self.extend_container(current, value):
+            pass
         else:
             self.assign(stmt.target, UNKNOWN, frame)
 

@@ -293,6 +293,22 @@ class TorchSemantics:
                 one(layer, True)
         return target
 
+    def extend_container(self, receiver: Layer, value: Value) -> bool:
+        """`self.layers += [conv, bn, act]` on a ModuleList (its `extend`), or `+=` of
+        another container: the items join it, in order. False where it is no container or
+        the items are not known."""
+        if receiver.kind != "container":
+            return False
+        if isinstance(value, (ListV, TupleV)):
+            items = list(value.items)
+        elif isinstance(value, Layer) and value.kind == "container":
+            items = [child for _, child in value.named_children()]
+        else:
+            return False
+        for item in items:
+            receiver.set_attr(str(len(receiver.attrs)), item)
+        return True
+
     def init_event(self, target: Value, loc: Location) -> None:
         if not isinstance(target, WeightV):
             return
