@@ -19,6 +19,13 @@ SN_FUNCTIONS = {
     "torch.nn.utils.parametrizations.spectral_norm.spectral_norm": SN_PARAM,
 }
 
+# The hook API's remover: it raises ValueError on a layer moved to the parametrization,
+# which `parametrize.remove_parametrizations` removes instead.
+SN_HOOK_REMOVERS = frozenset({
+    "torch.nn.utils.remove_spectral_norm",
+    "torch.nn.utils.spectral_norm.remove_spectral_norm",
+})
+
 # Weight normalization: another reparametrization of the weight, which a layer may use
 # instead of SN on purpose.
 WN_FUNCTIONS = {

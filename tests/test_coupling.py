@@ -86,6 +86,27 @@ def test_batch_norm_in_a_sequential_names_its_index(lint):
     assert findings[0].symbol == "Discriminator.main.1"
 
 
+def test_batch_norm_added_to_a_module_list_with_plus_equals(lint):
+    # ParallelWaveGAN's discriminator: `self.conv_layers += conv_layer`, ModuleList's extend.
+    findings = lint('''
+        import torch
+
+        class Discriminator(torch.nn.Module):
+            def __init__(self, layers=3, channels=8):
+                super().__init__()
+                self.conv_layers = torch.nn.ModuleList()
+                for i in range(layers - 1):
+                    conv_layer = [
+                        torch.nn.Conv1d(1 if i == 0 else channels, channels, 3, padding=1),
+                        torch.nn.BatchNorm1d(channels),
+                    ]
+                    self.conv_layers += conv_layer
+                self.conv_layers += torch.nn.ModuleList([torch.nn.BatchNorm1d(channels)])
+    ''')
+    assert at(findings) == [("SN301", 11, 17), ("SN301", 14, 50)]
+    assert findings[0].symbol == "Discriminator.conv_layers[*]"
+
+
 def test_batch_norm_in_a_generator_is_fine(lint):
     findings = lint('''
         import torch.nn as nn

@@ -893,6 +893,49 @@ def test_no_sn201_with_apply_of_a_nested_function(lint):
     assert found(findings) == []
 
 
+def test_sn201_for_the_type_a_static_method_apply_filter_leaves_out(lint):
+    # Read on `self`, a static method gets no `self`: each module is its `m`.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv1d(1, 16, 15, 1, 7)
+                self.fc = nn.Linear(16, 1)
+                self.apply(self._apply_sn)
+
+            @staticmethod
+            def _apply_sn(m):
+                if isinstance(m, nn.Conv1d):
+                    torch.nn.utils.spectral_norm(m)
+    ''', select=SOURCE_RULES)
+    assert found(findings) == [("SN201", 9, 19)]
+
+
+def test_no_sn201_with_apply_of_a_class_method(lint):
+    findings = lint('''
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import spectral_norm
+
+        class Discriminator(nn.Module):
+            KINDS = (nn.Conv2d, nn.Linear)
+
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 64, 3)
+                self.fc = nn.Linear(64, 1)
+                self.apply(self._apply_sn)
+
+            @classmethod
+            def _apply_sn(cls, m):
+                if isinstance(m, (nn.Conv2d, nn.Linear)):
+                    spectral_norm(m)
+    ''', select=SOURCE_RULES)
+    assert found(findings) == []
+
+
 def test_sn201_for_the_type_an_apply_filter_leaves_out(lint):
     findings = lint('''
         import torch.nn as nn

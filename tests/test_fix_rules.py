@@ -543,6 +543,82 @@ def test_sn501_names_an_init_in_another_file_it_cannot_point():
                "recomputes: it does nothing after this fix (SN106);" in f.fix.message for f in found)
 
 
+
+def test_sn501_moves_the_hook_remover_with_the_migration():
+    # After the migration the hook API's remover finds no hook and raises ValueError; a
+    # `remove_spectral_norm()` method that catches it (for layers without SN) would
+    # silently leave every layer normalized.
+    code = """\
+        import torch
+        import torch.nn as nn
+
+
+        class ScaleDiscriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.Sequential(nn.Conv1d(1, 16, 15, 1, 7), nn.LeakyReLU(0.1), nn.Conv1d(16, 1, 3, 1, 1))
+                self.apply(self._apply_sn)
+
+            @staticmethod
+            def _apply_sn(m):
+                if isinstance(m, nn.Conv1d):
+                    torch.nn.utils.spectral_norm(m)
+
+            def remove_spectral_norm(self):
+                def _remove(m):
+                    try:
+                        torch.nn.utils.remove_spectral_norm(m)
+                    except ValueError:
+                        return
+
+                self.apply(_remove)
+
+            def forward(self, x):
+                return self.layers(x)
+    """
+    out = fixed(code, select=["SN501"])
+    assert "            torch.nn.utils.parametrizations.spectral_norm(m)\n" in out
+    assert '                nn.utils.parametrize.remove_parametrizations(m, "weight")\n' in out
+    assert ("; 1 call of `remove_spectral_norm` now calls "
+            "`parametrize.remove_parametrizations(..., \"weight\")`, which removes the parametrization;"
+            in fix_of(code, "SN501", select=["SN501"]).message)
+
+
+def test_sn501_imports_parametrize_for_an_imported_remover_and_keeps_its_tensor_name():
+    code = """\
+        from torch.nn import Conv2d, Linear, Module
+        from torch.nn.utils import remove_spectral_norm, spectral_norm
+
+
+        class Discriminator(Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = spectral_norm(Conv2d(3, 8, 3))
+                self.head = spectral_norm(Linear(8, 1))
+
+            def export(self):
+                remove_spectral_norm(self.conv)
+                remove_spectral_norm(module=self.head, name="weight")
+
+            def forward(self, x):
+                return self.head(self.conv(x).mean((2, 3)))
+    """
+    out = fixed(code, select=["SN501"])
+    assert out.startswith("from torch.nn import Conv2d, Linear, Module\n"
+                          "from torch.nn.utils import parametrize\n"
+                          "from torch.nn.utils.parametrizations import spectral_norm\n")
+    assert '        parametrize.remove_parametrizations(self.conv, "weight")\n' in out
+    assert '        parametrize.remove_parametrizations(module=self.head, tensor_name="weight")\n' in out
+    assert after(code, select=["SN501"]) == []
+
+
+def test_sn107_leaves_the_remover_of_the_hook_calls_it_does_not_move():
+    code = MHA.replace("{more}", "        self.proj = spectral_norm(nn.Linear(256, 256))\n"
+                                 "            nn.utils.remove_spectral_norm(self.proj)\n")
+    out = fixed(code, select=["SN107"])
+    assert "        nn.utils.remove_spectral_norm(self.proj)\n" in out
+
+
 # SN201 ---------------------------------------------------------------------------------
 
 def test_sn201_wraps_with_the_alias_the_file_uses():

@@ -76,6 +76,43 @@ def test_layers_under_either_weight_norm_api_are_not_missing_sn(lint):
     assert "normalizes 1 of its 2 conv/linear sites" in findings[0].explanation
 
 
+WEIGHT_NORM_AFTER = '''
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils import spectral_norm
+
+
+    class LoopDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = spectral_norm(nn.Conv1d(1, 16, 15, 1, 7))
+            self.rest = nn.Sequential(nn.Conv1d(16, 16, 41, 4, 20), nn.LeakyReLU(0.2))
+            self.head = nn.Linear(16, 1)
+            for m in self.rest.modules():
+                if isinstance(m, nn.Conv1d):
+                    nn.utils.weight_norm(m)
+
+
+    class ApplyDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = spectral_norm(nn.Conv1d(1, 16, 15, 1, 7))
+            self.rest = nn.Sequential(nn.Conv1d(16, 16, 41, 4, 20), nn.LeakyReLU(0.2))
+            self.rest.apply(self._apply_weight_norm)
+
+        @staticmethod
+        def _apply_weight_norm(m):
+            if isinstance(m, nn.Conv1d):
+                torch.nn.utils.parametrizations.weight_norm(m)
+'''
+
+
+def test_weight_norm_applied_by_a_loop_or_apply_is_no_missing_sn_but_the_filter_counts(lint):
+    # ParallelWaveGAN's discriminators: `self.apply(_apply_weight_norm)` on every Conv1d.
+    findings = lint(WEIGHT_NORM_AFTER, select=["SN2"])
+    assert [(f.code, f.line, f.symbol) for f in findings] == [("SN201", 12, "LoopDiscriminator.head")]
+
+
 def test_multi_scale_discriminator_choosing_weight_norm_or_sn_has_no_sn201(lint):
     assert lint(MULTI_SCALE, select=["SN2"]) == []
 

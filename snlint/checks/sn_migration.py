@@ -11,7 +11,8 @@ from snlint.checks import at_node as at
 from snlint.config import Config
 from snlint.findings import UNSAFE, Finding, record
 from snlint.torchapi import (
-    INIT_FUNCTION, INPLACE_TENSOR_INIT, KEYS_HOOK, KEYS_PARAM, SN_FUNCTIONS, SN_HOOK, SN_PARAM,
+    INIT_FUNCTION, INPLACE_TENSOR_INIT, KEYS_HOOK, KEYS_PARAM, SN_FUNCTIONS, SN_HOOK, SN_HOOK_REMOVERS,
+    SN_PARAM,
 )
 
 if TYPE_CHECKING:
@@ -49,6 +50,9 @@ class Migrate:
     elsewhere: tuple[str, ...] = ()
     guard: str | None = None
     guard_import: bool = False
+    # Every hook-API call of the file moves: its calls of the hook API's remover
+    # (`remove_spectral_norm(m)`) move to `guard`.remove_parametrizations with it.
+    removers: bool = False
     applicability = UNSAFE
 
 
@@ -67,8 +71,10 @@ def migration(finding: Finding, facts: F.FileFacts, config: Config | None = None
         # A chain moves this call alone, and the inits run on its layer from another
         # function (`self._initialize()`) must move with it as with a renamed callable.
         inits, elsewhere, guard, guard_import = _linked_inits(finding, names, own=True)
+        if whole_file and guard is None:
+            guard, guard_import = _parametrize(names)
         return Migrate(call.span.node, chain=steps, inits=inits, elsewhere=elsewhere, guard=guard,
-                       guard_import=guard_import)
+                       guard_import=guard_import, removers=whole_file)
     if isinstance(func, F.Local):
         name = func.name
     elif isinstance(func, (F.Global, F.Unknown)) and (func.text or "").isidentifier():
@@ -88,8 +94,11 @@ def migration(finding: Finding, facts: F.FileFacts, config: Config | None = None
     if not rebind and ref is None:
         return None
     inits, elsewhere, guard, guard_import = _linked_inits(finding, names)
+    if whole_file and guard is None:
+        guard, guard_import = _parametrize(names)
     return Migrate(call.span.node, rebind=rebind, alias_chain=alias_chain, ref=ref, ref_module=module,
-                   inits=inits, elsewhere=elsewhere, guard=guard, guard_import=guard_import)
+                   inits=inits, elsewhere=elsewhere, guard=guard, guard_import=guard_import,
+                   removers=whole_file)
 
 
 def _linked_inits(finding: Finding, names: F.Names, *, own: bool = False) -> tuple[tuple, tuple, str | None, bool]:
@@ -102,10 +111,16 @@ def _linked_inits(finding: Finding, names: F.Names, *, own: bool = False) -> tup
     sites = finding.data.own if own else finding.data.sites
     here = tuple((key, line) for key, path, line in sites if path == finding.path)
     elsewhere = tuple(f"{path}:{line}" for _, path, line in sites if path != finding.path)
-    guard, guard_import = names.binding_for(PARAMETRIZE), False
+    return (here, elsewhere, *_parametrize(names))
+
+
+def _parametrize(names: F.Names) -> tuple[str | None, bool]:
+    """A spelling of torch.nn.utils.parametrize in the file, and whether it must be
+    imported (as `parametrize`); None where the file can spell it neither way."""
+    guard = names.binding_for(PARAMETRIZE)
     if guard is None and names.is_free("parametrize"):
-        guard, guard_import = "parametrize", True
-    return here, elsewhere, guard, guard_import
+        return "parametrize", True
+    return guard, False
 
 
 def _steps_to_utils(names: F.Names, e) -> int:
@@ -175,6 +190,7 @@ def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | No
         return None
     inits = _migrate_inits(parsed, plan, migrated)
     carried, retyped, left = _carry_linked_inits(parsed, plan, payload)
+    removed, kept = _migrate_removers(parsed, plan, payload) if payload.removers else (0, [])
     init_note = (f"; {inits} init{'s' if inits != 1 else ''} of `.weight` now "
                  f"target{'s' if inits == 1 else ''} `parametrizations.weight.original`" if inits else "")
     if carried:
@@ -192,12 +208,21 @@ def migrate(finding: Finding, payload: Migrate, parsed: ParsedFile) -> Plan | No
         init_note += (f"; the init{'' if one else 's'} at {', '.join(left)} still write{'s' if one else ''} "
                       f"`.weight`, which the parametrization recomputes: {'it does' if one else 'they do'} "
                       f"nothing after this fix (SN106)")
+    if removed:
+        one = removed == 1
+        init_note += (f"; {removed} call{'' if one else 's'} of `remove_spectral_norm` now "
+                      f"call{'s' if one else ''} `parametrize.remove_parametrizations(..., \"weight\")`, which "
+                      f"removes the parametrization")
+    if kept:
+        one = len(kept) == 1
+        init_note += (f"; the `remove_spectral_norm` call{'' if one else 's'} at {', '.join(kept)} "
+                      f"raise{'s' if one else ''} ValueError on a parametrized layer after this fix")
     plan.message = (f"Use torch.nn.utils.parametrizations.spectral_norm for {scope}{init_note}; "
                     f"checkpoint keys change: {KEYS_HOOK} -> {KEYS_PARAM}")
     return plan
 
 
-def _carry_linked_inits(parsed: ParsedFile, plan: Plan, payload: Migrate) -> tuple[int, list[str]]:
+def _carry_linked_inits(parsed: ParsedFile, plan: Plan, payload: Migrate) -> tuple[int, int, list[str]]:
     """Point the inits the linked program runs on the moved layers from elsewhere in this
     file (`netD.apply(weights_init)`) at `parametrizations.weight.original` where the
     layer has the parametrization: such an init runs on whatever modules it is given, and
@@ -259,6 +284,52 @@ def retype_tests(parsed: ParsedFile, plan: Plan, init: cst.CSTNode, layer: str, 
                 plan.replace(node, retyped.with_changes(lpar=node.lpar, rpar=node.rpar))
                 count += 1
     return count
+
+
+def _migrate_removers(parsed: ParsedFile, plan: Plan, payload: Migrate) -> tuple[int, list[str]]:
+    """Point the file's calls of the hook API's remover (`remove_spectral_norm(m[, name])`)
+    at `parametrize.remove_parametrizations(m, name)`: the hook remover finds no hook on a
+    migrated layer and raises ValueError (silently nothing where the code catches it, as
+    a `remove_spectral_norm()` method applied to every module does). Both keep the
+    normalized weight as the plain parameter. How many it pointed, and the lines of those
+    it could not (no spelling of `parametrize`, a `*args` call)."""
+    import libcst as cst
+
+    from snlint.edit.plan import ImportSpec
+    from snlint.edit.syntax import has_star, keyword, positional
+
+    moved, kept = 0, []
+    for call in parsed.calls:
+        if id(call) in plan.changes or parsed.names.qualify(call.func) not in SN_HOOK_REMOVERS:
+            continue
+        if payload.guard is None or has_star(call) or len(positional(call)) > 2:
+            kept.append(f"line {parsed.positions.raw(call)[0]}")
+            continue
+        name = keyword(call, "name")
+        if name is not None:
+            args = [a.with_changes(keyword=cst.Name("tensor_name")) if a is name else a for a in call.args]
+        elif len(positional(call)) == 2:
+            args = list(call.args)
+        else:
+            last = call.args[-1] if call.args else None
+            if last is None:
+                kept.append(f"line {parsed.positions.raw(call)[0]}")
+                continue
+            weight = cst.Arg(cst.SimpleString('"weight"'))
+            if last.keyword is not None:  # `module=m`
+                weight = weight.with_changes(keyword=cst.Name("tensor_name"), equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+            comma = last.comma if isinstance(last.comma, cst.Comma) else None
+            args = [*call.args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                    weight.with_changes(comma=comma) if comma is not None else weight]
+        func = cst.parse_expression(f"{payload.guard}.remove_parametrizations")
+        plan.replace(call, call.with_changes(func=func.with_changes(lpar=call.func.lpar, rpar=call.func.rpar),
+                                             args=args))
+        spec = ImportSpec("torch.nn.utils", "parametrize")
+        if payload.guard_import and spec not in plan.imports:
+            plan.imports.append(spec)
+        moved += 1
+    return moved, kept
 
 
 def _rechained(func: cst.BaseExpression, steps: int) -> cst.Attribute | None:

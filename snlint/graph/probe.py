@@ -33,6 +33,10 @@ RELATIVE_TOLERANCE = 1e-5
 IMAGE_SIZES = (16, 28, 32, 48, 64, 96, 128, 256)
 VOLUME_SIZES = (16, 32, 64)
 WAVEFORM_LENGTH = 1024
+# A 1-D discriminator after the image sizes: audio ones flatten a fixed length into their
+# head (WaveGAN's critic: 16384 samples, `view(-1, 256 * d)`), or pad more than a short
+# input holds (reflection padding of a stride-4 stack).
+WAVEFORM_LENGTHS = (WAVEFORM_LENGTH, 4096, 16384)
 
 MakeArgs = Callable[[int], tuple]
 
@@ -116,6 +120,8 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
     shapes = [[channels]] if ndim == 0 else [[channels] + [size] * ndim for size in sizes]
     if ndim == 2 and first_weight is None:  # a waveform a period discriminator folds into 2-D
         shapes.append([channels, WAVEFORM_LENGTH])
+    if ndim == 1:
+        shapes += [[channels, length] for length in WAVEFORM_LENGTHS]
     if len(shapes[0]) == 3 and channels != 3:
         # Last, an RGB image: a discriminator that folds space into channels before its
         # first conv (lightweight-gan's pixel unshuffle, SWAGAN's wavelets: 3 become 12).

@@ -50,6 +50,20 @@ def _node_site(node: fx.Node) -> Site | None:
     return sites.to_site(node.meta.get("snlint_pos"))
 
 
+# Calls that pick samples out of the batch and compute nothing: a fixed number of them
+# comes out at any batch size, yet each output element is one sample's (WaveGAN's phase
+# shuffle pads `x[idxs]`, the samples drawn the same shift, per group). The coupling probe
+# measures what really mixes samples.
+_SELECTIONS = frozenset({"getitem", "__getitem__", "index_select", "select", "narrow"})
+
+
+def selects_samples(function: Any) -> bool:
+    """Whether `function` (a torch function, a Tensor method, `operator.getitem`, or an fx
+    call_method's name) only selects elements."""
+    name = function if isinstance(function, str) else getattr(function, "__name__", "")
+    return name in _SELECTIONS
+
+
 def uses_batch_statistics(function: Any, args: tuple, kwargs: dict) -> bool:
     """A call of F.batch_norm / torch.batch_norm that normalizes with the batch's own
     statistics (training, or no running statistics). A traced flag (an fx Node) is computed
@@ -109,7 +123,7 @@ def batch_reductions(gm: fx.GraphModule, fresh: Pristine, make_args: Callable[[i
     first, second = runs
     found: list[tuple[str, Site | None]] = []
     for node in gm.graph.nodes:
-        if node.op in ("placeholder", "output", "get_attr"):
+        if node.op in ("placeholder", "output", "get_attr") or selects_samples(node.target):
             continue
         out_a, out_b = first.get(node.name), second.get(node.name)
         if out_a is None or out_b is None or out_a != out_b:

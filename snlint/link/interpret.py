@@ -212,6 +212,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         value = self.expr(stmt.value, frame)
         if isinstance(current, ListV) and stmt.op == "Add":
             self.extend(current, value)
+        elif isinstance(current, Layer) and stmt.op == "Add" and self.extend_container(current, value):
+            pass
         else:
             self.assign(stmt.target, UNKNOWN, frame)
 
@@ -827,8 +829,17 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         if attr in ("weight", "bias") or attr.endswith(("_weight", "weight_orig")):
             return WeightV(value, attr)
         if value.cls is not None:
-            method = self.find_method(value.cls, self.file_of(value.cls) or frame.file, attr)
+            file = self.file_of(value.cls) or frame.file
+            method = self.find_method(value.cls, file, attr)
             if method is not None:
+                # Read on an instance, a static method gets no `self` and a class method
+                # the instance's class (`self.apply(self._apply_sn)` with a static
+                # `_apply_sn(m)`: `m` is each module, not the discriminator).
+                kinds = {text_of(d) for d in method[0].decorators}
+                if "staticmethod" in kinds:
+                    return FuncV(method[0], method[1], cls=method[2])
+                if "classmethod" in kinds:
+                    return FuncV(method[0], method[1], bound=ClassV(value.cls, file), cls=method[2])
                 return FuncV(method[0], method[1], bound=value, cls=method[2])
         return NameV(f"<layer>.{attr}")
 

@@ -293,6 +293,22 @@ class TorchSemantics:
                 one(layer, True)
         return target
 
+    def extend_container(self, receiver: Layer, value: Value) -> bool:
+        """`self.layers += [conv, bn, act]` on a ModuleList (its `extend`), or `+=` of
+        another container: the items join it, in order. False where it is no container or
+        the items are not known."""
+        if receiver.kind != "container":
+            return False
+        if isinstance(value, (ListV, TupleV)):
+            items = list(value.items)
+        elif isinstance(value, Layer) and value.kind == "container":
+            items = [child for _, child in value.named_children()]
+        else:
+            return False
+        for item in items:
+            receiver.set_attr(str(len(receiver.attrs)), item)
+        return True
+
     def init_event(self, target: Value, loc: Location) -> None:
         if not isinstance(target, WeightV):
             return
@@ -337,6 +353,12 @@ class TorchSemantics:
     def weight_norm_call(self, callee: NameV, args, kwargs, e, frame, loc) -> Value | None:
         if args and isinstance(args[0], Layer):
             args[0].weight_norm = weight_norm_api(callee.qual)
+            return args[0]
+        if args and isinstance(args[0], ModulesV):
+            # `for m in self.modules(): if isinstance(m, nn.Conv1d): weight_norm(m)` and
+            # `self.apply(fn)`: each layer the filter lets through, as SN there.
+            for _, layer in args[0].members():
+                layer.weight_norm = weight_norm_api(callee.qual)
             return args[0]
         return None
 

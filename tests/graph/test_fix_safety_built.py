@@ -235,3 +235,54 @@ def test_missing_sn_is_added_with_the_api_the_discriminator_uses(tmp_path, monke
     assert len(convs) == 3
     assert all(hasattr(m, "weight_orig") and not hasattr(m, "parametrizations") for m in convs)
     assert d(torch.randn(2, 3, 16, 16)).shape[0] == 2
+
+
+# ParallelWaveGAN's scale discriminator: SN applied by `apply` on the hook API, and a
+# `remove_spectral_norm()` method that skips layers without SN by catching ValueError.
+REMOVABLE = '''\
+import torch
+
+
+class ScaleDiscriminator(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.Sequential(torch.nn.Conv1d(1, 8, 15, 1, 7), torch.nn.LeakyReLU(0.1),
+                                          torch.nn.Conv1d(8, 1, 3, 1, 1))
+
+        def _apply_spectral_norm(m):
+            if isinstance(m, torch.nn.Conv1d):
+                torch.nn.utils.spectral_norm(m)
+
+        self.apply(_apply_spectral_norm)
+
+    def remove_spectral_norm(self):
+        def _remove_spectral_norm(m):
+            try:
+                torch.nn.utils.remove_spectral_norm(m)
+            except ValueError:
+                return
+
+        self.apply(_remove_spectral_norm)
+
+    def forward(self, x):
+        return self.layers(x)
+'''
+
+
+def test_the_migrated_discriminator_still_removes_its_spectral_norm(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "d.py"
+    path.write_text(REMOVABLE)
+    snlint("--fix", "--unsafe-fixes", "--select", "SN501", str(path))
+    assert 'torch.nn.utils.parametrize.remove_parametrizations(m, "weight")' in path.read_text()
+    d = build(path, "ScaleDiscriminator")[0]
+    convs = [m for m in d.modules() if isinstance(m, torch.nn.Conv1d)]
+    assert all(torch.nn.utils.parametrize.is_parametrized(m, "weight") for m in convs)
+    real, fake = torch.randn(2, 1, 64), torch.randn(2, 1, 64)
+    loss = (1 - d(real)).relu().mean() + (1 + d(fake)).relu().mean()
+    loss.backward()  # a D step on the migrated layers
+    d.eval()
+    expected = d(real).detach()
+    d.remove_spectral_norm()
+    assert not any(torch.nn.utils.parametrize.is_parametrized(m) for m in convs)
+    assert torch.allclose(d(real), expected)

@@ -236,3 +236,53 @@ def test_the_worker_builds_again_with_a_full_snapshot_when_a_forward_writes_a_we
     [facts] = run_graph([GraphTarget(str(path), "writes.py", "WritesItsWeight", root=str(tmp_path))])
     assert facts.status == "ok", facts.message
     assert facts.probe["ran"] and facts.probe["coupled"], facts.probe
+
+
+class PhaseShuffled(nn.Module):
+    """A WaveGAN-style critic: phase shuffle, each group of samples drawn the same shift
+    padded at once (`x[idxs]`), and a head over a fixed length: 4096 samples only."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv1d(1, 4, 25, 4, 11)
+        self.c2 = nn.Conv1d(4, 4, 25, 4, 11)
+        self.head = nn.Linear(4 * 256, 1)
+
+    def forward(self, x):
+        x = self.c1(x)
+        shifts = [i % 5 - 2 for i in range(x.shape[0])]  # fixed, so the test is deterministic
+        out = x.clone()
+        for k in set(shifts):
+            idxs = [i for i, s in enumerate(shifts) if s == k]
+            out[idxs] = torch.roll(x[idxs], k, -1)
+        return self.head(self.c2(out).view(-1, 4 * 256))
+
+
+class FirstSampleShifted(nn.Module):
+    """The same selection fx can trace: `x[:1]` is one sample at any batch size."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(1, 4, 3, 1, 1)
+
+    def forward(self, x):
+        x = self.conv(x)
+        return torch.cat([torch.roll(x[:1], 1, -1), x[1:]]).mean((1, 2))
+
+
+def test_a_waveform_critic_with_a_fixed_length_head_is_probed_at_that_length():
+    facts = collect(PhaseShuffled().train(), _target("PhaseShuffled"))
+    assert facts.probe["ran"] and not facts.probe["coupled"], facts.probe
+    assert facts.probe["input_shape"] == [2, 1, 4096]
+
+
+def test_picking_samples_out_of_the_batch_is_no_batch_reduction_in_a_recorded_forward():
+    facts = collect(PhaseShuffled().train(), _target("PhaseShuffled"))
+    assert not facts.trace_ok and facts.probe["ran"]
+    assert facts.batch_reductions == []
+
+
+def test_picking_samples_out_of_the_batch_is_no_batch_reduction_in_a_traced_forward():
+    facts = collect(FirstSampleShifted().train(), _target("FirstSampleShifted"))
+    assert facts.trace_ok and not facts.probe["coupled"], facts.probe
+    assert facts.batch_reductions == []
