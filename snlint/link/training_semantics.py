@@ -133,10 +133,13 @@ class TrainingSemantics:
                                         "discriminator" if is_discriminator else "", loc.path)})
         if self.scores_with_discriminator(module) or _given_a_module(module, args, kwargs):
             self.run_forward(module, args, frame, loc)  # type: ignore[arg-type]
+        # The output names this very call, not its line: a helper run on the real batch, then
+        # on the generated one, returns a different output each run, and a gradient penalty
+        # on the first run's is that run's (`forward_of`).
         if is_generator:
-            return TensorV(frozenset({"fake"}), ((module, loc),) if module is not None else (), origins)
+            return TensorV(frozenset({"fake"}), ((module, call),) if module is not None else (), origins)
         return TensorV(out.tags if not is_discriminator else frozenset(),
-                       ((module, loc),) if module is not None else (("?", call),), origins)
+                       ((module if module is not None else "?", call),), origins)
 
     def method_returned(self, module: Layer, result: Value, frame: Frame, loc: Location, text: str) -> Value:
         """What a method of a project module other than `forward` returned to code outside
@@ -222,8 +225,10 @@ class TrainingSemantics:
     def forward_of(self, module, where) -> ForwardFact | None:
         """The forward call a tensor's output entry (`TensorV.outputs`) came from: one call
         may score one of several candidates, and each has its forward."""
+        if isinstance(where, ForwardFact):
+            return where
         return next((f for f in reversed(self.events.forwards)
-                     if (f.node == where and f.module is module) or (module == "?" and f is where)), None)
+                     if f.node == where and f.module is module), None)
 
     def backward(self, loss: TensorV, root: Frame) -> None:
         """`loss.backward()`: the forward calls it differentiates are one update's, whatever
