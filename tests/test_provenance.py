@@ -1504,3 +1504,70 @@ def test_a_penalty_on_the_first_run_of_a_helper_is_that_runs(lint):
         train(loader, nn.Linear(8, 3), Critic(), opt)
     ''')
     assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN303", 16), ("SN401", 22)]
+
+
+TRUNK_AND_HEAD_PENALTY = '''
+    import torch
+    import torch.nn as nn
+
+
+    class NetD(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(3, 8, 4, 4), nn.BatchNorm2d(8), nn.LeakyReLU(0.2))
+
+        def forward(self, x):
+            return self.main(x)
+
+
+    class NetC(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.joint = nn.Conv2d(12, 1, 4)
+
+        def forward(self, out, y):
+            return self.joint(torch.cat((out, y.repeat(1, 1, 4, 4)), 1))
+
+
+    def train(loader, netG, netD, netC, {encoder}opt):
+        for imgs, sent in loader:
+            imgs = imgs.requires_grad_()
+            sent = {sent}
+            pred_real = netC(netD(imgs), sent)
+            pred_fake = netC(netD(netG(torch.randn(imgs.size(0), 100), sent).detach()), sent)
+            grads = torch.autograd.grad(outputs=pred_real, inputs=imgs,
+                                        grad_outputs=torch.ones(pred_real.size()), create_graph=True)
+            loss = torch.relu(1 - pred_real).mean() + torch.relu(1 + pred_fake).mean() + grads[0].pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+'''
+
+
+def test_a_penalty_on_the_heads_score_goes_through_the_trunk(lint):
+    # DF-GAN's matching-aware penalty differentiates `netC(netD(imgs), sent)` with respect
+    # to the images: through the trunk, whose batch norm then couples the gradients.
+    findings = lint(TRUNK_AND_HEAD_PENALTY.format(encoder="", sent="sent") + '''
+        train(loader, nn.Linear(100, 3), NetD(), NetC(), opt)
+    ''')
+    assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN303", 28), ("SN401", 28)]
+
+
+def test_a_penalty_on_the_heads_score_does_not_go_through_the_conditions_encoder(lint):
+    # The caption's encoder feeds the head beside the trunk: no sample goes through it, and
+    # a penalty on the head's score makes it no discriminator (its batch norm is no SN301).
+    findings = lint(TRUNK_AND_HEAD_PENALTY.format(encoder="text_encoder, ", sent="text_encoder(sent)").replace(
+        "nn.BatchNorm2d(8), ", "") + '''
+
+        class TextEncoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Sequential(nn.Linear(16, 4), nn.BatchNorm1d(4))
+
+            def forward(self, s):
+                return self.fc(s).view(-1, 4, 1, 1)
+
+
+        train(loader, nn.Linear(100, 3), NetD(), NetC(), TextEncoder(), opt)
+    ''')
+    assert findings == []

@@ -120,7 +120,8 @@ class TrainingSemantics:
                            names=tuple(names_in(first_expr)),
                            arguments=_argument_origins(first, args), branches=frame.branches,
                            detached=first_expr is not None and _detached(first_expr),
-                           eval_mode=module is not None and id(module) in root.in_eval)
+                           eval_mode=module is not None and id(module) in root.in_eval,
+                           fed_by=first.outputs if isinstance(first, TensorV) else ())
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or _named_generator(module)
         out = tensor_join(args) if args else TensorV()
@@ -189,6 +190,8 @@ class TrainingSemantics:
                 forward = self.forward_of(module, where)
                 if forward is not None:
                     self.events.penalties.append(PenaltyFact(forward, loc))
+                    for trunk in _trunks(forward, upstream):
+                        self.events.penalties.append(PenaltyFact(trunk, loc))
         return UNKNOWN
 
     def scored_into(self, stmt: F.Assign, scored: F.Call, calls: list) -> None:
@@ -633,6 +636,23 @@ def _named_generator(module: Layer | None) -> bool:
     """Whether a module's class or a name it was bound to says it is a generator."""
     return module is not None and (GENERATOR_CLASS.search(module.short_type) is not None
                                    or any(G_NAME.search(n) for n in module.bound_names))
+
+
+def _trunks(head: ForwardFact, upstream: set) -> list[ForwardFact]:
+    """The discriminator calls whose features `head` scores (DF-GAN's `netC(netD(imgs), s)`,
+    StackGAN's `netD.get_cond_logits(netD(x), c)`), up to the penalty's inputs: a gradient
+    of the head's score with respect to the images goes through them too. Only calls
+    written as a discriminator's (`netD`): a condition's encoder is no part of it."""
+    found: list[ForwardFact] = []
+    stack = list(head.fed_by)
+    while stack and len(found) < 8:
+        module, where = stack.pop()
+        if not isinstance(where, ForwardFact) or _output_key(module, where) in upstream \
+                or where in found or not D_NAME.search(where.callee or ""):
+            continue
+        found.append(where)
+        stack.extend(where.fed_by)
+    return found
 
 
 def _output_key(module, where) -> tuple:
