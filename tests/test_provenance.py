@@ -1571,3 +1571,22 @@ def test_a_penalty_on_the_heads_score_does_not_go_through_the_conditions_encoder
         train(loader, nn.Linear(100, 3), NetD(), NetC(), TextEncoder(), opt)
     ''')
     assert findings == []
+
+
+def test_a_trunk_whose_forward_does_not_run_the_head_is_not_judged_on_its_batch_norm(lint):
+    # The trunk's forward runs `encode` alone: its calls do not reach the head's batch
+    # norm, which the head's own calls are reported for.
+    findings = lint(TWO_STEP.format(build="NetD()").replace(
+        "nn.Sequential(nn.Conv2d(3, 8, 4, 4), nn.BatchNorm2d(8), nn.LeakyReLU(0.2))",
+        "nn.Sequential(nn.Conv2d(3, 8, 4, 4), nn.LeakyReLU(0.2))"))
+    assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN401", 32)]
+
+
+def test_a_head_the_trunks_forward_also_runs_keeps_the_trunks_finding(lint):
+    # Obj-GAN-like: the forward runs the head too, so the trunk's calls reach its batch norm.
+    findings = lint(TWO_STEP.format(build="NetD()").replace(
+        "nn.Sequential(nn.Conv2d(3, 8, 4, 4), nn.BatchNorm2d(8), nn.LeakyReLU(0.2))",
+        "nn.Sequential(nn.Conv2d(3, 8, 4, 4), nn.LeakyReLU(0.2))").replace(
+        "            return self.encode(x)",
+        "            return self.cond_logits(self.encode(x), torch.zeros(x.size(0), 4, 1, 1))"))
+    assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 30), ("SN401", 32)]

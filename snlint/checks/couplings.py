@@ -34,6 +34,9 @@ class Coupling:
     # through `super()` builds three batch norms): the graph pass's layers there count too.
     also_built: tuple = ()
     lead: str = ""  # how `site` leads to it, the end of a message (`own_site`)
+    # The project instances that own the layers built at `site` (`Member.owner`), for
+    # SN401's view of which of them a forward runs (`sn401._run_apart`).
+    owners: tuple = ()
 
 
 def couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
@@ -202,9 +205,13 @@ def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> l
             if known is None:
                 found[key] = Coupling(
                     site, m.layer.short_type, m.symbol, via_default=m.layer.origin is not None,
-                    related=related, built=built if site is not built else None, lead=lead)
-            elif site is not built and built not in (known.built, *known.also_built):
-                found[key] = replace(known, also_built=(*known.also_built, built))
+                    related=related, built=built if site is not built else None, lead=lead,
+                    owners=(m.owner,))
+            else:
+                if site is not built and built not in (known.built, *known.also_built):
+                    known = found[key] = replace(known, also_built=(*known.also_built, built))
+                if all(o is not m.owner for o in known.owners):
+                    found[key] = replace(known, owners=(*known.owners, m.owner))
     for call in model.batch_norm_calls:
         owner = call.owner
         if owner is not None and owner.cls is not None and owner.cls.qualname in classes:

@@ -15,7 +15,7 @@ from snlint.checks.couplings import (
 from snlint.checks.emit import Emitter
 from snlint.config import Config
 from snlint.findings import UNSAFE, Finding, place, record
-from snlint.link.syntax import walk
+from snlint.link.syntax import fact_nodes, walk
 
 
 CODE = "SN401"
@@ -28,6 +28,37 @@ def _outermost(model, entries: list[tuple]) -> list[tuple]:
     of them is built from: the calls score the outer one, its part with it."""
     parts = set().union(*(model.classes_in(e[6].instance) for e in entries))
     return [e for e in entries if e[6].cls.qualname not in parts] or entries
+
+
+def _run_apart(model, d, calls) -> set[int]:
+    """Ids of the layers of the children of the discriminator's instances that its own
+    class's forward never runs: children the training code calls on their own (a head
+    scoring the trunk's features, `netD.get_cond_logits(netD(x), c)`) that no method of
+    the class but `__init__` names. A trunk's calls do not reach their batch norms."""
+    cls = d.cls
+    if "forward" not in {name for name, _ in cls.methods}:
+        return set()  # an inherited forward: what it runs is not read here
+    instances = [i for i in (d.instance, *model.instances_of(cls.qualname), *(c.module for c in calls))
+                 if i is not None]
+    direct = {id(f.module) for f in model.forwards if f.module is not None and f.function != "forward"}
+    apart = {name for i in instances for name, child in i.named_children() if id(child) in direct}
+    if not apart:
+        return set()
+    named: set[str] = set()
+    for name, fn in cls.methods:
+        if name != "__init__":
+            for x in fact_nodes(fn.body):
+                if isinstance(x, F.Attr):
+                    named.add(x.attr)
+                elif isinstance(x, F.Const) and isinstance(x.value, str):
+                    named.add(x.value)  # `getattr(self, "head")`
+    out: set[int] = set()
+    for i in instances:
+        for name, child in i.named_children():
+            if name in apart - named:
+                out.add(id(child))
+                out.update(id(layer) for _, layer in child.descendants())
+    return out
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:
@@ -78,6 +109,9 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     for qual, (a, b) in update_pairs + loss_pairs:
         d, pooled = coupled[qual]
         found = called_couplings(model, d, a, pooled) or called_couplings(model, d, b, pooled)
+        apart = _run_apart(model, d, (a, b))
+        if apart:
+            found = [c for c in found if not c.owners or not all(id(o) in apart for o in c.owners)]
         if not found:
             continue
         first, second = a.site_apart_from(b), b.site_apart_from(a)
