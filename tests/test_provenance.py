@@ -1590,3 +1590,58 @@ def test_a_head_the_trunks_forward_also_runs_keeps_the_trunks_finding(lint):
         "            return self.encode(x)",
         "            return self.cond_logits(self.encode(x), torch.zeros(x.size(0), 4, 1, 1))"))
     assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 30), ("SN401", 32)]
+
+
+def test_candidates_reached_in_different_ways_each_say_how(lint):
+    # StackGAN: `netD` is STAGE1_D from load_network_stageI() in one branch, STAGE2_D from
+    # load_network_stageII() in the other; each candidate names its own builder.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Stage1D(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class Stage2D(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class Trainer:
+            def load_stage1(self):
+                return Stage1D()
+
+            def load_stage2(self):
+                return Stage2D()
+
+            def train(self, loader, netG, opt, stage):
+                if stage == 1:
+                    netD = self.load_stage1()
+                else:
+                    netD = self.load_stage2()
+                for x, _ in loader:
+                    d_real = netD(x)
+                    d_fake = netD(netG(torch.randn(x.size(0), 8)).detach())
+                    loss = d_fake.mean() - d_real.mean()
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+
+
+        Trainer().train(loader, nn.Linear(8, 3), opt, args.stage)
+    ''')
+    assert sn401(findings).explanation.endswith(
+        "Candidates: Stage1D (used as a discriminator by the training code; built by load_stage1() "
+        "at example.py:33) or Stage2D (used as a discriminator by the training code; built by "
+        "load_stage2() at example.py:35).")

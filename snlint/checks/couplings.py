@@ -239,9 +239,13 @@ def candidates(scored: list[tuple]) -> tuple[str, str, str]:
         return describe(ref), "", first_place(found)
     refs = [r for r, _ in unique.values()]
     names = [r.cls.rpartition(":")[2] for r in refs]
-    listed = " or ".join(f"{describe(r, with_file=names.count(name) > 1)} ({replace(r, via='', detail='').why()})"
+    # Candidates reached in different ways (`load_network_stageI()` in one branch,
+    # `load_network_stageII()` in the other) each say how; one way is said once, after them.
+    apart = len({r.via for r in refs}) > 1
+    listed = " or ".join(f"{describe(r, with_file=names.count(name) > 1)} "
+                         f"({replace(r, via=r.via if apart else '', detail='').why()})"
                          for r, name in zip(refs, names))
-    via = refs[0].via
+    via = "" if apart else refs[0].via
     others = len(refs) - 1
     who = f"{describe(refs[0], with_file=names.count(names[0]) > 1)} or {others} other candidate{'s' if others != 1 else ''}"
     # Candidates that share a helper name its place once.
