@@ -1346,3 +1346,302 @@ def test_a_method_of_a_model_no_name_calls_a_generator_adds_nothing(lint):
     code = SAMPLER.replace("class Generator(", "class Sampler(").replace("g = Generator()", "s = Sampler()") \
         .replace("g.sample(", "s.sample(")
     assert [(f.code, f.line) for f in lint(code)] == [("SN301", 9)]
+
+
+# ---------------------------------------------------------------- a discriminator in two steps
+
+TWO_STEP = '''
+    import torch
+    import torch.nn as nn
+
+
+    class CondLogits(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.joint = nn.Sequential(nn.Conv2d(12, 8, 3, 1, 1), nn.BatchNorm2d(8), nn.LeakyReLU(0.2))
+            self.out = nn.Conv2d(8, 1, 4, 4)
+
+        def forward(self, h, c):
+            return self.out(self.joint(torch.cat((h, c.repeat(1, 1, 4, 4)), 1))).view(-1)
+
+
+    class NetD(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encode = nn.Sequential(nn.Conv2d(3, 8, 4, 4), nn.BatchNorm2d(8), nn.LeakyReLU(0.2))
+            self.cond_logits = CondLogits()
+
+        def forward(self, x):
+            return self.encode(x)
+
+
+    def train(netG, loader, opt):
+        netD = {build}
+        for imgs, cond in loader:
+            fake = netG(torch.randn(imgs.size(0), 10), cond)
+            h_a = netD(imgs)
+            h_b = netD(fake.detach())
+            s_a = netD.cond_logits(h_a, cond)
+            s_b = netD.cond_logits(h_b, cond)
+            s_w = netD.cond_logits(h_a[:-1], cond[1:])
+            loss = s_b.mean() + s_w.mean() - s_a.mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+'''
+
+
+def test_a_head_scoring_the_trunks_features_scores_the_trunks_batches(lint):
+    # StackGAN/AttnGAN: `netD(x)` returns features its `get_cond_logits` head scores with
+    # the caption, real pairs, wrong pairs and fake pairs each in a call of its own. The
+    # head's batch norm sees the trunk's real and generated features apart: a second pair.
+    findings = lint(TWO_STEP.format(build="NetD()"))
+    assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 30), ("SN401", 32)]
+    assert "real samples (a batch of `loader` (line 28), as features of netD at line 30) go through " \
+        "CondLogits here and generated samples (returned by netG at line 29, as features of netD at " \
+        "line 31) in a separate call at line 33" in [f for f in findings if f.line == 32][0].explanation
+
+
+def test_a_head_of_one_of_several_discriminator_classes_is_that_classs_head(lint):
+    # AttnGAN: `netD` is D_NET64, D_NET128 or D_NET256 as a config picks; `netD.COND_DNET`
+    # is the head of whichever it is.
+    code = TWO_STEP.format(build="(NetD if size == 64 else NetD2)()").replace(
+        "    def train(", "    class NetD2(NetD):\n        pass\n\n\n    def train(")
+    findings = lint(code)
+    assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 34), ("SN401", 36)]
+
+
+def test_a_separate_head_module_run_by_a_helper_scores_each_batch_apart(lint):
+    # DF-GAN: `predict_loss(netC, netD(imgs), sent)` for real, mismatched and generated
+    # features, with the matching-aware gradient penalty taken on the real run's output.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class NetD(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 4, 4)
+
+            def forward(self, x):
+                return self.conv(x)
+
+
+        class NetC(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.joint = nn.Sequential(nn.Conv2d(12, 8, 3, 1, 1), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+            def forward(self, out, y):
+                return self.joint(torch.cat((out, y.repeat(1, 1, 4, 4)), 1))
+
+
+        def predict_loss(predictor, img_feature, text_feature):
+            output = predictor(img_feature, text_feature)
+            return output, torch.relu(1.0 - output).mean()
+
+
+        def train(loader, netG, netD, netC, opt):
+            for imgs, sent in loader:
+                imgs = imgs.requires_grad_()
+                real_features = netD(imgs)
+                pred_real, err_real = predict_loss(netC, real_features, sent)
+                mis_features = torch.cat((real_features[1:], real_features[0:1]), dim=0)
+                _, err_mis = predict_loss(netC, mis_features, sent)
+                fake = netG(torch.randn(imgs.size(0), 100), sent)
+                fake_features = netD(fake.detach())
+                _, err_fake = predict_loss(netC, fake_features, sent)
+                grads = torch.autograd.grad(outputs=pred_real, inputs=(imgs, sent),
+                                            grad_outputs=torch.ones(pred_real.size()),
+                                            retain_graph=True, create_graph=True)
+                loss = err_real + (err_fake + err_mis) / 2.0 + grads[0].pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+
+
+        train(loader, nn.Linear(100, 3), NetD(), NetC(), opt)
+    ''')
+    assert [(f.code, f.line) for f in findings] == [("SN301", 18), ("SN303", 25), ("SN401", 35)]
+    assert sn401(findings).message == \
+        "real samples here and generated samples at line 38 go through NetC as separate batches"
+
+
+def test_a_penalty_on_the_first_run_of_a_helper_is_that_runs(lint):
+    # The helper's call returns one output per run: the penalty on the real run's score
+    # leaves the generated run's call an ordinary one, paired with the real one.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Critic(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        def score(net, x):
+            return net(x)
+
+
+        def train(loader, netG, netD, opt):
+            for x, _ in loader:
+                x = x.requires_grad_()
+                d_real = score(netD, x)
+                d_fake = score(netD, netG(torch.randn(x.size(0), 8)).detach())
+                grad = torch.autograd.grad(d_real.sum(), x, create_graph=True)[0]
+                loss = d_fake.mean() - d_real.mean() + grad.pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+
+
+        train(loader, nn.Linear(8, 3), Critic(), opt)
+    ''')
+    assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN303", 16), ("SN401", 22)]
+
+
+TRUNK_AND_HEAD_PENALTY = '''
+    import torch
+    import torch.nn as nn
+
+
+    class NetD(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(3, 8, 4, 4), nn.BatchNorm2d(8), nn.LeakyReLU(0.2))
+
+        def forward(self, x):
+            return self.main(x)
+
+
+    class NetC(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.joint = nn.Conv2d(12, 1, 4)
+
+        def forward(self, out, y):
+            return self.joint(torch.cat((out, y.repeat(1, 1, 4, 4)), 1))
+
+
+    def train(loader, netG, netD, netC, {encoder}opt):
+        for imgs, sent in loader:
+            imgs = imgs.requires_grad_()
+            sent = {sent}
+            pred_real = netC(netD(imgs), sent)
+            pred_fake = netC(netD(netG(torch.randn(imgs.size(0), 100), sent).detach()), sent)
+            grads = torch.autograd.grad(outputs=pred_real, inputs=imgs,
+                                        grad_outputs=torch.ones(pred_real.size()), create_graph=True)
+            loss = torch.relu(1 - pred_real).mean() + torch.relu(1 + pred_fake).mean() + grads[0].pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+'''
+
+
+def test_a_penalty_on_the_heads_score_goes_through_the_trunk(lint):
+    # DF-GAN's matching-aware penalty differentiates `netC(netD(imgs), sent)` with respect
+    # to the images: through the trunk, whose batch norm then couples the gradients.
+    findings = lint(TRUNK_AND_HEAD_PENALTY.format(encoder="", sent="sent") + '''
+        train(loader, nn.Linear(100, 3), NetD(), NetC(), opt)
+    ''')
+    assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN303", 28), ("SN401", 28)]
+
+
+def test_a_penalty_on_the_heads_score_does_not_go_through_the_conditions_encoder(lint):
+    # The caption's encoder feeds the head beside the trunk: no sample goes through it, and
+    # a penalty on the head's score makes it no discriminator (its batch norm is no SN301).
+    findings = lint(TRUNK_AND_HEAD_PENALTY.format(encoder="text_encoder, ", sent="text_encoder(sent)").replace(
+        "nn.BatchNorm2d(8), ", "") + '''
+
+        class TextEncoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Sequential(nn.Linear(16, 4), nn.BatchNorm1d(4))
+
+            def forward(self, s):
+                return self.fc(s).view(-1, 4, 1, 1)
+
+
+        train(loader, nn.Linear(100, 3), NetD(), NetC(), TextEncoder(), opt)
+    ''')
+    assert findings == []
+
+
+def test_a_trunk_whose_forward_does_not_run_the_head_is_not_judged_on_its_batch_norm(lint):
+    # The trunk's forward runs `encode` alone: its calls do not reach the head's batch
+    # norm, which the head's own calls are reported for.
+    findings = lint(TWO_STEP.format(build="NetD()").replace(
+        "nn.Sequential(nn.Conv2d(3, 8, 4, 4), nn.BatchNorm2d(8), nn.LeakyReLU(0.2))",
+        "nn.Sequential(nn.Conv2d(3, 8, 4, 4), nn.LeakyReLU(0.2))"))
+    assert [(f.code, f.line) for f in findings] == [("SN301", 9), ("SN401", 32)]
+
+
+def test_a_head_the_trunks_forward_also_runs_keeps_the_trunks_finding(lint):
+    # Obj-GAN-like: the forward runs the head too, so the trunk's calls reach its batch norm.
+    findings = lint(TWO_STEP.format(build="NetD()").replace(
+        "nn.Sequential(nn.Conv2d(3, 8, 4, 4), nn.BatchNorm2d(8), nn.LeakyReLU(0.2))",
+        "nn.Sequential(nn.Conv2d(3, 8, 4, 4), nn.LeakyReLU(0.2))").replace(
+        "            return self.encode(x)",
+        "            return self.cond_logits(self.encode(x), torch.zeros(x.size(0), 4, 1, 1))"))
+    assert [(f.code, f.line) for f in findings if f.code == "SN401"] == [("SN401", 30), ("SN401", 32)]
+
+
+def test_candidates_reached_in_different_ways_each_say_how(lint):
+    # StackGAN: `netD` is STAGE1_D from load_network_stageI() in one branch, STAGE2_D from
+    # load_network_stageII() in the other; each candidate names its own builder.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Stage1D(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class Stage2D(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(3, 8, 4), nn.BatchNorm2d(8), nn.Conv2d(8, 1, 4))
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        class Trainer:
+            def load_stage1(self):
+                return Stage1D()
+
+            def load_stage2(self):
+                return Stage2D()
+
+            def train(self, loader, netG, opt, stage):
+                if stage == 1:
+                    netD = self.load_stage1()
+                else:
+                    netD = self.load_stage2()
+                for x, _ in loader:
+                    d_real = netD(x)
+                    d_fake = netD(netG(torch.randn(x.size(0), 8)).detach())
+                    loss = d_fake.mean() - d_real.mean()
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+
+
+        Trainer().train(loader, nn.Linear(8, 3), opt, args.stage)
+    ''')
+    assert sn401(findings).explanation.endswith(
+        "Candidates: Stage1D (used as a discriminator by the training code; built by load_stage1() "
+        "at example.py:33) or Stage2D (used as a discriminator by the training code; built by "
+        "load_stage2() at example.py:35).")

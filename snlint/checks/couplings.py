@@ -38,6 +38,9 @@ class Coupling:
     # How many layers one instance of the discriminator builds here (a block used four
     # times: 4); 1 when some are behind an `if` not decided here.
     count: int = 1
+    # The project instances that own the layers built at `site` (`Member.owner`), for
+    # SN401's view of which of them a forward runs (`sn401._run_apart`).
+    owners: tuple = ()
 
 
 def couplings(model: LinkedModel, d: DiscriminatorFact) -> list[Coupling]:
@@ -211,9 +214,13 @@ def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> l
             if known is None:
                 found[key] = Coupling(
                     site, m.layer.short_type, m.symbol, via_default=m.layer.origin is not None,
-                    related=related, built=built if site is not built else None, lead=lead)
-            elif site is not built and built not in (known.built, *known.also_built):
-                found[key] = replace(known, also_built=(*known.also_built, built))
+                    related=related, built=built if site is not built else None, lead=lead,
+                    owners=(m.owner,))
+            else:
+                if site is not built and built not in (known.built, *known.also_built):
+                    known = found[key] = replace(known, also_built=(*known.also_built, built))
+                if all(o is not m.owner for o in known.owners):
+                    found[key] = replace(known, owners=(*known.owners, m.owner))
     for call in model.batch_norm_calls:
         owner = call.owner
         if owner is not None and owner.cls is not None and owner.cls.qualname in classes:
@@ -244,9 +251,13 @@ def candidates(scored: list[tuple]) -> tuple[str, str, str]:
         return describe(ref), "", first_place(found)
     refs = [r for r, _ in unique.values()]
     names = [r.cls.rpartition(":")[2] for r in refs]
-    listed = " or ".join(f"{describe(r, with_file=names.count(name) > 1)} ({replace(r, via='', detail='').why()})"
+    # Candidates reached in different ways (`load_network_stageI()` in one branch,
+    # `load_network_stageII()` in the other) each say how; one way is said once, after them.
+    apart = len({r.via for r in refs}) > 1
+    listed = " or ".join(f"{describe(r, with_file=names.count(name) > 1)} "
+                         f"({replace(r, via=r.via if apart else '', detail='').why()})"
                          for r, name in zip(refs, names))
-    via = refs[0].via
+    via = "" if apart else refs[0].via
     others = len(refs) - 1
     who = f"{describe(refs[0], with_file=names.count(names[0]) > 1)} or {others} other candidate{'s' if others != 1 else ''}"
     # Candidates that share a helper name its place once.

@@ -29,6 +29,37 @@ def _outermost(model, entries: list[tuple]) -> list[tuple]:
     return [e for e in entries if e[6].cls.qualname not in parts] or entries
 
 
+def _run_apart(model, d, calls, direct: set[int]) -> set[int]:
+    """Ids of the layers of the children of the discriminator's instances that its own
+    class's forward never runs: children the training code calls on their own (a head
+    scoring the trunk's features, `netD.get_cond_logits(netD(x), c)`) that no method of
+    the class but `__init__` names (`direct`: ids of the modules training code calls). A
+    trunk's calls do not reach their batch norms."""
+    cls = d.cls
+    if "forward" not in {name for name, _ in cls.methods}:
+        return set()  # an inherited forward: what it runs is not read here
+    instances = [i for i in (d.instance, *model.instances_of(cls.qualname), *(c.module for c in calls))
+                 if i is not None]
+    apart = {name for i in instances for name, child in i.named_children() if id(child) in direct}
+    if not apart:
+        return set()
+    named: set[str] = set()
+    for name, fn in cls.methods:
+        if name != "__init__":
+            for x in at.walk(*fn.body):
+                if isinstance(x, F.Attr):
+                    named.add(x.attr)
+                elif isinstance(x, F.Const) and isinstance(x.value, str):
+                    named.add(x.value)  # `getattr(self, "head")`
+    out: set[int] = set()
+    for i in instances:
+        for name, child in i.named_children():
+            if name in apart - named:
+                out.add(id(child))
+                out.update(id(layer) for _, layer in child.descendants())
+    return out
+
+
 def check(model, emit: Emitter) -> Iterator[Finding]:
     coupled = coupled_discriminators(model)
     # A gradient penalty's call scores interpolates, neither side: SN303's, not a batch
@@ -74,9 +105,14 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 by_class.setdefault(call.module.cls.qualname, []).append(call)
         loss_pairs += [(qual, (a, b)) for qual, group in by_class.items()
                        for a, b in pairs(sorted(group, key=lambda c: c.order)) if a.update != b.update]
+    # The modules training code calls itself, not a forward of theirs: `_run_apart`'s heads.
+    direct = {id(f.module) for f in model.forwards if f.module is not None and f.function != "forward"}
     for qual, (a, b) in update_pairs + loss_pairs:
         d, pooled = coupled[qual]
         found = called_couplings(model, d, a, pooled) or called_couplings(model, d, b, pooled)
+        apart = _run_apart(model, d, (a, b), direct)
+        if apart:
+            found = [c for c in found if not c.owners or not all(id(o) in apart for o in c.owners)]
         if not found:
             continue
         first, second = a.site_apart_from(b), b.site_apart_from(a)

@@ -843,6 +843,16 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 return FuncV(method[0], method[1], bound=value, cls=method[2])
         return NameV(f"<layer>.{attr}")
 
+    def one_of_attribute(self, value: OneOfV, attr: str, frame: Frame) -> Value:
+        """A submodule of one of several instances (`netD.COND_DNET`, `netD` one of the
+        classes a config key picks): the same submodule of whichever it is. Anything else
+        read from one of them stays unknown."""
+        found = [self.attribute(o, attr, frame) if isinstance(o, Layer) else UNKNOWN for o in value.options]
+        if not found or not all(isinstance(f, Layer) for f in found):
+            return UNKNOWN
+        unique = list(dict.fromkeys(found))
+        return unique[0] if len(unique) == 1 else OneOfV(tuple(unique), value.why)
+
     def class_attribute(self, value: ClassV, attr: str, frame: Frame) -> Value:
         """A static or class method read from its class (`gan_factory.discriminator_factory(
         kind)`); a class method gets the class. Not a plain method called with its instance
@@ -927,6 +937,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         WeightV: weight_attribute, TensorV: tensor_attribute, ModuleV: module_attribute,
         SuperV: super_attribute, NameV: name_attribute, NamespaceV: namespace_attribute,
         DictV: dict_attribute, ClassV: class_attribute, EnumMemberV: enum_member_attribute,
+        OneOfV: one_of_attribute,
     }
 
     # ------------------------------------------------------------ lookup

@@ -200,6 +200,9 @@ class ForwardFact:
     detached: bool = False  # its input is written `.detach()`ed: a discriminator step's
     scored_into: str = ""  # the name its score is given (`d_real = D(x)`)
     eval_mode: bool = False  # its module was left in eval mode by training code before it
+    # The module calls whose output it scores (`TensorV.outputs` of its sample): the trunk a
+    # head is fed by (`netC(netD(x), c)`), which a gradient on the head's score goes through.
+    fed_by: tuple = ()
 
     def site_apart_from(self, other: "ForwardFact") -> Location:
         """Where this call shows apart from `other`: itself, or, when both are one call

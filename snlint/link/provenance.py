@@ -18,6 +18,9 @@ _PASSES_THROUGH = re.compile(
     r"vgg|lpips|perceptual|inception|feature|extractor|augment|^aug|_aug|transform|normali[sz]|"
     r"resize|upsampl|downsampl|interpolat|blur|crop|pool|loss|criterion|classifier", re.I)
 
+# How a side reached a head through the trunk's features (`Evidence.then`).
+_FEATURES = ", as features of {} at {{}}"
+
 
 @dataclass(frozen=True, eq=False)
 class Data:
@@ -106,7 +109,16 @@ def sides(origins, discriminator: str | None, depth: int = 0) -> dict[str, Evide
         elif isinstance(origin, Output):
             module = origin.module
             cls = getattr(module, "cls", None)
-            if origin.role == "discriminator" or (cls is not None and cls.qualname == discriminator):
+            if cls is not None and cls.qualname == discriminator:
+                continue
+            if origin.role == "discriminator":
+                # A discriminator called in two steps (`netD.cond_logits(netD(real), c)`,
+                # DF-GAN's `netC(netD(real), c)`): the trunk's features of a batch are that
+                # batch's, and the head scores them as such.
+                if cls is not None and discriminator is not None:
+                    for kind, why in sides(origin.inner, discriminator, depth + 1).items():
+                        out.setdefault(kind, why.then(_FEATURES.format(escaped(origin.callee)),
+                                                      origin.path, origin.line))
                 continue
             if origin.role == "generator" or not passes_through(module, origin.callee):
                 out.setdefault("fake", Evidence(escaped(f"returned by {origin.callee or 'a module'} at ") + "{0}",

@@ -120,7 +120,8 @@ class TrainingSemantics:
                            names=tuple(names_in(first_expr)),
                            arguments=_argument_origins(first, args), branches=frame.branches,
                            detached=first_expr is not None and _detached(first_expr),
-                           eval_mode=module is not None and id(module) in root.in_eval)
+                           eval_mode=module is not None and id(module) in root.in_eval,
+                           fed_by=first.outputs if isinstance(first, TensorV) else ())
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or _named_generator(module)
         out = tensor_join(args) if args else TensorV()
@@ -133,10 +134,13 @@ class TrainingSemantics:
                                         "discriminator" if is_discriminator else "", loc.path)})
         if self.scores_with_discriminator(module) or _given_a_module(module, args, kwargs):
             self.run_forward(module, args, frame, loc)  # type: ignore[arg-type]
+        # The output names this very call, not its line: a helper run on the real batch, then
+        # on the generated one, returns a different output each run, and a gradient penalty
+        # on the first run's is that run's (`forward_of`).
         if is_generator:
-            return TensorV(frozenset({"fake"}), ((module, loc),) if module is not None else (), origins)
+            return TensorV(frozenset({"fake"}), ((module, call),) if module is not None else (), origins)
         return TensorV(out.tags if not is_discriminator else frozenset(),
-                       ((module, loc),) if module is not None else (("?", call),), origins)
+                       ((module if module is not None else "?", call),), origins)
 
     def method_returned(self, module: Layer, result: Value, frame: Frame, loc: Location, text: str) -> Value:
         """What a method of a project module other than `forward` returned to code outside
@@ -186,6 +190,8 @@ class TrainingSemantics:
                 forward = self.forward_of(module, where)
                 if forward is not None:
                     self.events.penalties.append(PenaltyFact(forward, loc))
+                    for trunk in _trunks(forward, upstream):
+                        self.events.penalties.append(PenaltyFact(trunk, loc))
         return UNKNOWN
 
     def scored_into(self, stmt: F.Assign, scored: F.Call, calls: list) -> None:
@@ -222,8 +228,10 @@ class TrainingSemantics:
     def forward_of(self, module, where) -> ForwardFact | None:
         """The forward call a tensor's output entry (`TensorV.outputs`) came from: one call
         may score one of several candidates, and each has its forward."""
+        if isinstance(where, ForwardFact):
+            return where
         return next((f for f in reversed(self.events.forwards)
-                     if (f.node == where and f.module is module) or (module == "?" and f is where)), None)
+                     if f.node == where and f.module is module), None)
 
     def backward(self, loss: TensorV, root: Frame) -> None:
         """`loss.backward()`: the forward calls it differentiates are one update's, whatever
@@ -628,6 +636,23 @@ def _named_generator(module: Layer | None) -> bool:
     """Whether a module's class or a name it was bound to says it is a generator."""
     return module is not None and (GENERATOR_CLASS.search(module.short_type) is not None
                                    or any(G_NAME.search(n) for n in module.bound_names))
+
+
+def _trunks(head: ForwardFact, upstream: set) -> list[ForwardFact]:
+    """The discriminator calls whose features `head` scores (DF-GAN's `netC(netD(imgs), s)`,
+    StackGAN's `netD.get_cond_logits(netD(x), c)`), up to the penalty's inputs: a gradient
+    of the head's score with respect to the images goes through them too. Only calls
+    written as a discriminator's (`netD`): a condition's encoder is no part of it."""
+    found: list[ForwardFact] = []
+    stack = list(head.fed_by)
+    while stack and len(found) < 8:
+        module, where = stack.pop()
+        if not isinstance(where, ForwardFact) or _output_key(module, where) in upstream \
+                or where in found or not D_NAME.search(where.callee or ""):
+            continue
+        found.append(where)
+        stack.extend(where.fed_by)
+    return found
 
 
 def _output_key(module, where) -> tuple:

@@ -354,7 +354,7 @@ class TensorV(Value):
     `fake` (a generator's output), and the module calls whose outputs it carries."""
 
     tags: frozenset[str] = frozenset()
-    outputs: tuple[tuple[Layer, Location], ...] = ()
+    outputs: tuple[tuple, ...] = ()  # (the Layer or "?", the ForwardFact of the call)
     origins: frozenset = frozenset()  # where each part came from (`snlint.link.provenance`)
 
     def join(self, other: "TensorV") -> "TensorV":
