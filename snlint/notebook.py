@@ -443,9 +443,50 @@ def parse_notebook(path: str, text: str) -> Notebook | Finding:
         pythons.append((notebook.cells[-1], python))
         line += len(lines)
     notebook.python = "".join(line for _, python in pythons for line in python)
+    if "__future__" in notebook.python:
+        pythons = _future_imports_as_placeholders(pythons)
+        notebook.python = "".join(line for _, python in pythons for line in python)
     if _compile_error(notebook.python) is not None:
         _leave_out_broken_cells(notebook, pythons)
     return notebook
+
+
+def _future_imports_as_placeholders(pythons: list[tuple[Cell, list[str]]]) -> list[tuple[Cell, list[str]]]:
+    """`from __future__ import ...` opening a later cell (an exported script's imports
+    after a `%matplotlib inline` cell) is legal in the kernel, which compiles cell by
+    cell, but not in the one module the cells make, which CPython then refuses to compile
+    (so no fix is written): such an import becomes a placeholder, line for line, as a
+    magic does. One after other statements of its own cell is an error in the kernel too,
+    and stays."""
+    seen = False  # any statement in the module so far
+    started = False  # a statement other than the module's docstring or a future import
+    out: list[tuple[Cell, list[str]]] = []
+    for cell, python in pythons:
+        try:
+            tree = ast.parse("".join(python))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            out.append((cell, python))
+            seen = started = started or any(line.strip() and not line.lstrip().startswith("#")
+                                            for line in python)
+            continue
+        python = list(python)
+        before_cell = started
+        in_cell = False  # a statement of this cell other than a future import
+        for statement in tree.body:
+            if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
+                if before_cell and not in_cell:
+                    first, last = statement.lineno - 1, (statement.end_lineno or statement.lineno) - 1
+                    python[first] = _placeholder(python[first])
+                    python[first + 1:last + 1] = [_ending(line) for line in python[first + 1:last + 1]]
+                seen = True
+                continue
+            docstring = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) \
+                and isinstance(statement.value.value, str)
+            in_cell = in_cell or not docstring
+            started = started or not (docstring and not seen)
+            seen = True
+        out.append((cell, python))
+    return out
 
 
 def _leading_indent(lines: list[str]) -> str:

@@ -65,6 +65,26 @@ def test_line_magics_and_shell_escapes_become_placeholders():
                       "obj?\n"]) == "pass\npass\nfiles = None\nif x:\n    pass\npass\n"
 
 
+
+def test_a_future_import_opening_a_later_cell_is_a_placeholder():
+    # A tutorial exported to a notebook: `%matplotlib inline` alone, then a cell opening
+    # with `from __future__ import ...`, legal in the kernel but not in one module.
+    assert python_of(["%matplotlib inline"],
+                     ['"""Doc."""\n', "from __future__ import (print_function,\n",
+                      "                        division)\n", "import torch\n"]) \
+        == 'pass\n"""Doc."""\npass\n\nimport torch\n'
+
+
+def test_a_future_import_at_the_start_of_the_module_stays():
+    assert python_of(["# setup\n", "from __future__ import annotations\n"], ["import torch\n"]) \
+        == "# setup\nfrom __future__ import annotations\nimport torch\n"
+
+
+def test_a_future_import_after_code_of_its_own_cell_stays():
+    # An error in the kernel too: the notebook is left as it is, not fixed.
+    assert python_of(["import os\n"], ["import torch\n", "from __future__ import division\n"]) \
+        == "import os\nimport torch\nfrom __future__ import division\n"
+
 def test_a_shell_escape_continued_by_backslashes_is_one_placeholder():
     # pytorch-animeGAN's notebook: `!python3 train.py ... \` over several lines, which
     # IPython joins into one command. Its indented lines were read as Python: an SN901.

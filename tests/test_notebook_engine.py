@@ -145,6 +145,23 @@ def test_fix_leaves_a_notebook_with_a_cell_that_does_not_compile_as_it_is(tmp_pa
     assert "cell 4:3:14: SN901" in result.output and "cell 3:5:20: SN201" in result.output
 
 
+
+def test_fix_is_written_when_a_later_cell_opens_with_a_future_import(tmp_path):
+    # Legal in the kernel (cell by cell); the module of all cells did not compile, so no
+    # fix was written. The import is written back as it was.
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": ["%matplotlib inline"]},
+             {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": ["from __future__ import print_function\n", "import torch.nn as nn\n"]},
+             {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": ["class Discriminator(nn.Module):\n", "    def __init__(self):\n",
+                         "        super().__init__()\n",
+                         "        self.main = nn.Sequential(nn.Conv2d(3, 8, 4, 2, 1), nn.BatchNorm2d(8))\n"]}]
+    path, before = write_notebook(tmp_path, cells)
+    result = CliRunner().invoke(main, [str(path), "--no-graph", "--fix", "--unsafe-fixes"])
+    assert "not fixing" not in result.output
+    assert path.read_text(encoding="utf-8") == before.replace("nn.BatchNorm2d(8)", "nn.GroupNorm(1, 8)")
+
 def test_a_notebook_from_standard_input_reports_its_broken_cell(tmp_path):
     path, text = write_notebook(tmp_path, EXERCISE)
     result = CliRunner().invoke(main, ["-", "--stdin-filename", "gan.ipynb", "--no-graph",
