@@ -708,6 +708,40 @@ def test_deepcopy_called_separately_on_real_and_fake(tmp_path):
     assert only(findings, "SN401")[0].discriminator.via == "copied by deepcopy at train.py:27"
 
 
+
+def test_the_module_of_a_data_parallel_discriminator_called_on_real_and_fake(tmp_path):
+    # `.module` of the wrapper is the discriminator it wraps; it was a name nothing knew.
+    findings = lint(tmp_path, {"train.py": PLAYERS + '''
+    netG = Generator()
+    netD = torch.nn.DataParallel(Discriminator())
+    loader = torch.utils.data.DataLoader([])
+    for real, _ in loader:
+        fake = netG(torch.randn(8, 8, 1, 1))
+        pred_real = netD.module(real)
+        pred_fake = netD.module(fake.detach())
+    '''})
+    assert found(findings) == [("SN301", "train.py", 9), ("SN401", "train.py", 30)]
+
+
+def test_a_module_attribute_a_project_class_sets_itself_is_that_attribute(tmp_path):
+    # Its own `module` (here the generator), not the holder read as a wrapper.
+    findings = lint(tmp_path, {"train.py": PLAYERS + '''
+    class Holder(nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+
+    holder = Holder(Generator())
+    netD = Discriminator()
+    loader = torch.utils.data.DataLoader([])
+    for real, _ in loader:
+        fake = holder.module(torch.randn(8, 8, 1, 1))
+        pred_real = netD(real)
+        pred_fake = netD(fake.detach())
+    '''})
+    assert found(findings) == [("SN301", "train.py", 9), ("SN401", "train.py", 35)]
+
+
 def test_deepcopy_of_a_discriminator_built_with_instance_norm(tmp_path):
     findings = lint(tmp_path, {"train.py": PLAYERS + '''
     netG = Generator()

@@ -841,6 +841,11 @@ class Interpreter(TorchSemantics, TrainingSemantics):
                 if "classmethod" in kinds:
                     return FuncV(method[0], method[1], bound=ClassV(value.cls, file), cls=method[2])
                 return FuncV(method[0], method[1], bound=value, cls=method[2])
+            if attr == "module" and value.kind == "module":
+                # `nn.DataParallel(netD)` is netD here (`wrapper_call`); a project module
+                # with no `module` of its own has one only so wrapped: it is netD again
+                # (`netD.module(real)`).
+                return value
         return NameV(f"<layer>.{attr}")
 
     def one_of_attribute(self, value: OneOfV, attr: str, frame: Frame) -> Value:
