@@ -185,6 +185,28 @@ def test_a_block_some_of_whose_layers_an_undecided_if_builds_gives_no_count(lint
         ("SN301", 9, "BatchNorm2d in Discriminator normalizes with the statistics of the current batch")]
 
 
+def test_a_block_a_loop_also_builds_gives_no_count(lint):
+    # pix2pix's NLayerDiscriminator: `for n in range(1, n_layers)` builds the block, and one
+    # more call after the loop; the loop's body is read once, so a count would fall short.
+    findings = lint('''
+        import torch.nn as nn
+
+        def block(cin, cout):
+            return [nn.Conv2d(cin, cout, 4, 2, 1), nn.BatchNorm2d(cout)]
+
+        class Discriminator(nn.Module):
+            def __init__(self, n_layers=3):
+                super().__init__()
+                layers = []
+                for n in range(1, n_layers):
+                    layers += block(64, 64)
+                layers += block(64, 64)
+                self.main = nn.Sequential(*layers)
+    ''')
+    assert [(f.code, f.line, f.message) for f in findings] == [
+        ("SN301", 5, "BatchNorm2d in Discriminator normalizes with the statistics of the current batch")]
+
+
 def test_a_block_shared_with_the_generator_is_reported_once_for_the_discriminator(lint):
     findings = lint('''
         import torch.nn as nn

@@ -123,6 +123,29 @@ def test_sn201_on_a_layer_built_in_a_list_over_a_literal_loop_counts_instances(l
     assert "(3 instances built here)" in findings[0].message
 
 
+def test_sn201_on_a_layer_a_loop_of_unknown_count_builds_gives_no_count(lint):
+    # `range(1, n_layers)` is read once for all its runs: with the call after it, the
+    # helper's conv is built n_layers times, not twice.
+    findings = lint('''
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+        def conv(c):
+            return nn.Conv2d(c, c, 3, 1, 1)
+
+        class Discriminator(nn.Module):
+            def __init__(self, n_layers=3):
+                super().__init__()
+                layers = [spectral_norm(nn.Conv2d(3, 64, 4, 2, 1))]
+                for n in range(1, n_layers):
+                    layers.append(conv(64))
+                layers.append(conv(64))
+                self.layers = nn.Sequential(*layers)
+    ''', select=SOURCE_RULES)
+    assert [f.code for f in findings] == ["SN201", "SN201"]
+    assert not [f.message for f in findings if "instances built here" in f.message]
+
+
 def test_sn201_in_a_module_list(lint):
     findings = lint('''
         import torch.nn as nn

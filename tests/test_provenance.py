@@ -1402,6 +1402,49 @@ def test_a_head_scoring_the_trunks_features_scores_the_trunks_batches(lint):
         "line 31) in a separate call at line 33" in [f for f in findings if f.line == 32][0].explanation
 
 
+def test_a_head_scores_the_batches_of_a_trunk_known_by_its_class(lint):
+    # InfoGAN's split: a `Discriminator` trunk, bound to a plain name, and a `DHead` with
+    # batch norm scoring its features, real and generated in calls of their own.
+    findings = lint('''
+        import torch
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 64, 4, 2, 1)
+
+            def forward(self, x):
+                return torch.relu(self.conv(x))
+
+
+        class DHead(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Conv2d(64, 128, 4, 2, 1), nn.BatchNorm2d(128), nn.Conv2d(128, 1, 8))
+
+            def forward(self, h):
+                return self.main(h)
+
+
+        def train(loader, netG, opt):
+            trunk = Discriminator()
+            head = DHead()
+            for real, _ in loader:
+                fake = netG(torch.randn(real.size(0), 8))
+                d_real = head(trunk(real))
+                d_fake = head(trunk(fake.detach()))
+                loss = torch.relu(1 - d_real).mean() + torch.relu(1 + d_fake).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    ''')
+    assert [(f.code, f.line) for f in findings] == [("SN301", 18), ("SN401", 29)]
+    assert "real samples (a batch of `loader` (line 27), as features of trunk at line 29) go through DHead" \
+        in sn401(findings).explanation
+
+
 def test_a_head_of_one_of_several_discriminator_classes_is_that_classs_head(lint):
     # AttnGAN: `netD` is D_NET64, D_NET128 or D_NET256 as a config picks; `netD.COND_DNET`
     # is the head of whichever it is.

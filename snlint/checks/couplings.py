@@ -208,8 +208,8 @@ def couplings_in(model: LinkedModel, d: DiscriminatorFact, instances: list) -> l
             site, related, lead = (built, (), "") if m.layer.origin is not None else own_site(model, d, m)
             key = (site.path, site.span)
             counts.setdefault(key, Counter())[inst.id] += 1
-            if m.layer.conditional:
-                uncertain.add(key)
+            if m.layer.conditional or m.layer.read_once:
+                uncertain.add(key)  # an undecided `if`, or a loop read once for all its runs
             known = found.get(key)
             if known is None:
                 found[key] = Coupling(

@@ -205,9 +205,10 @@ def _instance_sn201(model, d, root, emit: Emitter, outside: set[str],
                     symbol=g.symbol, discriminator=d.ref,
                     data=MissingSN(g.layer.short_type, api, callee, apart=True)), site
             continue
-        # Instances behind an `if` we could not decide may not all exist; do not count them.
+        # Instances behind an `if` we could not decide may not all exist, and a loop whose
+        # count is not known here is read once for all its runs: do not count them.
         many = f" ({count} instances built here)" if count > 1 and not any(
-            g.layer.conditional for g in group) else ""
+            g.layer.conditional or g.layer.read_once for g in group) else ""
         # No fix for a layer of a block another network builds too, nor at a discriminator's
         # call of shared code (`related`): wrapping the shared line would normalize the other
         # network's layer as well, and wrapping the call would put SN on what it returns.

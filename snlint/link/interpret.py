@@ -233,7 +233,11 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         _train_mode_in_loop(stmt.body, frame)
         with frame.looping(stmt.span):
             _widen_counters(stmt.body, frame)
-            self.block(stmt.body, frame)
+            frame.read_once += 1
+            try:
+                self.block(stmt.body, frame)
+            finally:
+                frame.read_once -= 1
 
     def block_stmt(self, stmt: F.Block, frame: Frame, module_level: bool) -> None:
         if not _opens_no_grad(stmt.body) or frame.no_grad:
@@ -464,7 +468,11 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             else:
                 self.assign(stmt.target, UNKNOWN, frame)
                 _widen_counters(stmt.body, frame)
-                self.block(stmt.body, frame)
+                frame.read_once += 1
+                try:
+                    self.block(stmt.body, frame)
+                finally:
+                    frame.read_once -= 1
         self.block(stmt.orelse, frame)
 
     def zipped(self, stmt: F.For, targets: tuple[F.Expr, ...], sequences: tuple[F.Expr, ...],
@@ -481,7 +489,11 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             batch = self.loader_batch(value, sequence, stmt.span.line, frame.file.path)
             self.assign(target, batch if batch is not None else _an_item(value), frame)
         _widen_counters(stmt.body, frame)
-        self.block(stmt.body, frame)
+        frame.read_once += 1
+        try:
+            self.block(stmt.body, frame)
+        finally:
+            frame.read_once -= 1
 
     def unrolled(self, stmt: F.For, bindings, frame: Frame) -> None:
         """The loop's body once per iteration, each binding its targets to its values
@@ -780,6 +792,15 @@ class Interpreter(TorchSemantics, TrainingSemantics):
             items = [iterable]
         else:
             items = [UNKNOWN]
+        once = len(items) == 1 and items[0] is UNKNOWN
+        frame.read_once += once
+        try:
+            return self.each_item(e, clause, rest, items, frame, out)
+        finally:
+            frame.read_once -= once
+
+    def each_item(self, e: F.Comprehension, clause: F.CompFor, rest: tuple[F.CompFor, ...],
+                  items: list, frame: Frame, out: ListV) -> bool:
         for item in items:
             self.assign(clause.target, item, frame)
             # A filter known false drops the item (`[m for m in (conv, norm, act) if m is not None]`).
@@ -1327,7 +1348,8 @@ class Interpreter(TorchSemantics, TrainingSemantics):
 
     def call_lambda(self, callee: LambdaV, args, kwargs, e, frame, loc, text) -> Value:
         sub = Frame(callee.file, "<lambda>", frame, loc, depth=frame.depth + 1,
-                    env=dict(callee.closure), loop_depth=frame.loop_depth, branches=frame.branches)
+                    env=dict(callee.closure), loop_depth=frame.loop_depth, branches=frame.branches,
+                    read_once=frame.read_once)
         rest, named = list(args), dict(kwargs)
         for name in callee.params:
             if rest:
@@ -1580,7 +1602,7 @@ class Interpreter(TorchSemantics, TrainingSemantics):
         sub = Frame(func.file, func.fn.name, frame, loc, depth=frame.depth + 1,
                     env=dict(func.closure) if func.closure else {}, loop_depth=frame.loop_depth,
                     cond_depth=frame.cond_depth, function=func.fn.name, qualname=func.fn.qualname,
-                    branches=frame.branches)
+                    branches=frame.branches, read_once=frame.read_once)
         if isinstance(func.bound, Layer):
             # A method building parts of `self` (`self._make_layers()`) counts as its init.
             sub.self_value, sub.cls = func.bound, func.cls

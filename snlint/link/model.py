@@ -63,6 +63,7 @@ class Layer:
     children_order: list[str] = field(default_factory=list)
     in_loop: bool = False
     conditional: bool = False
+    read_once: bool = False  # built in a loop's body read once for all its runs
     ambiguous: bool = False
     bypassed: bool = False  # a forward torch never calls (MultiheadAttention.out_proj)
     init_frame: "Frame | None" = None

@@ -71,7 +71,7 @@ class TorchSemantics:
         name = callee.name
         kind = KINDS[name]
         layer = Layer(name, kind, loc, frame, args=tuple(args), kwargs=dict(kwargs),
-                      in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
+                      in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0, read_once=frame.read_once > 0,
                       branches=frame.branches)
         if kind == "container":
             items: list[tuple[str, Value]] = []
@@ -116,7 +116,7 @@ class TorchSemantics:
         else:
             layer_kind = KINDS.get(torch_base or "", "module")
         layer = Layer(cls.qualname, layer_kind, loc, frame, cls=cls, args=args, kwargs=dict(kwargs),
-                      in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0,
+                      in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0, read_once=frame.read_once > 0,
                       base_type=torch_base if torch_base != "Module" else None, branches=frame.branches)
         if cls_value.via:
             layer.via.append(cls_value.via)
@@ -129,7 +129,7 @@ class TorchSemantics:
             fn, fn_file, owner_cls = init
             sub = Frame(fn_file, f"{cls.name}.__init__", frame, None if root_build else loc,
                         self_value=layer, cls=owner_cls, depth=frame.depth + 1,
-                        qualname=fn.qualname, branches=frame.branches)
+                        qualname=fn.qualname, branches=frame.branches, read_once=frame.read_once)
             layer.init_frame = sub
             self.bind_params(fn, [layer, *args], kwargs, sub)
             self.block(fn.body, sub)

@@ -13,7 +13,7 @@ from snlint import facts as F
 from snlint.findings import Location
 from snlint.link import resolve
 from snlint.link.events import (
-    D_NAME, DATA_SOURCE, FAKE_NAME, G_NAME, GENERATOR_CLASS, REAL_NAME, Events,
+    D_NAME, DATA_SOURCE, DISCRIMINATOR_CLASS, FAKE_NAME, G_NAME, GENERATOR_CLASS, REAL_NAME, Events,
 )
 from snlint.link.model import BatchFact, ForwardFact, PenaltyFact
 from snlint.link.provenance import Channels, Data, Named, Output
@@ -125,7 +125,7 @@ class TrainingSemantics:
         self.events.forwards.append(call)
         is_generator = G_NAME.search(text or "") is not None or _named_generator(module)
         out = tensor_join(args) if args else TensorV()
-        is_discriminator = D_NAME.search(text or "") is not None
+        is_discriminator = D_NAME.search(text or "") is not None or _discriminator_class(module)
         if module is not None and module.cls is None and not is_generator:
             origins = out.origins  # a torch layer only transforms what it is given
         else:
@@ -636,6 +636,14 @@ def _named_generator(module: Layer | None) -> bool:
     """Whether a module's class or a name it was bound to says it is a generator."""
     return module is not None and (GENERATOR_CLASS.search(module.short_type) is not None
                                    or any(G_NAME.search(n) for n in module.bound_names))
+
+
+def _discriminator_class(module: Layer | None) -> bool:
+    """Whether a module's class says it is a discriminator, whatever it is bound to: a
+    `Discriminator` trunk kept as `trunk`, whose features a head scores (InfoGAN's split)."""
+    return module is not None and module.cls is not None \
+        and DISCRIMINATOR_CLASS.search(module.short_type) is not None \
+        and GENERATOR_CLASS.search(module.short_type) is None
 
 
 def _trunks(head: ForwardFact, upstream: set) -> list[ForwardFact]:

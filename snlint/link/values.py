@@ -33,6 +33,9 @@ class Frame:
     cls: "ClassFacts | None" = None
     loop_depth: int = 0
     cond_depth: int = 0
+    # Loops whose body is read once for a count not known here (`range(1, n_layers)`):
+    # what it builds is built that many times, not once.
+    read_once: int = 0
     env: dict[str, "Value"] = field(default_factory=dict)
     returned: "Value | None" = None
     # What an undecided `if` returned while its other branch went on: the body may end there.
