@@ -298,3 +298,21 @@ def test_a_registry_made_by_a_call_stays_for_its_decorators():
         class D:
             pass
     ''')
+
+
+def test_an_assignment_that_extends_a_left_out_binding_is_left_out_too():
+    # `name = name + ".txt"` reads the name it rebinds: kept after its first binding was
+    # left out, the copy raised NameError and no class of the module was built.
+    assert copy('''
+        log_filename = strftime("log/log_%s" % stamp)
+        log_filename = log_filename + ".txt"
+        log_filename += "_2"
+        size = 64
+        size = size * 2
+    ''') == textwrap.dedent('''
+        pass
+        pass
+        pass
+        size = 64
+        size = size * 2
+    ''')

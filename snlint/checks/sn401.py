@@ -144,8 +144,10 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
             # What the fix reads: where the other batch's call is. None where a forward of
             # the discriminator reduces over the batch (WGAN's `output.mean(0)`: one call's
             # output cannot be split back into the two batches' scores), or returns several
-            # values (a score per scale, a score and features: no `.split` to take apart).
-            data = None if _reduces_batch(model, entries) or _returns_several(a.module.cls) else second
+            # values (a score per scale, a score and features: no `.split` to take apart), or,
+            # built, returned a flat patch map (more rows than samples: the split raises).
+            data = None if _reduces_batch(model, entries) or _returns_several(a.module.cls) \
+                or _flattens_samples(model, entries) else second
         finding = emit.finding(
             CODE, first, message, symbol=a.function, discriminator=ref, data=data,
             evidence=f"{how}; {its} ({stats}) then differ between the two batches and give real "
@@ -159,6 +161,17 @@ def _reduces_batch(model, entries: list[tuple]) -> bool:
     """Whether a forward of a discriminator the calls reach reduces over the batch
     dimension (SN302's reductions)."""
     return any(batch_reductions_in(model, d) for d in {id(e[6]): e[6] for e in entries}.values())
+
+
+def _flattens_samples(model, entries: list[tuple]) -> bool:
+    """Whether the built discriminator gave several values per sample in one flat row (a
+    patch map's `.view(-1)`): the concatenated call's output holds more rows than samples,
+    and `.split([real.size(0), fake.size(0)])` raises."""
+    for d in {id(e[6]): e[6] for e in entries}.values():
+        runtime = model.runtime.get(d.cls.qualname)
+        if runtime is not None and (runtime.facts.probe or {}).get("flattened_output"):
+            return True
+    return False
 
 
 def _inside(where, outer) -> bool:

@@ -294,6 +294,43 @@ def _names_read(node: cst.CSTNode) -> set[str]:
     return names
 
 
+def _names_read_by(stmt: cst.CSTNode) -> set[str]:
+    """The names `stmt` reads, less the plain names it assigns to: `x = x + 1` reads `x`,
+    `x = 1` does not (an augmented assignment's target is read, and stays)."""
+    stored: set[int] = set()
+
+    def store(target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            stored.add(id(target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                store(element.value)
+        elif isinstance(target, cst.StarredElement):
+            store(target.value)
+
+    class Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            store(target.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            store(node.target)
+
+    names: set[str] = set()
+
+    class Reads(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            if id(name) not in stored:
+                names.add(name.value)
+
+        def visit_Attribute(self, attr: cst.Attribute) -> bool:
+            attr.value.visit(self)
+            return False
+
+    stmt.visit(Targets())
+    stmt.visit(Reads())
+    return names
+
+
 def _names_bound(stmt: cst.CSTNode) -> set[str]:
     names: set[str] = set()
 
@@ -423,7 +460,7 @@ class _Filter:
             return [self._class(stmt)]
         if isinstance(stmt, cst.SimpleStatementLine):
             if all(self._keep_small(s) for s in stmt.body) and not (
-                    _names_read(stmt) - _names_bound(stmt)) & self.unbound:
+                    _names_read_by(stmt) & self.unbound):
                 for s in stmt.body:
                     self._note_parsers(s)
                     if isinstance(s, (cst.Import, cst.ImportFrom)):

@@ -31,7 +31,10 @@ RELATIVE_TOLERANCE = 1e-5
 # Smallest first, the first accepted wins: a forward's cost grows with the square of the
 # size, and a model that accepts 16x16 (global pooling) tells at 16 what it tells at 256.
 IMAGE_SIZES = (16, 28, 32, 48, 64, 96, 128, 256)
-VOLUME_SIZES = (16, 32, 64)
+# Cubes for a voxel discriminator; before the 64-cube, a 16-frame clip of 64x64 frames: a
+# video discriminator (MoCoGAN's) strides only space and needs 64 there, and 16 frames cost a
+# quarter of 64 (two seconds a forward at 64 filters on a CPU, and the probe runs several).
+VOLUME_SHAPES = ((16, 16, 16), (32, 32, 32), (16, 64, 64), (64, 64, 64))
 WAVEFORM_LENGTH = 1024
 # A 1-D discriminator after the image sizes: audio ones flatten a fixed length into their
 # head (WaveGAN's critic: 16384 samples, `view(-1, 256 * d)`), or pad more than a short
@@ -116,8 +119,10 @@ def candidate_inputs(model: nn.Module) -> tuple[list[tuple[MakeArgs, list[int]]]
         if not channels:  # lazy modules
             return [], f"cannot infer the input channels of {type(layer).__name__}"
         ndim = len(getattr(layer, "kernel_size", (0, 0)))
-    sizes = VOLUME_SIZES if ndim == 3 else IMAGE_SIZES
-    shapes = [[channels]] if ndim == 0 else [[channels] + [size] * ndim for size in sizes]
+    if ndim == 3:
+        shapes = [[channels, *volume] for volume in VOLUME_SHAPES]
+    else:
+        shapes = [[channels]] if ndim == 0 else [[channels] + [size] * ndim for size in IMAGE_SIZES]
     if ndim == 2 and first_weight is None:  # a waveform a period discriminator folds into 2-D
         shapes.append([channels, WAVEFORM_LENGTH])
     if ndim == 1:

@@ -390,3 +390,43 @@ def test_probe_sees_no_coupling_in_per_sample_norms_dropout_or_sn():
 
     result = _probed(nn.Sequential(nn.InstanceNorm2d(8, affine=True), nn.GroupNorm(2, 8)))
     assert result["ran"] and not result["coupled"]
+
+
+PATCH_D = '''
+    import torch.nn as nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Sequential(nn.Conv2d(3, 4, 4, 2, 1), nn.BatchNorm2d(4), nn.Conv2d(4, 1, 3, 1, 1))
+
+        def forward(self, x):
+            return self.net(x).view(-1)
+'''
+
+PATCH_TRAIN = '''
+    from models import Discriminator
+
+
+    def step(G, opt, real, z):
+        D = Discriminator()
+        fake = G(z).detach()
+        d_real = D(real)
+        d_fake = D(fake)
+        loss = d_fake.mean() - d_real.mean()
+        opt.zero_grad()
+        loss.backward()
+'''
+
+
+def test_sn401_offers_no_split_for_a_discriminator_built_to_return_a_flat_patch_map(tmp_path):
+    # `.view(-1)` of a patch map: the concatenated call returns more rows than samples, and
+    # `.split([real.size(0), fake.size(0)])` raises. Only the built model shows the map is
+    # not 1x1; the source pass still offers the fix.
+    files = {"models.py": PATCH_D, "train.py": PATCH_TRAIN}
+    source = lint(tmp_path / "a", files, graph=False, select=["SN401"])
+    built = lint(tmp_path / "b", files, select=["SN401"])
+    span = span_of(PATCH_TRAIN, "D(real)")
+    assert [(f.code, f.line, f.column, f.fix is not None) for f in source] == [("SN401", *span[:2], True)]
+    assert [(f.code, f.line, f.column, f.fix) for f in built] == [("SN401", *span[:2], None)]

@@ -286,3 +286,43 @@ def test_picking_samples_out_of_the_batch_is_no_batch_reduction_in_a_traced_forw
     facts = collect(FirstSampleShifted().train(), _target("FirstSampleShifted"))
     assert facts.trace_ok and not facts.probe["coupled"], facts.probe
     assert facts.batch_reductions == []
+
+
+class ClipCritic(nn.Module):
+    """A video discriminator: frames strided to 4x4 then a 4x4x4 head, time never strided
+    (valid in time): 16 frames of 64x64 fit, no cube smaller than 64 does."""
+
+    def __init__(self):
+        super().__init__()
+        layers = []
+        for i in range(4):
+            layers += [nn.Conv3d(3 if i == 0 else 4, 4, 4, (1, 2, 2), (0, 1, 1)), nn.BatchNorm3d(4)]
+        self.main = nn.Sequential(*layers, nn.Conv3d(4, 1, 4, 1, 0))
+
+    def forward(self, x):
+        return self.main(x).flatten(1)
+
+
+class Voxels64(nn.Module):
+    """A voxel discriminator that views its input as one 64-cube per sample."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(1, 2, 4, 4, 0)
+        self.bn = nn.BatchNorm3d(2)
+
+    def forward(self, x):
+        x = x.view(-1, 1, 64, 64, 64)
+        return self.bn(self.conv(x)).mean((1, 2, 3, 4))
+
+
+def test_a_video_discriminator_is_probed_at_a_16_frame_clip_not_a_64_cube():
+    facts = collect(ClipCritic().train(), _target("ClipCritic"))
+    assert facts.probe["ran"] and facts.probe["coupled"], facts.probe
+    assert facts.probe["input_shape"] == [2, 3, 16, 64, 64]
+
+
+def test_a_voxel_discriminator_of_64_cubes_is_still_probed_at_the_cube():
+    facts = collect(Voxels64().train(), _target("Voxels64"))
+    assert facts.probe["ran"] and facts.probe["coupled"], facts.probe
+    assert facts.probe["input_shape"] == [2, 1, 64, 64, 64]
