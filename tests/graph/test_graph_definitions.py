@@ -237,3 +237,32 @@ def test_a_star_import_of_a_name_the_copy_left_out_still_builds_the_package(tmp_
     result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
     assert [(f.code, f.line, f.pass_) for f in result.findings] == [("SN301", 9, "source+graph")]
     assert [(r.target.class_name, r.status) for r in result.graph] == [("Discriminator", "ok")]
+
+
+def test_a_default_reading_a_name_the_copy_left_out_is_computed_at_the_call(tmp_path):
+    # NUM_WORKERS calls os.cpu_count (not run in the copy); only the data module reads it.
+    write(tmp_path, "gan.py", '''
+        import os
+
+        import torch.nn as nn
+
+        NUM_WORKERS = int(os.cpu_count() / 2)
+
+
+        class DataModule:
+            def __init__(self, num_workers: int = NUM_WORKERS):
+                self.num_workers = num_workers
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 4, 2, 1)
+                self.bn = nn.BatchNorm2d(8)
+
+            def forward(self, x):
+                return self.bn(self.conv(x)).mean((1, 2, 3))
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
+    assert [(f.code, f.line, f.pass_) for f in result.findings] == [("SN301", 18, "source+graph")]
+    assert [(r.target.class_name, r.status) for r in result.graph] == [("Discriminator", "ok")]
