@@ -100,3 +100,43 @@ def test_a_network_bound_to_critic_and_actor_names_is_no_discriminator(tmp_path)
 def test_a_network_bound_to_critic_alone_is_a_discriminator(tmp_path):
     files = {"networks.py": MLP.format(name="MLP"), "ppo.py": PPO.format(actor="head_mlp")}
     assert codes(lint(tmp_path, files)) == [("SN301", "networks.py", 8)]
+
+
+DDPG = '''
+    import torch
+    import torch.nn as nn
+
+
+    class {actor}(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, state):
+            return torch.tanh(self.fc(state))
+
+
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(4, 64)
+            self.bn1 = nn.BatchNorm1d(64)
+            self.fc2 = nn.Linear(66, 1)
+
+        def forward(self, state, action):
+            return self.fc2(torch.cat([torch.relu(self.bn1(self.fc1(state))), action], 1))
+
+
+    def learn(actor, critic, states, actions):
+        q = critic(states, actions)
+        return q.mean() - critic(states, actor(states)).mean()
+'''
+
+
+def test_a_critic_defined_beside_an_actor_class_is_no_discriminator(tmp_path):
+    assert codes(lint(tmp_path, {"ddpg.py": DDPG.format(actor="Actor")})) == []
+
+
+def test_a_critic_defined_beside_another_network_is_a_discriminator(tmp_path):
+    assert codes(lint(tmp_path, {"ddpg.py": DDPG.format(actor="Policy")})) == [
+        ("SN301", "ddpg.py", 19)]

@@ -45,6 +45,7 @@ _FOR_D = re.compile(r"loss|criterion", re.I)
 # A name that says actor is reinforcement learning's (`ActorCriticMLP`, `SoftActorCriticAgent`):
 # its critic estimates a value of states, it never scores real against generated samples.
 _ACTOR = re.compile(r"actor", re.I)
+_CRITIC = re.compile(r"critic", re.I)
 # Names of the pieces a discriminator is assembled from.
 _PART = re.compile(r"block|layer|top|head|stage|stem|epilogue|prologue|unit|cell|branch", re.I)
 # Networks that training code also calls on real and generated images and that are not
@@ -414,6 +415,11 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     # `self.q1 = MLP(...)` scoring states with buffer and policy actions): not one.
     actors = {inst.cls.qualname for inst in project.events.instances
               if inst.cls is not None and any(_ACTOR.search(n) for n in inst.bound_names)}
+    # So is a critic defined beside an actor class (DDPG's `Actor` and `Critic` in one file).
+    beside_actor = {f.path for f in files for _, c in f.classes if _ACTOR.search(c.name)}
+    actors |= {q for q, (c, f) in by_qual.items()
+               if f.path in beside_actor and _CRITIC.search(c.name)}
+    named -= actors
     # A class whose instances are bound to a generator's name too is a wrapper of both.
     both = actors | {inst.cls.qualname for inst in project.events.instances
                      if inst.cls is not None and any(G_NAME.search(n) for n in inst.bound_names)}
