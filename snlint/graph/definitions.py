@@ -508,9 +508,11 @@ class _Filter:
         return kept
 
     def _deferred(self, expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
-        """`expr` as `__snlint_later__(lambda: expr)` when it calls outside the allow-list:
-        evaluated at the function's first call, not at import."""
-        if expr is None or self.names.pure(expr):
+        """`expr` as `__snlint_later__(lambda: expr)` when it calls outside the allow-list
+        or reads a name only a left-out statement binds (`num_workers=NUM_WORKERS` after
+        `NUM_WORKERS = int(os.cpu_count() / 2)`): evaluated at the function's first call,
+        not at import, so a class that never calls it still builds."""
+        if expr is None or (self.names.pure(expr) and not _names_read(expr) & self.unbound):
             return expr
         self.dropped += 1
         return cst.Call(func=cst.Name(LATER), args=[cst.Arg(cst.Lambda(

@@ -245,6 +245,26 @@ class _DefinitionsLoader(importlib.machinery.SourceFileLoader):
                 on_loading(path, False)
         recorded = [cls for _, cls in module.__dict__.get("__snlint_classes__", ())]
         copy_helpers.defer_defaults(module, recorded)
+        _drop_unbound_exports(module)
+
+
+def _drop_unbound_exports(module: types.ModuleType) -> None:
+    """`__all__` without the names the copy left unbound (`__copyright__ = f"{time.strftime(...)}"`):
+    else `from package.__about__ import *` raises AttributeError and blocks every module
+    that imports the package. A package's submodule it names is still imported by `*`."""
+    exported = module.__dict__.get("__all__")
+    if not isinstance(exported, (list, tuple)) or not all(isinstance(n, str) for n in exported):
+        return
+    search = getattr(module, "__path__", None)
+
+    def bound(name: str) -> bool:
+        if name in module.__dict__:
+            return True
+        return search is not None and importlib.machinery.PathFinder.find_spec(name, search) is not None
+
+    kept = [name for name in exported if bound(name)]
+    if len(kept) != len(exported):
+        module.__all__ = type(exported)(kept)
 
 
 class _ProjectFinder(importlib.abc.MetaPathFinder):

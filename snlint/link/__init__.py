@@ -42,6 +42,10 @@ _ABBREVIATED_NOT = re.compile(r"loss|criterion|objective|penalty|metric", re.I)
 # What a name bound to a module says it is for, not what it is: `self.D_lossfn` holds the
 # discriminator's loss (a GANLoss), `self.D_criterion` its criterion.
 _FOR_D = re.compile(r"loss|criterion", re.I)
+# A name that says actor is reinforcement learning's (`ActorCriticMLP`, `SoftActorCriticAgent`):
+# its critic estimates a value of states, it never scores real against generated samples.
+_ACTOR = re.compile(r"actor", re.I)
+_CRITIC = re.compile(r"critic", re.I)
 # Names of the pieces a discriminator is assembled from.
 _PART = re.compile(r"block|layer|top|head|stage|stem|epilogue|prologue|unit|cell|branch", re.I)
 # Networks that training code also calls on real and generated images and that are not
@@ -406,9 +410,19 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     # discriminator it holds is a loss wrapper.
     named = {q for q, (c, f) in by_qual.items() if q not in excluded and q in project.roots
              and _named_discriminator(c.name) and not scores_real_and_generated(c)}
+    # A class an instance of which is bound to an actor's name is a reinforcement learner's
+    # network (PPO's `self.critic = MLP(...)` beside `actor_mlp = MLP(...)`; SAC's
+    # `self.q1 = MLP(...)` scoring states with buffer and policy actions): not one.
+    actors = {inst.cls.qualname for inst in project.events.instances
+              if inst.cls is not None and any(_ACTOR.search(n) for n in inst.bound_names)}
+    # So is a critic defined beside an actor class (DDPG's `Actor` and `Critic` in one file).
+    beside_actor = {f.path for f in files for _, c in f.classes if _ACTOR.search(c.name)}
+    actors |= {q for q, (c, f) in by_qual.items()
+               if f.path in beside_actor and _CRITIC.search(c.name)}
+    named -= actors
     # A class whose instances are bound to a generator's name too is a wrapper of both.
-    both = {inst.cls.qualname for inst in project.events.instances
-            if inst.cls is not None and any(G_NAME.search(n) for n in inst.bound_names)}
+    both = actors | {inst.cls.qualname for inst in project.events.instances
+                     if inst.cls is not None and any(G_NAME.search(n) for n in inst.bound_names)}
     for inst in project.events.instances:
         # Only a module: a meter or a config object bound to a D-like name scores nothing.
         if inst.kind == "module" and inst.cls is not None and inst.cls.qualname in by_qual \
@@ -491,7 +505,7 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     def undecided(q: str) -> bool:
         """Whether training code may still decide class `q` (a class defined inside a
         function or a `__main__` block is not in `by_qual`)."""
-        return q in by_qual and q not in excluded and q not in evidence \
+        return q in by_qual and q not in excluded and q not in evidence and q not in actors \
             and not _not_scoring(by_qual[q][0].name)
 
     # An update that scores real and generated samples apart is the stronger evidence: it
@@ -557,6 +571,8 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
 
 
 def _named_discriminator(name: str) -> bool:
+    if _ACTOR.search(name):
+        return False
     return bool(DISCRIMINATOR_CLASS.search(name) or _EXACT.match(name)
                 or (_ABBREVIATED.search(name) and not GENERATOR_CLASS.search(name)
                     and not _ABBREVIATED_NOT.search(name)))

@@ -204,3 +204,65 @@ def test_a_numpy_discriminator_class_is_not_built(tmp_path):
     ''')
     result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
     assert result.findings == [] and result.graph == []
+
+
+def test_a_star_import_of_a_name_the_copy_left_out_still_builds_the_package(tmp_path):
+    # `__all__` names `__copyright__`, whose value calls time.strftime (not run in the copy).
+    write(tmp_path, "gans/__about__.py", '''
+        import time
+
+        __version__ = "0.1"
+        __copyright__ = f"Copyright (c) 2020-{time.strftime('%Y')}"
+        __all__ = ["__version__", "__copyright__"]
+    ''')
+    write(tmp_path, "gans/__init__.py", '''
+        from gans.__about__ import *  # noqa: F401, F403
+        from gans import nets
+
+        __all__ = ["nets"]
+    ''')
+    write(tmp_path, "gans/nets.py", '''
+        import torch.nn as nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 4, 2, 1)
+                self.bn = nn.BatchNorm2d(8)
+
+            def forward(self, x):
+                return self.bn(self.conv(x)).mean((1, 2, 3))
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
+    assert [(f.code, f.line, f.pass_) for f in result.findings] == [("SN301", 9, "source+graph")]
+    assert [(r.target.class_name, r.status) for r in result.graph] == [("Discriminator", "ok")]
+
+
+def test_a_default_reading_a_name_the_copy_left_out_is_computed_at_the_call(tmp_path):
+    # NUM_WORKERS calls os.cpu_count (not run in the copy); only the data module reads it.
+    write(tmp_path, "gan.py", '''
+        import os
+
+        import torch.nn as nn
+
+        NUM_WORKERS = int(os.cpu_count() / 2)
+
+
+        class DataModule:
+            def __init__(self, num_workers: int = NUM_WORKERS):
+                self.num_workers = num_workers
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 4, 2, 1)
+                self.bn = nn.BatchNorm2d(8)
+
+            def forward(self, x):
+                return self.bn(self.conv(x)).mean((1, 2, 3))
+    ''')
+    result = run([str(tmp_path)], Config(root=tmp_path, graph=True))
+    assert [(f.code, f.line, f.pass_) for f in result.findings] == [("SN301", 18, "source+graph")]
+    assert [(r.target.class_name, r.status) for r in result.graph] == [("Discriminator", "ok")]
