@@ -384,3 +384,56 @@ def test_a_fix_waits_only_for_its_premises_about_the_same_discriminator():
     premises = {"SN401": frozenset({"SN301"})}
     assert waiting_for_premises([bn_a, sep_a, sep_b, sep_none], premises) == [sep_a, sep_none]
     assert waiting_for_premises([sep_a, sep_b], premises) == []
+
+
+HELPER_SN = dedent({
+    "blocks.py": """
+        import torch.nn as nn
+        from torch.nn.utils import spectral_norm
+
+
+        def conv2d(*args, **kwargs):
+            return spectral_norm(nn.Conv2d(*args, **kwargs))
+        """,
+    "disc.py": """
+        import torch.nn as nn
+        from blocks import conv2d
+
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = conv2d(3, 8, 4, 2, 1)
+                self.proj = nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.proj(self.main(x).mean((2, 3)))
+        """,
+})
+
+
+def test_sn201_wraps_with_the_api_the_same_runs_sn501_fix_migrates_the_discriminator_to():
+    # The helper's hook SN becomes parametrizations SN in the same run: a layer SN201's
+    # fix wraps must not keep the legacy API (a new SN501 left, two APIs in one model).
+    result, problems = run_rounds(HELPER_SN, unsafe=True, select=["SN201", "SN501"])
+    assert result.texts["disc.py"] == HELPER_SN["disc.py"].replace(
+        "from blocks import conv2d\n",
+        "from blocks import conv2d\nfrom torch.nn.utils.parametrizations import spectral_norm\n",
+    ).replace("self.proj = nn.Linear(8, 8)", "self.proj = spectral_norm(nn.Linear(8, 8))")
+    assert "parametrizations import spectral_norm" in result.texts["blocks.py"]
+    assert problems == []
+    assert [f.code for f in lint_sources(result.texts, config(select=["SN201", "SN501"]))] == []
+
+
+def test_a_premise_that_names_no_discriminator_holds_for_every_discriminator():
+    from snlint.findings import DiscriminatorRef, Finding, Span
+    from snlint.fix.apply import waiting_for_premises
+
+    def finding(code: str, cls: str | None) -> Finding:
+        ref = DiscriminatorRef(cls, "name") if cls is not None else None
+        return Finding(code, code.lower(), "info", "", "d.py", Span(1, 1, 1, 2), discriminator=ref)
+
+    migrate, missing = finding("SN501", None), finding("SN201", "d.py:A")
+    premises = {"SN201": frozenset({"SN501"})}
+    assert waiting_for_premises([migrate, missing], premises) == [missing]
+    assert waiting_for_premises([missing], premises) == []

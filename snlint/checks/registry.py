@@ -47,7 +47,8 @@ def fixers(modules: dict[str, ModuleType] | None = None) -> dict[str, ModuleType
 def premises() -> dict[str, frozenset[str]]:
     """Code -> the codes its findings stand on (`PREMISES`): SN401's separate batches
     matter only because of an SN301 batch norm, so its fix waits for the run's fixes of
-    SN301 and is made only if the lint after them still finds it."""
+    SN301 and is made only if the lint after them still finds it; SN201's wrap takes the
+    discriminator's SN API, which SN501's fixes of the same run change, so it waits too."""
     return {code: frozenset(m.PREMISES) for code, m in rule_modules().items()
             if getattr(m, "PREMISES", ())}
 

@@ -23,6 +23,9 @@ from snlint.link.model import LayerFact, Member, exclusive
 from snlint.torchapi import KEYS_HOOK, KEYS_PARAM, NEEDS_SN, SN_FUNCTIONS, SN_HOOK, SN_PARAM, weight_norm_api
 
 CODE = "SN201"
+# The fix wraps with the SN API the discriminator uses: when the same run migrates that
+# API (SN501), it waits for the migration, so that it does not write the legacy one.
+PREMISES = ("SN501",)
 
 
 def check(model, emit: Emitter) -> Iterator[Finding]:

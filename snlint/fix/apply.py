@@ -219,14 +219,16 @@ def _discriminator(f: Finding) -> str | None:
 def waiting_for_premises(wanted: list[Finding], premises: dict[str, frozenset[str]]) -> list[Finding]:
     """The findings of `wanted` whose rule stands on another rule's findings
     (`snlint.checks.registry.premises`) that `wanted` also fixes, about the same
-    discriminator (any, for a finding that names none): their fix waits a round."""
+    discriminator (any, for a finding that names none; a premise naming none, as SN501's
+    SN call in a shared helper, may be any discriminator's): their fix waits a round."""
     fixing = {(f.code, _discriminator(f)) for f in wanted}
     codes = {code for code, _ in fixing}
     out = []
     for f in wanted:
         on = premises.get(f.code, ())
         disc = _discriminator(f)
-        if any((code, disc) in fixing if disc is not None else code in codes for code in on):
+        if any(((code, disc) in fixing or (code, None) in fixing) if disc is not None else code in codes
+               for code in on):
             out.append(f)
     return out
 
