@@ -853,6 +853,55 @@ def test_sn301_unknown_replacement_setting_gives_no_fix():
     assert fix_of(bn("nn.BatchNorm2d(8)"), "SN301", norm_replacement="layernorm") is None
 
 
+
+# A discriminator made of two (a local one on the crop, a global one on the whole image),
+# trained as one: the inner classes are built by the outer one alone.
+NESTED = """\
+    import torch
+    import torch.nn as nn
+
+
+    class {inner}(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3)
+            self.bn = nn.BatchNorm2d(8)
+
+        def forward(self, x):
+            return self.bn(self.conv(x)).mean((2, 3))
+
+
+    class ContextDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.local = {inner}()
+            self.whole = {inner}()
+            self.head = nn.Linear(16, 1)
+
+        def forward(self, x):
+            crop, image = x
+            return self.head(torch.cat([self.local(crop), self.whole(image)], 1))
+
+
+    def train(G, loader):
+        D = ContextDiscriminator()
+        for crop, image in loader:
+            fake = G(image).detach()
+            loss = D((crop, image)).mean() - D((fake, fake)).mean()
+            loss.backward()
+"""
+
+
+def test_sn301_discriminator_inside_the_trained_one_is_replaced_in_its_own_class():
+    code = NESTED.replace("{inner}", "LocalDiscriminator")
+    found = [(f.code, f.line, f.discriminator.cls) for f in findings(code) if f.code == "SN301"]
+    assert found == [("SN301", 9, "d.py:ContextDiscriminator")]
+    assert "        self.bn = nn.GroupNorm(1, 8)\n" in fixed(code)
+
+
+def test_sn301_generic_block_inside_the_trained_discriminator_gives_no_fix():
+    assert fix_of(NESTED.replace("{inner}", "Block"), "SN301") is None
+
 # SN401 ---------------------------------------------------------------------------------
 
 TRAIN = """\

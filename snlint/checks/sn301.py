@@ -10,10 +10,12 @@ from snlint.checks import at_node as at
 from snlint.checks.couplings import definition_of, trained_couplings
 from snlint.checks.emit import Emitter, describe, evidence as joined, lead_sentence
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
+from snlint.checks.shared import discriminator_classes, outside_sites
 from snlint.checks.verdicts import (
     leaf_has_batch_statistics, measured_batch_normalization, probed_sources,
 )
 from snlint.config import Config
+from snlint.link.events import DISCRIMINATOR_CLASS
 from snlint.findings import UNSAFE, Finding, Location, record
 from snlint.graph.facts import Site
 
@@ -27,6 +29,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
     probe measured standardizing with batch statistics, are the graph's."""
     shown_by_source: set[int] = set()
     by_source: list[Location] = []
+    inside = frozenset(discriminator_classes(model))
+    outside = outside_sites(model)
     for d in model.discriminators:
         runtime = model.runtime.get(d.cls.qualname)
         found = trained_couplings(model, d)
@@ -38,6 +42,8 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 f"{where}{c.what} in {describe(d.ref)} normalizes with the statistics of the "
                 f"current batch" + (f" ({c.count} instances built here)" if c.count > 1 else ""),
                 symbol=c.symbol, discriminator=d.ref,
+                data=_Owners(inside) if not c.related and (c.site.path, c.site.span) not in outside
+                else None,
                 evidence=joined(lead_sentence(c.lead), _MECHANISM)).with_(related=c.related)
             if runtime is not None:
                 builts = [c.built or c.site, *c.also_built]
@@ -68,6 +74,16 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                   for site in runtime.facts.batch_norm_calls if id(site) not in shown_by_source]
         shown += _standardizing(runtime, probed.values(), by_source)
     yield from runtime_only(emit, shown)
+
+
+@record
+class _Owners:
+    """The classes a discriminator is made of, for a site no other network builds. One of
+    them named a discriminator (the local and the global discriminator inside the one
+    trained on both crops) is discriminator code as the outer class is: its batch norm is
+    replaced there. A generic block (`DBlock`) is not: other code may build it."""
+
+    classes: frozenset
 
 
 _MECHANISM = ("When real and generated samples arrive in separate batches, those statistics "
@@ -250,13 +266,19 @@ def _nn_ref(names: F.Names, new: str, like) -> tuple[str, bool] | None:
 
 
 def _in_discriminator(finding: Finding, index: at.FactsAt, site) -> bool:
-    """The nearest class around the site is the finding's discriminator, in its own file."""
+    """The nearest class around the site is the finding's discriminator, in its own file,
+    or a discriminator class only discriminators are made of."""
     ref = finding.discriminator
     if ref is None:
         return False
     path, _, name = ref.cls.rpartition(":")
     cls = next((a for a in index.ancestors(site) if isinstance(a, F.ClassFacts)), None)
-    return path == finding.path and cls is not None and cls.name == name.rpartition(".")[2]
+    if cls is None:
+        return False
+    if isinstance(finding.data, _Owners) and cls.qualname in finding.data.classes \
+            and DISCRIMINATOR_CLASS.search(cls.name):
+        return True
+    return path == finding.path and cls.name == name.rpartition(".")[2]
 
 
 def bn_parameters(args) -> list[str] | None:
