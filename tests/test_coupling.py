@@ -1767,6 +1767,38 @@ def test_sn302_minibatch_stddev_block_when_selected(lint):
     assert findings[0].symbol == "MinibatchStd.forward"
 
 
+
+def test_sn302_in_a_container_subclass_built_from_named_layers(lint):
+    # StyleGAN's discriminator top: (name, layer) pairs collected in a list, then
+    # `super().__init__(OrderedDict(layers))`; its minibatch stddev is the discriminator's.
+    findings = lint('''
+        from collections import OrderedDict
+        import torch.nn as nn
+
+        class Stddev(nn.Module):
+            def forward(self, x):
+                y = x.reshape(4, -1, *x.shape[1:])
+                y = (y - y.mean(0, keepdim=True)).pow(2).mean(0).sqrt().mean()
+                return x + y
+
+        class Top(nn.Sequential):
+            def __init__(self, ch):
+                layers = []
+                layers.append(('stddev', Stddev()))
+                layers.append(('conv', nn.Conv2d(ch, 1, 4)))
+                super().__init__(OrderedDict(layers))
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.top = Top(8)
+
+            def forward(self, x):
+                return self.top(x)
+    ''', select=["SN302"])
+    assert [(f.code, f.line, f.column) for f in findings] == [("SN302", 8, 13)]
+    assert findings[0].symbol == "Stddev.forward"
+
 def test_sn302_through_a_lambda_that_forwards_its_keywords(lint):
     # PGGAN's minibatch stddev: `lambda x, **kwargs: torch.mean(..., **kwargs)` called with dim=0.
     findings = lint('''
