@@ -1983,6 +1983,33 @@ def test_a_block_named_as_a_discriminator_inside_one_is_part_of_it():
     assert [d.ref.cls for d in project.discriminators] == ["example.py:Discriminator"]
 
 
+def test_a_block_named_as_a_discriminator_built_in_a_branch_not_taken_is_part_of_it():
+    # A conditional final block the discriminator builds only when given `num_classes`
+    # (default None): no child of the instance built with the defaults, still a part.
+    from snlint.link import link
+    from snlint.source import extract
+
+    code = textwrap.dedent('''
+        import torch.nn as nn
+
+        class ConDisFinalBlock(nn.Module):
+            def __init__(self, cin, num_classes):
+                super().__init__()
+                self.conv = nn.Conv2d(cin, 1, 4)
+                self.embed = nn.Embedding(num_classes, cin)
+
+        class Discriminator(nn.Module):
+            def __init__(self, num_classes=None):
+                super().__init__()
+                if num_classes is not None:
+                    self.final = ConDisFinalBlock(8, num_classes)
+                else:
+                    self.final = nn.Conv2d(8, 1, 4)
+    ''')
+    project = link([extract(code, "example.py", "example.py")])
+    assert [d.ref.cls for d in project.discriminators] == ["example.py:Discriminator"]
+
+
 
 def test_a_discriminator_step_helper_run_twice_in_one_update_is_one_finding(lint):
     # MSGAN: `backward_D(D, real, fake1) + backward_D(D, real, fake2)`, each scoring the
