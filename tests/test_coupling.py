@@ -1767,6 +1767,38 @@ def test_sn302_minibatch_stddev_block_when_selected(lint):
     assert findings[0].symbol == "MinibatchStd.forward"
 
 
+
+def test_sn302_in_a_container_subclass_built_from_named_layers(lint):
+    # StyleGAN's discriminator top: (name, layer) pairs collected in a list, then
+    # `super().__init__(OrderedDict(layers))`; its minibatch stddev is the discriminator's.
+    findings = lint('''
+        from collections import OrderedDict
+        import torch.nn as nn
+
+        class Stddev(nn.Module):
+            def forward(self, x):
+                y = x.reshape(4, -1, *x.shape[1:])
+                y = (y - y.mean(0, keepdim=True)).pow(2).mean(0).sqrt().mean()
+                return x + y
+
+        class Top(nn.Sequential):
+            def __init__(self, ch):
+                layers = []
+                layers.append(('stddev', Stddev()))
+                layers.append(('conv', nn.Conv2d(ch, 1, 4)))
+                super().__init__(OrderedDict(layers))
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.top = Top(8)
+
+            def forward(self, x):
+                return self.top(x)
+    ''', select=["SN302"])
+    assert [(f.code, f.line, f.column) for f in findings] == [("SN302", 8, 13)]
+    assert findings[0].symbol == "Stddev.forward"
+
 def test_sn302_through_a_lambda_that_forwards_its_keywords(lint):
     # PGGAN's minibatch stddev: `lambda x, **kwargs: torch.mean(..., **kwargs)` called with dim=0.
     findings = lint('''
@@ -1946,6 +1978,33 @@ def test_a_block_named_as_a_discriminator_inside_one_is_part_of_it():
             def __init__(self):
                 super().__init__()
                 self.blocks = nn.ModuleList([DiscriminatorBlock(3, 8), DiscriminatorBlock(8, 8)])
+    ''')
+    project = link([extract(code, "example.py", "example.py")])
+    assert [d.ref.cls for d in project.discriminators] == ["example.py:Discriminator"]
+
+
+def test_a_block_named_as_a_discriminator_built_in_a_branch_not_taken_is_part_of_it():
+    # A conditional final block the discriminator builds only when given `num_classes`
+    # (default None): no child of the instance built with the defaults, still a part.
+    from snlint.link import link
+    from snlint.source import extract
+
+    code = textwrap.dedent('''
+        import torch.nn as nn
+
+        class ConDisFinalBlock(nn.Module):
+            def __init__(self, cin, num_classes):
+                super().__init__()
+                self.conv = nn.Conv2d(cin, 1, 4)
+                self.embed = nn.Embedding(num_classes, cin)
+
+        class Discriminator(nn.Module):
+            def __init__(self, num_classes=None):
+                super().__init__()
+                if num_classes is not None:
+                    self.final = ConDisFinalBlock(8, num_classes)
+                else:
+                    self.final = nn.Conv2d(8, 1, 4)
     ''')
     project = link([extract(code, "example.py", "example.py")])
     assert [d.ref.cls for d in project.discriminators] == ["example.py:Discriminator"]

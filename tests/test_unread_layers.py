@@ -75,3 +75,42 @@ def test_a_container_subclass_runs_what_it_holds(tmp_path):
             self.linear = nn.Conv2d(64, 1, 4)
 '''
     assert codes(lint(tmp_path, {"models.py": models})) == [("SN201", 9)]
+
+
+def test_a_container_subclass_holds_the_layers_its_init_hands_to_torch(tmp_path):
+    # `super().__init__(conv, bn, ...)` of an nn.Sequential subclass: torch's own __init__
+    # makes those its children, so they run as the discriminator.
+    models = '''
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+    class Discriminator(nn.Sequential):
+        def __init__(self):
+            super().__init__(
+                spectral_norm(nn.Conv2d(3, 64, 4, 2, 1)),
+                nn.BatchNorm2d(64),
+                nn.LeakyReLU(0.2),
+                nn.Conv2d(64, 1, 4, 1, 0),
+            )
+'''
+    assert codes(lint(tmp_path, {"models.py": models})) == [("SN301", 9), ("SN201", 11)]
+
+
+def test_a_container_subclass_without_init_holds_its_arguments(tmp_path):
+    models = '''
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import spectral_norm
+
+    class Body(nn.Sequential):
+        pass
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = Body(spectral_norm(nn.Conv2d(3, 64, 4, 2, 1)), nn.BatchNorm2d(64))
+
+        def forward(self, x):
+            return self.body(x)
+'''
+    assert codes(lint(tmp_path, {"models.py": models})) == [("SN301", 11)]
+

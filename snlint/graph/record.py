@@ -21,7 +21,7 @@ from snlint.graph import sites
 from snlint.graph.facts import Site
 from snlint.graph.pristine import Pristine
 from snlint.graph.probe import tensors
-from snlint.graph.trace import SNTracer, selects_samples, uses_batch_statistics
+from snlint.graph.trace import SNTracer, data_arguments, selects_samples, uses_batch_statistics
 from snlint.records import dataclass
 
 
@@ -68,7 +68,7 @@ class _Recorder(TorchFunctionMode):
                 self.batch_norm_calls.append(pos)
             outputs = _shapes(result)
             if outputs and not selects_samples(func):
-                self._add(_describe_function(func), pos, _shapes((args, kwargs)), outputs)
+                self._add(_describe_function(func), pos, _shapes(data_arguments(func, args, kwargs)), outputs)
         return result
 
     def pre_hook(self, module: nn.Module, inputs: Any) -> None:

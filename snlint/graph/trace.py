@@ -64,6 +64,23 @@ def selects_samples(function: Any) -> bool:
     return name in _SELECTIONS
 
 
+# Methods whose tensor arguments but the first only lend a dtype and device
+# (`torch.zeros(1).to(x)`), and those whose receiver only does (`x.new_zeros(1)`): a
+# batch-sized donor beside a fixed-size result reduces nothing.
+_TAKES_DEVICE_OF = frozenset({"to", "type_as"})
+
+
+def data_arguments(function: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The arguments whose values (not only dtype or device) go into `function`'s result;
+    `function` as `selects_samples` takes it."""
+    name = function if isinstance(function, str) else getattr(function, "__name__", "")
+    if name in _TAKES_DEVICE_OF:
+        return args[:1], {}
+    if name.startswith("new_"):
+        return args[1:], kwargs
+    return args, kwargs
+
+
 def uses_batch_statistics(function: Any, args: tuple, kwargs: dict) -> bool:
     """A call of F.batch_norm / torch.batch_norm that normalizes with the batch's own
     statistics (training, or no running statistics). A traced flag (an fx Node) is computed
@@ -128,8 +145,12 @@ def batch_reductions(gm: fx.GraphModule, fresh: Pristine, make_args: Callable[[i
         out_a, out_b = first.get(node.name), second.get(node.name)
         if out_a is None or out_b is None or out_a != out_b:
             continue
+        args, kwargs = data_arguments(node.target, tuple(node.args), dict(node.kwargs)) \
+            if node.op == "call_method" else (node.args, node.kwargs)
+        inputs: list[fx.Node] = []
+        fx.node.map_arg((args, kwargs), inputs.append)
         batched = any(first.get(i.name) is not None and first.get(i.name) != second.get(i.name)
-                      for i in node.all_input_nodes)
+                      for i in inputs)
         if batched:
             found.append((_describe(node, gm), _node_site(node)))
     return found

@@ -557,6 +557,10 @@ def find_discriminators(project: LinkedProject, discriminators: list[str],
     blocks = {child.cls.qualname for q in evidence if q in project.roots
               for _, child in project.roots[q].descendants()
               if child.cls is not None and _PART.search(child.cls.name)}
+    # And one it builds only in a branch its defaults do not take (`ConditionalFinalBlock`
+    # when `num_classes` is given): no child of the instance built here, still a part.
+    blocks |= {q for q in _built_inside(set(evidence), by_qual)
+               if evidence[q][0] == "name" and _PART.search(by_qual[q][0].name)}
     # So is a class known only by the name its instance is bound to, built inside another.
     bound_parts = {q for q, (kind, detail) in evidence.items()
                    if kind == "name" and detail.startswith("bound to") and q in parts}

@@ -74,25 +74,7 @@ class TorchSemantics:
                       in_loop=frame.loop_depth > 0, conditional=frame.cond_depth > 0, read_once=frame.read_once > 0,
                       branches=frame.branches)
         if kind == "container":
-            items: list[tuple[str, Value]] = []
-            if name == "ModuleDict" and args and isinstance(args[0], (ListV, TupleV)):
-                # `nn.ModuleDict([[name, module], ...])`: key/module pairs; a key not known
-                # here stands for any of them.
-                for i, pair in enumerate(args[0].items):
-                    if isinstance(pair, (ListV, TupleV)) and len(pair.items) == 2:
-                        key, value = pair.items
-                        known = isinstance(key, ConstV) and isinstance(key.value, str)
-                        items.append((key.value if known else f"*{i}", value))
-            elif name == "ModuleDict" or (args and isinstance(args[0], DictV)):
-                source = args[0] if args and isinstance(args[0], DictV) else DictV(dict(kwargs))
-                items = [(str(k), v) for k, v in source.items.items()]
-            elif name == "ModuleList":
-                if args and isinstance(args[0], (ListV, TupleV)):
-                    items = [(str(i), v) for i, v in enumerate(args[0].items)]
-            else:
-                items = [(str(i), v) for i, v in enumerate(args)]
-            for key, value in items:
-                layer.set_attr(key, value)
+            _hold(layer, name, args, kwargs)
         elif kind == "attention":
             out_proj = Layer("Linear", "linear", loc, frame, in_loop=layer.in_loop, bypassed=True)
             layer.set_attr("out_proj", out_proj)
@@ -133,6 +115,10 @@ class TorchSemantics:
             layer.init_frame = sub
             self.bind_params(fn, [layer, *args], kwargs, sub)
             self.block(fn.body, sub)
+        elif init is None and layer_kind == "container" and torch_base is not None:
+            # `class Blocks(nn.Sequential): pass` built as `Blocks(conv, act)`: torch's
+            # own __init__ holds them.
+            _hold(layer, torch_base, args, kwargs)
         self.events.instances.append(layer)
         return layer
 
@@ -478,12 +464,21 @@ class TorchSemantics:
 
     def super_method(self, receiver: SuperV, name: str, e, frame, loc) -> Value | None:
         """`super().train(False)` in a `train()` override, `super().eval()`: nn.Module's own
-        mode methods, on the instance itself, unless a project base defines the method."""
-        if name not in ("train", "eval", "requires_grad_"):
+        mode methods, on the instance itself, unless a project base defines the method.
+        `super().__init__(*layers)` of an `nn.Sequential` (`ModuleList`, `ModuleDict`)
+        subclass: the layers it is given are its children, as when torch's type is called."""
+        if name not in ("train", "eval", "requires_grad_", "__init__"):
             return None
         if any(base.method(name) is not None for base, _ in self.project_bases(receiver.cls, receiver.file)):
             return None
-        return self.layer_method(receiver.self_value, name, e, frame, loc)
+        layer = receiver.self_value
+        if name == "__init__":
+            if not isinstance(layer, Layer) or layer.kind != "container" or layer.base_type is None:
+                return None
+            args, kwargs = self.arguments(e, frame)
+            _hold(layer, layer.base_type, args, kwargs)
+            return ConstV(None)
+        return self.layer_method(layer, name, e, frame, loc)
 
     RECEIVERS: dict[type, Callable] = {
         Layer: layer_method, ModulesV: modules_method, OneOfV: one_of_method, WeightV: weight_method,
@@ -598,3 +593,26 @@ def _is_dim0(e: F.Expr, dim0: set[str]) -> bool:
         return isinstance(e.func, F.Attr) and e.func.attr == "size" and len(e.args) == 1 \
             and isinstance(e.args[0].value, F.Const) and e.args[0].value.value == 0
     return False
+
+
+def _hold(layer: Layer, torch_type: str, args, kwargs) -> None:
+    """The children a container of `torch_type` holds when built with these arguments."""
+    items: list[tuple[str, Value]] = []
+    if torch_type == "ModuleDict" and args and isinstance(args[0], (ListV, TupleV)):
+        # `nn.ModuleDict([[name, module], ...])`: key/module pairs; a key not known
+        # here stands for any of them.
+        for i, pair in enumerate(args[0].items):
+            if isinstance(pair, (ListV, TupleV)) and len(pair.items) == 2:
+                key, value = pair.items
+                known = isinstance(key, ConstV) and isinstance(key.value, str)
+                items.append((key.value if known else f"*{i}", value))
+    elif torch_type == "ModuleDict" or (args and isinstance(args[0], DictV)):
+        source = args[0] if args and isinstance(args[0], DictV) else DictV(dict(kwargs))
+        items = [(str(k), v) for k, v in source.items.items()]
+    elif torch_type == "ModuleList":
+        if args and isinstance(args[0], (ListV, TupleV)):
+            items = [(str(i), v) for i, v in enumerate(args[0].items)]
+    else:
+        items = [(str(i), v) for i, v in enumerate(args)]
+    for key, value in items:
+        layer.set_attr(key, value)

@@ -288,6 +288,29 @@ def test_picking_samples_out_of_the_batch_is_no_batch_reduction_in_a_traced_forw
     assert facts.batch_reductions == []
 
 
+class WithAuxiliaryLoss(nn.Module):
+    """A discriminator returning its score and an auxiliary loss started at
+    `torch.zeros(1).to(x)`: `x` lends only a dtype and a device (as `x.new_zeros`'s
+    receiver does), so nothing is reduced over the batch."""
+
+    def __init__(self, traceable: bool = True):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, 1, 1)
+        self.traceable = traceable
+
+    def forward(self, x):
+        aux = torch.zeros(1).to(x) + x.new_zeros(1)
+        if not self.traceable and x.shape[0] > 0:  # control flow fx cannot trace
+            aux = aux + 1
+        return self.conv(x).mean((1, 2, 3)), aux
+
+
+@pytest.mark.parametrize("traceable", [True, False])
+def test_a_tensor_lending_its_dtype_and_device_is_no_batch_reduction(traceable):
+    facts = collect(WithAuxiliaryLoss(traceable).train(), _target("WithAuxiliaryLoss"))
+    assert facts.trace_ok is traceable and facts.probe["ran"], facts.probe
+    assert facts.batch_reductions == []
+
 class ClipCritic(nn.Module):
     """A video discriminator: frames strided to 4x4 then a 4x4x4 head, time never strided
     (valid in time): 16 frames of 64x64 fit, no cube smaller than 64 does."""
