@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from snlint.checks.fix_data import InitParam, MissingSN, SNCall
+from snlint.checks.fix_data import InitParam, LinkedInits, MissingSN, Owners, SNCall
 from snlint.engine.cache import _Unpickler
 from snlint.findings import Finding, Location, Span
 
@@ -20,6 +20,8 @@ from snlint.findings import Finding, Location, Span
     InitParam("weight", "Generator"),
     MissingSN("Linear", "parametrization", "spectral_norm", apart=True),
     Location("train.py", Span(12, 9, 12, 20)),
+    LinkedInits(((123, "d.py", 40),), ((123, "d.py", 40),)),
+    Owners(frozenset({"models.py:ContextDiscriminator", "models.py:LocalDiscriminator"})),
 ])
 def test_a_findings_data_comes_back_from_the_cache_as_it_went_in(data):
     finding = Finding("SN101", "name", "error", "message", "d.py", Span(1, 1, 1, 2), data=data)

@@ -49,3 +49,13 @@ class MissingSN:
     sn_api: str = ""
     sn_callee: str = ""
     apart: bool = False
+
+
+@record
+class Owners:
+    """SN301's: the classes a discriminator is made of, for a site no other network builds.
+    One of them named a discriminator (the local and the global discriminator inside the
+    one trained on both crops) is discriminator code as the outer class is: its batch norm
+    is replaced there. A generic block (`DBlock`) is not: other code may build it."""
+
+    classes: frozenset

@@ -9,13 +9,14 @@ from snlint import facts as F
 from snlint.checks import at_node as at
 from snlint.checks.couplings import definition_of, trained_couplings
 from snlint.checks.emit import Emitter, describe, evidence as joined, lead_sentence
+from snlint.checks.fix_data import Owners
 from snlint.checks.linked import Shown, confirmed_by, runtime_only
 from snlint.checks.shared import discriminator_classes, outside_sites
 from snlint.checks.verdicts import (
     leaf_has_batch_statistics, measured_batch_normalization, probed_sources,
 )
 from snlint.config import Config
-from snlint.link.events import DISCRIMINATOR_CLASS
+from snlint.link.model import DISCRIMINATOR_CLASS
 from snlint.findings import UNSAFE, Finding, Location, record
 from snlint.graph.facts import Site
 
@@ -42,7 +43,7 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                 f"{where}{c.what} in {describe(d.ref)} normalizes with the statistics of the "
                 f"current batch" + (f" ({c.count} instances built here)" if c.count > 1 else ""),
                 symbol=c.symbol, discriminator=d.ref,
-                data=_Owners(inside) if not c.related and (c.site.path, c.site.span) not in outside
+                data=Owners(inside) if not c.related and (c.site.path, c.site.span) not in outside
                 else None,
                 evidence=joined(lead_sentence(c.lead), _MECHANISM)).with_(related=c.related)
             if runtime is not None:
@@ -74,16 +75,6 @@ def check(model, emit: Emitter) -> Iterator[Finding]:
                   for site in runtime.facts.batch_norm_calls if id(site) not in shown_by_source]
         shown += _standardizing(runtime, probed.values(), by_source)
     yield from runtime_only(emit, shown)
-
-
-@record
-class _Owners:
-    """The classes a discriminator is made of, for a site no other network builds. One of
-    them named a discriminator (the local and the global discriminator inside the one
-    trained on both crops) is discriminator code as the outer class is: its batch norm is
-    replaced there. A generic block (`DBlock`) is not: other code may build it."""
-
-    classes: frozenset
 
 
 _MECHANISM = ("When real and generated samples arrive in separate batches, those statistics "
@@ -275,7 +266,7 @@ def _in_discriminator(finding: Finding, index: at.FactsAt, site) -> bool:
     cls = next((a for a in index.ancestors(site) if isinstance(a, F.ClassFacts)), None)
     if cls is None:
         return False
-    if isinstance(finding.data, _Owners) and cls.qualname in finding.data.classes \
+    if isinstance(finding.data, Owners) and cls.qualname in finding.data.classes \
             and DISCRIMINATOR_CLASS.search(cls.name):
         return True
     return path == finding.path and cls.name == name.rpartition(".")[2]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import field
 
-from snlint.link.model import (
-    BatchFact, ForwardFact, InitFact, Layer, PenaltyFact, SNApplied, SNCallFact,
+from snlint.link.model import (  # noqa: F401 - DISCRIMINATOR_CLASS: the link step reads it here
+    DISCRIMINATOR_CLASS, BatchFact, ForwardFact, InitFact, Layer, PenaltyFact, SNApplied, SNCallFact,
 )
 from snlint.records import dataclass
 
@@ -23,8 +23,6 @@ G_NAME = re.compile(r"(?:^|[._])(?:net_?g|g_?net|gen|generator|model_?g|g_model|
                     r"|G[a-z]|G\d+)|G)$|(?:^|\.)G_ema$", re.I)
 REAL_NAME = re.compile(r"real|^x$|^imgs?$|^images?$|^x_?data$|^inputs?$|^batch$|^data$|^gts?$", re.I)
 FAKE_NAME = re.compile(r"fake|gen(?:erated)?_|^x_?gen|^g_?out|samples?_?g|^x_?fake|recon|^x_?rec$|^sr$", re.I)
-# Classes named as discriminators (a registry's candidates for a key not known here).
-DISCRIMINATOR_CLASS = re.compile(r"discriminator|critic", re.I)
 # A generator's class: named so, `G`, `G12` (a domain mapping), `G_NET` / `NetG`.
 GENERATOR_CLASS = re.compile(r"(?i:generator)|^G\d*$|^(?i:g_?net|net_?g)\d*$")
 DATA_SOURCE = re.compile(r"loader|dataset|dataiter|data_iter|batches", re.I)

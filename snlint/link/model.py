@@ -9,12 +9,17 @@ rule never sees a value still being computed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import FrozenInstanceError, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
 from snlint.findings import DiscriminatorRef, Location, Span
 from snlint.records import dataclass
+
+# Classes named as discriminators (a registry's candidates for a key not known here; a
+# class a discriminator is made of that is discriminator code itself, for SN301's fix).
+DISCRIMINATOR_CLASS = re.compile(r"discriminator|critic", re.I)
 
 if TYPE_CHECKING:
     from snlint.facts import ClassFacts, FileFacts
