@@ -27,7 +27,7 @@ from snlint.link.named_classes import first_places, given_names, named_near, nam
 from snlint.link import provenance
 from snlint.link.training_semantics import scores_real_and_generated, split_steps
 from snlint.link.interpret import BudgetExceeded, Interpreter
-from snlint.link.syntax import calls_in, mentions, walk
+from snlint.link.syntax import calls_in, mentions
 from snlint.link.model import DiscriminatorFact, ForwardFact, Layer
 from snlint.records import dataclass
 from snlint.torchapi import NEEDS_SN
@@ -159,7 +159,7 @@ def _calls_of_class(project: LinkedProject, name: str) -> Iterator[F.Call]:
               for body in [file.body, *(fn.body for _, fn in file.functions),
                            *(fn.body for _, cls in file.classes for _, fn in cls.methods)]]
     for body in bodies:
-        for stmt in walk(body):
+        for stmt in F.statements(body, functions=False):
             for call in calls_in(stmt):
                 func = call.func
                 if (isinstance(func, F.Local) and func.name == name) or (isinstance(func, F.Attr) and func.attr == name) \

@@ -79,14 +79,6 @@ def assignments_to(stmt: F.Stmt, qual: str) -> list[F.Assign]:
     return out
 
 
-def walk(body: tuple[F.Stmt, ...]):
-    """Every statement of a body, nested ones included."""
-    for stmt in body:
-        yield stmt
-        for attr in ("body", "orelse"):
-            yield from walk(getattr(stmt, attr, ()) or ())
-
-
 _FIELDS: dict[type, tuple[str, ...]] = {}  # each type's fields for `fact_children`
 
 

@@ -15,7 +15,7 @@ from snlint.link import configvalues, resolve
 from snlint.link.events import DISCRIMINATOR_CLASS, Events
 from snlint.link.model import InitFact, SNApplied, SNCallFact, SNFact
 from snlint.link.index import ProjectIndex
-from snlint.link.syntax import calls_in, fact_nodes, text_of, walk
+from snlint.link.syntax import calls_in, fact_nodes, text_of
 from snlint.link.values import (
     MAX_DEPTH, UNKNOWN, ClassOfV, ClassV, ConstV, DictV, Frame, Layer, ListV, ModulesIterV, ModulesV,
     NameFindV, NameV, OneOfV, ParametersV, ParamV, SNFuncV, SuperV, TorchTypeV, TupleV, Value,
@@ -573,7 +573,7 @@ def _reshape_along_dim0(cls: F.ClassFacts, file: F.FileFacts) -> Location | None
     ConvTranspose, whose output axis is 1, it normalizes the wrong matrix (SN105)."""
     for _, fn in cls.methods:
         dim0: set[str] = set()
-        for stmt in walk(fn.body):
+        for stmt in F.statements(fn.body, functions=False):
             if isinstance(stmt, F.Assign) and _is_dim0(stmt.value, dim0):
                 dim0.update(t.name for t in stmt.targets if isinstance(t, F.Local))
             for call in calls_in(stmt):

@@ -17,7 +17,7 @@ from snlint.link.events import (
 )
 from snlint.link.model import BatchFact, ForwardFact, PenaltyFact
 from snlint.link.provenance import Channels, Data, Named, Output
-from snlint.link.syntax import calls_in, last_attr, names_in, text_of, walk
+from snlint.link.syntax import calls_in, last_attr, names_in, text_of
 from snlint.link.values import (
     UNKNOWN, ConstV, Frame, FuncV, Layer, ListV, ModulesIterV, NameV, OneOfV, TensorV, TupleV,
     UnknownV, Value, running_module, tensor_join, tensors,
@@ -681,7 +681,7 @@ def _given_a_module(module: Layer | None, args: list[Value], kwargs: dict[str, V
 
 def _forward_calls(cls: F.ClassFacts) -> list[F.Call]:
     fn = cls.method("forward")
-    return [] if fn is None else [c for stmt in walk(fn.body) for c in calls_in(stmt)]
+    return [] if fn is None else [c for stmt in F.statements(fn.body, functions=False) for c in calls_in(stmt)]
 
 
 def _discriminator_calls(cls: F.ClassFacts) -> int:
